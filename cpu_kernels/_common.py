@@ -1,0 +1,37 @@
+"""Shared pieces of the NumPy kernels: views in, tensors out."""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay._device import CPU
+from tensorplay._dtype import get_default_dtype
+from tensorplay._impl import impl_from_array
+from tensorplay._tensor import wrap
+from tensorplay.autograd.grad_mode import grad_state
+
+
+def out(result, dtype):
+    """Wrap a NumPy result as a new CPU tensor of `dtype` (ufuncs on 0-d arrays
+    return NumPy scalars, hence the asarray)."""
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
+    if result.dtype != dtype.np:
+        result = result.astype(dtype.np)
+    return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
+
+
+def array_as(t, dtype):
+    """The tensor's data as `dtype` (a view when it already is, a converted copy otherwise)."""
+    impl = t._impl
+    a = impl.array()
+    return a if impl.dtype is dtype else a.astype(dtype.np)
+
+
+def float_dtype(dtype):
+    """The dtype unary float ops compute in: integers and bool become the default float."""
+    return dtype if dtype.is_floating_point else get_default_dtype()
+
+
+def accumulate_dtype(dtype):
+    """Half types are summed in float32, as PyTorch does, then rounded once."""
+    return np.float32 if dtype.itemsize == 2 and dtype.is_floating_point else dtype.np

@@ -1,0 +1,103 @@
+"""Reductions: sum, mean, max/min (with indices), argmax/argmin."""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay.meta import rules
+from cpu_kernels._common import accumulate_dtype, out
+
+
+def _dims(op, self, dim):
+    ndim = len(self._impl.sizes)
+    if dim is None or len(dim) == 0:
+        return tuple(range(ndim))
+    return rules.reduce_dim_list(op, dim, ndim)
+
+
+def _sum_dtype(self, dtype):
+    if dtype is not None:
+        return dtype
+    d = self._impl.dtype
+    return d if d.is_floating_point else dt.int64
+
+
+def sum(self, dtype):  # noqa: A001 - the op's name
+    return sum_dim(self, None, False, dtype)
+
+
+def sum_dim(self, dim, keepdim, dtype):
+    dtype = _sum_dtype(self, dtype)
+    a = self._impl.array()
+    axes = _dims("sum", self, dim)
+    r = np.sum(a, axis=axes, keepdims=keepdim, dtype=accumulate_dtype(dtype))
+    return out(r, dtype)
+
+
+def mean(self, dtype):
+    return mean_dim(self, None, False, dtype)
+
+
+def mean_dim(self, dim, keepdim, dtype):
+    rules.check_mean_dtype("mean", self, dtype)
+    dtype = dtype or self._impl.dtype
+    axes = _dims("mean", self, dim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.mean(self._impl.array(), axis=axes, keepdims=keepdim,
+                    dtype=accumulate_dtype(dtype))
+    return out(r, dtype)
+
+
+def max(self):  # noqa: A001
+    rules.check_nonempty_reduction("max", self)
+    return out(np.max(self._impl.array()), self._impl.dtype)
+
+
+def min(self):  # noqa: A001
+    rules.check_nonempty_reduction("min", self)
+    return out(np.min(self._impl.array()), self._impl.dtype)
+
+
+def _value_and_index(op, pick, self, dim, keepdim):
+    sizes = self._impl.sizes
+    dim = rules.wrap_dim(op, dim, len(sizes))
+    a = self._impl.array()
+    if a.ndim == 0:
+        return out(a, self._impl.dtype), out(np.zeros((), np.int64), dt.int64)
+    rules.check_nonempty_dim(op, self, dim)
+    idx = pick(a, axis=dim, keepdims=True)
+    values = np.take_along_axis(a, idx, axis=dim)
+    if not keepdim:
+        values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+    return out(values, self._impl.dtype), out(idx, dt.int64)
+
+
+def max_dim(self, dim, keepdim):
+    return _value_and_index("max", np.argmax, self, dim, keepdim)
+
+
+def min_dim(self, dim, keepdim):
+    return _value_and_index("min", np.argmin, self, dim, keepdim)
+
+
+def _arg(op, pick, self, dim, keepdim):
+    a = self._impl.array()
+    if dim is None:
+        rules.check_nonempty_reduction(op, self)
+        r = np.asarray(pick(a.reshape(-1)))
+        if keepdim:
+            r = r.reshape((1,) * a.ndim)
+        return out(r, dt.int64)
+    dim = rules.wrap_dim(op, dim, a.ndim)
+    if a.ndim == 0:
+        return out(np.zeros((), np.int64), dt.int64)
+    rules.check_nonempty_dim(op, self, dim)
+    return out(pick(a, axis=dim, keepdims=keepdim), dt.int64)
+
+
+def argmax(self, dim, keepdim):
+    return _arg("argmax", np.argmax, self, dim, keepdim)
+
+
+def argmin(self, dim, keepdim):
+    return _arg("argmin", np.argmin, self, dim, keepdim)

@@ -1,0 +1,35 @@
+"""TensorPlay: an autograd-first deep-learning framework you can read.
+
+    import tensorplay as tp
+    a = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = tp.ones(3)
+    with tp.dispatch.explain():      # every hop of the call, printed
+        c = a + b
+    c.sum().backward()
+
+The public names live in `tensorplay/_api.py`. They are loaded on first use
+(`tp.tensor`, `from tensorplay import ...`) rather than at `import tensorplay`,
+so that the code generator (`python -m tensorplay.codegen`) can run while
+`tensorplay/_generated/` is missing or stale.
+"""
+
+
+def _load():
+    import importlib
+    _api = importlib.import_module("tensorplay._api")
+    names = {k: v for k, v in vars(_api).items() if not k.startswith("__")}
+    globals().update(names)
+    return names
+
+
+def __getattr__(name):
+    if name.startswith("_"):
+        raise AttributeError(f"module 'tensorplay' has no attribute '{name}'")
+    names = _load()
+    if name in names:
+        return names[name]
+    raise AttributeError(f"module 'tensorplay' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_load()))

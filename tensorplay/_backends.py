@@ -1,0 +1,71 @@
+"""Backend loading: the one place that turns ops.yaml's `dispatch:` names into
+registered kernels.
+
+Each key's kernels live in a package; `dispatch: {CPU: pointwise.add}` means
+`cpu_kernels.pointwise.add`. Adding a backend is a new package and a line in
+BACKENDS, not an edit across the core.
+"""
+from __future__ import annotations
+
+import importlib
+
+from tensorplay._generated.registrations import DISPATCH, META_RULES
+from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, DispatchKey
+from tensorplay.library import Library
+
+BACKENDS = {
+    "Composite": "tensorplay.composite",
+    "CPU": "cpu_kernels",
+    "CUDA": "triton_kernels",
+}
+
+loaded = set()
+
+
+def resolve(package, dotted):
+    module_name, _, fn_name = dotted.rpartition(".")
+    module = importlib.import_module(f"{package}.{module_name}" if module_name else package)
+    try:
+        return getattr(module, fn_name)
+    except AttributeError:
+        raise ImportError(f"ops.yaml names kernel '{dotted}' but {module.__name__} has no "
+                          f"'{fn_name}'") from None
+
+
+def load_backend(key):
+    """Register every kernel ops.yaml assigns to `key` (idempotent)."""
+    if key in loaded:
+        return
+    package = BACKENDS[key]
+    lib = Library(key, f"{package} (ops.yaml)")
+    for op, name in DISPATCH.get(key, ()):
+        lib.impl(op, resolve(package, name), name=f"{package}.{name}")
+    loaded.add(key)
+
+
+def load_meta():
+    from tensorplay.meta import rules
+    from tensorplay.meta.backend import make_meta_kernel, make_validator
+    lib = Library("Meta", "shape rules (ops.yaml meta:)")
+    for op, rule_name in META_RULES.items():
+        rule = getattr(rules, rule_name)
+        handle = dispatcher.find(op)
+        lib.impl(op, make_meta_kernel(handle, rule), name=f"tensorplay.meta.rules.{rule_name}")
+        handle.meta_rule = make_validator(handle, rule)
+
+
+def load_autograd():
+    from tensorplay._generated.autograd_wrappers import WRAPPERS
+    for backend in range(NUM_BACKENDS):
+        lib = Library(DispatchKey(backend + AUTOGRAD_OFFSET), "generated autograd wrappers")
+        for op, wrapper in WRAPPERS.items():
+            lib.impl(op, wrapper, name=f"tensorplay._generated.autograd_wrappers."
+                                        f"{wrapper.__name__}")
+
+
+def load_default():
+    load_backend("Composite")
+    load_backend("CPU")
+    load_meta()
+    load_autograd()

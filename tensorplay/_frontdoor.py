@@ -1,0 +1,274 @@
+"""Helpers the generated front doors call: argument checks, overload errors,
+version bumps, and the profiler / shape-capture hook.
+
+Checks are written so the common case costs one `type(x) in SET` test; only a
+value of an unexpected type goes through the slower conversion that either
+accepts it (a NumPy integer for an `int`) or raises an `ArgumentError` naming
+the op, the argument, what was expected and what was given.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay._device import device as _device_cls
+from tensorplay.errors import ArgumentError, DimError
+
+SCALAR_TYPES = frozenset({int, float, builtins.bool})
+INT_TYPES = frozenset({int})
+FLOAT_TYPES = frozenset({float, int})
+
+
+def _given(value):
+    impl = getattr(value, "_impl", None)
+    if impl is not None:
+        return f"Tensor of dtype {impl.dtype.name}"
+    return type(value).__name__
+
+
+def bad_arg(op, arg, expected, value):
+    raise ArgumentError(f"{op}(): argument '{arg}' must be {expected}, but got {_given(value)}",
+                        op=op, arg=arg)
+
+
+def as_scalar(op, arg, value):
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    impl = getattr(value, "_impl", None)
+    if impl is not None and impl.numel() == 1 and not impl.requires_grad:
+        return value.item()
+    bad_arg(op, arg, "a number (Scalar)", value)
+
+
+def as_int(op, arg, value):
+    if isinstance(value, np.integer):
+        return int(value)
+    impl = getattr(value, "_impl", None)
+    if impl is not None and not impl.dtype.is_floating_point and impl.numel() == 1:
+        return int(value.item())
+    if isinstance(value, builtins.bool) and arg not in ("dim",):
+        return int(value)
+    bad_arg(op, arg, "int", value)
+
+
+def as_float(op, arg, value):
+    if isinstance(value, (np.integer, np.floating, builtins.bool)):
+        return float(value)
+    impl = getattr(value, "_impl", None)
+    if impl is not None and impl.numel() == 1:
+        return float(value.item())
+    bad_arg(op, arg, "float", value)
+
+
+def as_bool(op, arg, value):
+    if isinstance(value, np.bool_):
+        return builtins.bool(value)
+    bad_arg(op, arg, "bool", value)
+
+
+def as_int_list(op, arg, value, size=None):
+    """int[] arguments accept an int (expanded to `size` copies, or a 1-list) or a sequence."""
+    if type(value) is int or isinstance(value, np.integer):
+        return (int(value),) * (size or 1)
+    if isinstance(value, (list, tuple, range)):
+        out = []
+        for v in value:
+            if type(v) is int:
+                out.append(v)
+            elif isinstance(v, np.integer) or (hasattr(v, "_impl") and hasattr(v, "__index__")):
+                out.append(operator.index(v))
+            else:
+                bad_arg(op, arg, "a sequence of ints", value)
+        if size is not None and len(out) == 1 and size > 1:
+            return tuple(out) * size
+        return tuple(out)
+    bad_arg(op, arg, "a sequence of ints", value)
+
+
+def as_float_list(op, arg, value):
+    if isinstance(value, (int, float)):
+        return (float(value),)
+    if isinstance(value, (list, tuple)):
+        return tuple(as_float(op, arg, v) if type(v) not in FLOAT_TYPES else float(v)
+                     for v in value)
+    bad_arg(op, arg, "a sequence of floats", value)
+
+
+def as_dtype(op, arg, value):
+    if isinstance(value, dt.dtype):
+        return value
+    if isinstance(value, str) and value in dt._BY_NAME:
+        return dt._BY_NAME[value]
+    if isinstance(value, (np.dtype, type)) and value is not builtins.bool:
+        try:
+            return dt.from_numpy_dtype(value)
+        except TypeError:
+            pass
+    if value is float:
+        return dt.get_default_dtype()
+    if value is int:
+        return dt.int64
+    if value is builtins.bool:
+        return dt.bool
+    bad_arg(op, arg, "a dtype (e.g. tensorplay.float32)", value)
+
+
+def as_device(op, arg, value):
+    if type(value) is _device_cls:
+        return value
+    if isinstance(value, str):
+        return _device_cls(value)
+    bad_arg(op, arg, "a device or a string like 'cpu'", value)
+
+
+def as_tensor_list(op, arg, value):
+    from tensorplay._tensor import Tensor
+    if isinstance(value, (list, tuple)) and all(isinstance(t, Tensor) for t in value):
+        return list(value)
+    bad_arg(op, arg, "a sequence of Tensors", value)
+
+
+def wrap_dim(op, arg, dim, ndim):
+    """Turn a possibly negative dim into 0..ndim-1 (0-dim tensors accept -1 and 0)."""
+    if type(dim) is not int:
+        dim = as_int(op, arg, dim)
+    n = max(ndim, 1)
+    if dim < -n or dim >= n:
+        raise DimError(f"{op}(): Dimension out of range (expected to be in range of "
+                       f"[{-n}, {n - 1}], but got {dim})", op=op, arg=arg)
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(op, arg, dims, ndim):
+    out = tuple(wrap_dim(op, arg, d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise DimError(f"{op}(): dim {out} appears multiple times in the list of dims",
+                       op=op, arg=arg)
+    return out
+
+
+def no_overload(op, signatures, args, kwargs):
+    given = ", ".join([_given(a) for a in args] + [f"{k}={_given(v)}" for k, v in kwargs.items()])
+    listing = "\n".join(f"  {s}" for s in signatures)
+    raise ArgumentError(f"{op}() received an invalid combination of arguments: got ({given}), "
+                        f"but expected one of:\n{listing}", op=op)
+
+
+def wrap_number(value, like=None):
+    """A Python number as a 0-dim 'wrapped number' tensor (it promotes like a scalar).
+    Used by reflected operators: `2 - x` is `sub(wrap_number(2), x)`."""
+    from tensorplay._creation import scalar_tensor
+    if getattr(value, "_impl", None) is not None:
+        return value
+    if type(value) not in SCALAR_TYPES:
+        value = as_scalar("operator", "other", value)
+    device = like._impl.device if like is not None else None
+    t = scalar_tensor(value, device=device)
+    t._impl.wrapped_number = True
+    return t
+
+
+def bump_version(t):
+    """In-place ops bump the version counter their saved copies are checked against
+    (inference tensors carry no version)."""
+    impl = t._impl
+    if not impl.inference:
+        impl.version.value += 1
+
+
+class _Observers:
+    """Set while a profiler or shape capture is on; generated code checks `.active`."""
+    active = False
+    record_shapes = False
+    listeners = []
+
+
+observers = _Observers()
+
+
+def observed(handle, ks, args):
+    """The slow path of a front door while a profiler is listening."""
+    import time
+    shapes = None
+    if observers.record_shapes:
+        shapes = [tuple(a._impl.sizes) if hasattr(a, "_impl") else None for a in args]
+    start = time.perf_counter_ns()
+    try:
+        return handle.call(ks, *args)
+    finally:
+        end = time.perf_counter_ns()
+        for listener in list(observers.listeners):
+            listener(handle.name, start, end, shapes)
+
+
+def keyset_list(tensors):
+    ks = 0
+    for t in tensors:
+        ks |= t._impl.key_set()
+    return ks
+
+
+def device_keyset(device):
+    """Factory functions have no tensor argument: the `device=` picks the backend."""
+    if device is None:
+        return 1
+    if type(device) is not _device_cls:
+        device = _device_cls(device)
+    return 1 << device.key
+
+
+CPU_KEYSET = 1
+
+
+# ---- loose type tests, used only to choose between overloads ---------------------
+def is_int(x):
+    return type(x) is int or isinstance(x, np.integer)
+
+
+def is_number(x):
+    return type(x) in SCALAR_TYPES or isinstance(x, (np.number, np.bool_))
+
+
+def is_bool(x):
+    return type(x) is builtins.bool or isinstance(x, np.bool_)
+
+
+def is_int_list(x):
+    if is_int(x):
+        return True
+    return isinstance(x, (list, tuple)) and all(is_int(v) for v in x)
+
+
+def is_number_list(x):
+    return is_number(x) or (isinstance(x, (list, tuple)) and all(is_number(v) for v in x))
+
+
+def is_dtype(x):
+    return isinstance(x, dt.dtype)
+
+
+def is_device(x):
+    return type(x) is _device_cls or isinstance(x, str)
+
+
+def is_tensor_list(x):
+    return isinstance(x, (list, tuple)) and all(hasattr(t, "_impl") for t in x)
+
+
+def unpack_kwargs(op, name, given, kwargs):
+    """`view(size=(2, 3))`: the keyword form of a vararg int list."""
+    if given or set(kwargs) != {name}:
+        extra = sorted(set(kwargs) - {name})
+        what = f"unexpected keyword argument(s) {extra}" if extra else \
+            f"'{name}' given both positionally and by keyword"
+        raise ArgumentError(f"{op}(): {what}", op=op, arg=name)
+    return kwargs[name]
+
+
+def is_operand(x):
+    """What a Python operator accepts as its other side (otherwise NotImplemented,
+    so `x == None` is False and `x + "a"` raises Python's own TypeError)."""
+    return getattr(x, "_impl", None) is not None or is_number(x)

@@ -1,0 +1,322 @@
+"""The user-facing `Tensor`: a thin handle on a `TensorImpl`.
+
+Only a few methods are written by hand here (sizes, conversion to NumPy and
+Python, autograd entry points). Every operator method (`add`, `sum`, `view`,
+`__add__`, ...) is generated from ops.yaml into `_generated/tensor_methods.py`
+and mixed in as the base class `TensorMethods`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay._generated.tensor_methods import TensorMethods
+from tensorplay._tensor_base import TensorBase
+
+
+class Tensor(TensorMethods, TensorBase):
+    __slots__ = ()
+
+    # Comparison dunders are generated; identity hashing keeps tensors usable as dict keys.
+    __hash__ = object.__hash__
+
+    def __new__(cls, *args, **kwargs):
+        # `tp.Tensor([1, 2])` builds a float tensor, as torch.Tensor does.
+        if not args and not kwargs:
+            args = ([],)
+        from tensorplay._creation import tensor
+        return tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
+
+    # ---- metadata -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._impl.sizes)
+
+    def size(self, dim=None):
+        sizes = self._impl.sizes
+        if dim is None:
+            return Size(sizes)
+        return sizes[_wrap_dim("size", dim, len(sizes))]
+
+    def stride(self, dim=None):
+        strides = self._impl.strides
+        if dim is None:
+            return tuple(strides)
+        return strides[_wrap_dim("stride", dim, len(strides))]
+
+    def dim(self):
+        return len(self._impl.sizes)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._impl.sizes)
+
+    def numel(self):
+        return self._impl.numel()
+
+    nelement = numel
+
+    def element_size(self):
+        return self._impl.dtype.itemsize
+
+    def storage_offset(self):
+        return self._impl.offset
+
+    def is_contiguous(self, memory_format=None):
+        return self._impl.is_contiguous
+
+    @property
+    def dtype(self):
+        return self._impl.dtype
+
+    @property
+    def device(self):
+        return self._impl.device
+
+    @property
+    def is_cuda(self):
+        return self._impl.device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        return self._impl.device.type == "meta"
+
+    @property
+    def is_cpu(self):
+        return self._impl.device.type == "cpu"
+
+    def is_floating_point(self):
+        return self._impl.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_inference(self):
+        return self._impl.inference
+
+    @property
+    def _version(self):
+        return self._impl.version.value
+
+    def data_ptr(self):
+        impl = self._impl
+        data = impl.storage.data
+        if data is None:
+            return 0
+        if isinstance(data, np.ndarray):
+            base = data.__array_interface__["data"][0]
+        else:
+            base = data.data_ptr()
+        return base + impl.offset * impl.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._impl.storage
+
+    def sizes(self):
+        return Size(self._impl.sizes)
+
+    def __getitem__(self, index):
+        from tensorplay._indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from tensorplay._indexing import setitem
+        setitem(self, index, value)
+
+    def __len__(self):
+        sizes = self._impl.sizes
+        if not sizes:
+            raise TypeError("len() of a 0-d tensor")
+        return sizes[0]
+
+    def __iter__(self):
+        if not self._impl.sizes:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    # ---- autograd state -----------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._impl.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        from tensorplay.autograd.api import set_requires_grad
+        set_requires_grad(self, requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._impl.grad
+
+    @grad.setter
+    def grad(self, value):
+        self._impl.grad = value
+
+    @property
+    def grad_fn(self):
+        return self._impl.grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._impl.grad_fn is None
+
+    @property
+    def retains_grad(self):
+        return self._impl.retains_grad
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        from tensorplay.autograd.api import set_data
+        set_data(self, value)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from tensorplay.autograd.engine import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph,
+                 create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        from tensorplay.autograd.api import register_hook
+        return register_hook(self, hook)
+
+    def retain_grad(self):
+        from tensorplay.autograd.api import retain_grad
+        retain_grad(self)
+
+    # ---- conversion ---------------------------------------------------------------
+    def numpy(self, *, force=False):
+        impl = self._impl
+        if impl.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if impl.device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {impl.device} tensor to numpy; use "
+                                f".cpu() to copy it to host memory first")
+            return self.detach().cpu().numpy()
+        return impl.array()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.detach().cpu()._impl.array()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def item(self):
+        impl = self._impl
+        if impl.numel() != 1:
+            raise RuntimeError(f"item(): a Tensor with {impl.numel()} elements cannot be "
+                               f"converted to Scalar")
+        value = self.detach().cpu()._impl.array().reshape(()).item()
+        return float(value) if impl.dtype is dt.bfloat16 else value
+
+    def tolist(self):
+        arr = self.detach().cpu()._impl.array()
+        if self._impl.dtype is dt.bfloat16:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def __bool__(self):
+        if self._impl.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._impl.dtype.is_floating_point or self._impl.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted "
+                            "to an index")
+        return int(self.item())
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._impl.device.type == "cuda":
+            from tensorplay.cuda import as_torch
+            return as_torch(self).__dlpack__(stream=stream)
+        return self._impl.array().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        if self._impl.device.type == "cuda":
+            return (2, self._impl.device.index or 0)
+        return (1, 0)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda" if device is None else device, non_blocking=non_blocking)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"tensorplay.{self._impl.dtype.name}"
+        return self.to(dtype)
+
+    def __repr__(self):
+        from tensorplay._formatting import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._impl.sizes == () and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.detach().cpu().numpy().copy(), str(self.device),
+                           self._impl.requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = self.detach().clone()
+        if self._impl.requires_grad:
+            out.requires_grad_(True)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild(array, device, requires_grad):
+    from tensorplay._creation import from_numpy
+    t = from_numpy(array)
+    if device != "cpu":
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class Size(tuple):
+    """`tensor.shape`: a tuple that prints like torch.Size."""
+
+    def __repr__(self):
+        return f"tensorplay.Size([{', '.join(map(str, self))}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _wrap_dim(op, dim, ndim):
+    from tensorplay._frontdoor import wrap_dim
+    return wrap_dim(op, "dim", dim, ndim)
+
+
+_new = object.__new__
+
+
+def wrap(impl):
+    """Make a Tensor for an impl (the fast path every kernel result takes)."""
+    t = _new(Tensor)
+    t._impl = impl
+    return t
+

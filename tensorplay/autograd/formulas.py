@@ -1,0 +1,123 @@
+"""Helpers that derivatives.yaml formulas call by name.
+
+Each is written with TensorPlay ops only, so a backward pass built from them can
+itself be differentiated (`create_graph=True` gives higher-order gradients).
+"""
+from __future__ import annotations
+
+from tensorplay import _creation
+from tensorplay._frontdoor import wrap_dim
+from tensorplay._generated import functional as F
+
+
+def sum_to(grad, sizes):
+    """Reduce a broadcast gradient back to `sizes`: sum the leading dims that
+    broadcasting added and the dims that were 1 in the input.
+
+        sum_to(g of shape [4, 2, 3], (2, 1)) -> g.sum([0, 2], keepdim) -> shape [2, 1]
+    """
+    gsizes = tuple(grad.shape)
+    sizes = tuple(sizes)
+    if gsizes == sizes:
+        return grad
+    lead = len(gsizes) - len(sizes)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(sizes) if s == 1 and gsizes[lead + i] != 1]
+    if dims:
+        grad = F.sum(grad, dims, keepdim=True)
+    return grad.view(sizes) if tuple(grad.shape) != sizes else grad
+
+
+def maybe_multiply(grad, alpha):
+    return grad if alpha == 1 else grad * alpha
+
+
+def zeros_like(t):
+    return _creation.zeros_like(t)
+
+
+def not_implemented(name):
+    raise NotImplementedError(f"the derivative of {name} is not implemented")
+
+
+def pow_backward_self(grad, self, exponent):
+    """d/dself self**e = e * self**(e-1), and 0 where e == 0 (avoids 0 * inf at self == 0)."""
+    return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    """d/de self**e = self**e * log(self), taken as 0 where self == 0 and e >= 0."""
+    cond = (self == 0) * (exponent >= 0)
+    return grad * F.where(cond, 0.0, result * F.log(F.where(cond, 1.0, self)))
+
+
+def xlogy_self_backward(grad, self, other):
+    """d/dself xlogy(self, other) = log(other), with 0 where self == 0 and other <= 0."""
+    cond = (self == 0) * (other <= 0)
+    return F.where(cond, 0.0, grad * F.log(F.where(cond, 1.0, other)))
+
+
+def _unsqueeze_reduced(grad, ndim, dims, keepdim):
+    if dims is None or len(dims) == 0:
+        dims = range(ndim)
+    if keepdim:
+        return grad
+    for d in sorted(wrap_dim("sum", "dim", d, ndim) for d in dims):
+        grad = grad.unsqueeze(d)
+    return grad
+
+
+def sum_backward(grad, sizes, dims, keepdim):
+    return _unsqueeze_reduced(grad, len(sizes), dims, keepdim).expand(sizes)
+
+
+def mean_backward(grad, sizes, dims, keepdim):
+    n = 1
+    ndim = len(sizes)
+    reduced = range(ndim) if dims is None or len(dims) == 0 else \
+        {wrap_dim("mean", "dim", d, ndim) for d in dims}
+    for d in reduced:
+        n *= sizes[d]
+    return sum_backward(grad, sizes, dims, keepdim) / n
+
+
+def evenly_distribute_backward(grad, self, value):
+    """max()/min() without dim: the gradient is shared by every element equal to the result."""
+    mask = self == value
+    return mask * (grad / mask.sum())
+
+
+def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
+    """max.dim/min.dim: route each gradient to the index that was selected, using a
+    one-hot mask built by comparing positions along `dim` with `indices`."""
+    ndim = len(sizes)
+    if ndim == 0:
+        return grad
+    d = wrap_dim("max", "dim", dim, ndim)
+    if not keepdim:
+        grad = grad.unsqueeze(d)
+        indices = indices.unsqueeze(d)
+    shape = [1] * ndim
+    shape[d] = sizes[d]
+    positions = _creation.arange(sizes[d], device=grad.device).view(shape)
+    return F.where(positions == indices, grad, 0.0)
+
+
+def permute_backward(grad, dims):
+    ndim = len(dims)
+    inverse = [0] * ndim
+    for i, d in enumerate(dims):
+        inverse[wrap_dim("permute", "dims", d, ndim)] = i
+    return grad.permute(inverse)
+
+
+def select_backward(grad, sizes, dim, index):
+    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
+    out.select(dim, index).copy_(grad)
+    return out
+
+
+def slice_backward(grad, sizes, dim, start, end, step):
+    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
+    out.slice(dim, start, end, step).copy_(grad)
+    return out

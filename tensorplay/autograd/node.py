@@ -1,0 +1,219 @@
+"""`Node`: one step of the backward graph, and `AccumulateGrad`, the node of a leaf.
+
+The forward pass builds the graph as it runs: every differentiable op makes a node
+(`MulBackward0`, generated from derivatives.yaml) whose `next_functions` point at the
+nodes that produced its inputs. `next_functions[i]` is an *edge* `(node, input_nr)`:
+the gradient for input i is added to input `input_nr` of `node` (`input_nr` is the
+output index of that node in the forward pass). A leaf that requires grad ends in an
+`AccumulateGrad` node that adds the gradient into `leaf.grad`.
+
+    x (leaf) --\\
+                MulBackward0 --> SumBackward0 --> (loss)
+    w (leaf) --/
+    next_functions of MulBackward0: ((AccumulateGrad(x), 0), (AccumulateGrad(w), 0))
+
+A node also keeps, per forward output, `(sizes, dtype, device)`: the engine uses it
+to make zeros for an output that got no gradient and to check the gradients that
+flow into it.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+
+# Nodes created later run earlier when both are ready (as in PyTorch): a
+# deterministic order, and one that frees the most recent activations first.
+_sequence = itertools.count()
+
+
+class _ExecState(threading.local):
+    """Set by the engine while it runs a pass restricted to some inputs
+    (`grad(y, [x])`): the nodes worth computing a gradient for. None = all."""
+
+    def __init__(self):
+        self.needed = None
+
+
+exec_state = _ExecState()
+
+
+class RemovableHandle:
+    """What `register_hook` returns: `handle.remove()` unregisters the hook."""
+
+    __slots__ = ("hooks", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(hooks, fn):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """Base class of every backward node.
+
+    Subclasses define `apply(grads)`: one gradient per forward output in (None where
+    an output got none and has no metadata), one gradient per edge out (None where
+    that input needs none). Generated subclasses also name the attributes holding
+    SavedVariables in `SAVED` and the forward op in `OP`.
+    """
+
+    __slots__ = (
+        "next_functions",      # tuple of edges (node or None, input_nr), one per input
+        "_output_meta",        # per forward output: (sizes, dtype, device) or None
+        "_seq",                # creation order; the engine runs newer nodes first
+        "_pre_hooks",          # dict id -> fn(grad_outputs)
+        "_post_hooks",         # dict id -> fn(grad_inputs, grad_outputs)
+        "_tensor_pre_hooks",   # dict output_nr -> {id: fn(grad)}: hooks of non-leaf tensors
+        "_retains_grad",       # dict output_nr -> weakref to the TensorImpl that retains grad
+        "_base_version",       # for view outputs: the version counter when the view was made
+        "_anomaly_trace",      # forward stack, recorded only in anomaly mode
+        "__weakref__",
+    )
+    SAVED = ()
+    OP = None
+
+    def __init__(self):
+        self.next_functions = ()
+        self._output_meta = ()
+        self._seq = next(_sequence)
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad = None
+        self._base_version = None
+        self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+
+    # ---- graph structure ----------------------------------------------------------
+    def set_next_edges(self, edges):
+        self.next_functions = tuple(edges)
+
+    def needs_input_grad(self, i):
+        """Whether the gradient for input edge `i` is wanted by this backward pass."""
+        fn = self.next_functions[i][0]
+        if fn is None:
+            return False
+        needed = exec_state.needed
+        return needed is None or fn in needed
+
+    def needs_any_input_grad(self, start, count):
+        for i in range(start, start + count):
+            if self.needs_input_grad(i):
+                return True
+        return False
+
+    def name(self):
+        return type(self).__name__
+
+    def apply(self, grads):
+        raise NotImplementedError(f"{self.name()} does not define apply()")
+
+    def __call__(self, *grads):
+        """`grad_fn(g)` runs this one node by hand, as in PyTorch."""
+        return self.apply(grads)
+
+    # ---- saved tensors ------------------------------------------------------------
+    def release_saved(self):
+        """Free the saved tensors: the memory goes back at once, and a second backward
+        through this node raises instead of silently reusing stale values."""
+        for attr in self.SAVED:
+            saved = getattr(self, attr, None)
+            if saved is not None:
+                saved.release()
+
+    def __getattr__(self, name):
+        # `grad_fn._saved_other` like PyTorch: the unpacked saved tensor, or saved value.
+        if name.startswith("_saved_"):
+            key = name[len("_saved_"):]
+            for attr in (key + "_", key):
+                try:
+                    value = object.__getattribute__(self, attr)
+                except AttributeError:
+                    continue
+                return value.unpack(self) if hasattr(value, "unpack") else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    # ---- hooks --------------------------------------------------------------------
+    def register_prehook(self, fn):
+        """`fn(grad_outputs) -> new grad_outputs or None`, before this node runs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs) -> new grad_inputs or None`, after it runs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def add_tensor_hook(self, output_nr, fn):
+        """A hook of the non-leaf tensor that is output `output_nr` of this node. It lives
+        here, not on the tensor, so it fires even if the tensor itself is gone."""
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+
+    def tensor_hooks(self, output_nr):
+        if self._tensor_pre_hooks is None:
+            return None
+        return self._tensor_pre_hooks.get(output_nr)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds the incoming gradient into `.grad`.
+
+    One per leaf, created on first use and cached (weakly) on the leaf's impl, so
+    every graph that uses the leaf ends in the same node."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, impl):
+        super().__init__()
+        from tensorplay._tensor import wrap
+        self.variable = wrap(impl)
+        self._output_meta = ((impl.sizes, impl.dtype, impl.device),)
+
+    def tensor_hooks(self, output_nr):
+        # A leaf's hooks live on the leaf, which keeps them across graphs.
+        return self.variable._impl.hooks
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is not None:
+            accumulate_into(self.variable._impl, grad)
+        return ()
+
+
+def accumulate_into(impl, grad):
+    """`.grad += grad` with PyTorch's semantics.
+
+    The first gradient is cloned (it may be shared: AddBackward hands the same tensor
+    to both inputs). Later ones are added in place, except when grad mode is on
+    (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
+    so the old one, maybe part of a graph, is never modified."""
+    from tensorplay.autograd.grad_mode import grad_state
+    old = impl.grad
+    if old is None:
+        impl.grad = grad.clone()
+    elif grad_state.enabled:
+        impl.grad = old + grad
+    else:
+        old.add_(grad)

@@ -1,0 +1,131 @@
+"""`SavedVariable`: a tensor a backward formula needs, kept from the forward pass.
+
+Two things can go wrong with a saved tensor, and both are caught here:
+
+- it is modified in place after being saved (`y = x * w; w.add_(1)`): the formula
+  would silently use the new values. Every TensorImpl shares a version counter with
+  its views and in-place ops bump it; we record the version at save time and compare
+  on unpack.
+- the graph was already run and its saved tensors freed (a second `backward()`
+  without `retain_graph=True`).
+
+An op's own *output* is saved without a strong reference to its Tensor: the output's
+impl points at its `grad_fn`, which is the node that saves it, so holding the tensor
+would make a reference cycle (node -> tensor -> node) that only the garbage collector
+could free. We keep the raw memory description instead and rebuild a Tensor on
+unpack, with the unpacking node as its `grad_fn`, so a formula that reads `result`
+is itself differentiable (create_graph=True works through `tanh`'s `1 - result**2`).
+"""
+from __future__ import annotations
+
+from tensorplay.errors import fmt_shape
+
+__all__ = ["SavedVariable", "tensor_type_name"]
+
+_LEGACY_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+}
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+INFERENCE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. To work around you can make a clone "
+    "to get a normal tensor and use it in autograd.")
+
+
+def tensor_type_name(dtype, device):
+    """`tensorplay.FloatTensor`, as PyTorch names tensors in its error messages."""
+    prefix = "" if device.type == "cpu" else f"{device.type}."
+    return f"tensorplay.{prefix}{_LEGACY_NAMES.get(dtype.name, dtype.name)}"
+
+
+class SavedVariable:
+    """A tensor (or None) saved for backward, checked against in-place changes."""
+
+    __slots__ = ("_tensor", "_memory", "_output_nr", "_version", "_saved_version",
+                 "_released", "sizes", "dtype")
+
+    def __init__(self, tensor, is_output):
+        self._released = False
+        self._tensor = None
+        self._memory = None
+        if tensor is None:
+            self.sizes = self.dtype = None
+            return
+        impl = tensor._impl
+        if impl.inference:
+            raise RuntimeError(INFERENCE_MESSAGE)
+        self.sizes = impl.sizes
+        self.dtype = impl.dtype
+        self._version = impl.version
+        self._saved_version = impl.version.value
+        self._output_nr = impl.output_nr
+        if is_output and impl.grad_fn is not None:
+            self._memory = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
+                            impl.device, impl.base)
+        else:
+            # An input (or a leaf): pointing at it makes no cycle, the graph only
+            # points backwards in time.
+            self._tensor = tensor
+
+    def unpack(self, node=None):
+        """The saved tensor; `node` is the node doing the unpacking (an output's grad_fn)."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._tensor is None and self._memory is None:
+            return None
+        current = self._version.value
+        if current != self._saved_version:
+            raise RuntimeError(self._version_message(node, current))
+        if self._tensor is not None:
+            return self._tensor
+        return self._rebuild(node)
+
+    def _rebuild(self, node):
+        from tensorplay._impl import TensorImpl
+        from tensorplay._tensor import wrap
+        storage, sizes, strides, offset, dtype, device, base = self._memory
+        impl = TensorImpl(storage, sizes, strides, offset, dtype, device, version=self._version)
+        impl.base = base
+        if node is not None:
+            impl.requires_grad = True
+            impl.grad_fn = node
+            impl.output_nr = self._output_nr
+        return wrap(impl)
+
+    def _version_message(self, node, current):
+        from tensorplay.autograd.anomaly_mode import anomaly_state
+        if self._tensor is not None:
+            impl = self._tensor._impl
+            fn, output_nr, device = impl.grad_fn, impl.output_nr, impl.device
+        else:
+            fn, output_nr, device = node, self._output_nr, self._memory[5]
+        described = f"[{tensor_type_name(self.dtype, device)} {fmt_shape(self.sizes)}]"
+        producer = f", which is output {output_nr} of {fn.name()}," if fn is not None else ""
+        if anomaly_state.enabled:
+            hint = ("Hint: the backtrace further above shows the operation that failed to "
+                    "compute its gradient. The variable in question was changed in there or "
+                    "anywhere later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with tensorplay.autograd.set_detect_anomaly(True).")
+        return ("one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: {described}{producer} is at version {current}; "
+                f"expected version {self._saved_version} instead. {hint}")
+
+    def release(self):
+        self._tensor = None
+        self._memory = None
+        self._released = True
+
+    def __repr__(self):
+        if self._tensor is None and self._memory is None:
+            return "<SavedVariable released>" if self._released else "<SavedVariable None>"
+        return f"<SavedVariable {fmt_shape(self.sizes)} {self.dtype.name}>"

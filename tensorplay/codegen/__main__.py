@@ -1,0 +1,5 @@
+import sys
+
+from tensorplay.codegen.main import main
+
+sys.exit(main())

@@ -1,0 +1,326 @@
+"""Targets `autograd_nodes` and `autograd_wrappers`, from derivatives.yaml.
+
+For `mul.Tensor` with `self: sum_to(grad * other, self.sizes())` it writes
+
+    class MulBackward0(Node):                 # autograd_nodes.py
+        def apply(self, grads):
+            grad = grads[0]
+            other = self.other_.unpack(self)
+            ...
+            if self.needs_input_grad(0):
+                grad_self = sum_to(grad * other, self_sizes)
+
+and the wrapper registered at every Autograd key (autograd_wrappers.py), which
+records that node with what the formulas read (decided by the formula
+analysis: `other` is saved as a tensor, `self` only as its sizes).
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+from tensorplay.codegen import formula as fm
+from tensorplay.codegen.gen_functional import HEADER, handle_var
+from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
+
+HELPERS_MODULE = "tensorplay.autograd.formulas"
+HELPERS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "autograd", "formulas.py")
+
+
+def helper_names() -> set[str]:
+    """The functions formulas may call from the helpers module, read from its source
+    (importing it would need the generated code that we are about to write)."""
+    with open(HELPERS_FILE) as fh:
+        tree = ast.parse(fh.read())
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+            and not n.name.startswith("_")}
+
+
+@dataclass
+class NodeSpec:
+    """Everything both targets need to know about one backward node."""
+    class_name: str
+    entry: DerivativeEntry
+    inputs: list          # differentiable tensor args: (name, is_list, optional)
+    plan: fm.SavePlan
+    temps: list
+    formulas: dict        # slot -> rewritten AST; slot is "self" or "self, other"
+    outputs: list         # output names as formulas see them
+    calls: set            # function names the formulas call
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def output_names(schema) -> list[str]:
+    rets = schema.returns
+    if len(rets) == 1:
+        return ["result"]
+    return [r.name or f"result{i}" for i, r in enumerate(rets)]
+
+
+def _calls(node, out):
+    if isinstance(node, fm.Call):
+        out.add(node.func)
+    for child in fm._children(node):
+        _calls(child, out)
+    return out
+
+
+def build_specs(derivatives: list[DerivativeEntry], function_names: set[str]) -> dict:
+    """Parse and analyse every formula; returns {op full name: NodeSpec}."""
+    helpers = helper_names()
+    counters: dict[str, int] = {}
+    specs = {}
+    for d in derivatives:
+        schema = d.schema
+        base = _camel(schema.name.base)
+        n = counters.get(base, 0)
+        counters[base] = n + 1
+        tensor_args = [a.name for a in schema.arguments if a.type.name == "Tensor"]
+        other_args = [a.name for a in schema.arguments if a.type.name != "Tensor"]
+        parsed, locations = {}, {}
+        for f in d.formulas:
+            slot = ", ".join(f.inputs)
+            parsed[slot] = fm.parse(f.text, file=d.loc.file, line=f.line, col_offset=f.col,
+                                    source_line=f.source_line)
+            locations[slot] = (d.loc.file, f.line, f.col, f.source_line)
+        outputs = output_names(schema)
+        plan = fm.analyze_saved(parsed, tensor_args=tensor_args, other_args=other_args,
+                                outputs=outputs, locations=locations)
+        for slot, tree in parsed.items():
+            for call in _calls(tree, set()):
+                if call not in helpers and call not in function_names:
+                    raise CodegenError(d.loc, f"formula for '{slot}' calls unknown function "
+                                              f"'{call}' (not in {HELPERS_MODULE} nor tp.*)")
+        temps, rewritten = fm.find_common_subexpressions(parsed)
+        inputs = [(a.name, a.type.is_list, a.type.optional) for a in schema.arguments
+                  if a.type.name == "Tensor" and a.name not in d.non_differentiable
+                  and not (a.type.annotation and a.type.annotation.is_write and a.kwarg_only)]
+        calls = set()
+        for tree in parsed.values():
+            _calls(tree, calls)
+        specs[schema.name.full] = NodeSpec(f"{base}Backward{n}", d, inputs, plan, temps,
+                                           rewritten, outputs, calls)
+    return specs
+
+
+# ---- autograd_nodes.py ------------------------------------------------------------
+def _rename(spec: NodeSpec) -> dict:
+    rename = {"self": "self_"}
+    rename.update(spec.plan.fact_renames())
+    return rename
+
+
+def _local(name: str) -> str:
+    return "self_" if name == "self" else name
+
+
+def gen_node(spec: NodeSpec) -> list[str]:
+    plan = spec.plan
+    rename = _rename(spec)
+    saved = [f"{t}_" for t in plan.saved_tensors] + [f"{o}_" for o in plan.saved_outputs]
+    values = [f"{v}_" for v in plan.saved_values] + [f[0] for f in plan.saved_facts]
+    lists = [f"{name}_len" for name, is_list, _ in spec.inputs if is_list]
+    doc = [f"    {f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
+           for f in spec.entry.formulas]
+    lines = [f"class {spec.class_name}(Node):",
+             f'    """Backward of `{spec.entry.schema}`.', ""] + doc + ['    """', ""]
+    lines.append(f"    __slots__ = {tuple(saved + values + lists)!r}")
+    lines.append(f"    SAVED = {tuple(saved)!r}")
+    lines.append(f"    OP = {spec.entry.schema.name.full!r}")
+    lines += ["", "    def apply(self, grads):"]
+    body = []
+    if len(spec.outputs) == 1:
+        body.append("grad = grads[0]")
+    else:
+        body.append("grad = grads[0]")
+        for i, o in enumerate(spec.outputs):
+            body.append(f"grad_{o} = grads[{i}]")
+    for t in plan.saved_tensors:
+        body.append(f"{_local(t)} = self.{t}_.unpack(self)")
+    for o in plan.saved_outputs:
+        body.append(f"{o} = self.{o}_.unpack(self)")
+    for v in plan.saved_values:
+        body.append(f"{_local(v)} = self.{v}_")
+    for fact, _, _ in plan.saved_facts:
+        body.append(f"{fact} = self.{fact}")
+    # Which edge each input owns: static positions, or computed when a list input
+    # (cat's `tensors`) owns a variable number of edges.
+    has_lists = any(is_list for _, is_list, _ in spec.inputs)
+    needs = {}
+    if has_lists:
+        body.append("at = 0")
+    for i, (name, is_list, _) in enumerate(spec.inputs):
+        if has_lists:
+            count = f"self.{name}_len" if is_list else "1"
+            body.append(f"needs_{name} = self.needs_any_input_grad(at, {count})")
+            body.append(f"at += {count}")
+            needs[name] = f"needs_{name}"
+        else:
+            needs[name] = f"self.needs_input_grad({i})"
+    for name, _, _ in spec.inputs:
+        body.append(f"grad_{name} = None")
+    slot_needs = {}
+    for slot in spec.formulas:
+        conds = [needs[n] for n in slot.split(", ") if n in needs]
+        slot_needs[slot] = " or ".join(conds) if conds else "False"
+    for tmp, tree in spec.temps:
+        users = [s for s, t in spec.formulas.items() if tmp in fm.names_read(t)]
+        users += [n for n, t in spec.temps if tmp in fm.names_read(t)]
+        cond = " or ".join(dict.fromkeys(slot_needs[s] for s in users if s in slot_needs))
+        body.append(f"{tmp} = {fm.emit(tree, rename)} if {cond or 'True'} else None")
+    for slot, tree in spec.formulas.items():
+        targets = ", ".join(f"grad_{n}" for n in slot.split(", "))
+        body.append(f"if {slot_needs[slot]}:")
+        body.append(f"    {targets} = {fm.emit(tree, rename)}")
+    parts = []
+    for name, is_list, _ in spec.inputs:
+        if is_list:
+            parts.append(f"*(grad_{name} if grad_{name} is not None "
+                         f"else (None,) * self.{name}_len)")
+        else:
+            parts.append(f"grad_{name}")
+    body.append(f"return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
+    lines += ["        " + b for b in body]
+    return lines + [""]
+
+
+def gen_nodes(ctx) -> str:
+    helper_calls = set()
+    helpers = helper_names()
+    function_calls = set()
+    for spec in ctx.node_specs.values():
+        for c in spec.calls:
+            (helper_calls if c in helpers else function_calls).add(c)
+    lines = [HEADER + '"""Backward nodes, one class per differentiable op of derivatives.yaml.\n\n'
+             "`apply(grads)` gets one gradient per forward output and returns one per\n"
+             "input edge (None where that input needs none). It calls TensorPlay ops, so\n"
+             'a backward pass can itself be differentiated (create_graph=True)."""',
+             "from tensorplay.autograd.node import Node"]
+    if helper_calls:
+        lines.append(f"from {HELPERS_MODULE} import " + ", ".join(sorted(helper_calls)))
+    if function_calls:
+        lines.append("from tensorplay._generated.functional import "
+                     + ", ".join(sorted(function_calls)))
+    lines += ["", ""]
+    for spec in ctx.node_specs.values():
+        lines += gen_node(spec) + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ---- autograd_wrappers.py ---------------------------------------------------------
+def _fact_expr(arg: str, attr: str) -> str:
+    return {"sizes": f"{arg}._impl.sizes", "dim": f"len({arg}._impl.sizes)",
+            "numel": f"{arg}.numel()", "dtype": f"{arg}._impl.dtype",
+            "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
+
+
+def _requires_grad_expr(spec: NodeSpec) -> str:
+    parts = []
+    for name, is_list, optional in spec.inputs:
+        if is_list:
+            parts.append(f"any_requires_grad({name})")
+        elif optional:
+            parts.append(f"({name} is not None and {name}._impl.requires_grad)")
+        else:
+            parts.append(f"{name}._impl.requires_grad")
+    return " or ".join(parts) or "False"
+
+
+def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
+    schema = e.schema
+    names = [a.name for a in schema.arguments]
+    fn = f"{schema.name.unambiguous_name}"
+    h = handle_var(e)
+    call = f"{h}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})"
+    inplace = schema.is_inplace
+    plan = spec.plan
+    lines = [f"def {fn}(ks, {', '.join(names)}):",
+             f"    if not (grad_state.enabled and ({_requires_grad_expr(spec)})):"]
+    if inplace:
+        lines.append("        return " + call)
+    else:
+        lines.append(f"        return {call}")
+    if inplace:
+        lines.append(f"    check_inplace(self, {schema.name.full!r})")
+    lines.append(f"    node = {spec.class_name}()")
+    edge_args = ", ".join(n for n, _, _ in spec.inputs)
+    lines.append(f"    node.set_next_edges(collect_next_edges({edge_args}))")
+    for name, is_list, _ in spec.inputs:
+        if is_list:
+            lines.append(f"    node.{name}_len = len({name})")
+    for v in plan.saved_values:
+        lines.append(f"    node.{v}_ = {v}")
+    for fact, arg, attr in plan.saved_facts:
+        opt = dict((a.name, a.type.optional) for a in schema.arguments).get(arg)
+        expr = _fact_expr(arg, attr)
+        lines.append(f"    node.{fact} = " + (f"None if {arg} is None else {expr}" if opt else expr))
+    lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+    for t in plan.saved_tensors:
+        if inplace and t == "self":
+            # The formula needs self as it was before the in-place op changed it.
+            lines.append("        node.self_ = SavedVariable(self.clone(), False)")
+        else:
+            lines.append(f"        node.{t}_ = SavedVariable({t}, False)")
+    lines.append(f"        result = {call}")
+    if inplace:
+        lines.append("    rebase_history(self, node)")
+    else:
+        diff = spec.entry.output_differentiability
+        lines.append(f"    set_history(result, node{', ' + repr(diff) if diff else ''})")
+    outputs = spec.outputs
+    for o in plan.saved_outputs:
+        idx = fm.output_index(o, outputs)
+        target = "result" if idx is None or len(outputs) == 1 else f"result[{idx}]"
+        lines.append(f"    node.{o}_ = SavedVariable({target}, True)")
+    lines += ["    return result", ""]
+    return lines
+
+
+def inplace_spec_name(e: OpEntry) -> str | None:
+    """In-place ops reuse the out-of-place formula: `add_.Tensor` -> `add.Tensor`."""
+    if not e.schema.name.inplace:
+        return None
+    n = e.schema.name
+    return f"{n.base}.{n.overload}" if n.overload else n.base
+
+
+def gen_wrappers(ctx) -> str:
+    lines = [HEADER + '"""Autograd wrappers, registered at every Autograd* key.\n\n'
+             "Each one: if no input requires grad (or grad mode is off), redispatch below\n"
+             "autograd at once. Otherwise build the backward node, save what the formulas\n"
+             "read, run the op below autograd with the autograd keys excluded (so the ops\n"
+             'a kernel calls do not record a second graph), and attach the node."""',
+             "from tensorplay.autograd.grad_mode import grad_state",
+             "from tensorplay.autograd.saved import SavedVariable",
+             "from tensorplay.autograd.graph_edges import (",
+             "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
+             "    set_history,",
+             ")",
+             "from tensorplay.dispatch.keys import AUTOGRAD_MASK",
+             "from tensorplay.dispatch.tls import ExcludeKeys",
+             "from tensorplay._generated.autograd_nodes import (",
+             ]
+    used = sorted({s.class_name for s in ctx.node_specs.values()})
+    lines += [f"    {c}," for c in used] + [")"]
+    lines += ["from tensorplay._generated.functional import ("]
+    registered = []
+    for e in ctx.ops:
+        spec = ctx.node_specs.get(e.schema.name.full) or \
+            ctx.node_specs.get(inplace_spec_name(e) or "")
+        if spec is not None and not e.schema.is_out:
+            registered.append((e, spec))
+    lines += [f"    {handle_var(e)}," for e, _ in registered] + [")", "",
+              "BELOW_AUTOGRAD = ~AUTOGRAD_MASK", "", ""]
+    for e, spec in registered:
+        lines += gen_wrapper(e, spec) + [""]
+    lines.append("# op full name -> wrapper, registered at AutogradCPU..AutogradMeta")
+    lines.append("WRAPPERS = {")
+    lines += [f"    {e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
+              for e, _ in registered]
+    lines.append("}")
+    return "\n".join(lines) + "\n"

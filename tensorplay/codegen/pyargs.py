@@ -1,0 +1,170 @@
+"""How a schema becomes a Python signature, argument checks and overload tests.
+
+Shared by the functional, method and stub generators so that a parameter's name,
+default and check are derived in exactly one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tensorplay.codegen.model import Argument, FunctionSchema, Type
+
+
+@dataclass(frozen=True)
+class PyParam:
+    name: str
+    type: Type
+    default: str | None     # Python source text, or None when required
+    kwonly: bool
+    vararg: bool = False    # `x.view(2, 3)`: a lone int[] taken as *size
+
+
+def py_params(schema: FunctionSchema) -> list[PyParam]:
+    args = schema.arguments
+    positional = [a for a in args if not a.kwarg_only]
+    # PyTorch's convenience: an op whose only positional argument (after a leading
+    # Tensor) is an int[] accepts the ints one by one: x.view(2, 3), tp.zeros(2, 3).
+    rest = positional[1:] if positional and positional[0].type.name == "Tensor" \
+        and not positional[0].type.is_list else positional
+    vararg = None
+    if len(rest) == 1 and _is_int_list(rest[0].type) and rest[0].type.size is None \
+            and rest[0].default is None and not rest[0].type.optional:
+        vararg = rest[0].name
+    return [PyParam(a.name, a.type, a.python_default(), a.kwarg_only, a.name == vararg)
+            for a in args]
+
+
+def _is_int_list(t: Type) -> bool:
+    return t.is_list and t.name in ("int", "SymInt")
+
+
+def signature(params: list[PyParam]) -> str:
+    """`self, other, *, alpha=1` (with `*size` for a vararg list)."""
+    parts = []
+    star_done = False
+    for p in params:
+        if p.vararg:
+            parts.append(f"*{p.name}")
+            star_done = True
+            continue
+        if p.kwonly and not star_done:
+            parts.append("*")
+            star_done = True
+        parts.append(p.name if p.default is None else f"{p.name}={p.default}")
+    if any(p.vararg for p in params):
+        parts.append("**kwargs")
+    return ", ".join(parts)
+
+
+def vararg_lines(op: str, params: list[PyParam]) -> list[str]:
+    """Normalise `*size`: (2, 3) from view(2, 3), view((2, 3)) or view(size=(2, 3))."""
+    for p in params:
+        if p.vararg:
+            return [
+                "if kwargs:",
+                f"    {p.name} = unpack_kwargs({op!r}, {p.name!r}, {p.name}, kwargs)",
+                f"elif len({p.name}) == 1 and type({p.name}[0]) is not _b.int:",
+                f"    {p.name} = {p.name}[0]",
+            ]
+    return []
+
+
+# One line of checking per parameter type. `{n}` is the argument, `{op}` the op name.
+# The fast test comes first so well-typed calls pay one comparison.
+_CHECKS = {
+    "Tensor": "if not isinstance({n}, Tensor): bad_arg({op!r}, {n!r}, 'Tensor', {n})",
+    "Tensor?": "if {n} is not None and not isinstance({n}, Tensor): "
+               "bad_arg({op!r}, {n!r}, 'Tensor or None', {n})",
+    "Tensor[]": "{n} = as_tensor_list({op!r}, {n!r}, {n})",
+    "int": "if type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
+    "int?": "if {n} is not None and type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
+    "int[]": "{n} = as_int_list({op!r}, {n!r}, {n}{size})",
+    "int[]?": "if {n} is not None: {n} = as_int_list({op!r}, {n!r}, {n}{size})",
+    "float": "if type({n}) not in FLOAT_TYPES: {n} = as_float({op!r}, {n!r}, {n})",
+    "float?": "if {n} is not None and type({n}) not in FLOAT_TYPES: "
+              "{n} = as_float({op!r}, {n!r}, {n})",
+    "float[]": "{n} = as_float_list({op!r}, {n!r}, {n})",
+    "float[]?": "if {n} is not None: {n} = as_float_list({op!r}, {n!r}, {n})",
+    "bool": "if type({n}) is not _b.bool: {n} = as_bool({op!r}, {n!r}, {n})",
+    "bool?": "if {n} is not None and type({n}) is not _b.bool: {n} = as_bool({op!r}, {n!r}, {n})",
+    "Scalar": "if type({n}) not in SCALAR_TYPES: {n} = as_scalar({op!r}, {n!r}, {n})",
+    "Scalar?": "if {n} is not None and type({n}) not in SCALAR_TYPES: "
+               "{n} = as_scalar({op!r}, {n!r}, {n})",
+    "ScalarType": "if type({n}) is not dtype: {n} = as_dtype({op!r}, {n!r}, {n})",
+    "ScalarType?": "if {n} is not None and type({n}) is not dtype: "
+                   "{n} = as_dtype({op!r}, {n!r}, {n})",
+    "Device": "if type({n}) is not device: {n} = as_device({op!r}, {n!r}, {n})",
+    "Device?": "if {n} is not None and type({n}) is not device: "
+               "{n} = as_device({op!r}, {n!r}, {n})",
+    "str": "if type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",
+    "str?": "if {n} is not None and type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",
+}
+
+
+def type_key(t: Type) -> str:
+    name = "int" if t.name == "SymInt" else t.name
+    if t.is_list:
+        return f"{name}[]" + ("?" if t.optional else "")
+    return name + ("?" if t.optional else "")
+
+
+def check_lines(op: str, params: list[PyParam]) -> list[str]:
+    lines = []
+    for p in params:
+        template = _CHECKS.get(type_key(p.type))
+        if template is None:
+            continue   # Generator, Layout, MemoryFormat, Tensor?[]: passed through as given
+        size = f", {p.type.size}" if p.type.size else ""
+        lines.append(template.format(n=p.name, op=op, size=size))
+    return lines
+
+
+# Loose tests used only to choose between overloads (the chosen one then checks fully).
+_MATCH = {
+    "Tensor": "isinstance({n}, Tensor)",
+    "Tensor[]": "is_tensor_list({n})",
+    "int": "is_int({n})",
+    "int[]": "is_int_list({n})",
+    "float": "is_number({n})",
+    "float[]": "is_number_list({n})",
+    "bool": "is_bool({n})",
+    "Scalar": "is_number({n})",
+    "ScalarType": "is_dtype({n})",
+    "Device": "is_device({n})",
+    "str": "isinstance({n}, _b.str)",
+}
+
+
+def match_expr(p: PyParam) -> str:
+    key = type_key(p.type)
+    base = key.rstrip("?")
+    test = _MATCH.get(base, "True").format(n=p.name)
+    if key.endswith("?") or p.default == "None":
+        return f"({p.name} is None or {test})"
+    return test
+
+
+def python_type_hint(t: Type) -> str:
+    base = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "float", "bool": "bool",
+            "str": "str", "Scalar": "Number", "ScalarType": "dtype", "Device": "DeviceLike",
+            "Generator": "Generator", "Layout": "object", "MemoryFormat": "object"}[t.name]
+    if t.is_list:
+        base = f"Sequence[{base}]" if t.name != "int" else "Sequence[int] | int"
+    if t.optional:
+        base = f"{base} | None"
+    return base
+
+
+def returns_hint(schema: FunctionSchema) -> str:
+    rets = schema.returns
+    if not rets:
+        return "None"
+    hints = ["list[Tensor]" if r.type.is_list else "Tensor" if r.type.name == "Tensor"
+             else python_type_hint(r.type) for r in rets]
+    if len(hints) == 1:
+        return hints[0]
+    return f"tuple[{', '.join(hints)}]"
+
+
+def arg_is_tensor(a: Argument) -> bool:
+    return a.type.name == "Tensor"

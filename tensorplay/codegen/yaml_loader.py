@@ -1,0 +1,501 @@
+"""Loading `ops.yaml` and `derivatives.yaml` into checked records that know their line.
+
+Every error the code generator reports should point at the line to fix
+(`ops.yaml:41: unknown key 'dispach' (did you mean 'dispatch'?)`). PyYAML's usual
+`safe_load` forgets positions, so we compose the node graph first, read each node's
+`start_mark`, and only then build plain Python values from it.
+
+`OpEntry` and `DerivativeEntry` live here rather than in `model.py` because they
+carry a `Location` and raise `CodegenError`; keeping them here lets `model.py` stay
+about schemas alone, with no import back into this module.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, Sequence
+
+import yaml
+
+from tensorplay.codegen.model import BASE_TYPES, FunctionSchema, SchemaError, Type, did_you_mean
+from tensorplay.dispatch.keys import BACKEND_KEYS
+
+
+@dataclass(frozen=True)
+class Location:
+    """A position in a YAML file; line numbers start at 1, as editors show them."""
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class CodegenError(Exception):
+    """A problem in a YAML file; str() is 'file:line: message'."""
+
+    def __init__(self, loc: Location, message: str) -> None:
+        super().__init__(f"{loc}: {message}")
+        self.loc = loc
+        self.message = message
+
+
+# --- Reading YAML with positions -----------------------------------------------
+
+KeyLines = dict[str, int]  # key -> 1-based line of that key
+
+
+class _RawEntry(NamedTuple):
+    value: Any                        # plain Python: a dict of str/list/dict/bool/...
+    loc: Location                     # the line of the entry's first key
+    key_lines: KeyLines
+    value_pos: dict[str, tuple[int, int]]  # key -> (line, column) where its value starts
+
+
+def _read_source(path_or_text: str | os.PathLike) -> str:
+    """A path (Path, or a one-line str naming an existing file) is read; other str is YAML."""
+    if isinstance(path_or_text, os.PathLike):
+        return Path(path_or_text).read_text()
+    if "\n" not in path_or_text and os.path.isfile(path_or_text):
+        return Path(path_or_text).read_text()
+    return path_or_text
+
+
+def _value_position(node: yaml.Node, lines: list[str]) -> tuple[int, int]:
+    """(1-based line, 0-based column) of the first character of a value's text.
+
+    The column indexes into the raw source line, so a caret can be drawn under it.
+    Quoted scalars start one past the quote; block scalars (`|`, `>`) start on the
+    next non-blank line, at its indentation.
+    """
+    line, col = node.start_mark.line, node.start_mark.column
+    style = getattr(node, "style", None)
+    if style in ("'", '"'):
+        col += 1
+    elif style in ("|", ">"):
+        line += 1
+        while line < len(lines) and not lines[line].strip():
+            line += 1
+        text = lines[line] if line < len(lines) else ""
+        col = len(text) - len(text.lstrip())
+    return line + 1, col
+
+
+def _compose(text: str, file_name: str) -> list[_RawEntry]:
+    loader = yaml.SafeLoader(text)
+    try:
+        return _compose_entries(loader, text.splitlines(), file_name)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        line = mark.line + 1 if mark is not None else 1
+        raise CodegenError(Location(file_name, line), f"invalid YAML: {problem}") from None
+    finally:
+        loader.dispose()
+
+
+def _compose_entries(loader: yaml.SafeLoader, lines: list[str], file_name: str) -> list[_RawEntry]:
+    root = loader.get_single_node()
+    if root is None:
+        return []
+    if not isinstance(root, yaml.SequenceNode):
+        raise CodegenError(
+            Location(file_name, root.start_mark.line + 1),
+            "the top level must be a list of entries, each starting with '- '",
+        )
+    entries = []
+    for node in root.value:
+        loc = Location(file_name, node.start_mark.line + 1)
+        if not isinstance(node, yaml.MappingNode):
+            raise CodegenError(loc, "each entry must be a mapping of keys such as 'func: ...'")
+        key_lines: KeyLines = {}
+        value_pos = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            key_line = key_node.start_mark.line + 1
+            # PyYAML would silently keep the last of two equal keys; that hides typos.
+            if key in key_lines:
+                raise CodegenError(
+                    Location(file_name, key_line),
+                    f"duplicate key '{key}' (first at line {key_lines[key]})",
+                )
+            key_lines[key] = key_line
+            value_pos[key] = _value_position(value_node, lines)
+        value = loader.construct_object(node, deep=True)
+        entries.append(_RawEntry(value, loc, key_lines, value_pos))
+    return entries
+
+
+def load_yaml_entries(
+    path_or_text: str | os.PathLike, file_name: str = "<string>"
+) -> list[tuple[dict, Location, KeyLines]]:
+    """Parse a YAML list of mappings; each entry comes with its Location and key lines.
+
+    Returns [(entry_dict, Location(file_name, line_of_entry), {key: line})].
+    """
+    text = _read_source(path_or_text)
+    return [(e.value, e.loc, e.key_lines) for e in _compose(text, file_name)]
+
+
+# --- Reading one entry's keys -------------------------------------------------
+
+class _Fields:
+    """One YAML entry's keys, each read with a type check that reports the key's line."""
+
+    def __init__(self, d: dict, loc: Location, key_lines: KeyLines) -> None:
+        self.d = d
+        self.loc = loc
+        self.key_lines = key_lines
+
+    def at(self, key: str) -> Location:
+        return Location(self.loc.file, self.key_lines.get(key, self.loc.line))
+
+    def get(self, key: str, kind: type, what: str, default: Any = None) -> Any:
+        value = self.d.get(key, default)
+        if value is not default and not isinstance(value, kind):
+            raise CodegenError(
+                self.at(key), f"'{key}' must be {what}, got {type(value).__name__} {value!r}"
+            )
+        return value
+
+    def str_list(self, key: str) -> tuple[str, ...]:
+        """A YAML list of strings, or one string as shorthand for a one-item list."""
+        value = self.d.get(key, [])
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise CodegenError(self.at(key), f"'{key}' must be a list of strings, got {value!r}")
+        return tuple(items)
+
+    def schema(self, key: str) -> FunctionSchema:
+        """Parse a schema, re-raising problems at the key's line with the op for context."""
+        if key not in self.d:
+            raise CodegenError(self.loc, f"entry has no '{key}' key (the operator's schema)")
+        func = self.get(key, str, "a schema string")
+        try:
+            return FunctionSchema.parse(func)
+        except SchemaError as e:
+            short = func.split("(", 1)[0].strip()
+            raise CodegenError(self.at(key), f"in '{short}(...)': {e}") from None
+
+
+# --- ops.yaml ------------------------------------------------------------------
+
+OP_KEYS = ("func", "variants", "dispatch", "meta", "tags", "python_operators", "doc")
+VARIANTS = ("function", "method")
+# The keys a kernel can be written for: each backend, plus the Composite fallback.
+# Taken from the dispatcher's own enum so the two cannot drift apart.
+DISPATCH_KEYS = tuple(key.name for key in BACKEND_KEYS) + ("Composite",)
+
+# The dunders a Tensor may map to an op: binary operators with their reflected
+# (__radd__) and in-place (__iadd__) forms, then unary, comparison and indexing.
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+           "and", "or", "xor", "lshift", "rshift")
+PYTHON_OPERATORS = tuple(
+    [f"__{p}{op}__" for op in _BINARY for p in ("", "r", "i")]
+    + [f"__{op}__" for op in ("neg", "pos", "abs", "invert", "eq", "ne", "lt", "le",
+                              "gt", "ge", "getitem", "setitem")]
+)
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One `ops.yaml` entry, checked.
+
+    `dispatch` keeps YAML order as (key, kernel_name) pairs; a combined key
+    `CPU, CUDA: add` becomes two pairs. `variants` defaults to {'function'}.
+    """
+    schema: FunctionSchema
+    variants: frozenset[str]
+    dispatch: tuple[tuple[str, str], ...]
+    meta: str | None
+    tags: tuple[str, ...]
+    python_operators: tuple[str, ...]
+    doc: str | None
+    loc: Location
+
+    @staticmethod
+    def from_yaml(d: dict, loc: Location, key_lines: KeyLines) -> OpEntry:
+        fields = _Fields(d, loc, key_lines)
+        # Unknown keys first: a misspelt 'fucn' deserves better than "no 'func' key".
+        for key in d:
+            if key not in OP_KEYS:
+                hint = did_you_mean(str(key), OP_KEYS)
+                raise CodegenError(fields.at(key), f"unknown key '{key}'{hint}")
+        schema = fields.schema("func")
+        operators = fields.str_list("python_operators")
+        for op in operators:
+            if op not in PYTHON_OPERATORS:
+                hint = did_you_mean(op, PYTHON_OPERATORS)
+                where = fields.at("python_operators")
+                raise CodegenError(where, f"unknown python operator '{op}'{hint}")
+        return OpEntry(
+            schema=schema,
+            variants=_parse_variants(fields),
+            dispatch=_parse_dispatch(fields),
+            meta=fields.get("meta", str, "the name of a shape rule"),
+            tags=fields.str_list("tags"),
+            python_operators=operators,
+            doc=fields.get("doc", str, "a string"),
+            loc=loc,
+        )
+
+
+def _parse_variants(fields: _Fields) -> frozenset[str]:
+    """'function, method' (torch's spelling) or a YAML list; default {'function'}."""
+    value = fields.d.get("variants", "function")
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+    where = fields.at("variants")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not any(names):
+        raise CodegenError(where, f"'variants' must list 'function' and/or 'method', got {value!r}")
+    for name in names:
+        if name not in VARIANTS:
+            raise CodegenError(where, f"unknown variant '{name}'" + did_you_mean(name, VARIANTS))
+    return frozenset(names)
+
+
+def _parse_dispatch(fields: _Fields) -> tuple[tuple[str, str], ...]:
+    table = fields.get("dispatch", dict, "a mapping from dispatch key to kernel name", {})
+    loc = fields.at("dispatch")
+    pairs: list[tuple[str, str]] = []
+    for keys, kernel in table.items():
+        if not isinstance(kernel, str) or not all(p.isidentifier() for p in kernel.split(".")):
+            message = f"the kernel for '{keys}' must be a Python name, not {kernel!r}"
+            raise CodegenError(loc, message)
+        for key in str(keys).split(","):
+            key = key.strip()
+            if key not in DISPATCH_KEYS:
+                hint = did_you_mean(key, DISPATCH_KEYS)
+                raise CodegenError(loc, f"unknown dispatch key '{key}'{hint}")
+            if any(key == k for k, _ in pairs):
+                raise CodegenError(loc, f"dispatch key '{key}' is given twice")
+            pairs.append((key, kernel))
+    return tuple(pairs)
+
+
+def load_ops(path_or_text: str | os.PathLike, file_name: str = "ops.yaml") -> list[OpEntry]:
+    """Load and check every entry of ops.yaml; operator names must be unique."""
+    entries: list[OpEntry] = []
+    first_seen: dict[str, Location] = {}
+    for d, loc, key_lines in load_yaml_entries(path_or_text, file_name):
+        entry = OpEntry.from_yaml(d, loc, key_lines)
+        name = entry.schema.name.full
+        if name in first_seen:
+            raise CodegenError(loc, f"duplicate operator '{name}' (first at {first_seen[name]})")
+        first_seen[name] = loc
+        entries.append(entry)
+    return entries
+
+
+# --- derivatives.yaml ----------------------------------------------------------
+
+DERIVATIVE_OPTIONS = ("name", "output_differentiability", "non_differentiable")
+
+
+class Formula(NamedTuple):
+    """One gradient formula, with enough position to point a caret into the file."""
+    inputs: tuple[str, ...]   # ('self',) or, for a key `self, other`, ('self', 'other')
+    text: str                 # the formula exactly as YAML gave it
+    line: int                 # 1-based line where the text starts
+    col: int                  # 0-based column of the text's first character in source_line
+    source_line: str          # that whole line of the file
+
+
+@dataclass(frozen=True)
+class DerivativeEntry:
+    """One `derivatives.yaml` entry: a schema and a formula per differentiable input.
+
+    `output_differentiability` is None when not given (every output differentiable).
+    """
+    schema: FunctionSchema
+    formulas: tuple[Formula, ...]
+    output_differentiability: tuple[bool, ...] | None
+    non_differentiable: tuple[str, ...]
+    loc: Location
+
+    @staticmethod
+    def from_yaml(
+        d: dict, loc: Location, key_lines: KeyLines, value_pos: dict, source_lines: Sequence[str]
+    ) -> DerivativeEntry:
+        """`value_pos` maps each key to the (line, column) where its value starts."""
+        fields = _Fields(d, loc, key_lines)
+        if "result" in d:
+            raise CodegenError(
+                fields.at("result"),
+                "'result' formulas are not supported: give one formula per differentiable input",
+            )
+        schema = fields.schema("name")
+        out_diff = _parse_output_differentiability(fields, schema)
+        non_diff = fields.str_list("non_differentiable")
+        arg_types = {a.name: a.type for a in schema.arguments}
+        for name in non_diff:
+            if name not in arg_types:
+                hint = did_you_mean(name, arg_types)
+                where = fields.at("non_differentiable")
+                raise CodegenError(where, f"'{schema.name}' has no argument '{name}'{hint}")
+
+        formulas: list[Formula] = []
+        owner_line: dict[str, int] = {}  # input -> line of the key that gave it a formula
+        for key, text in d.items():
+            if key in DERIVATIVE_OPTIONS:
+                continue
+            where = fields.at(key)
+            inputs = tuple(part.strip() for part in str(key).split(","))
+            for name in inputs:
+                _check_formula_input(name, schema, arg_types, owner_line, non_diff, where)
+                owner_line[name] = where.line
+            if not isinstance(text, str) or not text.strip():
+                raise CodegenError(where, f"the formula for '{key}' must be a string, got {text!r}")
+            line, col = value_pos[key]
+            formulas.append(Formula(inputs, text, line, col, source_lines[line - 1]))
+
+        if not formulas and not non_diff and out_diff is None:
+            raise CodegenError(
+                loc,
+                f"'{schema.name}' has no formulas: give one per differentiable input, "
+                "or list the inputs under 'non_differentiable'",
+            )
+        return DerivativeEntry(schema, tuple(formulas), out_diff, non_diff, loc)
+
+
+def _parse_output_differentiability(
+    fields: _Fields, schema: FunctionSchema
+) -> tuple[bool, ...] | None:
+    key = "output_differentiability"
+    value = fields.get(key, list, "a list of True/False")
+    if value is None:
+        return None
+    if not all(isinstance(v, bool) for v in value):
+        raise CodegenError(fields.at(key), f"'{key}' must be a list of True/False, got {value!r}")
+    if len(value) != len(schema.returns):
+        raise CodegenError(
+            fields.at(key),
+            f"'{key}' has {len(value)} entries but '{schema.name}' returns {len(schema.returns)}",
+        )
+    return tuple(value)
+
+
+def _check_formula_input(
+    name: str, schema: FunctionSchema, arg_types: dict[str, Type],
+    owner_line: dict[str, int], non_diff: tuple[str, ...], where: Location,
+) -> None:
+    if name not in arg_types:
+        hint = did_you_mean(name, list(arg_types) + list(DERIVATIVE_OPTIONS))
+        raise CodegenError(where, f"unknown key '{name}': not an argument of '{schema.name}'{hint}")
+    if not arg_types[name].is_tensor:
+        raise CodegenError(
+            where,
+            f"'{name}' has type {arg_types[name]}, which cannot take a gradient formula "
+            "(only Tensor arguments are differentiable)",
+        )
+    if name in owner_line:
+        raise CodegenError(where, f"'{name}' already has a formula at line {owner_line[name]}")
+    if name in non_diff:
+        raise CodegenError(where, f"'{name}' has a formula but is listed in 'non_differentiable'")
+
+
+def load_derivatives(
+    path_or_text: str | os.PathLike, file_name: str = "derivatives.yaml"
+) -> list[DerivativeEntry]:
+    """Load and check every entry of derivatives.yaml; one entry per operator name."""
+    text = _read_source(path_or_text)
+    lines = text.splitlines()
+    entries: list[DerivativeEntry] = []
+    first_seen: dict[str, Location] = {}
+    for raw in _compose(text, file_name):
+        entry = DerivativeEntry.from_yaml(raw.value, raw.loc, raw.key_lines, raw.value_pos, lines)
+        name = entry.schema.name.full
+        if name in first_seen:
+            message = f"duplicate derivative for '{name}' (first at {first_seen[name]})"
+            raise CodegenError(raw.loc, message)
+        first_seen[name] = raw.loc
+        entries.append(entry)
+    return entries
+
+
+# --- Overload ambiguity (the seed's plan_members) ------------------------------
+
+# Which kinds of Python value each base type accepts at call time. Two arguments
+# "overlap" when they share a kind: then no value in that slot tells them apart.
+#
+#   type         accepts                  so it overlaps with
+#   Tensor       Tensor                   Tensor only (a 0-dim Tensor is no Scalar)
+#   Scalar       int, float, bool         int, float, bool, SymInt
+#   int, SymInt  int                      Scalar          (not float, not bool)
+#   float        float                    Scalar          (not int)
+#   bool         bool                     Scalar          (checked before int, as
+#                                                          bool subclasses int)
+#   Device       Device, str              str             ("cpu" names a device)
+#   T[]          list of T                lists whose elements overlap
+#   T[N]         list of T, or one T      also plain T    (one value is expanded)
+#   T?           adds None                anything else optional
+#
+# The front door's binder must use the same table, or it could pick an overload
+# this check believed unreachable.
+_VALUE_KINDS = {name: (name,) for name in BASE_TYPES}
+_VALUE_KINDS.update(Scalar=("int", "float", "bool"), SymInt=("int",), Device=("Device", "str"))
+
+
+def _value_kinds(t: Type) -> tuple[str, ...]:
+    kinds = _VALUE_KINDS[t.name]
+    if t.is_list:
+        lists = tuple(f"{k}[]" for k in kinds)
+        kinds = lists if t.size is None else kinds + lists
+    return kinds + (("None",) if t.optional else ())
+
+
+def _common_kind(a: Type, b: Type) -> str | None:
+    """A kind of value both types accept (the first in a's order), or None."""
+    b_kinds = _value_kinds(b)
+    return next((k for k in _value_kinds(a) if k in b_kinds), None)
+
+
+def _ambiguous_call(a: FunctionSchema, b: FunctionSchema) -> str | None:
+    """A call such as 'foo(Tensor, dim=int)' that binds to both schemas, or None.
+
+    With k positional values, a schema binds when it has at least k positional
+    parameters and every parameter after them is defaulted or passed by keyword.
+    Extra keywords only add constraints, so the call most likely to fit both
+    passes exactly the parameters that either schema requires. We try the most
+    positional call first, as that is how people write calls.
+    """
+    shared: list[str] = []  # shared[i]: a kind of value that fits positional slot i of both
+    for pa, pb in zip(a.positional, b.positional):
+        common = _common_kind(pa.type, pb.type)
+        if common is None:
+            break  # this slot tells them apart for every call that reaches it
+        shared.append(common)
+    for k in range(len(shared), -1, -1):
+        a_rest = {p.name: p for p in a.arguments[k:]}
+        b_rest = {p.name: p for p in b.arguments[k:]}
+        required = [p.name for p in (*a.arguments[k:], *b.arguments[k:]) if p.default is None]
+        keywords = list(dict.fromkeys(required))
+        if not all(n in a_rest and n in b_rest for n in keywords):
+            continue
+        kinds = [_common_kind(a_rest[n].type, b_rest[n].type) for n in keywords]
+        if None not in kinds:
+            args = shared[:k] + [f"{n}={kind}" for n, kind in zip(keywords, kinds)]
+            return f"{a.name.base}({', '.join(args)})"
+    return None
+
+
+def find_ambiguous_overloads(entries: Sequence[OpEntry]) -> list[str]:
+    """Messages for each pair of overloads that one Python call could bind to both.
+
+    Only overloads with the same base name, the same in-place flag and a shared
+    variant (function or method) compete for a call.
+    """
+    messages = []
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            a_name, b_name = a.schema.name, b.schema.name
+            same_name = (a_name.base, a_name.inplace) == (b_name.base, b_name.inplace)
+            if not same_name or not (a.variants & b.variants):
+                continue
+            call = _ambiguous_call(a.schema, b.schema)
+            if call is not None:
+                messages.append(
+                    f"{a.loc} and {b.loc}: overloads '{a.schema.name}' and '{b.schema.name}' "
+                    f"are ambiguous: the call {call} matches both"
+                )
+    return messages

@@ -1,0 +1,55 @@
+"""`to(...)` and the dtype shorthands (`x.float()`): no copy when nothing changes,
+otherwise `_to_copy`, the one op (with one derivative) that converts."""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
+
+
+def _to(self, dtype, device, non_blocking, copy):
+    impl = self._impl
+    same_dtype = dtype is None or dtype is impl.dtype
+    same_device = device is None or device == impl.device
+    if same_dtype and same_device and not copy:
+        return self
+    return F._to_copy(self, dtype=dtype, device=device, non_blocking=non_blocking)
+
+
+def to_dtype(self, dtype, non_blocking, copy):
+    return _to(self, dtype, None, non_blocking, copy)
+
+
+def to_device(self, device, dtype, non_blocking, copy):
+    return _to(self, dtype, device, non_blocking, copy)
+
+
+def to_other(self, other, non_blocking, copy):
+    return _to(self, other.dtype, other.device, non_blocking, copy)
+
+
+def to_float(self):
+    return _to(self, dt.float32, None, False, False)
+
+
+def to_double(self):
+    return _to(self, dt.float64, None, False, False)
+
+
+def to_long(self):
+    return _to(self, dt.int64, None, False, False)
+
+
+def to_int(self):
+    return _to(self, dt.int32, None, False, False)
+
+
+def to_bool(self):
+    return _to(self, dt.bool, None, False, False)
+
+
+def to_half(self):
+    return _to(self, dt.float16, None, False, False)
+
+
+def to_bfloat16(self):
+    return _to(self, dt.bfloat16, None, False, False)

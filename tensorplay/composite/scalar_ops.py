@@ -1,0 +1,76 @@
+"""Scalar overloads (`add.Scalar`, `eq.Scalar`, ...) as their Tensor overload with the
+number wrapped in a 0-dim tensor. A wrapped number promotes like a Python scalar
+(`int_tensor + 2.5` is float32, `half_tensor + 2.5` stays float16), so one kernel
+per op serves both overloads, and autograd sees only the Tensor overload."""
+from __future__ import annotations
+
+from tensorplay._frontdoor import wrap_number
+from tensorplay._generated import functional as F
+
+
+def add_scalar(self, other, alpha):
+    return F.add(self, wrap_number(other, self), alpha=alpha)
+
+
+def add__scalar(self, other, alpha):
+    return F.add_(self, wrap_number(other, self), alpha=alpha)
+
+
+def sub_scalar(self, other, alpha):
+    return F.sub(self, wrap_number(other, self), alpha=alpha)
+
+
+def mul_scalar(self, other):
+    return F.mul(self, wrap_number(other, self))
+
+
+def mul__scalar(self, other):
+    return F.mul_(self, wrap_number(other, self))
+
+
+def div_scalar(self, other):
+    return F.div(self, wrap_number(other, self))
+
+
+def pow_tensor_scalar(self, exponent):
+    return F.pow(self, wrap_number(exponent, self))
+
+
+def xlogy_scalar(self, other):
+    return F.xlogy(self, wrap_number(other, self))
+
+
+def where_scalar_other(condition, self, other):
+    return F.where(condition, self, wrap_number(other, self))
+
+
+def where_scalar_self(condition, self, other):
+    return F.where(condition, wrap_number(self, other), other)
+
+
+def eq_scalar(self, other):
+    return F.eq(self, wrap_number(other, self))
+
+
+def ne_scalar(self, other):
+    return F.ne(self, wrap_number(other, self))
+
+
+def lt_scalar(self, other):
+    return F.lt(self, wrap_number(other, self))
+
+
+def le_scalar(self, other):
+    return F.le(self, wrap_number(other, self))
+
+
+def gt_scalar(self, other):
+    return F.gt(self, wrap_number(other, self))
+
+
+def ge_scalar(self, other):
+    return F.ge(self, wrap_number(other, self))
+
+
+def zero_(self):
+    return F.fill_(self, 0)

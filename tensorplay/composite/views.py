@@ -1,0 +1,274 @@
+"""View ops: new sizes/strides/offset over the *same* storage, written once for
+every backend. A view shares its base's version counter, so an in-place change
+through the view is seen by anything autograd saved from the base."""
+from __future__ import annotations
+
+import builtins
+
+from tensorplay._frontdoor import wrap_dim
+from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
+from tensorplay._tensor import wrap
+from tensorplay.errors import DimError, ShapeError, fmt_shape
+
+
+def make_view(self, sizes, strides, offset):
+    src = self._impl
+    impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
+                      version=src.version, inference=src.inference)
+    impl.base = src.base if src.base is not None else src
+    return wrap(impl)
+
+
+def infer_size(op, shape, numel):
+    """Resolve one -1 in `shape` so that the product is `numel`."""
+    shape = list(shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ShapeError(f"{op}(): only one dimension can be inferred (-1), got "
+                         f"{fmt_shape(shape)}", op=op, arg="size")
+    if any(s < -1 for s in shape):
+        raise ShapeError(f"{op}(): invalid shape dimension in {fmt_shape(shape)}", op=op,
+                         arg="size")
+    known = numel_of([s for s in shape if s != -1])
+    if unknown:
+        if known == 0 or numel % known:
+            raise ShapeError(f"{op}(): shape {fmt_shape(shape)} is invalid for input of size "
+                             f"{numel}", op=op, arg="size")
+        shape[unknown[0]] = numel // known
+    elif known != numel:
+        raise ShapeError(f"{op}(): shape {fmt_shape(shape)} is invalid for input of size "
+                         f"{numel}", op=op, arg="size")
+    return tuple(shape)
+
+
+def view_strides(old_sizes, old_strides, new_sizes):
+    """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
+    None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
+    if numel_of(old_sizes) == 0:
+        return contiguous_strides(new_sizes)
+    new_strides = [0] * len(new_sizes)
+    view_d = len(new_sizes) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_sizes) - 1, -1, -1):
+        tensor_numel *= old_sizes[tensor_d]
+        # At the start of a chunk of contiguous memory (or the first dim), fill the view dims.
+        if tensor_d == 0 or (old_sizes[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_sizes[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_sizes[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def view(self, size):
+    impl = self._impl
+    sizes = infer_size("view", size, impl.numel())
+    strides = view_strides(impl.sizes, impl.strides, sizes)
+    if strides is None:
+        raise ShapeError("view(): view size is not compatible with input tensor's size and "
+                         "stride (at least one dimension spans across two contiguous "
+                         "subspaces). Use .reshape(...) instead.", op="view", arg="size")
+    return make_view(self, sizes, strides, impl.offset)
+
+
+def view_as(self, other):
+    return self.view(other.shape)
+
+
+def reshape(self, shape):
+    impl = self._impl
+    sizes = infer_size("reshape", shape, impl.numel())
+    if view_strides(impl.sizes, impl.strides, sizes) is not None:
+        return self.view(sizes)
+    return self.clone().view(sizes)
+
+
+def as_strided(self, size, stride, storage_offset):
+    if len(size) != len(stride):
+        raise ShapeError(f"as_strided(): mismatch in length of size {list(size)} and stride "
+                         f"{list(stride)}", op="as_strided", arg="stride")
+    offset = self._impl.offset if storage_offset is None else storage_offset
+    return make_view(self, size, stride, offset)
+
+
+def transpose(self, dim0, dim1):
+    impl = self._impl
+    n = len(impl.sizes)
+    d0, d1 = wrap_dim("transpose", "dim0", dim0, n), wrap_dim("transpose", "dim1", dim1, n)
+    if n == 0:
+        return make_view(self, (), (), impl.offset)
+    sizes, strides = list(impl.sizes), list(impl.strides)
+    sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return make_view(self, sizes, strides, impl.offset)
+
+
+def t(self):
+    n = len(self._impl.sizes)
+    if n > 2:
+        raise ShapeError(f"t(): expects a tensor with <= 2 dimensions, but self is {n}D",
+                         op="t", arg="self")
+    return self.transpose(0, 1) if n == 2 else self.view(self._impl.sizes)
+
+
+def permute(self, dims):
+    impl = self._impl
+    n = len(impl.sizes)
+    if len(dims) != n:
+        raise ShapeError(f"permute(): number of dims in 'dims' ({len(dims)}) doesn't match "
+                         f"the tensor's dimension ({n})", op="permute", arg="dims")
+    wrapped = [wrap_dim("permute", "dims", d, n) for d in dims]
+    if len(set(wrapped)) != n:
+        raise DimError(f"permute(): repeated dim in {list(dims)}", op="permute", arg="dims")
+    return make_view(self, [impl.sizes[d] for d in wrapped], [impl.strides[d] for d in wrapped],
+                     impl.offset)
+
+
+def expand(self, size, implicit):
+    impl = self._impl
+    if len(size) < len(impl.sizes):
+        raise ShapeError(f"expand(): the number of sizes provided ({len(size)}) must be greater "
+                         f"or equal to the number of dimensions in the tensor "
+                         f"({len(impl.sizes)})", op="expand", arg="size")
+    lead = len(size) - len(impl.sizes)
+    sizes, strides = [], []
+    for i, target in enumerate(size):
+        if i < lead:
+            if target < 0:
+                raise ShapeError(f"expand(): -1 is not allowed in a leading, non-existing "
+                                 f"dimension {i}", op="expand", arg="size")
+            sizes.append(target)
+            strides.append(0)
+            continue
+        have, stride = impl.sizes[i - lead], impl.strides[i - lead]
+        if target == -1:
+            target = have
+        if have == target:
+            sizes.append(have)
+            strides.append(stride)
+        elif have == 1:
+            sizes.append(target)
+            strides.append(0)
+        else:
+            raise ShapeError(f"expand(): the expanded size of the tensor ({target}) must match "
+                             f"the existing size ({have}) at non-singleton dimension {i}.  "
+                             f"Target sizes: {list(size)}.  Tensor sizes: "
+                             f"{list(impl.sizes)}", op="expand", arg="size")
+    return make_view(self, sizes, strides, impl.offset)
+
+
+def expand_as(self, other):
+    return self.expand(other.shape)
+
+
+def squeeze(self):
+    impl = self._impl
+    keep = [i for i, s in enumerate(impl.sizes) if s != 1]
+    return make_view(self, [impl.sizes[i] for i in keep], [impl.strides[i] for i in keep],
+                     impl.offset)
+
+
+def squeeze_dim(self, dim):
+    impl = self._impl
+    d = wrap_dim("squeeze", "dim", dim, len(impl.sizes))
+    if not impl.sizes or impl.sizes[d] != 1:
+        return make_view(self, impl.sizes, impl.strides, impl.offset)
+    return make_view(self, impl.sizes[:d] + impl.sizes[d + 1:],
+                     impl.strides[:d] + impl.strides[d + 1:], impl.offset)
+
+
+def unsqueeze(self, dim):
+    impl = self._impl
+    d = wrap_dim("unsqueeze", "dim", dim, len(impl.sizes) + 1)
+    stride = impl.sizes[d] * impl.strides[d] if d < len(impl.sizes) else 1
+    return make_view(self, impl.sizes[:d] + (1,) + impl.sizes[d:],
+                     impl.strides[:d] + (stride,) + impl.strides[d:], impl.offset)
+
+
+def flatten(self, start_dim, end_dim):
+    sizes = self._impl.sizes
+    if not sizes:
+        return self.reshape((1,))
+    s = wrap_dim("flatten", "start_dim", start_dim, len(sizes))
+    e = wrap_dim("flatten", "end_dim", end_dim, len(sizes))
+    if s > e:
+        raise DimError("flatten(): start_dim cannot come after end_dim", op="flatten",
+                       arg="start_dim")
+    return self.reshape(sizes[:s] + (numel_of(sizes[s:e + 1]),) + sizes[e + 1:])
+
+
+def narrow(self, dim, start, length):
+    sizes = self._impl.sizes
+    d = wrap_dim("narrow", "dim", dim, len(sizes))
+    if start < 0:
+        start += sizes[d]
+    if start < 0 or length < 0 or start + length > sizes[d]:
+        raise DimError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size "
+                       f"({sizes[d]}).", op="narrow", arg="length")
+    return self.slice(d, start, start + length, 1)
+
+
+def select(self, dim, index):
+    impl = self._impl
+    if not impl.sizes:
+        raise DimError("select() cannot be applied to a 0-dim tensor.", op="select", arg="self")
+    d = wrap_dim("select", "dim", dim, len(impl.sizes))
+    size = impl.sizes[d]
+    if index < -size or index >= size:
+        raise DimError(f"select(): index {index} out of range for tensor of size "
+                       f"{fmt_shape(impl.sizes)} at dimension {d}", op="select", arg="index")
+    if index < 0:
+        index += size
+    return make_view(self, impl.sizes[:d] + impl.sizes[d + 1:],
+                     impl.strides[:d] + impl.strides[d + 1:], impl.offset + index * impl.strides[d])
+
+
+def slice(self, dim, start, end, step):  # noqa: A001 - the op's name
+    impl = self._impl
+    d = wrap_dim("slice", "dim", dim, len(impl.sizes))
+    if step <= 0:
+        raise ValueError("slice(): step must be greater than zero")
+    size = impl.sizes[d]
+    start, end, _ = builtins.slice(start, end, step).indices(size)
+    length = max(0, (end - start + step - 1) // step)
+    sizes = list(impl.sizes)
+    strides = list(impl.strides)
+    sizes[d] = length
+    strides[d] = impl.strides[d] * step
+    return make_view(self, sizes, strides, impl.offset + start * impl.strides[d])
+
+
+def unbind(self, dim):
+    n = self._impl.sizes[wrap_dim("unbind", "dim", dim, len(self._impl.sizes))] \
+        if self._impl.sizes else 0
+    return tuple(self.select(dim, i) for i in range(n))
+
+
+def contiguous(self):
+    return self if self._impl.is_contiguous else self.clone()
+
+
+def detach(self):
+    """A tensor sharing data (and version counter) with self, outside the graph."""
+    src = self._impl
+    impl = TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
+                      version=src.version, inference=src.inference, array=src._array)
+    return wrap(impl)
+
+
+def detach_(self):
+    impl = self._impl
+    impl.grad_fn = None
+    impl.requires_grad = False
+    return self

@@ -1,0 +1,23 @@
+"""Routing a call to a kernel: dispatch keys (first level) and kernel registries
+(second level). `tp.dispatch.explain()` prints every hop of a call."""
+from tensorplay.dispatch.keys import (  # noqa: F401
+    DispatchKey, DispatchKeySet, to_autograd_key, to_autocast_key, to_vmap_key, to_backend_key,
+    is_backend_key, is_autograd_key, is_autocast_key, is_vmap_key, highest_priority_key,
+)
+from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, tls_local_key_sets  # noqa: F401
+from tensorplay.dispatch.trace import explain  # noqa: F401
+from tensorplay.dispatch.registry import (  # noqa: F401
+    ShapeRule, enable_device_fallback, registry_version,
+)
+from tensorplay.errors import KernelConstraintError, NoKernelError  # noqa: F401
+
+
+def op(name):
+    """The OperatorHandle of an op (`tp.dispatch.op("add.Tensor").dump()` shows its table)."""
+    from tensorplay.dispatch.dispatcher import dispatcher
+    return dispatcher.find(name)
+
+
+def key_set(tensor):
+    """The key set a tensor contributes to a call, computed from its impl."""
+    return DispatchKeySet(tensor._impl.key_set())

@@ -1,0 +1,238 @@
+"""The dispatcher: one table per operator, one slot per dispatch key.
+
+`OperatorHandle.call(ks, *args)` is the single place a kernel is invoked by key
+(the seed's `DispatchStub::call`):
+
+    ks  = (keys of the tensor arguments | TLS included) & ~TLS excluded
+    key = highest set bit of ks
+    slot = table[key]       -> backend key: the second-level KernelRegistry
+                               (or the Composite kernel when the backend has none)
+                            -> wrapper key (Autograd*, Autocast*, Vmap*): a Python
+                               wrapper that gets `ks` first so it can redispatch
+
+The table is *resolved* once per registration (fallbacks computed ahead), so a
+call is: a few int operations, one list index, one function call.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import traceback
+
+from tensorplay.dispatch.keys import (
+    DispatchKey, NUM_KEYS, NUM_BACKENDS, is_autograd_key, is_backend_key, format_keys,
+)
+from tensorplay.dispatch.tls import local_keys
+from tensorplay.dispatch import trace
+from tensorplay.dispatch.registry import KernelRegistry, bump_version
+from tensorplay.errors import ArgumentError, NoKernelError
+
+
+class _Fallthrough:
+    """Marker in a resolved slot: this wrapper key has nothing to do for this op."""
+
+    def __repr__(self):
+        return "<fallthrough>"
+
+
+FALLTHROUGH = _Fallthrough()
+
+
+class OpSchema:
+    """What the runtime needs to know of an op's schema (the generated registration
+    code fills it in from ops.yaml, so nothing is parsed at import time)."""
+
+    __slots__ = ("name", "text", "arg_names", "tensor_positions", "list_positions",
+                 "mutable_positions", "dtype_position", "num_returns")
+
+    def __init__(self, name, text, arg_names, tensor_positions=(), list_positions=(),
+                 mutable_positions=(), num_returns=1):
+        self.name = name
+        self.text = text
+        self.arg_names = tuple(arg_names)
+        self.tensor_positions = tuple(tensor_positions)
+        self.list_positions = tuple(list_positions)
+        self.mutable_positions = tuple(mutable_positions)
+        self.num_returns = num_returns
+        # The tensor whose dtype picks the kernel: `self`/`input` when the op has one.
+        dtype_position = self.tensor_positions[0] if self.tensor_positions else None
+        for i in self.tensor_positions:
+            if self.arg_names[i] in ("self", "input"):
+                dtype_position = i
+                break
+        self.dtype_position = dtype_position
+
+
+class OperatorHandle:
+    """An op's dispatch table plus the bookkeeping to explain it."""
+
+    __slots__ = ("name", "schema", "kernels", "kernel_names", "registries", "resolved",
+                 "meta_rule")
+
+    def __init__(self, schema):
+        self.name = schema.name
+        self.schema = schema
+        self.kernels = [None] * NUM_KEYS       # what was registered, per key
+        self.kernel_names = [None] * NUM_KEYS  # "module.function" for messages
+        self.registries = {}                   # backend key -> KernelRegistry
+        self.resolved = [None] * NUM_KEYS      # what a call at that key runs
+        self.meta_rule = None                  # shape/dtype rule; validates bad input
+
+    # ---- registration -------------------------------------------------------------
+    def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
+                 shape=None, check_signature=True):
+        """Put `fn` in the slot for `key`. At a backend key it becomes a candidate of the
+        second-level registry; elsewhere it replaces the slot (override, no unregister)."""
+        key = DispatchKey(key)
+        name = name or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
+        if check_signature:
+            self._check_signature(key, fn, name)
+        if is_backend_key(key):
+            reg = self.registries.get(key)
+            if reg is None:
+                reg = self.registries[key] = KernelRegistry(self, key)
+            reg.add(fn, name=name, priority=priority, dtypes=dtypes, contiguous=contiguous,
+                    shape=shape)
+        else:
+            self.kernels[key] = fn
+            self.kernel_names[key] = name
+        self._resolve()
+        bump_version()
+
+    def _check_signature(self, key, fn, name):
+        expected = self.schema.arg_names
+        if not is_backend_key(key) and key != DispatchKey.Composite:
+            expected = ("ks",) + expected     # wrapper kernels receive the key set first
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            return
+        got = tuple(p.name for p in params)
+        if got != expected:
+            raise ArgumentError(
+                f"cannot register {name} for {self.name} at {key.name}: the kernel takes "
+                f"({', '.join(got)}) but the schema `{self.schema.text}` needs "
+                f"({', '.join(expected)})", op=self.name)
+
+    def _resolve(self):
+        """Precompute what each key runs, with the seed's fallbacks applied."""
+        composite = self.kernels[DispatchKey.Composite]
+        has_autograd = any(self.kernels[k] is not None for k in range(7, 12))
+        for k in range(NUM_KEYS):
+            if k < NUM_BACKENDS:
+                reg = self.registries.get(k)
+                # A backend with no kernel of its own falls back to Composite.
+                self.resolved[k] = reg if reg is not None and reg.candidates else composite
+            elif k == DispatchKey.Composite:
+                self.resolved[k] = composite
+            elif self.kernels[k] is not None:
+                self.resolved[k] = self.kernels[k]
+            elif is_autograd_key(k) and composite is not None and not has_autograd:
+                # Composite-implicit autograd: the decomposition runs *above* autograd,
+                # so the ops it calls record the graph and no formula is needed.
+                self.resolved[k] = _drop_keyset(composite)
+            else:
+                self.resolved[k] = FALLTHROUGH
+
+    # ---- calling ------------------------------------------------------------------
+    def call(self, ks, *args):
+        """Run the op on `args`; `ks` is the union of the tensor arguments' key sets."""
+        if trace.state.active:
+            return trace.traced_call(self, ks, args)
+        lk = local_keys
+        ks = (ks | lk.included) & ~lk.excluded
+        resolved = self.resolved
+        while True:
+            key = ks.bit_length() - 1
+            kernel = resolved[key] if key >= 0 else None
+            if key < NUM_BACKENDS:
+                if kernel is None:
+                    self.miss(key)
+                return kernel(*args)
+            if kernel is FALLTHROUGH:
+                ks &= ~(1 << key)
+                continue
+            return kernel(ks, *args)
+
+    # A wrapper that redispatches below itself calls the same entry point.
+    redispatch = call
+
+    def miss(self, key):
+        have = [DispatchKey(k).name for k in range(NUM_KEYS)
+                if self.kernels[k] is not None or k in self.registries]
+        key_name = DispatchKey(key).name if key >= 0 else "<no key>"
+        msg = (f"{self.name}: no kernel for dispatch key {key_name}; kernels are registered "
+               f"for: {', '.join(have) if have else 'no key at all'}")
+        if os.environ.get("TP_TRACE_KERNEL_MISS"):
+            sys.stderr.write(f"[TP_TRACE_KERNEL_MISS] op={self.name} key={key_name}\n")
+            sys.stderr.write("".join(traceback.format_stack(limit=32)))
+        raise NoKernelError(msg, op=self.name)
+
+    def __repr__(self):
+        keys = [DispatchKey(k).name for k in range(NUM_KEYS)
+                if self.kernels[k] is not None or k in self.registries]
+        return f"<OperatorHandle {self.name} kernels={keys}>"
+
+    def dump(self):
+        """The dispatch table as text: one line per key that has something to run."""
+        lines = [f"{self.name}: {self.schema.text}"]
+        for k in range(NUM_KEYS):
+            r = self.resolved[k]
+            if r is None or r is FALLTHROUGH:
+                continue
+            if isinstance(r, KernelRegistry):
+                what = "registry: " + ", ".join(f"{c.name} (priority {c.priority})"
+                                                for c in r.candidates)
+            elif self.kernels[k] is not None:
+                what = self.kernel_names[k]
+            else:
+                what = f"Composite fallback -> {self.kernel_names[DispatchKey.Composite]}"
+            lines.append(f"  {DispatchKey(k).name:<14} {what}")
+        return "\n".join(lines)
+
+
+def _drop_keyset(fn):
+    def composite_implicit(ks, *args):
+        return fn(*args)
+    composite_implicit.__wrapped__ = fn
+    return composite_implicit
+
+
+class Dispatcher:
+    """The registry of operator handles, by full name (`add.Tensor`)."""
+
+    def __init__(self):
+        self.ops = {}
+
+    def define(self, schema):
+        handle = self.ops.get(schema.name)
+        if handle is None:
+            handle = self.ops[schema.name] = OperatorHandle(schema)
+        return handle
+
+    def find(self, name):
+        try:
+            return self.ops[name]
+        except KeyError:
+            import difflib
+            close = difflib.get_close_matches(name, self.ops, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise KeyError(f"no operator named '{name}'{hint}") from None
+
+
+dispatcher = Dispatcher()
+
+
+def keyset_of(*tensors):
+    """Union of key sets of the tensors among `tensors` (None and non-tensors skipped)."""
+    ks = 0
+    for t in tensors:
+        impl = getattr(t, "_impl", None)
+        if impl is not None:
+            ks |= impl.key_set()
+    return ks
+
+
+__all__ = ["dispatcher", "Dispatcher", "OperatorHandle", "OpSchema", "FALLTHROUGH",
+           "keyset_of", "format_keys"]

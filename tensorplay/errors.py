@@ -1,0 +1,47 @@
+"""Typed errors. Every user-facing error names the op, the argument, what was
+expected and what was given, e.g.
+
+    ShapeError: add(): argument 'other' (shape [4]) is not broadcastable with argument 'self' (shape [2, 3])
+"""
+
+
+class TensorPlayError(RuntimeError):
+    """Base of TensorPlay's errors; `op` and `arg` say where it happened."""
+
+    def __init__(self, message, op=None, arg=None):
+        super().__init__(message)
+        self.op = op
+        self.arg = arg
+
+
+class ShapeError(TensorPlayError, ValueError):
+    """Sizes that do not fit: broadcasting, matmul inner dims, view sizes."""
+
+
+class DTypeError(TensorPlayError, TypeError):
+    """A dtype the op does not accept (float index, int input to sqrt-like ops...)."""
+
+
+class DeviceError(TensorPlayError):
+    """Tensors on different devices, or a device that is not available."""
+
+
+class ArgumentError(TensorPlayError, TypeError):
+    """An argument of the wrong Python type, or a missing/extra argument."""
+
+
+class DimError(TensorPlayError, IndexError):
+    """A dimension or index out of range."""
+
+
+class KernelConstraintError(TensorPlayError):
+    """Raised by a kernel that cannot handle its input after all: the registry
+    hands the call to the next candidate."""
+
+
+class NoKernelError(TensorPlayError, NotImplementedError):
+    """No kernel (and no fallback) serves this op for these inputs."""
+
+
+def fmt_shape(sizes):
+    return "[" + ", ".join(str(s) for s in sizes) + "]"

@@ -1,0 +1,43 @@
+"""The Meta backend: each op's kernel at the Meta key is its shape rule, turned
+into empty tensors that have sizes and a dtype but no memory."""
+from __future__ import annotations
+
+import inspect
+
+from tensorplay.meta.rules import SELF, OutSpec
+
+
+def empty_meta(sizes, dtype):
+    from tensorplay._creation import empty
+    return empty(sizes, dtype=dtype, device="meta")
+
+
+def _materialize(spec, args):
+    if spec is SELF:
+        return args[0]
+    if isinstance(spec, OutSpec):
+        return empty_meta(spec.sizes, spec.dtype)
+    return tuple(_materialize(s, args) for s in spec)
+
+
+def make_meta_kernel(handle, rule):
+    """A Meta kernel for `handle` from `rule`, with the op's own parameter names so the
+    dispatcher's signature check applies to it like to any other kernel."""
+    op = handle.name.split(".")[0]
+
+    def meta_kernel(*args):
+        return _materialize(rule(op, args), args)
+
+    meta_kernel.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for n in handle.schema.arg_names])
+    meta_kernel.__name__ = meta_kernel.__qualname__ = f"meta_{rule.__name__}"
+    return meta_kernel
+
+
+def make_validator(handle, rule):
+    op = handle.name.split(".")[0]
+
+    def validate(*args):
+        rule(op, args)
+    return validate

@@ -1,0 +1,285 @@
+"""One function per family of ops: `rule(op, args) -> OutSpec | tuple[OutSpec, ...]`.
+
+`op` is the op's name for messages (`add`), `args` the call's arguments in
+schema order. A rule either returns the output's (sizes, dtype) or raises a
+typed error naming the op and the argument.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from tensorplay import _dtype as dt
+from tensorplay._frontdoor import wrap_dim as _wrap_dim
+from tensorplay._promotion import result_type
+from tensorplay.errors import DTypeError, DimError, ShapeError, fmt_shape
+
+OutSpec = namedtuple("OutSpec", "sizes dtype")
+SELF = "self"   # rules returning SELF mean "the op returns its first argument" (in-place)
+
+
+def wrap_dim(op, dim, ndim):
+    return _wrap_dim(op, "dim", dim, ndim)
+
+
+def reduce_dim_list(op, dims, ndim):
+    out = tuple(wrap_dim(op, d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise DimError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims",
+                       op=op, arg="dim")
+    return out
+
+
+def broadcast(op, named):
+    """Broadcast the shapes of `named` = [(arg name, sizes), ...] or raise a ShapeError."""
+    ndim = max(len(s) for _, s in named)
+    result = [1] * ndim
+    owner = [None] * ndim
+    for name, sizes in named:
+        for i, size in enumerate(sizes):
+            j = ndim - len(sizes) + i
+            if size == result[j] or size == 1:
+                continue
+            if result[j] == 1:
+                result[j], owner[j] = size, (name, sizes)
+                continue
+            other_name, other_sizes = owner[j]
+            raise ShapeError(
+                f"{op}(): argument '{name}' (shape {fmt_shape(sizes)}) is not broadcastable "
+                f"with argument '{other_name}' (shape {fmt_shape(other_sizes)}): size {size} "
+                f"vs {result[j]} at dimension {j}", op=op, arg=name)
+    return tuple(result)
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+# ---- pointwise ----------------------------------------------------------------------
+def binary(op, args, names=("self", "other")):
+    a, b = args[0], args[1]
+    sizes = broadcast(op, [(names[0], _sizes(a)), (names[1], _sizes(b))])
+    dtype = result_type(a, b)
+    if len(args) > 2 and isinstance(args[2], float) and not dtype.is_floating_point:
+        raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
+                         f"floating point number", op=op, arg="alpha")
+    return OutSpec(sizes, dtype)
+
+
+def binary_sub(op, args):
+    if args[0]._impl.dtype is dt.bool or args[1]._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): subtraction with bool tensors is not supported; use "
+                         f"logical_xor() or the `^` operator instead", op=op, arg="other")
+    return binary(op, args)
+
+
+def binary_float(op, args):
+    spec = binary(op, args)
+    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_floating_point
+                   else dt.get_default_dtype())
+
+
+def binary_pow(op, args):
+    return binary(op, args, ("self", "exponent"))
+
+
+def comparison(op, args):
+    return OutSpec(binary(op, args).sizes, dt.bool)
+
+
+def binary_inplace(op, args):
+    self = args[0]
+    spec = binary(op, args)
+    if spec.sizes != _sizes(self):
+        raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
+                         f"the broadcast shape {fmt_shape(spec.sizes)}", op=op, arg="self")
+    if not dt.can_cast(spec.dtype, self._impl.dtype):
+        raise DTypeError(f"{op}(): result type {spec.dtype.name} can't be cast to the desired "
+                         f"output type {self._impl.dtype.name}", op=op, arg="self")
+    return SELF
+
+
+def binary_float_inplace(op, args):
+    spec = binary_float(op, args)
+    if not dt.can_cast(spec.dtype, args[0]._impl.dtype):
+        raise DTypeError(f"{op}(): result type {spec.dtype.name} can't be cast to the desired "
+                         f"output type {args[0]._impl.dtype.name}", op=op, arg="self")
+    return binary_inplace(op, args)
+
+
+def where(op, args):
+    cond, a, b = args
+    if cond._impl.dtype is not dt.bool:
+        raise DTypeError(f"{op}(): argument 'condition' must be a bool tensor, but got "
+                         f"{cond._impl.dtype.name}", op=op, arg="condition")
+    sizes = broadcast(op, [("condition", _sizes(cond)), ("self", _sizes(a)),
+                           ("other", _sizes(b))])
+    return OutSpec(sizes, result_type(a, b))
+
+
+def unary(op, args):
+    return OutSpec(_sizes(args[0]), args[0]._impl.dtype)
+
+
+def unary_neg(op, args):
+    if args[0]._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): negation, the `-` operator, on a bool tensor is not "
+                         f"supported; use the `~` or logical_not() operator instead",
+                         op=op, arg="self")
+    return unary(op, args)
+
+
+def unary_relu(op, args):
+    if args[0]._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): not implemented for bool tensors", op=op, arg="self")
+    return unary(op, args) if not op.endswith("_") else SELF
+
+
+def unary_float(op, args):
+    d = args[0]._impl.dtype
+    return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
+
+
+def inplace_same(op, args):
+    return SELF
+
+
+# ---- reductions ---------------------------------------------------------------------
+def _reduced(op, sizes, dims, keepdim):
+    if dims is None or len(dims) == 0:
+        dims = range(len(sizes))
+    else:
+        dims = reduce_dim_list(op, dims, len(sizes))
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(sizes))
+    return tuple(s for i, s in enumerate(sizes) if i not in dims)
+
+
+def _sum_dtype(t, dtype):
+    if dtype is not None:
+        return dtype
+    d = t._impl.dtype
+    return d if d.is_floating_point else dt.int64
+
+
+def reduce_all(op, args):
+    return OutSpec((), _sum_dtype(args[0], args[1]))
+
+
+def reduce_dims(op, args):
+    self, dim, keepdim, dtype = args
+    return OutSpec(_reduced(op, _sizes(self), dim, keepdim), _sum_dtype(self, dtype))
+
+
+def check_mean_dtype(op, self, dtype):
+    d = dtype or self._impl.dtype
+    if not d.is_floating_point:
+        raise DTypeError(f"{op}(): could not infer output dtype. Input dtype must be either a "
+                         f"floating point or complex dtype. Got: {d.name}", op=op, arg="self")
+
+
+def reduce_all_float(op, args):
+    check_mean_dtype(op, args[0], args[1])
+    return OutSpec((), args[1] or args[0]._impl.dtype)
+
+
+def reduce_dims_float(op, args):
+    self, dim, keepdim, dtype = args
+    check_mean_dtype(op, self, dtype)
+    return OutSpec(_reduced(op, _sizes(self), dim, keepdim), dtype or self._impl.dtype)
+
+
+def check_nonempty_reduction(op, self):
+    if self._impl.numel() == 0:
+        raise ShapeError(f"{op}(): expected a non-empty input when no dim is given "
+                         f"(got shape {fmt_shape(_sizes(self))})", op=op, arg="self")
+
+
+def check_nonempty_dim(op, self, dim):
+    sizes = _sizes(self)
+    if sizes and sizes[dim] == 0:
+        raise ShapeError(f"{op}(): cannot reduce over dimension {dim} of size 0 "
+                         f"(input shape {fmt_shape(sizes)})", op=op, arg="dim")
+
+
+def reduce_all_same(op, args):
+    check_nonempty_reduction(op, args[0])
+    return OutSpec((), args[0]._impl.dtype)
+
+
+def reduce_dim_with_indices(op, args):
+    self, dim, keepdim = args
+    sizes = _sizes(self)
+    d = wrap_dim(op, dim, len(sizes))
+    if sizes:
+        check_nonempty_dim(op, self, d)
+    out = _reduced(op, sizes, (d,), keepdim) if sizes else ()
+    return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
+
+
+def arg_reduce(op, args):
+    self, dim, keepdim = args
+    sizes = _sizes(self)
+    if dim is None:
+        check_nonempty_reduction(op, self)
+        return OutSpec((1,) * len(sizes) if keepdim else (), dt.int64)
+    d = wrap_dim(op, dim, len(sizes))
+    if sizes:
+        check_nonempty_dim(op, self, d)
+    return OutSpec(_reduced(op, sizes, (d,), keepdim) if sizes else (), dt.int64)
+
+
+# ---- linear algebra -----------------------------------------------------------------
+def _same_dtype(op, a, b, names):
+    if a._impl.dtype is not b._impl.dtype:
+        raise DTypeError(f"{op}(): expected '{names[0]}' and '{names[1]}' to have the same "
+                         f"dtype, but got: {a._impl.dtype.name} != {b._impl.dtype.name}",
+                         op=op, arg=names[1])
+
+
+def mm(op, args):
+    op = op or "mm"
+    a, b = args
+    sa, sb = _sizes(a), _sizes(b)
+    for name, s in (("self", sa), ("mat2", sb)):
+        if len(s) != 2:
+            raise ShapeError(f"{op}(): argument '{name}' must be a matrix (2-D), but got "
+                             f"{len(s)}-D shape {fmt_shape(s)}", op=op, arg=name)
+    if sa[1] != sb[0]:
+        raise ShapeError(f"{op}(): 'self' and 'mat2' shapes cannot be multiplied "
+                         f"({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})", op=op, arg="mat2")
+    _same_dtype(op, a, b, ("self", "mat2"))
+    return OutSpec((sa[0], sb[1]), a._impl.dtype)
+
+
+def bmm(op, args):
+    op = op or "bmm"
+    a, b = args
+    sa, sb = _sizes(a), _sizes(b)
+    for name, s in (("self", sa), ("mat2", sb)):
+        if len(s) != 3:
+            raise ShapeError(f"{op}(): argument '{name}' must be a 3-D tensor, but got "
+                             f"{len(s)}-D shape {fmt_shape(s)}", op=op, arg=name)
+    if sa[0] != sb[0]:
+        raise ShapeError(f"{op}(): batch sizes differ: 'self' has {sa[0]}, 'mat2' has {sb[0]}",
+                         op=op, arg="mat2")
+    if sa[2] != sb[1]:
+        raise ShapeError(f"{op}(): 'self' and 'mat2' shapes cannot be multiplied "
+                         f"({sa[1]}x{sa[2]} and {sb[1]}x{sb[2]})", op=op, arg="mat2")
+    _same_dtype(op, a, b, ("self", "mat2"))
+    return OutSpec((sa[0], sa[1], sb[2]), a._impl.dtype)
+
+
+# ---- copies -------------------------------------------------------------------------
+def copy_(op, args):
+    self, src = args[0], args[1]
+    sizes = broadcast(op, [("self", _sizes(self)), ("src", _sizes(src))])
+    if sizes != _sizes(self):
+        raise ShapeError(f"{op}(): argument 'src' (shape {fmt_shape(_sizes(src))}) cannot be "
+                         f"broadcast to 'self' (shape {fmt_shape(_sizes(self))})", op=op,
+                         arg="src")
+    return SELF
+
+
+def to_copy(op, args):
+    self, dtype = args[0], args[1]
+    return OutSpec(_sizes(self), dtype or self._impl.dtype)
