@@ -21,7 +21,8 @@ import sys
 import traceback
 
 from tensorplay.dispatch.keys import (
-    DispatchKey, NUM_KEYS, NUM_BACKENDS, is_autograd_key, is_backend_key, format_keys,
+    AUTOGRAD_OFFSET, DispatchKey, NUM_KEYS, NUM_BACKENDS, is_autograd_key, is_backend_key,
+    format_keys,
 )
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
@@ -78,6 +79,7 @@ class OperatorHandle:
         self.registries = {}                   # backend key -> KernelRegistry
         self.resolved = [None] * NUM_KEYS      # what a call at that key runs
         self.meta_rule = None                  # shape/dtype rule; validates bad input
+        self._resolve()
 
     # ---- registration -------------------------------------------------------------
     def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
@@ -128,12 +130,18 @@ class OperatorHandle:
                 self.resolved[k] = composite
             elif self.kernels[k] is not None:
                 self.resolved[k] = self.kernels[k]
-            elif is_autograd_key(k) and composite is not None and not has_autograd:
+            elif is_autograd_key(k) and composite is not None and not has_autograd \
+                    and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
-                # so the ops it calls record the graph and no formula is needed.
+                # so the ops it calls record the graph and no formula is needed. A backend
+                # with a kernel of its own overrides the decomposition (the seed's rule).
                 self.resolved[k] = _drop_keyset(composite)
             else:
                 self.resolved[k] = FALLTHROUGH
+
+    def _has_backend_kernel(self, backend):
+        reg = self.registries.get(backend)
+        return reg is not None and bool(reg.candidates)
 
     # ---- calling ------------------------------------------------------------------
     def call(self, ks, *args):

@@ -229,19 +229,23 @@ class KernelRegistry:
         found = self.viable(dtype, contiguous, shape_ok)
         if found:
             return Plan(found)
-        # 1. dtype promotion
+        # 1. dtype promotion: a wider dtype that some candidate takes as the inputs are
         for wider in _promotion_chain(dtype):
-            found = self.viable(wider, contiguous, shape_ok) or \
-                self.viable(wider, True, shape_ok)
+            found = self.viable(wider, contiguous, shape_ok)
             if found:
                 return Plan(found, promote_to=(dtype, wider),
-                            make_contiguous=not self.viable(wider, contiguous, shape_ok),
                             note=f"dtype promotion {dtype.name} -> {wider.name}")
-        # 2. layout conversion
+        # 2. layout conversion, then layout conversion with promotion
         if not contiguous:
             found = self.viable(dtype, True, shape_ok)
             if found:
                 return Plan(found, make_contiguous=True, note="layout conversion: contiguous()")
+            for wider in _promotion_chain(dtype):
+                found = self.viable(wider, True, shape_ok)
+                if found:
+                    return Plan(found, promote_to=(dtype, wider), make_contiguous=True,
+                                note=f"dtype promotion {dtype.name} -> {wider.name} and "
+                                     f"layout conversion: contiguous()")
         # 3. device fallback, opt-in
         if options.device_fallback and self.key != 0:
             return Plan([], to_cpu=True, note="device fallback: computing on the CPU")

@@ -1,0 +1,176 @@
+"""How the generated autograd wrappers attach a node to the graph.
+
+A wrapper calls, in this order:
+
+    node.set_next_edges(collect_next_edges(self, other))   # where the grads go
+    ...run the op...
+    set_history(result, node)          # result.grad_fn = node
+    # or, for an in-place op on `self`:
+    check_inplace(self, "mul_.Tensor") # before anything else
+    rebase_history(self, node)         # self.grad_fn = node (CopySlices for a view)
+
+An *edge* is `(node, input_nr)`: where a gradient goes. For a tensor made by an op it
+is `(its grad_fn, its output_nr)`; for a leaf that requires grad it is
+`(its AccumulateGrad, 0)`; for anything else `(None, 0)` (no gradient needed).
+"""
+from __future__ import annotations
+
+import weakref
+
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.node import AccumulateGrad
+
+__all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
+           "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
+
+NO_EDGE = (None, 0)
+
+
+def grad_accumulator(impl):
+    """The leaf's AccumulateGrad: made once and cached weakly on the impl, so all graphs
+    built from this leaf share it, and it dies with the last graph that uses it."""
+    ref = impl.grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(impl)
+        impl.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def impl_edge(impl):
+    fn = impl.grad_fn
+    if fn is not None:
+        if impl.base is not None and fn._base_version is not None \
+                and fn._base_version != impl.version.value:
+            # The base (or another view of it) was modified in place after this view
+            # was made: the view's values now come from the base's new history.
+            from tensorplay.autograd.inplace_views import regenerate_view_history
+            fn = regenerate_view_history(impl)
+        return (fn, impl.output_nr)
+    if impl.requires_grad:
+        return (grad_accumulator(impl), 0)
+    return NO_EDGE
+
+
+def gradient_edge(tensor):
+    return impl_edge(tensor._impl)
+
+
+def collect_next_edges(*args):
+    """One edge per tensor argument; a list argument (cat's `tensors`) gives one per
+    element; None (an optional tensor not given) gives an empty edge."""
+    edges = []
+    for a in args:
+        if a is None:
+            edges.append(NO_EDGE)
+        elif isinstance(a, (list, tuple)):
+            for t in a:
+                edges.append(NO_EDGE if t is None else impl_edge(t._impl))
+        else:
+            edges.append(impl_edge(a._impl))
+    return edges
+
+
+def any_requires_grad(tensors):
+    for t in tensors:
+        if t is not None and t._impl.requires_grad:
+            return True
+    return False
+
+
+def set_history(result, node, output_differentiability=None):
+    """Make `node` the grad_fn of each differentiable output of an out-of-place op.
+
+    Only floating outputs are differentiable (an argmax's indices are not), and the
+    derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
+    outputs = result if isinstance(result, (tuple, list)) else (result,)
+    diff = output_differentiability
+    if diff is not None and isinstance(result, list) and len(diff) == 1:
+        diff = diff * len(outputs)          # one `Tensor[]` return covers every element
+    meta = []
+    for i, t in enumerate(outputs):
+        if t is None or (diff is not None and not diff[i]):
+            meta.append(None)
+            continue
+        impl = t._impl
+        if not impl.dtype.is_floating_point:
+            meta.append(None)
+            continue
+        if impl.grad_fn is not None or impl.requires_grad:
+            raise RuntimeError(
+                f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
+                f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
+                f"op must return a new tensor or a view)")
+        impl.grad_fn = node
+        impl.output_nr = i
+        impl.requires_grad = True
+        if impl.base is not None:
+            node._base_version = impl.version.value
+        meta.append((impl.sizes, impl.dtype, impl.device))
+    node._output_meta = tuple(meta)
+
+
+def check_inplace(tensor, op_name):
+    """Refuse in-place ops that would make the graph wrong (PyTorch's rules)."""
+    if not grad_state.enabled:
+        return
+    impl = tensor._impl
+    if impl.inference and not grad_state.inference:
+        raise RuntimeError(f"{op_name}: Inplace update to inference tensor outside "
+                           f"InferenceMode is not allowed. You can make a clone to get a "
+                           f"normal tensor before doing inplace update.")
+    if impl.requires_grad and impl.grad_fn is None:
+        raise RuntimeError(f"{op_name}: a leaf Variable that requires grad is being used in "
+                           f"an in-place operation.")
+    base = impl.base
+    if base is None or not base.requires_grad:
+        return
+    if impl.grad_fn is None:
+        raise RuntimeError(
+            f"{op_name}: A view was created in no_grad mode and is being modified inplace "
+            f"with grad mode enabled. Given that this use case is ambiguous and error-prone, "
+            f"it is forbidden. You can clarify your code by moving both the view and the "
+            f"inplace either both inside the no_grad block (if you don't want the inplace to "
+            f"be tracked) or both outside (if you want the inplace to be tracked).")
+    if base.grad_fn is None:
+        raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is being "
+                           f"used in an in-place operation.")
+
+
+def rebase_history(tensor, node):
+    """After an in-place op: `tensor`'s value is now the output of `node`.
+
+    For a view, the *base* changed too: the base's new history is a CopySlices node
+    (base with the view's region replaced by node's output), and the view becomes a
+    strided window onto that new base history (see inplace_views.py)."""
+    impl = tensor._impl
+    node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
+    if impl.base is None:
+        _set_grad_fn(impl, node)
+        return
+    from tensorplay.autograd.inplace_views import CopySlices, view_of_base
+    base = impl.base
+    copy_slices = CopySlices(base, impl, node)
+    _set_grad_fn(base, copy_slices)
+    _set_grad_fn(impl, view_of_base(impl, (copy_slices, 0)))
+
+
+def _set_grad_fn(impl, fn):
+    """Give `impl` a new grad_fn (output 0), carrying its retain_grad() along."""
+    old = impl.grad_fn
+    impl.grad_fn = fn
+    old_nr, impl.output_nr = impl.output_nr, 0
+    impl.requires_grad = True
+    if impl.retains_grad:
+        if old is not None and old._retains_grad:
+            old._retains_grad.pop(old_nr, None)
+        register_retains_grad(impl)
+
+
+def register_retains_grad(impl):
+    """`.grad` of a non-leaf is filled by its grad_fn, which keeps only a weak reference:
+    a tensor that is gone cannot be asked for its grad."""
+    fn = impl.grad_fn
+    if fn._retains_grad is None:
+        fn._retains_grad = {}
+    fn._retains_grad[impl.output_nr] = weakref.ref(impl)

@@ -1,0 +1,218 @@
+"""In-place ops on views: PyTorch's CopySlices, in small pieces.
+
+`y = x[1:]; y.exp_()` changes `x` too (they share memory). After it:
+
+    x_new = x_old with the region of y replaced by exp(y_old)    (CopySlices)
+    y_new = the region of x_new                                  (a strided window)
+
+so the base gets a `CopySlices` node and the view a `ViewOfBaseBackward` node pointing
+at it. A *region* is a view's geometry relative to its base: sizes, strides and the
+storage offset minus the base's offset. Two differentiable helpers move gradients
+between base shape and view shape:
+
+    gather(g, base, view)   base-shaped g -> the elements the view sees
+    scatter(g, base, view)  view-shaped g -> base-shaped zeros + g added into the region
+
+Each is the other's adjoint, so their nodes call each other and any order of
+derivative works (create_graph=True).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.graph_edges import collect_next_edges, impl_edge, set_history
+from tensorplay.autograd.node import Node
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch.tls import ExcludeKeys
+
+__all__ = ["CopySlices", "ViewOfBaseBackward", "view_of_base", "regenerate_view_history",
+           "gather", "scatter"]
+
+
+class Region:
+    """Sizes, strides and offset of a tensor inside its base's memory."""
+
+    __slots__ = ("sizes", "strides", "offset")
+
+    def __init__(self, sizes, strides, offset):
+        self.sizes, self.strides, self.offset = tuple(sizes), tuple(strides), offset
+
+    @staticmethod
+    def of(impl, base):
+        return Region(impl.sizes, impl.strides, impl.offset - base.offset)
+
+    def overlaps_itself(self):
+        """True when two elements may share memory (an expanded view): then a scatter
+        must add, not copy. Sufficient test: with dims sorted by stride, each stride
+        must step over everything the smaller dims span."""
+        span = 0
+        for stride, size in sorted((st, sz) for sz, st in zip(self.sizes, self.strides)
+                                   if sz > 1):
+            if stride <= span:
+                return True
+            span += (size - 1) * stride
+        return False
+
+    def __repr__(self):
+        return f"Region(sizes={list(self.sizes)}, strides={list(self.strides)}, " \
+               f"offset={self.offset})"
+
+
+# ---- raw data movement (no graph) ----------------------------------------------------
+def _buffer(base, like):
+    from tensorplay._creation import empty_strided
+    return empty_strided(base.sizes, base.strides, dtype=like.dtype, device=like.device)
+
+
+def _gather_raw(g, base, view):
+    buf = _buffer(base, g)
+    buf.copy_(g)
+    return buf.as_strided(view.sizes, view.strides, view.offset)
+
+
+def _scatter_raw(g, base, view):
+    buf = _buffer(base, g)
+    buf.zero_()
+    if not view.overlaps_itself():
+        buf.as_strided(view.sizes, view.strides, view.offset).copy_(g)
+        return buf
+    # Several view elements share one base element: their gradients add up. NumPy's
+    # unbuffered add.at does that; done on the host for any device.
+    index = np.full((), view.offset, dtype=np.int64)
+    for size, stride in zip(view.sizes, view.strides):
+        index = index[..., None] + np.arange(size, dtype=np.int64) * stride
+    flat = np.zeros(buf._impl.storage.nbytes // buf.dtype.itemsize, dtype=buf.dtype.np)
+    np.add.at(flat, index.reshape(-1), np.asarray(g.detach().cpu()).reshape(-1))
+    from tensorplay._creation import tensor
+    host = tensor(flat, device=g.device)
+    return host.as_strided(base.sizes, base.strides, 0)
+
+
+def _region_mask(grad, base, view):
+    """A bool tensor of base shape: True inside the view's region."""
+    from tensorplay._creation import zeros
+    from tensorplay import _dtype
+    mask = zeros(base.sizes, dtype=_dtype.bool, device=grad.device)
+    mask.as_strided(view.sizes, view.strides, view.offset).fill_(True)
+    return mask
+
+
+# ---- differentiable versions ---------------------------------------------------------
+def _record(out, node_cls, g, base, view):
+    if grad_state.enabled and g._impl.requires_grad:
+        node = node_cls(base, view)
+        node.set_next_edges(collect_next_edges(g))
+        set_history(out, node)
+    return out
+
+
+def gather(g, base, view):
+    with ExcludeKeys(AUTOGRAD_MASK):
+        out = _gather_raw(g, base, view)
+    return _record(out, GatherBackward, g, base, view)
+
+
+def scatter(g, base, view):
+    with ExcludeKeys(AUTOGRAD_MASK):
+        out = _scatter_raw(g, base, view)
+    return _record(out, ScatterBackward, g, base, view)
+
+
+class _RegionNode(Node):
+    __slots__ = ("base", "view")
+
+    def __init__(self, base, view):
+        super().__init__()
+        self.base = base
+        self.view = view
+
+
+class GatherBackward(_RegionNode):
+    __slots__ = ()
+
+    def apply(self, grads):
+        return (scatter(grads[0], self.base, self.view),)
+
+
+class ScatterBackward(_RegionNode):
+    __slots__ = ()
+
+    def apply(self, grads):
+        return (gather(grads[0], self.base, self.view),)
+
+
+class ViewOfBaseBackward(_RegionNode):
+    """The history of a view whose base was modified in place: view = region of base.
+    (PyTorch names it AsStridedBackward0.)"""
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        return (scatter(grads[0], self.base, self.view),)
+
+
+class CopySlices(Node):
+    """The new history of a base after an in-place op `fn` on one of its views.
+
+    Forward: base_new = base_old outside the region, fn(view_old, *others) inside.
+    Backward, with g the gradient of base_new:
+        g_view = gather(g)                    # gradient of fn's output
+        grads  = fn.apply(g_view)             # for view_old and fn's other inputs
+        base_old gets g outside the region and scatter(grads[0]) inside
+    Since view_old is a region of base_old, fn's first edge is rewired to base_old's
+    history: CopySlices' edges are fn's edges with that one replaced."""
+
+    __slots__ = ("base", "view", "fn")
+
+    def __init__(self, base_impl, view_impl, fn):
+        super().__init__()
+        self.base = Region(base_impl.sizes, base_impl.strides, 0)
+        self.view = Region.of(view_impl, base_impl)
+        self.fn = fn
+        fn.next_functions = (impl_edge(base_impl),) + tuple(fn.next_functions[1:])
+        self.next_functions = fn.next_functions
+        self._output_meta = ((base_impl.sizes, base_impl.dtype, base_impl.device),)
+
+    def name(self):
+        return f"CopySlices[{self.fn.name()}]"
+
+    def apply(self, grads):
+        from tensorplay._creation import zeros_like
+        from tensorplay._generated.functional import where
+        grad = grads[0]
+        results = list(self.fn.apply((gather(grad, self.base, self.view),)))
+        if self.needs_input_grad(0):
+            with ExcludeKeys(AUTOGRAD_MASK):
+                mask = _region_mask(grad, self.base, self.view)
+            inside = results[0]
+            if inside is None:
+                inside = zeros_like(grad)
+            else:
+                inside = scatter(inside, self.base, self.view)
+            results[0] = where(mask, inside, grad)
+        else:
+            results[0] = None
+        return tuple(results)
+
+    def release_saved(self):
+        self.fn.release_saved()
+
+
+def view_of_base(view_impl, base_edge):
+    """A ViewOfBaseBackward for `view_impl` whose base's history is `base_edge`."""
+    base = view_impl.base
+    node = ViewOfBaseBackward(Region(base.sizes, base.strides, 0), Region.of(view_impl, base))
+    node.set_next_edges((base_edge,))
+    node._output_meta = ((view_impl.sizes, view_impl.dtype, view_impl.device),)
+    node._base_version = view_impl.version.value
+    return node
+
+
+def regenerate_view_history(view_impl):
+    """A view made before its base changed in place: rebuild its grad_fn from the
+    base's current history (PyTorch does the same, lazily, on access)."""
+    from tensorplay.autograd.graph_edges import _set_grad_fn
+    node = view_of_base(view_impl, impl_edge(view_impl.base))
+    _set_grad_fn(view_impl, node)
+    return node
