@@ -37,7 +37,10 @@ class VersionCounter:
 
 
 def contiguous_strides(sizes):
-    strides = [1] * len(sizes)
+    n = len(sizes)
+    if n < 2:   # the common 0-d and 1-d cases, on every kernel's result
+        return (1,) * n
+    strides = [1] * n
     acc = 1
     for i in range(len(sizes) - 1, -1, -1):
         strides[i] = acc
@@ -75,7 +78,7 @@ class TensorImpl:
     )
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
-                 inference=False, array=None):
+                 inference=False, array=None, contiguous=None):
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
@@ -83,7 +86,8 @@ class TensorImpl:
         self.dtype = dtype
         self.device = device
         self.version = version if version is not None else VersionCounter()
-        self.is_contiguous = is_contiguous_layout(sizes, strides)
+        self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
+            else contiguous
         self.inference = inference
         self.wrapped_number = False
         self._array = array
@@ -134,4 +138,4 @@ def impl_from_array(arr, dtype, device, inference):
     sizes = arr.shape
     storage = Storage(arr, arr.nbytes, device)
     return TensorImpl(storage, sizes, contiguous_strides(sizes), 0, dtype, device,
-                      inference=inference, array=arr)
+                      inference=inference, array=arr, contiguous=True)

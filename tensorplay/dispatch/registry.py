@@ -106,7 +106,7 @@ def _promotion_chain(dtype):
 class Plan:
     """What the registry decided for one cache key."""
 
-    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note")
+    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct")
 
     def __init__(self, candidates, promote_to=None, make_contiguous=False, to_cpu=False,
                  note=""):
@@ -115,10 +115,7 @@ class Plan:
         self.make_contiguous = make_contiguous
         self.to_cpu = to_cpu
         self.note = note
-
-    @property
-    def is_direct(self):
-        return self.promote_to is None and not self.make_contiguous and not self.to_cpu
+        self.is_direct = promote_to is None and not make_contiguous and not to_cpu
 
 
 class KernelRegistry:
@@ -154,28 +151,33 @@ class KernelRegistry:
                 trace.hop("cache", f"miss {self.describe_key(key)} -> {_plan_text(plan)}")
         elif trace.state.active:
             trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
-        if plan.is_direct:
+        if not plan.is_direct:
+            return self.run_fallback(plan, args)
+        if trace.state.active:
             return self.run_candidates(plan.candidates, args)
-        return self.run_fallback(plan, args)
+        try:   # the common case: the first candidate takes the call
+            return plan.candidates[0].fn(*args)
+        except KernelConstraintError:
+            return self.run_candidates(plan.candidates, args)
+        except (ValueError, TypeError, IndexError) as e:
+            self.explain_bad_input(args, e)
+            raise
 
     def cache_key(self, args):
+        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules)."""
         schema = self.handle.schema
-        dtypes = []
-        contiguous = True
-        for i in schema.tensor_positions:
-            a = args[i]
-            if a is None:
-                dtypes.append(None)
-            elif i in schema.list_positions:
-                for t in a:
-                    dtypes.append(t._impl.dtype)
-                    contiguous = contiguous and t._impl.is_contiguous
-            else:
-                impl = a._impl
-                dtypes.append(impl.dtype)
-                contiguous = contiguous and impl.is_contiguous
-        shape_sig = tuple(bool(r.check(*args)) for r in self.shape_rules)
-        return (tuple(dtypes), contiguous if self.needs_layout else None, shape_sig)
+        if schema.list_positions:
+            dtypes, contiguous = _list_aware_dtypes(schema, args)
+        else:
+            dtypes = tuple([None if args[i] is None else args[i]._impl.dtype
+                            for i in schema.tensor_positions])
+            contiguous = None
+            if self.needs_layout:
+                contiguous = all(args[i]._impl.is_contiguous for i in schema.tensor_positions
+                                 if args[i] is not None)
+        if self.shape_rules:
+            return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules))
+        return (dtypes, contiguous, ())
 
     def run_candidates(self, candidates, args):
         for i, cand in enumerate(candidates):
@@ -325,6 +327,21 @@ class KernelRegistry:
         from tensorplay.dispatch.keys import DispatchKey
         out = self.handle.call(1 << DispatchKey.CPU, *moved)
         return _map_tensors(out, lambda t: ops.to_device(t, device))
+
+
+def _list_aware_dtypes(schema, args):
+    dtypes = []
+    contiguous = True
+    for i in schema.tensor_positions:
+        a = args[i]
+        items = a if i in schema.list_positions else (a,)
+        for t in items:
+            if t is None:
+                dtypes.append(None)
+            else:
+                dtypes.append(t._impl.dtype)
+                contiguous = contiguous and t._impl.is_contiguous
+    return tuple(dtypes), contiguous
 
 
 def _map_tensors(out, fn):

@@ -1,0 +1,46 @@
+"""Timing helpers shared by the benchmarks: best-of-N median timings in one process,
+so ratios compare TensorPlay, PyTorch and NumPy measured in the same run."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def timeit(fn, *, min_time=0.2, repeats=5):
+    """Median seconds per call of `fn()`, over `repeats` batches of at least `min_time`."""
+    fn()   # warm up caches (kernel selection, allocation)
+    n = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time / repeats or n >= 1 << 20:
+            break
+        n *= 2
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - start) / n)
+    return statistics.median(samples)
+
+
+def fmt_time(seconds):
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.2f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f} ms"
+    return f"{seconds:8.2f} s "
+
+
+def report(title, rows, targets=None):
+    """rows: [(label, seconds)]; the first row is TensorPlay, ratios are against it."""
+    print(f"\n{title}")
+    base = rows[0][1]
+    for label, t in rows:
+        ratio = "" if t is base else f"  tp/{label.split()[0]} = {base / t:5.2f}x"
+        print(f"  {label:<28}{fmt_time(t)}{ratio}")
+    for text in targets or ():
+        print(f"  target: {text}")

@@ -1,0 +1,80 @@
+"""The per-tensor autograd API that `Tensor` delegates to: `requires_grad_`, `.data = `,
+`register_hook`, `retain_grad`.
+
+Where a hook lives matters: a leaf's hooks live on the leaf itself (its AccumulateGrad
+is recreated per graph), a non-leaf's on its grad_fn, keyed by output number (so the
+hook still fires after the Python tensor object is gone, as in PyTorch).
+"""
+from __future__ import annotations
+
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.graph_edges import register_retains_grad
+from tensorplay.autograd.node import add_hook
+
+__all__ = ["set_requires_grad", "set_data", "register_hook", "retain_grad"]
+
+
+def set_requires_grad(tensor, flag):
+    impl = tensor._impl
+    flag = bool(flag)
+    if impl.grad_fn is not None:
+        if not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        return
+    if flag and not impl.dtype.is_floating_point:
+        raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                           f"(got {impl.dtype.name})")
+    if flag and impl.inference and not grad_state.inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
+    impl.requires_grad = flag
+
+
+def set_data(tensor, value):
+    """`x.data = v`: x now shows v's memory, and keeps its own autograd identity (its
+    requires_grad, its .grad, its version counter)."""
+    if getattr(value, "_impl", None) is None:
+        raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+    impl, new = tensor._impl, value._impl
+    if impl.requires_grad and not new.dtype.is_floating_point:
+        raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                           "point")
+    if impl.device != new.device:
+        raise RuntimeError(f"Attempted to set the storage of a tensor on device {impl.device} "
+                           f"to a storage on different device {new.device}.")
+    impl.storage = new.storage
+    impl.sizes = new.sizes
+    impl.strides = new.strides
+    impl.offset = new.offset
+    impl.dtype = new.dtype
+    impl.is_contiguous = new.is_contiguous
+    impl._array = None        # the cached NumPy view describes the old memory
+    impl.base = None
+    # The next graph gets a fresh AccumulateGrad with the new shape and dtype.
+    impl.grad_accumulator = None
+
+
+def register_hook(tensor, hook):
+    """`hook(grad) -> Tensor or None` runs when the gradient of `tensor` is computed;
+    a returned tensor replaces the gradient. Returns a handle with `.remove()`."""
+    impl = tensor._impl
+    if not impl.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if impl.grad_fn is None:
+        if impl.hooks is None:
+            impl.hooks = {}
+        return add_hook(impl.hooks, hook)
+    return impl.grad_fn.add_tensor_hook(impl.output_nr, hook)
+
+
+def retain_grad(tensor):
+    """Fill `.grad` of a non-leaf tensor too during backward (a no-op on a leaf)."""
+    impl = tensor._impl
+    if not impl.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if impl.grad_fn is None or impl.retains_grad:
+        return
+    impl.retains_grad = True
+    register_retains_grad(impl)

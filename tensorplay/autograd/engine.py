@@ -1,0 +1,377 @@
+"""The backward engine: run the graph from the outputs back to the leaves.
+
+    loss.backward()  ==  backward((loss,), (ones_like(loss),))
+
+1. *Discover*: walk the graph from the roots and count, for every node, how many
+   edges point at it (its dependencies).
+2. *Execute*: a node is ready when all its dependencies have delivered their
+   gradients (summed in its input buffer). Ready nodes wait in a heap, newest first.
+   Running a node = tensor hooks, pre-hooks, `apply`, post-hooks, a check of what it
+   returned, then each returned gradient goes into the buffer of the node its edge
+   points at. The loop is iterative: a 10,000-op chain needs no recursion.
+3. `grad(outputs, inputs)` runs only the part of the graph that leads to `inputs`
+   (the *needed* nodes) and *captures* the gradient arriving at each input instead of
+   accumulating it into `.grad`.
+
+Grad mode is on during the pass only with `create_graph=True`: the formulas are
+TensorPlay ops, so then they record a graph of their own (higher-order gradients).
+"""
+from __future__ import annotations
+
+import heapq
+
+from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.graph_edges import gradient_edge
+from tensorplay.autograd.node import AccumulateGrad, exec_state
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.errors import fmt_shape
+
+__all__ = ["backward", "grad"]
+
+UNUSED_MESSAGE = ("One of the differentiated Tensors appears to not have been used in the "
+                  "graph. Set allow_unused=True if this is the desired behavior.")
+
+
+# ---- public entry points ---------------------------------------------------------------
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into `.grad` of every leaf (or of `inputs` only)."""
+    tensors = _as_tuple(tensors)
+    grads = _make_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        from tensorplay.autograd.api import retain_grad
+        targets = []
+        for t in inputs:
+            if t._impl.grad_fn is not None:
+                retain_grad(t)    # a non-leaf input gets its .grad like a retained one
+            edge = gradient_edge(t)
+            if edge[0] is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.append(edge)
+    run_backward(_root_edges(tensors), grads, retain_graph, create_graph, targets,
+                 accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, materialize_grads=False):
+    """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _make_grads(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = []
+    for t in inputs:
+        if not t._impl.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        targets.append(gradient_edge(t))
+    results = run_backward(_root_edges(outputs), grads, retain_graph, create_graph, targets,
+                           accumulate=False)
+    for i, r in enumerate(results):
+        if r is None:
+            if materialize_grads:
+                from tensorplay._creation import zeros_like
+                results[i] = zeros_like(inputs[i])
+            elif not allow_unused:
+                raise RuntimeError(UNUSED_MESSAGE)
+    return tuple(results)
+
+
+def _as_tuple(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _make_grads(outputs, grads):
+    """The gradient each output starts with: given, or 1 for a scalar output."""
+    from tensorplay._creation import ones_like
+    if grads is None:
+        grads = (None,) * len(outputs)
+    else:
+        grads = _as_tuple(grads)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t._impl.requires_grad:
+                if t._impl.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                g = ones_like(t)
+        elif getattr(g, "_impl", None) is None:
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        elif g._impl.sizes != t._impl.sizes:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                               f"and output[{i}] has a shape of {t.shape}.")
+        out.append(g)
+    return out
+
+
+def _root_edges(tensors):
+    edges = []
+    for i, t in enumerate(tensors):
+        edge = gradient_edge(t)
+        if edge[0] is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+        edges.append(edge)
+    return edges
+
+
+# ---- the pass --------------------------------------------------------------------------
+def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumulate):
+    """Run the graph from `roots` (edges) seeded with `root_grads`.
+
+    `targets` (edges, or None for "every leaf") restricts the pass to what leads to
+    them; with `accumulate=False` the gradients arriving there are returned."""
+    root_nodes = list(dict.fromkeys(fn for fn, _ in roots))
+    deps, parents = _discover(root_nodes, with_parents=targets is not None)
+    needed = None
+    captures = {}
+    if targets is not None:
+        needed = _needed_nodes(targets, parents, deps, root_nodes)
+        if not accumulate:
+            for i, (fn, nr) in enumerate(targets):
+                captures.setdefault(fn, []).append((i, nr))
+    task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
+    buffers = {}
+    for (fn, nr), g in zip(roots, root_grads):
+        _add_to_buffer(buffers, fn, nr, g)
+    ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
+    heapq.heapify(ready)
+
+    saved_state = (grad_state.enabled, exec_state.needed)
+    grad_state.enabled = create_graph
+    exec_state.needed = needed
+    try:
+        while ready:
+            _, node = heapq.heappop(ready)
+            outs = task.evaluate(node, buffers.pop(node, None))
+            for i, (child, nr) in enumerate(node.next_functions):
+                if child is None or (needed is not None and child not in needed):
+                    continue
+                if outs is not None and outs[i] is not None:
+                    _add_to_buffer(buffers, child, nr, outs[i])
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    heapq.heappush(ready, (-child._seq, child))
+    finally:
+        grad_state.enabled, exec_state.needed = saved_state
+    return task.captured
+
+
+def _discover(root_nodes, with_parents):
+    """Dependency counts of every node reachable from the roots (and, for a restricted
+    pass, each node's parents, to search backwards from the targets)."""
+    deps = {}
+    parents = {} if with_parents else None
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if with_parents:
+                parents.setdefault(child, []).append(node)
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps, parents
+
+
+def _needed_nodes(targets, parents, deps, root_nodes):
+    """The targets that are reachable, and every node with a path to one of them."""
+    reachable = [fn for fn, _ in targets if fn in deps or fn in root_nodes]
+    needed = set(reachable)
+    stack = list(needed)
+    while stack:
+        for parent in parents.get(stack.pop(), ()):
+            if parent not in needed:
+                needed.add(parent)
+                stack.append(parent)
+    return needed
+
+
+def _add_to_buffer(buffers, node, nr, g):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * max(len(node._output_meta), nr + 1)
+    elif nr >= len(buf):
+        buf.extend([None] * (nr + 1 - len(buf)))
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
+class _Task:
+    """What one backward pass needs while it runs its nodes."""
+
+    def __init__(self, retain_graph, needed, captures, accumulate, num_targets):
+        self.retain_graph = retain_graph
+        self.needed = needed
+        self.captures = captures
+        self.accumulate = accumulate
+        self.captured = [None] * num_targets
+
+    def should_execute(self, node):
+        needed = self.needed
+        if needed is None:
+            return True
+        if self.accumulate and type(node) is AccumulateGrad and node in needed:
+            return True
+        for child, _ in node.next_functions:
+            if child is not None and child in needed:
+                return True
+        return False
+
+    def evaluate(self, node, grads):
+        """Run one node; returns its gradients (one per edge) or None if it did not run."""
+        if grads is None:
+            grads = [None] * max(len(node._output_meta), 1)
+        _call_tensor_hooks(node, grads)
+        if node._retains_grad:
+            _retain_grads(node, grads)
+        for i, nr in self.captures.get(node, ()):
+            self.captured[i] = grads[nr] if nr < len(grads) else None
+        if not self.should_execute(node) or all(g is None for g in grads):
+            return None
+        if node._pre_hooks:
+            for hook in list(node._pre_hooks.values()):
+                new = hook(tuple(grads))
+                if new is not None:
+                    grads = list(new)
+        _materialize(node, grads)
+        try:
+            outs = node.apply(tuple(grads))
+        except Exception:
+            if anomaly_state.enabled:
+                report_forward_stack(node)
+            raise
+        outs = tuple(outs)
+        if node._post_hooks:
+            for hook in list(node._post_hooks.values()):
+                new = hook(outs, tuple(grads))
+                if new is not None:
+                    outs = tuple(new)
+        outs = validate_outputs(node, outs)
+        if anomaly_state.enabled and anomaly_state.check_nan:
+            _check_nan(node, outs)
+        if not self.retain_graph:
+            node.release_saved()
+        return outs
+
+
+def _call_tensor_hooks(node, grads):
+    """Hooks registered on tensors (`t.register_hook`); a hook may replace the grad."""
+    for nr in range(len(grads)):
+        hooks = node.tensor_hooks(nr)
+        if not hooks or grads[nr] is None:
+            continue
+        g = grads[nr]
+        for hook in list(hooks.values()):
+            new = hook(g)
+            if new is not None:
+                g = new
+        grads[nr] = g
+
+
+def _retain_grads(node, grads):
+    for nr, ref in list(node._retains_grad.items()):
+        impl = ref()
+        g = grads[nr] if nr < len(grads) else None
+        if impl is None or g is None:
+            continue
+        impl.grad = g.clone() if impl.grad is None else impl.grad + g
+
+
+def _materialize(node, grads):
+    """Zeros for outputs that got no gradient (a formula reads every grad it is given)."""
+    if not getattr(node, "materialize_grads", True):
+        return
+    meta = node._output_meta
+    for i, g in enumerate(grads):
+        if g is None and i < len(meta) and meta[i] is not None:
+            from tensorplay._creation import zeros
+            sizes, dtype, device = meta[i]
+            grads[i] = zeros(sizes, dtype=dtype, device=device)
+
+
+def validate_outputs(node, outs):
+    """Check each returned gradient against the tensor its edge leads to: the count,
+    the shape (a missing sum_to is caught here), the device; cast a wrong dtype."""
+    edges = node.next_functions
+    if len(outs) != len(edges):
+        raise RuntimeError(f"Function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outs)})")
+    checked = list(outs)
+    for i, g in enumerate(outs):
+        fn, nr = edges[i]
+        if g is None or fn is None:
+            continue
+        impl = getattr(g, "_impl", None)
+        if impl is None:
+            raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
+                            f" - expected a Tensor or None, got {type(g).__name__}")
+        meta = fn._output_meta[nr] if nr < len(fn._output_meta) else None
+        if meta is None:
+            continue
+        sizes, dtype, device = meta
+        if impl.sizes != sizes:
+            g = _fix_shape(node, i, g, sizes)
+        if impl.dtype is not dtype:
+            g = g.to(dtype)
+        if impl.device != device:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{i} - expected device {device} but got {impl.device}")
+        checked[i] = g
+    return tuple(checked)
+
+
+def _fix_shape(node, i, g, sizes):
+    gsizes = g._impl.sizes
+    what = f"Function {node.name()}" + (f" (backward of {node.OP})" if node.OP else "")
+    if not _expandable(sizes, gsizes):
+        raise RuntimeError(f"{what} returned an invalid gradient at index {i} - got "
+                           f"{fmt_shape(gsizes)} but expected shape compatible with "
+                           f"{fmt_shape(sizes)}")
+    if getattr(node, "reduce_broadcast_grads", False):
+        from tensorplay.autograd.formulas import sum_to
+        return sum_to(g, sizes)
+    raise RuntimeError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
+                       f" but input {i} has shape {fmt_shape(sizes)}: the formula must reduce "
+                       f"the broadcast gradient, e.g. sum_to(grad, self.sizes())")
+
+
+def _expandable(sizes, target):
+    if len(sizes) > len(target):
+        return False
+    for s, t in zip(reversed(sizes), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _check_nan(node, outs):
+    for i, g in enumerate(outs):
+        if g is None or not g._impl.dtype.is_floating_point:
+            continue
+        with ExcludeKeys(AUTOGRAD_MASK):
+            has_nan = (g != g).sum().item() > 0
+        if has_nan:
+            report_forward_stack(node)
+            op = f" (backward of {node.OP})" if node.OP else ""
+            raise RuntimeError(f"Function '{node.name()}'{op} returned nan values in its "
+                               f"{i}th output.")

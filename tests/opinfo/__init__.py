@@ -1,0 +1,20 @@
+"""The operator database: one `OpInfo` per op (or per overload family), in the spirit of
+PyTorch's `torch.testing._internal.common_methods_invocations`.
+
+An `OpInfo` says how to call an op, how PyTorch computes the same thing, which dtypes
+it supports, how to build sample inputs and error inputs, and which generic tests apply
+(in-place variant, Meta kernel, gradients). `tests/test_ops.py` walks `op_db` and runs
+every generic test on every entry, so adding an op to the database is all it takes to
+test it.
+
+    core.py           OpInfo, SampleInput, ErrorInput, make_tensor, the PyTorch bridge
+    db_foundation.py  the entries for the foundation ops (add ... views)
+    db_<topic>.py     later expansions (nn ops, reductions, ...) add their own file
+
+To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it below.
+"""
+from opinfo.db_foundation import op_db as _foundation
+
+op_db = [*_foundation]
+
+__all__ = ["op_db"]
