@@ -53,6 +53,8 @@ def errors_copy(op, device):
     yield E(S(_t((3, 1), device=device), (_t((3, 4), device=device),)), ShapeError,
             r"copy_\(\): argument 'src' \(shape \[3, 4\]\) cannot be broadcast to 'self'",
             arg="src")
+    yield E(S(_t((3, 4), device=device), (tp.empty(3, 4, device="meta"),)), DeviceError,
+            r"copy_\(\): cannot copy out of a meta tensor", arg="src", meta=False)
 
 
 def _fill_samples(op, device, dtype, requires_grad):
@@ -140,8 +142,9 @@ COPIES = [
            sample_inputs_func=_to_samples, error_inputs_func=errors_to),
 ]
 for _name in ("float", "double", "long", "int", "bool", "half", "bfloat16"):
+    # Finite differences need a float64 result: only double() has one.
     COPIES.append(OpInfo(_name, overloads=(_name,), ref=f"Tensor.{_name}",
-                         sample_inputs_func=_conversion_samples))
+                         sample_inputs_func=_conversion_samples, gradcheck=_name == "double"))
 
 
 # ---- views ----------------------------------------------------------------------------
@@ -318,7 +321,8 @@ VIEWS = [
                ((3, 4), "contiguous"), ((3, 4), "transposed"), ((4,), "strided"),
                ((), "contiguous"), ((0, 2), "contiguous")]),
            error_inputs_func=errors_t),
-    OpInfo("permute", overloads=("permute",), ref="Tensor.permute", sample_inputs_func=_dims_samples([
+    OpInfo("permute", overloads=("permute",), ref="Tensor.permute",
+           sample_inputs_func=_dims_samples([
                ((2, 3, 4), "contiguous", 2, 0, 1), ((2, 3, 4), "strided", (-1, 0, 1)),
                ((3, 4), "transposed", (1, 0)), ((), "contiguous", ()),
                ((0, 3), "contiguous", 1, 0)]),
