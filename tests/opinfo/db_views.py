@@ -293,6 +293,14 @@ def errors_flatten(op, device):
             r"flatten\(\): 'start_dim' cannot come after 'end_dim' \(2 > 1\)", arg="start_dim")
 
 
+def errors_detach_(op, device):
+    # PyTorch raises the same, but the bridge's copy of a view is not a view in PyTorch
+    # (to_torch builds it with empty_strided), hence torch_raises=False.
+    yield E(S(_t((3, 4), device=device)[1:]), ArgumentError,
+            r"detach_\(\): can't detach views in-place", arg="self", torch_raises=False,
+            meta=False)
+
+
 VIEW_SHAPES = [((2, 3, 4), "contiguous"), ((3, 4), "transposed"), ((2, 3, 4), "strided"),
                ((3, 4), "expanded"), ((), "contiguous"), ((0, 3), "contiguous")]
 
@@ -369,10 +377,11 @@ VIEWS = [
     OpInfo("contiguous", overloads=("contiguous",), sample_inputs_func=_dims_samples(VIEW_SHAPES)),
     OpInfo("detach", overloads=("detach",), sample_inputs_func=_dims_samples(VIEW_SHAPES),
            supports_autograd=False),
-    # PyTorch refuses to detach a view in place; TensorPlay allows it (see the report).
+    # Views cannot be detached in place: the samples are fresh tensors (make_tensor's
+    # non-contiguous layouts are views).
     OpInfo("detach_", overloads=("detach_",), mutates_input=True,
-           sample_inputs_func=_dims_samples([s for s in VIEW_SHAPES if s[1] != "expanded"]),
-           supports_autograd=False),
+           sample_inputs_func=_dims_samples([s for s in VIEW_SHAPES if s[1] == "contiguous"]),
+           error_inputs_func=errors_detach_, supports_autograd=False),
 ]
 
 op_db = COPIES + VIEWS
