@@ -279,9 +279,10 @@ FACTORIES = [
     ("ones", ([2, 2],), {"dtype": "bool"}), ("full", ((2, 2), 3), {}), ("full", ((2,), 1.5), {}),
     ("full", ((2,), True), {}), ("full", ((3,), 7), {"dtype": "float16"}),
     ("arange", (5,), {}), ("arange", (1, 4), {}), ("arange", (0, 1, 0.1), {}),
-    ("arange", (5, 0, -2), {}), ("arange", (2.5,), {}), ("arange", (0, 10, 3), {"dtype": "float64"}),
-    ("linspace", (0, 1, 5), {}), ("linspace", (-1, 1, 1), {}), ("linspace", (0, 10, 4),
-                                                                    {"dtype": "float64"}),
+    ("arange", (5, 0, -2), {}), ("arange", (2.5,), {}),
+    ("arange", (0, 10, 3), {"dtype": "float64"}),
+    ("linspace", (0, 1, 5), {}), ("linspace", (-1, 1, 1), {}),
+    ("linspace", (0, 10, 4), {"dtype": "float64"}),
     ("eye", (3,), {}), ("eye", (2, 3), {}), ("eye", (2,), {"dtype": "int64"}),
 ]
 
@@ -470,21 +471,17 @@ def test_wrong_argument_type_names_op_and_argument():
         x.sum(dtype="bogus")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tensorplay/codegen: a front door with one overload is a plain Python function, so a "
-    "missing or extra argument raises Python's TypeError, not an ArgumentError"))
-@pytest.mark.parametrize("op, call", [
-    ("add", lambda x: tp.add(x)), ("add", lambda x: tp.add(x, x, x)),
-    ("transpose", lambda x: x.transpose(0)),
-], ids=["add(x)", "add(x, x, x)", "transpose(0)"])
-def test_wrong_argument_count_is_typed(op, call):
-    with raises_typed(ArgumentError, op):
-        call(tp.ones(2, 2))
-
-
 def test_wrong_argument_count_still_names_the_op():
-    with pytest.raises(TypeError, match=r"add\(\)"):
+    """Front doors are plain Python functions (binding by hand would cost every call
+    ~0.5 us), so a wrong argument count is Python's own TypeError, which names the
+    op and, for a missing argument, the argument."""
+    with pytest.raises(TypeError, match=r"add\(\) missing 1 required positional argument: 'other'"):
         tp.add(tp.ones(2))
+    with pytest.raises(TypeError, match=r"add\(\) takes 2 positional arguments but 3"):
+        tp.add(tp.ones(2), tp.ones(2), tp.ones(2))
+    with pytest.raises(TypeError, match=r"transpose\(\) missing 1 required positional "
+                                        r"argument: 'dim1'"):
+        tp.ones(2, 2).transpose(0)
 
 
 def test_shape_errors():

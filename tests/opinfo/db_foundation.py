@@ -153,8 +153,8 @@ ARITHMETIC = [
            sample_inputs_func=_alpha_scalar_samples, error_inputs_func=errors_scalar_inplace),
     OpInfo("sub", overloads=("sub.Tensor", "sub_.Tensor"), inplace="sub_", dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_alpha_samples, error_inputs_func=errors_sub),
-    # No sub_.Scalar in ops.yaml: `x.sub_(2)` is not an overload.
-    OpInfo("sub", "scalar", overloads=("sub.Scalar",), dtypes=ALL_BUT_BOOL,
+    OpInfo("sub", "scalar", overloads=("sub.Scalar", "sub_.Scalar"), inplace="sub_",
+           dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_alpha_scalar_samples, error_inputs_func=errors_sub_scalar),
     OpInfo("mul", overloads=("mul.Tensor", "mul_.Tensor"), inplace="mul_",
            sample_inputs_func=sample_inputs_binary, error_inputs_func=errors_binary_inplace),
@@ -163,7 +163,7 @@ ARITHMETIC = [
     OpInfo("div", overloads=("div.Tensor", "div_.Tensor"), inplace="div_",
            sample_inputs_func=partial(sample_inputs_binary, rhs_exclude_zero=True),
            error_inputs_func=errors_binary_inplace),
-    OpInfo("div", "scalar", overloads=("div.Scalar",),
+    OpInfo("div", "scalar", overloads=("div.Scalar", "div_.Scalar"), inplace="div_",
            sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True),
            error_inputs_func=errors_scalar),
     # torch has no bool pow kernel.
@@ -306,10 +306,7 @@ UNARY = [
     OpInfo("relu", overloads=("relu", "relu_"), inplace="relu_", dtypes=ALL_BUT_BOOL,
            sample_inputs_func=partial(sample_inputs_unary, exclude_zero=True,
                                       extra_values=EDGES[2:]),
-           error_inputs_func=errors_relu,
-           xfails={"test_grad_matches_torch":
-                   "derivatives.yaml: relu's `grad * (result > 0)` gives 0 at nan; PyTorch "
-                   "(threshold_backward) passes grad where not result <= 0"}),
+           error_inputs_func=errors_relu),
 ]
 
 
