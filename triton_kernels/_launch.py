@@ -11,6 +11,7 @@ A launcher follows the Triton tutorials' order: check -> allocate -> grid -> lau
 """
 from __future__ import annotations
 
+import numpy as np
 import triton
 import triton.language as tl
 
@@ -139,7 +140,12 @@ def needs_wide_index(n, *tensors):
 
 def launch(name, kernel, grid, *args, **meta):
     """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched."""
-    kernel[grid](*args, **meta)
+    if INTERPRETED:
+        # NumPy runs the interpreted kernel; like a GPU, it should not warn about NaN/inf.
+        with np.errstate(all="ignore"):
+            kernel[grid](*args, **meta)
+    else:
+        kernel[grid](*args, **meta)
     if trace.state.active:
         shown = [f"{k}={v}" for k, v in meta.items() if k.isupper()]
         best = getattr(kernel, "best_config", None)     # an autotuned kernel's choice

@@ -3,7 +3,7 @@ with pointers computed from strides, no block pointers), fp32 accumulation.
 
 Two candidates per op sit in the CUDA kernel registry, the second level of dispatch:
 
-    mm_aligned   priority 10   M, N multiples of 64 and K of 32 (ShapeRule): no masks
+    mm_aligned   priority 10   M, N, K multiples of the block sizes: no masks
     mm           priority 0    any shape: every load and store masked (ops.yaml names it)
 
 A call whose shape meets the rule goes to the aligned one; it still hands over
@@ -29,8 +29,11 @@ from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 
-# What the aligned candidate asks of a shape: the smallest block of the tuned configs.
-ALIGN_M, ALIGN_N, ALIGN_K = 64, 64, 32
+# The aligned candidate's ShapeRule is a cheap filter that becomes part of the kernel
+# cache key: M, N and K multiples of 16, tl.dot's smallest tile. The kernel itself then
+# needs a tuned config whose blocks divide the shape exactly, and hands the call over
+# to the masked kernel (KernelConstraintError) when there is none (e.g. 48 x 48 x 48).
+ALIGN_M, ALIGN_N, ALIGN_K = 16, 16, 16
 
 
 @triton.jit
@@ -198,7 +201,7 @@ def _aligned(*mats):
         and K % ALIGN_K == 0
 
 
-ALIGNED = ShapeRule(f"M, N multiples of {ALIGN_M}, K of {ALIGN_K}", _aligned)
+ALIGNED = ShapeRule(f"M, N, K multiples of {ALIGN_M}, {ALIGN_N}, {ALIGN_K}", _aligned)
 
 
 def _require_dividing_config(a, b):
