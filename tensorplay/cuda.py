@@ -13,7 +13,8 @@ backend is tested on machines without a GPU. `is_available()` stays honest
 (False), and the mode shows in a tensor's repr (`triton='interpreter'`) and in
 `tp.dispatch.explain()` (the `triton` hop of each launch).
 
-    x = tp.randn(3, device="cuda")   # interpreter: tensor([...], device='cuda:0', triton='interpreter')
+    x = tp.randn(3, device="cuda")
+    x        # interpreter: tensor([...], device='cuda:0', triton='interpreter')
 """
 from __future__ import annotations
 
@@ -182,17 +183,16 @@ def synchronize(device=None):
 # ---- randomness -----------------------------------------------------------------------
 class _Seed:
     value = 0
-    offset = 0
 
 
 _seed = _Seed()
 
 
 def manual_seed(seed):
-    """Seed the `cuda` generator: kernels that draw random numbers (Philox in `tl.rand`)
-    take (seed, offset) from it, so a run is reproducible."""
+    """Seed the `cuda` generator (`tp.manual_seed` calls it too). Random tensors created
+    on `cuda` today are drawn on the host by the default generator and copied over; the
+    seed is kept for device-side random kernels (Philox via `tl.rand(seed, offset)`)."""
     _seed.value = int(seed)
-    _seed.offset = 0
 
 
 manual_seed_all = manual_seed
@@ -200,14 +200,6 @@ manual_seed_all = manual_seed
 
 def initial_seed():
     return _seed.value
-
-
-def philox_seed_offset(increment):
-    """(seed, offset) for one random kernel; the offset advances so that the next kernel
-    draws fresh numbers (PyTorch's philox_engine_inputs)."""
-    offset = _seed.offset
-    _seed.offset += increment
-    return _seed.value, offset
 
 
 # ---- interop --------------------------------------------------------------------------

@@ -12,7 +12,6 @@ A launcher follows the Triton tutorials' order: check -> allocate -> grid -> lau
 from __future__ import annotations
 
 import numpy as np
-import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
