@@ -153,7 +153,10 @@ def from_host(array, dtype, device):
     array = np.ascontiguousarray(array, dtype=dtype.np)
     storage = allocate(array.nbytes, device)
     if array.nbytes:
-        storage.data.copy_(torch.from_numpy(array.reshape(-1).view(np.uint8)))
+        # non_blocking: CUDA stages pageable host memory before returning, without waiting
+        # for the kernels queued before it (a `x * 2.0` must not stall the GPU's queue).
+        storage.data.copy_(torch.from_numpy(array.reshape(-1).view(np.uint8)),
+                           non_blocking=True)
     sizes = tuple(array.shape)
     return wrap(TensorImpl(storage, sizes, contiguous_strides(sizes), 0, dtype, device,
                            inference=grad_state.inference, contiguous=True))

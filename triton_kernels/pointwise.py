@@ -93,9 +93,9 @@ def run(name, out, inputs, compute, alpha=1):
 
 
 # ---- binary ---------------------------------------------------------------------------
-def _binary(name, rule, self, other, alpha=1, names=("self", "other")):
+def _binary(name, rule, self, other, alpha=1):
+    device, (a, b) = operands(name, self=self, other=other)
     spec = rule(name, (self, other, alpha))
-    device, (a, b) = operands(name, **{names[0]: self, names[1]: other})
     out = new_tensor(spec.sizes, spec.dtype, device)
     return run(name, out, (a, b), spec.dtype, alpha)
 
@@ -129,8 +129,8 @@ def xlogy(self, other):
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
-    spec = rules.binary_pow("pow", (self, exponent))
     device, (a, b) = operands("pow", self=self, exponent=exponent)
+    spec = rules.binary_pow("pow", (self, exponent))
     if not spec.dtype.is_floating_point and b._impl.numel() and F.min(b).item() < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
     out = new_tensor(spec.sizes, spec.dtype, device)
@@ -139,8 +139,8 @@ def pow(self, exponent):  # noqa: A001 - the op's name
 
 def _compare(name):
     def kernel(self, other):
-        spec = rules.comparison(name, (self, other))
         device, (a, b) = operands(name, self=self, other=other)
+        spec = rules.comparison(name, (self, other))
         out = new_tensor(spec.sizes, dt.bool, device)
         return run(name, out, (a, b), result_type2(self, other))
     kernel.__name__ = kernel.__qualname__ = name
@@ -156,8 +156,8 @@ ge = _compare("ge")
 
 
 def where(condition, self, other):
-    spec = rules.where("where", (condition, self, other))
     device, tensors = operands("where", condition=condition, self=self, other=other)
+    spec = rules.where("where", (condition, self, other))
     out = new_tensor(spec.sizes, spec.dtype, device)
     return run("where", out, tensors, spec.dtype)
 
@@ -165,8 +165,8 @@ def where(condition, self, other):
 # ---- unary ----------------------------------------------------------------------------
 def _unary(name, rule):
     def kernel(self):
-        spec = rule(name, (self,))
         device, (a,) = operands(name, self=self)
+        spec = rule(name, (self,))
         out = new_tensor(spec.sizes, spec.dtype, device)
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
@@ -188,8 +188,8 @@ relu = _unary("relu", rules.unary_relu)
 
 # ---- in place: the result is written through self's own strides ----------------------
 def _inplace(name, rule, self, other, alpha=1):
-    rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
     _, (_, b) = operands(f"{name}_", self=self, other=other)
+    rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
     compute = result_type2(self, other)
     if name == "div" and not compute.is_floating_point:
         compute = dt.get_default_dtype()
