@@ -4,14 +4,24 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.meta import rules
-from cpu_kernels._common import out
+from cpu_kernels._common import accumulate_dtype, out
+
+
+def _matmul(self, mat2):
+    # Half types accumulate in float32 and round once, as PyTorch does: NumPy's float16
+    # matmul would round after every multiply-add.
+    acc = accumulate_dtype(self._impl.dtype)
+    a, b = self._impl.array(), mat2._impl.array()
+    if a.dtype != acc:
+        a, b = a.astype(acc), b.astype(acc)
+    return out(np.matmul(a, b), self._impl.dtype)
 
 
 def mm(self, mat2):
     rules.mm(None, (self, mat2))
-    return out(np.matmul(self._impl.array(), mat2._impl.array()), self._impl.dtype)
+    return _matmul(self, mat2)
 
 
 def bmm(self, mat2):
     rules.bmm(None, (self, mat2))
-    return out(np.matmul(self._impl.array(), mat2._impl.array()), self._impl.dtype)
+    return _matmul(self, mat2)

@@ -11,6 +11,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
+from tensorplay.meta import rules
 from cpu_kernels._common import array_as, float_dtype, out
 
 
@@ -23,13 +24,28 @@ def _scaled(b, alpha):
     return b if alpha == 1 else b * alpha
 
 
+def _check_alpha(op, self, other, alpha, dtype):
+    # NumPy would compute int + 0.5 * int in float and truncate: PyTorch refuses.
+    if type(alpha) is float and not dtype.is_floating_point:
+        rules.binary(op, (self, other, alpha))
+
+
 def add(self, other, alpha):
     a, b, dtype = _binary(self, other)
+    _check_alpha("add", self, other, alpha, dtype)
     return out(np.add(a, _scaled(b, alpha)), dtype)
 
 
+def _check_no_bool(op, self, other):
+    # NumPy rejects bool - bool, but not uint8 - True: the shape rule says why, always.
+    if self._impl.dtype is dt.bool or other._impl.dtype is dt.bool:
+        rules.binary_sub(op, (self, other))
+
+
 def sub(self, other, alpha):
+    _check_no_bool("sub", self, other)
     a, b, dtype = _binary(self, other)
+    _check_alpha("sub", self, other, alpha, dtype)
     return out(np.subtract(a, _scaled(b, alpha)), dtype)
 
 
@@ -47,9 +63,25 @@ def div(self, other):
 def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = _binary(self, exponent)
     if not dtype.is_floating_point and np.any(b < 0):
-        raise ValueError("Integers to negative integer powers are not allowed.")
+        return _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return out(np.power(a, b), dtype)
+
+
+def _int_pow_negative(a, b, dtype, scalar_exponent):
+    """Integer powers with negative exponents, as PyTorch does them: a Python-number
+    exponent is an error; a tensor exponent gives 1 / a**|b| truncated toward zero, which
+    is 0 except for a base of 1 (1) or -1 (+1 or -1 by parity). NumPy raises instead."""
+    if scalar_exponent:
+        raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
+                         f"(argument 'exponent' is {b.item()} and 'self' is {dtype.name})",
+                         op="pow", arg="exponent")
+    negative = b < 0
+    with np.errstate(over="ignore"):
+        r = np.power(a, np.where(negative, 0, b))
+    odd = np.where(b % 2 == 0, 1, -1)
+    inverse = np.where(a == 1, 1, np.where(a == -1, odd, 0))
+    return out(np.where(negative, inverse, r), dtype)
 
 
 def maximum(self, other):
@@ -100,6 +132,8 @@ def neg(self):
 
 
 def abs(self):  # noqa: A001
+    if self._impl.dtype is dt.bool:
+        rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
     return out(np.abs(self._impl.array()), self._impl.dtype)
 
 
@@ -131,20 +165,17 @@ def sigmoid(self):
 
 
 def relu(self):
+    if self._impl.dtype is dt.bool:
+        rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     return out(np.maximum(a, np.zeros((), a.dtype)), self._impl.dtype)  # keeps NaN, like torch
 
 
 # ---- in-place: compute into the tensor's own memory ----------------------------------
-def _check_inplace_dtype(op, self, dtype):
-    if not dt.can_cast(dtype, self._impl.dtype):
-        raise DTypeError(f"{op}(): result type {dtype.name} can't be cast to the desired "
-                         f"output type {self._impl.dtype.name}", op=op, arg="self")
-
-
 def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
-    _check_inplace_dtype(op, self, dtype)
+    _check_alpha(op, self, other, alpha, dtype)
+    rules.check_inplace_cast(op, dtype, self)
     target = self._impl.array()
     result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))
     np.copyto(target, result, casting="unsafe")
@@ -156,6 +187,7 @@ def add_(self, other, alpha):
 
 
 def sub_(self, other, alpha):
+    _check_no_bool("sub_", self, other)
     return _inplace("sub_", np.subtract, self, other, alpha)
 
 
@@ -165,7 +197,7 @@ def mul_(self, other):
 
 def div_(self, other):
     dtype = float_dtype(result_type2(self, other))
-    _check_inplace_dtype("div_", self, dtype)
+    rules.check_inplace_cast("div_", dtype, self)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.copyto(self._impl.array(), np.true_divide(array_as(self, dtype),
                                                      array_as(other, dtype)), casting="unsafe")
@@ -173,10 +205,18 @@ def div_(self, other):
 
 
 def relu_(self):
+    if self._impl.dtype is dt.bool:
+        rules.unary_relu("relu_", (self,))
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
     return self
 
 
 def sign(self):
-    return out(np.sign(self._impl.array()), self._impl.dtype)
+    a = self._impl.array()
+    if a.dtype == np.bool_:
+        return out(a.copy(), dt.bool)   # NumPy has no bool sign loop; sign(b) is b
+    r = np.sign(a)
+    if self._impl.dtype.is_floating_point:
+        r = np.where(np.isnan(a), np.zeros((), a.dtype), r)   # PyTorch: sign(nan) is 0
+    return out(r, self._impl.dtype)

@@ -12,7 +12,9 @@ def _dims(op, self, dim):
     ndim = len(self._impl.sizes)
     if dim is None or len(dim) == 0:
         return tuple(range(ndim))
-    return rules.reduce_dim_list(op, dim, ndim)
+    dims = rules.reduce_dim_list(op, dim, ndim)
+    # A 0-dim tensor accepts dim 0 or -1 (as PyTorch does) but has no axis to reduce.
+    return dims if ndim else ()
 
 
 def _sum_dtype(self, dtype):

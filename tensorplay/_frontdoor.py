@@ -120,7 +120,11 @@ def as_device(op, arg, value):
     if type(value) is _device_cls:
         return value
     if isinstance(value, str):
-        return _device_cls(value)
+        try:
+            return _device_cls(value)
+        except RuntimeError as e:   # an unknown device string: say which op and argument
+            raise ArgumentError(f"{op}(): argument '{arg}' must be a device, but got "
+                                f"{value!r} ({e})", op=op, arg=arg) from None
     bad_arg(op, arg, "a device or a string like 'cpu'", value)
 
 
@@ -138,15 +142,15 @@ def wrap_dim(op, arg, dim, ndim):
     n = max(ndim, 1)
     if dim < -n or dim >= n:
         raise DimError(f"{op}(): Dimension out of range (expected to be in range of "
-                       f"[{-n}, {n - 1}], but got {dim})", op=op, arg=arg)
+                       f"[{-n}, {n - 1}], but got {dim}) for argument '{arg}'", op=op, arg=arg)
     return dim + n if dim < 0 else dim
 
 
 def wrap_dims(op, arg, dims, ndim):
     out = tuple(wrap_dim(op, arg, d, ndim) for d in dims)
     if len(set(out)) != len(out):
-        raise DimError(f"{op}(): dim {out} appears multiple times in the list of dims",
-                       op=op, arg=arg)
+        raise DimError(f"{op}(): dim {out} appears multiple times in the list of dims "
+                       f"(argument '{arg}')", op=op, arg=arg)
     return out
 
 
@@ -166,17 +170,12 @@ def wrap_number(value, like=None):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar("operator", "other", value)
     device = like._impl.device if like is not None else None
-    t = scalar_tensor(value, device=device)
+    # Like PyTorch, a wrapped float is kept in double precision; it still *promotes*
+    # as the default dtype (see _promotion.result_type), so x32 * 1.0001 stays float32
+    # while x64 * 1.0001 is computed with the exact double.
+    t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None, device=device)
     t._impl.wrapped_number = True
     return t
-
-
-def bump_version(t):
-    """In-place ops bump the version counter their saved copies are checked against
-    (inference tensors carry no version)."""
-    impl = t._impl
-    if not impl.inference:
-        impl.version.value += 1
 
 
 class _Observers:

@@ -66,7 +66,7 @@ class MulBackward0(Node):
     other: sum_to(grad * self, other.sizes())
     """
 
-    __slots__ = ('self_', 'other_')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
     SAVED = ('self_', 'other_')
     OP = 'mul.Tensor'
 
@@ -74,12 +74,14 @@ class MulBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
         grad_self = None
         grad_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * other, self_.sizes())
+            grad_self = sum_to(grad * other, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(grad * self_, other.sizes())
+            grad_other = sum_to(grad * self_, other_sizes)
         return (grad_self, grad_other)
 
 
@@ -90,7 +92,7 @@ class DivBackward0(Node):
     other: sum_to(-grad * self / (other * other), other.sizes())
     """
 
-    __slots__ = ('self_', 'other_')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
     SAVED = ('self_', 'other_')
     OP = 'div.Tensor'
 
@@ -98,12 +100,14 @@ class DivBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
         grad_self = None
         grad_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad / other, self_.sizes())
+            grad_self = sum_to(grad / other, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-grad * self_ / (other * other), other.sizes())
+            grad_other = sum_to(-grad * self_ / (other * other), other_sizes)
         return (grad_self, grad_other)
 
 
@@ -114,7 +118,7 @@ class PowBackward0(Node):
     exponent: sum_to(pow_backward_exponent(grad, self, exponent, result), exponent.sizes())
     """
 
-    __slots__ = ('self_', 'exponent_', 'result_')
+    __slots__ = ('self_', 'exponent_', 'result_', 'self_sizes', 'exponent_sizes')
     SAVED = ('self_', 'exponent_', 'result_')
     OP = 'pow.Tensor_Tensor'
 
@@ -123,12 +127,14 @@ class PowBackward0(Node):
         self_ = self.self_.unpack(self)
         exponent = self.exponent_.unpack(self)
         result = self.result_.unpack(self)
+        self_sizes = self.self_sizes
+        exponent_sizes = self.exponent_sizes
         grad_self = None
         grad_exponent = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(pow_backward_self(grad, self_, exponent), self_.sizes())
+            grad_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
         if self.needs_input_grad(1):
-            grad_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent.sizes())
+            grad_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent_sizes)
         return (grad_self, grad_exponent)
 
 
@@ -139,7 +145,7 @@ class MaximumBackward0(Node):
     other: sum_to(where(self == other, grad / 2, where(self < other, grad, 0)), other.sizes())
     """
 
-    __slots__ = ('self_', 'other_')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
     SAVED = ('self_', 'other_')
     OP = 'maximum'
 
@@ -147,14 +153,16 @@ class MaximumBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
         grad_self = None
         grad_other = None
         _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_.sizes())
+            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other.sizes())
+            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
         return (grad_self, grad_other)
 
 
@@ -165,7 +173,7 @@ class MinimumBackward0(Node):
     other: sum_to(where(self == other, grad / 2, where(self > other, grad, 0)), other.sizes())
     """
 
-    __slots__ = ('self_', 'other_')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
     SAVED = ('self_', 'other_')
     OP = 'minimum'
 
@@ -173,14 +181,16 @@ class MinimumBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
         grad_self = None
         grad_other = None
         _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_.sizes())
+            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other.sizes())
+            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other_sizes)
         return (grad_self, grad_other)
 
 
@@ -191,7 +201,7 @@ class XlogyBackward0(Node):
     other: sum_to(grad * self / other, other.sizes())
     """
 
-    __slots__ = ('self_', 'other_')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
     SAVED = ('self_', 'other_')
     OP = 'xlogy.Tensor'
 
@@ -199,12 +209,14 @@ class XlogyBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
         grad_self = None
         grad_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(xlogy_self_backward(grad, self_, other), self_.sizes())
+            grad_self = sum_to(xlogy_self_backward(grad, self_, other), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(grad * self_ / other, other.sizes())
+            grad_other = sum_to(grad * self_ / other, other_sizes)
         return (grad_self, grad_other)
 
 

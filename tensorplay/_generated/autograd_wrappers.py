@@ -177,9 +177,11 @@ def mul_Tensor(ks, self, other):
         return _h_mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MulBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.other_ = SavedVariable(other, False)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
+        node.other_ = SavedVariable(other if self._impl.requires_grad else None, False)
         result = _h_mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
@@ -191,9 +193,11 @@ def mul__Tensor(ks, self, other):
     check_inplace(self, 'mul_.Tensor')
     node = MulBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self.clone(), False)
-        node.other_ = SavedVariable(other, False)
+        node.other_ = SavedVariable(other if self._impl.requires_grad else None, False)
         result = _h_mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
@@ -204,8 +208,10 @@ def div_Tensor(ks, self, other):
         return _h_div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = DivBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
         node.other_ = SavedVariable(other, False)
         result = _h_div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
@@ -218,8 +224,10 @@ def div__Tensor(ks, self, other):
     check_inplace(self, 'div_.Tensor')
     node = DivBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self.clone(), False)
         node.other_ = SavedVariable(other, False)
         result = _h_div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
@@ -231,6 +239,8 @@ def pow_Tensor_Tensor(ks, self, exponent):
         return _h_pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     node = PowBackward0()
     node.set_next_edges(collect_next_edges(self, exponent))
+    node.self_sizes = self._impl.sizes
+    node.exponent_sizes = exponent._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, False)
         node.exponent_ = SavedVariable(exponent, False)
@@ -245,6 +255,8 @@ def maximum(ks, self, other):
         return _h_maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MaximumBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, False)
         node.other_ = SavedVariable(other, False)
@@ -258,6 +270,8 @@ def minimum(ks, self, other):
         return _h_minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MinimumBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, False)
         node.other_ = SavedVariable(other, False)
@@ -271,6 +285,8 @@ def xlogy_Tensor(ks, self, other):
         return _h_xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = XlogyBackward0()
     node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, False)
         node.other_ = SavedVariable(other, False)
@@ -551,8 +567,8 @@ def mm(ks, self, mat2):
     node = MmBackward0()
     node.set_next_edges(collect_next_edges(self, mat2))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.mat2_ = SavedVariable(mat2, False)
+        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, False)
         result = _h_mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     set_history(result, node)
     return result
@@ -564,8 +580,8 @@ def bmm(ks, self, mat2):
     node = BmmBackward0()
     node.set_next_edges(collect_next_edges(self, mat2))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.mat2_ = SavedVariable(mat2, False)
+        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, False)
         result = _h_bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     set_history(result, node)
     return result

@@ -5,15 +5,16 @@ Each overload has a redispatch wrapper `_op_<name>` that computes the call's
 key set and enters the dispatcher; each name has a front door that checks
 the arguments and picks the overload."""
 import builtins as _b  # op names like `int` and `bool` shadow the builtins here
+from collections import namedtuple
 
-from tensorplay._dtype import dtype
-from tensorplay._device import device
+from tensorplay._dtype import dtype as DTYPE  # (parameters are named `dtype`)
+from tensorplay._device import device as DEVICE
 from tensorplay._tensor_base import TensorBase as Tensor  # tp.Tensor derives from it
 from tensorplay._frontdoor import (
     SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
-    is_tensor_list, unpack_kwargs, no_overload, bump_version, observers, observed,
+    is_tensor_list, unpack_kwargs, no_overload, observers, observed,
     keyset_list, device_keyset,
 )
 from tensorplay.dispatch.dispatcher import dispatcher
@@ -21,6 +22,7 @@ import tensorplay._generated.registrations  # noqa: F401  (defines the ops)
 
 
 _h_add_Tensor = dispatcher.find("add.Tensor")
+
 def _op_add_Tensor(self, other, alpha):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -30,6 +32,7 @@ def _op_add_Tensor(self, other, alpha):
 
 
 _h_add_Scalar = dispatcher.find("add.Scalar")
+
 def _op_add_Scalar(self, other, alpha):
     """add.Scalar(Tensor self, Scalar other, *, Scalar alpha=1) -> Tensor"""
     ks = self._impl.key_set()
@@ -39,9 +42,9 @@ def _op_add_Scalar(self, other, alpha):
 
 
 _h_add__Tensor = dispatcher.find("add_.Tensor")
+
 def _op_add__Tensor(self, other, alpha):
     """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set() | other._impl.key_set()
     if observers.active:
         return observed(_h_add__Tensor, ks, (self, other, alpha))
@@ -49,9 +52,9 @@ def _op_add__Tensor(self, other, alpha):
 
 
 _h_add__Scalar = dispatcher.find("add_.Scalar")
+
 def _op_add__Scalar(self, other, alpha):
     """add_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_add__Scalar, ks, (self, other, alpha))
@@ -59,6 +62,7 @@ def _op_add__Scalar(self, other, alpha):
 
 
 _h_sub_Tensor = dispatcher.find("sub.Tensor")
+
 def _op_sub_Tensor(self, other, alpha):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -68,6 +72,7 @@ def _op_sub_Tensor(self, other, alpha):
 
 
 _h_sub_Scalar = dispatcher.find("sub.Scalar")
+
 def _op_sub_Scalar(self, other, alpha):
     """sub.Scalar(Tensor self, Scalar other, *, Scalar alpha=1) -> Tensor"""
     ks = self._impl.key_set()
@@ -77,9 +82,9 @@ def _op_sub_Scalar(self, other, alpha):
 
 
 _h_sub__Tensor = dispatcher.find("sub_.Tensor")
+
 def _op_sub__Tensor(self, other, alpha):
     """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set() | other._impl.key_set()
     if observers.active:
         return observed(_h_sub__Tensor, ks, (self, other, alpha))
@@ -87,6 +92,7 @@ def _op_sub__Tensor(self, other, alpha):
 
 
 _h_mul_Tensor = dispatcher.find("mul.Tensor")
+
 def _op_mul_Tensor(self, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -96,6 +102,7 @@ def _op_mul_Tensor(self, other):
 
 
 _h_mul_Scalar = dispatcher.find("mul.Scalar")
+
 def _op_mul_Scalar(self, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -105,9 +112,9 @@ def _op_mul_Scalar(self, other):
 
 
 _h_mul__Tensor = dispatcher.find("mul_.Tensor")
+
 def _op_mul__Tensor(self, other):
     """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set() | other._impl.key_set()
     if observers.active:
         return observed(_h_mul__Tensor, ks, (self, other))
@@ -115,9 +122,9 @@ def _op_mul__Tensor(self, other):
 
 
 _h_mul__Scalar = dispatcher.find("mul_.Scalar")
+
 def _op_mul__Scalar(self, other):
     """mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_mul__Scalar, ks, (self, other))
@@ -125,6 +132,7 @@ def _op_mul__Scalar(self, other):
 
 
 _h_div_Tensor = dispatcher.find("div.Tensor")
+
 def _op_div_Tensor(self, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -134,6 +142,7 @@ def _op_div_Tensor(self, other):
 
 
 _h_div_Scalar = dispatcher.find("div.Scalar")
+
 def _op_div_Scalar(self, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -143,9 +152,9 @@ def _op_div_Scalar(self, other):
 
 
 _h_div__Tensor = dispatcher.find("div_.Tensor")
+
 def _op_div__Tensor(self, other):
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set() | other._impl.key_set()
     if observers.active:
         return observed(_h_div__Tensor, ks, (self, other))
@@ -153,6 +162,7 @@ def _op_div__Tensor(self, other):
 
 
 _h_pow_Tensor_Tensor = dispatcher.find("pow.Tensor_Tensor")
+
 def _op_pow_Tensor_Tensor(self, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     ks = self._impl.key_set() | exponent._impl.key_set()
@@ -162,6 +172,7 @@ def _op_pow_Tensor_Tensor(self, exponent):
 
 
 _h_pow_Tensor_Scalar = dispatcher.find("pow.Tensor_Scalar")
+
 def _op_pow_Tensor_Scalar(self, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     ks = self._impl.key_set()
@@ -171,6 +182,7 @@ def _op_pow_Tensor_Scalar(self, exponent):
 
 
 _h_maximum = dispatcher.find("maximum")
+
 def _op_maximum(self, other):
     """maximum(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -180,6 +192,7 @@ def _op_maximum(self, other):
 
 
 _h_minimum = dispatcher.find("minimum")
+
 def _op_minimum(self, other):
     """minimum(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -189,6 +202,7 @@ def _op_minimum(self, other):
 
 
 _h_xlogy_Tensor = dispatcher.find("xlogy.Tensor")
+
 def _op_xlogy_Tensor(self, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -198,6 +212,7 @@ def _op_xlogy_Tensor(self, other):
 
 
 _h_xlogy_Scalar_Other = dispatcher.find("xlogy.Scalar_Other")
+
 def _op_xlogy_Scalar_Other(self, other):
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -207,6 +222,7 @@ def _op_xlogy_Scalar_Other(self, other):
 
 
 _h_xlog1py_Tensor = dispatcher.find("xlog1py.Tensor")
+
 def _op_xlog1py_Tensor(self, other):
     """xlog1py.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -216,6 +232,7 @@ def _op_xlog1py_Tensor(self, other):
 
 
 _h_where_self = dispatcher.find("where.self")
+
 def _op_where_self(condition, self, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     ks = condition._impl.key_set() | self._impl.key_set() | other._impl.key_set()
@@ -225,6 +242,7 @@ def _op_where_self(condition, self, other):
 
 
 _h_where_ScalarOther = dispatcher.find("where.ScalarOther")
+
 def _op_where_ScalarOther(condition, self, other):
     """where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor"""
     ks = condition._impl.key_set() | self._impl.key_set()
@@ -234,6 +252,7 @@ def _op_where_ScalarOther(condition, self, other):
 
 
 _h_where_ScalarSelf = dispatcher.find("where.ScalarSelf")
+
 def _op_where_ScalarSelf(condition, self, other):
     """where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor"""
     ks = condition._impl.key_set() | other._impl.key_set()
@@ -243,6 +262,7 @@ def _op_where_ScalarSelf(condition, self, other):
 
 
 _h_eq_Tensor = dispatcher.find("eq.Tensor")
+
 def _op_eq_Tensor(self, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -252,6 +272,7 @@ def _op_eq_Tensor(self, other):
 
 
 _h_eq_Scalar = dispatcher.find("eq.Scalar")
+
 def _op_eq_Scalar(self, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -261,6 +282,7 @@ def _op_eq_Scalar(self, other):
 
 
 _h_ne_Tensor = dispatcher.find("ne.Tensor")
+
 def _op_ne_Tensor(self, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -270,6 +292,7 @@ def _op_ne_Tensor(self, other):
 
 
 _h_ne_Scalar = dispatcher.find("ne.Scalar")
+
 def _op_ne_Scalar(self, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -279,6 +302,7 @@ def _op_ne_Scalar(self, other):
 
 
 _h_lt_Tensor = dispatcher.find("lt.Tensor")
+
 def _op_lt_Tensor(self, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -288,6 +312,7 @@ def _op_lt_Tensor(self, other):
 
 
 _h_lt_Scalar = dispatcher.find("lt.Scalar")
+
 def _op_lt_Scalar(self, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -297,6 +322,7 @@ def _op_lt_Scalar(self, other):
 
 
 _h_le_Tensor = dispatcher.find("le.Tensor")
+
 def _op_le_Tensor(self, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -306,6 +332,7 @@ def _op_le_Tensor(self, other):
 
 
 _h_le_Scalar = dispatcher.find("le.Scalar")
+
 def _op_le_Scalar(self, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -315,6 +342,7 @@ def _op_le_Scalar(self, other):
 
 
 _h_gt_Tensor = dispatcher.find("gt.Tensor")
+
 def _op_gt_Tensor(self, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -324,6 +352,7 @@ def _op_gt_Tensor(self, other):
 
 
 _h_gt_Scalar = dispatcher.find("gt.Scalar")
+
 def _op_gt_Scalar(self, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -333,6 +362,7 @@ def _op_gt_Scalar(self, other):
 
 
 _h_ge_Tensor = dispatcher.find("ge.Tensor")
+
 def _op_ge_Tensor(self, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -342,6 +372,7 @@ def _op_ge_Tensor(self, other):
 
 
 _h_ge_Scalar = dispatcher.find("ge.Scalar")
+
 def _op_ge_Scalar(self, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor"""
     ks = self._impl.key_set()
@@ -351,6 +382,7 @@ def _op_ge_Scalar(self, other):
 
 
 _h_neg = dispatcher.find("neg")
+
 def _op_neg(self):
     """neg(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -360,6 +392,7 @@ def _op_neg(self):
 
 
 _h_abs = dispatcher.find("abs")
+
 def _op_abs(self):
     """abs(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -369,6 +402,7 @@ def _op_abs(self):
 
 
 _h_sign = dispatcher.find("sign")
+
 def _op_sign(self):
     """sign(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -378,6 +412,7 @@ def _op_sign(self):
 
 
 _h_exp = dispatcher.find("exp")
+
 def _op_exp(self):
     """exp(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -387,6 +422,7 @@ def _op_exp(self):
 
 
 _h_log = dispatcher.find("log")
+
 def _op_log(self):
     """log(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -396,6 +432,7 @@ def _op_log(self):
 
 
 _h_sqrt = dispatcher.find("sqrt")
+
 def _op_sqrt(self):
     """sqrt(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -405,6 +442,7 @@ def _op_sqrt(self):
 
 
 _h_sin = dispatcher.find("sin")
+
 def _op_sin(self):
     """sin(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -414,6 +452,7 @@ def _op_sin(self):
 
 
 _h_cos = dispatcher.find("cos")
+
 def _op_cos(self):
     """cos(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -423,6 +462,7 @@ def _op_cos(self):
 
 
 _h_tanh = dispatcher.find("tanh")
+
 def _op_tanh(self):
     """tanh(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -432,6 +472,7 @@ def _op_tanh(self):
 
 
 _h_sigmoid = dispatcher.find("sigmoid")
+
 def _op_sigmoid(self):
     """sigmoid(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -441,6 +482,7 @@ def _op_sigmoid(self):
 
 
 _h_relu = dispatcher.find("relu")
+
 def _op_relu(self):
     """relu(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -450,9 +492,9 @@ def _op_relu(self):
 
 
 _h_relu_ = dispatcher.find("relu_")
+
 def _op_relu_(self):
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_relu_, ks, (self,))
@@ -460,6 +502,7 @@ def _op_relu_(self):
 
 
 _h_sum = dispatcher.find("sum")
+
 def _op_sum(self, dtype):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     ks = self._impl.key_set()
@@ -469,6 +512,7 @@ def _op_sum(self, dtype):
 
 
 _h_sum_dim_IntList = dispatcher.find("sum.dim_IntList")
+
 def _op_sum_dim_IntList(self, dim, keepdim, dtype):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     ks = self._impl.key_set()
@@ -478,6 +522,7 @@ def _op_sum_dim_IntList(self, dim, keepdim, dtype):
 
 
 _h_mean = dispatcher.find("mean")
+
 def _op_mean(self, dtype):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     ks = self._impl.key_set()
@@ -487,6 +532,7 @@ def _op_mean(self, dtype):
 
 
 _h_mean_dim = dispatcher.find("mean.dim")
+
 def _op_mean_dim(self, dim, keepdim, dtype):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     ks = self._impl.key_set()
@@ -496,6 +542,7 @@ def _op_mean_dim(self, dim, keepdim, dtype):
 
 
 _h_max = dispatcher.find("max")
+
 def _op_max(self):
     """max(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -505,15 +552,18 @@ def _op_max(self):
 
 
 _h_max_dim = dispatcher.find("max.dim")
+_returns_max_dim = namedtuple('max', ('values', 'indices'))
+
 def _op_max_dim(self, dim, keepdim):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     ks = self._impl.key_set()
     if observers.active:
-        return observed(_h_max_dim, ks, (self, dim, keepdim))
-    return _h_max_dim.call(ks, self, dim, keepdim)
+        return _returns_max_dim(*observed(_h_max_dim, ks, (self, dim, keepdim)))
+    return _returns_max_dim(*_h_max_dim.call(ks, self, dim, keepdim))
 
 
 _h_max_other = dispatcher.find("max.other")
+
 def _op_max_other(self, other):
     """max.other(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -523,6 +573,7 @@ def _op_max_other(self, other):
 
 
 _h_min = dispatcher.find("min")
+
 def _op_min(self):
     """min(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -532,15 +583,18 @@ def _op_min(self):
 
 
 _h_min_dim = dispatcher.find("min.dim")
+_returns_min_dim = namedtuple('min', ('values', 'indices'))
+
 def _op_min_dim(self, dim, keepdim):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     ks = self._impl.key_set()
     if observers.active:
-        return observed(_h_min_dim, ks, (self, dim, keepdim))
-    return _h_min_dim.call(ks, self, dim, keepdim)
+        return _returns_min_dim(*observed(_h_min_dim, ks, (self, dim, keepdim)))
+    return _returns_min_dim(*_h_min_dim.call(ks, self, dim, keepdim))
 
 
 _h_min_other = dispatcher.find("min.other")
+
 def _op_min_other(self, other):
     """min.other(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -550,6 +604,7 @@ def _op_min_other(self, other):
 
 
 _h_argmax = dispatcher.find("argmax")
+
 def _op_argmax(self, dim, keepdim):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
     ks = self._impl.key_set()
@@ -559,6 +614,7 @@ def _op_argmax(self, dim, keepdim):
 
 
 _h_argmin = dispatcher.find("argmin")
+
 def _op_argmin(self, dim, keepdim):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
     ks = self._impl.key_set()
@@ -568,6 +624,7 @@ def _op_argmin(self, dim, keepdim):
 
 
 _h_matmul = dispatcher.find("matmul")
+
 def _op_matmul(self, other):
     """matmul(Tensor self, Tensor other) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -577,6 +634,7 @@ def _op_matmul(self, other):
 
 
 _h_mm = dispatcher.find("mm")
+
 def _op_mm(self, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     ks = self._impl.key_set() | mat2._impl.key_set()
@@ -586,6 +644,7 @@ def _op_mm(self, mat2):
 
 
 _h_bmm = dispatcher.find("bmm")
+
 def _op_bmm(self, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
     ks = self._impl.key_set() | mat2._impl.key_set()
@@ -595,9 +654,9 @@ def _op_bmm(self, mat2):
 
 
 _h_copy_ = dispatcher.find("copy_")
+
 def _op_copy_(self, src, non_blocking):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set() | src._impl.key_set()
     if observers.active:
         return observed(_h_copy_, ks, (self, src, non_blocking))
@@ -605,9 +664,9 @@ def _op_copy_(self, src, non_blocking):
 
 
 _h_fill__Scalar = dispatcher.find("fill_.Scalar")
+
 def _op_fill__Scalar(self, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_fill__Scalar, ks, (self, value))
@@ -615,9 +674,9 @@ def _op_fill__Scalar(self, value):
 
 
 _h_zero_ = dispatcher.find("zero_")
+
 def _op_zero_(self):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_zero_, ks, (self,))
@@ -625,6 +684,7 @@ def _op_zero_(self):
 
 
 _h_clone = dispatcher.find("clone")
+
 def _op_clone(self):
     """clone(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -634,6 +694,7 @@ def _op_clone(self):
 
 
 _h__to_copy = dispatcher.find("_to_copy")
+
 def _op__to_copy(self, dtype, device, non_blocking):
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor"""
     ks = self._impl.key_set()
@@ -643,6 +704,7 @@ def _op__to_copy(self, dtype, device, non_blocking):
 
 
 _h_to_dtype = dispatcher.find("to.dtype")
+
 def _op_to_dtype(self, dtype, non_blocking, copy):
     """to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor"""
     ks = self._impl.key_set()
@@ -652,6 +714,7 @@ def _op_to_dtype(self, dtype, non_blocking, copy):
 
 
 _h_to_device = dispatcher.find("to.device")
+
 def _op_to_device(self, device, dtype, non_blocking, copy):
     """to.device(Tensor self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor"""
     ks = self._impl.key_set()
@@ -661,6 +724,7 @@ def _op_to_device(self, device, dtype, non_blocking, copy):
 
 
 _h_to_other = dispatcher.find("to.other")
+
 def _op_to_other(self, other, non_blocking, copy):
     """to.other(Tensor self, Tensor other, bool non_blocking=False, bool copy=False) -> Tensor"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -670,6 +734,7 @@ def _op_to_other(self, other, non_blocking, copy):
 
 
 _h_float = dispatcher.find("float")
+
 def _op_float(self):
     """float(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -679,6 +744,7 @@ def _op_float(self):
 
 
 _h_double = dispatcher.find("double")
+
 def _op_double(self):
     """double(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -688,6 +754,7 @@ def _op_double(self):
 
 
 _h_long = dispatcher.find("long")
+
 def _op_long(self):
     """long(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -697,6 +764,7 @@ def _op_long(self):
 
 
 _h_int = dispatcher.find("int")
+
 def _op_int(self):
     """int(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -706,6 +774,7 @@ def _op_int(self):
 
 
 _h_bool = dispatcher.find("bool")
+
 def _op_bool(self):
     """bool(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -715,6 +784,7 @@ def _op_bool(self):
 
 
 _h_half = dispatcher.find("half")
+
 def _op_half(self):
     """half(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -724,6 +794,7 @@ def _op_half(self):
 
 
 _h_bfloat16 = dispatcher.find("bfloat16")
+
 def _op_bfloat16(self):
     """bfloat16(Tensor self) -> Tensor"""
     ks = self._impl.key_set()
@@ -733,6 +804,7 @@ def _op_bfloat16(self):
 
 
 _h_view = dispatcher.find("view")
+
 def _op_view(self, size):
     """view(Tensor(a) self, int[] size) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -742,6 +814,7 @@ def _op_view(self, size):
 
 
 _h_view_as = dispatcher.find("view_as")
+
 def _op_view_as(self, other):
     """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -751,6 +824,7 @@ def _op_view_as(self, other):
 
 
 _h_reshape = dispatcher.find("reshape")
+
 def _op_reshape(self, shape):
     """reshape(Tensor(a) self, int[] shape) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -760,6 +834,7 @@ def _op_reshape(self, shape):
 
 
 _h_as_strided = dispatcher.find("as_strided")
+
 def _op_as_strided(self, size, stride, storage_offset):
     """as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -769,6 +844,7 @@ def _op_as_strided(self, size, stride, storage_offset):
 
 
 _h_transpose_int = dispatcher.find("transpose.int")
+
 def _op_transpose_int(self, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -778,6 +854,7 @@ def _op_transpose_int(self, dim0, dim1):
 
 
 _h_t = dispatcher.find("t")
+
 def _op_t(self):
     """t(Tensor(a) self) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -787,6 +864,7 @@ def _op_t(self):
 
 
 _h_permute = dispatcher.find("permute")
+
 def _op_permute(self, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -796,6 +874,7 @@ def _op_permute(self, dims):
 
 
 _h_expand = dispatcher.find("expand")
+
 def _op_expand(self, size, implicit):
     """expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -805,6 +884,7 @@ def _op_expand(self, size, implicit):
 
 
 _h_expand_as = dispatcher.find("expand_as")
+
 def _op_expand_as(self, other):
     """expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
     ks = self._impl.key_set() | other._impl.key_set()
@@ -814,6 +894,7 @@ def _op_expand_as(self, other):
 
 
 _h_squeeze = dispatcher.find("squeeze")
+
 def _op_squeeze(self):
     """squeeze(Tensor(a) self) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -823,6 +904,7 @@ def _op_squeeze(self):
 
 
 _h_squeeze_dim = dispatcher.find("squeeze.dim")
+
 def _op_squeeze_dim(self, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -832,6 +914,7 @@ def _op_squeeze_dim(self, dim):
 
 
 _h_unsqueeze = dispatcher.find("unsqueeze")
+
 def _op_unsqueeze(self, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -841,6 +924,7 @@ def _op_unsqueeze(self, dim):
 
 
 _h_flatten_using_ints = dispatcher.find("flatten.using_ints")
+
 def _op_flatten_using_ints(self, start_dim, end_dim):
     """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -850,6 +934,7 @@ def _op_flatten_using_ints(self, start_dim, end_dim):
 
 
 _h_narrow = dispatcher.find("narrow")
+
 def _op_narrow(self, dim, start, length):
     """narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -859,6 +944,7 @@ def _op_narrow(self, dim, start, length):
 
 
 _h_select_int = dispatcher.find("select.int")
+
 def _op_select_int(self, dim, index):
     """select.int(Tensor(a) self, int dim, int index) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -868,6 +954,7 @@ def _op_select_int(self, dim, index):
 
 
 _h_slice_Tensor = dispatcher.find("slice.Tensor")
+
 def _op_slice_Tensor(self, dim, start, end, step):
     """slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -877,6 +964,7 @@ def _op_slice_Tensor(self, dim, start, end, step):
 
 
 _h_unbind_int = dispatcher.find("unbind.int")
+
 def _op_unbind_int(self, dim):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
     ks = self._impl.key_set()
@@ -886,6 +974,7 @@ def _op_unbind_int(self, dim):
 
 
 _h_contiguous = dispatcher.find("contiguous")
+
 def _op_contiguous(self):
     """contiguous(Tensor(a) self) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -895,6 +984,7 @@ def _op_contiguous(self):
 
 
 _h_detach = dispatcher.find("detach")
+
 def _op_detach(self):
     """detach(Tensor(a) self) -> Tensor(a)"""
     ks = self._impl.key_set()
@@ -904,9 +994,9 @@ def _op_detach(self):
 
 
 _h_detach_ = dispatcher.find("detach_")
+
 def _op_detach_(self):
     """detach_(Tensor(a!) self) -> Tensor(a!)"""
-    bump_version(self)
     ks = self._impl.key_set()
     if observers.active:
         return observed(_h_detach_, ks, (self,))
@@ -1287,7 +1377,7 @@ def _match_sum(self, *, dtype=None):
 
 def _fd_sum(self, dtype):
     if not isinstance(self, Tensor): bad_arg('sum', 'self', 'Tensor', self)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('sum', 'dtype', dtype)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('sum', 'dtype', dtype)
     return _op_sum(self, dtype)
 
 def _match_sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
@@ -1299,7 +1389,7 @@ def _fd_sum_dim_IntList(self, dim, keepdim, dtype):
     if not isinstance(self, Tensor): bad_arg('sum', 'self', 'Tensor', self)
     if dim is not None: dim = as_int_list('sum', 'dim', dim, 1)
     if type(keepdim) is not _b.bool: keepdim = as_bool('sum', 'keepdim', keepdim)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('sum', 'dtype', dtype)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('sum', 'dtype', dtype)
     return _op_sum_dim_IntList(self, dim, keepdim, dtype)
 
 def sum(*args, **kwargs):
@@ -1323,7 +1413,7 @@ def _match_mean(self, *, dtype=None):
 
 def _fd_mean(self, dtype):
     if not isinstance(self, Tensor): bad_arg('mean', 'self', 'Tensor', self)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('mean', 'dtype', dtype)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('mean', 'dtype', dtype)
     return _op_mean(self, dtype)
 
 def _match_mean_dim(self, dim, keepdim=False, *, dtype=None):
@@ -1335,7 +1425,7 @@ def _fd_mean_dim(self, dim, keepdim, dtype):
     if not isinstance(self, Tensor): bad_arg('mean', 'self', 'Tensor', self)
     if dim is not None: dim = as_int_list('mean', 'dim', dim, 1)
     if type(keepdim) is not _b.bool: keepdim = as_bool('mean', 'keepdim', keepdim)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('mean', 'dtype', dtype)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('mean', 'dtype', dtype)
     return _op_mean_dim(self, dim, keepdim, dtype)
 
 def mean(*args, **kwargs):
@@ -1515,8 +1605,8 @@ def _to_copy(self, *, dtype=None, device=None, non_blocking=False):
     _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor
     """
     if not isinstance(self, Tensor): bad_arg('_to_copy', 'self', 'Tensor', self)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('_to_copy', 'dtype', dtype)
-    if device is not None and type(device) is not device: device = as_device('_to_copy', 'device', device)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('_to_copy', 'dtype', dtype)
+    if device is not None and type(device) is not DEVICE: device = as_device('_to_copy', 'device', device)
     if type(non_blocking) is not _b.bool: non_blocking = as_bool('_to_copy', 'non_blocking', non_blocking)
     return _op__to_copy(self, dtype, device, non_blocking)
 
@@ -1528,7 +1618,7 @@ def _match_to_dtype(self, dtype, non_blocking=False, copy=False):
 
 def _fd_to_dtype(self, dtype, non_blocking, copy):
     if not isinstance(self, Tensor): bad_arg('to', 'self', 'Tensor', self)
-    if type(dtype) is not dtype: dtype = as_dtype('to', 'dtype', dtype)
+    if type(dtype) is not DTYPE: dtype = as_dtype('to', 'dtype', dtype)
     if type(non_blocking) is not _b.bool: non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool: copy = as_bool('to', 'copy', copy)
     return _op_to_dtype(self, dtype, non_blocking, copy)
@@ -1540,8 +1630,8 @@ def _match_to_device(self, device, dtype=None, non_blocking=False, copy=False):
 
 def _fd_to_device(self, device, dtype, non_blocking, copy):
     if not isinstance(self, Tensor): bad_arg('to', 'self', 'Tensor', self)
-    if type(device) is not device: device = as_device('to', 'device', device)
-    if dtype is not None and type(dtype) is not dtype: dtype = as_dtype('to', 'dtype', dtype)
+    if type(device) is not DEVICE: device = as_device('to', 'device', device)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('to', 'dtype', dtype)
     if type(non_blocking) is not _b.bool: non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool: copy = as_bool('to', 'copy', copy)
     return _op_to_device(self, device, dtype, non_blocking, copy)

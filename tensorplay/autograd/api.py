@@ -8,7 +8,7 @@ hook still fires after the Python tensor object is gone, as in PyTorch).
 from __future__ import annotations
 
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.graph_edges import register_retains_grad
+from tensorplay.autograd.graph_edges import impl_edge, register_retains_grad
 from tensorplay.autograd.node import add_hook
 
 __all__ = ["set_requires_grad", "set_data", "register_hook", "retain_grad"]
@@ -66,7 +66,8 @@ def register_hook(tensor, hook):
         if impl.hooks is None:
             impl.hooks = {}
         return add_hook(impl.hooks, hook)
-    return impl.grad_fn.add_tensor_hook(impl.output_nr, hook)
+    fn, output_nr = impl_edge(impl)        # (a view's history may need rebuilding first)
+    return fn.add_tensor_hook(output_nr, hook)
 
 
 def retain_grad(tensor):
@@ -76,5 +77,6 @@ def retain_grad(tensor):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if impl.grad_fn is None or impl.retains_grad:
         return
+    impl_edge(impl)                        # (a view's history may need rebuilding first)
     impl.retains_grad = True
     register_retains_grad(impl)

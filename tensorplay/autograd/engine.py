@@ -299,7 +299,7 @@ def _retain_grads(node, grads):
 
 def _materialize(node, grads):
     """Zeros for outputs that got no gradient (a formula reads every grad it is given)."""
-    if not getattr(node, "materialize_grads", True):
+    if not node.materialize_grads:
         return
     meta = node._output_meta
     for i, g in enumerate(grads):
@@ -347,7 +347,7 @@ def _fix_shape(node, i, g, sizes):
         raise RuntimeError(f"{what} returned an invalid gradient at index {i} - got "
                            f"{fmt_shape(gsizes)} but expected shape compatible with "
                            f"{fmt_shape(sizes)}")
-    if getattr(node, "reduce_broadcast_grads", False):
+    if node.reduce_broadcast_grads:
         from tensorplay.autograd.formulas import sum_to
         return sum_to(g, sizes)
     raise RuntimeError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"

@@ -68,6 +68,8 @@ def _unsqueeze_reduced(grad, ndim, dims, keepdim):
 
 
 def sum_backward(grad, sizes, dims, keepdim):
+    if len(sizes) == 0:   # a 0-dim input: dim 0/-1 "reduces" nothing
+        return grad.reshape(sizes)
     return _unsqueeze_reduced(grad, len(sizes), dims, keepdim).expand(sizes)
 
 
@@ -77,7 +79,7 @@ def mean_backward(grad, sizes, dims, keepdim):
     reduced = range(ndim) if dims is None or len(dims) == 0 else \
         {wrap_dim("mean", "dim", d, ndim) for d in dims}
     for d in reduced:
-        n *= sizes[d]
+        n *= sizes[d] if sizes else 1
     return sum_backward(grad, sizes, dims, keepdim) / n
 
 

@@ -65,7 +65,6 @@ class BackwardCFunction(Node, FunctionCtx):
     `y.grad_fn.name()` is `ExpBackward`). No __slots__: ctx takes any attribute."""
 
     _forward_cls = None
-    materialize_grads = True
     # PyTorch sums a custom backward's broadcast gradient down to the input's shape.
     reduce_broadcast_grads = True
 
@@ -168,6 +167,10 @@ def _attach(ctx, args, outputs):
         key = id(o._impl)
         if key in ctx.dirty:
             check_inplace(o, f"{ctx._forward_cls.__name__}.forward")
+            if o._impl.base is not None:
+                # Its base would need a CopySlices node, which wraps one-output nodes only.
+                raise RuntimeError(f"{ctx._forward_cls.__name__}: mark_dirty() on a view is "
+                                   f"not supported; modify and mark the base tensor instead")
         elif key in input_impls:
             # An input returned as it is: the output must be a new tensor, or the
             # input would lose its own history.

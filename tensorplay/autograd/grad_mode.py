@@ -131,8 +131,8 @@ class no_grad(_SetGrad):
 
 
 class enable_grad(_SetGrad):
-    """Turn recording back on inside a `no_grad` block (not inside inference mode's
-    key exclusion: inference tensors stay inference tensors)."""
+    """Turn recording back on inside a `no_grad` block. (Inside inference_mode the
+    autograd keys stay excluded, so nothing records there: use inference_mode(False).)"""
 
     MODE = True
 

@@ -60,40 +60,46 @@ class Region:
 
 
 # ---- raw data movement (no graph) ----------------------------------------------------
-def _buffer(base, like):
+# Buffers are laid out like the base (its strides), so a region's strides and offset,
+# measured in the base's memory, address the same elements in them.
+def _buffer(base, dtype, device):
     from tensorplay._creation import empty_strided
-    return empty_strided(base.sizes, base.strides, dtype=like.dtype, device=like.device)
+    return empty_strided(base.sizes, base.strides, dtype=dtype, device=device)
 
 
 def _gather_raw(g, base, view):
-    buf = _buffer(base, g)
+    buf = _buffer(base, g.dtype, g.device)
     buf.copy_(g)
     return buf.as_strided(view.sizes, view.strides, view.offset)
 
 
 def _scatter_raw(g, base, view):
-    buf = _buffer(base, g)
+    if view.overlaps_itself():
+        return _scatter_add_on_host(g, base, view)
+    buf = _buffer(base, g.dtype, g.device)
     buf.zero_()
-    if not view.overlaps_itself():
-        buf.as_strided(view.sizes, view.strides, view.offset).copy_(g)
-        return buf
-    # Several view elements share one base element: their gradients add up. NumPy's
-    # unbuffered add.at does that; done on the host for any device.
+    buf.as_strided(view.sizes, view.strides, view.offset).copy_(g)
+    return buf
+
+
+def _scatter_add_on_host(g, base, view):
+    """Several view elements share one base element: their gradients add up. NumPy's
+    unbuffered `add.at` does that, on the host whatever the device."""
+    from tensorplay._creation import tensor
     index = np.full((), view.offset, dtype=np.int64)
     for size, stride in zip(view.sizes, view.strides):
         index = index[..., None] + np.arange(size, dtype=np.int64) * stride
-    flat = np.zeros(buf._impl.storage.nbytes // buf.dtype.itemsize, dtype=buf.dtype.np)
+    span = 1 + sum((s - 1) * st for s, st in zip(base.sizes, base.strides))
+    flat = np.zeros(max(span, 1), dtype=g.dtype.np)
     np.add.at(flat, index.reshape(-1), np.asarray(g.detach().cpu()).reshape(-1))
-    from tensorplay._creation import tensor
-    host = tensor(flat, device=g.device)
-    return host.as_strided(base.sizes, base.strides, 0)
+    return tensor(flat, dtype=g.dtype, device=g.device).as_strided(base.sizes, base.strides, 0)
 
 
 def _region_mask(grad, base, view):
     """A bool tensor of base shape: True inside the view's region."""
-    from tensorplay._creation import zeros
     from tensorplay import _dtype
-    mask = zeros(base.sizes, dtype=_dtype.bool, device=grad.device)
+    mask = _buffer(base, _dtype.bool, grad.device)
+    mask.fill_(False)
     mask.as_strided(view.sizes, view.strides, view.offset).fill_(True)
     return mask
 

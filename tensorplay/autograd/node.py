@@ -22,6 +22,7 @@ import itertools
 import threading
 
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
+from tensorplay.autograd.grad_mode import grad_state
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
@@ -90,6 +91,9 @@ class Node:
     )
     SAVED = ()
     OP = None
+    # Engine policies a subclass may change (custom Functions do, like PyTorch's):
+    materialize_grads = True         # zeros for outputs that got no gradient
+    reduce_broadcast_grads = False   # sum a broadcast gradient down instead of raising
 
     def __init__(self):
         self.next_functions = ()
@@ -125,6 +129,9 @@ class Node:
 
     def apply(self, grads):
         raise NotImplementedError(f"{self.name()} does not define apply()")
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
         """`grad_fn(g)` runs this one node by hand, as in PyTorch."""
@@ -181,7 +188,8 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `.grad`.
 
     One per leaf, created on first use and cached (weakly) on the leaf's impl, so
-    every graph that uses the leaf ends in the same node."""
+    every graph that uses the leaf ends in the same node. The leaf's hooks run before
+    `apply`, like every tensor hook (the engine calls them, see `tensor_hooks`)."""
 
     __slots__ = ("variable",)
 
@@ -209,7 +217,6 @@ def accumulate_into(impl, grad):
     to both inputs). Later ones are added in place, except when grad mode is on
     (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
     so the old one, maybe part of a graph, is never modified."""
-    from tensorplay.autograd.grad_mode import grad_state
     old = impl.grad
     if old is None:
         impl.grad = grad.clone()

@@ -70,6 +70,30 @@ def _calls(node, out):
     return out
 
 
+def _facts(tree, out):
+    fact = fm._fact_of(tree)
+    if fact is not None:
+        out.add(fact)
+        return out
+    for child in fm._children(tree):
+        _facts(child, out)
+    return out
+
+
+def _keep_all_facts(plan, parsed, tensor_args):
+    """Save `x.sizes()` & co. as plain facts even when `x` itself is saved: the wrapper
+    saves a tensor only when a formula that reads its *values* will run, so the facts
+    must not depend on it."""
+    facts = set()
+    for tree in parsed.values():
+        _facts(tree, facts)
+    facts = sorted((f for f in facts if f[0] in tensor_args),
+                   key=lambda f: (tensor_args.index(f[0]), f[1]))
+    return fm.SavePlan(plan.saved_tensors, plan.saved_outputs,
+                       tuple((f"{arg}_{attr}", arg, attr) for arg, attr in facts),
+                       plan.saved_values)
+
+
 def build_specs(derivatives: list[DerivativeEntry], function_names: set[str]) -> dict:
     """Parse and analyse every formula; returns {op full name: NodeSpec}."""
     helpers = helper_names()
@@ -96,6 +120,7 @@ def build_specs(derivatives: list[DerivativeEntry], function_names: set[str]) ->
                 if call not in helpers and call not in function_names:
                     raise CodegenError(d.loc, f"formula for '{slot}' calls unknown function "
                                               f"'{call}' (not in {HELPERS_MODULE} nor tp.*)")
+        plan = _keep_all_facts(plan, parsed, tensor_args)
         temps, rewritten = fm.find_common_subexpressions(parsed)
         inputs = [(a.name, a.type.is_list, a.type.optional) for a in schema.arguments
                   if a.type.name == "Tensor" and a.name not in d.non_differentiable
@@ -240,11 +265,8 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     inplace = schema.is_inplace
     plan = spec.plan
     lines = [f"def {fn}(ks, {', '.join(names)}):",
-             f"    if not (grad_state.enabled and ({_requires_grad_expr(spec)})):"]
-    if inplace:
-        lines.append("        return " + call)
-    else:
-        lines.append(f"        return {call}")
+             f"    if not (grad_state.enabled and ({_requires_grad_expr(spec)})):",
+             f"        return {call}"]
     if inplace:
         lines.append(f"    check_inplace(self, {schema.name.full!r})")
     lines.append(f"    node = {spec.class_name}()")
@@ -259,13 +281,22 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         opt = dict((a.name, a.type.optional) for a in schema.arguments).get(arg)
         expr = _fact_expr(arg, attr)
         lines.append(f"    node.{fact} = " + (f"None if {arg} is None else {expr}" if opt else expr))
+    # A tensor is saved only when a formula that reads it will run: mul saves `other`
+    # only if `self` needs a gradient.
+    readers = _readers(spec)
+    if inplace and "self" in plan.saved_tensors:
+        # The formula needs self as it was before the op changed it: clone it while
+        # autograd is still recording, so the copy keeps self's history (higher order).
+        cond = _needs_expr(spec, readers["self"])
+        value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
+        lines.append(f"    node.self_ = SavedVariable({value}, False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
     for t in plan.saved_tensors:
         if inplace and t == "self":
-            # The formula needs self as it was before the in-place op changed it.
-            lines.append("        node.self_ = SavedVariable(self.clone(), False)")
-        else:
-            lines.append(f"        node.{t}_ = SavedVariable({t}, False)")
+            continue
+        cond = _needs_expr(spec, readers[t])
+        value = t if cond == "True" else f"{t} if {cond} else None"
+        lines.append(f"        node.{t}_ = SavedVariable({value}, False)")
     lines.append(f"        result = {call}")
     if inplace:
         lines.append("    rebase_history(self, node)")
@@ -279,6 +310,48 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         lines.append(f"    node.{o}_ = SavedVariable({target}, True)")
     lines += ["    return result", ""]
     return lines
+
+
+def _readers(spec: NodeSpec) -> dict:
+    """saved name -> the inputs whose formulas read it (directly or through a temp)."""
+    out = {}
+    temps = dict(spec.temps)
+    for slot, tree in spec.formulas.items():
+        names = _tensor_uses(tree)
+        for tmp in [n for n in names if n in temps]:
+            names |= _tensor_uses(temps[tmp])
+        for name in names:
+            out.setdefault(name, set()).update(slot.split(", "))
+    return out
+
+
+def _tensor_uses(tree) -> set:
+    """Names a formula reads as values: `self.sizes()` is a saved fact, not a use of self."""
+    if fm._fact_of(tree) is not None:
+        return set()
+    if isinstance(tree, fm.Name):
+        return {tree.id}
+    names = set()
+    for child in fm._children(tree):
+        names |= _tensor_uses(child)
+    return names
+
+
+def _needs_expr(spec: NodeSpec, inputs) -> str:
+    """Python condition: does any of `inputs` need a gradient in this call?"""
+    parts = []
+    for name, is_list, optional in spec.inputs:
+        if name not in inputs:
+            continue
+        if is_list:
+            parts.append(f"any_requires_grad({name})")
+        elif optional:
+            parts.append(f"({name} is not None and {name}._impl.requires_grad)")
+        else:
+            parts.append(f"{name}._impl.requires_grad")
+    if len(parts) == len(spec.inputs) or not parts:
+        return "True"   # the wrapper only runs when some input needs a gradient
+    return " or ".join(parts)
 
 
 def inplace_spec_name(e: OpEntry) -> str | None:

@@ -55,11 +55,6 @@ def keyset_expr(e: OpEntry) -> str:
     return "CPU_KEYSET"
 
 
-def mutable_args(e: OpEntry) -> list[str]:
-    return [a.name for a in e.schema.arguments
-            if a.type.annotation is not None and a.type.annotation.is_write]
-
-
 def gen_overload(e: OpEntry) -> list[str]:
     names = [a.name for a in e.schema.arguments]
     args = ", ".join(names)
@@ -67,14 +62,25 @@ def gen_overload(e: OpEntry) -> list[str]:
     tup = f"({args},)" if len(names) == 1 else f"({args})"
     body = [f"def {op_fn(e)}({args}):",
             f'    """{e.schema}"""']
-    for m in mutable_args(e):
-        body.append(f"    bump_version({m})")
+    rets = e.schema.returns
+    named = len(rets) > 1 and all(r.name for r in rets)
+    call = f"{handle_var(e)}.call({call_args})"
     body += [f"    ks = {keyset_expr(e)}",
              "    if observers.active:",
-             f"        return observed({handle_var(e)}, ks, {tup})",
-             f"    return {handle_var(e)}.call({call_args})",
+             (f"        return {_ret_type(e)}(*observed({handle_var(e)}, ks, {tup}))" if named
+              else f"        return observed({handle_var(e)}, ks, {tup})"),
+             f"    return {_ret_type(e)}(*{call})" if named else f"    return {call}",
              ""]
-    return [f'{handle_var(e)} = dispatcher.find("{e.schema.name.full}")'] + body
+    head = [f'{handle_var(e)} = dispatcher.find("{e.schema.name.full}")']
+    if named:
+        # Several named outputs come back as a named tuple: `x.max(0).values`.
+        fields = ", ".join(repr(r.name) for r in rets)
+        head.append(f"{_ret_type(e)} = namedtuple({e.schema.name.base!r}, ({fields}))")
+    return head + [""] + body
+
+
+def _ret_type(e: OpEntry) -> str:
+    return f"_returns_{e.schema.name.unambiguous_name}"
 
 
 def _indent(lines, n):
@@ -167,15 +173,16 @@ def generate(ctx) -> str:
              "key set and enters the dispatcher; each name has a front door that checks\n"
              'the arguments and picks the overload."""',
              "import builtins as _b  # op names like `int` and `bool` shadow the builtins here",
+             "from collections import namedtuple",
              "",
-             "from tensorplay._dtype import dtype",
-             "from tensorplay._device import device",
+             "from tensorplay._dtype import dtype as DTYPE  # (parameters are named `dtype`)",
+             "from tensorplay._device import device as DEVICE",
              "from tensorplay._tensor_base import TensorBase as Tensor  # tp.Tensor derives from it",
              "from tensorplay._frontdoor import (",
              "    SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,",
              "    as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,",
              "    is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,",
-             "    is_tensor_list, unpack_kwargs, no_overload, bump_version, observers, observed,",
+             "    is_tensor_list, unpack_kwargs, no_overload, observers, observed,",
              "    keyset_list, device_keyset,",
              ")",
              "from tensorplay.dispatch.dispatcher import dispatcher",

@@ -90,11 +90,11 @@ _CHECKS = {
     "Scalar": "if type({n}) not in SCALAR_TYPES: {n} = as_scalar({op!r}, {n!r}, {n})",
     "Scalar?": "if {n} is not None and type({n}) not in SCALAR_TYPES: "
                "{n} = as_scalar({op!r}, {n!r}, {n})",
-    "ScalarType": "if type({n}) is not dtype: {n} = as_dtype({op!r}, {n!r}, {n})",
-    "ScalarType?": "if {n} is not None and type({n}) is not dtype: "
+    "ScalarType": "if type({n}) is not DTYPE: {n} = as_dtype({op!r}, {n!r}, {n})",
+    "ScalarType?": "if {n} is not None and type({n}) is not DTYPE: "
                    "{n} = as_dtype({op!r}, {n!r}, {n})",
-    "Device": "if type({n}) is not device: {n} = as_device({op!r}, {n!r}, {n})",
-    "Device?": "if {n} is not None and type({n}) is not device: "
+    "Device": "if type({n}) is not DEVICE: {n} = as_device({op!r}, {n!r}, {n})",
+    "Device?": "if {n} is not None and type({n}) is not DEVICE: "
                "{n} = as_device({op!r}, {n!r}, {n})",
     "str": "if type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",
     "str?": "if {n} is not None and type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",

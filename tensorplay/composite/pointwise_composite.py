@@ -1,17 +1,35 @@
 """Pointwise ops defined by other ops (the seed registers xlog1py this way)."""
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type
+from tensorplay.meta.rules import broadcast
+
+
+def _check_broadcast(op, self, other):
+    """Shape errors name the op the user called, not the op it is composed of."""
+    if self._impl.sizes != other._impl.sizes:
+        broadcast(op, [("self", self._impl.sizes), ("other", other._impl.sizes)])
 
 
 def xlog1py(self, other):
     """self * log1p(other), 0 where self == 0 (even if log1p(other) is inf or nan)."""
-    return F.xlogy(self, F.add(other, 1))
+    # `other + 1` is rounded once, so compute it in the result's dtype, not in `other`'s:
+    # float16 self with bfloat16 other gives float32, and bfloat16(other + 1) would lose
+    # most of what log1p is for.
+    _check_broadcast("xlog1py", self, other)
+    dtype = result_type(self, other)
+    if not dtype.is_floating_point:
+        dtype = dt.get_default_dtype()
+    return F.xlogy(self, F.add(other.to(dtype), 1))
 
 
 def max_other(self, other):
+    _check_broadcast("max", self, other)
     return F.maximum(self, other)
 
 
 def min_other(self, other):
+    _check_broadcast("min", self, other)
     return F.minimum(self, other)

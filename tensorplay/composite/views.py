@@ -8,7 +8,7 @@ import builtins
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
-from tensorplay.errors import DimError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
 def make_view(self, sizes, strides, offset):
@@ -19,32 +19,34 @@ def make_view(self, sizes, strides, offset):
     return wrap(impl)
 
 
-def infer_size(op, shape, numel):
-    """Resolve one -1 in `shape` so that the product is `numel`."""
+def infer_size(op, shape, numel, arg="size"):
+    """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ShapeError(f"{op}(): only one dimension can be inferred (-1), got "
-                         f"{fmt_shape(shape)}", op=op, arg="size")
+                         f"{fmt_shape(shape)} as argument '{arg}'", op=op, arg=arg)
     if any(s < -1 for s in shape):
-        raise ShapeError(f"{op}(): invalid shape dimension in {fmt_shape(shape)}", op=op,
-                         arg="size")
+        raise ShapeError(f"{op}(): invalid shape dimension in argument '{arg}' "
+                         f"{fmt_shape(shape)}", op=op, arg=arg)
     known = numel_of([s for s in shape if s != -1])
     if unknown:
         if known == 0 or numel % known:
-            raise ShapeError(f"{op}(): shape {fmt_shape(shape)} is invalid for input of size "
-                             f"{numel}", op=op, arg="size")
+            raise ShapeError(f"{op}(): shape {fmt_shape(shape)} (argument '{arg}') is invalid "
+                             f"for input of size {numel}", op=op, arg=arg)
         shape[unknown[0]] = numel // known
     elif known != numel:
-        raise ShapeError(f"{op}(): shape {fmt_shape(shape)} is invalid for input of size "
-                         f"{numel}", op=op, arg="size")
+        raise ShapeError(f"{op}(): shape {fmt_shape(shape)} (argument '{arg}') is invalid for "
+                         f"input of size {numel}", op=op, arg=arg)
     return tuple(shape)
 
 
 def view_strides(old_sizes, old_strides, new_sizes):
     """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
     None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
-    if numel_of(old_sizes) == 0:
+    if numel_of(old_sizes) == 0 or not old_sizes:
+        # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
+        # the loop below would find no dim of the old shape to take strides from.
         return contiguous_strides(new_sizes)
     new_strides = [0] * len(new_sizes)
     view_d = len(new_sizes) - 1
@@ -76,9 +78,10 @@ def view(self, size):
     sizes = infer_size("view", size, impl.numel())
     strides = view_strides(impl.sizes, impl.strides, sizes)
     if strides is None:
-        raise ShapeError("view(): view size is not compatible with input tensor's size and "
-                         "stride (at least one dimension spans across two contiguous "
-                         "subspaces). Use .reshape(...) instead.", op="view", arg="size")
+        raise ShapeError(f"view(): view size {fmt_shape(sizes)} (argument 'size') is not "
+                         f"compatible with input tensor's size and stride (at least one "
+                         f"dimension spans across two contiguous subspaces). Use .reshape(...) "
+                         f"instead.", op="view", arg="size")
     return make_view(self, sizes, strides, impl.offset)
 
 
@@ -88,7 +91,7 @@ def view_as(self, other):
 
 def reshape(self, shape):
     impl = self._impl
-    sizes = infer_size("reshape", shape, impl.numel())
+    sizes = infer_size("reshape", shape, impl.numel(), arg="shape")
     if view_strides(impl.sizes, impl.strides, sizes) is not None:
         return self.view(sizes)
     return self.clone().view(sizes)
@@ -97,7 +100,8 @@ def reshape(self, shape):
 def as_strided(self, size, stride, storage_offset):
     if len(size) != len(stride):
         raise ShapeError(f"as_strided(): mismatch in length of size {list(size)} and stride "
-                         f"{list(stride)}", op="as_strided", arg="stride")
+                         f"{list(stride)} (arguments 'size' and 'stride')", op="as_strided",
+                         arg="stride")
     offset = self._impl.offset if storage_offset is None else storage_offset
     return make_view(self, size, stride, offset)
 
@@ -117,7 +121,7 @@ def transpose(self, dim0, dim1):
 def t(self):
     n = len(self._impl.sizes)
     if n > 2:
-        raise ShapeError(f"t(): expects a tensor with <= 2 dimensions, but self is {n}D",
+        raise ShapeError(f"t(): expects a tensor with <= 2 dimensions, but 'self' is {n}D",
                          op="t", arg="self")
     return self.transpose(0, 1) if n == 2 else self.view(self._impl.sizes)
 
@@ -130,7 +134,8 @@ def permute(self, dims):
                          f"the tensor's dimension ({n})", op="permute", arg="dims")
     wrapped = [wrap_dim("permute", "dims", d, n) for d in dims]
     if len(set(wrapped)) != n:
-        raise DimError(f"permute(): repeated dim in {list(dims)}", op="permute", arg="dims")
+        raise DimError(f"permute(): repeated dim in argument 'dims' {list(dims)}", op="permute",
+                       arg="dims")
     return make_view(self, [impl.sizes[d] for d in wrapped], [impl.strides[d] for d in wrapped],
                      impl.offset)
 
@@ -138,16 +143,16 @@ def permute(self, dims):
 def expand(self, size, implicit):
     impl = self._impl
     if len(size) < len(impl.sizes):
-        raise ShapeError(f"expand(): the number of sizes provided ({len(size)}) must be greater "
-                         f"or equal to the number of dimensions in the tensor "
-                         f"({len(impl.sizes)})", op="expand", arg="size")
+        raise ShapeError(f"expand(): the number of sizes provided in argument 'size' "
+                         f"({len(size)}) must be greater or equal to the number of dimensions "
+                         f"in the tensor ({len(impl.sizes)})", op="expand", arg="size")
     lead = len(size) - len(impl.sizes)
     sizes, strides = [], []
     for i, target in enumerate(size):
         if i < lead:
             if target < 0:
                 raise ShapeError(f"expand(): -1 is not allowed in a leading, non-existing "
-                                 f"dimension {i}", op="expand", arg="size")
+                                 f"dimension {i} of argument 'size'", op="expand", arg="size")
             sizes.append(target)
             strides.append(0)
             continue
@@ -164,7 +169,7 @@ def expand(self, size, implicit):
             raise ShapeError(f"expand(): the expanded size of the tensor ({target}) must match "
                              f"the existing size ({have}) at non-singleton dimension {i}.  "
                              f"Target sizes: {list(size)}.  Tensor sizes: "
-                             f"{list(impl.sizes)}", op="expand", arg="size")
+                             f"{list(impl.sizes)} (argument 'size')", op="expand", arg="size")
     return make_view(self, sizes, strides, impl.offset)
 
 
@@ -203,8 +208,8 @@ def flatten(self, start_dim, end_dim):
     s = wrap_dim("flatten", "start_dim", start_dim, len(sizes))
     e = wrap_dim("flatten", "end_dim", end_dim, len(sizes))
     if s > e:
-        raise DimError("flatten(): start_dim cannot come after end_dim", op="flatten",
-                       arg="start_dim")
+        raise DimError(f"flatten(): 'start_dim' cannot come after 'end_dim' ({s} > {e})",
+                       op="flatten", arg="start_dim")
     return self.reshape(sizes[:s] + (numel_of(sizes[s:e + 1]),) + sizes[e + 1:])
 
 
@@ -215,19 +220,22 @@ def narrow(self, dim, start, length):
         start += sizes[d]
     if start < 0 or length < 0 or start + length > sizes[d]:
         raise DimError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size "
-                       f"({sizes[d]}).", op="narrow", arg="length")
+                       f"({sizes[d]}) (arguments 'start' and 'length').", op="narrow",
+                       arg="length")
     return self.slice(d, start, start + length, 1)
 
 
 def select(self, dim, index):
     impl = self._impl
     if not impl.sizes:
-        raise DimError("select() cannot be applied to a 0-dim tensor.", op="select", arg="self")
+        raise DimError("select() cannot be applied to a 0-dim tensor (argument 'self').",
+                       op="select", arg="self")
     d = wrap_dim("select", "dim", dim, len(impl.sizes))
     size = impl.sizes[d]
     if index < -size or index >= size:
-        raise DimError(f"select(): index {index} out of range for tensor of size "
-                       f"{fmt_shape(impl.sizes)} at dimension {d}", op="select", arg="index")
+        raise DimError(f"select(): index {index} (argument 'index') out of range for tensor of "
+                       f"size {fmt_shape(impl.sizes)} at dimension {d}", op="select",
+                       arg="index")
     if index < 0:
         index += size
     return make_view(self, impl.sizes[:d] + impl.sizes[d + 1:],
@@ -238,7 +246,9 @@ def slice(self, dim, start, end, step):  # noqa: A001 - the op's name
     impl = self._impl
     d = wrap_dim("slice", "dim", dim, len(impl.sizes))
     if step <= 0:
-        raise ValueError("slice(): step must be greater than zero")
+        # A typed error naming the argument (x[::-1] raises Python's ValueError in getitem).
+        raise ArgumentError(f"slice(): argument 'step' must be greater than zero, but got "
+                            f"{step}", op="slice", arg="step")
     size = impl.sizes[d]
     start, end, _ = builtins.slice(start, end, step).indices(size)
     length = max(0, (end - start + step - 1) // step)

@@ -124,8 +124,17 @@ class OperatorHandle:
         for k in range(NUM_KEYS):
             if k < NUM_BACKENDS:
                 reg = self.registries.get(k)
-                # A backend with no kernel of its own falls back to Composite.
-                self.resolved[k] = reg if reg is not None and reg.candidates else composite
+                if reg is not None and reg.candidates:
+                    # In-place kernels bump the version of what they wrote, right after
+                    # running (below autograd, like PyTorch's ADInplaceOrView): inputs
+                    # autograd saved before the call now mismatch, outputs it saves after
+                    # the call match.
+                    mutable = self.schema.mutable_positions
+                    self.resolved[k] = _bumping(reg, mutable) if mutable else reg
+                else:
+                    # A backend with no kernel of its own falls back to Composite (whose
+                    # inner in-place ops bump for themselves).
+                    self.resolved[k] = composite
             elif k == DispatchKey.Composite:
                 self.resolved[k] = composite
             elif self.kernels[k] is not None:
@@ -189,6 +198,7 @@ class OperatorHandle:
             r = self.resolved[k]
             if r is None or r is FALLTHROUGH:
                 continue
+            r = getattr(r, "registry", r)
             if isinstance(r, KernelRegistry):
                 what = "registry: " + ", ".join(f"{c.name} (priority {c.priority})"
                                                 for c in r.candidates)
@@ -198,6 +208,18 @@ class OperatorHandle:
                 what = f"Composite fallback -> {self.kernel_names[DispatchKey.Composite]}"
             lines.append(f"  {DispatchKey(k).name:<14} {what}")
         return "\n".join(lines)
+
+
+def _bumping(registry, mutable):
+    def run_and_bump(*args):
+        out = registry(*args)
+        for i in mutable:
+            impl = args[i]._impl
+            if not impl.inference:
+                impl.version.value += 1
+        return out
+    run_and_bump.registry = registry
+    return run_and_bump
 
 
 def _drop_keyset(fn):

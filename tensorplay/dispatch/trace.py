@@ -75,9 +75,12 @@ def traced_call(handle, ks, args):
                 if kernel is None:
                     hop("miss", f"{name}: no kernel and no Composite fallback")
                     handle.miss(key)
-                if isinstance(kernel, KernelRegistry):
-                    hop("dispatch", f"{name} -> kernel registry ({len(kernel.candidates)} "
-                        f"candidate{'s' if len(kernel.candidates) != 1 else ''})")
+                reg = getattr(kernel, "registry", kernel)
+                if isinstance(reg, KernelRegistry):
+                    bump = " (then bump the version of the written tensor)" \
+                        if reg is not kernel else ""
+                    hop("dispatch", f"{name} -> kernel registry ({len(reg.candidates)} "
+                        f"candidate{'s' if len(reg.candidates) != 1 else ''}){bump}")
                 else:
                     hop("dispatch", f"{name} -> Composite fallback "
                         f"{handle.kernel_names[DispatchKey.Composite]}")

@@ -24,8 +24,8 @@ def wrap_dim(op, dim, ndim):
 def reduce_dim_list(op, dims, ndim):
     out = tuple(wrap_dim(op, d, ndim) for d in dims)
     if len(set(out)) != len(out):
-        raise DimError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims",
-                       op=op, arg="dim")
+        raise DimError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims "
+                       f"(argument 'dim')", op=op, arg="dim")
     return out
 
 
@@ -66,9 +66,11 @@ def binary(op, args, names=("self", "other")):
 
 
 def binary_sub(op, args):
-    if args[0]._impl.dtype is dt.bool or args[1]._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): subtraction with bool tensors is not supported; use "
-                         f"logical_xor() or the `^` operator instead", op=op, arg="other")
+    for name, t in (("self", args[0]), ("other", args[1])):
+        if t._impl.dtype is dt.bool:
+            raise DTypeError(f"{op}(): subtraction with bool tensors is not supported "
+                             f"(argument '{name}' is bool); use logical_xor() or the `^` "
+                             f"operator instead", op=op, arg=name)
     return binary(op, args)
 
 
@@ -91,18 +93,21 @@ def binary_inplace(op, args):
     spec = binary(op, args)
     if spec.sizes != _sizes(self):
         raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
-                         f"the broadcast shape {fmt_shape(spec.sizes)}", op=op, arg="self")
-    if not dt.can_cast(spec.dtype, self._impl.dtype):
-        raise DTypeError(f"{op}(): result type {spec.dtype.name} can't be cast to the desired "
-                         f"output type {self._impl.dtype.name}", op=op, arg="self")
+                         f"the broadcast shape {fmt_shape(spec.sizes)} (the output is argument "
+                         f"'self')", op=op, arg="self")
+    check_inplace_cast(op, spec.dtype, self)
     return SELF
 
 
+def check_inplace_cast(op, dtype, self):
+    if not dt.can_cast(dtype, self._impl.dtype):
+        raise DTypeError(f"{op}(): result type {dtype.name} can't be cast to the desired "
+                         f"output type {self._impl.dtype.name} (the output is argument 'self')",
+                         op=op, arg="self")
+
+
 def binary_float_inplace(op, args):
-    spec = binary_float(op, args)
-    if not dt.can_cast(spec.dtype, args[0]._impl.dtype):
-        raise DTypeError(f"{op}(): result type {spec.dtype.name} can't be cast to the desired "
-                         f"output type {args[0]._impl.dtype.name}", op=op, arg="self")
+    check_inplace_cast(op, binary_float(op, args).dtype, args[0])
     return binary_inplace(op, args)
 
 
@@ -122,15 +127,23 @@ def unary(op, args):
 
 def unary_neg(op, args):
     if args[0]._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): negation, the `-` operator, on a bool tensor is not "
-                         f"supported; use the `~` or logical_not() operator instead",
-                         op=op, arg="self")
+        raise DTypeError(f"{op}(): negation, the `-` operator, on a bool tensor (argument "
+                         f"'self') is not supported; use the `~` or logical_not() operator "
+                         f"instead", op=op, arg="self")
+    return unary(op, args)
+
+
+def unary_abs(op, args):
+    if args[0]._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
+                         f"bool)", op=op, arg="self")
     return unary(op, args)
 
 
 def unary_relu(op, args):
     if args[0]._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): not implemented for bool tensors", op=op, arg="self")
+        raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
+                         f"bool)", op=op, arg="self")
     return unary(op, args) if not op.endswith("_") else SELF
 
 
@@ -173,8 +186,9 @@ def reduce_dims(op, args):
 def check_mean_dtype(op, self, dtype):
     d = dtype or self._impl.dtype
     if not d.is_floating_point:
-        raise DTypeError(f"{op}(): could not infer output dtype. Input dtype must be either a "
-                         f"floating point or complex dtype. Got: {d.name}", op=op, arg="self")
+        raise DTypeError(f"{op}(): could not infer output dtype. Argument 'self' must have a "
+                         f"floating point dtype (or pass dtype=). Got: {d.name}", op=op,
+                         arg="self")
 
 
 def reduce_all_float(op, args):
@@ -190,15 +204,16 @@ def reduce_dims_float(op, args):
 
 def check_nonempty_reduction(op, self):
     if self._impl.numel() == 0:
-        raise ShapeError(f"{op}(): expected a non-empty input when no dim is given "
-                         f"(got shape {fmt_shape(_sizes(self))})", op=op, arg="self")
+        raise ShapeError(f"{op}(): expected a non-empty input when no dim is given, but "
+                         f"argument 'self' has shape {fmt_shape(_sizes(self))}", op=op,
+                         arg="self")
 
 
 def check_nonempty_dim(op, self, dim):
     sizes = _sizes(self)
     if sizes and sizes[dim] == 0:
-        raise ShapeError(f"{op}(): cannot reduce over dimension {dim} of size 0 "
-                         f"(input shape {fmt_shape(sizes)})", op=op, arg="dim")
+        raise ShapeError(f"{op}(): cannot reduce over dimension {dim} of size 0 (argument "
+                         f"'dim'; input shape {fmt_shape(sizes)})", op=op, arg="dim")
 
 
 def reduce_all_same(op, args):

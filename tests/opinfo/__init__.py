@@ -8,13 +8,16 @@ every generic test on every entry, so adding an op to the database is all it tak
 test it.
 
     core.py           OpInfo, SampleInput, ErrorInput, make_tensor, the PyTorch bridge
-    db_foundation.py  the entries for the foundation ops (add ... views)
+    samples.py        sample generators shared by families of ops (unary, binary, ...)
+    db_foundation.py  the foundation's math: arithmetic, comparisons, reductions, matmul
+    db_views.py       the foundation's memory ops: copies, conversions, views
     db_<topic>.py     later expansions (nn ops, reductions, ...) add their own file
 
 To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it below.
 """
 from opinfo.db_foundation import op_db as _foundation
+from opinfo.db_views import op_db as _views
 
-op_db = [*_foundation]
+op_db = [*_foundation, *_views]
 
 __all__ = ["op_db"]

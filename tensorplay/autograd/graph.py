@@ -1,0 +1,105 @@
+"""Draw the backward graph: `to_dot(loss)` returns Graphviz DOT text.
+
+    print(tp.autograd.graph.to_dot(loss))        # paste into any Graphviz viewer
+    svg = tp.autograd.graph.render(loss)         # needs the `graphviz` package
+
+Boxes: the output tensor (green) and the leaves (blue, with their shape; named if
+you pass `params={"w": w}`). Ellipses: backward nodes, with the op they differentiate
+and the shapes of the tensors they saved. Arrows follow the gradient, from the output
+towards the leaves.
+"""
+from __future__ import annotations
+
+from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.errors import fmt_shape
+
+__all__ = ["to_dot", "render"]
+
+
+def _quote(text):
+    """A DOT string; `\\n` is DOT's line break inside a label."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + text + '"'
+
+
+def _saved_lines(node):
+    lines = []
+    for attr in node.SAVED:
+        saved = getattr(node, attr, None)
+        if saved is None or saved.sizes is None:
+            continue
+        lines.append(f"{attr.rstrip('_')}: {fmt_shape(saved.sizes)} {saved.dtype.name}")
+    for attr in getattr(node, "_saved", None) or ():      # custom Functions
+        if attr.sizes is not None:
+            lines.append(f"saved: {fmt_shape(attr.sizes)} {attr.dtype.name}")
+    return lines
+
+
+def _label(node, names):
+    if isinstance(node, AccumulateGrad):
+        impl = node.variable._impl
+        name = names.get(id(impl)) or impl.name or ""
+        title = f"{name}\n" if name else ""
+        return f"{title}{fmt_shape(impl.sizes)} {impl.dtype.name}", "box", "lightblue"
+    lines = [node.name()]
+    if node.OP:
+        lines.append(f"({node.OP})")
+    lines += _saved_lines(node)
+    return "\n".join(lines), "ellipse", "lightgrey"
+
+
+def to_dot(tensors, params=None):
+    """The graph behind `tensors` (one tensor or several) as DOT source text."""
+    roots = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
+    names = {id(t._impl): n for n, t in (params or {}).items()}
+    lines = ["digraph backward {", '    node [fontname="monospace", fontsize=10];',
+             "    rankdir=TB;"]
+    ids = {}
+
+    def node_id(node):
+        if node not in ids:
+            ids[node] = f"n{len(ids)}"
+        return ids[node]
+
+    stack = []
+    for r, t in enumerate(roots):
+        impl = t._impl
+        out_id = f"out{r}"
+        lines.append(f"    {out_id} [label={_quote('output ' + fmt_shape(impl.sizes))}, "
+                     f"shape=box, style=filled, fillcolor=darkolivegreen1];")
+        fn = impl.grad_fn
+        if fn is None and impl.requires_grad:
+            from tensorplay.autograd.graph_edges import grad_accumulator
+            fn = grad_accumulator(impl)
+        if fn is not None:
+            lines.append(f"    {out_id} -> {node_id(fn)};")
+            stack.append(fn)
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        label, shape, color = _label(node, names)
+        lines.append(f"    {node_id(node)} [label={_quote(label)}, shape={shape}, "
+                     f"style=filled, fillcolor={color}];")
+        for child, input_nr in node.next_functions:
+            if child is None:
+                continue
+            attrs = f' [label="{input_nr}"]' if input_nr else ""
+            lines.append(f"    {node_id(node)} -> {node_id(child)}{attrs};")
+            stack.append(child)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render(tensors, fmt="svg", params=None):
+    """The drawn graph as bytes in `fmt` (svg, png, pdf...), through the `graphviz`
+    package and its `dot` program."""
+    try:
+        import graphviz
+    except ImportError:
+        raise ImportError("render() needs the graphviz Python package (pip install "
+                          "graphviz) and the Graphviz `dot` program; to_dot() works "
+                          "without them") from None
+    return graphviz.Source(to_dot(tensors, params)).pipe(format=fmt)

@@ -1,0 +1,367 @@
+"""Generic op tests: every entry of the operator database (tests/opinfo) against PyTorch.
+
+    test_database_covers_ops_yaml     every ops.yaml overload has an entry
+    test_declared_overloads_are_called  an entry's samples really reach its overloads
+    test_forward                      values, dtype and shape vs PyTorch; method == function
+    test_inplace                      in-place == out-of-place, returns self, bumps _version
+    test_aliasing_matches_torch       an output aliases its input exactly when PyTorch's
+                                      does: storage, offset, strides, version, write-through
+    test_meta                         device="meta" gives PyTorch's shape and dtype
+    test_errors / test_meta_errors    bad input raises the declared typed error
+    test_grad_matches_torch / test_gradcheck / test_gradgradcheck
+
+Ids read `test_forward[cpu-add.scalar-int8]`: device, entry, dtype.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import TensorPlayError
+from opinfo import op_db
+from opinfo.core import (
+    assert_close, autograd_status, available_devices, make_tensor, record_calls, rng_for,
+    to_torch, yaml_ops,
+)
+
+DEVICES = available_devices()
+
+# ops.yaml overloads with no database entry, each with the reason. Only pure aliases or
+# conversions whose behaviour is tested elsewhere belong here.
+NOT_IN_DATABASE = {
+}
+
+
+def _params(select=lambda op: True, dtypes=None):
+    out = []
+    for device in DEVICES:
+        for op in op_db:
+            if not select(op):
+                continue
+            for dtype in op.dtypes:
+                if dtypes is None or dtype in dtypes:
+                    out.append(pytest.param(device, op, dtype,
+                                            id=f"{device}-{op.full_name}-{dtype.name}"))
+    return out
+
+
+def _op_params(select=lambda op: True):
+    return [pytest.param(device, op, id=f"{device}-{op.full_name}")
+            for device in DEVICES for op in op_db if select(op)]
+
+
+@contextmanager
+def checking(sample):
+    """Failures name the sample that caused them."""
+    try:
+        yield
+    except AssertionError as e:
+        raise AssertionError(f"sample {sample!r}:\n{e}") from None
+    except Exception as e:  # noqa: BLE001 - reported with the sample, then re-raised
+        raise AssertionError(f"sample {sample!r} raised {type(e).__name__}: {e}") from e
+
+
+def _flat(value):
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flat(v)]
+    return [value]
+
+
+# ---- coverage ---------------------------------------------------------------------------
+def test_database_covers_ops_yaml():
+    declared = {name for op in op_db for name in op.overloads}
+    in_yaml = set(yaml_ops())
+    missing = sorted(in_yaml - declared - set(NOT_IN_DATABASE))
+    assert not missing, f"ops.yaml overloads with no OpInfo in tests/opinfo: {missing}"
+    unknown = sorted(declared - in_yaml)
+    assert not unknown, f"OpInfo entries name overloads that ops.yaml lacks: {unknown}"
+    stale = sorted(set(NOT_IN_DATABASE) & declared)
+    assert not stale, f"NOT_IN_DATABASE lists overloads that do have an entry: {stale}"
+
+
+@pytest.mark.parametrize("device, op", _op_params())
+def test_declared_overloads_are_called(device, op):
+    dtype = tp.float32 if tp.float32 in op.dtypes else op.dtypes[-1]
+    with record_calls() as called:
+        for sample in op.sample_inputs(device, dtype):
+            op.call(sample)
+            if op.inplace and op.overloads and any(o.startswith(op.inplace + ".") or
+                                                   o == op.inplace for o in op.overloads):
+                try:
+                    op.call_inplace(op.sample_inputs(device, dtype)[0])
+                except TensorPlayError:
+                    pass
+    missing = sorted(set(op.overloads) - called)
+    assert not missing, f"{op.full_name}: no sample reaches {missing} (called: {sorted(called)})"
+
+
+# ---- forward ----------------------------------------------------------------------------
+@pytest.mark.parametrize("device, op, dtype", _params())
+def test_forward(device, op, dtype):
+    tol = op.tolerance(dtype)
+    for sample in op.sample_inputs(device, dtype):
+        with checking(sample):
+            expected = op.reference(sample)   # first: the op may write into its input
+            actual = op.call(sample)
+            assert_close(actual, expected, tol)
+    if op.method is None or op.mutates_input:
+        return
+    for sample in op.sample_inputs(device, dtype):
+        with checking(sample):
+            assert_close(op.method(sample.input, *sample.args, **sample.kwargs),
+                         op.reference(sample), tol, where="method variant")
+
+
+# ---- in-place ---------------------------------------------------------------------------
+def _overlapping(t):
+    return any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
+
+
+def _torch_inplace(op, sample):
+    """PyTorch's in-place variant on a copy: (its input afterwards, or None if it refused)."""
+    t_x, t_args, t_kwargs = to_torch((sample.input, sample.args, sample.kwargs))
+    try:
+        if op.mutates_input:
+            op.ref(t_x, *t_args, **t_kwargs)
+        else:
+            getattr(t_x, op.inplace)(*t_args, **t_kwargs)
+    except Exception:  # noqa: BLE001 - any refusal: TensorPlay must refuse too
+        return None
+    return t_x
+
+
+@pytest.mark.parametrize("device, op, dtype",
+                         _params(lambda op: op.inplace is not None or op.mutates_input))
+def test_inplace(device, op, dtype):
+    """The in-place form against PyTorch's in-place form; where both run, it also equals
+    the out-of-place op (when the dtypes agree), returns its input unmoved and bumps the
+    version counter (when PyTorch's does); where PyTorch refuses, it raises a typed error."""
+    tol = op.tolerance(dtype)
+    call = op.call if op.mutates_input else op.call_inplace
+    for sample in op.sample_inputs(device, dtype):
+        x = sample.input
+        if _overlapping(x):
+            continue   # writing into an expanded tensor: PyTorch refuses, for its own reasons
+        with checking(sample):
+            torch_x = _torch_inplace(op, sample)
+            if torch_x is None:
+                with pytest.raises(TensorPlayError):
+                    call(sample)
+                continue
+            out_of_place = None if op.mutates_input else op.call(sample)
+            version, ptr, strides = x._version, x.data_ptr(), x.stride()
+            result = call(sample)
+            assert result is x, "the in-place op must return its input"
+            if torch_x._version > 0:
+                assert x._version > version, "the in-place op must bump the version counter"
+            else:
+                assert x._version == version, "PyTorch does not bump the version here"
+            assert x.data_ptr() == ptr and x.stride() == strides, "the input moved"
+            assert_close(x, torch_x, tol, where="input after the in-place op")
+            if out_of_place is not None and out_of_place.dtype is x.dtype:
+                assert_close(x, to_torch(out_of_place), tol, where="in-place vs out-of-place")
+
+
+# ---- aliasing (views) -------------------------------------------------------------------
+def _storage_ptr(t):
+    return t.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("device, op, dtype", _params(lambda op: not op.mutates_input))
+def test_aliasing_matches_torch(device, op, dtype):
+    rng = rng_for("aliasing", op.full_name, dtype)
+    for sample in op.sample_inputs(device, dtype):
+        x = sample.input
+        with checking(sample):
+            expected, torch_x = op.reference_with_input(sample)
+            if torch_x.untyped_storage().nbytes() == 0:
+                continue   # nothing to alias
+            actual = op.call(sample)
+            for i, (out, t_out) in enumerate(zip(_flat(actual), _flat(expected))):
+                if not isinstance(t_out, torch.Tensor):
+                    continue
+                torch_alias = _storage_ptr(t_out) == _storage_ptr(torch_x)
+                tp_alias = out.untyped_storage() is x.untyped_storage()
+                assert tp_alias == torch_alias, \
+                    f"output {i}: aliases its input in TensorPlay: {tp_alias}, in PyTorch: " \
+                    f"{torch_alias}"
+                if not tp_alias:
+                    continue
+                assert out.stride() == tuple(t_out.stride()), \
+                    f"output {i}: strides {out.stride()}, PyTorch {tuple(t_out.stride())}"
+                assert out.storage_offset() == t_out.storage_offset(), \
+                    f"output {i}: storage offset {out.storage_offset()}, PyTorch " \
+                    f"{t_out.storage_offset()}"
+                assert out.data_ptr() == x.data_ptr() + \
+                    (out.storage_offset() - x.storage_offset()) * x.element_size()
+                if out.numel() == 0 or _overlapping(out):
+                    continue
+                # A write through the view is seen by the base, and bumps the shared counter.
+                values = make_tensor(out.shape, out.dtype, device, rng=rng)
+                version = x._version
+                out.copy_(values)
+                t_out.copy_(to_torch(values))
+                assert x._version > version and out._version == x._version, \
+                    "a view must share its base's version counter"
+                assert_close(x, torch_x, where=f"input after writing through output {i}")
+
+
+# ---- Meta -------------------------------------------------------------------------------
+def _to_meta(t):
+    return tp.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device="meta")
+
+
+@pytest.mark.parametrize("device, op, dtype", _params(lambda op: op.supports_meta))
+def test_meta(device, op, dtype):
+    for sample in op.sample_inputs(device, dtype):
+        if not sample.meta:
+            continue
+        with checking(sample):
+            expected = op.reference(sample)
+            actual = op.call(sample.map_tensors(_to_meta))
+            for i, (out, exp) in enumerate(zip(_flat(actual), _flat(expected))):
+                assert out.device.type == "meta", f"output {i} is on {out.device}"
+                assert tuple(out.shape) == tuple(exp.shape), \
+                    f"output {i}: meta shape {list(out.shape)}, PyTorch {list(exp.shape)}"
+                assert to_torch(out.dtype) == exp.dtype, \
+                    f"output {i}: meta dtype {out.dtype.name}, PyTorch {exp.dtype}"
+
+
+# ---- errors -----------------------------------------------------------------------------
+def _check_error(op, err, sample, info):
+    e = info.value
+    name = op.inplace if err.inplace else op.name
+    assert isinstance(e, TensorPlayError), \
+        f"{type(e).__name__} is not a tensorplay.errors type: {e}"
+    assert f"{name}(" in str(e), f"the message does not name the op '{name}': {e}"
+    # (`.op` may carry the call, as tensorplay/cuda.py's "to('cuda')" does.)
+    assert e.op is not None and e.op.split(".")[0].split("(")[0] == name, \
+        f"the error's op is {e.op!r}, expected {name!r}"
+    if err.arg is not None:
+        assert e.arg == err.arg, f"the error blames argument {e.arg!r}, expected {err.arg!r}"
+        assert f"'{err.arg}'" in str(e), f"the message does not name argument '{err.arg}': {e}"
+
+
+def _call_error_input(op, err, sample):
+    if err.inplace:
+        return op.call_inplace(sample)
+    return op.call(sample)
+
+
+@pytest.mark.parametrize("device, op", _op_params(lambda op: op.error_inputs_func is not None))
+def test_errors(device, op):
+    for err in op.error_inputs(device):
+        sample = err.sample
+        if err.torch_raises:
+            with checking(sample), pytest.raises(Exception):
+                t = to_torch(sample.input), to_torch(sample.args), to_torch(sample.kwargs)
+                if err.inplace:
+                    getattr(t[0], op.inplace)(*t[1], **t[2])
+                else:
+                    op.ref(t[0], *t[1], **t[2])
+        with pytest.raises(err.error_type, match=err.error_regex) as info:
+            _call_error_input(op, err, sample)
+        _check_error(op, err, sample, info)
+
+
+@pytest.mark.parametrize("device, op", _op_params(
+    lambda op: op.error_inputs_func is not None and op.supports_meta))
+def test_meta_errors(device, op):
+    for err in op.error_inputs(device):
+        if not err.meta:
+            continue
+        sample = err.sample.map_tensors(_to_meta)
+        with pytest.raises(err.error_type, match=err.error_regex) as info:
+            _call_error_input(op, err, sample)
+        _check_error(op, err, sample, info)
+
+
+# ---- gradients --------------------------------------------------------------------------
+AUTOGRAD_READY, AUTOGRAD_REASON = autograd_status()
+needs_autograd = pytest.mark.skipif(not AUTOGRAD_READY, reason=AUTOGRAD_REASON)
+
+
+def _grad_params():
+    return [p for p in _params(lambda op: op.supports_autograd and not op.mutates_input)
+            if p.values[2] in p.values[1].grad_dtypes]
+
+
+@needs_autograd
+@pytest.mark.parametrize("device, op, dtype", _grad_params())
+def test_grad_matches_torch(device, op, dtype):
+    rng = rng_for("grad", op.full_name, dtype)
+    for sample in op.sample_inputs(device, dtype, requires_grad=True):
+        leaves = [t for t in sample.tensors() if t.requires_grad]
+        if not leaves:
+            continue
+        with checking(sample):
+            t_sample = to_torch((sample.input, sample.args, sample.kwargs))
+            t_leaves = [t for t in _flat(list(t_sample[:2]) + list(t_sample[2].values()))
+                        if isinstance(t, torch.Tensor) and t.requires_grad]
+            t_outs = [o for o in _flat(op.ref(t_sample[0], *t_sample[1], **t_sample[2]))
+                      if isinstance(o, torch.Tensor) and o.requires_grad]
+            outs = [o for o in _flat(op.call(sample))
+                    if isinstance(o, tp.Tensor) and o.dtype.is_floating_point]
+            if not t_outs:
+                continue
+            grads = [make_tensor(o.shape, o.dtype, device, rng=rng) for o in outs[:len(t_outs)]]
+            loss = sum((o * g).sum() for o, g in zip(outs, grads))
+            t_loss = sum((o * to_torch(g)).sum() for o, g in zip(t_outs, grads))
+            loss.backward()
+            t_loss.backward()
+            for i, (leaf, t_leaf) in enumerate(zip(leaves, t_leaves)):
+                if t_leaf.grad is None:
+                    assert leaf.grad is None or not np.any(leaf.grad.numpy()), \
+                        f"input {i}: PyTorch has no gradient, TensorPlay's is non-zero"
+                    continue
+                assert leaf.grad is not None, f"input {i}: no gradient"
+                assert_close(leaf.grad, t_leaf.grad, op.tolerance(dtype),
+                             where=f"gradient of input {i}")
+
+
+def _gradcheck_fns():
+    try:
+        from tensorplay.autograd import gradcheck, gradgradcheck
+    except ImportError as e:
+        return None, None, f"tensorplay.autograd has no gradcheck yet ({e})"
+    return gradcheck, gradgradcheck, ""
+
+
+def _run_gradcheck(op, device, second_order):
+    gradcheck, gradgradcheck, reason = _gradcheck_fns()
+    if gradcheck is None:
+        pytest.skip(reason)
+    check = gradgradcheck if second_order else gradcheck
+    for sample in op.sample_inputs(device, tp.float64, requires_grad=True):
+        leaves = [t for t in sample.tensors() if t.requires_grad]
+        if not leaves or any(t.numel() == 0 for t in leaves):
+            continue
+
+        def fn(*inputs, sample=sample, leaves=leaves):
+            swap = {id(t): new for t, new in zip(leaves, inputs)}
+            s = sample.map_tensors(lambda t: swap.get(id(t), t))
+            return tuple(o for o in _flat(op.call(s))
+                         if isinstance(o, tp.Tensor) and o.dtype.is_floating_point)
+
+        with checking(sample):
+            assert check(fn, tuple(leaves)), f"{check.__name__} failed"
+
+
+@needs_autograd
+@pytest.mark.parametrize("device, op", _op_params(
+    lambda op: op.supports_autograd and op.gradcheck and tp.float64 in op.dtypes
+    and not op.mutates_input))
+def test_gradcheck(device, op):
+    _run_gradcheck(op, device, second_order=False)
+
+
+@needs_autograd
+@pytest.mark.parametrize("device, op", _op_params(
+    lambda op: op.supports_autograd and op.supports_gradgrad and op.gradcheck
+    and tp.float64 in op.dtypes and not op.mutates_input))
+def test_gradgradcheck(device, op):
+    _run_gradcheck(op, device, second_order=True)
