@@ -69,5 +69,8 @@ def load_autograd():
 def load_default():
     load_backend("Composite")
     load_backend("CPU")
+    from tensorplay import cuda
+    if cuda.triton_available():     # the Triton backend serves the `cuda` device
+        load_backend("CUDA")
     load_meta()
     load_autograd()

@@ -254,7 +254,8 @@ class Tensor(TensorMethods, TensorBase):
 
     def __dlpack_device__(self):
         if self._impl.device.type == "cuda":
-            return (2, self._impl.device.index or 0)
+            from tensorplay.cuda import as_torch
+            return as_torch(self).__dlpack_device__()   # host memory in interpreter mode
         return (1, 0)
 
     def cpu(self):

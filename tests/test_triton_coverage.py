@@ -1,0 +1,45 @@
+"""Which ops the Triton backend serves, and how: a specialised Triton kernel (a
+high-priority candidate next to the generic one), a Triton kernel, or the Composite
+decomposition (views, scalar overloads, matmul, to...). The table is printed
+(`pytest -s`); the number of Triton-served ops only goes up."""
+from triton_util import CUDA  # noqa: F401 - skips without Triton
+
+from tensorplay.dispatch import DispatchKey
+from tensorplay.dispatch.dispatcher import dispatcher
+
+# Raise this when you add kernels; never lower it.
+TRITON_SERVED_AT_LEAST = 47
+SPECIALISED = {"mm", "bmm"}
+
+
+def cuda_table():
+    table = {"specialised": [], "triton": [], "composite": [], "none": []}
+    for name in sorted(dispatcher.ops):
+        if name.startswith("test."):          # ops the tests define for themselves
+            continue
+        handle = dispatcher.ops[name]
+        registry = handle.registries.get(DispatchKey.CUDA)
+        if registry is not None and registry.candidates:
+            special = any(c.priority > 0 for c in registry.candidates)
+            table["specialised" if special else "triton"].append(name)
+        elif handle.kernels[DispatchKey.Composite] is not None:
+            table["composite"].append(name)
+        else:
+            table["none"].append(name)
+    return table
+
+
+def test_record_how_each_op_runs_on_cuda():
+    table = cuda_table()
+    for kind, ops in table.items():
+        print(f"\n{kind} ({len(ops)}): {', '.join(ops)}")
+    served = len(table["specialised"]) + len(table["triton"])
+    assert served >= TRITON_SERVED_AT_LEAST, table
+    assert SPECIALISED <= set(table["specialised"])
+
+
+def test_every_op_runs_on_cuda():
+    """An op with a kernel for some backend but neither a CUDA kernel nor a Composite
+    decomposition cannot run on `cuda`: give it `CUDA: module.fn` in ops.yaml (for a
+    pointwise op, one expression in triton_kernels/pointwise.py)."""
+    assert cuda_table()["none"] == []

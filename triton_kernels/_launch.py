@@ -1,0 +1,154 @@
+"""What every launcher in triton_kernels/ shares: one check that all tensors are on
+the same device, the pointer objects Triton takes, result allocation, dimension
+coalescing, and the launch itself (with a `triton` hop in `tp.dispatch.explain()`).
+
+A launcher follows the Triton tutorials' order: check -> allocate -> grid -> launch.
+
+    device, (a, b) = operands("add", self=self, other=other)   # check
+    out = new_tensor(sizes, dtype, device)                      # allocate
+    grid = (triton.cdiv(n, BLOCK),)                             # grid
+    launch("add", kernel, grid, pointer(out), pointer(a), ...)  # launch
+"""
+from __future__ import annotations
+
+import numpy as np
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay import cuda
+from tensorplay._creation import empty
+from tensorplay.dispatch import trace
+from tensorplay.errors import DeviceError
+
+INTERPRETED = cuda.is_interpreted()
+MODE = "interpreter" if INTERPRETED else "GPU"
+
+# Element types the kernels compute in, by TensorPlay dtype.
+TL_DTYPES = {
+    dt.bool: tl.int1, dt.uint8: tl.uint8, dt.int8: tl.int8, dt.int16: tl.int16,
+    dt.int32: tl.int32, dt.int64: tl.int64, dt.float16: tl.float16,
+    dt.bfloat16: tl.bfloat16, dt.float32: tl.float32, dt.float64: tl.float64,
+}
+
+
+def compute_dtype(dtype):
+    """The dtype a kernel does its arithmetic in: half types in float32 (fp16/bf16
+    arithmetic loses precision, and the interpreter gets bf16 arithmetic wrong), bool as
+    int8 (so that `True + True` and `max(bool)` are plain integer arithmetic)."""
+    if dtype is dt.float16 or dtype is dt.bfloat16:
+        return tl.float32
+    if dtype is dt.bool:
+        return tl.int8
+    return TL_DTYPES[dtype]
+
+
+def operands(op, **tensors):
+    """Check that every tensor argument of `op` lives on one `cuda` device and return
+    (device, tensors in the order given).
+
+    This is the single device check of the CUDA backend: dispatch sends a call that
+    mixes devices here (CUDA outranks CPU in the key set), and every launcher calls this
+    before it turns a tensor into a pointer, because a host pointer handed to a GPU
+    kernel is a crash, not an error message. A 0-dim CPU tensor is a number, as in
+    PyTorch: it is copied to the device.
+    """
+    device = None
+    first = None
+    for name, t in tensors.items():
+        if t is not None and t._impl.device.type == "cuda":
+            device, first = t._impl.device, name
+            break
+    out = []
+    for name, t in tensors.items():
+        if t is None:
+            out.append(t)
+            continue
+        d = t._impl.device
+        if d is not device:
+            if d.type == "cpu" and not t._impl.sizes and device is not None:
+                t = t.to(device)
+            else:
+                raise DeviceError(
+                    f"{op}(): expected all tensors to be on the same device, but argument "
+                    f"'{name}' is on {d} and argument '{first}' is on {device} (move it with "
+                    f".to('{device}'))", op=op, arg=name)
+        out.append(t)
+    return device, out
+
+
+def pointer(t):
+    """The pointer object a Triton launch takes for tensor `t`: a typed torch view that
+    starts at t's first element. Only its address and element type are used; the kernel
+    indexes with TensorPlay's own strides."""
+    import torch    # imported on first use: `import tensorplay` stays fast
+    impl = t._impl
+    data = impl.storage.data
+    itemsize = impl.dtype.itemsize
+    span = max(data.numel() // itemsize - impl.offset, 0)
+    view = torch.empty(0, dtype=getattr(torch, impl.dtype.name), device=data.device)
+    return view.set_(data.untyped_storage(), impl.offset, (span,), (1,))
+
+
+def new_tensor(sizes, dtype, device):
+    return empty(tuple(sizes), dtype=dtype, device=device)
+
+
+def broadcast_strides(t, sizes):
+    """t's strides for a result of `sizes`: 0 where t is broadcast (missing or size 1)."""
+    impl = t._impl
+    lead = len(sizes) - len(impl.sizes)
+    strides = [0] * lead
+    for size, stride, target in zip(impl.sizes, impl.strides, sizes[lead:]):
+        strides.append(stride if size == target and size != 1 else 0)
+    return strides
+
+
+def coalesce(sizes, all_strides):
+    """Merge dimensions that every operand walks through contiguously, so that most
+    calls run the rank-1 kernel (one flat index, no divisions).
+
+        sizes [4, 5, 6], strides out [30, 6, 1], x [30, 6, 1], y [0, 0, 1]
+        -> dims 0 and 1 merge for out and x but not y: [20, 6], [6, 1], [6, 1], [0, 1]
+
+    Returns (sizes, [strides per operand]), with at least one dimension."""
+    shape = []
+    strides = [[] for _ in all_strides]
+    for d in range(len(sizes) - 1, -1, -1):
+        size = sizes[d]
+        if size == 1:
+            continue
+        if shape and all(st[d] == merged[0] * shape[0] for st, merged in zip(all_strides,
+                                                                            strides)):
+            shape[0] *= size    # the merged dimension keeps its inner stride
+            continue
+        shape.insert(0, size)
+        for st, merged in zip(all_strides, strides):
+            merged.insert(0, st[d])
+    if not shape:
+        return [1], [[0] for _ in all_strides]
+    return shape, strides
+
+
+def needs_wide_index(n, *tensors):
+    """Offsets past 2**31 - 1 elements need int64 arithmetic in the kernel."""
+    limit = 2 ** 31 - 1
+    if n > limit:
+        return True
+    return any(t._impl.storage.nbytes // t._impl.dtype.itemsize > limit for t in tensors)
+
+
+def launch(name, kernel, grid, *args, **meta):
+    """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched."""
+    if INTERPRETED:
+        # NumPy runs the interpreted kernel; like a GPU, it should not warn about NaN/inf.
+        with np.errstate(all="ignore"):
+            kernel[grid](*args, **meta)
+    else:
+        kernel[grid](*args, **meta)
+    if trace.state.active:
+        shown = [f"{k}={v}" for k, v in meta.items() if k.isupper()]
+        best = getattr(kernel, "best_config", None)     # an autotuned kernel's choice
+        if best is not None:
+            shown += [f"{k}={v}" for k, v in best.kwargs.items()]
+        where = f"grid={tuple(grid)}" if not callable(grid) else "grid=autotuned"
+        trace.hop("triton", f"{name} {where} {', '.join(shown)} [{MODE}]")

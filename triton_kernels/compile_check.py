@@ -1,0 +1,95 @@
+"""Compile the backend's kernels for an NVIDIA GPU on a machine without one.
+
+The interpreter runs a kernel's Python, but it does not type-check the way the
+compiler does (loop-carried types, constexpr branches, tl.dot operand types).
+`triton.compile` with an explicit target runs the real pipeline (Triton IR -> PTX ->
+cubin with the ptxas that ships with Triton) and needs no GPU, so this catches what
+would only fail on the first real launch.
+
+    python -m triton_kernels.compile_check            # sm_90 (H100/H200), every kernel
+    python -m triton_kernels.compile_check --quick    # a representative subset
+
+Must run without TRITON_INTERPRET (interpreted functions cannot be compiled).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _signature(fn, types, constexprs):
+    return {name: "constexpr" if name in constexprs else types.get(name, "i32")
+            for name in fn.arg_names}
+
+
+def cases(quick):
+    """(label, kernel, argument types, constexprs, options) for each compilation."""
+    import triton.language as tl
+    from triton_kernels import _template, linalg, pointwise, reduction
+    names = ["add", "div", "pow", "where", "eq", "tanh", "copy"] if quick \
+        else list(pointwise.EXPRESSIONS)
+    for name in names:
+        arity, expr = pointwise.EXPRESSIONS[name]
+        for rank in ((3,) if quick else (1, 2, 4)):
+            fn = _template.kernel(name, expr, arity, rank)
+            types = {"out_ptr": "*bf16", "x_ptr": "*fp16", "y_ptr": "*fp32", "z_ptr": "*i64"}
+            if name == "where":
+                types["x_ptr"] = "*i1"
+            for compute in (tl.float32, tl.int64):
+                if compute is tl.int64 and name in ("div", "tanh", "xlogy", "exp", "log",
+                                                     "sqrt", "sin", "cos", "sigmoid"):
+                    continue
+                yield (f"{name} rank {rank} {compute}", fn, types,
+                       dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
+    for op in ("sum", "max", "min"):
+        for acc, ptr in ((tl.float32, "*fp16"), (tl.int64, "*i32"), (tl.int8, "*i1")):
+            types = {"in_ptr": ptr, "idx_in_ptr": "*i64", "out_ptr": ptr, "idx_out_ptr": "*i64",
+                     "init": "fp32" if acc is tl.float32 else "i32"}
+            const = dict(OP=op, MEAN=op == "sum" and acc is tl.float32,
+                         WITH_INDEX=op != "sum", INDEXED_INPUT=op != "sum", ACC=acc,
+                         BLOCK_M=4, BLOCK_N=1024)
+            yield f"reduce {op} {acc}", reduction.reduce_kernel, types, const, {}
+            if quick:
+                break
+    matmul_dtypes = (("*fp16", tl.float32), ("*bf16", tl.float32), ("*fp32", tl.float32),
+                     ("*fp64", tl.float64))
+    for ptr, acc in matmul_dtypes[:2] if quick else matmul_dtypes:
+        for masked in (True, False):
+            const = dict(MASKED=masked, UPCAST=False,
+                         PRECISION="ieee" if ptr in ("*fp32", "*fp64") else "tf32", ACC=acc,
+                         BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+            yield (f"matmul {ptr[1:]} masked={masked}", linalg.matmul_kernel,
+                   {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const,
+                   dict(num_warps=4, num_stages=3))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", type=int, default=90, help="compute capability, e.g. 80, 90")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        print("compile_check: unset TRITON_INTERPRET first", file=sys.stderr)
+        return 2
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    target = GPUTarget("cuda", args.arch, 32)
+    count = 0
+    start = time.perf_counter()
+    for label, fn, types, const, options in cases(args.quick):
+        source = ASTSource(fn, _signature(fn, types, const), const)
+        try:
+            triton.compile(source, target=target, options=options)
+        except Exception as e:
+            print(f"FAILED {label}: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        count += 1
+    print(f"compiled {count} kernels for sm_{args.arch} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Copies, fills and conversions on the `cuda` device, and the device -> host path.
+
+All of them are the pointwise template's `copy` kernel (result = x, converted to the
+result's dtype by the store): `clone` copies into a new contiguous tensor, `copy_`
+into self's strides (broadcasting src), `fill_` broadcasts a one-element tensor, and
+`_to_copy` converts on the device before the bytes cross to the host.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _fallback_ops, cuda
+from tensorplay._creation import empty
+from tensorplay._device import as_device
+from tensorplay._impl import impl_from_array
+from tensorplay._tensor import wrap
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.meta import rules
+from triton_kernels._launch import new_tensor, operands
+from triton_kernels.pointwise import run
+
+
+def copy_(self, src, non_blocking):
+    rules.copy_("copy_", (self, src, non_blocking))
+    # copy_ is the one op that may mix devices: bring src over, then copy on self's device.
+    if self._impl.device.type == "cpu":           # device -> host: the CPU kernel finishes
+        _fallback_ops.copy_into(self, to_copy(src, None, self._impl.device, non_blocking))
+        return self
+    if src._impl.device.type == "cpu":           # host -> device
+        src = cuda.from_host(src._impl.array(), src._impl.dtype, self._impl.device)
+    operands("copy_", self=self, src=src)
+    return run("copy", self, (src,), src._impl.dtype)
+
+
+def fill_(self, value):
+    device, _ = operands("fill_", self=self)
+    # The value travels as a one-element tensor of self's dtype rather than as a kernel
+    # argument: Triton passes Python floats as float32, which would round a float64 fill.
+    one = cuda.from_host(np.array(value).astype(self._impl.dtype.np), self._impl.dtype, device)
+    return run("copy", self, (one,), self._impl.dtype)
+
+
+def clone(self):
+    device, _ = operands("clone", self=self)
+    out = new_tensor(self._impl.sizes, self._impl.dtype, device)
+    return run("copy", out, (self,), self._impl.dtype)
+
+
+def to_copy(self, dtype, device, non_blocking):
+    dtype = dtype or self._impl.dtype
+    target = self._impl.device if device is None else as_device(device)
+    if target.type == "meta":
+        return empty(self._impl.sizes, dtype=dtype, device=target)
+    converted = self
+    if dtype is not self._impl.dtype or not self._impl.is_contiguous:
+        converted = new_tensor(self._impl.sizes, dtype, self._impl.device)
+        run("copy", converted, (self,), self._impl.dtype)
+    if target.type == "cpu":
+        array = cuda.to_host(converted)
+        return wrap(impl_from_array(array, dtype, target, grad_state.inference))
+    if target is not self._impl.device:            # another GPU: a plain byte copy
+        out = new_tensor(self._impl.sizes, dtype, target)
+        cuda.as_torch(out).copy_(cuda.as_torch(converted))
+        return out
+    return converted if converted is not self else clone(self)

@@ -1,0 +1,232 @@
+"""mm and bmm on the `cuda` device: one blocked `tl.dot` kernel (Triton tutorial 03,
+with pointers computed from strides, no block pointers), fp32 accumulation.
+
+Two candidates per op sit in the CUDA kernel registry, the second level of dispatch:
+
+    mm_aligned   priority 10   M, N, K multiples of the block sizes: no masks
+    mm           priority 0    any shape: every load and store masked (ops.yaml names it)
+
+A call whose shape meets the rule goes to the aligned one; it still hands over
+(KernelConstraintError) when no tuned block size divides the shape. Both are
+autotuned over block sizes per (M, N, K, dtypes); in the interpreter there is no
+GPU timer, so configs are timed on the CPU clock.
+
+Transposed inputs need no copy: a kernel reads any strides. fp16/bf16 inputs go to
+the tensor cores as they are; fp32 and fp64 use IEEE precision (PyTorch's default,
+no TF32).
+"""
+from __future__ import annotations
+
+import time
+
+import triton
+import triton.language as tl
+
+import tensorplay._generated.registrations  # noqa: F401 - defines mm and bmm
+from tensorplay import _dtype as dt
+from tensorplay.errors import KernelConstraintError
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import rules
+from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+
+# The aligned candidate's ShapeRule is a cheap filter that becomes part of the kernel
+# cache key: M, N and K multiples of 16, tl.dot's smallest tile. The kernel itself then
+# needs a tuned config whose blocks divide the shape exactly, and hands the call over
+# to the masked kernel (KernelConstraintError) when there is none (e.g. 48 x 48 x 48).
+ALIGN_M, ALIGN_N, ALIGN_K = 16, 16, 16
+
+
+@triton.jit
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr,  # C[batch] = A[batch] @ B[batch]
+    M, N, K,  # A is M x K, B is K x N
+    stride_ab, stride_am, stride_ak,  # strides in elements (batch stride 0 for mm)
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    MASKED: tl.constexpr,  # False only when the blocks divide M, N and K exactly
+    UPCAST: tl.constexpr,  # interpreter: do half-precision dots in float32
+    PRECISION: tl.constexpr,  # "ieee" for fp32/fp64 inputs (no TF32)
+    ACC: tl.constexpr,  # accumulator dtype: float32 (float64 for fp64 inputs)
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,  # row blocks that share columns of B while it is in L2
+):
+    # Memory traffic per program: K/BLOCK_K tiles of A (BLOCK_M x BLOCK_K) and of B
+    # (BLOCK_K x BLOCK_N) read, one BLOCK_M x BLOCK_N tile of C written.
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + batch * stride_ab + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + batch * stride_bb + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        if MASKED:
+            k_left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left),
+                        other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N),
+                        other=0.0)
+        else:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        if UPCAST:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+    c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    if MASKED:
+        tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    else:
+        tl.store(c_ptrs, c)
+
+
+def _config(bm, bn, bk, stages, warps):
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
+                         num_stages=stages, num_warps=warps)
+
+
+if INTERPRETED:
+    # Two small configs: autotuning still chooses, and each program stays cheap.
+    CONFIGS = [_config(32, 32, 32, 1, 4), _config(64, 64, 32, 1, 4)]
+else:
+    CONFIGS = [
+        _config(128, 256, 64, 3, 8), _config(256, 128, 64, 3, 8),
+        _config(128, 128, 64, 4, 8), _config(128, 128, 32, 4, 4),
+        _config(128, 64, 32, 4, 4), _config(64, 128, 32, 4, 4),
+        _config(64, 64, 32, 5, 4), _config(32, 64, 32, 5, 2),
+    ]
+
+
+def cpu_bench(kernel_call, quantiles):
+    """Autotuning's timer in the interpreter (triton.testing.do_bench needs a GPU):
+    one run on the CPU clock, in milliseconds, for every quantile asked."""
+    start = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def _dividing(configs, named_args, **kwargs):
+    """The aligned kernel runs unmasked: keep the configs whose blocks divide the shape."""
+    m, n, k = named_args["M"], named_args["N"], named_args["K"]
+    return [c for c in configs if m % c.kwargs["BLOCK_M"] == 0
+            and n % c.kwargs["BLOCK_N"] == 0 and k % c.kwargs["BLOCK_K"] == 0]
+
+
+_tuning = dict(configs=CONFIGS, key=["M", "N", "K"])
+if INTERPRETED:
+    _tuning["do_bench"] = cpu_bench
+matmul_generic = triton.autotune(**_tuning)(matmul_kernel)
+matmul_aligned = triton.autotune(prune_configs_by={"early_config_prune": _dividing},
+                                 **_tuning)(matmul_kernel)
+
+
+def _dot_options(dtype):
+    half = dtype in (dt.float16, dt.bfloat16)
+    return dict(UPCAST=half and INTERPRETED, PRECISION="tf32" if half else "ieee",
+                ACC=tl.float64 if dtype is dt.float64 else tl.float32)
+
+
+def _launch(name, kernel, a, b, c, batch, masked):
+    """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0)."""
+    sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
+    if len(sa) == 2:
+        sa, sb, sc = (0,) + sa, (0,) + sb, (0,) + sc
+    M, K = a._impl.sizes[-2:]
+    N = b._impl.sizes[-1]
+    if M == 0 or N == 0 or (len(a._impl.sizes) == 3 and batch == 0):
+        return c   # nothing to compute (a launch over an empty batch would read past it)
+    if K == 0:
+        from triton_kernels.copy import fill_
+        return fill_(c, 0)
+
+    def grid(meta):
+        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), max(batch, 1))
+
+    launch(name, kernel, grid, pointer(a), pointer(b), pointer(c), M, N, K, *sa, *sb, *sc,
+           MASKED=masked, **_dot_options(a._impl.dtype))
+    return c
+
+
+def _mm_prepare(self, mat2):
+    spec = rules.mm("mm", (self, mat2))
+    device, (a, b) = operands("mm", self=self, mat2=mat2)
+    return a, b, new_tensor(spec.sizes, spec.dtype, device)
+
+
+def _bmm_prepare(self, mat2):
+    spec = rules.bmm("bmm", (self, mat2))
+    device, (a, b) = operands("bmm", self=self, mat2=mat2)
+    return a, b, new_tensor(spec.sizes, spec.dtype, device)
+
+
+# ---- the generic candidates (ops.yaml names them) ---------------------------------------
+# tl.dot takes floating inputs; integer matmuls on `cuda` find no candidate and say so.
+FLOATING = {dt.float16, dt.bfloat16, dt.float32, dt.float64}
+
+
+@kernel(dtypes=FLOATING)
+def mm(self, mat2):
+    a, b, c = _mm_prepare(self, mat2)
+    return _launch("matmul (masked)", matmul_generic, a, b, c, 0, masked=True)
+
+
+@kernel(dtypes=FLOATING)
+def bmm(self, mat2):
+    a, b, c = _bmm_prepare(self, mat2)
+    return _launch("matmul (masked)", matmul_generic, a, b, c, a._impl.sizes[0], masked=True)
+
+
+# ---- the specialised candidates ---------------------------------------------------------
+def _aligned(*mats):
+    """ShapeRule check: M, N multiples of ALIGN_M, ALIGN_N and K of ALIGN_K."""
+    a, b = mats[0]._impl.sizes, mats[1]._impl.sizes
+    if len(a) < 2 or len(b) < 2:
+        return False
+    M, K, N = a[-2], a[-1], b[-1]
+    return M > 0 and N > 0 and K > 0 and M % ALIGN_M == 0 and N % ALIGN_N == 0 \
+        and K % ALIGN_K == 0
+
+
+ALIGNED = ShapeRule(f"M, N, K multiples of {ALIGN_M}, {ALIGN_N}, {ALIGN_K}", _aligned)
+
+
+def _require_dividing_config(a, b):
+    M, K = a._impl.sizes[-2:]
+    N = b._impl.sizes[-1]
+    if not _dividing(CONFIGS, dict(M=M, N=N, K=K)):
+        raise KernelConstraintError(f"no tuned block size divides M={M}, N={N}, K={K}")
+
+
+def mm_aligned(self, mat2):
+    a, b, c = _mm_prepare(self, mat2)
+    _require_dividing_config(a, b)
+    return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, 0, masked=False)
+
+
+def bmm_aligned(self, mat2):
+    a, b, c = _bmm_prepare(self, mat2)
+    _require_dividing_config(a, b)
+    return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, a._impl.sizes[0],
+                   masked=False)
+
+
+# Registered here, next to the kernels: the aligned candidates outrank the generic ones
+# that tensorplay/_backends.py registers from ops.yaml.
+_MATMUL_DTYPES = {dt.float16, dt.bfloat16, dt.float32}
+specialised = Library("CUDA", "triton_kernels.linalg (specialised)")
+specialised.impl("mm", mm_aligned, priority=10, dtypes=_MATMUL_DTYPES, shape=ALIGNED)
+specialised.impl("bmm", bmm_aligned, priority=10, dtypes=_MATMUL_DTYPES, shape=ALIGNED)

@@ -1,0 +1,218 @@
+"""Elementwise ops on the `cuda` device: each is one expression, put into the per-arity
+template of triton_kernels/_template.py.
+
+The launchers below do what the template cannot know: the result's sizes and dtype
+(from the op's shape rule in tensorplay/meta/rules.py, the same rule the Meta
+backend runs), the dtype the expression is computed in (PyTorch's type promotion,
+with fp16/bf16 widened to float32), and where the result goes (a new tensor, or
+`self` for the in-place variants).
+
+    >>> import triton_kernels; print(triton_kernels.source("sigmoid"))
+"""
+from __future__ import annotations
+
+import triton
+
+from tensorplay import _dtype as dt
+from tensorplay._impl import numel_of
+from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type2
+from tensorplay.meta import rules
+from triton_kernels import _template
+from triton_kernels._launch import (
+    INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
+    new_tensor, operands, pointer,
+)
+
+# op -> (arity, expression over x, y, z and alpha). The expression sees its inputs
+# converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
+EXPRESSIONS = {
+    # binary arithmetic
+    "add": (2, "x + y * alpha"),
+    "sub": (2, "x - y * alpha"),
+    "mul": (2, "x * y"),
+    "div": (2, "x / y"),
+    "pow": (2, "_math.pow(x, y)"),
+    "maximum": (2, "_math.maximum(x, y)"),
+    "minimum": (2, "_math.minimum(x, y)"),
+    "xlogy": (2, "_math.xlogy(x, y)"),
+    # comparisons (computed in the inputs' promoted dtype, stored as bool)
+    "eq": (2, "x == y"),
+    "ne": (2, "x != y"),
+    "lt": (2, "x < y"),
+    "le": (2, "x <= y"),
+    "gt": (2, "x > y"),
+    "ge": (2, "x >= y"),
+    # ternary
+    "where": (3, "tl.where(x != 0, y, z)"),
+    # unary
+    "neg": (1, "-x"),
+    "abs": (1, "tl.abs(x)"),
+    "sign": (1, "_math.sign(x)"),
+    "exp": (1, "tl.exp(x)"),
+    "log": (1, "tl.log(x)"),
+    "sqrt": (1, "tl.sqrt(x)"),
+    "sin": (1, "tl.sin(x)"),
+    "cos": (1, "tl.cos(x)"),
+    "tanh": (1, "_math.tanh(x)"),
+    "sigmoid": (1, "tl.sigmoid(x)"),
+    "relu": (1, "tl.where(x < 0, 0, x)"),   # keeps NaN, like torch.relu
+    # conversion (copy_, clone, _to_copy): the store converts to the result's dtype
+    "copy": (1, "x"),
+}
+
+# Elements per program. The interpreter pays ~0.5 ms per program whatever its size,
+# so it gets bigger blocks; on a GPU 1024 elements over 4 warps streams well.
+BLOCK = 8192 if INTERPRETED else 1024
+
+
+def source(name, rank=1):
+    """The generated Triton source of pointwise kernel `name` for a rank-`rank` result."""
+    arity, expr = EXPRESSIONS[name]
+    return _template.source(name, expr, arity, rank)
+
+
+def run(name, out, inputs, compute, alpha=1):
+    """Compute EXPRESSIONS[name] of the `inputs` tensors into `out` (already allocated,
+    any strides), broadcasting each input to out's sizes and computing in the TensorPlay
+    dtype `compute`."""
+    sizes = out._impl.sizes
+    n = numel_of(sizes)
+    if n == 0:
+        return out
+    arity, expr = EXPRESSIONS[name]
+    shape, strides = coalesce(sizes, [out._impl.strides]
+                              + [broadcast_strides(t, sizes) for t in inputs])
+    fn = _template.kernel(name, expr, arity, len(shape))
+    flat_strides = [s for per_operand in strides for s in per_operand]
+    launch(_template.kernel_name(name, len(shape)), fn, (triton.cdiv(n, BLOCK),),
+           pointer(out), *[pointer(t) for t in inputs], alpha, n, *shape, *flat_strides,
+           COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
+           WIDE_INDEX=needs_wide_index(n, out, *inputs))
+    return out
+
+
+# ---- binary ---------------------------------------------------------------------------
+def _binary(name, rule, self, other, alpha=1):
+    device, (a, b) = operands(name, self=self, other=other)
+    spec = rule(name, (self, other, alpha))
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    return run(name, out, (a, b), spec.dtype, alpha)
+
+
+def add(self, other, alpha):
+    return _binary("add", rules.binary, self, other, alpha)
+
+
+def sub(self, other, alpha):
+    return _binary("sub", rules.binary_sub, self, other, alpha)
+
+
+def mul(self, other):
+    return _binary("mul", rules.binary, self, other)
+
+
+def div(self, other):
+    return _binary("div", rules.binary_float, self, other)
+
+
+def maximum(self, other):
+    return _binary("maximum", rules.binary, self, other)
+
+
+def minimum(self, other):
+    return _binary("minimum", rules.binary, self, other)
+
+
+def xlogy(self, other):
+    return _binary("xlogy", rules.binary_float, self, other)
+
+
+def pow(self, exponent):  # noqa: A001 - the op's name
+    device, (a, b) = operands("pow", self=self, exponent=exponent)
+    spec = rules.binary_pow("pow", (self, exponent))
+    if not spec.dtype.is_floating_point and b._impl.numel() and F.min(b).item() < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    return run("pow", out, (a, b), spec.dtype)
+
+
+def _compare(name):
+    def kernel(self, other):
+        device, (a, b) = operands(name, self=self, other=other)
+        spec = rules.comparison(name, (self, other))
+        out = new_tensor(spec.sizes, dt.bool, device)
+        return run(name, out, (a, b), result_type2(self, other))
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+eq = _compare("eq")
+ne = _compare("ne")
+lt = _compare("lt")
+le = _compare("le")
+gt = _compare("gt")
+ge = _compare("ge")
+
+
+def where(condition, self, other):
+    device, tensors = operands("where", condition=condition, self=self, other=other)
+    spec = rules.where("where", (condition, self, other))
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    return run("where", out, tensors, spec.dtype)
+
+
+# ---- unary ----------------------------------------------------------------------------
+def _unary(name, rule):
+    def kernel(self):
+        device, (a,) = operands(name, self=self)
+        spec = rule(name, (self,))
+        out = new_tensor(spec.sizes, spec.dtype, device)
+        return run(name, out, (a,), spec.dtype)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+neg = _unary("neg", rules.unary_neg)
+abs = _unary("abs", rules.unary)  # noqa: A001
+sign = _unary("sign", rules.unary)
+exp = _unary("exp", rules.unary_float)
+log = _unary("log", rules.unary_float)
+sqrt = _unary("sqrt", rules.unary_float)
+sin = _unary("sin", rules.unary_float)
+cos = _unary("cos", rules.unary_float)
+tanh = _unary("tanh", rules.unary_float)
+sigmoid = _unary("sigmoid", rules.unary_float)
+relu = _unary("relu", rules.unary_relu)
+
+
+# ---- in place: the result is written through self's own strides ----------------------
+def _inplace(name, rule, self, other, alpha=1):
+    _, (_, b) = operands(f"{name}_", self=self, other=other)
+    rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
+    compute = result_type2(self, other)
+    if name == "div" and not compute.is_floating_point:
+        compute = dt.get_default_dtype()
+    return run(name, self, (self, b), compute, alpha)
+
+
+def add_(self, other, alpha):
+    return _inplace("add", rules.binary_inplace, self, other, alpha)
+
+
+def sub_(self, other, alpha):
+    return _inplace("sub", rules.binary_inplace, self, other, alpha)
+
+
+def mul_(self, other):
+    return _inplace("mul", rules.binary_inplace, self, other)
+
+
+def div_(self, other):
+    return _inplace("div", rules.binary_float_inplace, self, other)
+
+
+def relu_(self):
+    rules.unary_relu("relu_", (self,))
+    operands("relu_", self=self)
+    return run("relu", self, (self,), self._impl.dtype)

@@ -1,0 +1,269 @@
+"""Reductions on the `cuda` device: sum, mean, max/min (with indices), argmax/argmin,
+over any dims, with keepdim. One Triton kernel serves them all.
+
+Every reduction is read as a matrix: M rows (the kept dims, in order) of N elements
+each (the reduced dims). When the dims collapse to one stride each, the kernel reads
+the input where it lies (a column sum walks rows with stride 1); otherwise the
+input is first permuted (kept dims first) and copied to a contiguous matrix.
+
+    x: [B, C, H], dim=(0, 2)  ->  permute to [C, B, H]  ->  matrix [M=C, N=B*H]
+
+Each program reduces a BLOCK_M x BLOCK_N tile at a time along its rows. When there
+are too few rows to keep the GPU busy (a full sum has one), the N elements are cut
+into SPLIT chunks, each program writes a partial result, and a second launch of the
+same kernel reduces the [M, SPLIT] partials (carrying their indices for max/min).
+"""
+from __future__ import annotations
+
+import builtins
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay._impl import numel_of
+from tensorplay.meta import rules
+from triton_kernels._launch import (
+    INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
+)
+from triton_kernels.copy import clone, fill_
+
+# Tile and parallelism policy. The interpreter pays per program, so it takes large
+# tiles and never splits; a GPU wants a few programs per SM (an H100 has 132).
+TILE = 16384 if INTERPRETED else 4096          # elements per BLOCK_M x BLOCK_N tile
+MAX_BLOCK_N = 8192 if INTERPRETED else 1024
+MIN_PROGRAMS = 1 if INTERPRETED else 264
+
+_TP_OF_TL = {v: k for k, v in TL_DTYPES.items()}
+
+
+@triton.jit
+def reduce_kernel(
+    in_ptr,  # the input, read as an [M, N] matrix: M kept rows of N reduced elements
+    idx_in_ptr,  # INDEXED_INPUT: the position each input element stands for
+    out_ptr,  # [M, SPLIT] results, contiguous (SPLIT == 1: the final ones)
+    idx_out_ptr,  # [M, SPLIT] int64 positions of the max/min (WITH_INDEX)
+    M, N,  # rows, and elements reduced per row
+    stride_m, stride_n,  # the input's strides, in elements
+    chunk,  # elements of a row handled by one program (a multiple of BLOCK_N)
+    divisor,  # MEAN: the result is divided by it
+    init,  # the identity: 0 for a sum, the lowest/highest value for max/min
+    OP: tl.constexpr,  # "sum", "max" or "min"
+    MEAN: tl.constexpr,
+    WITH_INDEX: tl.constexpr,
+    INDEXED_INPUT: tl.constexpr,
+    ACC: tl.constexpr,  # accumulator dtype (float32 for half types, int64 for integer sums)
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    # Memory traffic: every input element is read once; M * SPLIT results are written.
+    pid_m = tl.program_id(0)
+    pid_split = tl.program_id(1)
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    cols = tl.arange(0, BLOCK_N)
+    fill = (tl.zeros([BLOCK_M, BLOCK_N], ACC) + init).to(ACC)
+    acc = fill
+    acc_idx = tl.zeros([BLOCK_M, BLOCK_N], tl.int64)
+    start = pid_split * chunk
+    end = tl.minimum(start + chunk, N)
+    for n0 in range(start, end, BLOCK_N):
+        n = n0 + cols
+        mask = row_mask[:, None] & (n[None, :] < end)
+        offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
+        x = tl.load(in_ptr + offsets, mask=mask).to(ACC)
+        x = tl.where(mask, x, fill)
+        if OP == "sum":
+            acc += x
+        else:
+            if OP == "max":
+                take = x > acc       # strict: among equal values the first one stays
+            else:
+                take = x < acc
+            acc = tl.where(take, x, acc)
+            if WITH_INDEX:
+                if INDEXED_INPUT:
+                    position = tl.load(idx_in_ptr + offsets, mask=mask, other=0)
+                else:
+                    position = (n[None, :] + tl.zeros([BLOCK_M, BLOCK_N], tl.int32)).to(tl.int64)
+                acc_idx = tl.where(take, position, acc_idx)
+    out_offsets = rows * tl.num_programs(1) + pid_split
+    if OP == "sum":
+        result = tl.sum(acc, axis=1)
+        if MEAN:
+            result = result / divisor
+    else:
+        if OP == "max":
+            result = tl.max(acc, axis=1)
+        else:
+            result = tl.min(acc, axis=1)
+        if WITH_INDEX:
+            # The first position holding the result: the smallest index among the lanes
+            # whose value equals it.
+            hit = acc == result[:, None]
+            big = tl.zeros([BLOCK_M, BLOCK_N], tl.int64) + 9223372036854775807
+            index = tl.min(tl.where(hit, acc_idx, big), axis=1)
+            tl.store(idx_out_ptr + out_offsets, index, mask=row_mask)
+    tl.store(out_ptr + out_offsets, result.to(out_ptr.dtype.element_ty), mask=row_mask)
+
+
+def _pow2(n):
+    return triton.next_power_of_2(builtins.max(int(n), 1))
+
+
+def plan(M, N):
+    """(BLOCK_M, BLOCK_N, split, chunk) for an [M, N] reduction."""
+    block_n = builtins.min(_pow2(N), MAX_BLOCK_N)
+    block_m = builtins.max(1, builtins.min(_pow2(M), TILE // block_n))
+    row_programs = triton.cdiv(M, block_m)
+    split = 1
+    if row_programs < MIN_PROGRAMS and N > 4 * block_n:
+        split = builtins.min(triton.cdiv(N, block_n), triton.cdiv(MIN_PROGRAMS, row_programs))
+    chunk = triton.cdiv(triton.cdiv(N, split), block_n) * block_n
+    return block_m, block_n, triton.cdiv(N, chunk), chunk
+
+
+def _init(op, acc):
+    if op == "sum":
+        return 0
+    if acc.is_floating():
+        return float("-inf") if op == "max" else float("inf")
+    info = acc.primitive_bitwidth
+    lo, hi = (-(1 << (info - 1)), (1 << (info - 1)) - 1) if acc.is_int_signed() \
+        else (0, (1 << info) - 1)
+    return lo if op == "max" else hi
+
+
+def _collapse(sizes, strides):
+    """(numel, stride) when the dims walk memory with one stride, else None."""
+    dims = [(s, st) for s, st in zip(sizes, strides) if s != 1]
+    for (_, outer), (size, inner) in zip(dims, dims[1:]):
+        if outer != inner * size:
+            return None
+    return numel_of(sizes), (dims[-1][1] if dims else 1)
+
+
+def _as_matrix(x, kept, reduced):
+    """(tensor, stride_m, stride_n): x read as [M kept rows, N reduced elements]."""
+    sizes, strides = x._impl.sizes, x._impl.strides
+    rows = _collapse([sizes[d] for d in kept], [strides[d] for d in kept])
+    cols = _collapse([sizes[d] for d in reduced], [strides[d] for d in reduced])
+    if rows is not None and cols is not None:
+        return x, rows[1], cols[1]
+    matrix = clone(x.permute(list(kept) + list(reduced)))
+    return matrix, numel_of([sizes[d] for d in reduced]), 1
+
+
+def _run(op, x, values, indices, M, N, stride_m, stride_n, acc, mean):
+    """Reduce x (read as [M, N]) into the contiguous `values` (and `indices`)."""
+    block_m, block_n, split, chunk = plan(M, N)
+    with_index = indices is not None
+    init = _init(op, acc)
+    grid = (triton.cdiv(M, block_m), split)
+    if split == 1:
+        launch(f"reduce_{op}", reduce_kernel, grid, pointer(x), pointer(x), pointer(values),
+               pointer(indices if with_index else values), M, N, stride_m, stride_n, chunk,
+               N, init, OP=op, MEAN=mean, WITH_INDEX=with_index, INDEXED_INPUT=False,
+               ACC=acc, BLOCK_M=block_m, BLOCK_N=block_n)
+        return
+    # Pass 1: [M, split] partials in the accumulator dtype; pass 2 reduces them.
+    device = values._impl.device
+    partial = new_tensor((M, split), _TP_OF_TL[acc], device)
+    partial_idx = new_tensor((M, split), dt.int64, device) if with_index else partial
+    launch(f"reduce_{op} (partials)", reduce_kernel, grid, pointer(x), pointer(x),
+           pointer(partial), pointer(partial_idx), M, N, stride_m, stride_n, chunk, N, init,
+           OP=op, MEAN=False, WITH_INDEX=with_index, INDEXED_INPUT=False, ACC=acc,
+           BLOCK_M=block_m, BLOCK_N=block_n)
+    block_m2, block_n2, _, _ = plan(M, split)
+    launch(f"reduce_{op} (final)", reduce_kernel, (triton.cdiv(M, block_m2), 1),
+           pointer(partial), pointer(partial_idx), pointer(values),
+           pointer(indices if with_index else values), M, split, split, 1,
+           triton.cdiv(split, block_n2) * block_n2, N, init, OP=op, MEAN=mean,
+           WITH_INDEX=with_index, INDEXED_INPUT=with_index, ACC=acc, BLOCK_M=block_m2,
+           BLOCK_N=block_n2)
+
+
+def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, values=True,
+            indices=False):
+    """The shared launcher: returns (values, indices) with either one None."""
+    device, (x,) = operands(name, self=self)
+    sizes = x._impl.sizes
+    ndim = len(sizes)
+    reduced = tuple(range(ndim)) if dims is None or len(dims) == 0 else \
+        rules.reduce_dim_list(name, dims, ndim)
+    kept = tuple(d for d in range(ndim) if d not in reduced)
+    out_sizes = tuple(1 if d in reduced else sizes[d] for d in range(ndim)) if keepdim \
+        else tuple(sizes[d] for d in kept)
+    M = numel_of([sizes[d] for d in kept])
+    N = numel_of([sizes[d] for d in reduced])
+    out = new_tensor(out_sizes, out_dtype, device) if values else None
+    idx = new_tensor(out_sizes, dt.int64, device) if indices else None
+    if M == 0:
+        return out, idx
+    if N == 0:                       # only sums get here: max/min rules reject it
+        fill_(out, float("nan") if mean else 0)
+        return out, idx
+    matrix, stride_m, stride_n = _as_matrix(x, kept, reduced)
+    target = out if out is not None else new_tensor(out_sizes, x._impl.dtype, device)
+    _run(op, matrix, target, idx, M, N, stride_m, stride_n, compute_dtype(acc_from), mean)
+    return out, idx
+
+
+# ---- the kernels ops.yaml names --------------------------------------------------------
+def sum(self, dtype):  # noqa: A001 - the op's name
+    return sum_dim(self, None, False, dtype)
+
+
+def sum_dim(self, dim, keepdim, dtype):
+    spec = rules.reduce_dims("sum", (self, dim, keepdim, dtype))
+    acc = dt.int64 if not spec.dtype.is_floating_point else spec.dtype
+    return _reduce("sum", "sum", self, dim, keepdim, spec.dtype, acc)[0]
+
+
+def mean(self, dtype):
+    return mean_dim(self, None, False, dtype)
+
+
+def mean_dim(self, dim, keepdim, dtype):
+    spec = rules.reduce_dims_float("mean", (self, dim, keepdim, dtype))
+    return _reduce("mean", "sum", self, dim, keepdim, spec.dtype, spec.dtype, mean=True)[0]
+
+
+def max(self):  # noqa: A001
+    spec = rules.reduce_all_same("max", (self,))
+    return _reduce("max", "max", self, None, False, spec.dtype, spec.dtype)[0]
+
+
+def min(self):  # noqa: A001
+    spec = rules.reduce_all_same("min", (self,))
+    return _reduce("min", "min", self, None, False, spec.dtype, spec.dtype)[0]
+
+
+def _with_indices(name, self, dim, keepdim):
+    values_spec, _ = rules.reduce_dim_with_indices(name, (self, dim, keepdim))
+    dims = (dim,) if self._impl.sizes else None
+    return _reduce(name, name, self, dims, keepdim, values_spec.dtype, self._impl.dtype,
+                   indices=True)
+
+
+def max_dim(self, dim, keepdim):
+    return _with_indices("max", self, dim, keepdim)
+
+
+def min_dim(self, dim, keepdim):
+    return _with_indices("min", self, dim, keepdim)
+
+
+def _arg(name, op, self, dim, keepdim):
+    rules.arg_reduce(name, (self, dim, keepdim))
+    dims = (dim,) if dim is not None and self._impl.sizes else None
+    return _reduce(name, op, self, dims, keepdim, self._impl.dtype, self._impl.dtype,
+                   values=False, indices=True)[1]
+
+
+def argmax(self, dim, keepdim):
+    return _arg("argmax", "max", self, dim, keepdim)
+
+
+def argmin(self, dim, keepdim):
+    return _arg("argmin", "min", self, dim, keepdim)
