@@ -3,6 +3,7 @@ bounds), lerp, addcmul, addcdiv, nan_to_num; and the in-place forms of the found
 unary ops (exp_, log_, ..., which compute with the foundation's kernels)."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from tensorplay.meta import pointwise as rules
@@ -33,10 +34,12 @@ def clamp_tensor(self, min, max):  # noqa: A002
 
 def _clamp(x, lo, hi):
     # np.maximum/np.minimum propagate nan from either side, as torch.clamp does.
+    # A number bound is converted to the tensor's dtype first, wrapping like a C cast
+    # (PyTorch: clamp(uint8, -1, 1) uses 255 as the lower bound).
     if lo is not None:
-        x = np.maximum(x, np.asarray(lo, x.dtype))
+        x = np.maximum(x, np.array(lo).astype(x.dtype))
     if hi is not None:
-        x = np.minimum(x, np.asarray(hi, x.dtype))
+        x = np.minimum(x, np.array(hi).astype(x.dtype))
     return x
 
 
@@ -80,7 +83,7 @@ def nan_to_num(self, nan, posinf, neginf):
     a = self._impl.array()
     if not dtype.is_floating_point:
         return out(a.copy(), dtype)
-    info = np.finfo(dtype.np)
+    info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     x = a.astype(compute_np(dtype))

@@ -40,8 +40,8 @@ acos = unary_float_kernel("acos", np.arccos)
 atan = unary_float_kernel("atan", np.arctan)
 sinh = unary_float_kernel("sinh", np.sinh)
 cosh = unary_float_kernel("cosh", np.cosh)
-erf = unary_float_kernel("erf", lambda x: _erf(x).astype(x.dtype))
-erfc = unary_float_kernel("erfc", lambda x: _erfc(x).astype(x.dtype))
+erf = unary_float_kernel("erf", lambda x: np.asarray(_erf(x), x.dtype))
+erfc = unary_float_kernel("erfc", lambda x: np.asarray(_erfc(x), x.dtype))
 
 
 def logit(self, eps):
@@ -91,7 +91,8 @@ def round_decimals(self, decimals):
 def frac(self):
     rules.unary_floating("frac", (self,))
     (x,) = arrays(self._impl.dtype, self)
-    return out(x - np.trunc(x), self._impl.dtype)
+    with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
+        return out(x - np.trunc(x), self._impl.dtype)
 
 
 # ---- the division family ------------------------------------------------------------

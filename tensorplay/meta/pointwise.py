@@ -106,17 +106,21 @@ def binary_float(op, args):
 
 
 def binary_no_bool(op, args):
-    """floor_divide, remainder, fmod: numbers, not bool."""
-    for name, t in (("self", args[0]), ("other", args[1])):
-        reject_dtypes(op, name, t, _NOT_BOOL, "a number tensor")
-    return _finish(op, binary(op, args), args[0])
+    """floor_divide, remainder, fmod: numbers; bool only as one side of a promotion
+    (`x % True` is fine, `bool_tensor % bool_tensor` is not)."""
+    spec = binary(op, args)
+    if spec.dtype is dt.bool:
+        reject_dtypes(op, "self", args[0], _NOT_BOOL, "a number tensor")
+    return _finish(op, spec, args[0])
 
 
 def binary_floating(op, args):
-    """hypot: floating tensors only."""
-    for name, t in (("self", args[0]), ("other", args[1])):
-        require_float(op, name, t)
-    return _finish(op, binary(op, args), args[0])
+    """hypot: the promoted dtype must be floating (PyTorch has no integer kernel)."""
+    spec = binary(op, args)
+    if not spec.dtype.is_floating_point:
+        require_float(op, "self", args[0])
+        require_float(op, "other", args[1])
+    return _finish(op, spec, args[0])
 
 
 def div_mode(op, args):
@@ -182,11 +186,11 @@ def addcmul(op, args):
 
 def addcdiv(op, args):
     self, t1, t2 = args[:3]
-    for name, t in (("tensor1", t1), ("tensor2", t2)):
-        if not t._impl.dtype.is_floating_point:
-            raise DTypeError(f"{op}(): integer division with addcdiv is not supported "
-                             f"(argument '{name}' is {t._impl.dtype.name}); use a floating "
-                             f"point tensor", op=op, arg=name)
+    if not (t1._impl.dtype.is_floating_point or t2._impl.dtype.is_floating_point):
+        raise DTypeError(f"{op}(): integer division with addcdiv is not supported (arguments "
+                         f"'tensor1' and 'tensor2' are {t1._impl.dtype.name} and "
+                         f"{t2._impl.dtype.name}); use a floating point tensor", op=op,
+                         arg="tensor2")
     return ternary(op, args, ("self", "tensor1", "tensor2"), no_bool=True)
 
 
@@ -204,7 +208,6 @@ def clamp(op, args):
     if lo is None and hi is None:
         raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
                             arg="min")
-    reject_dtypes(op, "self", self, _NOT_BOOL, "a number tensor")
     return ternary(op, args, ("self", "min", "max"))
 
 
@@ -213,6 +216,5 @@ def clamp_scalar(op, args):
     if lo is None and hi is None:
         raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
                             arg="min")
-    reject_dtypes(op, "self", self, _NOT_BOOL, "a number tensor")
     # Number bounds promote like Python scalars: int tensor with 0.5 -> float32.
     return _finish(op, OutSpec(_sizes(self), result_type(self, lo, hi)), self)

@@ -1,2 +1,10 @@
-"""Operator database entries: pointwise ops (see opinfo/__init__.py)."""
-op_db = []
+"""Operator database entries: the pointwise expansion (see opinfo/__init__.py).
+
+    db_pointwise_math.py         float functions, rounding, division, clamp, lerp, ...
+    db_pointwise_logic.py        isnan/isclose/equal, logical and bitwise ops
+    db_pointwise_activations.py  relu6 ... prelu
+"""
+from opinfo.db_pointwise_math import op_db as _math
+from opinfo.db_pointwise_logic import op_db as _logic
+
+op_db = [*_math, *_logic]
