@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, div_mode_backward_other, div_mode_backward_self, evenly_distribute_backward, logit_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rounded_quotient, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import isfinite, sign, where
+from tensorplay.autograd.formulas import clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, div_mode_backward_other, div_mode_backward_self, elu_backward, evenly_distribute_backward, gelu_backward, hardswish_backward, logit_backward, maybe_multiply, mean_backward, mish_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rounded_quotient, select_backward, silu_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import isfinite, logical_and, logical_or, sign, where
 
 
 class AddBackward0(Node):
@@ -1702,4 +1702,205 @@ class NanToNumBackward0(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = grad * isfinite(self_)
+        return (grad_self,)
+
+
+class LeakyReluBackward0(Node):
+    """Backward of `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+
+    self: where(self > 0, grad, grad * negative_slope)
+    """
+
+    __slots__ = ('self_', 'negative_slope_')
+    SAVED = ('self_',)
+    OP = 'leaky_relu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        negative_slope = self.negative_slope_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(self_ > 0, grad, grad * negative_slope)
+        return (grad_self,)
+
+
+class EluBackward0(Node):
+    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+
+    self: elu_backward(grad, self, alpha, scale, input_scale)
+    """
+
+    __slots__ = ('self_', 'alpha_', 'scale_', 'input_scale_')
+    SAVED = ('self_',)
+    OP = 'elu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        alpha = self.alpha_
+        scale = self.scale_
+        input_scale = self.input_scale_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = elu_backward(grad, self_, alpha, scale, input_scale)
+        return (grad_self,)
+
+
+class GeluBackward0(Node):
+    """Backward of `gelu(Tensor self, *, str approximate='none') -> Tensor`.
+
+    self: gelu_backward(grad, self, approximate)
+    """
+
+    __slots__ = ('self_', 'approximate_')
+    SAVED = ('self_',)
+    OP = 'gelu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        approximate = self.approximate_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = gelu_backward(grad, self_, approximate)
+        return (grad_self,)
+
+
+class SiluBackward0(Node):
+    """Backward of `silu(Tensor self) -> Tensor`.
+
+    self: silu_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'silu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = silu_backward(grad, self_)
+        return (grad_self,)
+
+
+class MishBackward0(Node):
+    """Backward of `mish(Tensor self) -> Tensor`.
+
+    self: mish_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'mish'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = mish_backward(grad, self_)
+        return (grad_self,)
+
+
+class SoftplusBackward0(Node):
+    """Backward of `softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+
+    self: where(self * beta > threshold, grad, grad * (self * beta).sigmoid())
+    """
+
+    __slots__ = ('self_', 'beta_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'softplus'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        beta = self.beta_
+        threshold = self.threshold_
+        grad_self = None
+        _tmp0 = self_ * beta if self.needs_input_grad(0) else None
+        if self.needs_input_grad(0):
+            grad_self = where(_tmp0 > threshold, grad, grad * _tmp0.sigmoid())
+        return (grad_self,)
+
+
+class HardtanhBackward0(Node):
+    """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
+
+    self: where(logical_or(self <= min_val, self >= max_val), 0, grad)
+    """
+
+    __slots__ = ('self_', 'min_val_', 'max_val_')
+    SAVED = ('self_',)
+    OP = 'hardtanh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        min_val = self.min_val_
+        max_val = self.max_val_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(logical_or(self_ <= min_val, self_ >= max_val), 0, grad)
+        return (grad_self,)
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of `hardsigmoid(Tensor self) -> Tensor`.
+
+    self: where(logical_and(self > -3, self < 3), grad / 6, 0)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'hardsigmoid'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(logical_and(self_ > -3, self_ < 3), grad / 6, 0)
+        return (grad_self,)
+
+
+class HardswishBackward0(Node):
+    """Backward of `hardswish(Tensor self) -> Tensor`.
+
+    self: hardswish_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'hardswish'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = hardswish_backward(grad, self_)
+        return (grad_self,)
+
+
+class ThresholdBackward0(Node):
+    """Backward of `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`.
+
+    self: where(self <= threshold, 0, grad)
+    """
+
+    __slots__ = ('self_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'threshold'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        threshold = self.threshold_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(self_ <= threshold, 0, grad)
         return (grad_self,)

@@ -33,6 +33,7 @@ from tensorplay._generated.autograd_nodes import (
     CoshBackward0,
     DivBackward0,
     DivBackward1,
+    EluBackward0,
     ErfBackward0,
     ErfcBackward0,
     Exp2Backward0,
@@ -44,7 +45,12 @@ from tensorplay._generated.autograd_nodes import (
     FloorDivideBackward0,
     FmodBackward0,
     FracBackward0,
+    GeluBackward0,
+    HardsigmoidBackward0,
+    HardswishBackward0,
+    HardtanhBackward0,
     HypotBackward0,
+    LeakyReluBackward0,
     LerpBackward0,
     LerpBackward1,
     Log10Backward0,
@@ -60,6 +66,7 @@ from tensorplay._generated.autograd_nodes import (
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
+    MishBackward0,
     MmBackward0,
     MulBackward0,
     NanToNumBackward0,
@@ -75,9 +82,11 @@ from tensorplay._generated.autograd_nodes import (
     SelectBackward0,
     SigmoidBackward0,
     SignBackward0,
+    SiluBackward0,
     SinBackward0,
     SinhBackward0,
     SliceBackward0,
+    SoftplusBackward0,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
@@ -86,6 +95,7 @@ from tensorplay._generated.autograd_nodes import (
     SumBackward1,
     TanBackward0,
     TanhBackward0,
+    ThresholdBackward0,
     ToCopyBackward0,
     TransposeBackward0,
     TruncBackward0,
@@ -222,6 +232,25 @@ from tensorplay._generated.functional import (
     _h_sigmoid_,
     _h_neg_,
     _h_abs_,
+    _h_leaky_relu,
+    _h_leaky_relu_,
+    _h_elu,
+    _h_elu_,
+    _h_gelu,
+    _h_gelu_,
+    _h_silu,
+    _h_silu_,
+    _h_mish,
+    _h_mish_,
+    _h_softplus,
+    _h_hardtanh,
+    _h_hardtanh_,
+    _h_hardsigmoid,
+    _h_hardsigmoid_,
+    _h_hardswish,
+    _h_hardswish_,
+    _h_threshold,
+    _h_threshold_,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1923,6 +1952,261 @@ def abs_(ks, self):
     return result
 
 
+def leaky_relu(ks, self, negative_slope):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    node = LeakyReluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.negative_slope_ = negative_slope
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    set_history(result, node)
+    return result
+
+
+def leaky_relu_(ks, self, negative_slope):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    check_inplace(self, 'leaky_relu_')
+    node = LeakyReluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.negative_slope_ = negative_slope
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    rebase_history(self, node)
+    return result
+
+
+def elu(ks, self, alpha, scale, input_scale):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    node = EluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.alpha_ = alpha
+    node.scale_ = scale
+    node.input_scale_ = input_scale
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    set_history(result, node)
+    return result
+
+
+def elu_(ks, self, alpha, scale, input_scale):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    check_inplace(self, 'elu_')
+    node = EluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.alpha_ = alpha
+    node.scale_ = scale
+    node.input_scale_ = input_scale
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    rebase_history(self, node)
+    return result
+
+
+def gelu(ks, self, approximate):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    node = GeluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.approximate_ = approximate
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    set_history(result, node)
+    return result
+
+
+def gelu_(ks, self, approximate):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    check_inplace(self, 'gelu_')
+    node = GeluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.approximate_ = approximate
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    rebase_history(self, node)
+    return result
+
+
+def silu(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = SiluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def silu_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'silu_')
+    node = SiluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def mish(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = MishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def mish_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'mish_')
+    node = MishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def softplus(ks, self, beta, threshold):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+    node = SoftplusBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.beta_ = beta
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+    set_history(result, node)
+    return result
+
+
+def hardtanh(ks, self, min_val, max_val):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    node = HardtanhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_val_ = min_val
+    node.max_val_ = max_val
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    set_history(result, node)
+    return result
+
+
+def hardtanh_(ks, self, min_val, max_val):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    check_inplace(self, 'hardtanh_')
+    node = HardtanhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_val_ = min_val
+    node.max_val_ = max_val
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    rebase_history(self, node)
+    return result
+
+
+def hardsigmoid(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = HardsigmoidBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def hardsigmoid_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'hardsigmoid_')
+    node = HardsigmoidBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def hardswish(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = HardswishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def hardswish_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'hardswish_')
+    node = HardswishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def threshold(ks, self, threshold, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    node = ThresholdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    set_history(result, node)
+    return result
+
+
+def threshold_(ks, self, threshold, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    check_inplace(self, 'threshold_')
+    node = ThresholdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.threshold_ = threshold
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -2052,4 +2336,23 @@ WRAPPERS = {
     'sigmoid_': sigmoid_,
     'neg_': neg_,
     'abs_': abs_,
+    'leaky_relu': leaky_relu,
+    'leaky_relu_': leaky_relu_,
+    'elu': elu,
+    'elu_': elu_,
+    'gelu': gelu,
+    'gelu_': gelu_,
+    'silu': silu,
+    'silu_': silu_,
+    'mish': mish,
+    'mish_': mish_,
+    'softplus': softplus,
+    'hardtanh': hardtanh,
+    'hardtanh_': hardtanh_,
+    'hardsigmoid': hardsigmoid,
+    'hardsigmoid_': hardsigmoid_,
+    'hardswish': hardswish,
+    'hardswish_': hardswish_,
+    'threshold': threshold,
+    'threshold_': threshold_,
 }

@@ -2173,6 +2173,276 @@ def _op_bitwise_xor__Scalar(self, other):
     return _h_bitwise_xor__Scalar.call(ks, self, other)
 
 
+_h_relu6 = dispatcher.find("relu6")
+
+def _op_relu6(self):
+    """relu6(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_relu6, ks, (self,))
+    return _h_relu6.call(ks, self)
+
+
+_h_leaky_relu = dispatcher.find("leaky_relu")
+
+def _op_leaky_relu(self, negative_slope):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu, ks, (self, negative_slope))
+    return _h_leaky_relu.call(ks, self, negative_slope)
+
+
+_h_leaky_relu_ = dispatcher.find("leaky_relu_")
+
+def _op_leaky_relu_(self, negative_slope):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu_, ks, (self, negative_slope))
+    return _h_leaky_relu_.call(ks, self, negative_slope)
+
+
+_h_elu = dispatcher.find("elu")
+
+def _op_elu(self, alpha, scale, input_scale):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu, ks, (self, alpha, scale, input_scale))
+    return _h_elu.call(ks, self, alpha, scale, input_scale)
+
+
+_h_elu_ = dispatcher.find("elu_")
+
+def _op_elu_(self, alpha, scale, input_scale):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu_, ks, (self, alpha, scale, input_scale))
+    return _h_elu_.call(ks, self, alpha, scale, input_scale)
+
+
+_h_selu = dispatcher.find("selu")
+
+def _op_selu(self):
+    """selu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu, ks, (self,))
+    return _h_selu.call(ks, self)
+
+
+_h_selu_ = dispatcher.find("selu_")
+
+def _op_selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu_, ks, (self,))
+    return _h_selu_.call(ks, self)
+
+
+_h_celu = dispatcher.find("celu")
+
+def _op_celu(self, alpha):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu, ks, (self, alpha))
+    return _h_celu.call(ks, self, alpha)
+
+
+_h_celu_ = dispatcher.find("celu_")
+
+def _op_celu_(self, alpha):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu_, ks, (self, alpha))
+    return _h_celu_.call(ks, self, alpha)
+
+
+_h_gelu = dispatcher.find("gelu")
+
+def _op_gelu(self, approximate):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu, ks, (self, approximate))
+    return _h_gelu.call(ks, self, approximate)
+
+
+_h_gelu_ = dispatcher.find("gelu_")
+
+def _op_gelu_(self, approximate):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu_, ks, (self, approximate))
+    return _h_gelu_.call(ks, self, approximate)
+
+
+_h_silu = dispatcher.find("silu")
+
+def _op_silu(self):
+    """silu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu, ks, (self,))
+    return _h_silu.call(ks, self)
+
+
+_h_silu_ = dispatcher.find("silu_")
+
+def _op_silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu_, ks, (self,))
+    return _h_silu_.call(ks, self)
+
+
+_h_mish = dispatcher.find("mish")
+
+def _op_mish(self):
+    """mish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish, ks, (self,))
+    return _h_mish.call(ks, self)
+
+
+_h_mish_ = dispatcher.find("mish_")
+
+def _op_mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish_, ks, (self,))
+    return _h_mish_.call(ks, self)
+
+
+_h_softplus = dispatcher.find("softplus")
+
+def _op_softplus(self, beta, threshold):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softplus, ks, (self, beta, threshold))
+    return _h_softplus.call(ks, self, beta, threshold)
+
+
+_h_softsign = dispatcher.find("softsign")
+
+def _op_softsign(self):
+    """softsign(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softsign, ks, (self,))
+    return _h_softsign.call(ks, self)
+
+
+_h_hardtanh = dispatcher.find("hardtanh")
+
+def _op_hardtanh(self, min_val, max_val):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh, ks, (self, min_val, max_val))
+    return _h_hardtanh.call(ks, self, min_val, max_val)
+
+
+_h_hardtanh_ = dispatcher.find("hardtanh_")
+
+def _op_hardtanh_(self, min_val, max_val):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh_, ks, (self, min_val, max_val))
+    return _h_hardtanh_.call(ks, self, min_val, max_val)
+
+
+_h_hardsigmoid = dispatcher.find("hardsigmoid")
+
+def _op_hardsigmoid(self):
+    """hardsigmoid(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid, ks, (self,))
+    return _h_hardsigmoid.call(ks, self)
+
+
+_h_hardsigmoid_ = dispatcher.find("hardsigmoid_")
+
+def _op_hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid_, ks, (self,))
+    return _h_hardsigmoid_.call(ks, self)
+
+
+_h_hardswish = dispatcher.find("hardswish")
+
+def _op_hardswish(self):
+    """hardswish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish, ks, (self,))
+    return _h_hardswish.call(ks, self)
+
+
+_h_hardswish_ = dispatcher.find("hardswish_")
+
+def _op_hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish_, ks, (self,))
+    return _h_hardswish_.call(ks, self)
+
+
+_h_threshold = dispatcher.find("threshold")
+
+def _op_threshold(self, threshold, value):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold, ks, (self, threshold, value))
+    return _h_threshold.call(ks, self, threshold, value)
+
+
+_h_threshold_ = dispatcher.find("threshold_")
+
+def _op_threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold_, ks, (self, threshold, value))
+    return _h_threshold_.call(ks, self, threshold, value)
+
+
+_h_glu = dispatcher.find("glu")
+
+def _op_glu(self, dim):
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_glu, ks, (self, dim))
+    return _h_glu.call(ks, self, dim)
+
+
+_h_prelu = dispatcher.find("prelu")
+
+def _op_prelu(self, weight):
+    """prelu(Tensor self, Tensor weight) -> Tensor"""
+    ks = self._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_prelu, ks, (self, weight))
+    return _h_prelu.call(ks, self, weight)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -4120,6 +4390,240 @@ def bitwise_xor_(self, other):
     no_overload('bitwise_xor_', ('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
+def relu6(self):
+    """min(max(self, 0), 6), that is hardtanh(self, 0, 6).
+    
+    relu6(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('relu6', 'self', 'Tensor', self)
+    return _op_relu6(self)
+
+
+def leaky_relu(self, negative_slope=0.01):
+    """self if self > 0 else negative_slope * self.
+    
+    leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('leaky_relu', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu', 'negative_slope', negative_slope)
+    return _op_leaky_relu(self, negative_slope)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('leaky_relu_', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu_', 'negative_slope', negative_slope)
+    return _op_leaky_relu_(self, negative_slope)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """scale * (self if self > 0 else alpha * (exp(input_scale * self) - 1)).
+    
+    elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('elu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu', 'input_scale', input_scale)
+    return _op_elu(self, alpha, scale, input_scale)
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('elu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu_', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu_', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu_', 'input_scale', input_scale)
+    return _op_elu_(self, alpha, scale, input_scale)
+
+
+def selu(self):
+    """elu with the self-normalising constants.
+    
+    selu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('selu', 'self', 'Tensor', self)
+    return _op_selu(self)
+
+
+def selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('selu_', 'self', 'Tensor', self)
+    return _op_selu_(self)
+
+
+def celu(self, alpha=1.0):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    
+    celu(Tensor self, Scalar alpha=1.0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('celu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu', 'alpha', alpha)
+    return _op_celu(self, alpha)
+
+
+def celu_(self, alpha=1.0):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('celu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu_', 'alpha', alpha)
+    return _op_celu_(self, alpha)
+
+
+def gelu(self, *, approximate='none'):
+    """self * Phi(self), exact (erf) or with the tanh approximation.
+    
+    gelu(Tensor self, *, str approximate='none') -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('gelu', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu', 'approximate', 'str', approximate)
+    return _op_gelu(self, approximate)
+
+
+def gelu_(self, *, approximate='none'):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('gelu_', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu_', 'approximate', 'str', approximate)
+    return _op_gelu_(self, approximate)
+
+
+def silu(self):
+    """self * sigmoid(self).
+    
+    silu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('silu', 'self', 'Tensor', self)
+    return _op_silu(self)
+
+
+def silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('silu_', 'self', 'Tensor', self)
+    return _op_silu_(self)
+
+
+def mish(self):
+    """self * tanh(softplus(self)).
+    
+    mish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('mish', 'self', 'Tensor', self)
+    return _op_mish(self)
+
+
+def mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('mish_', 'self', 'Tensor', self)
+    return _op_mish_(self)
+
+
+def softplus(self, beta=1, threshold=20):
+    """log(1 + exp(beta * self)) / beta, linear where beta * self > threshold; never overflows.
+    
+    softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softplus', 'self', 'Tensor', self)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('softplus', 'beta', beta)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('softplus', 'threshold', threshold)
+    return _op_softplus(self, beta, threshold)
+
+
+def softsign(self):
+    """self / (1 + abs(self)).
+    
+    softsign(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softsign', 'self', 'Tensor', self)
+    return _op_softsign(self)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    """self clamped to [min_val, max_val].
+    
+    hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardtanh', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh', 'max_val', max_val)
+    return _op_hardtanh(self, min_val, max_val)
+
+
+def hardtanh_(self, min_val=-1, max_val=1):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardtanh_', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh_', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh_', 'max_val', max_val)
+    return _op_hardtanh_(self, min_val, max_val)
+
+
+def hardsigmoid(self):
+    """relu6(self + 3) / 6.
+    
+    hardsigmoid(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid', 'self', 'Tensor', self)
+    return _op_hardsigmoid(self)
+
+
+def hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid_', 'self', 'Tensor', self)
+    return _op_hardsigmoid_(self)
+
+
+def hardswish(self):
+    """self * relu6(self + 3) / 6.
+    
+    hardswish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardswish', 'self', 'Tensor', self)
+    return _op_hardswish(self)
+
+
+def hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardswish_', 'self', 'Tensor', self)
+    return _op_hardswish_(self)
+
+
+def threshold(self, threshold, value):
+    """self where self > threshold, value elsewhere.
+    
+    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('threshold', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold', 'value', value)
+    return _op_threshold(self, threshold, value)
+
+
+def threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('threshold_', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold_', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold_', 'value', value)
+    return _op_threshold_(self, threshold, value)
+
+
+def glu(self, dim=-1):
+    """a * sigmoid(b), with a and b the two halves of self along dim.
+    
+    glu(Tensor self, int dim=-1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('glu', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('glu', 'dim', dim)
+    return _op_glu(self, dim)
+
+
+def prelu(self, weight):
+    """self if self > 0 else weight * self, one weight per channel (dim 1).
+    
+    prelu(Tensor self, Tensor weight) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('prelu', 'self', 'Tensor', self)
+    if not isinstance(weight, Tensor): bad_arg('prelu', 'weight', 'Tensor', weight)
+    return _op_prelu(self, weight)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -4256,4 +4760,31 @@ FUNCTIONS = (
     'bitwise_and',
     'bitwise_or',
     'bitwise_xor',
+    'relu6',
+    'leaky_relu',
+    'leaky_relu_',
+    'elu',
+    'elu_',
+    'selu',
+    'selu_',
+    'celu',
+    'celu_',
+    'gelu',
+    'gelu_',
+    'silu',
+    'silu_',
+    'mish',
+    'mish_',
+    'softplus',
+    'softsign',
+    'hardtanh',
+    'hardtanh_',
+    'hardsigmoid',
+    'hardsigmoid_',
+    'hardswish',
+    'hardswish_',
+    'threshold',
+    'threshold_',
+    'glu',
+    'prelu',
 )

@@ -176,6 +176,22 @@ class TensorMethods:
     bitwise_or_ = F.bitwise_or_
     bitwise_xor = F.bitwise_xor
     bitwise_xor_ = F.bitwise_xor_
+    relu6 = F.relu6
+    leaky_relu = F.leaky_relu
+    elu = F.elu
+    selu = F.selu
+    celu = F.celu
+    gelu = F.gelu
+    silu = F.silu
+    mish = F.mish
+    softplus = F.softplus
+    softsign = F.softsign
+    hardtanh = F.hardtanh
+    hardsigmoid = F.hardsigmoid
+    hardswish = F.hardswish
+    threshold = F.threshold
+    glu = F.glu
+    prelu = F.prelu
 
     def __add__(self, other):
         if not is_operand(other):

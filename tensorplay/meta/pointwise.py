@@ -218,3 +218,24 @@ def clamp_scalar(op, args):
                             arg="min")
     # Number bounds promote like Python scalars: int tensor with 0.5 -> float32.
     return _finish(op, OutSpec(_sizes(self), result_type(self, lo, hi)), self)
+
+
+# ---- activations --------------------------------------------------------------------
+def check_gelu_approximate(op, approximate):
+    if approximate not in ("none", "tanh"):
+        raise ArgumentError(f"{op}(): argument 'approximate' must be 'none' or 'tanh', but "
+                            f"got {approximate!r}", op=op, arg="approximate")
+
+
+def gelu(op, args):
+    check_gelu_approximate(op, args[1])
+    return unary_floating(op, args)
+
+
+def hardtanh(op, args):
+    self, min_val, max_val = args
+    if self._impl.dtype is dt.uint8 and min_val < 0:
+        raise ArgumentError(f"{op}(): cannot clamp an unsigned tensor (argument 'self' is "
+                            f"uint8) to a negative limit (argument 'min_val' is {min_val})",
+                            op=op, arg="min_val")
+    return unary_no_bool(op, args)

@@ -6,5 +6,6 @@
 """
 from opinfo.db_pointwise_math import op_db as _math
 from opinfo.db_pointwise_logic import op_db as _logic
+from opinfo.db_pointwise_activations import op_db as _activations
 
-op_db = [*_math, *_logic]
+op_db = [*_math, *_logic, *_activations]

@@ -62,3 +62,44 @@ def clamp_backward_min(grad, self, min, max):  # noqa: A002
 
 def clamp_backward_max(grad, self, min, max):  # noqa: A002
     return F.where(F.logical_not(self <= max), grad, 0.0)
+
+
+# ---- activations --------------------------------------------------------------------
+_SQRT_HALF = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def elu_backward(grad, self, alpha, scale, input_scale):
+    """scale for x > 0; scale * alpha * input_scale * exp(input_scale * x) elsewhere."""
+    neg = grad * (scale * alpha * input_scale) * (F.clamp(self, None, 0) * input_scale).exp()
+    return F.where(self <= 0, neg, grad * scale)   # nan takes the x > 0 branch, as in torch
+
+
+def gelu_backward(grad, self, approximate):
+    """d/dx x Phi(x) = Phi(x) + x phi(x), with the tanh approximation's own derivative."""
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (self + 0.044715 * self * self * self)
+        t = inner.tanh()
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * d_inner)
+    cdf = 0.5 * (1 + F.erf(self * _SQRT_HALF))
+    pdf = _INV_SQRT_2PI * (-0.5 * self * self).exp()
+    return grad * (cdf + self * pdf)
+
+
+def silu_backward(grad, self):
+    s = self.sigmoid()
+    return grad * s * (1 + self * (1 - s))
+
+
+def mish_backward(grad, self):
+    """d/dx x tanh(sp(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus."""
+    t = F.softplus(self).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+def hardswish_backward(grad, self):
+    """0 up to -3, x / 3 + 1/2 on (-3, 3), 1 from 3 on (PyTorch's choice at the kinks)."""
+    middle = F.where(self < 3, grad * (self / 3 + 0.5), grad)
+    return F.where(self <= -3, 0.0, middle)
