@@ -1904,3 +1904,129 @@ class ThresholdBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = where(self_ <= threshold, 0, grad)
         return (grad_self,)
+
+
+class NormalBackward0(Node):
+    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'normal_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class UniformBackward0(Node):
+    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'uniform_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class ExponentialBackward0(Node):
+    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'exponential_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward0(Node):
+    """Backward of `bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward1(Node):
+    """Backward of `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli.p'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward2(Node):
+    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli_.float'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward3(Node):
+    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)

@@ -23,6 +23,10 @@ from tensorplay._generated.autograd_nodes import (
     AsinBackward0,
     Atan2Backward0,
     AtanBackward0,
+    BernoulliBackward0,
+    BernoulliBackward1,
+    BernoulliBackward2,
+    BernoulliBackward3,
     BmmBackward0,
     CeilBackward0,
     ClampBackward0,
@@ -40,6 +44,7 @@ from tensorplay._generated.autograd_nodes import (
     ExpBackward0,
     ExpandBackward0,
     Expm1Backward0,
+    ExponentialBackward0,
     FillBackward0,
     FloorBackward0,
     FloorDivideBackward0,
@@ -71,6 +76,7 @@ from tensorplay._generated.autograd_nodes import (
     MulBackward0,
     NanToNumBackward0,
     NegBackward0,
+    NormalBackward0,
     PermuteBackward0,
     PowBackward0,
     ReciprocalBackward0,
@@ -99,6 +105,7 @@ from tensorplay._generated.autograd_nodes import (
     ToCopyBackward0,
     TransposeBackward0,
     TruncBackward0,
+    UniformBackward0,
     UnsqueezeBackward0,
     ViewBackward0,
     WhereBackward0,
@@ -251,6 +258,13 @@ from tensorplay._generated.functional import (
     _h_hardswish_,
     _h_threshold,
     _h_threshold_,
+    _h_normal_,
+    _h_uniform_,
+    _h_exponential_,
+    _h_bernoulli,
+    _h_bernoulli_p,
+    _h_bernoulli__float,
+    _h_bernoulli__Tensor,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -2207,6 +2221,88 @@ def threshold_(ks, self, threshold, value):
     return result
 
 
+def normal_(ks, self, mean, std, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+    check_inplace(self, 'normal_')
+    node = NormalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+    rebase_history(self, node)
+    return result
+
+
+def uniform_(ks, self, from_, to, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+    check_inplace(self, 'uniform_')
+    node = UniformBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def exponential_(ks, self, lambd, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+    check_inplace(self, 'exponential_')
+    node = ExponentialBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+    rebase_history(self, node)
+    return result
+
+
+def bernoulli(ks, self, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+    node = BernoulliBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+    set_history(result, node)
+    return result
+
+
+def bernoulli_p(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    node = BernoulliBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    set_history(result, node)
+    return result
+
+
+def bernoulli__float(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    check_inplace(self, 'bernoulli_.float')
+    node = BernoulliBackward2()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
+def bernoulli__Tensor(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    check_inplace(self, 'bernoulli_.Tensor')
+    node = BernoulliBackward3()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -2355,4 +2451,11 @@ WRAPPERS = {
     'hardswish_': hardswish_,
     'threshold': threshold,
     'threshold_': threshold_,
+    'normal_': normal_,
+    'uniform_': uniform_,
+    'exponential_': exponential_,
+    'bernoulli': bernoulli,
+    'bernoulli.p': bernoulli_p,
+    'bernoulli_.float': bernoulli__float,
+    'bernoulli_.Tensor': bernoulli__Tensor,
 }

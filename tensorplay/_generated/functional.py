@@ -2443,6 +2443,86 @@ def _op_prelu(self, weight):
     return _h_prelu.call(ks, self, weight)
 
 
+_h_normal_ = dispatcher.find("normal_")
+
+def _op_normal_(self, mean, std, generator):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_normal_, ks, (self, mean, std, generator))
+    return _h_normal_.call(ks, self, mean, std, generator)
+
+
+_h_uniform_ = dispatcher.find("uniform_")
+
+def _op_uniform_(self, from_, to, generator):
+    """uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_uniform_, ks, (self, from_, to, generator))
+    return _h_uniform_.call(ks, self, from_, to, generator)
+
+
+_h_exponential_ = dispatcher.find("exponential_")
+
+def _op_exponential_(self, lambd, generator):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exponential_, ks, (self, lambd, generator))
+    return _h_exponential_.call(ks, self, lambd, generator)
+
+
+_h_bernoulli = dispatcher.find("bernoulli")
+
+def _op_bernoulli(self, generator):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli, ks, (self, generator))
+    return _h_bernoulli.call(ks, self, generator)
+
+
+_h_bernoulli_p = dispatcher.find("bernoulli.p")
+
+def _op_bernoulli_p(self, p, generator):
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli_p, ks, (self, p, generator))
+    return _h_bernoulli_p.call(ks, self, p, generator)
+
+
+_h_bernoulli__float = dispatcher.find("bernoulli_.float")
+
+def _op_bernoulli__float(self, p, generator):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__float, ks, (self, p, generator))
+    return _h_bernoulli__float.call(ks, self, p, generator)
+
+
+_h_bernoulli__Tensor = dispatcher.find("bernoulli_.Tensor")
+
+def _op_bernoulli__Tensor(self, p, generator):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | p._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__Tensor, ks, (self, p, generator))
+    return _h_bernoulli__Tensor.call(ks, self, p, generator)
+
+
+_h_multinomial = dispatcher.find("multinomial")
+
+def _op_multinomial(self, num_samples, replacement, generator):
+    """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_multinomial, ks, (self, num_samples, replacement, generator))
+    return _h_multinomial.call(ks, self, num_samples, replacement, generator)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -4624,6 +4704,118 @@ def prelu(self, weight):
     return _op_prelu(self, weight)
 
 
+def normal_(self, mean=0, std=1, *, generator=None):
+    """Fill self with mean + std * N(0, 1) draws.
+    
+    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES: mean = as_float('normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES: std = as_float('normal_', 'std', std)
+    return _op_normal_(self, mean, std, generator)
+
+
+def uniform_(self, from_=0, to=1, *, generator=None):
+    """Fill self with draws from [from_, to) (PyTorch spells it `from`, a Python keyword).
+    
+    uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('uniform_', 'self', 'Tensor', self)
+    if type(from_) not in FLOAT_TYPES: from_ = as_float('uniform_', 'from_', from_)
+    if type(to) not in FLOAT_TYPES: to = as_float('uniform_', 'to', to)
+    return _op_uniform_(self, from_, to, generator)
+
+
+def exponential_(self, lambd=1, *, generator=None):
+    """Fill self with exponential draws of rate lambd.
+    
+    exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('exponential_', 'self', 'Tensor', self)
+    if type(lambd) not in FLOAT_TYPES: lambd = as_float('exponential_', 'lambd', lambd)
+    return _op_exponential_(self, lambd, generator)
+
+
+def _match_bernoulli(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+def _fd_bernoulli(self, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    return _op_bernoulli(self, generator)
+
+def _match_bernoulli_p(self, p, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli_p(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli', 'p', p)
+    return _op_bernoulli_p(self, p, generator)
+
+def bernoulli(*args, **kwargs):
+    """1 with probability self, else 0.
+    
+    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+    """
+    for match, run in ((_match_bernoulli, _fd_bernoulli), (_match_bernoulli_p, _fd_bernoulli_p)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli', ('bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',), args, kwargs)
+
+
+def _match_bernoulli__float(self, p=0.5, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__float(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli_', 'p', p)
+    return _op_bernoulli__float(self, p, generator)
+
+def _match_bernoulli__Tensor(self, p, *, generator=None):
+    if isinstance(self, Tensor) and isinstance(p, Tensor) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__Tensor(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if not isinstance(p, Tensor): bad_arg('bernoulli_', 'p', 'Tensor', p)
+    return _op_bernoulli__Tensor(self, p, generator)
+
+def bernoulli_(*args, **kwargs):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+    bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_bernoulli__float, _fd_bernoulli__float), (_match_bernoulli__Tensor, _fd_bernoulli__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli_', ('bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)', 'bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)',), args, kwargs)
+
+
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn with the weights in each row of self.
+    
+    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('multinomial', 'self', 'Tensor', self)
+    if type(num_samples) is not _b.int: num_samples = as_int('multinomial', 'num_samples', num_samples)
+    if type(replacement) is not _b.bool: replacement = as_bool('multinomial', 'replacement', replacement)
+    return _op_multinomial(self, num_samples, replacement, generator)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -4787,4 +4979,6 @@ FUNCTIONS = (
     'threshold_',
     'glu',
     'prelu',
+    'bernoulli',
+    'multinomial',
 )

@@ -192,6 +192,12 @@ class TensorMethods:
     threshold = F.threshold
     glu = F.glu
     prelu = F.prelu
+    normal_ = F.normal_
+    uniform_ = F.uniform_
+    exponential_ = F.exponential_
+    bernoulli = F.bernoulli
+    bernoulli_ = F.bernoulli_
+    multinomial = F.multinomial
 
     def __add__(self, other):
         if not is_operand(other):
