@@ -24,7 +24,7 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
 
 def clamp_tensor(self, min, max):  # noqa: A002
     """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
-    rules.clamp("clamp", (self, min, max))
+    rules.clamp("clamp" if min is not None else "clamp_max", (self, min, max))
     dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
     it = iter(arrs[1:])
     lo = next(it) if min is not None else None
@@ -110,3 +110,11 @@ tanh_ = inplace_of(foundation.tanh, rules.unary_float, "tanh_")
 sigmoid_ = inplace_of(foundation.sigmoid, rules.unary_float, "sigmoid_")
 neg_ = inplace_of(foundation.neg, rules.unary_neg, "neg_")
 abs_ = inplace_of(foundation.abs, rules.unary_no_bool, "abs_")
+
+
+def clamp_max_tensor(self, max):  # noqa: A002
+    """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""
+    return clamp_tensor(self, None, max)
+
+
+clamp_max_tensor_ = inplace_of(clamp_max_tensor, rules.clamp_max, "clamp_max_")

@@ -1537,12 +1537,12 @@ class ClampBackward0(Node):
 class ClampBackward1(Node):
     """Backward of `clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor`.
 
-    self: clamp_backward_self(grad, self, min, max)
+    self: sum_to(clamp_backward_self(grad, self, min, max), self.sizes())
     min: sum_to(clamp_backward_min(grad, self, min, max), min.sizes())
     max: sum_to(clamp_backward_max(grad, self, min, max), max.sizes())
     """
 
-    __slots__ = ('self_', 'min_', 'max_', 'min_sizes', 'max_sizes')
+    __slots__ = ('self_', 'min_', 'max_', 'self_sizes', 'min_sizes', 'max_sizes')
     SAVED = ('self_', 'min_', 'max_')
     OP = 'clamp.Tensor'
 
@@ -1551,18 +1551,45 @@ class ClampBackward1(Node):
         self_ = self.self_.unpack(self)
         min = self.min_.unpack(self)
         max = self.max_.unpack(self)
+        self_sizes = self.self_sizes
         min_sizes = self.min_sizes
         max_sizes = self.max_sizes
         grad_self = None
         grad_min = None
         grad_max = None
         if self.needs_input_grad(0):
-            grad_self = clamp_backward_self(grad, self_, min, max)
+            grad_self = sum_to(clamp_backward_self(grad, self_, min, max), self_sizes)
         if self.needs_input_grad(1):
             grad_min = sum_to(clamp_backward_min(grad, self_, min, max), min_sizes)
         if self.needs_input_grad(2):
             grad_max = sum_to(clamp_backward_max(grad, self_, min, max), max_sizes)
         return (grad_self, grad_min, grad_max)
+
+
+class ClampMaxBackward0(Node):
+    """Backward of `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+
+    self: sum_to(where(self <= max, grad, 0), self.sizes())
+    max: sum_to(clamp_backward_max(grad, self, None, max), max.sizes())
+    """
+
+    __slots__ = ('self_', 'max_', 'self_sizes', 'max_sizes')
+    SAVED = ('self_', 'max_')
+    OP = 'clamp_max.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        max = self.max_.unpack(self)
+        self_sizes = self.self_sizes
+        max_sizes = self.max_sizes
+        grad_self = None
+        grad_max = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(where(self_ <= max, grad, 0), self_sizes)
+        if self.needs_input_grad(1):
+            grad_max = sum_to(clamp_backward_max(grad, self_, None, max), max_sizes)
+        return (grad_self, grad_max)
 
 
 class LerpBackward0(Node):

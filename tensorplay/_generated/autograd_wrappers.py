@@ -31,6 +31,7 @@ from tensorplay._generated.autograd_nodes import (
     CeilBackward0,
     ClampBackward0,
     ClampBackward1,
+    ClampMaxBackward0,
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
@@ -265,6 +266,8 @@ from tensorplay._generated.functional import (
     _h_bernoulli_p,
     _h_bernoulli__float,
     _h_bernoulli__Tensor,
+    _h_clamp_max_Tensor,
+    _h_clamp_max__Tensor,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1648,6 +1651,7 @@ def clamp_Tensor(ks, self, min, max):
         return _h_clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward1()
     node.set_next_edges(collect_next_edges(self, min, max))
+    node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1680,6 +1684,7 @@ def clamp__Tensor(ks, self, min, max):
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1()
     node.set_next_edges(collect_next_edges(self, min, max))
+    node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     node.self_ = SavedVariable(self.clone(), False)
@@ -2303,6 +2308,37 @@ def bernoulli__Tensor(ks, self, p, generator):
     return result
 
 
+def clamp_max_Tensor(ks, self, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+        return _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    node = ClampMaxBackward0()
+    node.set_next_edges(collect_next_edges(self, max))
+    node.self_sizes = self._impl.sizes
+    node.max_sizes = max._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    set_history(result, node)
+    return result
+
+
+def clamp_max__Tensor(ks, self, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+        return _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    check_inplace(self, 'clamp_max_.Tensor')
+    node = ClampMaxBackward0()
+    node.set_next_edges(collect_next_edges(self, max))
+    node.self_sizes = self._impl.sizes
+    node.max_sizes = max._impl.sizes
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -2458,4 +2494,6 @@ WRAPPERS = {
     'bernoulli.p': bernoulli_p,
     'bernoulli_.float': bernoulli__float,
     'bernoulli_.Tensor': bernoulli__Tensor,
+    'clamp_max.Tensor': clamp_max_Tensor,
+    'clamp_max_.Tensor': clamp_max__Tensor,
 }

@@ -2523,6 +2523,86 @@ def _op_multinomial(self, num_samples, replacement, generator):
     return _h_multinomial.call(ks, self, num_samples, replacement, generator)
 
 
+_h_clamp_min = dispatcher.find("clamp_min")
+
+def _op_clamp_min(self, min):
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min, ks, (self, min))
+    return _h_clamp_min.call(ks, self, min)
+
+
+_h_clamp_min_Tensor = dispatcher.find("clamp_min.Tensor")
+
+def _op_clamp_min_Tensor(self, min):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_Tensor, ks, (self, min))
+    return _h_clamp_min_Tensor.call(ks, self, min)
+
+
+_h_clamp_min_ = dispatcher.find("clamp_min_")
+
+def _op_clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_, ks, (self, min))
+    return _h_clamp_min_.call(ks, self, min)
+
+
+_h_clamp_min__Tensor = dispatcher.find("clamp_min_.Tensor")
+
+def _op_clamp_min__Tensor(self, min):
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min__Tensor, ks, (self, min))
+    return _h_clamp_min__Tensor.call(ks, self, min)
+
+
+_h_clamp_max = dispatcher.find("clamp_max")
+
+def _op_clamp_max(self, max):
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max, ks, (self, max))
+    return _h_clamp_max.call(ks, self, max)
+
+
+_h_clamp_max_Tensor = dispatcher.find("clamp_max.Tensor")
+
+def _op_clamp_max_Tensor(self, max):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_Tensor, ks, (self, max))
+    return _h_clamp_max_Tensor.call(ks, self, max)
+
+
+_h_clamp_max_ = dispatcher.find("clamp_max_")
+
+def _op_clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_, ks, (self, max))
+    return _h_clamp_max_.call(ks, self, max)
+
+
+_h_clamp_max__Tensor = dispatcher.find("clamp_max_.Tensor")
+
+def _op_clamp_max__Tensor(self, max):
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max__Tensor, ks, (self, max))
+    return _h_clamp_max__Tensor.call(ks, self, max)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -4816,6 +4896,70 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
     return _op_multinomial(self, num_samples, replacement, generator)
 
 
+def clamp_min(self, min):
+    """max(self, min).
+    
+    clamp_min(Tensor self, Scalar min) -> Tensor
+    clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+    """
+    if is_number(min):  # clamp_min
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min', 'min', min)
+        return _op_clamp_min(self, min)
+    if isinstance(min, Tensor):  # clamp_min.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min', 'min', 'Tensor', min)
+        return _op_clamp_min_Tensor(self, min)
+    no_overload('clamp_min', ('clamp_min(Tensor self, Scalar min) -> Tensor', 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor',), (self, min,), {})
+
+
+def clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+    clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+    """
+    if is_number(min):  # clamp_min_
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min_', 'min', min)
+        return _op_clamp_min_(self, min)
+    if isinstance(min, Tensor):  # clamp_min_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min_', 'min', 'Tensor', min)
+        return _op_clamp_min__Tensor(self, min)
+    no_overload('clamp_min_', ('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', 'clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)',), (self, min,), {})
+
+
+def clamp_max(self, max):
+    """min(self, max).
+    
+    clamp_max(Tensor self, Scalar max) -> Tensor
+    clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+    """
+    if is_number(max):  # clamp_max
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max', 'max', max)
+        return _op_clamp_max(self, max)
+    if isinstance(max, Tensor):  # clamp_max.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max', 'max', 'Tensor', max)
+        return _op_clamp_max_Tensor(self, max)
+    no_overload('clamp_max', ('clamp_max(Tensor self, Scalar max) -> Tensor', 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor',), (self, max,), {})
+
+
+def clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+    clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+    """
+    if is_number(max):  # clamp_max_
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max_', 'max', max)
+        return _op_clamp_max_(self, max)
+    if isinstance(max, Tensor):  # clamp_max_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max_', 'max', 'Tensor', max)
+        return _op_clamp_max__Tensor(self, max)
+    no_overload('clamp_max_', ('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',), (self, max,), {})
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -4981,4 +5125,8 @@ FUNCTIONS = (
     'prelu',
     'bernoulli',
     'multinomial',
+    'clamp_min',
+    'clamp_min_',
+    'clamp_max',
+    'clamp_max_',
 )

@@ -504,6 +504,22 @@ SCHEMAS = (
              ('self', 'p', 'generator'), (0, 1), (), (0,), 1),
     OpSchema('multinomial', 'multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
              ('self', 'num_samples', 'replacement', 'generator'), (0,), (), (), 1),
+    OpSchema('clamp_min', 'clamp_min(Tensor self, Scalar min) -> Tensor',
+             ('self', 'min'), (0,), (), (), 1),
+    OpSchema('clamp_min.Tensor', 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor',
+             ('self', 'min'), (0, 1), (), (), 1),
+    OpSchema('clamp_min_', 'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)',
+             ('self', 'min'), (0,), (), (0,), 1),
+    OpSchema('clamp_min_.Tensor', 'clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)',
+             ('self', 'min'), (0, 1), (), (0,), 1),
+    OpSchema('clamp_max', 'clamp_max(Tensor self, Scalar max) -> Tensor',
+             ('self', 'max'), (0,), (), (), 1),
+    OpSchema('clamp_max.Tensor', 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor',
+             ('self', 'max'), (0, 1), (), (), 1),
+    OpSchema('clamp_max_', 'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)',
+             ('self', 'max'), (0,), (), (0,), 1),
+    OpSchema('clamp_max_.Tensor', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',
+             ('self', 'max'), (0, 1), (), (0,), 1),
 )
 
 for _schema in SCHEMAS:
@@ -682,6 +698,8 @@ DISPATCH = {
         ('bernoulli_.float', 'pw_random.bernoulli__float'),
         ('bernoulli_.Tensor', 'pw_random.bernoulli__tensor'),
         ('multinomial', 'pw_random.multinomial'),
+        ('clamp_max.Tensor', 'pw_blend.clamp_max_tensor'),
+        ('clamp_max_.Tensor', 'pw_blend.clamp_max_tensor_'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -764,6 +782,12 @@ DISPATCH = {
         ('softsign', 'pw_activations.softsign'),
         ('glu', 'pw_activations.glu'),
         ('prelu', 'pw_activations.prelu'),
+        ('clamp_min', 'pw_composite.clamp_min'),
+        ('clamp_min.Tensor', 'pw_composite.clamp_min'),
+        ('clamp_min_', 'pw_composite.clamp_min_'),
+        ('clamp_min_.Tensor', 'pw_composite.clamp_min_'),
+        ('clamp_max', 'pw_composite.clamp_max'),
+        ('clamp_max_', 'pw_composite.clamp_max_'),
     ),
 }
 
@@ -938,4 +962,6 @@ META_RULES = {
     'bernoulli_.float': 'pointwise.random_float_inplace',
     'bernoulli_.Tensor': 'pointwise.bernoulli_tensor_inplace',
     'multinomial': 'pointwise.multinomial',
+    'clamp_max.Tensor': 'pointwise.clamp_max',
+    'clamp_max_.Tensor': 'pointwise.clamp_max',
 }

@@ -198,6 +198,10 @@ class TensorMethods:
     bernoulli = F.bernoulli
     bernoulli_ = F.bernoulli_
     multinomial = F.multinomial
+    clamp_min = F.clamp_min
+    clamp_min_ = F.clamp_min_
+    clamp_max = F.clamp_max
+    clamp_max_ = F.clamp_max_
 
     def __add__(self, other):
         if not is_operand(other):

@@ -63,6 +63,22 @@ def clip_tensor_(self, min, max):  # noqa: A002
     return F.clamp_(self, min, max)
 
 
+def clamp_min(self, min):  # noqa: A002
+    return F.clamp(self, min, None)
+
+
+def clamp_min_(self, min):  # noqa: A002
+    return F.clamp_(self, min, None)
+
+
+def clamp_max(self, max):  # noqa: A002
+    return F.clamp(self, None, max)
+
+
+def clamp_max_(self, max):  # noqa: A002
+    return F.clamp_(self, None, max)
+
+
 def allclose(self, other, rtol, atol, equal_nan):
     """isclose() for every element, as a Python bool."""
     close = F.isclose(self, other, rtol, atol, equal_nan)

@@ -211,6 +211,11 @@ def clamp(op, args):
     return ternary(op, args, ("self", "min", "max"))
 
 
+def clamp_max(op, args):
+    """clamp_max.Tensor(self, max): clamp with no lower bound."""
+    return ternary(op, (args[0], None, args[1]), ("self", "min", "max"))
+
+
 def clamp_scalar(op, args):
     self, lo, hi = args
     if lo is None and hi is None:

@@ -227,7 +227,8 @@ def _clamp_tensor_samples(op, device, dtype, requires_grad):
     grad = requires_grad and dtype.is_floating_point
     for shape, lo, hi, what in (((3, 4), (3, 4), (4,), "broadcast bounds"),
                                 ((3, 4), (1, 4), None, "min only"),
-                                ((), (), (), "0-dim"), ((2, 3), (3,), (2, 1), "mixed shapes")):
+                                ((), (), (), "0-dim"), ((2, 3), (3,), (2, 1), "mixed shapes"),
+                                ((4,), (3, 4), None, "bounds broadcast self")):
         def bound(s, low, high):
             return None if s is None else make_tensor(s, dtype, device, rng=rng, low=low,
                                                       high=high, requires_grad=grad)
@@ -239,6 +240,23 @@ def _clamp_tensor_samples(op, device, dtype, requires_grad):
 def errors_clamp(op, device):
     yield E(S(_t((3,), device=device), (None, None)), ArgumentError,
             rf"{op.name}\(\): at least one of 'min' or 'max' must not be None", arg="min")
+
+
+def _clamp_max_samples(op, device, dtype, requires_grad):
+    for s in _clamp_tensor_samples(op, device, dtype, requires_grad):
+        bound = s.args[1] if s.args[1] is not None else s.args[0]
+        yield S(s.input, (bound,), name=s.name)
+
+
+def _clamp_min_samples(op, device, dtype, requires_grad):
+    for s in _clamp_tensor_samples(op, device, dtype, requires_grad):
+        yield S(s.input, (s.args[0],), name=s.name)
+
+
+def _one_bound_scalar_samples(op, device, dtype, requires_grad):
+    for s in _clamp_samples(op, device, dtype, requires_grad):
+        bound = s.args[0] if s.args[0] is not None else s.args[1]
+        yield S(s.input, (bound,), name=s.name, grad=s.grad)
 
 
 def errors_clamp_tensor(op, device):
@@ -317,6 +335,18 @@ BLEND = [
            sample_inputs_func=_clamp_samples),
     OpInfo("clip", "tensor", overloads=("clip.Tensor", "clip_.Tensor"), inplace="clip_",
            dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_tensor_samples),
+    OpInfo("clamp_min", overloads=("clamp_min", "clamp_min_"), inplace="clamp_min_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+    OpInfo("clamp_min", "tensor", overloads=("clamp_min.Tensor", "clamp_min_.Tensor"),
+           inplace="clamp_min_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_min_samples),
+    OpInfo("clamp_max", overloads=("clamp_max", "clamp_max_"), inplace="clamp_max_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+    OpInfo("clamp_max", "tensor", overloads=("clamp_max.Tensor", "clamp_max_.Tensor"),
+           inplace="clamp_max_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_max_samples,
+           error_inputs_func=lambda op, device: [E(
+               S(_t((3, 4), device=device), (_t((5,), device=device),)), ShapeError,
+               r"clamp_max\(\): argument 'max' \(shape \[5\]\) is not broadcastable",
+               arg="max")]),
     OpInfo("lerp", overloads=("lerp.Scalar", "lerp_.Scalar"), inplace="lerp_", dtypes=FLOATING,
            sample_inputs_func=partial(_lerp_samples, tensor_weight=False),
            error_inputs_func=errors_lerp),
