@@ -14,7 +14,7 @@ import numpy as np
 from tensorplay.meta import pointwise as rules
 from cpu_kernels._common import out
 from cpu_kernels._pw_common import arrays, inplace_of
-from cpu_kernels.pw_math import _erf
+from cpu_kernels._pw_erf import erf as _erf
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -60,7 +60,7 @@ def gelu(self, approximate):
         inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
         with np.errstate(over="ignore", invalid="ignore"):
             return out(0.5 * x * (1 + np.tanh(inner)), self._impl.dtype)
-    cdf = 0.5 * (1 + np.asarray(_erf(x * _SQRT_HALF), x.dtype))
+    cdf = 0.5 * (1 + _erf(x * _SQRT_HALF))
     return out(x * cdf, self._impl.dtype)
 
 

@@ -6,20 +6,14 @@ tensorplay/meta/pointwise.py.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import pointwise as rules
+from cpu_kernels import _pw_erf
 from cpu_kernels._common import float_dtype, out
 from cpu_kernels._pw_common import arrays, inplace_of, promoted, unary_float_kernel
 
-# NumPy has no erf: math.erf/erfc are correctly rounded doubles, applied element by element
-# (a Python loop, but exact; erfc stays accurate where 1 - erf(x) would cancel to 0).
-_erf = np.frompyfunc(math.erf, 1, 1)
-_erfc = np.frompyfunc(math.erfc, 1, 1)
-_LN2 = math.log(2.0)
 
 
 def _rsqrt(x):
@@ -40,8 +34,8 @@ acos = unary_float_kernel("acos", np.arccos)
 atan = unary_float_kernel("atan", np.arctan)
 sinh = unary_float_kernel("sinh", np.sinh)
 cosh = unary_float_kernel("cosh", np.cosh)
-erf = unary_float_kernel("erf", lambda x: np.asarray(_erf(x), x.dtype))
-erfc = unary_float_kernel("erfc", lambda x: np.asarray(_erfc(x), x.dtype))
+erf = unary_float_kernel("erf", _pw_erf.erf)     # NumPy has none: see _pw_erf.py
+erfc = unary_float_kernel("erfc", _pw_erf.erfc)
 
 
 def logit(self, eps):
