@@ -105,3 +105,8 @@ bitwise_not_ = inplace_of(bitwise_not, rules.unary_integral, "bitwise_not_")
 bitwise_and_ = inplace_of(bitwise_and, rules.bitwise, "bitwise_and_")
 bitwise_or_ = inplace_of(bitwise_or, rules.bitwise, "bitwise_or_")
 bitwise_xor_ = inplace_of(bitwise_xor, rules.bitwise, "bitwise_xor_")
+
+logical_not_ = inplace_of(logical_not, rules.logical_inplace, "logical_not_")
+logical_and_ = inplace_of(logical_and, rules.logical_inplace, "logical_and_")
+logical_or_ = inplace_of(logical_or, rules.logical_inplace, "logical_or_")
+logical_xor_ = inplace_of(logical_xor, rules.logical_inplace, "logical_xor_")

@@ -2603,6 +2603,76 @@ def _op_clamp_max__Tensor(self, max):
     return _h_clamp_max__Tensor.call(ks, self, max)
 
 
+_h_logical_not_ = dispatcher.find("logical_not_")
+
+def _op_logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_not_, ks, (self,))
+    return _h_logical_not_.call(ks, self)
+
+
+_h_logical_and_ = dispatcher.find("logical_and_")
+
+def _op_logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_and_, ks, (self, other))
+    return _h_logical_and_.call(ks, self, other)
+
+
+_h_logical_or_ = dispatcher.find("logical_or_")
+
+def _op_logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_or_, ks, (self, other))
+    return _h_logical_or_.call(ks, self, other)
+
+
+_h_logical_xor_ = dispatcher.find("logical_xor_")
+
+def _op_logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_xor_, ks, (self, other))
+    return _h_logical_xor_.call(ks, self, other)
+
+
+_h_true_divide__Tensor = dispatcher.find("true_divide_.Tensor")
+
+def _op_true_divide__Tensor(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Tensor, ks, (self, other))
+    return _h_true_divide__Tensor.call(ks, self, other)
+
+
+_h_true_divide__Scalar = dispatcher.find("true_divide_.Scalar")
+
+def _op_true_divide__Scalar(self, other):
+    """true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Scalar, ks, (self, other))
+    return _h_true_divide__Scalar.call(ks, self, other)
+
+
+_h_remainder_Scalar_Tensor = dispatcher.find("remainder.Scalar_Tensor")
+
+def _op_remainder_Scalar_Tensor(self, other):
+    """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"""
+    ks = other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Scalar_Tensor, ks, (self, other))
+    return _h_remainder_Scalar_Tensor.call(ks, self, other)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -3964,16 +4034,21 @@ def remainder(self, other):
     
     remainder.Tensor(Tensor self, Tensor other) -> Tensor
     remainder.Scalar(Tensor self, Scalar other) -> Tensor
+    remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
     """
-    if isinstance(other, Tensor):  # remainder.Tensor
+    if isinstance(self, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
         if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
         if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
         return _op_remainder_Tensor(self, other)
-    if is_number(other):  # remainder.Scalar
+    if isinstance(self, Tensor) and is_number(other):  # remainder.Scalar
         if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
         if type(other) not in SCALAR_TYPES: other = as_scalar('remainder', 'other', other)
         return _op_remainder_Scalar(self, other)
-    no_overload('remainder', ('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'remainder.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+    if is_number(self) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+        if type(self) not in SCALAR_TYPES: self = as_scalar('remainder', 'self', self)
+        if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
+        return _op_remainder_Scalar_Tensor(self, other)
+    no_overload('remainder', ('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'remainder.Scalar(Tensor self, Scalar other) -> Tensor', 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor',), (self, other,), {})
 
 
 def remainder_(self, other):
@@ -4958,6 +5033,48 @@ def clamp_max_(self, max):
         if not isinstance(max, Tensor): bad_arg('clamp_max_', 'max', 'Tensor', max)
         return _op_clamp_max__Tensor(self, max)
     no_overload('clamp_max_', ('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',), (self, max,), {})
+
+
+def logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_not_', 'self', 'Tensor', self)
+    return _op_logical_not_(self)
+
+
+def logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_and_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_and_', 'other', 'Tensor', other)
+    return _op_logical_and_(self, other)
+
+
+def logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_or_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_or_', 'other', 'Tensor', other)
+    return _op_logical_or_(self, other)
+
+
+def logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_xor_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_xor_', 'other', 'Tensor', other)
+    return _op_logical_xor_(self, other)
+
+
+def true_divide_(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # true_divide_.Tensor
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('true_divide_', 'other', 'Tensor', other)
+        return _op_true_divide__Tensor(self, other)
+    if is_number(other):  # true_divide_.Scalar
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('true_divide_', 'other', other)
+        return _op_true_divide__Scalar(self, other)
+    no_overload('true_divide_', ('true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
 FUNCTIONS = (

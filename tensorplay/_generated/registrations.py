@@ -520,6 +520,20 @@ SCHEMAS = (
              ('self', 'max'), (0,), (), (0,), 1),
     OpSchema('clamp_max_.Tensor', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',
              ('self', 'max'), (0, 1), (), (0,), 1),
+    OpSchema('logical_not_', 'logical_not_(Tensor(a!) self) -> Tensor(a!)',
+             ('self',), (0,), (), (0,), 1),
+    OpSchema('logical_and_', 'logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+             ('self', 'other'), (0, 1), (), (0,), 1),
+    OpSchema('logical_or_', 'logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+             ('self', 'other'), (0, 1), (), (0,), 1),
+    OpSchema('logical_xor_', 'logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+             ('self', 'other'), (0, 1), (), (0,), 1),
+    OpSchema('true_divide_.Tensor', 'true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+             ('self', 'other'), (0, 1), (), (0,), 1),
+    OpSchema('true_divide_.Scalar', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+             ('self', 'other'), (0,), (), (0,), 1),
+    OpSchema('remainder.Scalar_Tensor', 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor',
+             ('self', 'other'), (1,), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -700,6 +714,10 @@ DISPATCH = {
         ('multinomial', 'pw_random.multinomial'),
         ('clamp_max.Tensor', 'pw_blend.clamp_max_tensor'),
         ('clamp_max_.Tensor', 'pw_blend.clamp_max_tensor_'),
+        ('logical_not_', 'pw_logic.logical_not_'),
+        ('logical_and_', 'pw_logic.logical_and_'),
+        ('logical_or_', 'pw_logic.logical_or_'),
+        ('logical_xor_', 'pw_logic.logical_xor_'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -788,6 +806,9 @@ DISPATCH = {
         ('clamp_min_.Tensor', 'pw_composite.clamp_min_'),
         ('clamp_max', 'pw_composite.clamp_max'),
         ('clamp_max_', 'pw_composite.clamp_max_'),
+        ('true_divide_.Tensor', 'pw_composite.true_divide_'),
+        ('true_divide_.Scalar', 'pw_composite.true_divide__scalar'),
+        ('remainder.Scalar_Tensor', 'pw_composite.remainder_scalar_tensor'),
     ),
 }
 
@@ -964,4 +985,8 @@ META_RULES = {
     'multinomial': 'pointwise.multinomial',
     'clamp_max.Tensor': 'pointwise.clamp_max',
     'clamp_max_.Tensor': 'pointwise.clamp_max',
+    'logical_not_': 'pointwise.logical_inplace',
+    'logical_and_': 'pointwise.logical_inplace',
+    'logical_or_': 'pointwise.logical_inplace',
+    'logical_xor_': 'pointwise.logical_inplace',
 }

@@ -202,6 +202,11 @@ class TensorMethods:
     clamp_min_ = F.clamp_min_
     clamp_max = F.clamp_max
     clamp_max_ = F.clamp_max_
+    logical_not_ = F.logical_not_
+    logical_and_ = F.logical_and_
+    logical_or_ = F.logical_or_
+    logical_xor_ = F.logical_xor_
+    true_divide_ = F.true_divide_
 
     def __add__(self, other):
         if not is_operand(other):

@@ -15,6 +15,14 @@ def true_divide_scalar(self, other):
     return F.div(self, wrap_number(other, self))
 
 
+def true_divide_(self, other):
+    return self.div_(other)
+
+
+def true_divide__scalar(self, other):
+    return self.div_(wrap_number(other, self))
+
+
 def div_scalar_mode(self, other, rounding_mode):
     return F.div(self, wrap_number(other, self), rounding_mode=rounding_mode)
 
@@ -33,6 +41,11 @@ def floor_divide__scalar(self, other):
 
 def remainder_scalar(self, other):
     return F.remainder(self, wrap_number(other, self))
+
+
+def remainder_scalar_tensor(self, other):
+    """remainder(number, tensor): the number wrapped, as in `5 % t`."""
+    return F.remainder(wrap_number(self, other), other)
 
 
 def remainder__scalar(self, other):

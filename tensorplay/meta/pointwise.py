@@ -142,6 +142,13 @@ def logical(op, args):
     return OutSpec(binary(op, args).sizes, dt.bool)
 
 
+def logical_inplace(op, args):
+    """logical_and_ ...: the 0/1 result is written in self's own dtype (every dtype holds
+    it), so only the shape must fit."""
+    sizes = binary(op, args).sizes if len(args) > 1 else _sizes(args[0])
+    return _finish(op, OutSpec(sizes, dt.bool), args[0])
+
+
 def bitwise(op, args):
     """bitwise_and/or/xor: integers and bool."""
     for name, t in (("self", args[0]), ("other", args[1])):

@@ -117,11 +117,12 @@ def errors_bitwise_not(op, device):
 
 
 LOGIC = [
-    OpInfo("logical_not", overloads=("logical_not",), supports_autograd=False,
+    OpInfo("logical_not", overloads=("logical_not", "logical_not_"), inplace="logical_not_",
+           supports_autograd=False,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
 ] + [
-    OpInfo(f"logical_{n}", overloads=(f"logical_{n}",), supports_autograd=False,
-           sample_inputs_func=_logic_samples)
+    OpInfo(f"logical_{n}", overloads=(f"logical_{n}", f"logical_{n}_"), inplace=f"logical_{n}_",
+           supports_autograd=False, sample_inputs_func=_logic_samples)
     for n in ("and", "or", "xor")
 ] + [
     OpInfo("bitwise_not", overloads=("bitwise_not", "bitwise_not_"), inplace="bitwise_not_",

@@ -161,9 +161,10 @@ def errors_div_mode(op, device):
 _division = partial(sample_inputs_binary, rhs_exclude_zero=True)
 
 DIVISION = [
-    OpInfo("true_divide", overloads=("true_divide.Tensor",), ref="true_divide",
-           sample_inputs_func=_division),
-    OpInfo("true_divide", "scalar", overloads=("true_divide.Scalar",),
+    OpInfo("true_divide", overloads=("true_divide.Tensor", "true_divide_.Tensor"),
+           inplace="true_divide_", ref="true_divide", sample_inputs_func=_division),
+    OpInfo("true_divide", "scalar", overloads=("true_divide.Scalar", "true_divide_.Scalar"),
+           inplace="true_divide_",
            sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True)),
     # torch: floor_divide has no derivative ("not implemented"); neither do we.
     OpInfo("floor_divide", overloads=("floor_divide", "floor_divide_.Tensor"),
@@ -182,6 +183,22 @@ for _name in ("remainder", "fmod"):
                inplace=f"{_name}_", dtypes=ALL_BUT_BOOL,
                sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True)),
     ]
+def _number_by_tensor_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for number in (7, -2.5, True):
+        for shape, layout in (((3, 4), "transposed"), ((), "contiguous"), ((0, 2), "contiguous")):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, exclude_zero=True),
+                    (number,), name=f"{number!r} % {list(shape)} {layout}")
+
+
+DIVISION += [
+    # torch has no derivative for remainder(number, tensor); ours comes from remainder.Tensor.
+    OpInfo("remainder", "scalar_tensor", overloads=("remainder.Scalar_Tensor",),
+           dtypes=ALL_BUT_BOOL, method=False, supports_meta=False,
+           op=lambda x, number: tp.remainder(number, x),
+           ref=lambda x, number: torch.remainder(number, x), supports_autograd=False,
+           sample_inputs_func=_number_by_tensor_samples),
+]
 for _mode in ("trunc", "floor"):
     DIVISION += [
         OpInfo("div", _mode, overloads=("div.Tensor_mode", "div_.Tensor_mode"), inplace="div_",
