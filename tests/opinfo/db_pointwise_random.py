@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
-from opinfo.core import ALL_DTYPES, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+from opinfo.core import (
+    ALL_DTYPES, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+)
 
 E = ErrorInput
 S = SampleInput
-SHAPES = (((3, 4), "contiguous"), ((3, 4), "transposed"), ((2, 3, 4), "strided"), ((), "contiguous"),
-          ((0, 3), "contiguous"))
+SHAPES = (((3, 4), "contiguous"), ((3, 4), "transposed"), ((2, 3, 4), "strided"),
+          ((), "contiguous"), ((0, 3), "contiguous"))
 
 
 def _t(shape, dtype=tp.float32, device="cpu"):
