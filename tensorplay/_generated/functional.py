@@ -1023,6 +1023,1676 @@ def _op_detach_(self):
     return _h_detach_.call(ks, self)
 
 
+_h_reciprocal = dispatcher.find("reciprocal")
+
+def _op_reciprocal(self):
+    """reciprocal(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_reciprocal, ks, (self,))
+    return _h_reciprocal.call(ks, self)
+
+
+_h_reciprocal_ = dispatcher.find("reciprocal_")
+
+def _op_reciprocal_(self):
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_reciprocal_, ks, (self,))
+    return _h_reciprocal_.call(ks, self)
+
+
+_h_rsqrt = dispatcher.find("rsqrt")
+
+def _op_rsqrt(self):
+    """rsqrt(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rsqrt, ks, (self,))
+    return _h_rsqrt.call(ks, self)
+
+
+_h_rsqrt_ = dispatcher.find("rsqrt_")
+
+def _op_rsqrt_(self):
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rsqrt_, ks, (self,))
+    return _h_rsqrt_.call(ks, self)
+
+
+_h_exp2 = dispatcher.find("exp2")
+
+def _op_exp2(self):
+    """exp2(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp2, ks, (self,))
+    return _h_exp2.call(ks, self)
+
+
+_h_exp2_ = dispatcher.find("exp2_")
+
+def _op_exp2_(self):
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp2_, ks, (self,))
+    return _h_exp2_.call(ks, self)
+
+
+_h_expm1 = dispatcher.find("expm1")
+
+def _op_expm1(self):
+    """expm1(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_expm1, ks, (self,))
+    return _h_expm1.call(ks, self)
+
+
+_h_expm1_ = dispatcher.find("expm1_")
+
+def _op_expm1_(self):
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_expm1_, ks, (self,))
+    return _h_expm1_.call(ks, self)
+
+
+_h_log2 = dispatcher.find("log2")
+
+def _op_log2(self):
+    """log2(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log2, ks, (self,))
+    return _h_log2.call(ks, self)
+
+
+_h_log2_ = dispatcher.find("log2_")
+
+def _op_log2_(self):
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log2_, ks, (self,))
+    return _h_log2_.call(ks, self)
+
+
+_h_log10 = dispatcher.find("log10")
+
+def _op_log10(self):
+    """log10(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log10, ks, (self,))
+    return _h_log10.call(ks, self)
+
+
+_h_log10_ = dispatcher.find("log10_")
+
+def _op_log10_(self):
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log10_, ks, (self,))
+    return _h_log10_.call(ks, self)
+
+
+_h_log1p = dispatcher.find("log1p")
+
+def _op_log1p(self):
+    """log1p(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log1p, ks, (self,))
+    return _h_log1p.call(ks, self)
+
+
+_h_log1p_ = dispatcher.find("log1p_")
+
+def _op_log1p_(self):
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log1p_, ks, (self,))
+    return _h_log1p_.call(ks, self)
+
+
+_h_tan = dispatcher.find("tan")
+
+def _op_tan(self):
+    """tan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tan, ks, (self,))
+    return _h_tan.call(ks, self)
+
+
+_h_tan_ = dispatcher.find("tan_")
+
+def _op_tan_(self):
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tan_, ks, (self,))
+    return _h_tan_.call(ks, self)
+
+
+_h_asin = dispatcher.find("asin")
+
+def _op_asin(self):
+    """asin(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_asin, ks, (self,))
+    return _h_asin.call(ks, self)
+
+
+_h_asin_ = dispatcher.find("asin_")
+
+def _op_asin_(self):
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_asin_, ks, (self,))
+    return _h_asin_.call(ks, self)
+
+
+_h_acos = dispatcher.find("acos")
+
+def _op_acos(self):
+    """acos(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_acos, ks, (self,))
+    return _h_acos.call(ks, self)
+
+
+_h_acos_ = dispatcher.find("acos_")
+
+def _op_acos_(self):
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_acos_, ks, (self,))
+    return _h_acos_.call(ks, self)
+
+
+_h_atan = dispatcher.find("atan")
+
+def _op_atan(self):
+    """atan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atan, ks, (self,))
+    return _h_atan.call(ks, self)
+
+
+_h_atan_ = dispatcher.find("atan_")
+
+def _op_atan_(self):
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atan_, ks, (self,))
+    return _h_atan_.call(ks, self)
+
+
+_h_sinh = dispatcher.find("sinh")
+
+def _op_sinh(self):
+    """sinh(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sinh, ks, (self,))
+    return _h_sinh.call(ks, self)
+
+
+_h_sinh_ = dispatcher.find("sinh_")
+
+def _op_sinh_(self):
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sinh_, ks, (self,))
+    return _h_sinh_.call(ks, self)
+
+
+_h_cosh = dispatcher.find("cosh")
+
+def _op_cosh(self):
+    """cosh(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cosh, ks, (self,))
+    return _h_cosh.call(ks, self)
+
+
+_h_cosh_ = dispatcher.find("cosh_")
+
+def _op_cosh_(self):
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cosh_, ks, (self,))
+    return _h_cosh_.call(ks, self)
+
+
+_h_erf = dispatcher.find("erf")
+
+def _op_erf(self):
+    """erf(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erf, ks, (self,))
+    return _h_erf.call(ks, self)
+
+
+_h_erf_ = dispatcher.find("erf_")
+
+def _op_erf_(self):
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erf_, ks, (self,))
+    return _h_erf_.call(ks, self)
+
+
+_h_erfc = dispatcher.find("erfc")
+
+def _op_erfc(self):
+    """erfc(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erfc, ks, (self,))
+    return _h_erfc.call(ks, self)
+
+
+_h_erfc_ = dispatcher.find("erfc_")
+
+def _op_erfc_(self):
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erfc_, ks, (self,))
+    return _h_erfc_.call(ks, self)
+
+
+_h_logit = dispatcher.find("logit")
+
+def _op_logit(self, eps):
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logit, ks, (self, eps))
+    return _h_logit.call(ks, self, eps)
+
+
+_h_logit_ = dispatcher.find("logit_")
+
+def _op_logit_(self, eps):
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logit_, ks, (self, eps))
+    return _h_logit_.call(ks, self, eps)
+
+
+_h_floor = dispatcher.find("floor")
+
+def _op_floor(self):
+    """floor(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor, ks, (self,))
+    return _h_floor.call(ks, self)
+
+
+_h_floor_ = dispatcher.find("floor_")
+
+def _op_floor_(self):
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_, ks, (self,))
+    return _h_floor_.call(ks, self)
+
+
+_h_ceil = dispatcher.find("ceil")
+
+def _op_ceil(self):
+    """ceil(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_ceil, ks, (self,))
+    return _h_ceil.call(ks, self)
+
+
+_h_ceil_ = dispatcher.find("ceil_")
+
+def _op_ceil_(self):
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_ceil_, ks, (self,))
+    return _h_ceil_.call(ks, self)
+
+
+_h_trunc = dispatcher.find("trunc")
+
+def _op_trunc(self):
+    """trunc(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trunc, ks, (self,))
+    return _h_trunc.call(ks, self)
+
+
+_h_trunc_ = dispatcher.find("trunc_")
+
+def _op_trunc_(self):
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trunc_, ks, (self,))
+    return _h_trunc_.call(ks, self)
+
+
+_h_round = dispatcher.find("round")
+
+def _op_round(self):
+    """round(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round, ks, (self,))
+    return _h_round.call(ks, self)
+
+
+_h_round_decimals = dispatcher.find("round.decimals")
+
+def _op_round_decimals(self, decimals):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round_decimals, ks, (self, decimals))
+    return _h_round_decimals.call(ks, self, decimals)
+
+
+_h_round_ = dispatcher.find("round_")
+
+def _op_round_(self):
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round_, ks, (self,))
+    return _h_round_.call(ks, self)
+
+
+_h_round__decimals = dispatcher.find("round_.decimals")
+
+def _op_round__decimals(self, decimals):
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round__decimals, ks, (self, decimals))
+    return _h_round__decimals.call(ks, self, decimals)
+
+
+_h_frac = dispatcher.find("frac")
+
+def _op_frac(self):
+    """frac(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_frac, ks, (self,))
+    return _h_frac.call(ks, self)
+
+
+_h_frac_ = dispatcher.find("frac_")
+
+def _op_frac_(self):
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_frac_, ks, (self,))
+    return _h_frac_.call(ks, self)
+
+
+_h_true_divide_Tensor = dispatcher.find("true_divide.Tensor")
+
+def _op_true_divide_Tensor(self, other):
+    """true_divide.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide_Tensor, ks, (self, other))
+    return _h_true_divide_Tensor.call(ks, self, other)
+
+
+_h_true_divide_Scalar = dispatcher.find("true_divide.Scalar")
+
+def _op_true_divide_Scalar(self, other):
+    """true_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide_Scalar, ks, (self, other))
+    return _h_true_divide_Scalar.call(ks, self, other)
+
+
+_h_div_Tensor_mode = dispatcher.find("div.Tensor_mode")
+
+def _op_div_Tensor_mode(self, other, rounding_mode):
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_div_Tensor_mode, ks, (self, other, rounding_mode))
+    return _h_div_Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div_Scalar_mode = dispatcher.find("div.Scalar_mode")
+
+def _op_div_Scalar_mode(self, other, rounding_mode):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_div_Scalar_mode, ks, (self, other, rounding_mode))
+    return _h_div_Scalar_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div__Tensor_mode = dispatcher.find("div_.Tensor_mode")
+
+def _op_div__Tensor_mode(self, other, rounding_mode):
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_div__Tensor_mode, ks, (self, other, rounding_mode))
+    return _h_div__Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div__Scalar_mode = dispatcher.find("div_.Scalar_mode")
+
+def _op_div__Scalar_mode(self, other, rounding_mode):
+    """div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_div__Scalar_mode, ks, (self, other, rounding_mode))
+    return _h_div__Scalar_mode.call(ks, self, other, rounding_mode)
+
+
+_h_floor_divide = dispatcher.find("floor_divide")
+
+def _op_floor_divide(self, other):
+    """floor_divide(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide, ks, (self, other))
+    return _h_floor_divide.call(ks, self, other)
+
+
+_h_floor_divide_Scalar = dispatcher.find("floor_divide.Scalar")
+
+def _op_floor_divide_Scalar(self, other):
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide_Scalar, ks, (self, other))
+    return _h_floor_divide_Scalar.call(ks, self, other)
+
+
+_h_floor_divide__Tensor = dispatcher.find("floor_divide_.Tensor")
+
+def _op_floor_divide__Tensor(self, other):
+    """floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide__Tensor, ks, (self, other))
+    return _h_floor_divide__Tensor.call(ks, self, other)
+
+
+_h_floor_divide__Scalar = dispatcher.find("floor_divide_.Scalar")
+
+def _op_floor_divide__Scalar(self, other):
+    """floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide__Scalar, ks, (self, other))
+    return _h_floor_divide__Scalar.call(ks, self, other)
+
+
+_h_remainder_Tensor = dispatcher.find("remainder.Tensor")
+
+def _op_remainder_Tensor(self, other):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Tensor, ks, (self, other))
+    return _h_remainder_Tensor.call(ks, self, other)
+
+
+_h_remainder_Scalar = dispatcher.find("remainder.Scalar")
+
+def _op_remainder_Scalar(self, other):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Scalar, ks, (self, other))
+    return _h_remainder_Scalar.call(ks, self, other)
+
+
+_h_remainder__Tensor = dispatcher.find("remainder_.Tensor")
+
+def _op_remainder__Tensor(self, other):
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder__Tensor, ks, (self, other))
+    return _h_remainder__Tensor.call(ks, self, other)
+
+
+_h_remainder__Scalar = dispatcher.find("remainder_.Scalar")
+
+def _op_remainder__Scalar(self, other):
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder__Scalar, ks, (self, other))
+    return _h_remainder__Scalar.call(ks, self, other)
+
+
+_h_fmod_Tensor = dispatcher.find("fmod.Tensor")
+
+def _op_fmod_Tensor(self, other):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod_Tensor, ks, (self, other))
+    return _h_fmod_Tensor.call(ks, self, other)
+
+
+_h_fmod_Scalar = dispatcher.find("fmod.Scalar")
+
+def _op_fmod_Scalar(self, other):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod_Scalar, ks, (self, other))
+    return _h_fmod_Scalar.call(ks, self, other)
+
+
+_h_fmod__Tensor = dispatcher.find("fmod_.Tensor")
+
+def _op_fmod__Tensor(self, other):
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod__Tensor, ks, (self, other))
+    return _h_fmod__Tensor.call(ks, self, other)
+
+
+_h_fmod__Scalar = dispatcher.find("fmod_.Scalar")
+
+def _op_fmod__Scalar(self, other):
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod__Scalar, ks, (self, other))
+    return _h_fmod__Scalar.call(ks, self, other)
+
+
+_h_atan2 = dispatcher.find("atan2")
+
+def _op_atan2(self, other):
+    """atan2(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_atan2, ks, (self, other))
+    return _h_atan2.call(ks, self, other)
+
+
+_h_atan2_ = dispatcher.find("atan2_")
+
+def _op_atan2_(self, other):
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_atan2_, ks, (self, other))
+    return _h_atan2_.call(ks, self, other)
+
+
+_h_hypot = dispatcher.find("hypot")
+
+def _op_hypot(self, other):
+    """hypot(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_hypot, ks, (self, other))
+    return _h_hypot.call(ks, self, other)
+
+
+_h_hypot_ = dispatcher.find("hypot_")
+
+def _op_hypot_(self, other):
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_hypot_, ks, (self, other))
+    return _h_hypot_.call(ks, self, other)
+
+
+_h_clamp = dispatcher.find("clamp")
+
+def _op_clamp(self, min, max):
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp, ks, (self, min, max))
+    return _h_clamp.call(ks, self, min, max)
+
+
+_h_clamp_Tensor = dispatcher.find("clamp.Tensor")
+
+def _op_clamp_Tensor(self, min, max):
+    """clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clamp_Tensor, ks, (self, min, max))
+    return _h_clamp_Tensor.call(ks, self, min, max)
+
+
+_h_clamp_ = dispatcher.find("clamp_")
+
+def _op_clamp_(self, min, max):
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_, ks, (self, min, max))
+    return _h_clamp_.call(ks, self, min, max)
+
+
+_h_clamp__Tensor = dispatcher.find("clamp_.Tensor")
+
+def _op_clamp__Tensor(self, min, max):
+    """clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clamp__Tensor, ks, (self, min, max))
+    return _h_clamp__Tensor.call(ks, self, min, max)
+
+
+_h_clip = dispatcher.find("clip")
+
+def _op_clip(self, min, max):
+    """clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clip, ks, (self, min, max))
+    return _h_clip.call(ks, self, min, max)
+
+
+_h_clip_Tensor = dispatcher.find("clip.Tensor")
+
+def _op_clip_Tensor(self, min, max):
+    """clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clip_Tensor, ks, (self, min, max))
+    return _h_clip_Tensor.call(ks, self, min, max)
+
+
+_h_clip_ = dispatcher.find("clip_")
+
+def _op_clip_(self, min, max):
+    """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clip_, ks, (self, min, max))
+    return _h_clip_.call(ks, self, min, max)
+
+
+_h_clip__Tensor = dispatcher.find("clip_.Tensor")
+
+def _op_clip__Tensor(self, min, max):
+    """clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clip__Tensor, ks, (self, min, max))
+    return _h_clip__Tensor.call(ks, self, min, max)
+
+
+_h_lerp_Scalar = dispatcher.find("lerp.Scalar")
+
+def _op_lerp_Scalar(self, end, weight):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    ks = self._impl.key_set() | end._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp_Scalar, ks, (self, end, weight))
+    return _h_lerp_Scalar.call(ks, self, end, weight)
+
+
+_h_lerp_Tensor = dispatcher.find("lerp.Tensor")
+
+def _op_lerp_Tensor(self, end, weight):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    ks = self._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp_Tensor, ks, (self, end, weight))
+    return _h_lerp_Tensor.call(ks, self, end, weight)
+
+
+_h_lerp__Scalar = dispatcher.find("lerp_.Scalar")
+
+def _op_lerp__Scalar(self, end, weight):
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    ks = self._impl.key_set() | end._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp__Scalar, ks, (self, end, weight))
+    return _h_lerp__Scalar.call(ks, self, end, weight)
+
+
+_h_lerp__Tensor = dispatcher.find("lerp_.Tensor")
+
+def _op_lerp__Tensor(self, end, weight):
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    ks = self._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp__Tensor, ks, (self, end, weight))
+    return _h_lerp__Tensor.call(ks, self, end, weight)
+
+
+_h_addcmul = dispatcher.find("addcmul")
+
+def _op_addcmul(self, tensor1, tensor2, value):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcmul, ks, (self, tensor1, tensor2, value))
+    return _h_addcmul.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcmul_ = dispatcher.find("addcmul_")
+
+def _op_addcmul_(self, tensor1, tensor2, value):
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcmul_, ks, (self, tensor1, tensor2, value))
+    return _h_addcmul_.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcdiv = dispatcher.find("addcdiv")
+
+def _op_addcdiv(self, tensor1, tensor2, value):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcdiv, ks, (self, tensor1, tensor2, value))
+    return _h_addcdiv.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcdiv_ = dispatcher.find("addcdiv_")
+
+def _op_addcdiv_(self, tensor1, tensor2, value):
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcdiv_, ks, (self, tensor1, tensor2, value))
+    return _h_addcdiv_.call(ks, self, tensor1, tensor2, value)
+
+
+_h_nan_to_num = dispatcher.find("nan_to_num")
+
+def _op_nan_to_num(self, nan, posinf, neginf):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nan_to_num, ks, (self, nan, posinf, neginf))
+    return _h_nan_to_num.call(ks, self, nan, posinf, neginf)
+
+
+_h_nan_to_num_ = dispatcher.find("nan_to_num_")
+
+def _op_nan_to_num_(self, nan, posinf, neginf):
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nan_to_num_, ks, (self, nan, posinf, neginf))
+    return _h_nan_to_num_.call(ks, self, nan, posinf, neginf)
+
+
+_h_exp_ = dispatcher.find("exp_")
+
+def _op_exp_(self):
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp_, ks, (self,))
+    return _h_exp_.call(ks, self)
+
+
+_h_log_ = dispatcher.find("log_")
+
+def _op_log_(self):
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log_, ks, (self,))
+    return _h_log_.call(ks, self)
+
+
+_h_sqrt_ = dispatcher.find("sqrt_")
+
+def _op_sqrt_(self):
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sqrt_, ks, (self,))
+    return _h_sqrt_.call(ks, self)
+
+
+_h_sin_ = dispatcher.find("sin_")
+
+def _op_sin_(self):
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sin_, ks, (self,))
+    return _h_sin_.call(ks, self)
+
+
+_h_cos_ = dispatcher.find("cos_")
+
+def _op_cos_(self):
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cos_, ks, (self,))
+    return _h_cos_.call(ks, self)
+
+
+_h_tanh_ = dispatcher.find("tanh_")
+
+def _op_tanh_(self):
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tanh_, ks, (self,))
+    return _h_tanh_.call(ks, self)
+
+
+_h_sigmoid_ = dispatcher.find("sigmoid_")
+
+def _op_sigmoid_(self):
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sigmoid_, ks, (self,))
+    return _h_sigmoid_.call(ks, self)
+
+
+_h_neg_ = dispatcher.find("neg_")
+
+def _op_neg_(self):
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_neg_, ks, (self,))
+    return _h_neg_.call(ks, self)
+
+
+_h_abs_ = dispatcher.find("abs_")
+
+def _op_abs_(self):
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_abs_, ks, (self,))
+    return _h_abs_.call(ks, self)
+
+
+_h_isnan = dispatcher.find("isnan")
+
+def _op_isnan(self):
+    """isnan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isnan, ks, (self,))
+    return _h_isnan.call(ks, self)
+
+
+_h_isinf = dispatcher.find("isinf")
+
+def _op_isinf(self):
+    """isinf(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isinf, ks, (self,))
+    return _h_isinf.call(ks, self)
+
+
+_h_isfinite = dispatcher.find("isfinite")
+
+def _op_isfinite(self):
+    """isfinite(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isfinite, ks, (self,))
+    return _h_isfinite.call(ks, self)
+
+
+_h_isclose = dispatcher.find("isclose")
+
+def _op_isclose(self, other, rtol, atol, equal_nan):
+    """isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_isclose, ks, (self, other, rtol, atol, equal_nan))
+    return _h_isclose.call(ks, self, other, rtol, atol, equal_nan)
+
+
+_h_allclose = dispatcher.find("allclose")
+
+def _op_allclose(self, other, rtol, atol, equal_nan):
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_allclose, ks, (self, other, rtol, atol, equal_nan))
+    return _h_allclose.call(ks, self, other, rtol, atol, equal_nan)
+
+
+_h_equal = dispatcher.find("equal")
+
+def _op_equal(self, other):
+    """equal(Tensor self, Tensor other) -> bool"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_equal, ks, (self, other))
+    return _h_equal.call(ks, self, other)
+
+
+_h_logical_not = dispatcher.find("logical_not")
+
+def _op_logical_not(self):
+    """logical_not(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_not, ks, (self,))
+    return _h_logical_not.call(ks, self)
+
+
+_h_logical_and = dispatcher.find("logical_and")
+
+def _op_logical_and(self, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_and, ks, (self, other))
+    return _h_logical_and.call(ks, self, other)
+
+
+_h_logical_or = dispatcher.find("logical_or")
+
+def _op_logical_or(self, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_or, ks, (self, other))
+    return _h_logical_or.call(ks, self, other)
+
+
+_h_logical_xor = dispatcher.find("logical_xor")
+
+def _op_logical_xor(self, other):
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_xor, ks, (self, other))
+    return _h_logical_xor.call(ks, self, other)
+
+
+_h_bitwise_not = dispatcher.find("bitwise_not")
+
+def _op_bitwise_not(self):
+    """bitwise_not(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_not, ks, (self,))
+    return _h_bitwise_not.call(ks, self)
+
+
+_h_bitwise_not_ = dispatcher.find("bitwise_not_")
+
+def _op_bitwise_not_(self):
+    """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_not_, ks, (self,))
+    return _h_bitwise_not_.call(ks, self)
+
+
+_h_bitwise_and_Tensor = dispatcher.find("bitwise_and.Tensor")
+
+def _op_bitwise_and_Tensor(self, other):
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and_Tensor, ks, (self, other))
+    return _h_bitwise_and_Tensor.call(ks, self, other)
+
+
+_h_bitwise_and_Scalar = dispatcher.find("bitwise_and.Scalar")
+
+def _op_bitwise_and_Scalar(self, other):
+    """bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and_Scalar, ks, (self, other))
+    return _h_bitwise_and_Scalar.call(ks, self, other)
+
+
+_h_bitwise_and__Tensor = dispatcher.find("bitwise_and_.Tensor")
+
+def _op_bitwise_and__Tensor(self, other):
+    """bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and__Tensor, ks, (self, other))
+    return _h_bitwise_and__Tensor.call(ks, self, other)
+
+
+_h_bitwise_and__Scalar = dispatcher.find("bitwise_and_.Scalar")
+
+def _op_bitwise_and__Scalar(self, other):
+    """bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and__Scalar, ks, (self, other))
+    return _h_bitwise_and__Scalar.call(ks, self, other)
+
+
+_h_bitwise_or_Tensor = dispatcher.find("bitwise_or.Tensor")
+
+def _op_bitwise_or_Tensor(self, other):
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or_Tensor, ks, (self, other))
+    return _h_bitwise_or_Tensor.call(ks, self, other)
+
+
+_h_bitwise_or_Scalar = dispatcher.find("bitwise_or.Scalar")
+
+def _op_bitwise_or_Scalar(self, other):
+    """bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or_Scalar, ks, (self, other))
+    return _h_bitwise_or_Scalar.call(ks, self, other)
+
+
+_h_bitwise_or__Tensor = dispatcher.find("bitwise_or_.Tensor")
+
+def _op_bitwise_or__Tensor(self, other):
+    """bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or__Tensor, ks, (self, other))
+    return _h_bitwise_or__Tensor.call(ks, self, other)
+
+
+_h_bitwise_or__Scalar = dispatcher.find("bitwise_or_.Scalar")
+
+def _op_bitwise_or__Scalar(self, other):
+    """bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or__Scalar, ks, (self, other))
+    return _h_bitwise_or__Scalar.call(ks, self, other)
+
+
+_h_bitwise_xor_Tensor = dispatcher.find("bitwise_xor.Tensor")
+
+def _op_bitwise_xor_Tensor(self, other):
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor_Tensor, ks, (self, other))
+    return _h_bitwise_xor_Tensor.call(ks, self, other)
+
+
+_h_bitwise_xor_Scalar = dispatcher.find("bitwise_xor.Scalar")
+
+def _op_bitwise_xor_Scalar(self, other):
+    """bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor_Scalar, ks, (self, other))
+    return _h_bitwise_xor_Scalar.call(ks, self, other)
+
+
+_h_bitwise_xor__Tensor = dispatcher.find("bitwise_xor_.Tensor")
+
+def _op_bitwise_xor__Tensor(self, other):
+    """bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor__Tensor, ks, (self, other))
+    return _h_bitwise_xor__Tensor.call(ks, self, other)
+
+
+_h_bitwise_xor__Scalar = dispatcher.find("bitwise_xor_.Scalar")
+
+def _op_bitwise_xor__Scalar(self, other):
+    """bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor__Scalar, ks, (self, other))
+    return _h_bitwise_xor__Scalar.call(ks, self, other)
+
+
+_h_relu6 = dispatcher.find("relu6")
+
+def _op_relu6(self):
+    """relu6(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_relu6, ks, (self,))
+    return _h_relu6.call(ks, self)
+
+
+_h_leaky_relu = dispatcher.find("leaky_relu")
+
+def _op_leaky_relu(self, negative_slope):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu, ks, (self, negative_slope))
+    return _h_leaky_relu.call(ks, self, negative_slope)
+
+
+_h_leaky_relu_ = dispatcher.find("leaky_relu_")
+
+def _op_leaky_relu_(self, negative_slope):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu_, ks, (self, negative_slope))
+    return _h_leaky_relu_.call(ks, self, negative_slope)
+
+
+_h_elu = dispatcher.find("elu")
+
+def _op_elu(self, alpha, scale, input_scale):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu, ks, (self, alpha, scale, input_scale))
+    return _h_elu.call(ks, self, alpha, scale, input_scale)
+
+
+_h_elu_ = dispatcher.find("elu_")
+
+def _op_elu_(self, alpha, scale, input_scale):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu_, ks, (self, alpha, scale, input_scale))
+    return _h_elu_.call(ks, self, alpha, scale, input_scale)
+
+
+_h_selu = dispatcher.find("selu")
+
+def _op_selu(self):
+    """selu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu, ks, (self,))
+    return _h_selu.call(ks, self)
+
+
+_h_selu_ = dispatcher.find("selu_")
+
+def _op_selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu_, ks, (self,))
+    return _h_selu_.call(ks, self)
+
+
+_h_celu = dispatcher.find("celu")
+
+def _op_celu(self, alpha):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu, ks, (self, alpha))
+    return _h_celu.call(ks, self, alpha)
+
+
+_h_celu_ = dispatcher.find("celu_")
+
+def _op_celu_(self, alpha):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu_, ks, (self, alpha))
+    return _h_celu_.call(ks, self, alpha)
+
+
+_h_gelu = dispatcher.find("gelu")
+
+def _op_gelu(self, approximate):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu, ks, (self, approximate))
+    return _h_gelu.call(ks, self, approximate)
+
+
+_h_gelu_ = dispatcher.find("gelu_")
+
+def _op_gelu_(self, approximate):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu_, ks, (self, approximate))
+    return _h_gelu_.call(ks, self, approximate)
+
+
+_h_silu = dispatcher.find("silu")
+
+def _op_silu(self):
+    """silu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu, ks, (self,))
+    return _h_silu.call(ks, self)
+
+
+_h_silu_ = dispatcher.find("silu_")
+
+def _op_silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu_, ks, (self,))
+    return _h_silu_.call(ks, self)
+
+
+_h_mish = dispatcher.find("mish")
+
+def _op_mish(self):
+    """mish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish, ks, (self,))
+    return _h_mish.call(ks, self)
+
+
+_h_mish_ = dispatcher.find("mish_")
+
+def _op_mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish_, ks, (self,))
+    return _h_mish_.call(ks, self)
+
+
+_h_softplus = dispatcher.find("softplus")
+
+def _op_softplus(self, beta, threshold):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softplus, ks, (self, beta, threshold))
+    return _h_softplus.call(ks, self, beta, threshold)
+
+
+_h_softsign = dispatcher.find("softsign")
+
+def _op_softsign(self):
+    """softsign(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softsign, ks, (self,))
+    return _h_softsign.call(ks, self)
+
+
+_h_hardtanh = dispatcher.find("hardtanh")
+
+def _op_hardtanh(self, min_val, max_val):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh, ks, (self, min_val, max_val))
+    return _h_hardtanh.call(ks, self, min_val, max_val)
+
+
+_h_hardtanh_ = dispatcher.find("hardtanh_")
+
+def _op_hardtanh_(self, min_val, max_val):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh_, ks, (self, min_val, max_val))
+    return _h_hardtanh_.call(ks, self, min_val, max_val)
+
+
+_h_hardsigmoid = dispatcher.find("hardsigmoid")
+
+def _op_hardsigmoid(self):
+    """hardsigmoid(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid, ks, (self,))
+    return _h_hardsigmoid.call(ks, self)
+
+
+_h_hardsigmoid_ = dispatcher.find("hardsigmoid_")
+
+def _op_hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid_, ks, (self,))
+    return _h_hardsigmoid_.call(ks, self)
+
+
+_h_hardswish = dispatcher.find("hardswish")
+
+def _op_hardswish(self):
+    """hardswish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish, ks, (self,))
+    return _h_hardswish.call(ks, self)
+
+
+_h_hardswish_ = dispatcher.find("hardswish_")
+
+def _op_hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish_, ks, (self,))
+    return _h_hardswish_.call(ks, self)
+
+
+_h_threshold = dispatcher.find("threshold")
+
+def _op_threshold(self, threshold, value):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold, ks, (self, threshold, value))
+    return _h_threshold.call(ks, self, threshold, value)
+
+
+_h_threshold_ = dispatcher.find("threshold_")
+
+def _op_threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold_, ks, (self, threshold, value))
+    return _h_threshold_.call(ks, self, threshold, value)
+
+
+_h_glu = dispatcher.find("glu")
+
+def _op_glu(self, dim):
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_glu, ks, (self, dim))
+    return _h_glu.call(ks, self, dim)
+
+
+_h_prelu = dispatcher.find("prelu")
+
+def _op_prelu(self, weight):
+    """prelu(Tensor self, Tensor weight) -> Tensor"""
+    ks = self._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_prelu, ks, (self, weight))
+    return _h_prelu.call(ks, self, weight)
+
+
+_h_normal_ = dispatcher.find("normal_")
+
+def _op_normal_(self, mean, std, generator):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_normal_, ks, (self, mean, std, generator))
+    return _h_normal_.call(ks, self, mean, std, generator)
+
+
+_h_uniform_ = dispatcher.find("uniform_")
+
+def _op_uniform_(self, from_, to, generator):
+    """uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_uniform_, ks, (self, from_, to, generator))
+    return _h_uniform_.call(ks, self, from_, to, generator)
+
+
+_h_exponential_ = dispatcher.find("exponential_")
+
+def _op_exponential_(self, lambd, generator):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exponential_, ks, (self, lambd, generator))
+    return _h_exponential_.call(ks, self, lambd, generator)
+
+
+_h_bernoulli = dispatcher.find("bernoulli")
+
+def _op_bernoulli(self, generator):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli, ks, (self, generator))
+    return _h_bernoulli.call(ks, self, generator)
+
+
+_h_bernoulli_p = dispatcher.find("bernoulli.p")
+
+def _op_bernoulli_p(self, p, generator):
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli_p, ks, (self, p, generator))
+    return _h_bernoulli_p.call(ks, self, p, generator)
+
+
+_h_bernoulli__float = dispatcher.find("bernoulli_.float")
+
+def _op_bernoulli__float(self, p, generator):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__float, ks, (self, p, generator))
+    return _h_bernoulli__float.call(ks, self, p, generator)
+
+
+_h_bernoulli__Tensor = dispatcher.find("bernoulli_.Tensor")
+
+def _op_bernoulli__Tensor(self, p, generator):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | p._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__Tensor, ks, (self, p, generator))
+    return _h_bernoulli__Tensor.call(ks, self, p, generator)
+
+
+_h_multinomial = dispatcher.find("multinomial")
+
+def _op_multinomial(self, num_samples, replacement, generator):
+    """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_multinomial, ks, (self, num_samples, replacement, generator))
+    return _h_multinomial.call(ks, self, num_samples, replacement, generator)
+
+
+_h_clamp_min = dispatcher.find("clamp_min")
+
+def _op_clamp_min(self, min):
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min, ks, (self, min))
+    return _h_clamp_min.call(ks, self, min)
+
+
+_h_clamp_min_Tensor = dispatcher.find("clamp_min.Tensor")
+
+def _op_clamp_min_Tensor(self, min):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_Tensor, ks, (self, min))
+    return _h_clamp_min_Tensor.call(ks, self, min)
+
+
+_h_clamp_min_ = dispatcher.find("clamp_min_")
+
+def _op_clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_, ks, (self, min))
+    return _h_clamp_min_.call(ks, self, min)
+
+
+_h_clamp_min__Tensor = dispatcher.find("clamp_min_.Tensor")
+
+def _op_clamp_min__Tensor(self, min):
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min__Tensor, ks, (self, min))
+    return _h_clamp_min__Tensor.call(ks, self, min)
+
+
+_h_clamp_max = dispatcher.find("clamp_max")
+
+def _op_clamp_max(self, max):
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max, ks, (self, max))
+    return _h_clamp_max.call(ks, self, max)
+
+
+_h_clamp_max_Tensor = dispatcher.find("clamp_max.Tensor")
+
+def _op_clamp_max_Tensor(self, max):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_Tensor, ks, (self, max))
+    return _h_clamp_max_Tensor.call(ks, self, max)
+
+
+_h_clamp_max_ = dispatcher.find("clamp_max_")
+
+def _op_clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_, ks, (self, max))
+    return _h_clamp_max_.call(ks, self, max)
+
+
+_h_clamp_max__Tensor = dispatcher.find("clamp_max_.Tensor")
+
+def _op_clamp_max__Tensor(self, max):
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max__Tensor, ks, (self, max))
+    return _h_clamp_max__Tensor.call(ks, self, max)
+
+
+_h_logical_not_ = dispatcher.find("logical_not_")
+
+def _op_logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_not_, ks, (self,))
+    return _h_logical_not_.call(ks, self)
+
+
+_h_logical_and_ = dispatcher.find("logical_and_")
+
+def _op_logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_and_, ks, (self, other))
+    return _h_logical_and_.call(ks, self, other)
+
+
+_h_logical_or_ = dispatcher.find("logical_or_")
+
+def _op_logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_or_, ks, (self, other))
+    return _h_logical_or_.call(ks, self, other)
+
+
+_h_logical_xor_ = dispatcher.find("logical_xor_")
+
+def _op_logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_xor_, ks, (self, other))
+    return _h_logical_xor_.call(ks, self, other)
+
+
+_h_true_divide__Tensor = dispatcher.find("true_divide_.Tensor")
+
+def _op_true_divide__Tensor(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Tensor, ks, (self, other))
+    return _h_true_divide__Tensor.call(ks, self, other)
+
+
+_h_true_divide__Scalar = dispatcher.find("true_divide_.Scalar")
+
+def _op_true_divide__Scalar(self, other):
+    """true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Scalar, ks, (self, other))
+    return _h_true_divide__Scalar.call(ks, self, other)
+
+
+_h_remainder_Scalar_Tensor = dispatcher.find("remainder.Scalar_Tensor")
+
+def _op_remainder_Scalar_Tensor(self, other):
+    """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"""
+    ks = other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Scalar_Tensor, ks, (self, other))
+    return _h_remainder_Scalar_Tensor.call(ks, self, other)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -1127,36 +2797,122 @@ def mul_(self, other):
     no_overload('mul_', ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
-def div(self, other):
+def _match_div_Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+def _fd_div_Tensor(self, other):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
+    return _op_div_Tensor(self, other)
+
+def _match_div_Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+def _fd_div_Scalar(self, other):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
+    return _op_div_Scalar(self, other)
+
+def _match_div_Tensor_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div_Tensor_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div', 'rounding_mode', 'str', rounding_mode)
+    return _op_div_Tensor_mode(self, other, rounding_mode)
+
+def _match_div_Scalar_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and is_number(other) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div_Scalar_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div', 'rounding_mode', 'str', rounding_mode)
+    return _op_div_Scalar_mode(self, other, rounding_mode)
+
+def div(*args, **kwargs):
     """True division (integers divide to the default float dtype).
     
     div.Tensor(Tensor self, Tensor other) -> Tensor
     div.Scalar(Tensor self, Scalar other) -> Tensor
+    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
     """
-    if isinstance(other, Tensor):  # div.Tensor
-        if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
-        if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
-        return _op_div_Tensor(self, other)
-    if is_number(other):  # div.Scalar
-        if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
-        if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
-        return _op_div_Scalar(self, other)
-    no_overload('div', ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+    for match, run in ((_match_div_Tensor, _fd_div_Tensor), (_match_div_Scalar, _fd_div_Scalar), (_match_div_Tensor_mode, _fd_div_Tensor_mode), (_match_div_Scalar_mode, _fd_div_Scalar_mode)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('div', ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',), args, kwargs)
 
 
-def div_(self, other):
+def _match_div__Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+def _fd_div__Tensor(self, other):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
+    return _op_div__Tensor(self, other)
+
+def _match_div__Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+def _fd_div__Scalar(self, other):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
+    return _op_div__Scalar(self, other)
+
+def _match_div__Tensor_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div__Tensor_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div_', 'rounding_mode', 'str', rounding_mode)
+    return _op_div__Tensor_mode(self, other, rounding_mode)
+
+def _match_div__Scalar_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and is_number(other) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div__Scalar_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div_', 'rounding_mode', 'str', rounding_mode)
+    return _op_div__Scalar_mode(self, other, rounding_mode)
+
+def div_(*args, **kwargs):
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
     div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+    div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
     """
-    if isinstance(other, Tensor):  # div_.Tensor
-        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
-        if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
-        return _op_div__Tensor(self, other)
-    if is_number(other):  # div_.Scalar
-        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
-        if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
-        return _op_div__Scalar(self, other)
-    no_overload('div_', ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+    for match, run in ((_match_div__Tensor, _fd_div__Tensor), (_match_div__Scalar, _fd_div__Scalar), (_match_div__Tensor_mode, _fd_div__Tensor_mode), (_match_div__Scalar_mode, _fd_div__Scalar_mode)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('div_', ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', 'div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', 'div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)',), args, kwargs)
 
 
 def pow(self, exponent):
@@ -1927,6 +3683,1440 @@ def detach_(self):
     return _op_detach_(self)
 
 
+def reciprocal(self):
+    """1 / self
+    
+    reciprocal(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('reciprocal', 'self', 'Tensor', self)
+    return _op_reciprocal(self)
+
+
+def reciprocal_(self):
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('reciprocal_', 'self', 'Tensor', self)
+    return _op_reciprocal_(self)
+
+
+def rsqrt(self):
+    """1 / sqrt(self)
+    
+    rsqrt(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('rsqrt', 'self', 'Tensor', self)
+    return _op_rsqrt(self)
+
+
+def rsqrt_(self):
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('rsqrt_', 'self', 'Tensor', self)
+    return _op_rsqrt_(self)
+
+
+def exp2(self):
+    """2 ** self
+    
+    exp2(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('exp2', 'self', 'Tensor', self)
+    return _op_exp2(self)
+
+
+def exp2_(self):
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('exp2_', 'self', 'Tensor', self)
+    return _op_exp2_(self)
+
+
+def expm1(self):
+    """exp(self) - 1, accurate for small self
+    
+    expm1(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('expm1', 'self', 'Tensor', self)
+    return _op_expm1(self)
+
+
+def expm1_(self):
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('expm1_', 'self', 'Tensor', self)
+    return _op_expm1_(self)
+
+
+def log2(self):
+    """log2(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('log2', 'self', 'Tensor', self)
+    return _op_log2(self)
+
+
+def log2_(self):
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log2_', 'self', 'Tensor', self)
+    return _op_log2_(self)
+
+
+def log10(self):
+    """log10(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('log10', 'self', 'Tensor', self)
+    return _op_log10(self)
+
+
+def log10_(self):
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log10_', 'self', 'Tensor', self)
+    return _op_log10_(self)
+
+
+def log1p(self):
+    """log(1 + self), accurate for small self
+    
+    log1p(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('log1p', 'self', 'Tensor', self)
+    return _op_log1p(self)
+
+
+def log1p_(self):
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log1p_', 'self', 'Tensor', self)
+    return _op_log1p_(self)
+
+
+def tan(self):
+    """tan(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tan', 'self', 'Tensor', self)
+    return _op_tan(self)
+
+
+def tan_(self):
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tan_', 'self', 'Tensor', self)
+    return _op_tan_(self)
+
+
+def asin(self):
+    """asin(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('asin', 'self', 'Tensor', self)
+    return _op_asin(self)
+
+
+def asin_(self):
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('asin_', 'self', 'Tensor', self)
+    return _op_asin_(self)
+
+
+def acos(self):
+    """acos(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('acos', 'self', 'Tensor', self)
+    return _op_acos(self)
+
+
+def acos_(self):
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('acos_', 'self', 'Tensor', self)
+    return _op_acos_(self)
+
+
+def atan(self):
+    """atan(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('atan', 'self', 'Tensor', self)
+    return _op_atan(self)
+
+
+def atan_(self):
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('atan_', 'self', 'Tensor', self)
+    return _op_atan_(self)
+
+
+def sinh(self):
+    """sinh(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('sinh', 'self', 'Tensor', self)
+    return _op_sinh(self)
+
+
+def sinh_(self):
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sinh_', 'self', 'Tensor', self)
+    return _op_sinh_(self)
+
+
+def cosh(self):
+    """cosh(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('cosh', 'self', 'Tensor', self)
+    return _op_cosh(self)
+
+
+def cosh_(self):
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cosh_', 'self', 'Tensor', self)
+    return _op_cosh_(self)
+
+
+def erf(self):
+    """The error function.
+    
+    erf(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('erf', 'self', 'Tensor', self)
+    return _op_erf(self)
+
+
+def erf_(self):
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('erf_', 'self', 'Tensor', self)
+    return _op_erf_(self)
+
+
+def erfc(self):
+    """1 - erf(self), accurate where erf(self) is near 1.
+    
+    erfc(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('erfc', 'self', 'Tensor', self)
+    return _op_erfc(self)
+
+
+def erfc_(self):
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('erfc_', 'self', 'Tensor', self)
+    return _op_erfc_(self)
+
+
+def logit(self, eps=None):
+    """log(p / (1 - p)), p = self clamped to [eps, 1 - eps] when eps is given.
+    
+    logit(Tensor self, float? eps=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logit', 'self', 'Tensor', self)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('logit', 'eps', eps)
+    return _op_logit(self, eps)
+
+
+def logit_(self, eps=None):
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logit_', 'self', 'Tensor', self)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('logit_', 'eps', eps)
+    return _op_logit_(self, eps)
+
+
+def floor(self):
+    """floor(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('floor', 'self', 'Tensor', self)
+    return _op_floor(self)
+
+
+def floor_(self):
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('floor_', 'self', 'Tensor', self)
+    return _op_floor_(self)
+
+
+def ceil(self):
+    """ceil(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('ceil', 'self', 'Tensor', self)
+    return _op_ceil(self)
+
+
+def ceil_(self):
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('ceil_', 'self', 'Tensor', self)
+    return _op_ceil_(self)
+
+
+def trunc(self):
+    """trunc(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('trunc', 'self', 'Tensor', self)
+    return _op_trunc(self)
+
+
+def trunc_(self):
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('trunc_', 'self', 'Tensor', self)
+    return _op_trunc_(self)
+
+
+def _match_round(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_round(self):
+    if not isinstance(self, Tensor): bad_arg('round', 'self', 'Tensor', self)
+    return _op_round(self)
+
+def _match_round_decimals(self, *, decimals):
+    if isinstance(self, Tensor) and is_int(decimals):
+        return (self, decimals,)
+    return None
+
+def _fd_round_decimals(self, decimals):
+    if not isinstance(self, Tensor): bad_arg('round', 'self', 'Tensor', self)
+    if type(decimals) is not _b.int: decimals = as_int('round', 'decimals', decimals)
+    return _op_round_decimals(self, decimals)
+
+def round(*args, **kwargs):
+    """Round half to even.
+    
+    round(Tensor self) -> Tensor
+    round.decimals(Tensor self, *, int decimals) -> Tensor
+    """
+    for match, run in ((_match_round, _fd_round), (_match_round_decimals, _fd_round_decimals)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('round', ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor',), args, kwargs)
+
+
+def _match_round_(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_round_(self):
+    if not isinstance(self, Tensor): bad_arg('round_', 'self', 'Tensor', self)
+    return _op_round_(self)
+
+def _match_round__decimals(self, *, decimals):
+    if isinstance(self, Tensor) and is_int(decimals):
+        return (self, decimals,)
+    return None
+
+def _fd_round__decimals(self, decimals):
+    if not isinstance(self, Tensor): bad_arg('round_', 'self', 'Tensor', self)
+    if type(decimals) is not _b.int: decimals = as_int('round_', 'decimals', decimals)
+    return _op_round__decimals(self, decimals)
+
+def round_(*args, **kwargs):
+    """round_(Tensor(a!) self) -> Tensor(a!)
+    round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+    """
+    for match, run in ((_match_round_, _fd_round_), (_match_round__decimals, _fd_round__decimals)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('round_', ('round_(Tensor(a!) self) -> Tensor(a!)', 'round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)',), args, kwargs)
+
+
+def frac(self):
+    """self - trunc(self).
+    
+    frac(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('frac', 'self', 'Tensor', self)
+    return _op_frac(self)
+
+
+def frac_(self):
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('frac_', 'self', 'Tensor', self)
+    return _op_frac_(self)
+
+
+def true_divide(self, other):
+    """An alias of div.
+    
+    true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+    true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # true_divide.Tensor
+        if not isinstance(self, Tensor): bad_arg('true_divide', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('true_divide', 'other', 'Tensor', other)
+        return _op_true_divide_Tensor(self, other)
+    if is_number(other):  # true_divide.Scalar
+        if not isinstance(self, Tensor): bad_arg('true_divide', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('true_divide', 'other', other)
+        return _op_true_divide_Scalar(self, other)
+    no_overload('true_divide', ('true_divide.Tensor(Tensor self, Tensor other) -> Tensor', 'true_divide.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def floor_divide(self, other):
+    """floor(self / other), computed exactly.
+    
+    floor_divide(Tensor self, Tensor other) -> Tensor
+    floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # floor_divide
+        if not isinstance(self, Tensor): bad_arg('floor_divide', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('floor_divide', 'other', 'Tensor', other)
+        return _op_floor_divide(self, other)
+    if is_number(other):  # floor_divide.Scalar
+        if not isinstance(self, Tensor): bad_arg('floor_divide', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('floor_divide', 'other', other)
+        return _op_floor_divide_Scalar(self, other)
+    no_overload('floor_divide', ('floor_divide(Tensor self, Tensor other) -> Tensor', 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def floor_divide_(self, other):
+    """floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # floor_divide_.Tensor
+        if not isinstance(self, Tensor): bad_arg('floor_divide_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('floor_divide_', 'other', 'Tensor', other)
+        return _op_floor_divide__Tensor(self, other)
+    if is_number(other):  # floor_divide_.Scalar
+        if not isinstance(self, Tensor): bad_arg('floor_divide_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('floor_divide_', 'other', other)
+        return _op_floor_divide__Scalar(self, other)
+    no_overload('floor_divide_', ('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def remainder(self, other):
+    """Python's % (the result has the sign of other).
+    
+    remainder.Tensor(Tensor self, Tensor other) -> Tensor
+    remainder.Scalar(Tensor self, Scalar other) -> Tensor
+    remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if isinstance(self, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
+        if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
+        return _op_remainder_Tensor(self, other)
+    if isinstance(self, Tensor) and is_number(other):  # remainder.Scalar
+        if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('remainder', 'other', other)
+        return _op_remainder_Scalar(self, other)
+    if is_number(self) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+        if type(self) not in SCALAR_TYPES: self = as_scalar('remainder', 'self', self)
+        if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
+        return _op_remainder_Scalar_Tensor(self, other)
+    no_overload('remainder', ('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'remainder.Scalar(Tensor self, Scalar other) -> Tensor', 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor',), (self, other,), {})
+
+
+def remainder_(self, other):
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # remainder_.Tensor
+        if not isinstance(self, Tensor): bad_arg('remainder_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('remainder_', 'other', 'Tensor', other)
+        return _op_remainder__Tensor(self, other)
+    if is_number(other):  # remainder_.Scalar
+        if not isinstance(self, Tensor): bad_arg('remainder_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('remainder_', 'other', other)
+        return _op_remainder__Scalar(self, other)
+    no_overload('remainder_', ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def fmod(self, other):
+    """C's fmod (the result has the sign of self).
+    
+    fmod.Tensor(Tensor self, Tensor other) -> Tensor
+    fmod.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # fmod.Tensor
+        if not isinstance(self, Tensor): bad_arg('fmod', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('fmod', 'other', 'Tensor', other)
+        return _op_fmod_Tensor(self, other)
+    if is_number(other):  # fmod.Scalar
+        if not isinstance(self, Tensor): bad_arg('fmod', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('fmod', 'other', other)
+        return _op_fmod_Scalar(self, other)
+    no_overload('fmod', ('fmod.Tensor(Tensor self, Tensor other) -> Tensor', 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def fmod_(self, other):
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # fmod_.Tensor
+        if not isinstance(self, Tensor): bad_arg('fmod_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('fmod_', 'other', 'Tensor', other)
+        return _op_fmod__Tensor(self, other)
+    if is_number(other):  # fmod_.Scalar
+        if not isinstance(self, Tensor): bad_arg('fmod_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('fmod_', 'other', other)
+        return _op_fmod__Scalar(self, other)
+    no_overload('fmod_', ('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def atan2(self, other):
+    """The angle of the point (other, self), in (-pi, pi].
+    
+    atan2(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('atan2', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('atan2', 'other', 'Tensor', other)
+    return _op_atan2(self, other)
+
+
+def atan2_(self, other):
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('atan2_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('atan2_', 'other', 'Tensor', other)
+    return _op_atan2_(self, other)
+
+
+def hypot(self, other):
+    """sqrt(self**2 + other**2) without overflow.
+    
+    hypot(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hypot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('hypot', 'other', 'Tensor', other)
+    return _op_hypot(self, other)
+
+
+def hypot_(self, other):
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hypot_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('hypot_', 'other', 'Tensor', other)
+    return _op_hypot_(self, other)
+
+
+def _match_clamp(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clamp', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clamp', 'max', max)
+    return _op_clamp(self, min, max)
+
+def _match_clamp_Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp_Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clamp', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clamp', 'max', 'Tensor or None', max)
+    return _op_clamp_Tensor(self, min, max)
+
+def clamp(*args, **kwargs):
+    """min(max(self, min), max); nan stays nan.
+    
+    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+    clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor
+    """
+    for match, run in ((_match_clamp, _fd_clamp), (_match_clamp_Tensor, _fd_clamp_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clamp', ('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor',), args, kwargs)
+
+
+def _match_clamp_(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp_(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp_', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clamp_', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clamp_', 'max', max)
+    return _op_clamp_(self, min, max)
+
+def _match_clamp__Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp__Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp_', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clamp_', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clamp_', 'max', 'Tensor or None', max)
+    return _op_clamp__Tensor(self, min, max)
+
+def clamp_(*args, **kwargs):
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+    clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_clamp_, _fd_clamp_), (_match_clamp__Tensor, _fd_clamp__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clamp_', ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)',), args, kwargs)
+
+
+def _match_clip(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clip', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clip', 'max', max)
+    return _op_clip(self, min, max)
+
+def _match_clip_Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip_Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clip', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clip', 'max', 'Tensor or None', max)
+    return _op_clip_Tensor(self, min, max)
+
+def clip(*args, **kwargs):
+    """An alias of clamp.
+    
+    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+    clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor
+    """
+    for match, run in ((_match_clip, _fd_clip), (_match_clip_Tensor, _fd_clip_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clip', ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor',), args, kwargs)
+
+
+def _match_clip_(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip_(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip_', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clip_', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clip_', 'max', max)
+    return _op_clip_(self, min, max)
+
+def _match_clip__Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip__Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip_', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clip_', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clip_', 'max', 'Tensor or None', max)
+    return _op_clip__Tensor(self, min, max)
+
+def clip_(*args, **kwargs):
+    """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+    clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_clip_, _fd_clip_), (_match_clip__Tensor, _fd_clip__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clip_', ('clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)',), args, kwargs)
+
+
+def lerp(self, end, weight):
+    """self + weight * (end - self).
+    
+    lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+    lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+    """
+    if is_number(weight):  # lerp.Scalar
+        if not isinstance(self, Tensor): bad_arg('lerp', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp', 'end', 'Tensor', end)
+        if type(weight) not in SCALAR_TYPES: weight = as_scalar('lerp', 'weight', weight)
+        return _op_lerp_Scalar(self, end, weight)
+    if isinstance(weight, Tensor):  # lerp.Tensor
+        if not isinstance(self, Tensor): bad_arg('lerp', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp', 'end', 'Tensor', end)
+        if not isinstance(weight, Tensor): bad_arg('lerp', 'weight', 'Tensor', weight)
+        return _op_lerp_Tensor(self, end, weight)
+    no_overload('lerp', ('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor',), (self, end, weight,), {})
+
+
+def lerp_(self, end, weight):
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+    lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+    """
+    if is_number(weight):  # lerp_.Scalar
+        if not isinstance(self, Tensor): bad_arg('lerp_', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp_', 'end', 'Tensor', end)
+        if type(weight) not in SCALAR_TYPES: weight = as_scalar('lerp_', 'weight', weight)
+        return _op_lerp__Scalar(self, end, weight)
+    if isinstance(weight, Tensor):  # lerp_.Tensor
+        if not isinstance(self, Tensor): bad_arg('lerp_', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp_', 'end', 'Tensor', end)
+        if not isinstance(weight, Tensor): bad_arg('lerp_', 'weight', 'Tensor', weight)
+        return _op_lerp__Tensor(self, end, weight)
+    no_overload('lerp_', ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)',), (self, end, weight,), {})
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2.
+    
+    addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addcmul', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcmul', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcmul', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcmul', 'value', value)
+    return _op_addcmul(self, tensor1, tensor2, value)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addcmul_', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcmul_', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcmul_', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcmul_', 'value', value)
+    return _op_addcmul_(self, tensor1, tensor2, value)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2.
+    
+    addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addcdiv', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcdiv', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcdiv', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcdiv', 'value', value)
+    return _op_addcdiv(self, tensor1, tensor2, value)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addcdiv_', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcdiv_', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcdiv_', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcdiv_', 'value', value)
+    return _op_addcdiv_(self, tensor1, tensor2, value)
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """nan, +inf and -inf replaced by nan (0), posinf (the largest finite value) and neginf.
+    
+    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nan_to_num', 'self', 'Tensor', self)
+    if nan is not None and type(nan) not in FLOAT_TYPES: nan = as_float('nan_to_num', 'nan', nan)
+    if posinf is not None and type(posinf) not in FLOAT_TYPES: posinf = as_float('nan_to_num', 'posinf', posinf)
+    if neginf is not None and type(neginf) not in FLOAT_TYPES: neginf = as_float('nan_to_num', 'neginf', neginf)
+    return _op_nan_to_num(self, nan, posinf, neginf)
+
+
+def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('nan_to_num_', 'self', 'Tensor', self)
+    if nan is not None and type(nan) not in FLOAT_TYPES: nan = as_float('nan_to_num_', 'nan', nan)
+    if posinf is not None and type(posinf) not in FLOAT_TYPES: posinf = as_float('nan_to_num_', 'posinf', posinf)
+    if neginf is not None and type(neginf) not in FLOAT_TYPES: neginf = as_float('nan_to_num_', 'neginf', neginf)
+    return _op_nan_to_num_(self, nan, posinf, neginf)
+
+
+def exp_(self):
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('exp_', 'self', 'Tensor', self)
+    return _op_exp_(self)
+
+
+def log_(self):
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log_', 'self', 'Tensor', self)
+    return _op_log_(self)
+
+
+def sqrt_(self):
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sqrt_', 'self', 'Tensor', self)
+    return _op_sqrt_(self)
+
+
+def sin_(self):
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sin_', 'self', 'Tensor', self)
+    return _op_sin_(self)
+
+
+def cos_(self):
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cos_', 'self', 'Tensor', self)
+    return _op_cos_(self)
+
+
+def tanh_(self):
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tanh_', 'self', 'Tensor', self)
+    return _op_tanh_(self)
+
+
+def sigmoid_(self):
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sigmoid_', 'self', 'Tensor', self)
+    return _op_sigmoid_(self)
+
+
+def neg_(self):
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('neg_', 'self', 'Tensor', self)
+    return _op_neg_(self)
+
+
+def abs_(self):
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('abs_', 'self', 'Tensor', self)
+    return _op_abs_(self)
+
+
+def isnan(self):
+    """True where self is nan.
+    
+    isnan(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isnan', 'self', 'Tensor', self)
+    return _op_isnan(self)
+
+
+def isinf(self):
+    """True where self is +inf or -inf.
+    
+    isinf(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isinf', 'self', 'Tensor', self)
+    return _op_isinf(self)
+
+
+def isfinite(self):
+    """True where self is neither inf nor nan.
+    
+    isfinite(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isfinite', 'self', 'Tensor', self)
+    return _op_isfinite(self)
+
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """The absolute difference within atol + rtol * abs(other), elementwise.
+    
+    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isclose', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('isclose', 'other', 'Tensor', other)
+    if type(rtol) not in FLOAT_TYPES: rtol = as_float('isclose', 'rtol', rtol)
+    if type(atol) not in FLOAT_TYPES: atol = as_float('isclose', 'atol', atol)
+    if type(equal_nan) is not _b.bool: equal_nan = as_bool('isclose', 'equal_nan', equal_nan)
+    return _op_isclose(self, other, rtol, atol, equal_nan)
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether isclose() holds for every element (a Python bool).
+    
+    allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+    """
+    if not isinstance(self, Tensor): bad_arg('allclose', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('allclose', 'other', 'Tensor', other)
+    if type(rtol) not in FLOAT_TYPES: rtol = as_float('allclose', 'rtol', rtol)
+    if type(atol) not in FLOAT_TYPES: atol = as_float('allclose', 'atol', atol)
+    if type(equal_nan) is not _b.bool: equal_nan = as_bool('allclose', 'equal_nan', equal_nan)
+    return _op_allclose(self, other, rtol, atol, equal_nan)
+
+
+def equal(self, other):
+    """Whether both have the same shape and values (a Python bool).
+    
+    equal(Tensor self, Tensor other) -> bool
+    """
+    if not isinstance(self, Tensor): bad_arg('equal', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('equal', 'other', 'Tensor', other)
+    return _op_equal(self, other)
+
+
+def logical_not(self):
+    """logical_not(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_not', 'self', 'Tensor', self)
+    return _op_logical_not(self)
+
+
+def logical_and(self, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_and', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_and', 'other', 'Tensor', other)
+    return _op_logical_and(self, other)
+
+
+def logical_or(self, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_or', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_or', 'other', 'Tensor', other)
+    return _op_logical_or(self, other)
+
+
+def logical_xor(self, other):
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_xor', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_xor', 'other', 'Tensor', other)
+    return _op_logical_xor(self, other)
+
+
+def bitwise_not(self):
+    """bitwise_not(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('bitwise_not', 'self', 'Tensor', self)
+    return _op_bitwise_not(self)
+
+
+def bitwise_not_(self):
+    """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('bitwise_not_', 'self', 'Tensor', self)
+    return _op_bitwise_not_(self)
+
+
+def bitwise_and(self, other):
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_and.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_and', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_and', 'other', 'Tensor', other)
+        return _op_bitwise_and_Tensor(self, other)
+    if is_number(other):  # bitwise_and.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_and', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_and', 'other', other)
+        return _op_bitwise_and_Scalar(self, other)
+    no_overload('bitwise_and', ('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_and_(self, other):
+    """bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_and_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_and_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_and_', 'other', 'Tensor', other)
+        return _op_bitwise_and__Tensor(self, other)
+    if is_number(other):  # bitwise_and_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_and_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_and_', 'other', other)
+        return _op_bitwise_and__Scalar(self, other)
+    no_overload('bitwise_and_', ('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def bitwise_or(self, other):
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_or.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_or', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_or', 'other', 'Tensor', other)
+        return _op_bitwise_or_Tensor(self, other)
+    if is_number(other):  # bitwise_or.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_or', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_or', 'other', other)
+        return _op_bitwise_or_Scalar(self, other)
+    no_overload('bitwise_or', ('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_or_(self, other):
+    """bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_or_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_or_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_or_', 'other', 'Tensor', other)
+        return _op_bitwise_or__Tensor(self, other)
+    if is_number(other):  # bitwise_or_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_or_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_or_', 'other', other)
+        return _op_bitwise_or__Scalar(self, other)
+    no_overload('bitwise_or_', ('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def bitwise_xor(self, other):
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_xor.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_xor', 'other', 'Tensor', other)
+        return _op_bitwise_xor_Tensor(self, other)
+    if is_number(other):  # bitwise_xor.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_xor', 'other', other)
+        return _op_bitwise_xor_Scalar(self, other)
+    no_overload('bitwise_xor', ('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_xor_(self, other):
+    """bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_xor_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_xor_', 'other', 'Tensor', other)
+        return _op_bitwise_xor__Tensor(self, other)
+    if is_number(other):  # bitwise_xor_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_xor_', 'other', other)
+        return _op_bitwise_xor__Scalar(self, other)
+    no_overload('bitwise_xor_', ('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def relu6(self):
+    """min(max(self, 0), 6), that is hardtanh(self, 0, 6).
+    
+    relu6(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('relu6', 'self', 'Tensor', self)
+    return _op_relu6(self)
+
+
+def leaky_relu(self, negative_slope=0.01):
+    """self if self > 0 else negative_slope * self.
+    
+    leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('leaky_relu', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu', 'negative_slope', negative_slope)
+    return _op_leaky_relu(self, negative_slope)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('leaky_relu_', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu_', 'negative_slope', negative_slope)
+    return _op_leaky_relu_(self, negative_slope)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """scale * (self if self > 0 else alpha * (exp(input_scale * self) - 1)).
+    
+    elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('elu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu', 'input_scale', input_scale)
+    return _op_elu(self, alpha, scale, input_scale)
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('elu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu_', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu_', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu_', 'input_scale', input_scale)
+    return _op_elu_(self, alpha, scale, input_scale)
+
+
+def selu(self):
+    """elu with the self-normalising constants.
+    
+    selu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('selu', 'self', 'Tensor', self)
+    return _op_selu(self)
+
+
+def selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('selu_', 'self', 'Tensor', self)
+    return _op_selu_(self)
+
+
+def celu(self, alpha=1.0):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    
+    celu(Tensor self, Scalar alpha=1.0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('celu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu', 'alpha', alpha)
+    return _op_celu(self, alpha)
+
+
+def celu_(self, alpha=1.0):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('celu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu_', 'alpha', alpha)
+    return _op_celu_(self, alpha)
+
+
+def gelu(self, *, approximate='none'):
+    """self * Phi(self), exact (erf) or with the tanh approximation.
+    
+    gelu(Tensor self, *, str approximate='none') -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('gelu', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu', 'approximate', 'str', approximate)
+    return _op_gelu(self, approximate)
+
+
+def gelu_(self, *, approximate='none'):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('gelu_', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu_', 'approximate', 'str', approximate)
+    return _op_gelu_(self, approximate)
+
+
+def silu(self):
+    """self * sigmoid(self).
+    
+    silu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('silu', 'self', 'Tensor', self)
+    return _op_silu(self)
+
+
+def silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('silu_', 'self', 'Tensor', self)
+    return _op_silu_(self)
+
+
+def mish(self):
+    """self * tanh(softplus(self)).
+    
+    mish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('mish', 'self', 'Tensor', self)
+    return _op_mish(self)
+
+
+def mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('mish_', 'self', 'Tensor', self)
+    return _op_mish_(self)
+
+
+def softplus(self, beta=1, threshold=20):
+    """log(1 + exp(beta * self)) / beta, linear where beta * self > threshold; never overflows.
+    
+    softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softplus', 'self', 'Tensor', self)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('softplus', 'beta', beta)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('softplus', 'threshold', threshold)
+    return _op_softplus(self, beta, threshold)
+
+
+def softsign(self):
+    """self / (1 + abs(self)).
+    
+    softsign(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softsign', 'self', 'Tensor', self)
+    return _op_softsign(self)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    """self clamped to [min_val, max_val].
+    
+    hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardtanh', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh', 'max_val', max_val)
+    return _op_hardtanh(self, min_val, max_val)
+
+
+def hardtanh_(self, min_val=-1, max_val=1):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardtanh_', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh_', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh_', 'max_val', max_val)
+    return _op_hardtanh_(self, min_val, max_val)
+
+
+def hardsigmoid(self):
+    """relu6(self + 3) / 6.
+    
+    hardsigmoid(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid', 'self', 'Tensor', self)
+    return _op_hardsigmoid(self)
+
+
+def hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid_', 'self', 'Tensor', self)
+    return _op_hardsigmoid_(self)
+
+
+def hardswish(self):
+    """self * relu6(self + 3) / 6.
+    
+    hardswish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardswish', 'self', 'Tensor', self)
+    return _op_hardswish(self)
+
+
+def hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardswish_', 'self', 'Tensor', self)
+    return _op_hardswish_(self)
+
+
+def threshold(self, threshold, value):
+    """self where self > threshold, value elsewhere.
+    
+    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('threshold', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold', 'value', value)
+    return _op_threshold(self, threshold, value)
+
+
+def threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('threshold_', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold_', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold_', 'value', value)
+    return _op_threshold_(self, threshold, value)
+
+
+def glu(self, dim=-1):
+    """a * sigmoid(b), with a and b the two halves of self along dim.
+    
+    glu(Tensor self, int dim=-1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('glu', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('glu', 'dim', dim)
+    return _op_glu(self, dim)
+
+
+def prelu(self, weight):
+    """self if self > 0 else weight * self, one weight per channel (dim 1).
+    
+    prelu(Tensor self, Tensor weight) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('prelu', 'self', 'Tensor', self)
+    if not isinstance(weight, Tensor): bad_arg('prelu', 'weight', 'Tensor', weight)
+    return _op_prelu(self, weight)
+
+
+def normal_(self, mean=0, std=1, *, generator=None):
+    """Fill self with mean + std * N(0, 1) draws.
+    
+    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES: mean = as_float('normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES: std = as_float('normal_', 'std', std)
+    return _op_normal_(self, mean, std, generator)
+
+
+def uniform_(self, from_=0, to=1, *, generator=None):
+    """Fill self with draws from [from_, to) (PyTorch spells it `from`, a Python keyword).
+    
+    uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('uniform_', 'self', 'Tensor', self)
+    if type(from_) not in FLOAT_TYPES: from_ = as_float('uniform_', 'from_', from_)
+    if type(to) not in FLOAT_TYPES: to = as_float('uniform_', 'to', to)
+    return _op_uniform_(self, from_, to, generator)
+
+
+def exponential_(self, lambd=1, *, generator=None):
+    """Fill self with exponential draws of rate lambd.
+    
+    exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('exponential_', 'self', 'Tensor', self)
+    if type(lambd) not in FLOAT_TYPES: lambd = as_float('exponential_', 'lambd', lambd)
+    return _op_exponential_(self, lambd, generator)
+
+
+def _match_bernoulli(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+def _fd_bernoulli(self, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    return _op_bernoulli(self, generator)
+
+def _match_bernoulli_p(self, p, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli_p(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli', 'p', p)
+    return _op_bernoulli_p(self, p, generator)
+
+def bernoulli(*args, **kwargs):
+    """1 with probability self, else 0.
+    
+    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+    """
+    for match, run in ((_match_bernoulli, _fd_bernoulli), (_match_bernoulli_p, _fd_bernoulli_p)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli', ('bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',), args, kwargs)
+
+
+def _match_bernoulli__float(self, p=0.5, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__float(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli_', 'p', p)
+    return _op_bernoulli__float(self, p, generator)
+
+def _match_bernoulli__Tensor(self, p, *, generator=None):
+    if isinstance(self, Tensor) and isinstance(p, Tensor) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__Tensor(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if not isinstance(p, Tensor): bad_arg('bernoulli_', 'p', 'Tensor', p)
+    return _op_bernoulli__Tensor(self, p, generator)
+
+def bernoulli_(*args, **kwargs):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+    bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_bernoulli__float, _fd_bernoulli__float), (_match_bernoulli__Tensor, _fd_bernoulli__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli_', ('bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)', 'bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)',), args, kwargs)
+
+
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn with the weights in each row of self.
+    
+    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('multinomial', 'self', 'Tensor', self)
+    if type(num_samples) is not _b.int: num_samples = as_int('multinomial', 'num_samples', num_samples)
+    if type(replacement) is not _b.bool: replacement = as_bool('multinomial', 'replacement', replacement)
+    return _op_multinomial(self, num_samples, replacement, generator)
+
+
+def clamp_min(self, min):
+    """max(self, min).
+    
+    clamp_min(Tensor self, Scalar min) -> Tensor
+    clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+    """
+    if is_number(min):  # clamp_min
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min', 'min', min)
+        return _op_clamp_min(self, min)
+    if isinstance(min, Tensor):  # clamp_min.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min', 'min', 'Tensor', min)
+        return _op_clamp_min_Tensor(self, min)
+    no_overload('clamp_min', ('clamp_min(Tensor self, Scalar min) -> Tensor', 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor',), (self, min,), {})
+
+
+def clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+    clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+    """
+    if is_number(min):  # clamp_min_
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min_', 'min', min)
+        return _op_clamp_min_(self, min)
+    if isinstance(min, Tensor):  # clamp_min_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min_', 'min', 'Tensor', min)
+        return _op_clamp_min__Tensor(self, min)
+    no_overload('clamp_min_', ('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', 'clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)',), (self, min,), {})
+
+
+def clamp_max(self, max):
+    """min(self, max).
+    
+    clamp_max(Tensor self, Scalar max) -> Tensor
+    clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+    """
+    if is_number(max):  # clamp_max
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max', 'max', max)
+        return _op_clamp_max(self, max)
+    if isinstance(max, Tensor):  # clamp_max.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max', 'max', 'Tensor', max)
+        return _op_clamp_max_Tensor(self, max)
+    no_overload('clamp_max', ('clamp_max(Tensor self, Scalar max) -> Tensor', 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor',), (self, max,), {})
+
+
+def clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+    clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+    """
+    if is_number(max):  # clamp_max_
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max_', 'max', max)
+        return _op_clamp_max_(self, max)
+    if isinstance(max, Tensor):  # clamp_max_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max_', 'max', 'Tensor', max)
+        return _op_clamp_max__Tensor(self, max)
+    no_overload('clamp_max_', ('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',), (self, max,), {})
+
+
+def logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_not_', 'self', 'Tensor', self)
+    return _op_logical_not_(self)
+
+
+def logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_and_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_and_', 'other', 'Tensor', other)
+    return _op_logical_and_(self, other)
+
+
+def logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_or_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_or_', 'other', 'Tensor', other)
+    return _op_logical_or_(self, other)
+
+
+def logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_xor_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_xor_', 'other', 'Tensor', other)
+    return _op_logical_xor_(self, other)
+
+
+def true_divide_(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # true_divide_.Tensor
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('true_divide_', 'other', 'Tensor', other)
+        return _op_true_divide__Tensor(self, other)
+    if is_number(other):  # true_divide_.Scalar
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('true_divide_', 'other', other)
+        return _op_true_divide__Scalar(self, other)
+    no_overload('true_divide_', ('true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -1983,4 +5173,117 @@ FUNCTIONS = (
     'unbind',
     'detach',
     'detach_',
+    'reciprocal',
+    'reciprocal_',
+    'rsqrt',
+    'rsqrt_',
+    'exp2',
+    'exp2_',
+    'expm1',
+    'expm1_',
+    'log2',
+    'log2_',
+    'log10',
+    'log10_',
+    'log1p',
+    'log1p_',
+    'tan',
+    'tan_',
+    'asin',
+    'asin_',
+    'acos',
+    'acos_',
+    'atan',
+    'atan_',
+    'sinh',
+    'sinh_',
+    'cosh',
+    'cosh_',
+    'erf',
+    'erf_',
+    'erfc',
+    'erfc_',
+    'logit',
+    'logit_',
+    'floor',
+    'floor_',
+    'ceil',
+    'ceil_',
+    'trunc',
+    'trunc_',
+    'round',
+    'round_',
+    'frac',
+    'frac_',
+    'true_divide',
+    'floor_divide',
+    'remainder',
+    'fmod',
+    'atan2',
+    'hypot',
+    'clamp',
+    'clamp_',
+    'clip',
+    'clip_',
+    'lerp',
+    'addcmul',
+    'addcdiv',
+    'nan_to_num',
+    'nan_to_num_',
+    'exp_',
+    'log_',
+    'sqrt_',
+    'sin_',
+    'cos_',
+    'tanh_',
+    'sigmoid_',
+    'neg_',
+    'abs_',
+    'isnan',
+    'isinf',
+    'isfinite',
+    'isclose',
+    'allclose',
+    'equal',
+    'logical_not',
+    'logical_and',
+    'logical_or',
+    'logical_xor',
+    'bitwise_not',
+    'bitwise_and',
+    'bitwise_or',
+    'bitwise_xor',
+    'relu6',
+    'leaky_relu',
+    'leaky_relu_',
+    'elu',
+    'elu_',
+    'selu',
+    'selu_',
+    'celu',
+    'celu_',
+    'gelu',
+    'gelu_',
+    'silu',
+    'silu_',
+    'mish',
+    'mish_',
+    'softplus',
+    'softsign',
+    'hardtanh',
+    'hardtanh_',
+    'hardsigmoid',
+    'hardsigmoid_',
+    'hardswish',
+    'hardswish_',
+    'threshold',
+    'threshold_',
+    'glu',
+    'prelu',
+    'bernoulli',
+    'multinomial',
+    'clamp_min',
+    'clamp_min_',
+    'clamp_max',
+    'clamp_max_',
 )

@@ -359,12 +359,26 @@ def _needs_expr(spec: NodeSpec, inputs) -> str:
     return " or ".join(parts)
 
 
-def inplace_spec_name(e: OpEntry) -> str | None:
-    """In-place ops reuse the out-of-place formula: `add_.Tensor` -> `add.Tensor`."""
-    if not e.schema.name.inplace:
-        return None
+def spec_for(e: OpEntry, specs: dict):
+    """The backward node spec of an op. In-place ops reuse the out-of-place entry:
+    `add_.Tensor` -> `add.Tensor`, and `floor_divide_.Tensor` -> `floor_divide` when
+    the out-of-place op has no overload name."""
     n = e.schema.name
-    return f"{n.base}.{n.overload}" if n.overload else n.base
+    if n.full in specs:
+        return specs[n.full]
+    if not n.inplace:
+        return None
+    for name in (f"{n.base}.{n.overload}" if n.overload else n.base, n.base):
+        spec = specs.get(name)
+        if spec is not None and _same_arguments(spec.entry.schema, e.schema):
+            return spec
+    return None
+
+
+def _same_arguments(a, b) -> bool:
+    def shape(schema):
+        return [(x.name, x.type.name, x.type.is_list, x.type.optional) for x in schema.arguments]
+    return shape(a) == shape(b)
 
 
 def gen_wrappers(ctx) -> str:
@@ -388,8 +402,7 @@ def gen_wrappers(ctx) -> str:
     lines += ["from tensorplay._generated.functional import ("]
     registered = []
     for e in ctx.ops:
-        spec = ctx.node_specs.get(e.schema.name.full) or \
-            ctx.node_specs.get(inplace_spec_name(e) or "")
+        spec = spec_for(e, ctx.node_specs)
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
     lines += [f"    {handle_var(e)}," for e, _ in registered] + [")", "",
