@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import sign, where
+from tensorplay.autograd.formulas import amax_backward, cummaxmin_backward, cumprod_backward, cumsum_backward, evenly_distribute_backward, logsumexp_backward, maybe_multiply, mean_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, select_backward, select_many_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _scatter_add_along, sign, where
 
 
 class AddBackward0(Node):
@@ -942,4 +942,491 @@ class SliceBackward0(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = slice_backward(grad, self_sizes, dim, start, end, step)
+        return (grad_self,)
+
+
+class ProdBackward0(Node):
+    """Backward of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_backward(grad, self, result).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_backward(grad, self_, result).to(self_dtype)
+        return (grad_self,)
+
+
+class ProdBackward1(Node):
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_dim_backward(grad, self, result, dim, keepdim).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod.dim_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
+        return (grad_self,)
+
+
+class AmaxBackward0(Node):
+    """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class AminBackward0(Node):
+    """Backward of `amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class VarBackward0(Node):
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_',)
+    OP = 'var.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = var_backward(grad, self_, dim, correction, keepdim)
+        return (grad_self,)
+
+
+class StdBackward0(Node):
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: std_backward(grad, self, dim, correction, keepdim, result)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'std.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = std_backward(grad, self_, dim, correction, keepdim, result)
+        return (grad_self,)
+
+
+class NormBackward0(Node):
+    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'norm.ScalarOpt_dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = norm_backward(grad, self_, p, result, dim, keepdim)
+        return (grad_self,)
+
+
+class LogsumexpBackward0(Node):
+    """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'logsumexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = logsumexp_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class CumsumBackward0(Node):
+    """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumsum_backward(grad, self, dim)
+    """
+
+    __slots__ = ('self_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'cumsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumsum_backward(grad, self_, dim)
+        return (grad_self,)
+
+
+class CumprodBackward0(Node):
+    """Backward of `cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumprod_backward(grad.to(self.dtype), self, dim, result.to(self.dtype))
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'cumprod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
+        return (grad_self,)
+
+
+class CummaxBackward0(Node):
+    """Backward of `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class CumminBackward0(Node):
+    """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class MedianBackward0(Node):
+    """Backward of `median(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'median'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = evenly_distribute_backward(grad, self_, result)
+        return (grad_self,)
+
+
+class MedianBackward1(Node):
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'median.dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class ModeBackward0(Node):
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'mode'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class KthvalueBackward0(Node):
+    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'kthvalue'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class TopkBackward0(Node):
+    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'topk'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward0(Node):
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward1(Node):
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort.stable'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class GatherAlongBackward0(Node):
+    """Backward of `_gather_along(Tensor self, int dim, Tensor index) -> Tensor`.
+
+    self: _scatter_add_along(grad, dim, index, self.sizes())
+    """
+
+    __slots__ = ('index_', 'dim_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = '_gather_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _scatter_add_along(grad, dim, index, self_sizes)
+        return (grad_self,)
+
+
+class ScatterAddAlongBackward0(Node):
+    """Backward of `_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor`.
+
+    self: _gather_along(grad, dim, index)
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = '_scatter_add_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _gather_along(grad, dim, index)
+        return (grad_self,)
+
+
+class FlipBackward0(Node):
+    """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ('dims_',)
+    SAVED = ()
+    OP = 'flip'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.flip(dims)
         return (grad_self,)

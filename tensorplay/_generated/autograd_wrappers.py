@@ -16,45 +16,67 @@ from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
     AddBackward0,
+    AmaxBackward0,
+    AminBackward0,
     AsStridedBackward0,
     BmmBackward0,
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
+    CummaxBackward0,
+    CumminBackward0,
+    CumprodBackward0,
+    CumsumBackward0,
     DivBackward0,
     ExpBackward0,
     ExpandBackward0,
     FillBackward0,
+    FlipBackward0,
+    GatherAlongBackward0,
+    KthvalueBackward0,
     LogBackward0,
+    LogsumexpBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
     MeanBackward0,
     MeanBackward1,
+    MedianBackward0,
+    MedianBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
     MmBackward0,
+    ModeBackward0,
     MulBackward0,
     NegBackward0,
+    NormBackward0,
     PermuteBackward0,
     PowBackward0,
+    ProdBackward0,
+    ProdBackward1,
     ReluBackward0,
+    ScatterAddAlongBackward0,
     SelectBackward0,
     SigmoidBackward0,
     SignBackward0,
     SinBackward0,
     SliceBackward0,
+    SortBackward0,
+    SortBackward1,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
+    StdBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
     TanhBackward0,
     ToCopyBackward0,
+    TopkBackward0,
     TransposeBackward0,
     UnsqueezeBackward0,
+    VarBackward0,
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
@@ -109,6 +131,30 @@ from tensorplay._generated.functional import (
     _h_unsqueeze,
     _h_select_int,
     _h_slice_Tensor,
+    _h_prod,
+    _h_prod_dim_int,
+    _h_amax,
+    _h_amin,
+    _h_var_correction,
+    _h_std_correction,
+    _h_norm_ScalarOpt_dim,
+    _h_logsumexp,
+    _h_cumsum,
+    _h_cumsum_,
+    _h_cumprod,
+    _h_cumprod_,
+    _h_cummax,
+    _h_cummin,
+    _h_median,
+    _h_median_dim,
+    _h_mode,
+    _h_kthvalue,
+    _h_topk,
+    _h_sort,
+    _h_sort_stable,
+    _h__gather_along,
+    _h__scatter_add_along,
+    _h_flip,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -763,6 +809,353 @@ def slice_Tensor(ks, self, dim, start, end, step):
     return result
 
 
+def prod(ks, self, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    node = ProdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(ks, self, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    node = ProdBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amax(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amin(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def var_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = VarBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    return result
+
+
+def std_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = StdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    node = NormBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.p_ = p
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def logsumexp(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = LogsumexpBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumsum(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    return result
+
+
+def cumsum_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumsum_')
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    return result
+
+
+def cumprod(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumprod_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumprod_')
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cummax(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CummaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def cummin(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CumminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def median(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = MedianBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def median_dim(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = MedianBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def mode(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = ModeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def kthvalue(ks, self, k, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    node = KthvalueBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def topk(ks, self, k, dim, largest, sorted):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    node = TopkBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort(ks, self, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    node = SortBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort_stable(ks, self, stable, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    node = SortBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def _gather_along(ks, self, dim, index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    node = GatherAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    set_history(result, node)
+    return result
+
+
+def _scatter_add_along(ks, self, dim, index, sizes):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    node = ScatterAddAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    set_history(result, node)
+    return result
+
+
+def flip(ks, self, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    node = FlipBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -814,4 +1207,28 @@ WRAPPERS = {
     'unsqueeze': unsqueeze,
     'select.int': select_int,
     'slice.Tensor': slice_Tensor,
+    'prod': prod,
+    'prod.dim_int': prod_dim_int,
+    'amax': amax,
+    'amin': amin,
+    'var.correction': var_correction,
+    'std.correction': std_correction,
+    'norm.ScalarOpt_dim': norm_ScalarOpt_dim,
+    'logsumexp': logsumexp,
+    'cumsum': cumsum,
+    'cumsum_': cumsum_,
+    'cumprod': cumprod,
+    'cumprod_': cumprod_,
+    'cummax': cummax,
+    'cummin': cummin,
+    'median': median,
+    'median.dim': median_dim,
+    'mode': mode,
+    'kthvalue': kthvalue,
+    'topk': topk,
+    'sort': sort,
+    'sort.stable': sort_stable,
+    '_gather_along': _gather_along,
+    '_scatter_add_along': _scatter_add_along,
+    'flip': flip,
 }

@@ -1003,6 +1003,354 @@ def _op_detach_(self):
     return _h_detach_.call(ks, self)
 
 
+_h_prod = dispatcher.find("prod")
+
+def _op_prod(self, dtype):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod, ks, (self, dtype))
+    return _h_prod.call(ks, self, dtype)
+
+
+_h_prod_dim_int = dispatcher.find("prod.dim_int")
+
+def _op_prod_dim_int(self, dim, keepdim, dtype):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod_dim_int, ks, (self, dim, keepdim, dtype))
+    return _h_prod_dim_int.call(ks, self, dim, keepdim, dtype)
+
+
+_h_amax = dispatcher.find("amax")
+
+def _op_amax(self, dim, keepdim):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amax, ks, (self, dim, keepdim))
+    return _h_amax.call(ks, self, dim, keepdim)
+
+
+_h_amin = dispatcher.find("amin")
+
+def _op_amin(self, dim, keepdim):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amin, ks, (self, dim, keepdim))
+    return _h_amin.call(ks, self, dim, keepdim)
+
+
+_h_var_correction = dispatcher.find("var.correction")
+
+def _op_var_correction(self, dim, correction, keepdim):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_correction = dispatcher.find("std.correction")
+
+def _op_std_correction(self, dim, correction, keepdim):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_var_mean_correction = dispatcher.find("var_mean.correction")
+
+def _op_var_mean_correction(self, dim, correction, keepdim):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_mean_correction = dispatcher.find("std_mean.correction")
+
+def _op_std_mean_correction(self, dim, correction, keepdim):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_norm_ScalarOpt_dim = dispatcher.find("norm.ScalarOpt_dim")
+
+def _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_ScalarOpt_dim, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_ScalarOpt_dim.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_norm_str = dispatcher.find("norm.str")
+
+def _op_norm_str(self, p, dim, keepdim, dtype):
+    """norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_str, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_str.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_logsumexp = dispatcher.find("logsumexp")
+
+def _op_logsumexp(self, dim, keepdim):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logsumexp, ks, (self, dim, keepdim))
+    return _h_logsumexp.call(ks, self, dim, keepdim)
+
+
+_h_all = dispatcher.find("all")
+
+def _op_all(self):
+    """all(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all, ks, (self,))
+    return _h_all.call(ks, self)
+
+
+_h_all_dim = dispatcher.find("all.dim")
+
+def _op_all_dim(self, dim, keepdim):
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all_dim, ks, (self, dim, keepdim))
+    return _h_all_dim.call(ks, self, dim, keepdim)
+
+
+_h_any = dispatcher.find("any")
+
+def _op_any(self):
+    """any(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any, ks, (self,))
+    return _h_any.call(ks, self)
+
+
+_h_any_dim = dispatcher.find("any.dim")
+
+def _op_any_dim(self, dim, keepdim):
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any_dim, ks, (self, dim, keepdim))
+    return _h_any_dim.call(ks, self, dim, keepdim)
+
+
+_h_count_nonzero = dispatcher.find("count_nonzero")
+
+def _op_count_nonzero(self, dim):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_count_nonzero, ks, (self, dim))
+    return _h_count_nonzero.call(ks, self, dim)
+
+
+_h_cumsum = dispatcher.find("cumsum")
+
+def _op_cumsum(self, dim, dtype):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum, ks, (self, dim, dtype))
+    return _h_cumsum.call(ks, self, dim, dtype)
+
+
+_h_cumsum_ = dispatcher.find("cumsum_")
+
+def _op_cumsum_(self, dim, dtype):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum_, ks, (self, dim, dtype))
+    return _h_cumsum_.call(ks, self, dim, dtype)
+
+
+_h_cumprod = dispatcher.find("cumprod")
+
+def _op_cumprod(self, dim, dtype):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod, ks, (self, dim, dtype))
+    return _h_cumprod.call(ks, self, dim, dtype)
+
+
+_h_cumprod_ = dispatcher.find("cumprod_")
+
+def _op_cumprod_(self, dim, dtype):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod_, ks, (self, dim, dtype))
+    return _h_cumprod_.call(ks, self, dim, dtype)
+
+
+_h_cummax = dispatcher.find("cummax")
+_returns_cummax = namedtuple('cummax', ('values', 'indices'))
+
+def _op_cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummax(*observed(_h_cummax, ks, (self, dim)))
+    return _returns_cummax(*_h_cummax.call(ks, self, dim))
+
+
+_h_cummin = dispatcher.find("cummin")
+_returns_cummin = namedtuple('cummin', ('values', 'indices'))
+
+def _op_cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummin(*observed(_h_cummin, ks, (self, dim)))
+    return _returns_cummin(*_h_cummin.call(ks, self, dim))
+
+
+_h_median = dispatcher.find("median")
+
+def _op_median(self):
+    """median(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_median, ks, (self,))
+    return _h_median.call(ks, self)
+
+
+_h_median_dim = dispatcher.find("median.dim")
+_returns_median_dim = namedtuple('median', ('values', 'indices'))
+
+def _op_median_dim(self, dim, keepdim):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_median_dim(*observed(_h_median_dim, ks, (self, dim, keepdim)))
+    return _returns_median_dim(*_h_median_dim.call(ks, self, dim, keepdim))
+
+
+_h_mode = dispatcher.find("mode")
+_returns_mode = namedtuple('mode', ('values', 'indices'))
+
+def _op_mode(self, dim, keepdim):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_mode(*observed(_h_mode, ks, (self, dim, keepdim)))
+    return _returns_mode(*_h_mode.call(ks, self, dim, keepdim))
+
+
+_h_kthvalue = dispatcher.find("kthvalue")
+_returns_kthvalue = namedtuple('kthvalue', ('values', 'indices'))
+
+def _op_kthvalue(self, k, dim, keepdim):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_kthvalue(*observed(_h_kthvalue, ks, (self, k, dim, keepdim)))
+    return _returns_kthvalue(*_h_kthvalue.call(ks, self, k, dim, keepdim))
+
+
+_h_topk = dispatcher.find("topk")
+_returns_topk = namedtuple('topk', ('values', 'indices'))
+
+def _op_topk(self, k, dim, largest, sorted):
+    """topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_topk(*observed(_h_topk, ks, (self, k, dim, largest, sorted)))
+    return _returns_topk(*_h_topk.call(ks, self, k, dim, largest, sorted))
+
+
+_h_sort = dispatcher.find("sort")
+_returns_sort = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort(self, dim, descending):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort(*observed(_h_sort, ks, (self, dim, descending)))
+    return _returns_sort(*_h_sort.call(ks, self, dim, descending))
+
+
+_h_sort_stable = dispatcher.find("sort.stable")
+_returns_sort_stable = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort_stable(self, stable, dim, descending):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort_stable(*observed(_h_sort_stable, ks, (self, stable, dim, descending)))
+    return _returns_sort_stable(*_h_sort_stable.call(ks, self, stable, dim, descending))
+
+
+_h_argsort = dispatcher.find("argsort")
+
+def _op_argsort(self, dim, descending):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort, ks, (self, dim, descending))
+    return _h_argsort.call(ks, self, dim, descending)
+
+
+_h_argsort_stable = dispatcher.find("argsort.stable")
+
+def _op_argsort_stable(self, stable, dim, descending):
+    """argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort_stable, ks, (self, stable, dim, descending))
+    return _h_argsort_stable.call(ks, self, stable, dim, descending)
+
+
+_h__gather_along = dispatcher.find("_gather_along")
+
+def _op__gather_along(self, dim, index):
+    """_gather_along(Tensor self, int dim, Tensor index) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__gather_along, ks, (self, dim, index))
+    return _h__gather_along.call(ks, self, dim, index)
+
+
+_h__scatter_add_along = dispatcher.find("_scatter_add_along")
+
+def _op__scatter_add_along(self, dim, index, sizes):
+    """_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__scatter_add_along, ks, (self, dim, index, sizes))
+    return _h__scatter_add_along.call(ks, self, dim, index, sizes)
+
+
+_h_flip = dispatcher.find("flip")
+
+def _op_flip(self, dims):
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_flip, ks, (self, dims))
+    return _h_flip.call(ks, self, dims)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -1890,6 +2238,453 @@ def detach_(self):
     return _op_detach_(self)
 
 
+def _match_prod(self, *, dtype=None):
+    if isinstance(self, Tensor) and (dtype is None or is_dtype(dtype)):
+        return (self, dtype,)
+    return None
+
+def _fd_prod(self, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod(self, dtype)
+
+def _match_prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, dim, keepdim, dtype,)
+    return None
+
+def _fd_prod_dim_int(self, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('prod', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('prod', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod_dim_int(self, dim, keepdim, dtype)
+
+def prod(*args, **kwargs):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_prod, _fd_prod), (_match_prod_dim_int, _fd_prod_dim_int)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('prod', ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def amax(self, dim=(), keepdim=False):
+    """The maximum over `dim` (all dims when empty); the gradient is shared by ties.
+    
+    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('amax', 'self', 'Tensor', self)
+    dim = as_int_list('amax', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amax', 'keepdim', keepdim)
+    return _op_amax(self, dim, keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('amin', 'self', 'Tensor', self)
+    dim = as_int_list('amin', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amin', 'keepdim', keepdim)
+    return _op_amin(self, dim, keepdim)
+
+
+def var(self, dim=None, *, correction=None, keepdim=False):
+    """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
+    
+    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_correction(self, dim, correction, keepdim)
+
+
+def std(self, dim=None, *, correction=None, keepdim=False):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_correction(self, dim, correction, keepdim)
+
+
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('var_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var_mean', 'keepdim', keepdim)
+    return _op_var_mean_correction(self, dim, correction, keepdim)
+
+
+def std_mean(self, dim=None, *, correction=None, keepdim=False):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('std_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std_mean', 'keepdim', keepdim)
+    return _op_std_mean_correction(self, dim, correction, keepdim)
+
+
+def _match_norm_ScalarOpt_dim(self, p=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and (p is None or is_number(p)) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if p is not None and type(p) not in SCALAR_TYPES: p = as_scalar('norm', 'p', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype)
+
+def _match_norm_str(self, p, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and isinstance(p, _b.str) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_str(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if type(p) is not _b.str: bad_arg('norm', 'p', 'str', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_str(self, p, dim, keepdim, dtype)
+
+def norm(*args, **kwargs):
+    """The vector p-norm over `dim` (all elements by default); p may be inf, -inf or 0.
+    
+    norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_norm_ScalarOpt_dim, _fd_norm_ScalarOpt_dim), (_match_norm_str, _fd_norm_str)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('norm', ('norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(self))) over `dim`, computed without overflow (max subtracted first).
+    
+    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logsumexp', 'self', 'Tensor', self)
+    dim = as_int_list('logsumexp', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('logsumexp', 'keepdim', keepdim)
+    return _op_logsumexp(self, dim, keepdim)
+
+
+def _match_all(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_all(self):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    return _op_all(self)
+
+def _match_all_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_all_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('all', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('all', 'keepdim', keepdim)
+    return _op_all_dim(self, dim, keepdim)
+
+def all(*args, **kwargs):
+    """all(Tensor self) -> Tensor
+    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_all, _fd_all), (_match_all_dim, _fd_all_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('all', ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_any(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_any(self):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    return _op_any(self)
+
+def _match_any_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_any_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('any', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('any', 'keepdim', keepdim)
+    return _op_any_dim(self, dim, keepdim)
+
+def any(*args, **kwargs):
+    """any(Tensor self) -> Tensor
+    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_any, _fd_any), (_match_any_dim, _fd_any_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('any', ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def count_nonzero(self, dim=None):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('count_nonzero', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('count_nonzero', 'dim', dim, 1)
+    return _op_count_nonzero(self, dim)
+
+
+def cumsum(self, dim, *, dtype=None):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('cumsum', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum', 'dtype', dtype)
+    return _op_cumsum(self, dim, dtype)
+
+
+def cumsum_(self, dim, *, dtype=None):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumsum_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum_', 'dtype', dtype)
+    return _op_cumsum_(self, dim, dtype)
+
+
+def cumprod(self, dim, *, dtype=None):
+    """Running product; its gradient is exact where the input has zeros.
+    
+    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cumprod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod', 'dtype', dtype)
+    return _op_cumprod(self, dim, dtype)
+
+
+def cumprod_(self, dim, *, dtype=None):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumprod_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod_', 'dtype', dtype)
+    return _op_cumprod_(self, dim, dtype)
+
+
+def cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummax', 'dim', dim)
+    return _op_cummax(self, dim)
+
+
+def cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummin', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummin', 'dim', dim)
+    return _op_cummin(self, dim)
+
+
+def _match_median(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_median(self):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    return _op_median(self)
+
+def _match_median_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_median_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('median', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('median', 'keepdim', keepdim)
+    return _op_median_dim(self, dim, keepdim)
+
+def median(*args, **kwargs):
+    """The lower median ((n - 1) // 2-th smallest), NaN if there is one, as in PyTorch.
+    
+    median(Tensor self) -> Tensor
+    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_median, _fd_median), (_match_median_dim, _fd_median_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('median', ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def mode(self, dim=-1, keepdim=False):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('mode', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('mode', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('mode', 'keepdim', keepdim)
+    return _op_mode(self, dim, keepdim)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('kthvalue', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('kthvalue', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('kthvalue', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('kthvalue', 'keepdim', keepdim)
+    return _op_kthvalue(self, k, dim, keepdim)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('topk', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('topk', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('topk', 'dim', dim)
+    if type(largest) is not _b.bool: largest = as_bool('topk', 'largest', largest)
+    if type(sorted) is not _b.bool: sorted = as_bool('topk', 'sorted', sorted)
+    return _op_topk(self, k, dim, largest, sorted)
+
+
+def _match_sort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_sort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort(self, dim, descending)
+
+def _match_sort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and (stable is None or is_bool(stable)) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_sort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if stable is not None and type(stable) is not _b.bool: stable = as_bool('sort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort_stable(self, stable, dim, descending)
+
+def sort(*args, **kwargs):
+    """Always stable; NaN sorts as the largest value.
+    
+    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_sort, _fd_sort), (_match_sort_stable, _fd_sort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('sort', ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def _match_argsort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_argsort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort(self, dim, descending)
+
+def _match_argsort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_bool(stable) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_argsort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(stable) is not _b.bool: stable = as_bool('argsort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort_stable(self, stable, dim, descending)
+
+def argsort(*args, **kwargs):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+    """
+    for match, run in ((_match_argsort, _fd_argsort), (_match_argsort_stable, _fd_argsort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('argsort', ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',), args, kwargs)
+
+
+def _gather_along(self, dim, index):
+    """self's values at `index` along `dim` (torch.gather); the backward of the selection ops.
+    
+    _gather_along(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_gather_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_gather_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_gather_along', 'index', 'Tensor', index)
+    return _op__gather_along(self, dim, index)
+
+
+def _scatter_add_along(self, dim, index, sizes):
+    """zeros(sizes) with self added at `index` along `dim`; the backward of sort/topk/cummax.
+    
+    _scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_scatter_add_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_scatter_add_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_scatter_add_along', 'index', 'Tensor', index)
+    sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
+    return _op__scatter_add_along(self, dim, index, sizes)
+
+
+def flip(self, *dims, **kwargs):
+    """A copy with the order of elements reversed along `dims`.
+    
+    flip(Tensor self, int[] dims) -> Tensor
+    """
+    if kwargs:
+        dims = unpack_kwargs('flip', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('flip', 'self', 'Tensor', self)
+    dims = as_int_list('flip', 'dims', dims)
+    return _op_flip(self, dims)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -1946,4 +2741,29 @@ FUNCTIONS = (
     'unbind',
     'detach',
     'detach_',
+    'prod',
+    'amax',
+    'amin',
+    'var',
+    'std',
+    'var_mean',
+    'std_mean',
+    'norm',
+    'logsumexp',
+    'all',
+    'any',
+    'count_nonzero',
+    'cumsum',
+    'cumprod',
+    'cummax',
+    'cummin',
+    'median',
+    'mode',
+    'kthvalue',
+    'topk',
+    'sort',
+    'argsort',
+    '_gather_along',
+    '_scatter_add_along',
+    'flip',
 )

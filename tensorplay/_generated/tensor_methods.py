@@ -84,6 +84,29 @@ class TensorMethods:
     contiguous = F.contiguous
     detach = F.detach
     detach_ = F.detach_
+    prod = F.prod
+    amax = F.amax
+    amin = F.amin
+    var = F.var
+    std = F.std
+    norm = F.norm
+    logsumexp = F.logsumexp
+    all = F.all
+    any = F.any
+    count_nonzero = F.count_nonzero
+    cumsum = F.cumsum
+    cumsum_ = F.cumsum_
+    cumprod = F.cumprod
+    cumprod_ = F.cumprod_
+    cummax = F.cummax
+    cummin = F.cummin
+    median = F.median
+    mode = F.mode
+    kthvalue = F.kthvalue
+    topk = F.topk
+    sort = F.sort
+    argsort = F.argsort
+    flip = F.flip
 
     def __add__(self, other):
         if not is_operand(other):
