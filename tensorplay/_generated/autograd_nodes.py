@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, cummaxmin_backward, cumprod_backward, cumsum_backward, evenly_distribute_backward, logsumexp_backward, maybe_multiply, mean_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, select_backward, select_many_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import amax_backward, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, einsum_backward, evenly_distribute_backward, linear_weight_backward, logsumexp_backward, maybe_multiply, mean_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, select_backward, select_many_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _gather_along, _scatter_add_along, sign, where
 
 
@@ -1429,4 +1429,246 @@ class FlipBackward0(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = grad.flip(dims)
+        return (grad_self,)
+
+
+class MvBackward0(Node):
+    """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
+
+    self: grad.unsqueeze(1) * vec
+    vec: self.t().mv(grad)
+    """
+
+    __slots__ = ('self_', 'vec_')
+    SAVED = ('self_', 'vec_')
+    OP = 'mv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        vec = self.vec_.unpack(self)
+        grad_self = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = grad.unsqueeze(1) * vec
+        if self.needs_input_grad(1):
+            grad_vec = self_.t().mv(grad)
+        return (grad_self, grad_vec)
+
+
+class DotBackward0(Node):
+    """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
+
+    self: grad * tensor
+    tensor: grad * self
+    """
+
+    __slots__ = ('self_', 'tensor_')
+    SAVED = ('self_', 'tensor_')
+    OP = 'dot'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        tensor = self.tensor_.unpack(self)
+        grad_self = None
+        grad_tensor = None
+        if self.needs_input_grad(0):
+            grad_self = grad * tensor
+        if self.needs_input_grad(1):
+            grad_tensor = grad * self_
+        return (grad_self, grad_tensor)
+
+
+class AddmmBackward0(Node):
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
+    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    """
+
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat1_', 'mat2_')
+    OP = 'addmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat1 = self.mat1_.unpack(self)
+        mat2 = self.mat2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat1 = None
+        grad_mat2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
+        if self.needs_input_grad(2):
+            grad_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
+        return (grad_self, grad_mat1, grad_mat2)
+
+
+class BaddbmmBackward0(Node):
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    """
+
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('batch1_', 'batch2_')
+    OP = 'baddbmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        batch1 = self.batch1_.unpack(self)
+        batch2 = self.batch2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_batch1 = None
+        grad_batch2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        if self.needs_input_grad(2):
+            grad_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        return (grad_self, grad_batch1, grad_batch2)
+
+
+class LinearBackward0(Node):
+    """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
+
+    input: grad.matmul(weight)
+    weight: linear_weight_backward(grad, input)
+    bias: sum_to(grad, bias.sizes())
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_sizes')
+    SAVED = ('input_', 'weight_')
+    OP = 'linear'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias_sizes = self.bias_sizes
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0):
+            grad_input = grad.matmul(weight)
+        if self.needs_input_grad(1):
+            grad_weight = linear_weight_backward(grad, input)
+        if self.needs_input_grad(2):
+            grad_bias = sum_to(grad, bias_sizes)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class EinsumBackward0(Node):
+    """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
+
+    tensors: einsum_backward(grad, equation, tensors)
+    """
+
+    __slots__ = ('tensors_', 'equation_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'einsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        equation = self.equation_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = einsum_backward(grad, equation, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class TrilBackward0(Node):
+    """Backward of `tril(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'tril'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.tril(diagonal)
+        return (grad_self,)
+
+
+class TriuBackward0(Node):
+    """Backward of `triu(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'triu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.triu(diagonal)
+        return (grad_self,)
+
+
+class DiagBackward0(Node):
+    """Backward of `diag(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: diag_backward(grad, self.sizes(), diagonal)
+    """
+
+    __slots__ = ('diagonal_', 'self_sizes')
+    SAVED = ()
+    OP = 'diag'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diag_backward(grad, self_sizes, diagonal)
+        return (grad_self,)
+
+
+class DiagonalBackward0(Node):
+    """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+
+    self: diagonal_backward(grad, self.sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_', 'self_sizes')
+    SAVED = ()
+    OP = 'diagonal'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
         return (grad_self,)

@@ -6,7 +6,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, rebase_history,
     set_history,
@@ -16,9 +16,11 @@ from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
     AddBackward0,
+    AddmmBackward0,
     AmaxBackward0,
     AminBackward0,
     AsStridedBackward0,
+    BaddbmmBackward0,
     BmmBackward0,
     CloneBackward0,
     CopyBackward0,
@@ -27,13 +29,18 @@ from tensorplay._generated.autograd_nodes import (
     CumminBackward0,
     CumprodBackward0,
     CumsumBackward0,
+    DiagBackward0,
+    DiagonalBackward0,
     DivBackward0,
+    DotBackward0,
+    EinsumBackward0,
     ExpBackward0,
     ExpandBackward0,
     FillBackward0,
     FlipBackward0,
     GatherAlongBackward0,
     KthvalueBackward0,
+    LinearBackward0,
     LogBackward0,
     LogsumexpBackward0,
     MaxBackward0,
@@ -49,6 +56,7 @@ from tensorplay._generated.autograd_nodes import (
     MmBackward0,
     ModeBackward0,
     MulBackward0,
+    MvBackward0,
     NegBackward0,
     NormBackward0,
     PermuteBackward0,
@@ -75,6 +83,8 @@ from tensorplay._generated.autograd_nodes import (
     ToCopyBackward0,
     TopkBackward0,
     TransposeBackward0,
+    TrilBackward0,
+    TriuBackward0,
     UnsqueezeBackward0,
     VarBackward0,
     ViewBackward0,
@@ -155,6 +165,20 @@ from tensorplay._generated.functional import (
     _h__gather_along,
     _h__scatter_add_along,
     _h_flip,
+    _h_mv,
+    _h_dot,
+    _h_addmm,
+    _h_addmm_,
+    _h_baddbmm,
+    _h_baddbmm_,
+    _h_linear,
+    _h_einsum,
+    _h_tril,
+    _h_tril_,
+    _h_triu,
+    _h_triu_,
+    _h_diag,
+    _h_diagonal,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1156,6 +1180,204 @@ def flip(ks, self, dims):
     return result
 
 
+def mv(ks, self, vec):
+    if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    node = MvBackward0()
+    node.set_next_edges(collect_next_edges(self, vec))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, False)
+        result = _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    set_history(result, node)
+    return result
+
+
+def dot(ks, self, tensor):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
+        return _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    node = DotBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, False)
+        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, False)
+        result = _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    set_history(result, node)
+    return result
+
+
+def addmm(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmm_(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    check_inplace(self, 'addmm_')
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def baddbmm(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def baddbmm_(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    check_inplace(self, 'baddbmm_')
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def linear(ks, input, weight, bias):
+    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
+        return _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    node = LinearBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.bias_sizes = None if bias is None else bias._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, False)
+        result = _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    set_history(result, node)
+    return result
+
+
+def einsum(ks, equation, tensors):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    node = EinsumBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.equation_ = equation
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    set_history(result, node)
+    return result
+
+
+def tril(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def tril_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'tril_')
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def triu(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def triu_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'triu_')
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def diag(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = DiagBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def diagonal(ks, self, offset, dim1, dim2):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    node = DiagonalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1231,4 +1453,18 @@ WRAPPERS = {
     '_gather_along': _gather_along,
     '_scatter_add_along': _scatter_add_along,
     'flip': flip,
+    'mv': mv,
+    'dot': dot,
+    'addmm': addmm,
+    'addmm_': addmm_,
+    'baddbmm': baddbmm,
+    'baddbmm_': baddbmm_,
+    'linear': linear,
+    'einsum': einsum,
+    'tril': tril,
+    'tril_': tril_,
+    'triu': triu,
+    'triu_': triu_,
+    'diag': diag,
+    'diagonal': diagonal,
 }

@@ -1351,6 +1351,186 @@ def _op_flip(self, dims):
     return _h_flip.call(ks, self, dims)
 
 
+_h_mv = dispatcher.find("mv")
+
+def _op_mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    ks = self._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_mv, ks, (self, vec))
+    return _h_mv.call(ks, self, vec)
+
+
+_h_dot = dispatcher.find("dot")
+
+def _op_dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    ks = self._impl.key_set() | tensor._impl.key_set()
+    if observers.active:
+        return observed(_h_dot, ks, (self, tensor))
+    return _h_dot.call(ks, self, tensor)
+
+
+_h_outer = dispatcher.find("outer")
+
+def _op_outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    ks = self._impl.key_set() | vec2._impl.key_set()
+    if observers.active:
+        return observed(_h_outer, ks, (self, vec2))
+    return _h_outer.call(ks, self, vec2)
+
+
+_h_addmm = dispatcher.find("addmm")
+
+def _op_addmm(self, mat1, mat2, beta, alpha):
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_addmm_ = dispatcher.find("addmm_")
+
+def _op_addmm_(self, mat1, mat2, beta, alpha):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm_, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm_.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_baddbmm = dispatcher.find("baddbmm")
+
+def _op_baddbmm(self, batch1, batch2, beta, alpha):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_baddbmm_ = dispatcher.find("baddbmm_")
+
+def _op_baddbmm_(self, batch1, batch2, beta, alpha):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm_, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_linear = dispatcher.find("linear")
+
+def _op_linear(input, weight, bias):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"""
+    ks = input._impl.key_set() | weight._impl.key_set() | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_linear, ks, (input, weight, bias))
+    return _h_linear.call(ks, input, weight, bias)
+
+
+_h_einsum = dispatcher.find("einsum")
+
+def _op_einsum(equation, tensors):
+    """einsum(str equation, Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_einsum, ks, (equation, tensors))
+    return _h_einsum.call(ks, equation, tensors)
+
+
+_h_tensordot = dispatcher.find("tensordot")
+
+def _op_tensordot(self, other, dims_self, dims_other):
+    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot, ks, (self, other, dims_self, dims_other))
+    return _h_tensordot.call(ks, self, other, dims_self, dims_other)
+
+
+_h_tril = dispatcher.find("tril")
+
+def _op_tril(self, diagonal):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril, ks, (self, diagonal))
+    return _h_tril.call(ks, self, diagonal)
+
+
+_h_tril_ = dispatcher.find("tril_")
+
+def _op_tril_(self, diagonal):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril_, ks, (self, diagonal))
+    return _h_tril_.call(ks, self, diagonal)
+
+
+_h_triu = dispatcher.find("triu")
+
+def _op_triu(self, diagonal):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu, ks, (self, diagonal))
+    return _h_triu.call(ks, self, diagonal)
+
+
+_h_triu_ = dispatcher.find("triu_")
+
+def _op_triu_(self, diagonal):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu_, ks, (self, diagonal))
+    return _h_triu_.call(ks, self, diagonal)
+
+
+_h_diag = dispatcher.find("diag")
+
+def _op_diag(self, diagonal):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diag, ks, (self, diagonal))
+    return _h_diag.call(ks, self, diagonal)
+
+
+_h_diagonal = dispatcher.find("diagonal")
+
+def _op_diagonal(self, offset, dim1, dim2):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diagonal, ks, (self, offset, dim1, dim2))
+    return _h_diagonal.call(ks, self, offset, dim1, dim2)
+
+
+_h_trace = dispatcher.find("trace")
+
+def _op_trace(self):
+    """trace(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trace, ks, (self,))
+    return _h_trace.call(ks, self)
+
+
+_h_kron = dispatcher.find("kron")
+
+def _op_kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_kron, ks, (self, other))
+    return _h_kron.call(ks, self, other)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2685,6 +2865,157 @@ def flip(self, *dims, **kwargs):
     return _op_flip(self, dims)
 
 
+def mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('mv', 'self', 'Tensor', self)
+    if not isinstance(vec, Tensor): bad_arg('mv', 'vec', 'Tensor', vec)
+    return _op_mv(self, vec)
+
+
+def dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('dot', 'self', 'Tensor', self)
+    if not isinstance(tensor, Tensor): bad_arg('dot', 'tensor', 'Tensor', tensor)
+    return _op_dot(self, tensor)
+
+
+def outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('outer', 'self', 'Tensor', self)
+    if not isinstance(vec2, Tensor): bad_arg('outer', 'vec2', 'Tensor', vec2)
+    return _op_outer(self, vec2)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2); beta=0 ignores self (even nan in it).
+    
+    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addmm', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm', 'alpha', alpha)
+    return _op_addmm(self, mat1, mat2, beta, alpha)
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmm_', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm_', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm_', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm_', 'alpha', alpha)
+    return _op_addmm_(self, mat1, mat2, beta, alpha)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm', 'alpha', alpha)
+    return _op_baddbmm(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm_', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm_', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm_', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm_', 'alpha', alpha)
+    return _op_baddbmm_(self, batch1, batch2, beta, alpha)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (nn.Linear), one matrix product.
+    
+    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('linear', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('linear', 'weight', 'Tensor', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('linear', 'bias', 'Tensor or None', bias)
+    return _op_linear(input, weight, bias)
+
+
+def einsum(equation, tensors):
+    """Einstein summation (implicit or explicit output, '...', repeated subscripts).
+    
+    einsum(str equation, Tensor[] tensors) -> Tensor
+    """
+    if type(equation) is not _b.str: bad_arg('einsum', 'equation', 'str', equation)
+    tensors = as_tensor_list('einsum', 'tensors', tensors)
+    return _op_einsum(equation, tensors)
+
+
+def tensordot(self, other, dims_self, dims_other):
+    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    dims_self = as_int_list('tensordot', 'dims_self', dims_self)
+    dims_other = as_int_list('tensordot', 'dims_other', dims_other)
+    return _op_tensordot(self, other, dims_self, dims_other)
+
+
+def tril(self, diagonal=0):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tril', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril', 'diagonal', diagonal)
+    return _op_tril(self, diagonal)
+
+
+def tril_(self, diagonal=0):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tril_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril_', 'diagonal', diagonal)
+    return _op_tril_(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('triu', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu', 'diagonal', diagonal)
+    return _op_triu(self, diagonal)
+
+
+def triu_(self, diagonal=0):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('triu_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu_', 'diagonal', diagonal)
+    return _op_triu_(self, diagonal)
+
+
+def diag(self, diagonal=0):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('diag', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('diag', 'diagonal', diagonal)
+    return _op_diag(self, diagonal)
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('diagonal', 'self', 'Tensor', self)
+    if type(offset) is not _b.int: offset = as_int('diagonal', 'offset', offset)
+    if type(dim1) is not _b.int: dim1 = as_int('diagonal', 'dim1', dim1)
+    if type(dim2) is not _b.int: dim2 = as_int('diagonal', 'dim2', dim2)
+    return _op_diagonal(self, offset, dim1, dim2)
+
+
+def trace(self):
+    """trace(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('trace', 'self', 'Tensor', self)
+    return _op_trace(self)
+
+
+def kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('kron', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('kron', 'other', 'Tensor', other)
+    return _op_kron(self, other)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2766,4 +3097,18 @@ FUNCTIONS = (
     '_gather_along',
     '_scatter_add_along',
     'flip',
+    'mv',
+    'dot',
+    'outer',
+    'addmm',
+    'baddbmm',
+    'linear',
+    'einsum',
+    'tensordot',
+    'tril',
+    'triu',
+    'diag',
+    'diagonal',
+    'trace',
+    'kron',
 )

@@ -107,6 +107,21 @@ class TensorMethods:
     sort = F.sort
     argsort = F.argsort
     flip = F.flip
+    mv = F.mv
+    dot = F.dot
+    outer = F.outer
+    addmm = F.addmm
+    addmm_ = F.addmm_
+    baddbmm = F.baddbmm
+    baddbmm_ = F.baddbmm_
+    tril = F.tril
+    tril_ = F.tril_
+    triu = F.triu
+    triu_ = F.triu_
+    diag = F.diag
+    diagonal = F.diagonal
+    trace = F.trace
+    kron = F.kron
 
     def __add__(self, other):
         if not is_operand(other):
