@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, einsum_backward, evenly_distribute_backward, linear_weight_backward, logsumexp_backward, maybe_multiply, mean_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, select_backward, select_many_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import amax_backward, cat_backward, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, einsum_backward, evenly_distribute_backward, linear_weight_backward, logsumexp_backward, maybe_multiply, mean_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, select_backward, select_many_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _gather_along, _scatter_add_along, sign, where
 
 
@@ -1671,4 +1671,109 @@ class DiagonalBackward0(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+        return (grad_self,)
+
+
+class CatBackward0(Node):
+    """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
+
+    tensors: cat_backward(grad, dim, tensors)
+    """
+
+    __slots__ = ('tensors_', 'dim_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'cat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        dim = self.dim_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = cat_backward(grad, dim, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class RollBackward0(Node):
+    """Backward of `roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`.
+
+    self: roll_backward(grad, shifts, dims)
+    """
+
+    __slots__ = ('shifts_', 'dims_')
+    SAVED = ()
+    OP = 'roll'
+
+    def apply(self, grads):
+        grad = grads[0]
+        shifts = self.shifts_
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = roll_backward(grad, shifts, dims)
+        return (grad_self,)
+
+
+class RepeatBackward0(Node):
+    """Backward of `repeat(Tensor self, int[] repeats) -> Tensor`.
+
+    self: repeat_backward(grad, repeats, self.sizes())
+    """
+
+    __slots__ = ('repeats_', 'self_sizes')
+    SAVED = ()
+    OP = 'repeat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self.repeats_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_backward(grad, repeats, self_sizes)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward0(Node):
+    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_int_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'repeat_interleave.self_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward1(Node):
+    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_', 'repeats_')
+    OP = 'repeat_interleave.self_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
         return (grad_self,)

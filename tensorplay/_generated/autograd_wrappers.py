@@ -22,6 +22,7 @@ from tensorplay._generated.autograd_nodes import (
     AsStridedBackward0,
     BaddbmmBackward0,
     BmmBackward0,
+    CatBackward0,
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
@@ -64,6 +65,10 @@ from tensorplay._generated.autograd_nodes import (
     ProdBackward0,
     ProdBackward1,
     ReluBackward0,
+    RepeatBackward0,
+    RepeatInterleaveBackward0,
+    RepeatInterleaveBackward1,
+    RollBackward0,
     ScatterAddAlongBackward0,
     SelectBackward0,
     SigmoidBackward0,
@@ -179,6 +184,11 @@ from tensorplay._generated.functional import (
     _h_triu_,
     _h_diag,
     _h_diagonal,
+    _h_cat,
+    _h_roll,
+    _h_repeat,
+    _h_repeat_interleave_self_int,
+    _h_repeat_interleave_self_Tensor,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1378,6 +1388,74 @@ def diagonal(ks, self, offset, dim1, dim2):
     return result
 
 
+def cat(ks, tensors, dim):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    node = CatBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    set_history(result, node)
+    return result
+
+
+def roll(ks, self, shifts, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    node = RollBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.shifts_ = shifts
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    set_history(result, node)
+    return result
+
+
+def repeat(ks, self, repeats):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    node = RepeatBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.repeats_ = SavedVariable(repeats, False)
+        result = _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1467,4 +1545,9 @@ WRAPPERS = {
     'triu_': triu_,
     'diag': diag,
     'diagonal': diagonal,
+    'cat': cat,
+    'roll': roll,
+    'repeat': repeat,
+    'repeat_interleave.self_int': repeat_interleave_self_int,
+    'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
 }

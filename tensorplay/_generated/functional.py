@@ -1531,6 +1531,226 @@ def _op_kron(self, other):
     return _h_kron.call(ks, self, other)
 
 
+_h_cat = dispatcher.find("cat")
+
+def _op_cat(tensors, dim):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_cat, ks, (tensors, dim))
+    return _h_cat.call(ks, tensors, dim)
+
+
+_h_stack = dispatcher.find("stack")
+
+def _op_stack(tensors, dim):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_stack, ks, (tensors, dim))
+    return _h_stack.call(ks, tensors, dim)
+
+
+_h_hstack = dispatcher.find("hstack")
+
+def _op_hstack(tensors):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_hstack, ks, (tensors,))
+    return _h_hstack.call(ks, tensors)
+
+
+_h_vstack = dispatcher.find("vstack")
+
+def _op_vstack(tensors):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_vstack, ks, (tensors,))
+    return _h_vstack.call(ks, tensors)
+
+
+_h_split_Tensor = dispatcher.find("split.Tensor")
+
+def _op_split_Tensor(self, split_size, dim):
+    """split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_Tensor, ks, (self, split_size, dim))
+    return _h_split_Tensor.call(ks, self, split_size, dim)
+
+
+_h_split_sizes = dispatcher.find("split.sizes")
+
+def _op_split_sizes(self, split_size, dim):
+    """split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_sizes, ks, (self, split_size, dim))
+    return _h_split_sizes.call(ks, self, split_size, dim)
+
+
+_h_chunk = dispatcher.find("chunk")
+
+def _op_chunk(self, chunks, dim):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_chunk, ks, (self, chunks, dim))
+    return _h_chunk.call(ks, self, chunks, dim)
+
+
+_h_tensor_split_sections = dispatcher.find("tensor_split.sections")
+
+def _op_tensor_split_sections(self, sections, dim):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_sections, ks, (self, sections, dim))
+    return _h_tensor_split_sections.call(ks, self, sections, dim)
+
+
+_h_tensor_split_indices = dispatcher.find("tensor_split.indices")
+
+def _op_tensor_split_indices(self, indices, dim):
+    """tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_indices, ks, (self, indices, dim))
+    return _h_tensor_split_indices.call(ks, self, indices, dim)
+
+
+_h_roll = dispatcher.find("roll")
+
+def _op_roll(self, shifts, dims):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_roll, ks, (self, shifts, dims))
+    return _h_roll.call(ks, self, shifts, dims)
+
+
+_h_repeat = dispatcher.find("repeat")
+
+def _op_repeat(self, repeats):
+    """repeat(Tensor self, int[] repeats) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat, ks, (self, repeats))
+    return _h_repeat.call(ks, self, repeats)
+
+
+_h_tile = dispatcher.find("tile")
+
+def _op_tile(self, dims):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tile, ks, (self, dims))
+    return _h_tile.call(ks, self, dims)
+
+
+_h_repeat_interleave_self_int = dispatcher.find("repeat_interleave.self_int")
+
+def _op_repeat_interleave_self_int(self, repeats, dim, output_size):
+    """repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_int, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_int.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_self_Tensor = dispatcher.find("repeat_interleave.self_Tensor")
+
+def _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    """repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set() | repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_Tensor, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_Tensor.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_Tensor = dispatcher.find("repeat_interleave.Tensor")
+
+def _op_repeat_interleave_Tensor(repeats, output_size):
+    """repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor"""
+    ks = repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_Tensor, ks, (repeats, output_size))
+    return _h_repeat_interleave_Tensor.call(ks, repeats, output_size)
+
+
+_h_movedim_int = dispatcher.find("movedim.int")
+
+def _op_movedim_int(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_int, ks, (self, source, destination))
+    return _h_movedim_int.call(ks, self, source, destination)
+
+
+_h_movedim_intlist = dispatcher.find("movedim.intlist")
+
+def _op_movedim_intlist(self, source, destination):
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_intlist, ks, (self, source, destination))
+    return _h_movedim_intlist.call(ks, self, source, destination)
+
+
+_h_swapaxes = dispatcher.find("swapaxes")
+
+def _op_swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapaxes, ks, (self, axis0, axis1))
+    return _h_swapaxes.call(ks, self, axis0, axis1)
+
+
+_h_swapdims = dispatcher.find("swapdims")
+
+def _op_swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapdims, ks, (self, dim0, dim1))
+    return _h_swapdims.call(ks, self, dim0, dim1)
+
+
+_h_unflatten_int = dispatcher.find("unflatten.int")
+
+def _op_unflatten_int(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unflatten_int, ks, (self, dim, sizes))
+    return _h_unflatten_int.call(ks, self, dim, sizes)
+
+
+_h_broadcast_to = dispatcher.find("broadcast_to")
+
+def _op_broadcast_to(self, size):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_broadcast_to, ks, (self, size))
+    return _h_broadcast_to.call(ks, self, size)
+
+
+_h_broadcast_tensors = dispatcher.find("broadcast_tensors")
+
+def _op_broadcast_tensors(tensors):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_broadcast_tensors, ks, (tensors,))
+    return _h_broadcast_tensors.call(ks, tensors)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -3016,6 +3236,240 @@ def kron(self, other):
     return _op_kron(self, other)
 
 
+def cat(tensors, dim=0):
+    """Join tensors along dim (dtypes promoted; 1-D empty tensors skipped, as in PyTorch).
+    
+    cat(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    tensors = as_tensor_list('cat', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('cat', 'dim', dim)
+    return _op_cat(tensors, dim)
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    tensors = as_tensor_list('stack', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('stack', 'dim', dim)
+    return _op_stack(tensors, dim)
+
+
+def hstack(tensors):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    tensors = as_tensor_list('hstack', 'tensors', tensors)
+    return _op_hstack(tensors)
+
+
+def vstack(tensors):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    tensors = as_tensor_list('vstack', 'tensors', tensors)
+    return _op_vstack(tensors)
+
+
+def split(self, split_size, dim=0):
+    """Views of split_size elements along dim (narrow), the last one possibly smaller.
+    
+    split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
+    split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]
+    """
+    if is_int(split_size):  # split.Tensor
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        if type(split_size) is not _b.int: split_size = as_int('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_Tensor(self, split_size, dim)
+    if is_int_list(split_size):  # split.sizes
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        split_size = as_int_list('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_sizes(self, split_size, dim)
+    no_overload('split', ('split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]', 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]',), (self, split_size, dim,), {})
+
+
+def chunk(self, chunks, dim=0):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    if not isinstance(self, Tensor): bad_arg('chunk', 'self', 'Tensor', self)
+    if type(chunks) is not _b.int: chunks = as_int('chunk', 'chunks', chunks)
+    if type(dim) is not _b.int: dim = as_int('chunk', 'dim', dim)
+    return _op_chunk(self, chunks, dim)
+
+
+def _match_tensor_split_sections(self, sections, dim=0):
+    if isinstance(self, Tensor) and is_int(sections) and is_int(dim):
+        return (self, sections, dim,)
+    return None
+
+def _fd_tensor_split_sections(self, sections, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    if type(sections) is not _b.int: sections = as_int('tensor_split', 'sections', sections)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_sections(self, sections, dim)
+
+def _match_tensor_split_indices(self, indices, dim=0):
+    if isinstance(self, Tensor) and is_int_list(indices) and is_int(dim):
+        return (self, indices, dim,)
+    return None
+
+def _fd_tensor_split_indices(self, indices, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    indices = as_int_list('tensor_split', 'indices', indices)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_indices(self, indices, dim)
+
+def tensor_split(*args, **kwargs):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]
+    tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]
+    """
+    for match, run in ((_match_tensor_split_sections, _fd_tensor_split_sections), (_match_tensor_split_indices, _fd_tensor_split_indices)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensor_split', ('tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]',), args, kwargs)
+
+
+def roll(self, shifts, dims=()):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('roll', 'self', 'Tensor', self)
+    shifts = as_int_list('roll', 'shifts', shifts, 1)
+    dims = as_int_list('roll', 'dims', dims, 1)
+    return _op_roll(self, shifts, dims)
+
+
+def repeat(self, *repeats, **kwargs):
+    """The whole tensor repeated along each dim (np.tile).
+    
+    repeat(Tensor self, int[] repeats) -> Tensor
+    """
+    if kwargs:
+        repeats = unpack_kwargs('repeat', 'repeats', repeats, kwargs)
+    elif len(repeats) == 1 and type(repeats[0]) is not _b.int:
+        repeats = repeats[0]
+    if not isinstance(self, Tensor): bad_arg('repeat', 'self', 'Tensor', self)
+    repeats = as_int_list('repeat', 'repeats', repeats)
+    return _op_repeat(self, repeats)
+
+
+def tile(self, *dims, **kwargs):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    if kwargs:
+        dims = unpack_kwargs('tile', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('tile', 'self', 'Tensor', self)
+    dims = as_int_list('tile', 'dims', dims)
+    return _op_tile(self, dims)
+
+
+def _match_repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and is_int(repeats) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_int(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if type(repeats) is not _b.int: repeats = as_int('repeat_interleave', 'repeats', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_int(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_self_Tensor(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and isinstance(repeats, Tensor) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
+    if isinstance(repeats, Tensor) and (output_size is None or is_int(output_size)):
+        return (repeats, output_size,)
+    return None
+
+def _fd_repeat_interleave_Tensor(repeats, output_size):
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_Tensor(repeats, output_size)
+
+def repeat_interleave(*args, **kwargs):
+    """Each element repeated in place ([1, 2] -> [1, 1, 2, 2]); flattened when dim is None.
+    
+    repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor
+    """
+    for match, run in ((_match_repeat_interleave_self_int, _fd_repeat_interleave_self_int), (_match_repeat_interleave_self_Tensor, _fd_repeat_interleave_self_Tensor), (_match_repeat_interleave_Tensor, _fd_repeat_interleave_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('repeat_interleave', ('repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',), args, kwargs)
+
+
+def movedim(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+    movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    """
+    if is_int(source) and is_int(destination):  # movedim.int
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        if type(source) is not _b.int: source = as_int('movedim', 'source', source)
+        if type(destination) is not _b.int: destination = as_int('movedim', 'destination', destination)
+        return _op_movedim_int(self, source, destination)
+    if is_int_list(source) and is_int_list(destination):  # movedim.intlist
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        source = as_int_list('movedim', 'source', source)
+        destination = as_int_list('movedim', 'destination', destination)
+        return _op_movedim_intlist(self, source, destination)
+    no_overload('movedim', ('movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)', 'movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)',), (self, source, destination,), {})
+
+
+def swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapaxes', 'self', 'Tensor', self)
+    if type(axis0) is not _b.int: axis0 = as_int('swapaxes', 'axis0', axis0)
+    if type(axis1) is not _b.int: axis1 = as_int('swapaxes', 'axis1', axis1)
+    return _op_swapaxes(self, axis0, axis1)
+
+
+def swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapdims', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int: dim0 = as_int('swapdims', 'dim0', dim0)
+    if type(dim1) is not _b.int: dim1 = as_int('swapdims', 'dim1', dim1)
+    return _op_swapdims(self, dim0, dim1)
+
+
+def unflatten(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('unflatten', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('unflatten', 'dim', dim)
+    sizes = as_int_list('unflatten', 'sizes', sizes)
+    return _op_unflatten_int(self, dim, sizes)
+
+
+def broadcast_to(self, *size, **kwargs):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    if kwargs:
+        size = unpack_kwargs('broadcast_to', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor): bad_arg('broadcast_to', 'self', 'Tensor', self)
+    size = as_int_list('broadcast_to', 'size', size)
+    return _op_broadcast_to(self, size)
+
+
+def broadcast_tensors(tensors):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
+    return _op_broadcast_tensors(tensors)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -3111,4 +3565,20 @@ FUNCTIONS = (
     'diagonal',
     'trace',
     'kron',
+    'cat',
+    'stack',
+    'hstack',
+    'vstack',
+    'split',
+    'chunk',
+    'tensor_split',
+    'roll',
+    'tile',
+    'repeat_interleave',
+    'movedim',
+    'swapaxes',
+    'swapdims',
+    'unflatten',
+    'broadcast_to',
+    'broadcast_tensors',
 )

@@ -122,6 +122,18 @@ class TensorMethods:
     diagonal = F.diagonal
     trace = F.trace
     kron = F.kron
+    split = F.split
+    chunk = F.chunk
+    tensor_split = F.tensor_split
+    roll = F.roll
+    repeat = F.repeat
+    tile = F.tile
+    repeat_interleave = F.repeat_interleave
+    movedim = F.movedim
+    swapaxes = F.swapaxes
+    swapdims = F.swapdims
+    unflatten = F.unflatten
+    broadcast_to = F.broadcast_to
 
     def __add__(self, other):
         if not is_operand(other):

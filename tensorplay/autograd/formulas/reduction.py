@@ -13,6 +13,7 @@ from tensorplay._generated import functional as F
 # The family's other helper modules, made visible through this one (the package imports
 # one module per family).
 from tensorplay.autograd.formulas.reduction_linalg import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.reduction_shape import *  # noqa: F401,F403
 
 
 def _reduced_dims(ndim, dims):
