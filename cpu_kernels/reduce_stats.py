@@ -83,10 +83,11 @@ def _variance(self, dim, correction, keepdim):
     for axis in axes:
         n *= a.shape[axis]
     correction = 1 if correction is None else correction
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
-        sq = np.sum(np.square(a - m), axis=axes, keepdims=keepdim)
-        return sq / a.dtype.type(max(0, n - correction))
+        d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
+        np.multiply(d, d, out=d)   # squared in place: one temporary, not two
+        return np.sum(d, axis=axes, keepdims=keepdim) / a.dtype.type(max(0, n - correction))
 
 
 # ---- norm ------------------------------------------------------------------------------
