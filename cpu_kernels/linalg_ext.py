@@ -1,4 +1,4 @@
-"""Linear algebra beyond mm/bmm: mv, dot, addmm, baddbmm, linear, einsum, tril/triu, diag.
+"""Linear algebra beyond mm/bmm: mv, dot, addmm, addmv, baddbmm, linear, einsum, tril/triu, diag.
 
 Products accumulate half types in float32 and round once (as PyTorch does, and as
 linalg.py's mm does). `linear` is one np.matmul (plus the bias): it is the hot path of
@@ -53,6 +53,21 @@ def addmm_(self, mat1, mat2, beta, alpha):
     rules.addmm("addmm_", (self, mat1, mat2, beta, alpha))
     a, b = _acc(mat1, mat2)
     np.copyto(self._impl.array(), _scaled_sum("addmm_", self, np.matmul(a, b), beta, alpha),
+              casting="unsafe")
+    return self
+
+
+def addmv(self, mat, vec, beta, alpha):
+    """beta * self + alpha * (mat @ vec)."""
+    rules.addmv("addmv", (self, mat, vec, beta, alpha))
+    a, v = _acc(mat, vec)
+    return out(_scaled_sum("addmv", self, np.matmul(a, v), beta, alpha), self._impl.dtype)
+
+
+def addmv_(self, mat, vec, beta, alpha):
+    rules.addmv("addmv_", (self, mat, vec, beta, alpha))
+    a, v = _acc(mat, vec)
+    np.copyto(self._impl.array(), _scaled_sum("addmv_", self, np.matmul(a, v), beta, alpha),
               casting="unsafe")
     return self
 

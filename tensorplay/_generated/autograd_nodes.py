@@ -1511,6 +1511,37 @@ class AddmmBackward0(Node):
         return (grad_self, grad_mat1, grad_mat2)
 
 
+class AddmvBackward0(Node):
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    """
+
+    __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat_', 'vec_')
+    OP = 'addmv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat = self.mat_.unpack(self)
+        vec = self.vec_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+        if self.needs_input_grad(2):
+            grad_vec = maybe_multiply(mat.t().mv(grad), alpha)
+        return (grad_self, grad_mat, grad_vec)
+
+
 class BaddbmmBackward0(Node):
     """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
 

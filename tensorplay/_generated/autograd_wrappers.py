@@ -17,6 +17,7 @@ from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
     AddBackward0,
     AddmmBackward0,
+    AddmvBackward0,
     AmaxBackward0,
     AminBackward0,
     AsStridedBackward0,
@@ -174,6 +175,8 @@ from tensorplay._generated.functional import (
     _h_dot,
     _h_addmm,
     _h_addmm_,
+    _h_addmv,
+    _h_addmv_,
     _h_baddbmm,
     _h_baddbmm_,
     _h_linear,
@@ -1249,6 +1252,39 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     return result
 
 
+def addmv(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmv_(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    check_inplace(self, 'addmv_')
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
 def baddbmm(ks, self, batch1, batch2, beta, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
         return _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
@@ -1535,6 +1571,8 @@ WRAPPERS = {
     'dot': dot,
     'addmm': addmm,
     'addmm_': addmm_,
+    'addmv': addmv,
+    'addmv_': addmv_,
     'baddbmm': baddbmm,
     'baddbmm_': baddbmm_,
     'linear': linear,

@@ -1401,6 +1401,26 @@ def _op_addmm_(self, mat1, mat2, beta, alpha):
     return _h_addmm_.call(ks, self, mat1, mat2, beta, alpha)
 
 
+_h_addmv = dispatcher.find("addmv")
+
+def _op_addmv(self, mat, vec, beta, alpha):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv.call(ks, self, mat, vec, beta, alpha)
+
+
+_h_addmv_ = dispatcher.find("addmv_")
+
+def _op_addmv_(self, mat, vec, beta, alpha):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv_, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv_.call(ks, self, mat, vec, beta, alpha)
+
+
 _h_baddbmm = dispatcher.find("baddbmm")
 
 def _op_baddbmm(self, batch1, batch2, beta, alpha):
@@ -1449,6 +1469,16 @@ def _op_tensordot(self, other, dims_self, dims_other):
     if observers.active:
         return observed(_h_tensordot, ks, (self, other, dims_self, dims_other))
     return _h_tensordot.call(ks, self, other, dims_self, dims_other)
+
+
+_h_tensordot_dims = dispatcher.find("tensordot.dims")
+
+def _op_tensordot_dims(self, other, dims):
+    """tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot_dims, ks, (self, other, dims))
+    return _h_tensordot_dims.call(ks, self, other, dims)
 
 
 _h_tril = dispatcher.find("tril")
@@ -3129,6 +3159,26 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return _op_addmm_(self, mat1, mat2, beta, alpha)
 
 
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('addmv', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv', 'alpha', alpha)
+    return _op_addmv(self, mat, vec, beta, alpha)
+
+
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmv_', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv_', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv_', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv_', 'alpha', alpha)
+    return _op_addmv_(self, mat, vec, beta, alpha)
+
+
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     if not isinstance(self, Tensor): bad_arg('baddbmm', 'self', 'Tensor', self)
@@ -3170,13 +3220,43 @@ def einsum(equation, tensors):
     return _op_einsum(equation, tensors)
 
 
-def tensordot(self, other, dims_self, dims_other):
-    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
+def _match_tensordot(self, other, dims_self, dims_other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int_list(dims_self) and is_int_list(dims_other):
+        return (self, other, dims_self, dims_other,)
+    return None
+
+def _fd_tensordot(self, other, dims_self, dims_other):
     if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
     if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
     dims_self = as_int_list('tensordot', 'dims_self', dims_self)
     dims_other = as_int_list('tensordot', 'dims_other', dims_other)
     return _op_tensordot(self, other, dims_self, dims_other)
+
+def _match_tensordot_dims(self, other, dims=2):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int(dims):
+        return (self, other, dims,)
+    return None
+
+def _fd_tensordot_dims(self, other, dims):
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    if type(dims) is not _b.int: dims = as_int('tensordot', 'dims', dims)
+    return _op_tensordot_dims(self, other, dims)
+
+def tensordot(*args, **kwargs):
+    """tensordot(a, b, n) contracts the last n dims of a with the first n of b.
+    
+    tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+    tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor
+    """
+    for match, run in ((_match_tensordot, _fd_tensordot), (_match_tensordot_dims, _fd_tensordot_dims)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensordot', ('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', 'tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor',), args, kwargs)
 
 
 def tril(self, diagonal=0):
@@ -3555,6 +3635,7 @@ FUNCTIONS = (
     'dot',
     'outer',
     'addmm',
+    'addmv',
     'baddbmm',
     'linear',
     'einsum',

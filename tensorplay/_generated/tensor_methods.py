@@ -112,6 +112,8 @@ class TensorMethods:
     outer = F.outer
     addmm = F.addmm
     addmm_ = F.addmm_
+    addmv = F.addmv
+    addmv_ = F.addmv_
     baddbmm = F.baddbmm
     baddbmm_ = F.baddbmm_
     tril = F.tril

@@ -42,6 +42,15 @@ def tensordot(self, other, dims_self, dims_other):
     return a.mm(b).reshape(sizes)
 
 
+def tensordot_dims(self, other, dims):
+    if dims < 0 or dims > min(self.dim(), other.dim()):
+        raise ShapeError(f"tensordot(): argument 'dims' ({dims}) must be between 0 and the "
+                         f"smaller rank of 'self' ({self.dim()}) and 'other' ({other.dim()})",
+                         op="tensordot", arg="dims")
+    return tensordot(self, other, list(range(self.dim() - dims, self.dim())),
+                     list(range(dims)))
+
+
 def diagonal(self, offset, dim1, dim2):
     """A view of the diagonal `offset` of the (dim1, dim2) planes, appended as the last dim.
 

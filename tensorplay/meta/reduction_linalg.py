@@ -33,15 +33,17 @@ def check_rank(op, name, t, ranks, what):
 
 # ---- products --------------------------------------------------------------------------
 def mv(op, args):
+    """self @ vec (addmv calls it with its own argument `mat` as the matrix)."""
     self, vec = args
-    check_rank(op, "self", self, (2,), "a matrix (2-D)")
+    name = "mat" if op.startswith("addmv") else "self"
+    check_rank(op, name, self, (2,), "a matrix (2-D)")
     check_rank(op, "vec", vec, (1,), "a vector (1-D)")
     if _sizes(self)[1] != _sizes(vec)[0]:
-        raise ShapeError(f"{op}(): 'self' and 'vec' shapes cannot be multiplied "
+        raise ShapeError(f"{op}(): '{name}' and 'vec' shapes cannot be multiplied "
                          f"({_sizes(self)[0]}x{_sizes(self)[1]} and {_sizes(vec)[0]})", op=op,
                          arg="vec")
-    same_dtype(op, [("self", self), ("vec", vec)])
-    check_devices(op, [("self", self), ("vec", vec)])
+    same_dtype(op, [(name, self), ("vec", vec)])
+    check_devices(op, [(name, self), ("vec", vec)])
     return OutSpec((_sizes(self)[0],), self._impl.dtype)
 
 
@@ -74,9 +76,13 @@ def _product(op, a, b, names, rank):
 
 
 def _add_product(op, args, names, rank):
-    """beta * self + alpha * (names[1] @ names[2]): self broadcasts to the product."""
+    """beta * self + alpha * (names[1] @ names[2]): self broadcasts to the product.
+    rank: 2 (matrices), 3 (batches) or 1 (a matrix times a vector)."""
     self, a, b = args[:3]
-    sizes = _product(op, a, b, names[1:], rank)
+    if rank == 1:
+        sizes = mv(op, (a, b)).sizes
+    else:
+        sizes = _product(op, a, b, names[1:], rank)
     named = list(zip(names, (self, a, b)))
     same_dtype(op, named[1:] + named[:1])
     check_devices(op, named)
@@ -95,6 +101,10 @@ def _add_product(op, args, names, rank):
 
 def addmm(op, args):
     return _add_product(op, args, ("self", "mat1", "mat2"), 2)
+
+
+def addmv(op, args):
+    return _add_product(op, args, ("self", "mat", "vec"), 1)
 
 
 def baddbmm(op, args):

@@ -69,6 +69,26 @@ def _errors_addmm(op, device, batched=False):
             arg="self", inplace=True)
 
 
+def _addmv_samples(op, device, dtype, requires_grad):
+    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_floating_point else {"beta": 2, "alpha": 3})
+    yield from _operands(op, device, dtype, requires_grad,
+                         [[(3,), (3, 4), (4,)], [(1,), (3, 4), (4,)], [(2,), (2, 0), (0,)]], kws)
+
+
+def _errors_addmv(op, device):
+    yield E(S(t_((3,), device=device), (t_((3, 4), device=device), t_((5,), device=device))),
+            ShapeError, r"addmv\(\): 'mat' and 'vec' shapes cannot be multiplied", arg="vec")
+    yield E(S(t_((1,), device=device), (t_((3, 4), device=device), t_((4,), device=device))),
+            ShapeError, r"addmv_\(\): argument 'self' \(shape \[1\]\) must have the product's "
+            r"shape", arg="self", inplace=True)
+
+
+def _tensordot_dims_samples(op, device, dtype, requires_grad):
+    for a, b, n in (((2, 3, 4), (3, 4, 5), 2), ((3, 4), (4, 2), 1), ((3,), (4,), 0)):
+        for s in _operands(op, device, dtype, requires_grad, [[a, b]]):
+            yield S(s.input, s.args, {"dims": n}, name=f"{a} {b} dims={n}")
+
+
 def _linear_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = grad_for(dtype, requires_grad)
@@ -215,6 +235,8 @@ LINALG = [
                                      arg="self", dtype_arg=None)),
     OpInfo("addmm", overloads=("addmm", "addmm_"), inplace="addmm_", dtypes=ALL_BUT_BOOL,
            tolerances=MM_TOL, sample_inputs_func=_addmm_samples, error_inputs_func=_errors_addmm),
+    OpInfo("addmv", overloads=("addmv", "addmv_"), inplace="addmv_", dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_addmv_samples, error_inputs_func=_errors_addmv),
     OpInfo("baddbmm", overloads=("baddbmm", "baddbmm_"), inplace="baddbmm_",
            dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
            sample_inputs_func=partial(_addmm_samples, batched=True),
@@ -232,6 +254,8 @@ LINALG = [
     OpInfo("tensordot", overloads=("tensordot",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
            ref=lambda a, b, da, db: torch.tensordot(a, b, (da, db)),
            sample_inputs_func=_tensordot_samples, error_inputs_func=_errors_tensordot),
+    OpInfo("tensordot", "dims", overloads=("tensordot.dims",), dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_tensordot_dims_samples),
     OpInfo("tril", overloads=("tril", "tril_"), inplace="tril_", dtypes=ALL_DTYPES,
            sample_inputs_func=_tri_samples, error_inputs_func=_errors_tri),
     OpInfo("triu", overloads=("triu", "triu_"), inplace="triu_", dtypes=ALL_DTYPES,
