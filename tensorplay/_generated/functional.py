@@ -1063,6 +1063,26 @@ def _op_std_correction(self, dim, correction, keepdim):
     return _h_std_correction.call(ks, self, dim, correction, keepdim)
 
 
+_h_var_dim = dispatcher.find("var.dim")
+
+def _op_var_dim(self, dim, unbiased, keepdim):
+    """var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_var_dim.call(ks, self, dim, unbiased, keepdim)
+
+
+_h_std_dim = dispatcher.find("std.dim")
+
+def _op_std_dim(self, dim, unbiased, keepdim):
+    """std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_std_dim.call(ks, self, dim, unbiased, keepdim)
+
+
 _h_var_mean_correction = dispatcher.find("var_mean.correction")
 
 def _op_var_mean_correction(self, dim, correction, keepdim):
@@ -2723,25 +2743,82 @@ def amin(self, dim=(), keepdim=False):
     return _op_amin(self, dim, keepdim)
 
 
-def var(self, dim=None, *, correction=None, keepdim=False):
-    """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
-    
-    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
-    """
+def _match_var_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_var_correction(self, dim, correction, keepdim):
     if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
     if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
     if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var', 'correction', correction)
     if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
     return _op_var_correction(self, dim, correction, keepdim)
 
+def _match_var_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
 
-def std(self, dim=None, *, correction=None, keepdim=False):
-    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+def _fd_var_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('var', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_dim(self, dim, unbiased, keepdim)
+
+def var(*args, **kwargs):
+    """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
+    
+    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_var_correction, _fd_var_correction), (_match_var_dim, _fd_var_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('var', ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_std_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_std_correction(self, dim, correction, keepdim):
     if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
     if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
     if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std', 'correction', correction)
     if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
     return _op_std_correction(self, dim, correction, keepdim)
+
+def _match_std_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
+
+def _fd_std_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('std', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_dim(self, dim, unbiased, keepdim)
+
+def std(*args, **kwargs):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_std_correction, _fd_std_correction), (_match_std_dim, _fd_std_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('std', ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
 
 
 def var_mean(self, dim=None, *, correction=None, keepdim=False):

@@ -1,10 +1,18 @@
-"""Reductions PyTorch defines from others: var_mean/std_mean, norm with a
+"""Reductions PyTorch defines from others: var/std with `unbiased`, var_mean/std_mean, norm with a
 string p, argsort from sort. No derivatives.yaml entries: autograd records the ops they
 call (composite implicit autograd), and the Meta backend runs them unchanged."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
+
+
+def var_unbiased(self, dim, unbiased, keepdim):
+    return F.var(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
+def std_unbiased(self, dim, unbiased, keepdim):
+    return F.std(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 
 def var_mean(self, dim, correction, keepdim):

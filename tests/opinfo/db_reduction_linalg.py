@@ -228,7 +228,7 @@ LINALG = [
            error_inputs_func=partial(_errors_two, shapes=((3,), (4,)),
                                      regex=r"dot\(\): inconsistent tensor size", arg="tensor",
                                      dtype_arg="tensor")),
-    OpInfo("outer", overloads=("outer",), dtypes=ALL_BUT_BOOL,
+    OpInfo("outer", overloads=("outer",), dtypes=ALL_DTYPES,
            sample_inputs_func=partial(_operands, shape_lists=[[(3,), (4,)], [(0,), (2,)]]),
            error_inputs_func=partial(_errors_two, shapes=((3, 1), (4,)),
                                      regex=r"outer\(\): argument 'self' must be a vector",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
 from opinfo.core import ALL_BUT_BOOL, ErrorInput as E, OpInfo, SampleInput as S, make_tensor, rng_for
 from opinfo.reduction_common import grad_for, samples_dim, t_
 
@@ -74,6 +74,10 @@ def _errors_cat(op, device):
             arg="dim")
     yield E(S(t_((), device=device), ([],)), ShapeError,
             r"cat\(\): zero-dimensional tensor \(at position 0", arg="tensors")
+    if device != "meta":
+        yield E(S(t_((3, 4), device=device), ([tp.empty(3, 4, device="meta")],)), DeviceError,
+                r"cat\(\): expected all tensors to be on the same device, but argument "
+                r"'tensors\[1\]' is on meta", arg="tensors[1]", meta=False)
 
 
 def _errors_stack(op, device):

@@ -100,6 +100,16 @@ def _var_samples(op, device, dtype, requires_grad):
             {"correction": 0}, name="0-dim")
 
 
+def _var_unbiased_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for args, kw in (((1,), {"unbiased": False}), ((), {"unbiased": False}),
+                     (([0, 1],), {"unbiased": True, "keepdim": True}),
+                     ((None,), {"unbiased": False, "keepdim": True})):
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
+                            requires_grad=grad), args, kw, name=f"{args} {kw}")
+
+
 def _norm_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = grad_for(dtype, requires_grad)
@@ -358,6 +368,10 @@ STATS = [
            error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
     OpInfo("std", overloads=("std.correction",), dtypes=FLOATING, sample_inputs_func=_var_samples,
            error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
+    OpInfo("var", "unbiased", overloads=("var.dim",), dtypes=FLOATING,
+           sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("std", "unbiased", overloads=("std.dim",), dtypes=FLOATING,
+           sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
     OpInfo("var_mean", overloads=("var_mean.correction",), dtypes=FLOATING,
            sample_inputs_func=_var_samples, tolerances=HALF_SUM_TOL),
     OpInfo("std_mean", overloads=("std_mean.correction",), dtypes=FLOATING,
@@ -368,7 +382,7 @@ STATS = [
     OpInfo("norm", "str", overloads=("norm.str",), dtypes=FLOATING,
            sample_inputs_func=_norm_str_samples, error_inputs_func=_errors_norm_str,
            tolerances=HALF_SUM_TOL),
-    OpInfo("logsumexp", overloads=("logsumexp",), dtypes=ALL_BUT_BOOL,
+    OpInfo("logsumexp", overloads=("logsumexp",), dtypes=ALL_DTYPES,
            sample_inputs_func=_lse_samples, tolerances=HALF_SUM_TOL),
     OpInfo("all", overloads=("all", "all.dim"), supports_autograd=False,
            sample_inputs_func=_logic_samples, error_inputs_func=partial(_errors_dim,
@@ -408,7 +422,7 @@ SORTING = [
            sample_inputs_func=_median_samples, error_inputs_func=_errors_median),
     OpInfo("median", "dim", overloads=("median.dim",), dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_median_dim_samples, error_inputs_func=_errors_value_index),
-    OpInfo("mode", overloads=("mode",), dtypes=ALL_BUT_BOOL, sample_inputs_func=_mode_samples,
+    OpInfo("mode", overloads=("mode",), dtypes=ALL_DTYPES, sample_inputs_func=_mode_samples,
            error_inputs_func=_errors_value_index),
     OpInfo("_gather_along", overloads=("_gather_along",), ref="gather",
            sample_inputs_func=_gather_samples, error_inputs_func=_errors_gather),
