@@ -29,3 +29,12 @@ def test_einsum_broadcast_gradient_is_summed():
     a = tp.randn(1, 3, dtype=tp.float64, requires_grad=True)
     b = tp.randn(2, 3, dtype=tp.float64, requires_grad=True)
     assert gradcheck(lambda x, y: tp.einsum("ij,ij->ij", [x, y]), (a, b))
+
+
+def test_list_ops_take_a_list_or_the_tensors_one_by_one():
+    a, b = tp.randn(2, 3), tp.randn(3, 4)
+    for out in (tp.einsum("ij,jk", a, b), tp.einsum("ij,jk", [a, b]),
+                tp.einsum("ij,jk", (a, b)), tp.einsum("ij,jk", tensors=[a, b])):
+        np.testing.assert_allclose(out.numpy(), (a @ b).numpy(), rtol=1e-6)
+    shapes = [tuple(t.shape) for t in tp.broadcast_tensors([tp.ones(3, 1), tp.ones(4)])]
+    assert shapes == [(3, 4), (3, 4)]

@@ -3287,11 +3287,15 @@ def linear(input, weight, bias=None):
     return _op_linear(input, weight, bias)
 
 
-def einsum(equation, tensors):
+def einsum(equation, *tensors, **kwargs):
     """Einstein summation (implicit or explicit output, '...', repeated subscripts).
     
     einsum(str equation, Tensor[] tensors) -> Tensor
     """
+    if kwargs:
+        tensors = unpack_kwargs('einsum', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
     if type(equation) is not _b.str: bad_arg('einsum', 'equation', 'str', equation)
     tensors = as_tensor_list('einsum', 'tensors', tensors)
     return _op_einsum(equation, tensors)
@@ -3410,14 +3414,22 @@ def stack(tensors, dim=0):
     return _op_stack(tensors, dim)
 
 
-def hstack(tensors):
+def hstack(*tensors, **kwargs):
     """hstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('hstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
     tensors = as_tensor_list('hstack', 'tensors', tensors)
     return _op_hstack(tensors)
 
 
-def vstack(tensors):
+def vstack(*tensors, **kwargs):
     """vstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('vstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
     tensors = as_tensor_list('vstack', 'tensors', tensors)
     return _op_vstack(tensors)
 
@@ -3621,8 +3633,12 @@ def broadcast_to(self, *size, **kwargs):
     return _op_broadcast_to(self, size)
 
 
-def broadcast_tensors(tensors):
+def broadcast_tensors(*tensors, **kwargs):
     """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    if kwargs:
+        tensors = unpack_kwargs('broadcast_tensors', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
     tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
     return _op_broadcast_tensors(tensors)
 

@@ -247,7 +247,9 @@ LINALG = [
     # as the sample's input.
     # Integers: only int64, because PyTorch sums a one-operand einsum of small ints ('ii')
     # to int64 (it calls sum) while TensorPlay keeps the operands' dtype.
-    OpInfo("einsum", overloads=("einsum",), op=lambda x, eq, rest: tp.einsum(eq, [x, *rest]),
+    # (The operands are passed one by one, as PyTorch users write it; tests/
+    # test_reduction_linalg.py checks the list form.)
+    OpInfo("einsum", overloads=("einsum",), op=lambda x, eq, rest: tp.einsum(eq, x, *rest),
            ref=lambda x, eq, rest: torch.einsum(eq, [x, *rest]), method=False,
            dtypes=FLOATING + (tp.int64,), tolerances=MM_TOL, sample_inputs_func=_einsum_samples,
            error_inputs_func=_errors_einsum),

@@ -276,7 +276,8 @@ SHAPE = [
     OpInfo("broadcast_to", overloads=("broadcast_to",), is_view=True,
            sample_inputs_func=_view_samples),
     OpInfo("broadcast_tensors", overloads=("broadcast_tensors",),
-           op=_list_op(tp.broadcast_tensors), ref=lambda x, rest: torch.broadcast_tensors(x, *rest),
+           op=lambda x, rest: tp.broadcast_tensors(x, *rest),
+           ref=lambda x, rest: torch.broadcast_tensors(x, *rest),
            method=False, sample_inputs_func=_bt_samples, error_inputs_func=_errors_bt),
 ]
 
