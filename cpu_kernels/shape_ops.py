@@ -67,9 +67,7 @@ def _counts(op, repeats, n):
 
 
 def repeat_interleave_tensor(self, repeats, dim, output_size):
-    a = self._impl.array()
-    n = a.size if dim is None or a.ndim == 0 else \
-        a.shape[rules.wrap_dim("repeat_interleave", dim, a.ndim)]
+    n = rules.repeated_size("repeat_interleave", self, dim)
     rules.check_repeats_tensor("repeat_interleave", repeats, n)
     counts = _counts("repeat_interleave", repeats, n)
     return out(_interleave(self, counts, dim), self._impl.dtype)

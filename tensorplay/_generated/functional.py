@@ -3053,7 +3053,10 @@ def median(*args, **kwargs):
 
 
 def mode(self, dim=-1, keepdim=False):
-    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    """The most frequent value (the smallest of a tie) and the index of its last occurrence.
+    
+    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
     if not isinstance(self, Tensor): bad_arg('mode', 'self', 'Tensor', self)
     if type(dim) is not _b.int: dim = as_int('mode', 'dim', dim)
     if type(keepdim) is not _b.bool: keepdim = as_bool('mode', 'keepdim', keepdim)
@@ -3070,7 +3073,10 @@ def kthvalue(self, k, dim=-1, keepdim=False):
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):
-    """topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    """The k largest (smallest) along dim, from a stable sort, so always sorted (ties keep their order).
+    
+    topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+    """
     if not isinstance(self, Tensor): bad_arg('topk', 'self', 'Tensor', self)
     if type(k) is not _b.int: k = as_int('topk', 'k', k)
     if type(dim) is not _b.int: dim = as_int('topk', 'dim', dim)

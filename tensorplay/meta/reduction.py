@@ -37,11 +37,13 @@ def integral_to_long(t, dtype=None):
     return d if d.is_floating_point else dt.int64
 
 
-def check_floating(op, t, what="floating point", dtype=None, arg="self"):
+def check_floating(op, t, dtype=None, arg="self"):
+    """`t` (or dtype=, when arg is 'dtype') must be a floating point type."""
     d = dtype or t._impl.dtype
     if not d.is_floating_point:
-        raise DTypeError(f"{op}(): expected a {what} input, but argument '{arg}' has dtype "
-                         f"{d.name}", op=op, arg=arg)
+        what = "input" if arg == "self" else "dtype"
+        raise DTypeError(f"{op}(): expected a floating point {what}, but argument '{arg}' "
+                         f"{'has dtype' if arg == 'self' else 'is'} {d.name}", op=op, arg=arg)
 
 
 def check_not_bool(op, t):
@@ -62,6 +64,7 @@ def prod_dim(op, args):
 
 
 def amax(op, args):
+    """amax/amin over dims (all when empty); a reduced dim must not be empty."""
     self, dim, keepdim = args
     sizes = _sizes(self)
     out = reduced_sizes(op, sizes, dim, keepdim)
@@ -80,9 +83,9 @@ def var(op, args):
 
 def norm(op, args):
     self, p, dim, keepdim, dtype = args
-    check_floating(op, self, dtype=dtype)
-    if dtype is not None and not self._impl.dtype.is_floating_point:
-        check_floating(op, self)
+    check_floating(op, self)
+    if dtype is not None:
+        check_floating(op, self, dtype=dtype, arg="dtype")
     return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim), dtype or self._impl.dtype)
 
 

@@ -52,9 +52,9 @@ def dot(op, args):
     check_rank(op, "self", self, (1,), "a vector (1-D)")
     check_rank(op, "tensor", tensor, (1,), "a vector (1-D)")
     if _sizes(self) != _sizes(tensor):
-        raise ShapeError(f"{op}(): inconsistent tensor size, expected 'self' {fmt_shape(_sizes(self))} "
-                         f"and 'tensor' {fmt_shape(_sizes(tensor))} to have the same number of "
-                         f"elements", op=op, arg="tensor")
+        raise ShapeError(f"{op}(): inconsistent tensor size, expected 'self' "
+                         f"{fmt_shape(_sizes(self))} and 'tensor' {fmt_shape(_sizes(tensor))} "
+                         f"to have the same number of elements", op=op, arg="tensor")
     same_dtype(op, [("self", self), ("tensor", tensor)])
     check_devices(op, [("self", self), ("tensor", tensor)])
     return OutSpec((), self._impl.dtype)

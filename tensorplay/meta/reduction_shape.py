@@ -5,7 +5,7 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim as _wrap_dim, wrap_dims
 from tensorplay._promotion import result_type
-from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta.rules import OutSpec, check_devices, wrap_dim
 
 
@@ -85,16 +85,23 @@ def repeat(op, args):
     return OutSpec(tuple(r * s for r, s in zip(repeats, padded)), self._impl.dtype)
 
 
+def repeated_size(op, self, dim):
+    """The length repeat_interleave repeats along: dim's size, or numel() when flattened."""
+    sizes = _sizes(self)
+    if dim is None or not sizes:
+        if sizes:
+            return self._impl.numel()
+        if dim is not None:
+            wrap_dim(op, dim, 0)
+        return 1
+    return sizes[wrap_dim(op, dim, len(sizes))]
+
+
 def _repeat_interleave_sizes(op, self, count, dim):
     sizes = _sizes(self)
-    if dim is None:
-        n = 1
-        for s in sizes:
-            n *= s
+    if dim is None or not sizes:
         return (count,)
     d = wrap_dim(op, dim, len(sizes))
-    if not sizes:
-        return (count,)
     return sizes[:d] + (count,) + sizes[d + 1:]
 
 
@@ -103,13 +110,7 @@ def repeat_interleave_int(op, args):
     if repeats < 0:
         raise ArgumentError(f"{op}(): argument 'repeats' must be non-negative, but got "
                             f"{repeats}", op=op, arg="repeats")
-    sizes = _sizes(self)
-    if dim is None or not sizes:
-        n = 1
-        for s in sizes:
-            n *= s
-    else:
-        n = sizes[wrap_dim(op, dim, len(sizes))]
+    n = repeated_size(op, self, dim)
     return OutSpec(_repeat_interleave_sizes(op, self, n * repeats, dim), self._impl.dtype)
 
 
@@ -128,14 +129,7 @@ def repeat_interleave_tensor(op, args):
     """The output's length depends on the values of `repeats`: only output_size gives it
     without data (the Meta kernel needs it)."""
     self, repeats, dim, output_size = args
-    sizes = _sizes(self)
-    n = 1
-    if dim is None or not sizes:
-        for s in sizes:
-            n *= s
-    else:
-        n = sizes[wrap_dim(op, dim, len(sizes))]
-    check_repeats_tensor(op, repeats, n)
+    check_repeats_tensor(op, repeats, repeated_size(op, self, dim))
     if output_size is None:
         raise ArgumentError(f"{op}(): without data (a meta tensor) the output's size depends "
                             f"on the values of 'repeats': pass argument 'output_size'", op=op,

@@ -9,7 +9,8 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput as E, OpInfo, SampleInput as S, make_tensor, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput as E, OpInfo, SampleInput as S, make_tensor,
+    rng_for,
 )
 from opinfo.reduction_common import grad_for, t_
 
@@ -174,8 +175,9 @@ def _errors_tri(op, device):
 def _diag_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = grad_for(dtype, requires_grad)
-    for shape, layout, k in (((4,), "contiguous", 0), ((3,), "strided", -2), ((3, 4), "contiguous", 1),
-                             ((4, 3), "transposed", -1), ((3, 4), "contiguous", 7), ((0,), "contiguous", 1)):
+    for shape, layout, k in (((4,), "contiguous", 0), ((3,), "strided", -2),
+                             ((3, 4), "contiguous", 1), ((4, 3), "transposed", -1),
+                             ((3, 4), "contiguous", 7), ((0,), "contiguous", 1)):
         yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
                 (k,), name=f"{list(shape)} {layout} diagonal={k}")
 
@@ -189,7 +191,8 @@ def _diagonal_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = grad_for(dtype, requires_grad)
     for shape, layout, args in (((3, 4), "contiguous", ()), ((3, 4), "transposed", (1,)),
-                                ((2, 3, 4), "strided", (-1, 2, 0)), ((2, 3, 4), "contiguous", (0, -1, 1)),
+                                ((2, 3, 4), "strided", (-1, 2, 0)),
+                                ((2, 3, 4), "contiguous", (0, -1, 1)),
                                 ((3, 4), "contiguous", (5,)), ((3, 3), "expanded", (-1,))):
         yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
                 args, name=f"{list(shape)} {layout} {args}")

@@ -9,7 +9,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
-from opinfo.core import ALL_BUT_BOOL, ErrorInput as E, OpInfo, SampleInput as S, make_tensor, rng_for
+from opinfo.core import ErrorInput as E, OpInfo, SampleInput as S, make_tensor, rng_for
 from opinfo.reduction_common import grad_for, samples_dim, t_
 
 LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
