@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, div_mode_backward_other, div_mode_backward_self, elu_backward, evenly_distribute_backward, gelu_backward, hardswish_backward, logit_backward, maybe_multiply, mean_backward, mish_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rounded_quotient, select_backward, silu_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import isfinite, logical_and, logical_or, sign, where
+from tensorplay.autograd.formulas import amax_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, gelu_backward, hardswish_backward, linear_weight_backward, logit_backward, logsumexp_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _scatter_add_along, isfinite, logical_and, logical_or, sign, where
 
 
 class AddBackward0(Node):
@@ -2056,4 +2056,869 @@ class BernoulliBackward3(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class ProdBackward0(Node):
+    """Backward of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_backward(grad, self, result).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_backward(grad, self_, result).to(self_dtype)
+        return (grad_self,)
+
+
+class ProdBackward1(Node):
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_dim_backward(grad, self, result, dim, keepdim).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod.dim_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
+        return (grad_self,)
+
+
+class AmaxBackward0(Node):
+    """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class AminBackward0(Node):
+    """Backward of `amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class VarBackward0(Node):
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_',)
+    OP = 'var.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = var_backward(grad, self_, dim, correction, keepdim)
+        return (grad_self,)
+
+
+class StdBackward0(Node):
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: std_backward(grad, self, dim, correction, keepdim, result)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'std.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = std_backward(grad, self_, dim, correction, keepdim, result)
+        return (grad_self,)
+
+
+class NormBackward0(Node):
+    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'norm.ScalarOpt_dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = norm_backward(grad, self_, p, result, dim, keepdim)
+        return (grad_self,)
+
+
+class LogsumexpBackward0(Node):
+    """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'logsumexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = logsumexp_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class CumsumBackward0(Node):
+    """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumsum_backward(grad, self, dim)
+    """
+
+    __slots__ = ('self_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'cumsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumsum_backward(grad, self_, dim)
+        return (grad_self,)
+
+
+class CumprodBackward0(Node):
+    """Backward of `cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumprod_backward(grad.to(self.dtype), self, dim, result.to(self.dtype))
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'cumprod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
+        return (grad_self,)
+
+
+class CummaxBackward0(Node):
+    """Backward of `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class CumminBackward0(Node):
+    """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class MedianBackward0(Node):
+    """Backward of `median(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'median'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = evenly_distribute_backward(grad, self_, result)
+        return (grad_self,)
+
+
+class MedianBackward1(Node):
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'median.dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class ModeBackward0(Node):
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'mode'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class KthvalueBackward0(Node):
+    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'kthvalue'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class TopkBackward0(Node):
+    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'topk'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward0(Node):
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward1(Node):
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort.stable'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class GatherAlongBackward0(Node):
+    """Backward of `_gather_along(Tensor self, int dim, Tensor index) -> Tensor`.
+
+    self: _scatter_add_along(grad, dim, index, self.sizes())
+    """
+
+    __slots__ = ('index_', 'dim_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = '_gather_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _scatter_add_along(grad, dim, index, self_sizes)
+        return (grad_self,)
+
+
+class ScatterAddAlongBackward0(Node):
+    """Backward of `_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor`.
+
+    self: _gather_along(grad, dim, index)
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = '_scatter_add_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _gather_along(grad, dim, index)
+        return (grad_self,)
+
+
+class FlipBackward0(Node):
+    """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ('dims_',)
+    SAVED = ()
+    OP = 'flip'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.flip(dims)
+        return (grad_self,)
+
+
+class MvBackward0(Node):
+    """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
+
+    self: grad.unsqueeze(1) * vec
+    vec: self.t().mv(grad)
+    """
+
+    __slots__ = ('self_', 'vec_')
+    SAVED = ('self_', 'vec_')
+    OP = 'mv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        vec = self.vec_.unpack(self)
+        grad_self = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = grad.unsqueeze(1) * vec
+        if self.needs_input_grad(1):
+            grad_vec = self_.t().mv(grad)
+        return (grad_self, grad_vec)
+
+
+class DotBackward0(Node):
+    """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
+
+    self: grad * tensor
+    tensor: grad * self
+    """
+
+    __slots__ = ('self_', 'tensor_')
+    SAVED = ('self_', 'tensor_')
+    OP = 'dot'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        tensor = self.tensor_.unpack(self)
+        grad_self = None
+        grad_tensor = None
+        if self.needs_input_grad(0):
+            grad_self = grad * tensor
+        if self.needs_input_grad(1):
+            grad_tensor = grad * self_
+        return (grad_self, grad_tensor)
+
+
+class AddmmBackward0(Node):
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
+    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    """
+
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat1_', 'mat2_')
+    OP = 'addmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat1 = self.mat1_.unpack(self)
+        mat2 = self.mat2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat1 = None
+        grad_mat2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
+        if self.needs_input_grad(2):
+            grad_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
+        return (grad_self, grad_mat1, grad_mat2)
+
+
+class AddmvBackward0(Node):
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    """
+
+    __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat_', 'vec_')
+    OP = 'addmv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat = self.mat_.unpack(self)
+        vec = self.vec_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+        if self.needs_input_grad(2):
+            grad_vec = maybe_multiply(mat.t().mv(grad), alpha)
+        return (grad_self, grad_mat, grad_vec)
+
+
+class BaddbmmBackward0(Node):
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    """
+
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('batch1_', 'batch2_')
+    OP = 'baddbmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        batch1 = self.batch1_.unpack(self)
+        batch2 = self.batch2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_batch1 = None
+        grad_batch2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        if self.needs_input_grad(2):
+            grad_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        return (grad_self, grad_batch1, grad_batch2)
+
+
+class LinearBackward0(Node):
+    """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
+
+    input: grad.matmul(weight)
+    weight: linear_weight_backward(grad, input)
+    bias: sum_to(grad, bias.sizes())
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_sizes')
+    SAVED = ('input_', 'weight_')
+    OP = 'linear'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias_sizes = self.bias_sizes
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0):
+            grad_input = grad.matmul(weight)
+        if self.needs_input_grad(1):
+            grad_weight = linear_weight_backward(grad, input)
+        if self.needs_input_grad(2):
+            grad_bias = sum_to(grad, bias_sizes)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class EinsumBackward0(Node):
+    """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
+
+    tensors: einsum_backward(grad, equation, tensors)
+    """
+
+    __slots__ = ('tensors_', 'equation_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'einsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        equation = self.equation_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = einsum_backward(grad, equation, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class TrilBackward0(Node):
+    """Backward of `tril(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'tril'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.tril(diagonal)
+        return (grad_self,)
+
+
+class TriuBackward0(Node):
+    """Backward of `triu(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'triu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.triu(diagonal)
+        return (grad_self,)
+
+
+class DiagBackward0(Node):
+    """Backward of `diag(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: diag_backward(grad, self.sizes(), diagonal)
+    """
+
+    __slots__ = ('diagonal_', 'self_sizes')
+    SAVED = ()
+    OP = 'diag'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diag_backward(grad, self_sizes, diagonal)
+        return (grad_self,)
+
+
+class DiagonalBackward0(Node):
+    """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+
+    self: diagonal_backward(grad, self.sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_', 'self_sizes')
+    SAVED = ()
+    OP = 'diagonal'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+        return (grad_self,)
+
+
+class CatBackward0(Node):
+    """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
+
+    tensors: cat_backward(grad, dim, tensors)
+    """
+
+    __slots__ = ('tensors_', 'dim_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'cat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        dim = self.dim_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = cat_backward(grad, dim, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class RollBackward0(Node):
+    """Backward of `roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`.
+
+    self: roll_backward(grad, shifts, dims)
+    """
+
+    __slots__ = ('shifts_', 'dims_')
+    SAVED = ()
+    OP = 'roll'
+
+    def apply(self, grads):
+        grad = grads[0]
+        shifts = self.shifts_
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = roll_backward(grad, shifts, dims)
+        return (grad_self,)
+
+
+class RepeatBackward0(Node):
+    """Backward of `repeat(Tensor self, int[] repeats) -> Tensor`.
+
+    self: repeat_backward(grad, repeats, self.sizes())
+    """
+
+    __slots__ = ('repeats_', 'self_sizes')
+    SAVED = ()
+    OP = 'repeat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self.repeats_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_backward(grad, repeats, self_sizes)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward0(Node):
+    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_int_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'repeat_interleave.self_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward1(Node):
+    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_', 'repeats_')
+    OP = 'repeat_interleave.self_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
         return (grad_self,)

@@ -6,7 +6,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, rebase_history,
     set_history,
@@ -19,15 +19,21 @@ from tensorplay._generated.autograd_nodes import (
     AddBackward0,
     AddcdivBackward0,
     AddcmulBackward0,
+    AddmmBackward0,
+    AddmvBackward0,
+    AmaxBackward0,
+    AminBackward0,
     AsStridedBackward0,
     AsinBackward0,
     Atan2Backward0,
     AtanBackward0,
+    BaddbmmBackward0,
     BernoulliBackward0,
     BernoulliBackward1,
     BernoulliBackward2,
     BernoulliBackward3,
     BmmBackward0,
+    CatBackward0,
     CeilBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -36,8 +42,16 @@ from tensorplay._generated.autograd_nodes import (
     CopyBackward0,
     CosBackward0,
     CoshBackward0,
+    CummaxBackward0,
+    CumminBackward0,
+    CumprodBackward0,
+    CumsumBackward0,
+    DiagBackward0,
+    DiagonalBackward0,
     DivBackward0,
     DivBackward1,
+    DotBackward0,
+    EinsumBackward0,
     EluBackward0,
     ErfBackward0,
     ErfcBackward0,
@@ -47,45 +61,62 @@ from tensorplay._generated.autograd_nodes import (
     Expm1Backward0,
     ExponentialBackward0,
     FillBackward0,
+    FlipBackward0,
     FloorBackward0,
     FloorDivideBackward0,
     FmodBackward0,
     FracBackward0,
+    GatherAlongBackward0,
     GeluBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
     HypotBackward0,
+    KthvalueBackward0,
     LeakyReluBackward0,
     LerpBackward0,
     LerpBackward1,
+    LinearBackward0,
     Log10Backward0,
     Log1pBackward0,
     Log2Backward0,
     LogBackward0,
     LogitBackward0,
+    LogsumexpBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
     MeanBackward0,
     MeanBackward1,
+    MedianBackward0,
+    MedianBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
     MishBackward0,
     MmBackward0,
+    ModeBackward0,
     MulBackward0,
+    MvBackward0,
     NanToNumBackward0,
     NegBackward0,
+    NormBackward0,
     NormalBackward0,
     PermuteBackward0,
     PowBackward0,
+    ProdBackward0,
+    ProdBackward1,
     ReciprocalBackward0,
     ReluBackward0,
     RemainderBackward0,
+    RepeatBackward0,
+    RepeatInterleaveBackward0,
+    RepeatInterleaveBackward1,
+    RollBackward0,
     RoundBackward0,
     RoundBackward1,
     RsqrtBackward0,
+    ScatterAddAlongBackward0,
     SelectBackward0,
     SigmoidBackward0,
     SignBackward0,
@@ -94,9 +125,12 @@ from tensorplay._generated.autograd_nodes import (
     SinhBackward0,
     SliceBackward0,
     SoftplusBackward0,
+    SortBackward0,
+    SortBackward1,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
+    StdBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
@@ -104,10 +138,14 @@ from tensorplay._generated.autograd_nodes import (
     TanhBackward0,
     ThresholdBackward0,
     ToCopyBackward0,
+    TopkBackward0,
     TransposeBackward0,
+    TrilBackward0,
+    TriuBackward0,
     TruncBackward0,
     UniformBackward0,
     UnsqueezeBackward0,
+    VarBackward0,
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
@@ -269,6 +307,51 @@ from tensorplay._generated.functional import (
     _h_bernoulli__Tensor,
     _h_clamp_max_Tensor,
     _h_clamp_max__Tensor,
+    _h_prod,
+    _h_prod_dim_int,
+    _h_amax,
+    _h_amin,
+    _h_var_correction,
+    _h_std_correction,
+    _h_norm_ScalarOpt_dim,
+    _h_logsumexp,
+    _h_cumsum,
+    _h_cumsum_,
+    _h_cumprod,
+    _h_cumprod_,
+    _h_cummax,
+    _h_cummin,
+    _h_median,
+    _h_median_dim,
+    _h_mode,
+    _h_kthvalue,
+    _h_topk,
+    _h_sort,
+    _h_sort_stable,
+    _h__gather_along,
+    _h__scatter_add_along,
+    _h_flip,
+    _h_mv,
+    _h_dot,
+    _h_addmm,
+    _h_addmm_,
+    _h_addmv,
+    _h_addmv_,
+    _h_baddbmm,
+    _h_baddbmm_,
+    _h_linear,
+    _h_einsum,
+    _h_tril,
+    _h_tril_,
+    _h_triu,
+    _h_triu_,
+    _h_diag,
+    _h_diagonal,
+    _h_cat,
+    _h_roll,
+    _h_repeat,
+    _h_repeat_interleave_self_int,
+    _h_repeat_interleave_self_Tensor,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -2352,6 +2435,652 @@ def clamp_max__Tensor(ks, self, max):
     return result
 
 
+def prod(ks, self, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    node = ProdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(ks, self, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    node = ProdBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amax(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amin(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def var_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = VarBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    return result
+
+
+def std_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = StdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    node = NormBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.p_ = p
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def logsumexp(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = LogsumexpBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumsum(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    return result
+
+
+def cumsum_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumsum_')
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    return result
+
+
+def cumprod(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumprod_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumprod_')
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cummax(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CummaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def cummin(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CumminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def median(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = MedianBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def median_dim(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = MedianBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def mode(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = ModeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def kthvalue(ks, self, k, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    node = KthvalueBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def topk(ks, self, k, dim, largest, sorted):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    node = TopkBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort(ks, self, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    node = SortBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort_stable(ks, self, stable, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    node = SortBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def _gather_along(ks, self, dim, index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    node = GatherAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    set_history(result, node)
+    return result
+
+
+def _scatter_add_along(ks, self, dim, index, sizes):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    node = ScatterAddAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    set_history(result, node)
+    return result
+
+
+def flip(ks, self, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    node = FlipBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    set_history(result, node)
+    return result
+
+
+def mv(ks, self, vec):
+    if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    node = MvBackward0()
+    node.set_next_edges(collect_next_edges(self, vec))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, False)
+        result = _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    set_history(result, node)
+    return result
+
+
+def dot(ks, self, tensor):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
+        return _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    node = DotBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, False)
+        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, False)
+        result = _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    set_history(result, node)
+    return result
+
+
+def addmm(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmm_(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    check_inplace(self, 'addmm_')
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def addmv(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmv_(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    check_inplace(self, 'addmv_')
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def baddbmm(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def baddbmm_(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    check_inplace(self, 'baddbmm_')
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def linear(ks, input, weight, bias):
+    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
+        return _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    node = LinearBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.bias_sizes = None if bias is None else bias._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, False)
+        result = _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    set_history(result, node)
+    return result
+
+
+def einsum(ks, equation, tensors):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    node = EinsumBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.equation_ = equation
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    set_history(result, node)
+    return result
+
+
+def tril(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def tril_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'tril_')
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def triu(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def triu_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'triu_')
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def diag(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = DiagBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def diagonal(ks, self, offset, dim1, dim2):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    node = DiagonalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def cat(ks, tensors, dim):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    node = CatBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    set_history(result, node)
+    return result
+
+
+def roll(ks, self, shifts, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    node = RollBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.shifts_ = shifts
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    set_history(result, node)
+    return result
+
+
+def repeat(ks, self, repeats):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    node = RepeatBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.repeats_ = SavedVariable(repeats, False)
+        result = _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -2510,4 +3239,49 @@ WRAPPERS = {
     'bernoulli_.Tensor': bernoulli__Tensor,
     'clamp_max.Tensor': clamp_max_Tensor,
     'clamp_max_.Tensor': clamp_max__Tensor,
+    'prod': prod,
+    'prod.dim_int': prod_dim_int,
+    'amax': amax,
+    'amin': amin,
+    'var.correction': var_correction,
+    'std.correction': std_correction,
+    'norm.ScalarOpt_dim': norm_ScalarOpt_dim,
+    'logsumexp': logsumexp,
+    'cumsum': cumsum,
+    'cumsum_': cumsum_,
+    'cumprod': cumprod,
+    'cumprod_': cumprod_,
+    'cummax': cummax,
+    'cummin': cummin,
+    'median': median,
+    'median.dim': median_dim,
+    'mode': mode,
+    'kthvalue': kthvalue,
+    'topk': topk,
+    'sort': sort,
+    'sort.stable': sort_stable,
+    '_gather_along': _gather_along,
+    '_scatter_add_along': _scatter_add_along,
+    'flip': flip,
+    'mv': mv,
+    'dot': dot,
+    'addmm': addmm,
+    'addmm_': addmm_,
+    'addmv': addmv,
+    'addmv_': addmv_,
+    'baddbmm': baddbmm,
+    'baddbmm_': baddbmm_,
+    'linear': linear,
+    'einsum': einsum,
+    'tril': tril,
+    'tril_': tril_,
+    'triu': triu,
+    'triu_': triu_,
+    'diag': diag,
+    'diagonal': diagonal,
+    'cat': cat,
+    'roll': roll,
+    'repeat': repeat,
+    'repeat_interleave.self_int': repeat_interleave_self_int,
+    'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
 }

@@ -2693,6 +2693,804 @@ def _op_remainder_Scalar_Tensor(self, other):
     return _h_remainder_Scalar_Tensor.call(ks, self, other)
 
 
+_h_prod = dispatcher.find("prod")
+
+def _op_prod(self, dtype):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod, ks, (self, dtype))
+    return _h_prod.call(ks, self, dtype)
+
+
+_h_prod_dim_int = dispatcher.find("prod.dim_int")
+
+def _op_prod_dim_int(self, dim, keepdim, dtype):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod_dim_int, ks, (self, dim, keepdim, dtype))
+    return _h_prod_dim_int.call(ks, self, dim, keepdim, dtype)
+
+
+_h_amax = dispatcher.find("amax")
+
+def _op_amax(self, dim, keepdim):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amax, ks, (self, dim, keepdim))
+    return _h_amax.call(ks, self, dim, keepdim)
+
+
+_h_amin = dispatcher.find("amin")
+
+def _op_amin(self, dim, keepdim):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amin, ks, (self, dim, keepdim))
+    return _h_amin.call(ks, self, dim, keepdim)
+
+
+_h_var_correction = dispatcher.find("var.correction")
+
+def _op_var_correction(self, dim, correction, keepdim):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_correction = dispatcher.find("std.correction")
+
+def _op_std_correction(self, dim, correction, keepdim):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_var_dim = dispatcher.find("var.dim")
+
+def _op_var_dim(self, dim, unbiased, keepdim):
+    """var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_var_dim.call(ks, self, dim, unbiased, keepdim)
+
+
+_h_std_dim = dispatcher.find("std.dim")
+
+def _op_std_dim(self, dim, unbiased, keepdim):
+    """std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_std_dim.call(ks, self, dim, unbiased, keepdim)
+
+
+_h_var_mean_correction = dispatcher.find("var_mean.correction")
+
+def _op_var_mean_correction(self, dim, correction, keepdim):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_mean_correction = dispatcher.find("std_mean.correction")
+
+def _op_std_mean_correction(self, dim, correction, keepdim):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_norm_ScalarOpt_dim = dispatcher.find("norm.ScalarOpt_dim")
+
+def _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_ScalarOpt_dim, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_ScalarOpt_dim.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_norm_str = dispatcher.find("norm.str")
+
+def _op_norm_str(self, p, dim, keepdim, dtype):
+    """norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_str, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_str.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_logsumexp = dispatcher.find("logsumexp")
+
+def _op_logsumexp(self, dim, keepdim):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logsumexp, ks, (self, dim, keepdim))
+    return _h_logsumexp.call(ks, self, dim, keepdim)
+
+
+_h_all = dispatcher.find("all")
+
+def _op_all(self):
+    """all(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all, ks, (self,))
+    return _h_all.call(ks, self)
+
+
+_h_all_dim = dispatcher.find("all.dim")
+
+def _op_all_dim(self, dim, keepdim):
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all_dim, ks, (self, dim, keepdim))
+    return _h_all_dim.call(ks, self, dim, keepdim)
+
+
+_h_any = dispatcher.find("any")
+
+def _op_any(self):
+    """any(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any, ks, (self,))
+    return _h_any.call(ks, self)
+
+
+_h_any_dim = dispatcher.find("any.dim")
+
+def _op_any_dim(self, dim, keepdim):
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any_dim, ks, (self, dim, keepdim))
+    return _h_any_dim.call(ks, self, dim, keepdim)
+
+
+_h_count_nonzero = dispatcher.find("count_nonzero")
+
+def _op_count_nonzero(self, dim):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_count_nonzero, ks, (self, dim))
+    return _h_count_nonzero.call(ks, self, dim)
+
+
+_h_cumsum = dispatcher.find("cumsum")
+
+def _op_cumsum(self, dim, dtype):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum, ks, (self, dim, dtype))
+    return _h_cumsum.call(ks, self, dim, dtype)
+
+
+_h_cumsum_ = dispatcher.find("cumsum_")
+
+def _op_cumsum_(self, dim, dtype):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum_, ks, (self, dim, dtype))
+    return _h_cumsum_.call(ks, self, dim, dtype)
+
+
+_h_cumprod = dispatcher.find("cumprod")
+
+def _op_cumprod(self, dim, dtype):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod, ks, (self, dim, dtype))
+    return _h_cumprod.call(ks, self, dim, dtype)
+
+
+_h_cumprod_ = dispatcher.find("cumprod_")
+
+def _op_cumprod_(self, dim, dtype):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod_, ks, (self, dim, dtype))
+    return _h_cumprod_.call(ks, self, dim, dtype)
+
+
+_h_cummax = dispatcher.find("cummax")
+_returns_cummax = namedtuple('cummax', ('values', 'indices'))
+
+def _op_cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummax(*observed(_h_cummax, ks, (self, dim)))
+    return _returns_cummax(*_h_cummax.call(ks, self, dim))
+
+
+_h_cummin = dispatcher.find("cummin")
+_returns_cummin = namedtuple('cummin', ('values', 'indices'))
+
+def _op_cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummin(*observed(_h_cummin, ks, (self, dim)))
+    return _returns_cummin(*_h_cummin.call(ks, self, dim))
+
+
+_h_median = dispatcher.find("median")
+
+def _op_median(self):
+    """median(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_median, ks, (self,))
+    return _h_median.call(ks, self)
+
+
+_h_median_dim = dispatcher.find("median.dim")
+_returns_median_dim = namedtuple('median', ('values', 'indices'))
+
+def _op_median_dim(self, dim, keepdim):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_median_dim(*observed(_h_median_dim, ks, (self, dim, keepdim)))
+    return _returns_median_dim(*_h_median_dim.call(ks, self, dim, keepdim))
+
+
+_h_mode = dispatcher.find("mode")
+_returns_mode = namedtuple('mode', ('values', 'indices'))
+
+def _op_mode(self, dim, keepdim):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_mode(*observed(_h_mode, ks, (self, dim, keepdim)))
+    return _returns_mode(*_h_mode.call(ks, self, dim, keepdim))
+
+
+_h_kthvalue = dispatcher.find("kthvalue")
+_returns_kthvalue = namedtuple('kthvalue', ('values', 'indices'))
+
+def _op_kthvalue(self, k, dim, keepdim):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_kthvalue(*observed(_h_kthvalue, ks, (self, k, dim, keepdim)))
+    return _returns_kthvalue(*_h_kthvalue.call(ks, self, k, dim, keepdim))
+
+
+_h_topk = dispatcher.find("topk")
+_returns_topk = namedtuple('topk', ('values', 'indices'))
+
+def _op_topk(self, k, dim, largest, sorted):
+    """topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_topk(*observed(_h_topk, ks, (self, k, dim, largest, sorted)))
+    return _returns_topk(*_h_topk.call(ks, self, k, dim, largest, sorted))
+
+
+_h_sort = dispatcher.find("sort")
+_returns_sort = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort(self, dim, descending):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort(*observed(_h_sort, ks, (self, dim, descending)))
+    return _returns_sort(*_h_sort.call(ks, self, dim, descending))
+
+
+_h_sort_stable = dispatcher.find("sort.stable")
+_returns_sort_stable = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort_stable(self, stable, dim, descending):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort_stable(*observed(_h_sort_stable, ks, (self, stable, dim, descending)))
+    return _returns_sort_stable(*_h_sort_stable.call(ks, self, stable, dim, descending))
+
+
+_h_argsort = dispatcher.find("argsort")
+
+def _op_argsort(self, dim, descending):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort, ks, (self, dim, descending))
+    return _h_argsort.call(ks, self, dim, descending)
+
+
+_h_argsort_stable = dispatcher.find("argsort.stable")
+
+def _op_argsort_stable(self, stable, dim, descending):
+    """argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort_stable, ks, (self, stable, dim, descending))
+    return _h_argsort_stable.call(ks, self, stable, dim, descending)
+
+
+_h__gather_along = dispatcher.find("_gather_along")
+
+def _op__gather_along(self, dim, index):
+    """_gather_along(Tensor self, int dim, Tensor index) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__gather_along, ks, (self, dim, index))
+    return _h__gather_along.call(ks, self, dim, index)
+
+
+_h__scatter_add_along = dispatcher.find("_scatter_add_along")
+
+def _op__scatter_add_along(self, dim, index, sizes):
+    """_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__scatter_add_along, ks, (self, dim, index, sizes))
+    return _h__scatter_add_along.call(ks, self, dim, index, sizes)
+
+
+_h_flip = dispatcher.find("flip")
+
+def _op_flip(self, dims):
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_flip, ks, (self, dims))
+    return _h_flip.call(ks, self, dims)
+
+
+_h_mv = dispatcher.find("mv")
+
+def _op_mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    ks = self._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_mv, ks, (self, vec))
+    return _h_mv.call(ks, self, vec)
+
+
+_h_dot = dispatcher.find("dot")
+
+def _op_dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    ks = self._impl.key_set() | tensor._impl.key_set()
+    if observers.active:
+        return observed(_h_dot, ks, (self, tensor))
+    return _h_dot.call(ks, self, tensor)
+
+
+_h_outer = dispatcher.find("outer")
+
+def _op_outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    ks = self._impl.key_set() | vec2._impl.key_set()
+    if observers.active:
+        return observed(_h_outer, ks, (self, vec2))
+    return _h_outer.call(ks, self, vec2)
+
+
+_h_addmm = dispatcher.find("addmm")
+
+def _op_addmm(self, mat1, mat2, beta, alpha):
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_addmm_ = dispatcher.find("addmm_")
+
+def _op_addmm_(self, mat1, mat2, beta, alpha):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm_, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm_.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_addmv = dispatcher.find("addmv")
+
+def _op_addmv(self, mat, vec, beta, alpha):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv.call(ks, self, mat, vec, beta, alpha)
+
+
+_h_addmv_ = dispatcher.find("addmv_")
+
+def _op_addmv_(self, mat, vec, beta, alpha):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv_, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv_.call(ks, self, mat, vec, beta, alpha)
+
+
+_h_baddbmm = dispatcher.find("baddbmm")
+
+def _op_baddbmm(self, batch1, batch2, beta, alpha):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_baddbmm_ = dispatcher.find("baddbmm_")
+
+def _op_baddbmm_(self, batch1, batch2, beta, alpha):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm_, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_linear = dispatcher.find("linear")
+
+def _op_linear(input, weight, bias):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"""
+    ks = input._impl.key_set() | weight._impl.key_set() | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_linear, ks, (input, weight, bias))
+    return _h_linear.call(ks, input, weight, bias)
+
+
+_h_einsum = dispatcher.find("einsum")
+
+def _op_einsum(equation, tensors):
+    """einsum(str equation, Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_einsum, ks, (equation, tensors))
+    return _h_einsum.call(ks, equation, tensors)
+
+
+_h_tensordot = dispatcher.find("tensordot")
+
+def _op_tensordot(self, other, dims_self, dims_other):
+    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot, ks, (self, other, dims_self, dims_other))
+    return _h_tensordot.call(ks, self, other, dims_self, dims_other)
+
+
+_h_tensordot_dims = dispatcher.find("tensordot.dims")
+
+def _op_tensordot_dims(self, other, dims):
+    """tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot_dims, ks, (self, other, dims))
+    return _h_tensordot_dims.call(ks, self, other, dims)
+
+
+_h_tril = dispatcher.find("tril")
+
+def _op_tril(self, diagonal):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril, ks, (self, diagonal))
+    return _h_tril.call(ks, self, diagonal)
+
+
+_h_tril_ = dispatcher.find("tril_")
+
+def _op_tril_(self, diagonal):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril_, ks, (self, diagonal))
+    return _h_tril_.call(ks, self, diagonal)
+
+
+_h_triu = dispatcher.find("triu")
+
+def _op_triu(self, diagonal):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu, ks, (self, diagonal))
+    return _h_triu.call(ks, self, diagonal)
+
+
+_h_triu_ = dispatcher.find("triu_")
+
+def _op_triu_(self, diagonal):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu_, ks, (self, diagonal))
+    return _h_triu_.call(ks, self, diagonal)
+
+
+_h_diag = dispatcher.find("diag")
+
+def _op_diag(self, diagonal):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diag, ks, (self, diagonal))
+    return _h_diag.call(ks, self, diagonal)
+
+
+_h_diagonal = dispatcher.find("diagonal")
+
+def _op_diagonal(self, offset, dim1, dim2):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diagonal, ks, (self, offset, dim1, dim2))
+    return _h_diagonal.call(ks, self, offset, dim1, dim2)
+
+
+_h_trace = dispatcher.find("trace")
+
+def _op_trace(self):
+    """trace(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trace, ks, (self,))
+    return _h_trace.call(ks, self)
+
+
+_h_kron = dispatcher.find("kron")
+
+def _op_kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_kron, ks, (self, other))
+    return _h_kron.call(ks, self, other)
+
+
+_h_cat = dispatcher.find("cat")
+
+def _op_cat(tensors, dim):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_cat, ks, (tensors, dim))
+    return _h_cat.call(ks, tensors, dim)
+
+
+_h_stack = dispatcher.find("stack")
+
+def _op_stack(tensors, dim):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_stack, ks, (tensors, dim))
+    return _h_stack.call(ks, tensors, dim)
+
+
+_h_hstack = dispatcher.find("hstack")
+
+def _op_hstack(tensors):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_hstack, ks, (tensors,))
+    return _h_hstack.call(ks, tensors)
+
+
+_h_vstack = dispatcher.find("vstack")
+
+def _op_vstack(tensors):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_vstack, ks, (tensors,))
+    return _h_vstack.call(ks, tensors)
+
+
+_h_split_Tensor = dispatcher.find("split.Tensor")
+
+def _op_split_Tensor(self, split_size, dim):
+    """split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_Tensor, ks, (self, split_size, dim))
+    return _h_split_Tensor.call(ks, self, split_size, dim)
+
+
+_h_split_sizes = dispatcher.find("split.sizes")
+
+def _op_split_sizes(self, split_size, dim):
+    """split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_sizes, ks, (self, split_size, dim))
+    return _h_split_sizes.call(ks, self, split_size, dim)
+
+
+_h_chunk = dispatcher.find("chunk")
+
+def _op_chunk(self, chunks, dim):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_chunk, ks, (self, chunks, dim))
+    return _h_chunk.call(ks, self, chunks, dim)
+
+
+_h_tensor_split_sections = dispatcher.find("tensor_split.sections")
+
+def _op_tensor_split_sections(self, sections, dim):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_sections, ks, (self, sections, dim))
+    return _h_tensor_split_sections.call(ks, self, sections, dim)
+
+
+_h_tensor_split_indices = dispatcher.find("tensor_split.indices")
+
+def _op_tensor_split_indices(self, indices, dim):
+    """tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_indices, ks, (self, indices, dim))
+    return _h_tensor_split_indices.call(ks, self, indices, dim)
+
+
+_h_roll = dispatcher.find("roll")
+
+def _op_roll(self, shifts, dims):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_roll, ks, (self, shifts, dims))
+    return _h_roll.call(ks, self, shifts, dims)
+
+
+_h_repeat = dispatcher.find("repeat")
+
+def _op_repeat(self, repeats):
+    """repeat(Tensor self, int[] repeats) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat, ks, (self, repeats))
+    return _h_repeat.call(ks, self, repeats)
+
+
+_h_tile = dispatcher.find("tile")
+
+def _op_tile(self, dims):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tile, ks, (self, dims))
+    return _h_tile.call(ks, self, dims)
+
+
+_h_repeat_interleave_self_int = dispatcher.find("repeat_interleave.self_int")
+
+def _op_repeat_interleave_self_int(self, repeats, dim, output_size):
+    """repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_int, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_int.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_self_Tensor = dispatcher.find("repeat_interleave.self_Tensor")
+
+def _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    """repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set() | repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_Tensor, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_Tensor.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_Tensor = dispatcher.find("repeat_interleave.Tensor")
+
+def _op_repeat_interleave_Tensor(repeats, output_size):
+    """repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor"""
+    ks = repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_Tensor, ks, (repeats, output_size))
+    return _h_repeat_interleave_Tensor.call(ks, repeats, output_size)
+
+
+_h_movedim_int = dispatcher.find("movedim.int")
+
+def _op_movedim_int(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_int, ks, (self, source, destination))
+    return _h_movedim_int.call(ks, self, source, destination)
+
+
+_h_movedim_intlist = dispatcher.find("movedim.intlist")
+
+def _op_movedim_intlist(self, source, destination):
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_intlist, ks, (self, source, destination))
+    return _h_movedim_intlist.call(ks, self, source, destination)
+
+
+_h_swapaxes = dispatcher.find("swapaxes")
+
+def _op_swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapaxes, ks, (self, axis0, axis1))
+    return _h_swapaxes.call(ks, self, axis0, axis1)
+
+
+_h_swapdims = dispatcher.find("swapdims")
+
+def _op_swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapdims, ks, (self, dim0, dim1))
+    return _h_swapdims.call(ks, self, dim0, dim1)
+
+
+_h_unflatten_int = dispatcher.find("unflatten.int")
+
+def _op_unflatten_int(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unflatten_int, ks, (self, dim, sizes))
+    return _h_unflatten_int.call(ks, self, dim, sizes)
+
+
+_h_broadcast_to = dispatcher.find("broadcast_to")
+
+def _op_broadcast_to(self, size):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_broadcast_to, ks, (self, size))
+    return _h_broadcast_to.call(ks, self, size)
+
+
+_h_broadcast_tensors = dispatcher.find("broadcast_tensors")
+
+def _op_broadcast_tensors(tensors):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_broadcast_tensors, ks, (tensors,))
+    return _h_broadcast_tensors.call(ks, tensors)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -5117,6 +5915,967 @@ def true_divide_(self, other):
     no_overload('true_divide_', ('true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
+def _match_prod(self, *, dtype=None):
+    if isinstance(self, Tensor) and (dtype is None or is_dtype(dtype)):
+        return (self, dtype,)
+    return None
+
+def _fd_prod(self, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod(self, dtype)
+
+def _match_prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, dim, keepdim, dtype,)
+    return None
+
+def _fd_prod_dim_int(self, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('prod', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('prod', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod_dim_int(self, dim, keepdim, dtype)
+
+def prod(*args, **kwargs):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_prod, _fd_prod), (_match_prod_dim_int, _fd_prod_dim_int)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('prod', ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def amax(self, dim=(), keepdim=False):
+    """The maximum over `dim` (all dims when empty); the gradient is shared by ties.
+    
+    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('amax', 'self', 'Tensor', self)
+    dim = as_int_list('amax', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amax', 'keepdim', keepdim)
+    return _op_amax(self, dim, keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('amin', 'self', 'Tensor', self)
+    dim = as_int_list('amin', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amin', 'keepdim', keepdim)
+    return _op_amin(self, dim, keepdim)
+
+
+def _match_var_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_var_correction(self, dim, correction, keepdim):
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_correction(self, dim, correction, keepdim)
+
+def _match_var_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
+
+def _fd_var_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('var', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_dim(self, dim, unbiased, keepdim)
+
+def var(*args, **kwargs):
+    """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
+    
+    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_var_correction, _fd_var_correction), (_match_var_dim, _fd_var_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('var', ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_std_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_std_correction(self, dim, correction, keepdim):
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_correction(self, dim, correction, keepdim)
+
+def _match_std_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
+
+def _fd_std_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('std', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_dim(self, dim, unbiased, keepdim)
+
+def std(*args, **kwargs):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_std_correction, _fd_std_correction), (_match_std_dim, _fd_std_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('std', ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('var_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var_mean', 'keepdim', keepdim)
+    return _op_var_mean_correction(self, dim, correction, keepdim)
+
+
+def std_mean(self, dim=None, *, correction=None, keepdim=False):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('std_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std_mean', 'keepdim', keepdim)
+    return _op_std_mean_correction(self, dim, correction, keepdim)
+
+
+def _match_norm_ScalarOpt_dim(self, p=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and (p is None or is_number(p)) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if p is not None and type(p) not in SCALAR_TYPES: p = as_scalar('norm', 'p', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype)
+
+def _match_norm_str(self, p, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and isinstance(p, _b.str) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_str(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if type(p) is not _b.str: bad_arg('norm', 'p', 'str', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_str(self, p, dim, keepdim, dtype)
+
+def norm(*args, **kwargs):
+    """The vector p-norm over `dim` (all elements by default); p may be inf, -inf or 0.
+    
+    norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_norm_ScalarOpt_dim, _fd_norm_ScalarOpt_dim), (_match_norm_str, _fd_norm_str)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('norm', ('norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(self))) over `dim`, computed without overflow (max subtracted first).
+    
+    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logsumexp', 'self', 'Tensor', self)
+    dim = as_int_list('logsumexp', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('logsumexp', 'keepdim', keepdim)
+    return _op_logsumexp(self, dim, keepdim)
+
+
+def _match_all(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_all(self):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    return _op_all(self)
+
+def _match_all_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_all_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('all', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('all', 'keepdim', keepdim)
+    return _op_all_dim(self, dim, keepdim)
+
+def all(*args, **kwargs):
+    """all(Tensor self) -> Tensor
+    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_all, _fd_all), (_match_all_dim, _fd_all_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('all', ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_any(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_any(self):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    return _op_any(self)
+
+def _match_any_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_any_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('any', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('any', 'keepdim', keepdim)
+    return _op_any_dim(self, dim, keepdim)
+
+def any(*args, **kwargs):
+    """any(Tensor self) -> Tensor
+    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_any, _fd_any), (_match_any_dim, _fd_any_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('any', ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def count_nonzero(self, dim=None):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('count_nonzero', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('count_nonzero', 'dim', dim, 1)
+    return _op_count_nonzero(self, dim)
+
+
+def cumsum(self, dim, *, dtype=None):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('cumsum', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum', 'dtype', dtype)
+    return _op_cumsum(self, dim, dtype)
+
+
+def cumsum_(self, dim, *, dtype=None):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumsum_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum_', 'dtype', dtype)
+    return _op_cumsum_(self, dim, dtype)
+
+
+def cumprod(self, dim, *, dtype=None):
+    """Running product; its gradient is exact where the input has zeros.
+    
+    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cumprod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod', 'dtype', dtype)
+    return _op_cumprod(self, dim, dtype)
+
+
+def cumprod_(self, dim, *, dtype=None):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumprod_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod_', 'dtype', dtype)
+    return _op_cumprod_(self, dim, dtype)
+
+
+def cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummax', 'dim', dim)
+    return _op_cummax(self, dim)
+
+
+def cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummin', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummin', 'dim', dim)
+    return _op_cummin(self, dim)
+
+
+def _match_median(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_median(self):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    return _op_median(self)
+
+def _match_median_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_median_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('median', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('median', 'keepdim', keepdim)
+    return _op_median_dim(self, dim, keepdim)
+
+def median(*args, **kwargs):
+    """The lower median ((n - 1) // 2-th smallest), NaN if there is one, as in PyTorch.
+    
+    median(Tensor self) -> Tensor
+    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_median, _fd_median), (_match_median_dim, _fd_median_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('median', ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def mode(self, dim=-1, keepdim=False):
+    """The most frequent value (the smallest of a tie) and the index of its last occurrence.
+    
+    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    if not isinstance(self, Tensor): bad_arg('mode', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('mode', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('mode', 'keepdim', keepdim)
+    return _op_mode(self, dim, keepdim)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('kthvalue', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('kthvalue', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('kthvalue', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('kthvalue', 'keepdim', keepdim)
+    return _op_kthvalue(self, k, dim, keepdim)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) along dim, from a stable sort, so always sorted (ties keep their order).
+    
+    topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+    """
+    if not isinstance(self, Tensor): bad_arg('topk', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('topk', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('topk', 'dim', dim)
+    if type(largest) is not _b.bool: largest = as_bool('topk', 'largest', largest)
+    if type(sorted) is not _b.bool: sorted = as_bool('topk', 'sorted', sorted)
+    return _op_topk(self, k, dim, largest, sorted)
+
+
+def _match_sort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_sort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort(self, dim, descending)
+
+def _match_sort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and (stable is None or is_bool(stable)) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_sort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if stable is not None and type(stable) is not _b.bool: stable = as_bool('sort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort_stable(self, stable, dim, descending)
+
+def sort(*args, **kwargs):
+    """Always stable; NaN sorts as the largest value.
+    
+    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_sort, _fd_sort), (_match_sort_stable, _fd_sort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('sort', ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def _match_argsort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_argsort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort(self, dim, descending)
+
+def _match_argsort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_bool(stable) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_argsort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(stable) is not _b.bool: stable = as_bool('argsort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort_stable(self, stable, dim, descending)
+
+def argsort(*args, **kwargs):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+    """
+    for match, run in ((_match_argsort, _fd_argsort), (_match_argsort_stable, _fd_argsort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('argsort', ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',), args, kwargs)
+
+
+def _gather_along(self, dim, index):
+    """self's values at `index` along `dim` (torch.gather); the backward of the selection ops.
+    
+    _gather_along(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_gather_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_gather_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_gather_along', 'index', 'Tensor', index)
+    return _op__gather_along(self, dim, index)
+
+
+def _scatter_add_along(self, dim, index, sizes):
+    """zeros(sizes) with self added at `index` along `dim`; the backward of sort/topk/cummax.
+    
+    _scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_scatter_add_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_scatter_add_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_scatter_add_along', 'index', 'Tensor', index)
+    sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
+    return _op__scatter_add_along(self, dim, index, sizes)
+
+
+def flip(self, *dims, **kwargs):
+    """A copy with the order of elements reversed along `dims`.
+    
+    flip(Tensor self, int[] dims) -> Tensor
+    """
+    if kwargs:
+        dims = unpack_kwargs('flip', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('flip', 'self', 'Tensor', self)
+    dims = as_int_list('flip', 'dims', dims)
+    return _op_flip(self, dims)
+
+
+def mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('mv', 'self', 'Tensor', self)
+    if not isinstance(vec, Tensor): bad_arg('mv', 'vec', 'Tensor', vec)
+    return _op_mv(self, vec)
+
+
+def dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('dot', 'self', 'Tensor', self)
+    if not isinstance(tensor, Tensor): bad_arg('dot', 'tensor', 'Tensor', tensor)
+    return _op_dot(self, tensor)
+
+
+def outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('outer', 'self', 'Tensor', self)
+    if not isinstance(vec2, Tensor): bad_arg('outer', 'vec2', 'Tensor', vec2)
+    return _op_outer(self, vec2)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2); beta=0 ignores self (even nan in it).
+    
+    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addmm', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm', 'alpha', alpha)
+    return _op_addmm(self, mat1, mat2, beta, alpha)
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmm_', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm_', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm_', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm_', 'alpha', alpha)
+    return _op_addmm_(self, mat1, mat2, beta, alpha)
+
+
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('addmv', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv', 'alpha', alpha)
+    return _op_addmv(self, mat, vec, beta, alpha)
+
+
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmv_', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv_', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv_', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv_', 'alpha', alpha)
+    return _op_addmv_(self, mat, vec, beta, alpha)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm', 'alpha', alpha)
+    return _op_baddbmm(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm_', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm_', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm_', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm_', 'alpha', alpha)
+    return _op_baddbmm_(self, batch1, batch2, beta, alpha)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (nn.Linear), one matrix product.
+    
+    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('linear', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('linear', 'weight', 'Tensor', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('linear', 'bias', 'Tensor or None', bias)
+    return _op_linear(input, weight, bias)
+
+
+def einsum(equation, *tensors, **kwargs):
+    """Einstein summation (implicit or explicit output, '...', repeated subscripts).
+    
+    einsum(str equation, Tensor[] tensors) -> Tensor
+    """
+    if kwargs:
+        tensors = unpack_kwargs('einsum', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if type(equation) is not _b.str: bad_arg('einsum', 'equation', 'str', equation)
+    tensors = as_tensor_list('einsum', 'tensors', tensors)
+    return _op_einsum(equation, tensors)
+
+
+def _match_tensordot(self, other, dims_self, dims_other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int_list(dims_self) and is_int_list(dims_other):
+        return (self, other, dims_self, dims_other,)
+    return None
+
+def _fd_tensordot(self, other, dims_self, dims_other):
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    dims_self = as_int_list('tensordot', 'dims_self', dims_self)
+    dims_other = as_int_list('tensordot', 'dims_other', dims_other)
+    return _op_tensordot(self, other, dims_self, dims_other)
+
+def _match_tensordot_dims(self, other, dims=2):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int(dims):
+        return (self, other, dims,)
+    return None
+
+def _fd_tensordot_dims(self, other, dims):
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    if type(dims) is not _b.int: dims = as_int('tensordot', 'dims', dims)
+    return _op_tensordot_dims(self, other, dims)
+
+def tensordot(*args, **kwargs):
+    """tensordot(a, b, n) contracts the last n dims of a with the first n of b.
+    
+    tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+    tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor
+    """
+    for match, run in ((_match_tensordot, _fd_tensordot), (_match_tensordot_dims, _fd_tensordot_dims)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensordot', ('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', 'tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor',), args, kwargs)
+
+
+def tril(self, diagonal=0):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tril', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril', 'diagonal', diagonal)
+    return _op_tril(self, diagonal)
+
+
+def tril_(self, diagonal=0):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tril_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril_', 'diagonal', diagonal)
+    return _op_tril_(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('triu', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu', 'diagonal', diagonal)
+    return _op_triu(self, diagonal)
+
+
+def triu_(self, diagonal=0):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('triu_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu_', 'diagonal', diagonal)
+    return _op_triu_(self, diagonal)
+
+
+def diag(self, diagonal=0):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('diag', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('diag', 'diagonal', diagonal)
+    return _op_diag(self, diagonal)
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('diagonal', 'self', 'Tensor', self)
+    if type(offset) is not _b.int: offset = as_int('diagonal', 'offset', offset)
+    if type(dim1) is not _b.int: dim1 = as_int('diagonal', 'dim1', dim1)
+    if type(dim2) is not _b.int: dim2 = as_int('diagonal', 'dim2', dim2)
+    return _op_diagonal(self, offset, dim1, dim2)
+
+
+def trace(self):
+    """trace(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('trace', 'self', 'Tensor', self)
+    return _op_trace(self)
+
+
+def kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('kron', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('kron', 'other', 'Tensor', other)
+    return _op_kron(self, other)
+
+
+def cat(tensors, dim=0):
+    """Join tensors along dim (dtypes promoted; 1-D empty tensors skipped, as in PyTorch).
+    
+    cat(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    tensors = as_tensor_list('cat', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('cat', 'dim', dim)
+    return _op_cat(tensors, dim)
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    tensors = as_tensor_list('stack', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('stack', 'dim', dim)
+    return _op_stack(tensors, dim)
+
+
+def hstack(*tensors, **kwargs):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('hstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('hstack', 'tensors', tensors)
+    return _op_hstack(tensors)
+
+
+def vstack(*tensors, **kwargs):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('vstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('vstack', 'tensors', tensors)
+    return _op_vstack(tensors)
+
+
+def split(self, split_size, dim=0):
+    """Views of split_size elements along dim (narrow), the last one possibly smaller.
+    
+    split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
+    split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]
+    """
+    if is_int(split_size):  # split.Tensor
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        if type(split_size) is not _b.int: split_size = as_int('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_Tensor(self, split_size, dim)
+    if is_int_list(split_size):  # split.sizes
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        split_size = as_int_list('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_sizes(self, split_size, dim)
+    no_overload('split', ('split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]', 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]',), (self, split_size, dim,), {})
+
+
+def chunk(self, chunks, dim=0):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    if not isinstance(self, Tensor): bad_arg('chunk', 'self', 'Tensor', self)
+    if type(chunks) is not _b.int: chunks = as_int('chunk', 'chunks', chunks)
+    if type(dim) is not _b.int: dim = as_int('chunk', 'dim', dim)
+    return _op_chunk(self, chunks, dim)
+
+
+def _match_tensor_split_sections(self, sections, dim=0):
+    if isinstance(self, Tensor) and is_int(sections) and is_int(dim):
+        return (self, sections, dim,)
+    return None
+
+def _fd_tensor_split_sections(self, sections, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    if type(sections) is not _b.int: sections = as_int('tensor_split', 'sections', sections)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_sections(self, sections, dim)
+
+def _match_tensor_split_indices(self, indices, dim=0):
+    if isinstance(self, Tensor) and is_int_list(indices) and is_int(dim):
+        return (self, indices, dim,)
+    return None
+
+def _fd_tensor_split_indices(self, indices, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    indices = as_int_list('tensor_split', 'indices', indices)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_indices(self, indices, dim)
+
+def tensor_split(*args, **kwargs):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]
+    tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]
+    """
+    for match, run in ((_match_tensor_split_sections, _fd_tensor_split_sections), (_match_tensor_split_indices, _fd_tensor_split_indices)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensor_split', ('tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]',), args, kwargs)
+
+
+def roll(self, shifts, dims=()):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('roll', 'self', 'Tensor', self)
+    shifts = as_int_list('roll', 'shifts', shifts, 1)
+    dims = as_int_list('roll', 'dims', dims, 1)
+    return _op_roll(self, shifts, dims)
+
+
+def repeat(self, *repeats, **kwargs):
+    """The whole tensor repeated along each dim (np.tile).
+    
+    repeat(Tensor self, int[] repeats) -> Tensor
+    """
+    if kwargs:
+        repeats = unpack_kwargs('repeat', 'repeats', repeats, kwargs)
+    elif len(repeats) == 1 and type(repeats[0]) is not _b.int:
+        repeats = repeats[0]
+    if not isinstance(self, Tensor): bad_arg('repeat', 'self', 'Tensor', self)
+    repeats = as_int_list('repeat', 'repeats', repeats)
+    return _op_repeat(self, repeats)
+
+
+def tile(self, *dims, **kwargs):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    if kwargs:
+        dims = unpack_kwargs('tile', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('tile', 'self', 'Tensor', self)
+    dims = as_int_list('tile', 'dims', dims)
+    return _op_tile(self, dims)
+
+
+def _match_repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and is_int(repeats) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_int(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if type(repeats) is not _b.int: repeats = as_int('repeat_interleave', 'repeats', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_int(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_self_Tensor(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and isinstance(repeats, Tensor) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
+    if isinstance(repeats, Tensor) and (output_size is None or is_int(output_size)):
+        return (repeats, output_size,)
+    return None
+
+def _fd_repeat_interleave_Tensor(repeats, output_size):
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_Tensor(repeats, output_size)
+
+def repeat_interleave(*args, **kwargs):
+    """Each element repeated in place ([1, 2] -> [1, 1, 2, 2]); flattened when dim is None.
+    
+    repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor
+    """
+    for match, run in ((_match_repeat_interleave_self_int, _fd_repeat_interleave_self_int), (_match_repeat_interleave_self_Tensor, _fd_repeat_interleave_self_Tensor), (_match_repeat_interleave_Tensor, _fd_repeat_interleave_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('repeat_interleave', ('repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',), args, kwargs)
+
+
+def movedim(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+    movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    """
+    if is_int(source) and is_int(destination):  # movedim.int
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        if type(source) is not _b.int: source = as_int('movedim', 'source', source)
+        if type(destination) is not _b.int: destination = as_int('movedim', 'destination', destination)
+        return _op_movedim_int(self, source, destination)
+    if is_int_list(source) and is_int_list(destination):  # movedim.intlist
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        source = as_int_list('movedim', 'source', source)
+        destination = as_int_list('movedim', 'destination', destination)
+        return _op_movedim_intlist(self, source, destination)
+    no_overload('movedim', ('movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)', 'movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)',), (self, source, destination,), {})
+
+
+def swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapaxes', 'self', 'Tensor', self)
+    if type(axis0) is not _b.int: axis0 = as_int('swapaxes', 'axis0', axis0)
+    if type(axis1) is not _b.int: axis1 = as_int('swapaxes', 'axis1', axis1)
+    return _op_swapaxes(self, axis0, axis1)
+
+
+def swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapdims', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int: dim0 = as_int('swapdims', 'dim0', dim0)
+    if type(dim1) is not _b.int: dim1 = as_int('swapdims', 'dim1', dim1)
+    return _op_swapdims(self, dim0, dim1)
+
+
+def unflatten(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('unflatten', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('unflatten', 'dim', dim)
+    sizes = as_int_list('unflatten', 'sizes', sizes)
+    return _op_unflatten_int(self, dim, sizes)
+
+
+def broadcast_to(self, *size, **kwargs):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    if kwargs:
+        size = unpack_kwargs('broadcast_to', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor): bad_arg('broadcast_to', 'self', 'Tensor', self)
+    size = as_int_list('broadcast_to', 'size', size)
+    return _op_broadcast_to(self, size)
+
+
+def broadcast_tensors(*tensors, **kwargs):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    if kwargs:
+        tensors = unpack_kwargs('broadcast_tensors', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
+    return _op_broadcast_tensors(tensors)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -5286,4 +7045,60 @@ FUNCTIONS = (
     'clamp_min_',
     'clamp_max',
     'clamp_max_',
+    'prod',
+    'amax',
+    'amin',
+    'var',
+    'std',
+    'var_mean',
+    'std_mean',
+    'norm',
+    'logsumexp',
+    'all',
+    'any',
+    'count_nonzero',
+    'cumsum',
+    'cumprod',
+    'cummax',
+    'cummin',
+    'median',
+    'mode',
+    'kthvalue',
+    'topk',
+    'sort',
+    'argsort',
+    '_gather_along',
+    '_scatter_add_along',
+    'flip',
+    'mv',
+    'dot',
+    'outer',
+    'addmm',
+    'addmv',
+    'baddbmm',
+    'linear',
+    'einsum',
+    'tensordot',
+    'tril',
+    'triu',
+    'diag',
+    'diagonal',
+    'trace',
+    'kron',
+    'cat',
+    'stack',
+    'hstack',
+    'vstack',
+    'split',
+    'chunk',
+    'tensor_split',
+    'roll',
+    'tile',
+    'repeat_interleave',
+    'movedim',
+    'swapaxes',
+    'swapdims',
+    'unflatten',
+    'broadcast_to',
+    'broadcast_tensors',
 )

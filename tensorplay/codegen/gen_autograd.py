@@ -296,12 +296,15 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
         lines.append(f"    node.self_ = SavedVariable({value}, False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+    lists = {name for name, is_list, _ in spec.inputs if is_list}
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
-        lines.append(f"        node.{t}_ = SavedVariable({value}, False)")
+        # A Tensor[] argument (einsum's operands) is saved as a list of SavedVariables.
+        saver = "SavedVariableList" if t in lists else "SavedVariable"
+        lines.append(f"        node.{t}_ = {saver}({value}, False)")
     lines.append(f"        result = {call}")
     if inplace:
         lines.append("    rebase_history(self, node)")
@@ -388,7 +391,7 @@ def gen_wrappers(ctx) -> str:
              "read, run the op below autograd with the autograd keys excluded (so the ops\n"
              'a kernel calls do not record a second graph), and attach the node."""',
              "from tensorplay.autograd.grad_mode import grad_state",
-             "from tensorplay.autograd.saved import SavedVariable",
+             "from tensorplay.autograd.saved import SavedVariable, SavedVariableList",
              "from tensorplay.autograd.graph_edges import (",
              "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
              "    set_history,",
