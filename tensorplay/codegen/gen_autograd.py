@@ -296,12 +296,14 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
         lines.append(f"    node.self_ = SavedVariable({value}, False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
-        lines.append(f"        node.{t}_ = SavedVariable({value}, False)")
+        saver = "SavedVariableList" if t in lists else "SavedVariable"
+        lines.append(f"        node.{t}_ = {saver}({value}, False)")
     lines.append(f"        result = {call}")
     if inplace:
         lines.append("    rebase_history(self, node)")
@@ -374,7 +376,7 @@ def gen_wrappers(ctx) -> str:
              "read, run the op below autograd with the autograd keys excluded (so the ops\n"
              'a kernel calls do not record a second graph), and attach the node."""',
              "from tensorplay.autograd.grad_mode import grad_state",
-             "from tensorplay.autograd.saved import SavedVariable",
+             "from tensorplay.autograd.saved import SavedVariable, SavedVariableList",
              "from tensorplay.autograd.graph_edges import (",
              "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
              "    set_history,",
