@@ -10,6 +10,7 @@ accumulating ops (scatter_add, index_add, index_put(accumulate=True)) get repeat
 """
 from __future__ import annotations
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -316,6 +317,14 @@ def _index_put_all(op, device, dtype, requires_grad):
         yield from _index_put_samples(op, device, dtype, requires_grad, accumulate=True)
 
 
+def _legacy_scatter(x, dim, index, src, reduce):
+    """torch.scatter(reduce=...) warns that it is deprecated (for scatter_reduce); the
+    reference is still the behaviour to match."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.scatter(x, dim, index, src, reduce=reduce)
+
+
 op_db = [
     OpInfo("gather", overloads=("gather",), sample_inputs_func=_gather_samples,
            error_inputs_func=err.errors_gather),
@@ -325,7 +334,7 @@ op_db = [
            sample_inputs_func=partial(_scatter_samples, kind="value")),
     # PyTorch has no derivative for scatter(reduce=...): scatter_reduce is the one to use.
     OpInfo("scatter", "reduce", overloads=("scatter.reduce", "scatter_.reduce"),
-           inplace="scatter_", dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           inplace="scatter_", dtypes=ALL_BUT_BOOL, supports_autograd=False, ref=_legacy_scatter,
            sample_inputs_func=partial(_scatter_samples, unique=False, reduce="add")),
     OpInfo("scatter", "value_reduce", overloads=("scatter.value_reduce",
                                                  "scatter_.value_reduce"),
