@@ -16,6 +16,7 @@ import numpy as np
 from tensorplay.meta import indexing_advanced as rules
 from tensorplay.meta.indexing import check_in_range
 from cpu_kernels._common import out
+from cpu_kernels.index_select import add_rows
 
 
 def numpy_key(op, self, indices):
@@ -53,7 +54,11 @@ def index(self, indices):
 def _put(op, target, self, indices, values, accumulate):
     key = numpy_key(op, self, indices)
     v = values._impl.array()
-    if accumulate:
+    if accumulate and len(key) == 1 and key[0].ndim <= 1:
+        # x[idx] with one index vector (embedding-like; also what x[idx]'s backward does)
+        idx = key[0].reshape(-1) % max(target.shape[0], 1)   # negative indices count back
+        add_rows(target, idx, np.broadcast_to(v, (len(idx),) + target.shape[1:]))
+    elif accumulate:
         np.add.at(target, key, v)
     else:
         target[key] = v

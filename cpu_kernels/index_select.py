@@ -42,12 +42,28 @@ def _source(source, d):
     return _front(source._impl.array(), d)
 
 
+def add_rows(target, idx, rows):
+    """target[idx[j]] += rows[j] for every j, repeated indices adding up.
+
+    np.add.at adds one element at a time. Instead, add in rounds: each round takes the
+    first remaining occurrence of every distinct index, which has no repeats, so one
+    vectorised `+=` does it. Rounds = the largest multiplicity (1 without repeats), and
+    each index still receives its rows in their original order, as np.add.at would.
+    """
+    remaining = np.arange(len(idx))
+    while remaining.size:
+        _, first = np.unique(idx[remaining], return_index=True)
+        take = remaining[first]
+        target[idx[take]] += rows[take]
+        remaining = np.delete(remaining, first)
+
+
 def _index_add_into(op, target, self, dim, index, source, alpha):
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
     if alpha != 1:
         src = src * np.array(alpha).astype(src.dtype)
-    np.add.at(_front(target, d), idx, src.reshape((len(idx),) + src.shape[1:]))
+    add_rows(_front(target, d), idx, src.reshape((len(idx),) + src.shape[1:]))
 
 
 def index_add(self, dim, index, source, alpha):

@@ -7,8 +7,8 @@ An index is a tuple of items, walked left to right over the dimensions of `x`:
     None                     unsqueeze(dim)        a new dimension of size 1
     ...                      skip the dimensions the other items do not name
     int tensor / int list    an advanced index for this dimension
-    bool tensor / bool list  a mask over as many dimensions as it has (its nonzero()
-                             coordinates become advanced indices)
+    bool tensor / bool list  a mask over as many dimensions as it has (it selects the
+                             elements where it is True, like its nonzero() coordinates)
 
 Basic items (the first four) make a chain of views, so `x[1:, None]` shares memory
 with `x` and autograd records view ops. If any advanced index remains, one
@@ -110,7 +110,7 @@ def apply_index(self, index, op="__getitem__"):
     consumed = _check(op, index, ndim)
     out = self
     dim = 0
-    advanced = {}   # dim of `out` -> index tensor (masks already turned into coordinates)
+    advanced = {}   # dim of `out` where an index tensor (or a mask) starts -> the tensor
     for i in index:
         if i is None:
             out = out.unsqueeze(dim)
@@ -122,19 +122,33 @@ def apply_index(self, index, op="__getitem__"):
             dim += 1
         elif _is_int(i):
             out = out.select(dim, int(i))
-        elif i._impl.dtype in _MASK_DTYPES:
-            out, dim = _apply_mask(op, out, dim, i, advanced)
         else:
-            advanced[dim] = i
-            dim += 1
-    if not advanced:
-        return out, []
-    return out, [advanced.get(d) for d in range(max(advanced) + 1)]
+            if i._impl.device != self._impl.device:
+                i = i.to(self._impl.device)   # a list became a CPU tensor; PyTorch moves it too
+            if i._impl.dtype in _MASK_DTYPES:
+                out, dim = _apply_mask(op, out, dim, i, advanced)
+            else:
+                advanced[dim] = i
+                dim += 1
+    return out, _index_list(advanced)
+
+
+def _index_list(advanced):
+    """index.Tensor's `indices`: None for each dim left whole, one entry per index
+    tensor (a mask's entry covers as many dims as the mask has)."""
+    indices = []
+    dim = 0
+    last = max(advanced, default=-1)
+    while dim <= last:
+        t = advanced.get(dim)
+        indices.append(t)
+        dim += 1 if t is None or t._impl.dtype not in _MASK_DTYPES else t.dim()
+    return indices
 
 
 def _apply_mask(op, out, dim, mask, advanced):
-    """A bool mask over dims dim..dim+k-1 becomes k coordinate tensors; a 0-dim mask
-    (x[True]) adds a dimension of size 1 and keeps (True) or drops (False) it."""
+    """A bool mask over dims dim..dim+k-1 (index.Tensor selects where it is True); a
+    0-dim mask (x[True]) adds a dimension of size 1 and keeps (True) or drops (False) it."""
     mask = mask.to(dt.bool)
     if not mask._impl.sizes:
         out = out.unsqueeze(dim)
@@ -144,9 +158,7 @@ def _apply_mask(op, out, dim, mask, advanced):
         raise DimError(f"{op}(): the shape of the mask {list(mask.shape)} in argument "
                        f"'index' does not match the shape {list(covered)} of the indexed "
                        f"tensor at dimension {dim}", op=op, arg="index")
-    from tensorplay._generated import functional as F
-    for k, coords in enumerate(F.nonzero(mask, as_tuple=True)):
-        advanced[dim + k] = coords
+    advanced[dim] = mask
     return out, dim + mask.dim()
 
 

@@ -102,6 +102,7 @@ def test_bool_mask_on_meta_says_why():
                                             r"gives a data-dependent shape"):
         tp.index(x, [mask])
     assert tp.index(x, [None, tp.empty(5, 2, dtype=tp.int64, device="meta")]).shape == (3, 5, 2)
+    assert x[[0, 2], None].shape == (2, 1, 4)   # the list's CPU tensor moves to meta
 
 
 # ---- bad indices never touch memory --------------------------------------------------
