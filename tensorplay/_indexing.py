@@ -31,13 +31,13 @@ from tensorplay.errors import ArgumentError, DimError, DTypeError
 _MASK_DTYPES = (dt.bool, dt.uint8)
 
 
-def _normalize(index):
+def _normalize(op, index):
     if not isinstance(index, tuple):
         index = (index,)
-    return tuple(_as_index_tensor(i, index) for i in index)
+    return tuple(_as_index_tensor(op, i, index) for i in index)
 
 
-def _as_index_tensor(i, whole):
+def _as_index_tensor(op, i, whole):
     """Python lists (and bools) are tensor indices: [0, 2] -> int64, [True, False] -> bool."""
     if type(i) is builtins.bool:
         from tensorplay._creation import tensor
@@ -47,8 +47,8 @@ def _as_index_tensor(i, whole):
         try:
             return tensor(i)
         except Exception:  # noqa: BLE001 - reported below with the index that caused it
-            raise ArgumentError(f"__getitem__(): argument 'index' {whole!r} holds a list that "
-                                f"is not a (nested) list of ints or bools", op="__getitem__",
+            raise ArgumentError(f"{op}(): argument 'index' {whole!r} holds a list that is not "
+                                f"a (nested) list of ints or bools", op=op,
                                 arg="index") from None
     return i
 
@@ -77,8 +77,8 @@ def _check(op, index, ndim):
         ok = i is None or i is Ellipsis or isinstance(i, builtins.slice) or _is_int(i)
         if _is_tensor(i) and not ok and i._impl.dtype.is_floating_point:
             raise DTypeError(f"{op}(): tensors used as indices (argument 'index') must be "
-                                f"long, int, byte or bool tensors, but got "
-                                f"{i._impl.dtype.name}", op=op, arg="index")
+                             f"long, int, byte or bool tensors, but got {i._impl.dtype.name}",
+                             op=op, arg="index")
         if not ok and not _is_tensor(i):
             raise ArgumentError(f"{op}(): argument 'index' of type {type(i).__name__} is not "
                                 f"a valid index (ints, slices, None, ..., lists and tensors "
@@ -105,7 +105,7 @@ def _slice(out, dim, s):
 def apply_index(self, index, op="__getitem__"):
     """The view of `self` the basic items make, and the advanced indices left for it:
     (view, [None | index tensor per leading dim of view]) - no indices when all basic."""
-    index = _normalize(index)
+    index = _normalize(op, index)
     ndim = self.dim()
     consumed = _check(op, index, ndim)
     out = self

@@ -68,8 +68,6 @@ def _gather_like(op, self, dim, index, src=None):
     ndim = max(len(_sizes(self)), 1)
     d = wrap_dim(op, dim, len(_sizes(self)))
     isizes = _sizes(index) or (1,)
-    if not _sizes(index) and not _sizes(self) and src is None:
-        return d
     for name, t in named[1:]:
         if max(len(_sizes(t)), 1) != ndim:
             raise ShapeError(f"{op}(): argument '{name}' must have the same number of "
@@ -84,7 +82,7 @@ def _gather_like(op, self, dim, index, src=None):
                                  f"dimension {i}", op=op, arg="index")
     selfsizes = _sizes(self) or (1,)
     for i, (n, s) in enumerate(zip(isizes, selfsizes)):
-        if i != d and n > s and numel(isizes):
+        if i != d and n > s and numel(isizes):   # an empty index addresses nothing
             raise ShapeError(f"{op}(): argument 'index' (shape {fmt_shape(_sizes(index))}) is "
                              f"larger than 'self' (shape {fmt_shape(_sizes(self))}) at dimension "
                              f"{i}, which is not 'dim'", op=op, arg="index")

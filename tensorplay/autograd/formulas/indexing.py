@@ -166,7 +166,11 @@ def as_strided_backward(grad, self, size, stride, storage_offset):
     """Route the gradient through the storage both views share: add grad into a
     storage-shaped buffer at the output's positions (overlapping output elements add
     up), then read the input's positions back. Where the input itself overlaps (an
-    expanded tensor), each storage slot's gradient is shared by the elements reading it."""
+    expanded tensor), each storage slot's gradient is shared by the elements reading it.
+
+    NOTE: this reads self's strides and storage offset, which the formula language has
+    no saved fact for, so `self` is saved whole: changing it in place after the call
+    makes backward raise the version-counter error (PyTorch saves the geometry only)."""
     in_sizes, in_strides, in_offset = tuple(self.shape), self.stride(), self.storage_offset()
     out_offset = in_offset if storage_offset is None else storage_offset
     n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
