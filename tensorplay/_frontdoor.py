@@ -128,11 +128,13 @@ def as_device(op, arg, value):
     bad_arg(op, arg, "a device or a string like 'cpu'", value)
 
 
-def as_tensor_list(op, arg, value):
+def as_tensor_list(op, arg, value, optional=False):
+    """Tensor[] (and, with `optional`, Tensor?[]: None entries allowed) as a list."""
     from tensorplay._tensor import Tensor
-    if isinstance(value, (list, tuple)) and all(isinstance(t, Tensor) for t in value):
+    if isinstance(value, (list, tuple)) and all(isinstance(t, Tensor) or
+                                                (optional and t is None) for t in value):
         return list(value)
-    bad_arg(op, arg, "a sequence of Tensors", value)
+    bad_arg(op, arg, "a sequence of Tensors" + (" or None" if optional else ""), value)
 
 
 def wrap_dim(op, arg, dim, ndim):

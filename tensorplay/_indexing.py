@@ -1,8 +1,23 @@
-"""`x[...]` and `x[...] = v` for basic indices: ints, slices, None and Ellipsis.
+"""`x[...]` and `x[...] = v`: PyTorch's (and NumPy's) indexing rules, on dispatched ops.
 
-Basic indexing is a chain of view ops (select, slice, unsqueeze) called through
-the dispatcher, so it works on every backend and autograd records it like any
-other view. Writing goes through the same view and `copy_`/`fill_`.
+An index is a tuple of items, walked left to right over the dimensions of `x`:
+
+    int / 0-dim int tensor   select(dim, i)        the dimension disappears (a view)
+    slice                    slice(dim, a, b, s)   a view
+    None                     unsqueeze(dim)        a new dimension of size 1
+    ...                      skip the dimensions the other items do not name
+    int tensor / int list    an advanced index for this dimension
+    bool tensor / bool list  a mask over as many dimensions as it has (it selects the
+                             elements where it is True, like its nonzero() coordinates)
+
+Basic items (the first four) make a chain of views, so `x[1:, None]` shares memory
+with `x` and autograd records view ops. If any advanced index remains, one
+`index.Tensor(view, [None, idx, ...])` gathers the elements (a copy), and assignment
+calls `index_put_`; both have derivatives, so `x[mask]`, `x[idx] = v` and
+`x[idx] += 1` are differentiable. Where the advanced indices are separated by a
+slice, their broadcast dimensions move to the front, as in NumPy:
+
+    x: [5, 6, 7]    x[:, [0, 1]] -> [5, 2, 7]      x[[0, 1], :, [2, 3]] -> [2, 6]
 """
 from __future__ import annotations
 
@@ -10,38 +25,92 @@ import builtins
 
 import numpy as np
 
-from tensorplay.errors import ArgumentError, DimError
+from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, DimError, DTypeError
+
+_MASK_DTYPES = (dt.bool, dt.uint8)
 
 
-def _normalize(index):
+def _normalize(op, index):
     if not isinstance(index, tuple):
         index = (index,)
-    return index
+    return tuple(_as_index_tensor(op, i, index) for i in index)
+
+
+def _as_index_tensor(op, i, whole):
+    """Python lists (and bools) are tensor indices: [0, 2] -> int64, [True, False] -> bool."""
+    if type(i) is builtins.bool:
+        from tensorplay._creation import tensor
+        return tensor(i)
+    if isinstance(i, (list, np.ndarray)):
+        from tensorplay._creation import tensor
+        try:
+            return tensor(i)
+        except Exception:  # noqa: BLE001 - reported below with the index that caused it
+            raise ArgumentError(f"{op}(): argument 'index' {whole!r} holds a list that is not "
+                                f"a (nested) list of ints or bools", op=op,
+                                arg="index") from None
+    return i
+
+
+def _is_tensor(i):
+    return getattr(i, "_impl", None) is not None
 
 
 def _is_int(i):
     return type(i) is int or isinstance(i, np.integer) or (
-        getattr(i, "_impl", None) is not None and not i._impl.sizes
-        and not i._impl.dtype.is_floating_point and i._impl.dtype.name != "bool")
+        _is_tensor(i) and not i._impl.sizes and not i._impl.dtype.is_floating_point
+        and i._impl.dtype not in _MASK_DTYPES)
 
 
-def getitem(self, index):
-    index = _normalize(index)
+def _dims_used(i):
+    """How many dimensions of the tensor an item consumes."""
+    if i is None or i is Ellipsis:
+        return 0
+    if _is_tensor(i) and i._impl.dtype in _MASK_DTYPES:
+        return len(i._impl.sizes)
+    return 1
+
+
+def _check(op, index, ndim):
     for i in index:
-        if not (i is None or i is Ellipsis or isinstance(i, builtins.slice) or _is_int(i)):
-            raise ArgumentError(f"__getitem__(): argument 'index' of type {type(i).__name__} "
-                                f"is not supported yet (basic indexing: ints, slices, None, "
-                                f"...)", op="__getitem__", arg="index")
-    consumed = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
-    ndim = self.dim()
-    if consumed > ndim:
-        raise DimError(f"__getitem__(): too many indices in argument 'index' for tensor of "
-                       f"dimension {ndim}", op="__getitem__", arg="index")
+        ok = i is None or i is Ellipsis or isinstance(i, builtins.slice) or _is_int(i)
+        if _is_tensor(i) and not ok and i._impl.dtype.is_floating_point:
+            raise DTypeError(f"{op}(): tensors used as indices (argument 'index') must be "
+                             f"long, int, byte or bool tensors, but got {i._impl.dtype.name}",
+                             op=op, arg="index")
+        if not ok and not _is_tensor(i):
+            raise ArgumentError(f"{op}(): argument 'index' of type {type(i).__name__} is not "
+                                f"a valid index (ints, slices, None, ..., lists and tensors "
+                                f"of ints or bools)", op=op, arg="index")
     if builtins.sum(1 for i in index if i is Ellipsis) > 1:
-        raise DimError("__getitem__(): an index can only have a single ellipsis ('...'), "
-                       "argument 'index' has more", op="__getitem__", arg="index")
+        raise DimError(f"{op}(): an index can only have a single ellipsis ('...'), argument "
+                       f"'index' has more", op=op, arg="index")
+    consumed = builtins.sum(_dims_used(i) for i in index)
+    if consumed > ndim:
+        raise DimError(f"{op}(): too many indices in argument 'index' for tensor of "
+                       f"dimension {ndim}", op=op, arg="index")
+    return consumed
+
+
+def _slice(out, dim, s):
+    step = 1 if s.step is None else int(s.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start = None if s.start is None else int(s.start)
+    stop = None if s.stop is None else int(s.stop)
+    return out.slice(dim, start, stop, step)
+
+
+def apply_index(self, index, op="__getitem__"):
+    """The view of `self` the basic items make, and the advanced indices left for it:
+    (view, [None | index tensor per leading dim of view]) - no indices when all basic."""
+    index = _normalize(op, index)
+    ndim = self.dim()
+    consumed = _check(op, index, ndim)
     out = self
     dim = 0
+    advanced = {}   # dim of `out` where an index tensor (or a mask) starts -> the tensor
     for i in index:
         if i is None:
             out = out.unsqueeze(dim)
@@ -49,23 +118,72 @@ def getitem(self, index):
         elif i is Ellipsis:
             dim += ndim - consumed
         elif isinstance(i, builtins.slice):
-            step = 1 if i.step is None else int(i.step)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start = None if i.start is None else int(i.start)
-            stop = None if i.stop is None else int(i.stop)
-            out = out.slice(dim, start, stop, step)
+            out = _slice(out, dim, i)
             dim += 1
-        else:
+        elif _is_int(i):
             out = out.select(dim, int(i))
+        else:
+            if i._impl.device != self._impl.device:
+                i = i.to(self._impl.device)   # a list became a CPU tensor; PyTorch moves it too
+            if i._impl.dtype in _MASK_DTYPES:
+                out, dim = _apply_mask(op, out, dim, i, advanced)
+            else:
+                advanced[dim] = i
+                dim += 1
+    return out, _index_list(advanced)
+
+
+def _index_list(advanced):
+    """index.Tensor's `indices`: None for each dim left whole, one entry per index
+    tensor (a mask's entry covers as many dims as the mask has)."""
+    indices = []
+    dim = 0
+    last = max(advanced, default=-1)
+    while dim <= last:
+        t = advanced.get(dim)
+        indices.append(t)
+        dim += 1 if t is None or t._impl.dtype not in _MASK_DTYPES else t.dim()
+    return indices
+
+
+def _apply_mask(op, out, dim, mask, advanced):
+    """A bool mask over dims dim..dim+k-1 (index.Tensor selects where it is True); a
+    0-dim mask (x[True]) adds a dimension of size 1 and keeps (True) or drops (False) it."""
+    mask = mask.to(dt.bool)
+    if not mask._impl.sizes:
+        out = out.unsqueeze(dim)
+        mask = mask.reshape(1)
+    covered = tuple(out.shape[dim:dim + mask.dim()])
+    if tuple(mask.shape) != covered:
+        raise DimError(f"{op}(): the shape of the mask {list(mask.shape)} in argument "
+                       f"'index' does not match the shape {list(covered)} of the indexed "
+                       f"tensor at dimension {dim}", op=op, arg="index")
+    advanced[dim] = mask
+    return out, dim + mask.dim()
+
+
+def getitem(self, index):
+    from tensorplay._generated import functional as F
+    out, indices = apply_index(self, index)
+    if indices:
+        return F.index(out, indices)
     if out is self:   # x[...] or x[()]: still a new view, as in PyTorch
         out = self.view(tuple(self.shape))
     return out
 
 
 def setitem(self, index, value):
-    target = getitem(self, index)
-    if getattr(value, "_impl", None) is not None:
-        target.copy_(value)
+    target, indices = apply_index(self, index, op="__setitem__")
+    if not indices:
+        if _is_tensor(value):
+            target.copy_(value)
+        else:
+            target.fill_(value)
+        return
+    if _is_tensor(value):
+        if value.dtype is not target.dtype or value.device != target.device:
+            value = value.to(target.device, target.dtype)
     else:
-        target.fill_(value)
+        from tensorplay._creation import scalar_tensor
+        value = scalar_tensor(value, dtype=target.dtype, device=target.device)
+    target.index_put_(indices, value)

@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, gelu_backward, hardswish_backward, linear_weight_backward, logit_backward, logsumexp_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import amax_backward, as_strided_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, linear_weight_backward, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _gather_along, _scatter_add_along, isfinite, logical_and, logical_or, sign, where
 
 
@@ -771,18 +771,22 @@ class ViewBackward0(Node):
 class AsStridedBackward0(Node):
     """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)`.
 
-    self: not_implemented("as_strided")
+    self: as_strided_backward(grad, self, size, stride, storage_offset)
     """
 
-    __slots__ = ()
-    SAVED = ()
+    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_')
+    SAVED = ('self_',)
     OP = 'as_strided'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
         grad_self = None
         if self.needs_input_grad(0):
-            grad_self = not_implemented("as_strided")
+            grad_self = as_strided_backward(grad, self_, size, stride, storage_offset)
         return (grad_self,)
 
 
@@ -2922,3 +2926,432 @@ class RepeatInterleaveBackward1(Node):
         if self.needs_input_grad(0):
             grad_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
         return (grad_self,)
+
+
+class GatherBackward0(Node):
+    """Backward of `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+
+    self: gather_backward(grad, self.sizes(), dim, index)
+    """
+
+    __slots__ = ('index_', 'dim_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = 'gather'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = gather_backward(grad, self_sizes, dim, index)
+        return (grad_self,)
+
+
+class ScatterBackward0(Node):
+    """Backward of `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+
+    self: grad.scatter(dim, index, 0)
+    src: scatter_src_backward(grad, dim, index, src.sizes())
+    """
+
+    __slots__ = ('index_', 'dim_', 'src_sizes')
+    SAVED = ('index_',)
+    OP = 'scatter.src'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        src_sizes = self.src_sizes
+        grad_self = None
+        grad_src = None
+        if self.needs_input_grad(0):
+            grad_self = grad.scatter(dim, index, 0)
+        if self.needs_input_grad(1):
+            grad_src = scatter_src_backward(grad, dim, index, src_sizes)
+        return (grad_self, grad_src)
+
+
+class ScatterBackward1(Node):
+    """Backward of `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+
+    self: grad.scatter(dim, index, 0)
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = 'scatter.value'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.scatter(dim, index, 0)
+        return (grad_self,)
+
+
+class ScatterBackward2(Node):
+    """Backward of `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`.
+
+    self: not_implemented("scatter with reduce (use scatter_reduce)")
+    src: not_implemented("scatter with reduce (use scatter_reduce)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'scatter.reduce'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        grad_src = None
+        if self.needs_input_grad(0):
+            grad_self = not_implemented("scatter with reduce (use scatter_reduce)")
+        if self.needs_input_grad(1):
+            grad_src = not_implemented("scatter with reduce (use scatter_reduce)")
+        return (grad_self, grad_src)
+
+
+class ScatterBackward3(Node):
+    """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`.
+
+    self: not_implemented("scatter with reduce (use scatter_reduce)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'scatter.value_reduce'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = not_implemented("scatter with reduce (use scatter_reduce)")
+        return (grad_self,)
+
+
+class ScatterAddBackward0(Node):
+    """Backward of `scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+
+    self: grad
+    src: scatter_src_backward(grad, dim, index, src.sizes())
+    """
+
+    __slots__ = ('index_', 'dim_', 'src_sizes')
+    SAVED = ('index_',)
+    OP = 'scatter_add'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        src_sizes = self.src_sizes
+        grad_self = None
+        grad_src = None
+        if self.needs_input_grad(0):
+            grad_self = grad
+        if self.needs_input_grad(1):
+            grad_src = scatter_src_backward(grad, dim, index, src_sizes)
+        return (grad_self, grad_src)
+
+
+class ScatterReduceBackward0(Node):
+    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    SAVED = ('self_', 'index_', 'src_', 'result_')
+    OP = 'scatter_reduce.two'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        index = self.index_.unpack(self)
+        src = self.src_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        reduce = self.reduce_
+        include_self = self.include_self_
+        grad_self = None
+        grad_src = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            grad_self, grad_src = scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
+        return (grad_self, grad_src)
+
+
+class IndexSelectBackward0(Node):
+    """Backward of `index_select(Tensor self, int dim, Tensor index) -> Tensor`.
+
+    self: index_select_backward(grad, self.sizes(), dim, index)
+    """
+
+    __slots__ = ('index_', 'dim_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = 'index_select'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = index_select_backward(grad, self_sizes, dim, index)
+        return (grad_self,)
+
+
+class IndexAddBackward0(Node):
+    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`.
+
+    self: grad
+    source: index_source_backward(grad, dim, index, source.sizes(), alpha)
+    """
+
+    __slots__ = ('index_', 'dim_', 'alpha_', 'source_sizes')
+    SAVED = ('index_',)
+    OP = 'index_add'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        alpha = self.alpha_
+        source_sizes = self.source_sizes
+        grad_self = None
+        grad_source = None
+        if self.needs_input_grad(0):
+            grad_self = grad
+        if self.needs_input_grad(1):
+            grad_source = index_source_backward(grad, dim, index, source_sizes, alpha)
+        return (grad_self, grad_source)
+
+
+class IndexCopyBackward0(Node):
+    """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
+
+    self: grad.index_fill(dim, index, 0)
+    source: index_source_backward(grad, dim, index, source.sizes(), 1)
+    """
+
+    __slots__ = ('index_', 'dim_', 'source_sizes')
+    SAVED = ('index_',)
+    OP = 'index_copy'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        source_sizes = self.source_sizes
+        grad_self = None
+        grad_source = None
+        if self.needs_input_grad(0):
+            grad_self = grad.index_fill(dim, index, 0)
+        if self.needs_input_grad(1):
+            grad_source = index_source_backward(grad, dim, index, source_sizes, 1)
+        return (grad_self, grad_source)
+
+
+class IndexFillBackward0(Node):
+    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+
+    self: grad.index_fill(dim, index, 0)
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = 'index_fill.int_Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.index_fill(dim, index, 0)
+        return (grad_self,)
+
+
+class IndexFillBackward1(Node):
+    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`.
+
+    self: grad.index_fill(dim, index, 0)
+    value: filled_value_backward(grad, grad.index_fill(dim, index, 0))
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = 'index_fill.int_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        grad_value = None
+        _tmp0 = grad.index_fill(dim, index, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_self = _tmp0
+        if self.needs_input_grad(1):
+            grad_value = filled_value_backward(grad, _tmp0)
+        return (grad_self, grad_value)
+
+
+class MaskedFillBackward0(Node):
+    """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
+
+    self: sum_to(grad.masked_fill(mask, 0), self.sizes())
+    """
+
+    __slots__ = ('mask_', 'self_sizes')
+    SAVED = ('mask_',)
+    OP = 'masked_fill.Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack(self)
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
+        return (grad_self,)
+
+
+class MaskedFillBackward1(Node):
+    """Backward of `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
+
+    self: sum_to(grad.masked_fill(mask, 0), self.sizes())
+    value: filled_value_backward(grad, grad.masked_fill(mask, 0))
+    """
+
+    __slots__ = ('mask_', 'self_sizes')
+    SAVED = ('mask_',)
+    OP = 'masked_fill.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack(self)
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_value = None
+        _tmp0 = grad.masked_fill(mask, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(_tmp0, self_sizes)
+        if self.needs_input_grad(1):
+            grad_value = filled_value_backward(grad, _tmp0)
+        return (grad_self, grad_value)
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
+
+    self: masked_select_backward(grad, self.sizes(), mask)
+    """
+
+    __slots__ = ('mask_', 'self_sizes')
+    SAVED = ('mask_',)
+    OP = 'masked_select'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack(self)
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = masked_select_backward(grad, self_sizes, mask)
+        return (grad_self,)
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`.
+
+    self: sum_to(grad.masked_fill(mask, 0), self.sizes())
+    source: masked_scatter_source_backward(grad, mask, source.sizes())
+    """
+
+    __slots__ = ('mask_', 'self_sizes', 'source_sizes')
+    SAVED = ('mask_',)
+    OP = 'masked_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack(self)
+        self_sizes = self.self_sizes
+        source_sizes = self.source_sizes
+        grad_self = None
+        grad_source = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
+        if self.needs_input_grad(1):
+            grad_source = masked_scatter_source_backward(grad, mask, source_sizes)
+        return (grad_self, grad_source)
+
+
+class TakeBackward0(Node):
+    """Backward of `take(Tensor self, Tensor index) -> Tensor`.
+
+    self: take_backward(grad, self.sizes(), index)
+    """
+
+    __slots__ = ('index_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = 'take'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = take_backward(grad, self_sizes, index)
+        return (grad_self,)
+
+
+class IndexBackward0(Node):
+    """Backward of `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+
+    self: index_backward(grad, self.sizes(), indices)
+    """
+
+    __slots__ = ('indices_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'index.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = index_backward(grad, self_sizes, indices)
+        return (grad_self,)
+
+
+class IndexPutBackward0(Node):
+    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+
+    self: index_put_self_backward(grad, indices, accumulate)
+    values: index_put_values_backward(grad, indices, values.sizes())
+    """
+
+    __slots__ = ('indices_', 'accumulate_', 'values_sizes')
+    SAVED = ('indices_',)
+    OP = 'index_put'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        accumulate = self.accumulate_
+        values_sizes = self.values_sizes
+        grad_self = None
+        grad_values = None
+        if self.needs_input_grad(0):
+            grad_self = index_put_self_backward(grad, indices, accumulate)
+        if self.needs_input_grad(1):
+            grad_values = index_put_values_backward(grad, indices, values_sizes)
+        return (grad_self, grad_values)

@@ -67,11 +67,19 @@ from tensorplay._generated.autograd_nodes import (
     FmodBackward0,
     FracBackward0,
     GatherAlongBackward0,
+    GatherBackward0,
     GeluBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
     HypotBackward0,
+    IndexAddBackward0,
+    IndexBackward0,
+    IndexCopyBackward0,
+    IndexFillBackward0,
+    IndexFillBackward1,
+    IndexPutBackward0,
+    IndexSelectBackward0,
     KthvalueBackward0,
     LeakyReluBackward0,
     LerpBackward0,
@@ -83,6 +91,10 @@ from tensorplay._generated.autograd_nodes import (
     LogBackward0,
     LogitBackward0,
     LogsumexpBackward0,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaskedScatterBackward0,
+    MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -117,6 +129,12 @@ from tensorplay._generated.autograd_nodes import (
     RoundBackward1,
     RsqrtBackward0,
     ScatterAddAlongBackward0,
+    ScatterAddBackward0,
+    ScatterBackward0,
+    ScatterBackward1,
+    ScatterBackward2,
+    ScatterBackward3,
+    ScatterReduceBackward0,
     SelectBackward0,
     SigmoidBackward0,
     SignBackward0,
@@ -134,6 +152,7 @@ from tensorplay._generated.autograd_nodes import (
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TakeBackward0,
     TanBackward0,
     TanhBackward0,
     ThresholdBackward0,
@@ -352,6 +371,39 @@ from tensorplay._generated.functional import (
     _h_repeat,
     _h_repeat_interleave_self_int,
     _h_repeat_interleave_self_Tensor,
+    _h_gather,
+    _h_scatter_src,
+    _h_scatter_value,
+    _h_scatter_reduce,
+    _h_scatter_value_reduce,
+    _h_scatter__src,
+    _h_scatter__value,
+    _h_scatter__reduce,
+    _h_scatter__value_reduce,
+    _h_scatter_add,
+    _h_scatter_add_,
+    _h_scatter_reduce_two,
+    _h_scatter_reduce__two,
+    _h_index_select,
+    _h_index_add,
+    _h_index_add_,
+    _h_index_copy,
+    _h_index_copy_,
+    _h_index_fill_int_Scalar,
+    _h_index_fill_int_Tensor,
+    _h_index_fill__int_Scalar,
+    _h_index_fill__int_Tensor,
+    _h_masked_fill_Scalar,
+    _h_masked_fill_Tensor,
+    _h_masked_fill__Scalar,
+    _h_masked_fill__Tensor,
+    _h_masked_select,
+    _h_masked_scatter,
+    _h_masked_scatter_,
+    _h_take,
+    _h_index_Tensor,
+    _h_index_put,
+    _h_index_put_,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -897,7 +949,11 @@ def as_strided(ks, self, size, stride, storage_offset):
         return _h_as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     node = AsStridedBackward0()
     node.set_next_edges(collect_next_edges(self))
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
     with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
         result = _h_as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     set_history(result, node)
     return result
@@ -3081,6 +3137,467 @@ def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
     return result
 
 
+def gather(ks, self, dim, index, sparse_grad):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+    node = GatherBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+    set_history(result, node)
+    return result
+
+
+def scatter_src(ks, self, dim, index, src):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    node = ScatterBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.src_sizes = src._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    set_history(result, node)
+    return result
+
+
+def scatter_value(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    node = ScatterBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    set_history(result, node)
+    return result
+
+
+def scatter_reduce(ks, self, dim, index, src, reduce):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    node = ScatterBackward2()
+    node.set_next_edges(collect_next_edges(self, src))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    set_history(result, node)
+    return result
+
+
+def scatter_value_reduce(ks, self, dim, index, value, reduce):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_scatter_value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+    node = ScatterBackward3()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_scatter_value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+    set_history(result, node)
+    return result
+
+
+def scatter__src(ks, self, dim, index, src):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    check_inplace(self, 'scatter_.src')
+    node = ScatterBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.src_sizes = src._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    rebase_history(self, node)
+    return result
+
+
+def scatter__value(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    check_inplace(self, 'scatter_.value')
+    node = ScatterBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    rebase_history(self, node)
+    return result
+
+
+def scatter__reduce(ks, self, dim, index, src, reduce):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    check_inplace(self, 'scatter_.reduce')
+    node = ScatterBackward2()
+    node.set_next_edges(collect_next_edges(self, src))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    rebase_history(self, node)
+    return result
+
+
+def scatter__value_reduce(ks, self, dim, index, value, reduce):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_scatter__value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+    check_inplace(self, 'scatter_.value_reduce')
+    node = ScatterBackward3()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_scatter__value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+    rebase_history(self, node)
+    return result
+
+
+def scatter_add(ks, self, dim, index, src):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    node = ScatterAddBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.src_sizes = src._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index if src._impl.requires_grad else None, False)
+        result = _h_scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    set_history(result, node)
+    return result
+
+
+def scatter_add_(ks, self, dim, index, src):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    check_inplace(self, 'scatter_add_')
+    node = ScatterAddBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.src_sizes = src._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index if src._impl.requires_grad else None, False)
+        result = _h_scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    rebase_history(self, node)
+    return result
+
+
+def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_reduce_two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+    node = ScatterReduceBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.index_ = SavedVariable(index, False)
+        node.src_ = SavedVariable(src, False)
+        result = _h_scatter_reduce_two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
+    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+        return _h_scatter_reduce__two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+    check_inplace(self, 'scatter_reduce_.two')
+    node = ScatterReduceBackward0()
+    node.set_next_edges(collect_next_edges(self, src))
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        node.src_ = SavedVariable(src, False)
+        result = _h_scatter_reduce__two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def index_select(ks, self, dim, index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    node = IndexSelectBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    set_history(result, node)
+    return result
+
+
+def index_add(ks, self, dim, index, source, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    node = IndexAddBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.dim_ = dim
+    node.alpha_ = alpha
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index if source._impl.requires_grad else None, False)
+        result = _h_index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    set_history(result, node)
+    return result
+
+
+def index_add_(ks, self, dim, index, source, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    check_inplace(self, 'index_add_')
+    node = IndexAddBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.dim_ = dim
+    node.alpha_ = alpha
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index if source._impl.requires_grad else None, False)
+        result = _h_index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def index_copy(ks, self, dim, index, source):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    node = IndexCopyBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.dim_ = dim
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    set_history(result, node)
+    return result
+
+
+def index_copy_(ks, self, dim, index, source):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    check_inplace(self, 'index_copy_')
+    node = IndexCopyBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.dim_ = dim
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    rebase_history(self, node)
+    return result
+
+
+def index_fill_int_Scalar(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    node = IndexFillBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    set_history(result, node)
+    return result
+
+
+def index_fill_int_Tensor(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+        return _h_index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    node = IndexFillBackward1()
+    node.set_next_edges(collect_next_edges(self, value))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    set_history(result, node)
+    return result
+
+
+def index_fill__int_Scalar(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    check_inplace(self, 'index_fill_.int_Scalar')
+    node = IndexFillBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    rebase_history(self, node)
+    return result
+
+
+def index_fill__int_Tensor(ks, self, dim, index, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+        return _h_index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    check_inplace(self, 'index_fill_.int_Tensor')
+    node = IndexFillBackward1()
+    node.set_next_edges(collect_next_edges(self, value))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    rebase_history(self, node)
+    return result
+
+
+def masked_fill_Scalar(ks, self, mask, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    node = MaskedFillBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    set_history(result, node)
+    return result
+
+
+def masked_fill_Tensor(ks, self, mask, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+        return _h_masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    node = MaskedFillBackward1()
+    node.set_next_edges(collect_next_edges(self, value))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    set_history(result, node)
+    return result
+
+
+def masked_fill__Scalar(ks, self, mask, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    check_inplace(self, 'masked_fill_.Scalar')
+    node = MaskedFillBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    rebase_history(self, node)
+    return result
+
+
+def masked_fill__Tensor(ks, self, mask, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+        return _h_masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    check_inplace(self, 'masked_fill_.Tensor')
+    node = MaskedFillBackward1()
+    node.set_next_edges(collect_next_edges(self, value))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    rebase_history(self, node)
+    return result
+
+
+def masked_select(ks, self, mask):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+    node = MaskedSelectBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+    set_history(result, node)
+    return result
+
+
+def masked_scatter(ks, self, mask, source):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    node = MaskedScatterBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.self_sizes = self._impl.sizes
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    set_history(result, node)
+    return result
+
+
+def masked_scatter_(ks, self, mask, source):
+    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+        return _h_masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    check_inplace(self, 'masked_scatter_')
+    node = MaskedScatterBackward0()
+    node.set_next_edges(collect_next_edges(self, source))
+    node.self_sizes = self._impl.sizes
+    node.source_sizes = source._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mask_ = SavedVariable(mask, False)
+        result = _h_masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    rebase_history(self, node)
+    return result
+
+
+def take(ks, self, index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+    node = TakeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h_take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+    set_history(result, node)
+    return result
+
+
+def index_Tensor(ks, self, indices):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+    node = IndexBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariableList(indices, False)
+        result = _h_index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+    set_history(result, node)
+    return result
+
+
+def index_put(ks, self, indices, values, accumulate):
+    if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
+        return _h_index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    node = IndexPutBackward0()
+    node.set_next_edges(collect_next_edges(self, values))
+    node.accumulate_ = accumulate
+    node.values_sizes = values._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariableList(indices, False)
+        result = _h_index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    set_history(result, node)
+    return result
+
+
+def index_put_(ks, self, indices, values, accumulate):
+    if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
+        return _h_index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    check_inplace(self, 'index_put_')
+    node = IndexPutBackward0()
+    node.set_next_edges(collect_next_edges(self, values))
+    node.accumulate_ = accumulate
+    node.values_sizes = values._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariableList(indices, False)
+        result = _h_index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -3284,4 +3801,37 @@ WRAPPERS = {
     'repeat': repeat,
     'repeat_interleave.self_int': repeat_interleave_self_int,
     'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
+    'gather': gather,
+    'scatter.src': scatter_src,
+    'scatter.value': scatter_value,
+    'scatter.reduce': scatter_reduce,
+    'scatter.value_reduce': scatter_value_reduce,
+    'scatter_.src': scatter__src,
+    'scatter_.value': scatter__value,
+    'scatter_.reduce': scatter__reduce,
+    'scatter_.value_reduce': scatter__value_reduce,
+    'scatter_add': scatter_add,
+    'scatter_add_': scatter_add_,
+    'scatter_reduce.two': scatter_reduce_two,
+    'scatter_reduce_.two': scatter_reduce__two,
+    'index_select': index_select,
+    'index_add': index_add,
+    'index_add_': index_add_,
+    'index_copy': index_copy,
+    'index_copy_': index_copy_,
+    'index_fill.int_Scalar': index_fill_int_Scalar,
+    'index_fill.int_Tensor': index_fill_int_Tensor,
+    'index_fill_.int_Scalar': index_fill__int_Scalar,
+    'index_fill_.int_Tensor': index_fill__int_Tensor,
+    'masked_fill.Scalar': masked_fill_Scalar,
+    'masked_fill.Tensor': masked_fill_Tensor,
+    'masked_fill_.Scalar': masked_fill__Scalar,
+    'masked_fill_.Tensor': masked_fill__Tensor,
+    'masked_select': masked_select,
+    'masked_scatter': masked_scatter,
+    'masked_scatter_': masked_scatter_,
+    'take': take,
+    'index.Tensor': index_Tensor,
+    'index_put': index_put,
+    'index_put_': index_put_,
 }

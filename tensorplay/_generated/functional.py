@@ -3491,6 +3491,406 @@ def _op_broadcast_tensors(tensors):
     return _h_broadcast_tensors.call(ks, tensors)
 
 
+_h_gather = dispatcher.find("gather")
+
+def _op_gather(self, dim, index, sparse_grad):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_gather, ks, (self, dim, index, sparse_grad))
+    return _h_gather.call(ks, self, dim, index, sparse_grad)
+
+
+_h_scatter_src = dispatcher.find("scatter.src")
+
+def _op_scatter_src(self, dim, index, src):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_src, ks, (self, dim, index, src))
+    return _h_scatter_src.call(ks, self, dim, index, src)
+
+
+_h_scatter_value = dispatcher.find("scatter.value")
+
+def _op_scatter_value(self, dim, index, value):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_value, ks, (self, dim, index, value))
+    return _h_scatter_value.call(ks, self, dim, index, value)
+
+
+_h_scatter_reduce = dispatcher.find("scatter.reduce")
+
+def _op_scatter_reduce(self, dim, index, src, reduce):
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_reduce, ks, (self, dim, index, src, reduce))
+    return _h_scatter_reduce.call(ks, self, dim, index, src, reduce)
+
+
+_h_scatter_value_reduce = dispatcher.find("scatter.value_reduce")
+
+def _op_scatter_value_reduce(self, dim, index, value, reduce):
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_value_reduce, ks, (self, dim, index, value, reduce))
+    return _h_scatter_value_reduce.call(ks, self, dim, index, value, reduce)
+
+
+_h_scatter__src = dispatcher.find("scatter_.src")
+
+def _op_scatter__src(self, dim, index, src):
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter__src, ks, (self, dim, index, src))
+    return _h_scatter__src.call(ks, self, dim, index, src)
+
+
+_h_scatter__value = dispatcher.find("scatter_.value")
+
+def _op_scatter__value(self, dim, index, value):
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter__value, ks, (self, dim, index, value))
+    return _h_scatter__value.call(ks, self, dim, index, value)
+
+
+_h_scatter__reduce = dispatcher.find("scatter_.reduce")
+
+def _op_scatter__reduce(self, dim, index, src, reduce):
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter__reduce, ks, (self, dim, index, src, reduce))
+    return _h_scatter__reduce.call(ks, self, dim, index, src, reduce)
+
+
+_h_scatter__value_reduce = dispatcher.find("scatter_.value_reduce")
+
+def _op_scatter__value_reduce(self, dim, index, value, reduce):
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter__value_reduce, ks, (self, dim, index, value, reduce))
+    return _h_scatter__value_reduce.call(ks, self, dim, index, value, reduce)
+
+
+_h_scatter_add = dispatcher.find("scatter_add")
+
+def _op_scatter_add(self, dim, index, src):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_add, ks, (self, dim, index, src))
+    return _h_scatter_add.call(ks, self, dim, index, src)
+
+
+_h_scatter_add_ = dispatcher.find("scatter_add_")
+
+def _op_scatter_add_(self, dim, index, src):
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_add_, ks, (self, dim, index, src))
+    return _h_scatter_add_.call(ks, self, dim, index, src)
+
+
+_h_scatter_reduce_two = dispatcher.find("scatter_reduce.two")
+
+def _op_scatter_reduce_two(self, dim, index, src, reduce, include_self):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_reduce_two, ks, (self, dim, index, src, reduce, include_self))
+    return _h_scatter_reduce_two.call(ks, self, dim, index, src, reduce, include_self)
+
+
+_h_scatter_reduce__two = dispatcher.find("scatter_reduce_.two")
+
+def _op_scatter_reduce__two(self, dim, index, src, reduce, include_self):
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    if observers.active:
+        return observed(_h_scatter_reduce__two, ks, (self, dim, index, src, reduce, include_self))
+    return _h_scatter_reduce__two.call(ks, self, dim, index, src, reduce, include_self)
+
+
+_h_index_select = dispatcher.find("index_select")
+
+def _op_index_select(self, dim, index):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_index_select, ks, (self, dim, index))
+    return _h_index_select.call(ks, self, dim, index)
+
+
+_h_index_add = dispatcher.find("index_add")
+
+def _op_index_add(self, dim, index, source, alpha):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_index_add, ks, (self, dim, index, source, alpha))
+    return _h_index_add.call(ks, self, dim, index, source, alpha)
+
+
+_h_index_add_ = dispatcher.find("index_add_")
+
+def _op_index_add_(self, dim, index, source, alpha):
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_index_add_, ks, (self, dim, index, source, alpha))
+    return _h_index_add_.call(ks, self, dim, index, source, alpha)
+
+
+_h_index_copy = dispatcher.find("index_copy")
+
+def _op_index_copy(self, dim, index, source):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_index_copy, ks, (self, dim, index, source))
+    return _h_index_copy.call(ks, self, dim, index, source)
+
+
+_h_index_copy_ = dispatcher.find("index_copy_")
+
+def _op_index_copy_(self, dim, index, source):
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_index_copy_, ks, (self, dim, index, source))
+    return _h_index_copy_.call(ks, self, dim, index, source)
+
+
+_h_index_fill_int_Scalar = dispatcher.find("index_fill.int_Scalar")
+
+def _op_index_fill_int_Scalar(self, dim, index, value):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_index_fill_int_Scalar, ks, (self, dim, index, value))
+    return _h_index_fill_int_Scalar.call(ks, self, dim, index, value)
+
+
+_h_index_fill_int_Tensor = dispatcher.find("index_fill.int_Tensor")
+
+def _op_index_fill_int_Tensor(self, dim, index, value):
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set() | value._impl.key_set()
+    if observers.active:
+        return observed(_h_index_fill_int_Tensor, ks, (self, dim, index, value))
+    return _h_index_fill_int_Tensor.call(ks, self, dim, index, value)
+
+
+_h_index_fill__int_Scalar = dispatcher.find("index_fill_.int_Scalar")
+
+def _op_index_fill__int_Scalar(self, dim, index, value):
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_index_fill__int_Scalar, ks, (self, dim, index, value))
+    return _h_index_fill__int_Scalar.call(ks, self, dim, index, value)
+
+
+_h_index_fill__int_Tensor = dispatcher.find("index_fill_.int_Tensor")
+
+def _op_index_fill__int_Tensor(self, dim, index, value):
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    ks = self._impl.key_set() | index._impl.key_set() | value._impl.key_set()
+    if observers.active:
+        return observed(_h_index_fill__int_Tensor, ks, (self, dim, index, value))
+    return _h_index_fill__int_Tensor.call(ks, self, dim, index, value)
+
+
+_h_masked_fill_Scalar = dispatcher.find("masked_fill.Scalar")
+
+def _op_masked_fill_Scalar(self, mask, value):
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
+    ks = self._impl.key_set() | mask._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_fill_Scalar, ks, (self, mask, value))
+    return _h_masked_fill_Scalar.call(ks, self, mask, value)
+
+
+_h_masked_fill_Tensor = dispatcher.find("masked_fill.Tensor")
+
+def _op_masked_fill_Tensor(self, mask, value):
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    ks = self._impl.key_set() | mask._impl.key_set() | value._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_fill_Tensor, ks, (self, mask, value))
+    return _h_masked_fill_Tensor.call(ks, self, mask, value)
+
+
+_h_masked_fill__Scalar = dispatcher.find("masked_fill_.Scalar")
+
+def _op_masked_fill__Scalar(self, mask, value):
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mask._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_fill__Scalar, ks, (self, mask, value))
+    return _h_masked_fill__Scalar.call(ks, self, mask, value)
+
+
+_h_masked_fill__Tensor = dispatcher.find("masked_fill_.Tensor")
+
+def _op_masked_fill__Tensor(self, mask, value):
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mask._impl.key_set() | value._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_fill__Tensor, ks, (self, mask, value))
+    return _h_masked_fill__Tensor.call(ks, self, mask, value)
+
+
+_h_masked_select = dispatcher.find("masked_select")
+
+def _op_masked_select(self, mask):
+    """masked_select(Tensor self, Tensor mask) -> Tensor"""
+    ks = self._impl.key_set() | mask._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_select, ks, (self, mask))
+    return _h_masked_select.call(ks, self, mask)
+
+
+_h_masked_scatter = dispatcher.find("masked_scatter")
+
+def _op_masked_scatter(self, mask, source):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    ks = self._impl.key_set() | mask._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_scatter, ks, (self, mask, source))
+    return _h_masked_scatter.call(ks, self, mask, source)
+
+
+_h_masked_scatter_ = dispatcher.find("masked_scatter_")
+
+def _op_masked_scatter_(self, mask, source):
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mask._impl.key_set() | source._impl.key_set()
+    if observers.active:
+        return observed(_h_masked_scatter_, ks, (self, mask, source))
+    return _h_masked_scatter_.call(ks, self, mask, source)
+
+
+_h_take = dispatcher.find("take")
+
+def _op_take(self, index):
+    """take(Tensor self, Tensor index) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h_take, ks, (self, index))
+    return _h_take.call(ks, self, index)
+
+
+_h_take_along_dim = dispatcher.find("take_along_dim")
+
+def _op_take_along_dim(self, indices, dim):
+    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor"""
+    ks = self._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_take_along_dim, ks, (self, indices, dim))
+    return _h_take_along_dim.call(ks, self, indices, dim)
+
+
+_h_nonzero = dispatcher.find("nonzero")
+
+def _op_nonzero(self):
+    """nonzero(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nonzero, ks, (self,))
+    return _h_nonzero.call(ks, self)
+
+
+_h_nonzero_as_tuple = dispatcher.find("nonzero.as_tuple")
+
+def _op_nonzero_as_tuple(self, as_tuple):
+    """nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nonzero_as_tuple, ks, (self, as_tuple))
+    return _h_nonzero_as_tuple.call(ks, self, as_tuple)
+
+
+_h_where = dispatcher.find("where")
+
+def _op_where(condition):
+    """where(Tensor condition) -> Tensor[]"""
+    ks = condition._impl.key_set()
+    if observers.active:
+        return observed(_h_where, ks, (condition,))
+    return _h_where.call(ks, condition)
+
+
+_h__unique2 = dispatcher.find("_unique2")
+
+def _op__unique2(self, sorted, return_inverse, return_counts):
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__unique2, ks, (self, sorted, return_inverse, return_counts))
+    return _h__unique2.call(ks, self, sorted, return_inverse, return_counts)
+
+
+_h_unique_dim = dispatcher.find("unique_dim")
+
+def _op_unique_dim(self, dim, sorted, return_inverse, return_counts):
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unique_dim, ks, (self, dim, sorted, return_inverse, return_counts))
+    return _h_unique_dim.call(ks, self, dim, sorted, return_inverse, return_counts)
+
+
+_h_unique = dispatcher.find("unique")
+
+def _op_unique(self, sorted, return_inverse, return_counts, dim):
+    """unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unique, ks, (self, sorted, return_inverse, return_counts, dim))
+    return _h_unique.call(ks, self, sorted, return_inverse, return_counts, dim)
+
+
+_h_index_Tensor = dispatcher.find("index.Tensor")
+
+def _op_index_Tensor(self, indices):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    ks = self._impl.key_set() | keyset_list([t for t in indices if t is not None])
+    if observers.active:
+        return observed(_h_index_Tensor, ks, (self, indices))
+    return _h_index_Tensor.call(ks, self, indices)
+
+
+_h_index_put = dispatcher.find("index_put")
+
+def _op_index_put(self, indices, values, accumulate):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    ks = self._impl.key_set() | keyset_list([t for t in indices if t is not None]) | values._impl.key_set()
+    if observers.active:
+        return observed(_h_index_put, ks, (self, indices, values, accumulate))
+    return _h_index_put.call(ks, self, indices, values, accumulate)
+
+
+_h_index_put_ = dispatcher.find("index_put_")
+
+def _op_index_put_(self, indices, values, accumulate):
+    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    ks = self._impl.key_set() | keyset_list([t for t in indices if t is not None]) | values._impl.key_set()
+    if observers.active:
+        return observed(_h_index_put_, ks, (self, indices, values, accumulate))
+    return _h_index_put_.call(ks, self, indices, values, accumulate)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -3771,29 +4171,64 @@ def xlog1py(self, other):
     return _op_xlog1py_Tensor(self, other)
 
 
-def where(condition, self, other):
+def _match_where_self(condition, self, other):
+    if isinstance(condition, Tensor) and isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (condition, self, other,)
+    return None
+
+def _fd_where_self(condition, self, other):
+    if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
+    if not isinstance(self, Tensor): bad_arg('where', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('where', 'other', 'Tensor', other)
+    return _op_where_self(condition, self, other)
+
+def _match_where_ScalarOther(condition, self, other):
+    if isinstance(condition, Tensor) and isinstance(self, Tensor) and is_number(other):
+        return (condition, self, other,)
+    return None
+
+def _fd_where_ScalarOther(condition, self, other):
+    if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
+    if not isinstance(self, Tensor): bad_arg('where', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('where', 'other', other)
+    return _op_where_ScalarOther(condition, self, other)
+
+def _match_where_ScalarSelf(condition, self, other):
+    if isinstance(condition, Tensor) and is_number(self) and isinstance(other, Tensor):
+        return (condition, self, other,)
+    return None
+
+def _fd_where_ScalarSelf(condition, self, other):
+    if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
+    if type(self) not in SCALAR_TYPES: self = as_scalar('where', 'self', self)
+    if not isinstance(other, Tensor): bad_arg('where', 'other', 'Tensor', other)
+    return _op_where_ScalarSelf(condition, self, other)
+
+def _match_where(condition):
+    if isinstance(condition, Tensor):
+        return (condition,)
+    return None
+
+def _fd_where(condition):
+    if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
+    return _op_where(condition)
+
+def where(*args, **kwargs):
     """self where condition is True, other elsewhere.
     
     where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
     where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
     where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
+    where(Tensor condition) -> Tensor[]
     """
-    if isinstance(self, Tensor) and isinstance(other, Tensor):  # where.self
-        if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
-        if not isinstance(self, Tensor): bad_arg('where', 'self', 'Tensor', self)
-        if not isinstance(other, Tensor): bad_arg('where', 'other', 'Tensor', other)
-        return _op_where_self(condition, self, other)
-    if isinstance(self, Tensor) and is_number(other):  # where.ScalarOther
-        if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
-        if not isinstance(self, Tensor): bad_arg('where', 'self', 'Tensor', self)
-        if type(other) not in SCALAR_TYPES: other = as_scalar('where', 'other', other)
-        return _op_where_ScalarOther(condition, self, other)
-    if is_number(self) and isinstance(other, Tensor):  # where.ScalarSelf
-        if not isinstance(condition, Tensor): bad_arg('where', 'condition', 'Tensor', condition)
-        if type(self) not in SCALAR_TYPES: self = as_scalar('where', 'self', self)
-        if not isinstance(other, Tensor): bad_arg('where', 'other', 'Tensor', other)
-        return _op_where_ScalarSelf(condition, self, other)
-    no_overload('where', ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor',), (condition, self, other,), {})
+    for match, run in ((_match_where_self, _fd_where_self), (_match_where_ScalarOther, _fd_where_ScalarOther), (_match_where_ScalarSelf, _fd_where_ScalarSelf), (_match_where, _fd_where)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('where', ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]',), args, kwargs)
 
 
 def eq(self, other):
@@ -6876,6 +7311,481 @@ def broadcast_tensors(*tensors, **kwargs):
     return _op_broadcast_tensors(tensors)
 
 
+def gather(self, dim, index, *, sparse_grad=False):
+    """out[i][j] = self[index[i][j]][j] (dim=0); index is int64 and as large as self at most.
+    
+    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('gather', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('gather', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('gather', 'index', 'Tensor', index)
+    if type(sparse_grad) is not _b.bool: sparse_grad = as_bool('gather', 'sparse_grad', sparse_grad)
+    return _op_gather(self, dim, index, sparse_grad)
+
+
+def _match_scatter_src(self, dim, index, src):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and isinstance(src, Tensor):
+        return (self, dim, index, src,)
+    return None
+
+def _fd_scatter_src(self, dim, index, src):
+    if not isinstance(self, Tensor): bad_arg('scatter', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter', 'src', 'Tensor', src)
+    return _op_scatter_src(self, dim, index, src)
+
+def _match_scatter_value(self, dim, index, value):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value):
+        return (self, dim, index, value,)
+    return None
+
+def _fd_scatter_value(self, dim, index, value):
+    if not isinstance(self, Tensor): bad_arg('scatter', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter', 'index', 'Tensor', index)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('scatter', 'value', value)
+    return _op_scatter_value(self, dim, index, value)
+
+def _match_scatter_reduce(self, dim, index, src, *, reduce):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and isinstance(src, Tensor) and isinstance(reduce, _b.str):
+        return (self, dim, index, src, reduce,)
+    return None
+
+def _fd_scatter_reduce(self, dim, index, src, reduce):
+    if not isinstance(self, Tensor): bad_arg('scatter', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter', 'src', 'Tensor', src)
+    if type(reduce) is not _b.str: bad_arg('scatter', 'reduce', 'str', reduce)
+    return _op_scatter_reduce(self, dim, index, src, reduce)
+
+def _match_scatter_value_reduce(self, dim, index, value, *, reduce):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value) and isinstance(reduce, _b.str):
+        return (self, dim, index, value, reduce,)
+    return None
+
+def _fd_scatter_value_reduce(self, dim, index, value, reduce):
+    if not isinstance(self, Tensor): bad_arg('scatter', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter', 'index', 'Tensor', index)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('scatter', 'value', value)
+    if type(reduce) is not _b.str: bad_arg('scatter', 'reduce', 'str', reduce)
+    return _op_scatter_value_reduce(self, dim, index, value, reduce)
+
+def scatter(*args, **kwargs):
+    """A copy of self with out[index[i][j]][j] = src[i][j] (dim=0); the inverse of gather.
+    
+    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+    scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+    scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+    """
+    for match, run in ((_match_scatter_src, _fd_scatter_src), (_match_scatter_value, _fd_scatter_value), (_match_scatter_reduce, _fd_scatter_reduce), (_match_scatter_value_reduce, _fd_scatter_value_reduce)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('scatter', ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor',), args, kwargs)
+
+
+def _match_scatter__src(self, dim, index, src):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and isinstance(src, Tensor):
+        return (self, dim, index, src,)
+    return None
+
+def _fd_scatter__src(self, dim, index, src):
+    if not isinstance(self, Tensor): bad_arg('scatter_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_', 'src', 'Tensor', src)
+    return _op_scatter__src(self, dim, index, src)
+
+def _match_scatter__value(self, dim, index, value):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value):
+        return (self, dim, index, value,)
+    return None
+
+def _fd_scatter__value(self, dim, index, value):
+    if not isinstance(self, Tensor): bad_arg('scatter_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_', 'index', 'Tensor', index)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('scatter_', 'value', value)
+    return _op_scatter__value(self, dim, index, value)
+
+def _match_scatter__reduce(self, dim, index, src, *, reduce):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and isinstance(src, Tensor) and isinstance(reduce, _b.str):
+        return (self, dim, index, src, reduce,)
+    return None
+
+def _fd_scatter__reduce(self, dim, index, src, reduce):
+    if not isinstance(self, Tensor): bad_arg('scatter_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_', 'src', 'Tensor', src)
+    if type(reduce) is not _b.str: bad_arg('scatter_', 'reduce', 'str', reduce)
+    return _op_scatter__reduce(self, dim, index, src, reduce)
+
+def _match_scatter__value_reduce(self, dim, index, value, *, reduce):
+    if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value) and isinstance(reduce, _b.str):
+        return (self, dim, index, value, reduce,)
+    return None
+
+def _fd_scatter__value_reduce(self, dim, index, value, reduce):
+    if not isinstance(self, Tensor): bad_arg('scatter_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_', 'index', 'Tensor', index)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('scatter_', 'value', value)
+    if type(reduce) is not _b.str: bad_arg('scatter_', 'reduce', 'str', reduce)
+    return _op_scatter__value_reduce(self, dim, index, value, reduce)
+
+def scatter_(*args, **kwargs):
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+    scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+    scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+    """
+    for match, run in ((_match_scatter__src, _fd_scatter__src), (_match_scatter__value, _fd_scatter__value), (_match_scatter__reduce, _fd_scatter__reduce), (_match_scatter__value_reduce, _fd_scatter__value_reduce)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('scatter_', ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', 'scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)',), args, kwargs)
+
+
+def scatter_add(self, dim, index, src):
+    """A copy of self with out[index[i][j]][j] += src[i][j] (dim=0); repeated indices add up.
+    
+    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('scatter_add', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_add', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_add', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_add', 'src', 'Tensor', src)
+    return _op_scatter_add(self, dim, index, src)
+
+
+def scatter_add_(self, dim, index, src):
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('scatter_add_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_add_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_add_', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_add_', 'src', 'Tensor', src)
+    return _op_scatter_add_(self, dim, index, src)
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    """scatter with a reduction ("sum", "prod", "mean", "amax", "amin") of everything sent to one place.
+    
+    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('scatter_reduce', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_reduce', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_reduce', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_reduce', 'src', 'Tensor', src)
+    if type(reduce) is not _b.str: bad_arg('scatter_reduce', 'reduce', 'str', reduce)
+    if type(include_self) is not _b.bool: include_self = as_bool('scatter_reduce', 'include_self', include_self)
+    return _op_scatter_reduce_two(self, dim, index, src, reduce, include_self)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('scatter_reduce_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('scatter_reduce_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('scatter_reduce_', 'index', 'Tensor', index)
+    if not isinstance(src, Tensor): bad_arg('scatter_reduce_', 'src', 'Tensor', src)
+    if type(reduce) is not _b.str: bad_arg('scatter_reduce_', 'reduce', 'str', reduce)
+    if type(include_self) is not _b.bool: include_self = as_bool('scatter_reduce_', 'include_self', include_self)
+    return _op_scatter_reduce__two(self, dim, index, src, reduce, include_self)
+
+
+def index_select(self, dim, index):
+    """The slices of self at positions `index` (a vector) along `dim`.
+    
+    index_select(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('index_select', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('index_select', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('index_select', 'index', 'Tensor', index)
+    return _op_index_select(self, dim, index)
+
+
+def index_add(self, dim, index, source, *, alpha=1):
+    """A copy of self with alpha * source[j] added to slice index[j] along dim (repeats add up).
+    
+    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('index_add', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('index_add', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('index_add', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor): bad_arg('index_add', 'source', 'Tensor', source)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('index_add', 'alpha', alpha)
+    return _op_index_add(self, dim, index, source, alpha)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('index_add_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('index_add_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('index_add_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor): bad_arg('index_add_', 'source', 'Tensor', source)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('index_add_', 'alpha', alpha)
+    return _op_index_add_(self, dim, index, source, alpha)
+
+
+def index_copy(self, dim, index, source):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('index_copy', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('index_copy', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('index_copy', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor): bad_arg('index_copy', 'source', 'Tensor', source)
+    return _op_index_copy(self, dim, index, source)
+
+
+def index_copy_(self, dim, index, source):
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('index_copy_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('index_copy_', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('index_copy_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor): bad_arg('index_copy_', 'source', 'Tensor', source)
+    return _op_index_copy_(self, dim, index, source)
+
+
+def index_fill(self, dim, index, value):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+    """
+    if is_number(value):  # index_fill.int_Scalar
+        if not isinstance(self, Tensor): bad_arg('index_fill', 'self', 'Tensor', self)
+        if type(dim) is not _b.int: dim = as_int('index_fill', 'dim', dim)
+        if not isinstance(index, Tensor): bad_arg('index_fill', 'index', 'Tensor', index)
+        if type(value) not in SCALAR_TYPES: value = as_scalar('index_fill', 'value', value)
+        return _op_index_fill_int_Scalar(self, dim, index, value)
+    if isinstance(value, Tensor):  # index_fill.int_Tensor
+        if not isinstance(self, Tensor): bad_arg('index_fill', 'self', 'Tensor', self)
+        if type(dim) is not _b.int: dim = as_int('index_fill', 'dim', dim)
+        if not isinstance(index, Tensor): bad_arg('index_fill', 'index', 'Tensor', index)
+        if not isinstance(value, Tensor): bad_arg('index_fill', 'value', 'Tensor', value)
+        return _op_index_fill_int_Tensor(self, dim, index, value)
+    no_overload('index_fill', ('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor',), (self, dim, index, value,), {})
+
+
+def index_fill_(self, dim, index, value):
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+    index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
+    """
+    if is_number(value):  # index_fill_.int_Scalar
+        if not isinstance(self, Tensor): bad_arg('index_fill_', 'self', 'Tensor', self)
+        if type(dim) is not _b.int: dim = as_int('index_fill_', 'dim', dim)
+        if not isinstance(index, Tensor): bad_arg('index_fill_', 'index', 'Tensor', index)
+        if type(value) not in SCALAR_TYPES: value = as_scalar('index_fill_', 'value', value)
+        return _op_index_fill__int_Scalar(self, dim, index, value)
+    if isinstance(value, Tensor):  # index_fill_.int_Tensor
+        if not isinstance(self, Tensor): bad_arg('index_fill_', 'self', 'Tensor', self)
+        if type(dim) is not _b.int: dim = as_int('index_fill_', 'dim', dim)
+        if not isinstance(index, Tensor): bad_arg('index_fill_', 'index', 'Tensor', index)
+        if not isinstance(value, Tensor): bad_arg('index_fill_', 'value', 'Tensor', value)
+        return _op_index_fill__int_Tensor(self, dim, index, value)
+    no_overload('index_fill_', ('index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)',), (self, dim, index, value,), {})
+
+
+def masked_fill(self, mask, value):
+    """value where the (broadcast) bool mask is True, self elsewhere.
+    
+    masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+    masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+    """
+    if is_number(value):  # masked_fill.Scalar
+        if not isinstance(self, Tensor): bad_arg('masked_fill', 'self', 'Tensor', self)
+        if not isinstance(mask, Tensor): bad_arg('masked_fill', 'mask', 'Tensor', mask)
+        if type(value) not in SCALAR_TYPES: value = as_scalar('masked_fill', 'value', value)
+        return _op_masked_fill_Scalar(self, mask, value)
+    if isinstance(value, Tensor):  # masked_fill.Tensor
+        if not isinstance(self, Tensor): bad_arg('masked_fill', 'self', 'Tensor', self)
+        if not isinstance(mask, Tensor): bad_arg('masked_fill', 'mask', 'Tensor', mask)
+        if not isinstance(value, Tensor): bad_arg('masked_fill', 'value', 'Tensor', value)
+        return _op_masked_fill_Tensor(self, mask, value)
+    no_overload('masked_fill', ('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor',), (self, mask, value,), {})
+
+
+def masked_fill_(self, mask, value):
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+    masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+    """
+    if is_number(value):  # masked_fill_.Scalar
+        if not isinstance(self, Tensor): bad_arg('masked_fill_', 'self', 'Tensor', self)
+        if not isinstance(mask, Tensor): bad_arg('masked_fill_', 'mask', 'Tensor', mask)
+        if type(value) not in SCALAR_TYPES: value = as_scalar('masked_fill_', 'value', value)
+        return _op_masked_fill__Scalar(self, mask, value)
+    if isinstance(value, Tensor):  # masked_fill_.Tensor
+        if not isinstance(self, Tensor): bad_arg('masked_fill_', 'self', 'Tensor', self)
+        if not isinstance(mask, Tensor): bad_arg('masked_fill_', 'mask', 'Tensor', mask)
+        if not isinstance(value, Tensor): bad_arg('masked_fill_', 'value', 'Tensor', value)
+        return _op_masked_fill__Tensor(self, mask, value)
+    no_overload('masked_fill_', ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)',), (self, mask, value,), {})
+
+
+def masked_select(self, mask):
+    """The elements where the (broadcast) bool mask is True, as a 1-D tensor (no Meta kernel - its length depends on the data).
+    
+    masked_select(Tensor self, Tensor mask) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('masked_select', 'self', 'Tensor', self)
+    if not isinstance(mask, Tensor): bad_arg('masked_select', 'mask', 'Tensor', mask)
+    return _op_masked_select(self, mask)
+
+
+def masked_scatter(self, mask, source):
+    """A copy of self whose masked positions receive source's elements in order.
+    
+    masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('masked_scatter', 'self', 'Tensor', self)
+    if not isinstance(mask, Tensor): bad_arg('masked_scatter', 'mask', 'Tensor', mask)
+    if not isinstance(source, Tensor): bad_arg('masked_scatter', 'source', 'Tensor', source)
+    return _op_masked_scatter(self, mask, source)
+
+
+def masked_scatter_(self, mask, source):
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('masked_scatter_', 'self', 'Tensor', self)
+    if not isinstance(mask, Tensor): bad_arg('masked_scatter_', 'mask', 'Tensor', mask)
+    if not isinstance(source, Tensor): bad_arg('masked_scatter_', 'source', 'Tensor', source)
+    return _op_masked_scatter_(self, mask, source)
+
+
+def take(self, index):
+    """self viewed as 1-D, indexed by `index` (negative values count from the end).
+    
+    take(Tensor self, Tensor index) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('take', 'self', 'Tensor', self)
+    if not isinstance(index, Tensor): bad_arg('take', 'index', 'Tensor', index)
+    return _op_take(self, index)
+
+
+def take_along_dim(self, indices, dim=None):
+    """gather along `dim` after broadcasting self and indices (flattened when dim is None).
+    
+    take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('take_along_dim', 'self', 'Tensor', self)
+    if not isinstance(indices, Tensor): bad_arg('take_along_dim', 'indices', 'Tensor', indices)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('take_along_dim', 'dim', dim)
+    return _op_take_along_dim(self, indices, dim)
+
+
+def _match_nonzero(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_nonzero(self):
+    if not isinstance(self, Tensor): bad_arg('nonzero', 'self', 'Tensor', self)
+    return _op_nonzero(self)
+
+def _match_nonzero_as_tuple(self, *, as_tuple):
+    if isinstance(self, Tensor) and is_bool(as_tuple):
+        return (self, as_tuple,)
+    return None
+
+def _fd_nonzero_as_tuple(self, as_tuple):
+    if not isinstance(self, Tensor): bad_arg('nonzero', 'self', 'Tensor', self)
+    if type(as_tuple) is not _b.bool: as_tuple = as_bool('nonzero', 'as_tuple', as_tuple)
+    return _op_nonzero_as_tuple(self, as_tuple)
+
+def nonzero(*args, **kwargs):
+    """The coordinates of the non-zero elements, one row each (an [n, self.dim()] int64 tensor).
+    
+    nonzero(Tensor self) -> Tensor
+    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]
+    """
+    for match, run in ((_match_nonzero, _fd_nonzero), (_match_nonzero_as_tuple, _fd_nonzero_as_tuple)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('nonzero', ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',), args, kwargs)
+
+
+def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    """Sorted distinct values, the inverse indices (self's shape) and the counts.
+    
+    _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('_unique2', 'self', 'Tensor', self)
+    if type(sorted) is not _b.bool: sorted = as_bool('_unique2', 'sorted', sorted)
+    if type(return_inverse) is not _b.bool: return_inverse = as_bool('_unique2', 'return_inverse', return_inverse)
+    if type(return_counts) is not _b.bool: return_counts = as_bool('_unique2', 'return_counts', return_counts)
+    return _op__unique2(self, sorted, return_inverse, return_counts)
+
+
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    """Distinct slices along dim (sorted), the inverse indices and the counts.
+    
+    unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('unique_dim', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('unique_dim', 'dim', dim)
+    if type(sorted) is not _b.bool: sorted = as_bool('unique_dim', 'sorted', sorted)
+    if type(return_inverse) is not _b.bool: return_inverse = as_bool('unique_dim', 'return_inverse', return_inverse)
+    if type(return_counts) is not _b.bool: return_counts = as_bool('unique_dim', 'return_counts', return_counts)
+    return _op_unique_dim(self, dim, sorted, return_inverse, return_counts)
+
+
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique - the distinct values; with return_inverse / return_counts a tuple (values, inverse?, counts?), as in PyTorch.
+    
+    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('unique', 'self', 'Tensor', self)
+    if type(sorted) is not _b.bool: sorted = as_bool('unique', 'sorted', sorted)
+    if type(return_inverse) is not _b.bool: return_inverse = as_bool('unique', 'return_inverse', return_inverse)
+    if type(return_counts) is not _b.bool: return_counts = as_bool('unique', 'return_counts', return_counts)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('unique', 'dim', dim)
+    return _op_unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def index(self, indices):
+    """Advanced indexing, what x[idx] calls for tensor indices (None = a whole dimension).
+    
+    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('index', 'self', 'Tensor', self)
+    indices = as_tensor_list('index', 'indices', indices, optional=True)
+    return _op_index_Tensor(self, indices)
+
+
+def index_put(self, indices, values, accumulate=False):
+    """A copy of self with self[indices] = values (accumulate=True adds, repeats included).
+    
+    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('index_put', 'self', 'Tensor', self)
+    indices = as_tensor_list('index_put', 'indices', indices, optional=True)
+    if not isinstance(values, Tensor): bad_arg('index_put', 'values', 'Tensor', values)
+    if type(accumulate) is not _b.bool: accumulate = as_bool('index_put', 'accumulate', accumulate)
+    return _op_index_put(self, indices, values, accumulate)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """self[indices] = values in place (what x[idx] = v calls for tensor indices).
+    
+    index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('index_put_', 'self', 'Tensor', self)
+    indices = as_tensor_list('index_put_', 'indices', indices, optional=True)
+    if not isinstance(values, Tensor): bad_arg('index_put_', 'values', 'Tensor', values)
+    if type(accumulate) is not _b.bool: accumulate = as_bool('index_put_', 'accumulate', accumulate)
+    return _op_index_put_(self, indices, values, accumulate)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -7101,4 +8011,24 @@ FUNCTIONS = (
     'unflatten',
     'broadcast_to',
     'broadcast_tensors',
+    'gather',
+    'scatter',
+    'scatter_add',
+    'scatter_reduce',
+    'index_select',
+    'index_add',
+    'index_copy',
+    'index_fill',
+    'masked_fill',
+    'masked_select',
+    'masked_scatter',
+    'take',
+    'take_along_dim',
+    'nonzero',
+    '_unique2',
+    'unique_dim',
+    'unique',
+    'index',
+    'index_put',
+    'index_put_',
 )

@@ -259,6 +259,31 @@ class TensorMethods:
     swapdims = F.swapdims
     unflatten = F.unflatten
     broadcast_to = F.broadcast_to
+    gather = F.gather
+    scatter = F.scatter
+    scatter_ = F.scatter_
+    scatter_add = F.scatter_add
+    scatter_add_ = F.scatter_add_
+    scatter_reduce = F.scatter_reduce
+    scatter_reduce_ = F.scatter_reduce_
+    index_select = F.index_select
+    index_add = F.index_add
+    index_add_ = F.index_add_
+    index_copy = F.index_copy
+    index_copy_ = F.index_copy_
+    index_fill = F.index_fill
+    index_fill_ = F.index_fill_
+    masked_fill = F.masked_fill
+    masked_fill_ = F.masked_fill_
+    masked_select = F.masked_select
+    masked_scatter = F.masked_scatter
+    masked_scatter_ = F.masked_scatter_
+    take = F.take
+    take_along_dim = F.take_along_dim
+    nonzero = F.nonzero
+    unique = F.unique
+    index_put = F.index_put
+    index_put_ = F.index_put_
 
     def __add__(self, other):
         if not is_operand(other):

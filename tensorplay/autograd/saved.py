@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tensorplay.errors import fmt_shape
 
-__all__ = ["SavedVariable", "tensor_type_name"]
+__all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
 
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -132,19 +132,24 @@ class SavedVariable:
 
 
 class SavedVariableList:
-    """A Tensor[] argument saved for backward (einsum's operands): one SavedVariable per
-    tensor, unpacked and released together."""
+    """A Tensor[] / Tensor?[] argument saved for backward (the `indices` of `x[idx]`):
+    one SavedVariable per element, so each is checked and freed like a single tensor."""
 
-    __slots__ = ("_items",)
-    sizes = None   # (graph drawing lists single tensors only)
+    __slots__ = ("_items", "sizes", "dtype")
 
     def __init__(self, tensors, is_output):
-        self._items = None if tensors is None else \
-            [SavedVariable(t, is_output) for t in tensors]
+        self._items = None if tensors is None else [SavedVariable(t, is_output)
+                                                    for t in tensors]
+        self.sizes = self.dtype = None   # not one tensor: graph drawings skip it
 
     def unpack(self, node=None):
-        return None if self._items is None else [v.unpack(node) for v in self._items]
+        if self._items is None:
+            return None
+        return [s.unpack(node) for s in self._items]
 
     def release(self):
-        for v in self._items or ():
-            v.release()
+        for s in self._items or ():
+            s.release()
+
+    def __repr__(self):
+        return f"<SavedVariableList of {len(self._items or ())}>"

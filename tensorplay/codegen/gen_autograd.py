@@ -296,13 +296,14 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
         lines.append(f"    node.self_ = SavedVariable({value}, False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
-    lists = {name for name, is_list, _ in spec.inputs if is_list}
+    # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
+    # as a list of SavedVariables.
+    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
-        # A Tensor[] argument (einsum's operands) is saved as a list of SavedVariables.
         saver = "SavedVariableList" if t in lists else "SavedVariable"
         lines.append(f"        node.{t}_ = {saver}({value}, False)")
     lines.append(f"        result = {call}")

@@ -89,6 +89,7 @@ _CHECKS = {
     "Tensor?": "if {n} is not None and not isinstance({n}, Tensor): "
                "bad_arg({op!r}, {n!r}, 'Tensor or None', {n})",
     "Tensor[]": "{n} = as_tensor_list({op!r}, {n!r}, {n})",
+    "Tensor?[]": "{n} = as_tensor_list({op!r}, {n!r}, {n}, optional=True)",
     "int": "if type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
     "int?": "if {n} is not None and type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
     "int[]": "{n} = as_int_list({op!r}, {n!r}, {n}{size})",
@@ -117,7 +118,8 @@ _CHECKS = {
 def type_key(t: Type) -> str:
     name = "int" if t.name == "SymInt" else t.name
     if t.is_list:
-        return f"{name}[]" + ("?" if t.optional else "")
+        elem = "?" if t.elem_optional else ""
+        return f"{name}{elem}[]" + ("?" if t.optional else "")
     return name + ("?" if t.optional else "")
 
 
@@ -126,7 +128,7 @@ def check_lines(op: str, params: list[PyParam]) -> list[str]:
     for p in params:
         template = _CHECKS.get(type_key(p.type))
         if template is None:
-            continue   # Generator, Layout, MemoryFormat, Tensor?[]: passed through as given
+            continue   # Generator, Layout, MemoryFormat: passed through as given
         size = f", {p.type.size}" if p.type.size else ""
         lines.append(template.format(n=p.name, op=op, size=size))
     return lines

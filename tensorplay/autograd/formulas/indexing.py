@@ -1,1 +1,185 @@
-"""Backward helpers for the indexing ops (see derivatives.yaml)."""
+"""Backward helpers for the indexing ops (see derivatives.yaml, section `indexing`).
+
+The pattern throughout: what a forward op *reads* at some indices, its backward
+*adds* into zeros at the same indices (gather -> scatter_add, index_select ->
+index_add, index -> index_put(accumulate=True), take -> index_add on the flat
+view); what a forward op *overwrites* gets a zero gradient there (`fill` with 0).
+All of them are TensorPlay ops, so the backward is differentiable again.
+"""
+from __future__ import annotations
+
+from tensorplay import _creation
+from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.meta.rules import broadcast
+
+
+def _zeros(sizes, like):
+    return _creation.zeros(tuple(sizes), dtype=like.dtype, device=like.device)
+
+
+def pad_to(grad, sizes):
+    """`grad` in the leading corner of zeros of `sizes` (a scatter's `src` may be larger
+    than its index; the elements no index reaches get no gradient)."""
+    sizes = tuple(sizes)
+    if tuple(grad.shape) == sizes:
+        return grad
+    out = _zeros(sizes, grad)
+    corner = out
+    for d, n in enumerate(grad.shape):
+        corner = corner.slice(d, 0, n)
+    corner.copy_(grad)
+    return out
+
+
+def gather_backward(grad, sizes, dim, index):
+    return F.scatter_add(_zeros(sizes, grad), dim, index, grad)
+
+
+def scatter_src_backward(grad, dim, index, src_sizes):
+    return pad_to(grad.gather(dim, index), src_sizes)
+
+
+def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    """(grad_self, grad_src) of scatter_reduce, following PyTorch's formulas."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, grad.gather(dim, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _prod_backward(grad, self, dim, index, src, include_self, result)
+    elif reduce == "mean":
+        n = _creation.ones_like(grad) if include_self else _creation.zeros_like(grad)
+        n = n.scatter_add(dim, index, _creation.ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        grad_self = grad / n
+        grad_src = grad.gather(dim, index) / n.gather(dim, index)
+    else:
+        # amax / amin: the gradient is shared evenly by every value equal to the result.
+        value = result.gather(dim, index)
+        self_is_result = self == result
+        src_is_result = src == value
+        count = self_is_result.to(grad.dtype).scatter_add(dim, index,
+                                                          src_is_result.to(grad.dtype))
+        shared = grad / count
+        grad_self = self_is_result * shared
+        grad_src = src_is_result * shared.gather(dim, index)
+    if not include_self:
+        grad_self = grad_self.scatter(dim, index, 0)
+    return grad_self, pad_to(grad_src, src.shape)
+
+
+def _prod_backward(grad, self, dim, index, src, include_self, result):
+    """d(product)/d(factor) = product of the other factors. Dividing the result by the
+    factor fails for zeros, so (as PyTorch does) zeros are replaced by 1 before the
+    product is taken again: that gives "the others" exactly where one zero sits."""
+    masked_self = self.masked_fill(self == 0, 1)
+    masked_self_result = masked_self.scatter_reduce(dim, index, src, "prod",
+                                                    include_self=include_self)
+    grad_self = grad * masked_self_result / masked_self
+    src_zero = src == 0
+    zeros_per_slot = _creation.zeros_like(grad).scatter_add(dim, index, src_zero.to(grad.dtype))
+    single_zero = src_zero * (zeros_per_slot.gather(dim, index) == 1)
+    masked_src_result = self.scatter_reduce(dim, index, src.masked_fill(single_zero, 1), "prod",
+                                            include_self=include_self)
+    grad_src = F.where(single_zero, (grad * masked_src_result).gather(dim, index),
+                       (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
+    return grad_self, grad_src
+
+
+def index_select_backward(grad, sizes, dim, index):
+    return F.index_add(_zeros(sizes, grad), dim, index, grad)
+
+
+def index_source_backward(grad, dim, index, source_sizes, alpha):
+    """index_add / index_copy: the gradient of the slices that were written."""
+    picked = grad.index_select(dim, index)
+    if alpha != 1:
+        picked = picked * alpha
+    return picked.reshape(source_sizes)
+
+
+def filled_value_backward(grad, filled):
+    """index_fill / masked_fill with a tensor value: the value went to every filled
+    position once (repeated indices fill once), so its gradient is their sum."""
+    return (grad - filled).sum()
+
+
+def masked_select_backward(grad, self_sizes, mask):
+    sizes = broadcast("masked_select", [("self", tuple(self_sizes)),
+                                        ("mask", tuple(mask.shape))])
+    return sum_to(_zeros(sizes, grad).masked_scatter(mask, grad), self_sizes)
+
+
+def masked_scatter_source_backward(grad, mask, source_sizes):
+    """The masked elements of grad, in order, then zeros for the source elements that
+    were not used, in source's shape."""
+    n = 1
+    for s in source_sizes:
+        n *= s
+    return pad_to(grad.masked_select(mask), (n,)).view(tuple(source_sizes))
+
+
+def take_backward(grad, sizes, index):
+    n = 1
+    for s in sizes:
+        n *= s
+    flat = index.reshape(-1)
+    flat = F.where(flat < 0, flat + n, flat)
+    return F.index_add(_zeros((n,), grad), 0, flat, grad.reshape(-1)).view(tuple(sizes))
+
+
+def index_backward(grad, sizes, indices):
+    return F.index_put(_zeros(sizes, grad), indices, grad, accumulate=True)
+
+
+def index_put_self_backward(grad, indices, accumulate):
+    """Accumulating keeps self's values (gradient passes); overwriting replaces them."""
+    if accumulate:
+        return grad
+    return F.index_put(grad, indices, _zeros((), grad))
+
+
+def index_put_values_backward(grad, indices, values_sizes):
+    return sum_to(F.index(grad, indices), values_sizes)
+
+
+# ---- as_strided ----------------------------------------------------------------------
+def _positions(sizes, strides, offset, device):
+    """The storage position of each element of the view (sizes, strides, offset),
+    row-major: offset + sum_d i_d * stride_d, built by broadcasting one arange per dim."""
+    pos = _creation.full((), offset, dtype=dt.int64, device=device)
+    ndim = len(sizes)
+    for d, (size, stride) in enumerate(zip(sizes, strides)):
+        shape = [1] * ndim
+        shape[d] = size
+        pos = pos + _creation.arange(size, device=device).view(shape) * stride
+    return pos.expand(tuple(sizes))
+
+
+def _extent(sizes, strides, offset):
+    if any(s == 0 for s in sizes):
+        return 0
+    return offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+
+
+def as_strided_backward(grad, self, size, stride, storage_offset):
+    """Route the gradient through the storage both views share: add grad into a
+    storage-shaped buffer at the output's positions (overlapping output elements add
+    up), then read the input's positions back. Where the input itself overlaps (an
+    expanded tensor), each storage slot's gradient is shared by the elements reading it.
+
+    NOTE: this reads self's strides and storage offset, which the formula language has
+    no saved fact for, so `self` is saved whole: changing it in place after the call
+    makes backward raise the version-counter error (PyTorch saves the geometry only)."""
+    in_sizes, in_strides, in_offset = tuple(self.shape), self.stride(), self.storage_offset()
+    out_offset = in_offset if storage_offset is None else storage_offset
+    n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
+    if self.numel() == 0:
+        return _zeros(in_sizes, grad)
+    out_pos = _positions(size, stride, out_offset, grad.device).reshape(-1)
+    in_pos = _positions(in_sizes, in_strides, in_offset, grad.device)
+    storage = F.index_add(_zeros((n,), grad), 0, out_pos, grad.reshape(-1))
+    count = F.index_add(_zeros((n,), grad), 0, in_pos.reshape(-1),
+                        _creation.ones(self.numel(), dtype=grad.dtype, device=grad.device))
+    storage = storage / count.masked_fill(count == 0, 1)
+    return storage.take(in_pos)

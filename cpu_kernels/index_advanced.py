@@ -1,0 +1,77 @@
+"""Advanced indexing: `index.Tensor` (x[idx]) and `index_put` / `index_put_` (x[idx] = v).
+
+The indices become one NumPy key: `slice(None)` for a None entry, the int64 array
+for an index tensor, and a mask's `nonzero()` columns for a bool mask. NumPy's
+advanced indexing then has PyTorch's semantics exactly (shapes in
+tensorplay/meta/indexing_advanced.py):
+
+    index:                      out = self[key]
+    index_put_:                 self[key] = values                (repeats: one wins)
+    index_put_(accumulate=True): np.add.at(self, key, values)     (repeats add up)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.meta import indexing_advanced as rules
+from tensorplay.meta.indexing import check_in_range
+from cpu_kernels._common import out
+from cpu_kernels.index_select import add_rows
+
+
+def numpy_key(op, self, indices):
+    """The NumPy index for `indices`, every integer checked against its dimension."""
+    sizes = self._impl.sizes
+    key = []
+    dim = 0
+    for t in indices:
+        if t is None:
+            key.append(slice(None))
+            dim += 1
+            continue
+        a = t._impl.array()
+        if rules.is_mask(t):
+            key += list(np.nonzero(a.astype(bool)))
+            dim += a.ndim
+            continue
+        a = a.astype(np.int64, copy=False)
+        check_in_range(op, a, sizes[dim], dim, arg="indices", allow_negative=True)
+        key.append(a)
+        dim += 1
+    return tuple(key)
+
+
+def index(self, indices):
+    rules.index("index", (self, indices))
+    key = numpy_key("index", self, indices)
+    a = self._impl.array()
+    result = a[key]
+    if np.may_share_memory(result, a):   # no tensor among the indices: a[...] is a view
+        result = result.copy()
+    return out(result, self._impl.dtype)
+
+
+def _put(op, target, self, indices, values, accumulate):
+    key = numpy_key(op, self, indices)
+    v = values._impl.array()
+    if accumulate and len(key) == 1 and key[0].ndim <= 1:
+        # x[idx] with one index vector (embedding-like; also what x[idx]'s backward does)
+        idx = key[0].reshape(-1) % max(target.shape[0], 1)   # negative indices count back
+        add_rows(target, idx, np.broadcast_to(v, (len(idx),) + target.shape[1:]))
+    elif accumulate:
+        np.add.at(target, key, v)
+    else:
+        target[key] = v
+
+
+def index_put(self, indices, values, accumulate):
+    rules.index_put("index_put", (self, indices, values, accumulate))
+    result = np.array(self._impl.array(), copy=True)
+    _put("index_put", result, self, indices, values, accumulate)
+    return out(result, self._impl.dtype)
+
+
+def index_put_(self, indices, values, accumulate):
+    rules.index_put("index_put_", (self, indices, values, accumulate))
+    _put("index_put_", self._impl.array(), self, indices, values, accumulate)
+    return self

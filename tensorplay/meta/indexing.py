@@ -1,0 +1,256 @@
+"""Shape/dtype rules of the indexing ops: gather/scatter, index_*, masked_*, take.
+
+Besides the Meta kernels, these are the checks that keep the NumPy kernels inside
+their arrays: index dtype, ranks and sizes here, and `check_in_range`, which the
+kernels call with the index values (only they have the data) before any read or
+write. The rules of `index.Tensor` / `index_put_` live in meta/indexing_advanced.py.
+"""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.rules import SELF, OutSpec, broadcast, check_devices, wrap_dim
+
+SCATTER_REDUCES = ("add", "multiply")
+SCATTER_REDUCE_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+def _out(op, self, sizes=None):
+    """In-place ops (name ends in `_`) return `self`; the others a new tensor."""
+    return SELF if op.endswith("_") else OutSpec(sizes if sizes is not None else _sizes(self),
+                                                 self._impl.dtype)
+
+
+def check_index_dtype(op, index, arg="index"):
+    d = index._impl.dtype
+    if d is not dt.int64:
+        raise DTypeError(f"{op}(): argument '{arg}' must be an int64 tensor of indices, but "
+                         f"got {d.name}", op=op, arg=arg)
+
+
+def check_same_dtype(op, self, other, arg):
+    a, b = self._impl.dtype, other._impl.dtype
+    if a is not b:
+        raise DTypeError(f"{op}(): argument '{arg}' ({b.name}) must have the same dtype as "
+                         f"'self' ({a.name})", op=op, arg=arg)
+
+
+def check_in_range(op, indices, size, dim, arg="index", allow_negative=False):
+    """Every value of the NumPy array `indices` addresses an element of a dimension of
+    `size`; the kernels call this before they touch memory."""
+    if indices.size == 0:
+        return
+    low = -size if allow_negative else 0
+    lo, hi = int(indices.min()), int(indices.max())
+    if lo < low or hi >= size:
+        bad = lo if lo < low else hi
+        raise DimError(f"{op}(): index {bad} in argument '{arg}' is out of bounds for "
+                       f"dimension {dim} with size {size}", op=op, arg=arg)
+
+
+def _check_scalar_value(op, value):
+    if getattr(value, "_impl", None) is not None and value._impl.sizes:
+        raise ShapeError(f"{op}(): argument 'value' must be a 0-dim tensor, but got a tensor "
+                         f"with {len(value._impl.sizes)} dimension(s)", op=op, arg="value")
+
+
+# ---- gather / scatter ----------------------------------------------------------------
+def _gather_like(op, self, dim, index, src=None):
+    """The shared checks of gather and scatter: same rank, index no larger than src, and
+    no larger than self outside `dim`. 0-dim tensors count as 1-D."""
+    check_index_dtype(op, index)
+    named = [("self", self), ("index", index)] + ([("src", src)] if src is not None else [])
+    check_devices(op, named)
+    ndim = max(len(_sizes(self)), 1)
+    d = wrap_dim(op, dim, len(_sizes(self)))
+    isizes = _sizes(index) or (1,)
+    for name, t in named[1:]:
+        if max(len(_sizes(t)), 1) != ndim:
+            raise ShapeError(f"{op}(): argument '{name}' must have the same number of "
+                             f"dimensions as 'self' ({len(_sizes(self))}), but has "
+                             f"{len(_sizes(t))}", op=op, arg=name)
+    if src is not None:
+        ssizes = _sizes(src) or (1,)
+        for i, (n, s) in enumerate(zip(isizes, ssizes)):
+            if n > s:
+                raise ShapeError(f"{op}(): argument 'index' (shape {fmt_shape(_sizes(index))}) "
+                                 f"is larger than 'src' (shape {fmt_shape(_sizes(src))}) at "
+                                 f"dimension {i}", op=op, arg="index")
+    selfsizes = _sizes(self) or (1,)
+    for i, (n, s) in enumerate(zip(isizes, selfsizes)):
+        if i != d and n > s and numel(isizes):   # an empty index addresses nothing
+            raise ShapeError(f"{op}(): argument 'index' (shape {fmt_shape(_sizes(index))}) is "
+                             f"larger than 'self' (shape {fmt_shape(_sizes(self))}) at dimension "
+                             f"{i}, which is not 'dim'", op=op, arg="index")
+    return d
+
+
+def numel(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def gather(op, args):
+    self, dim, index, sparse_grad = args
+    _gather_like(op, self, dim, index)
+    return OutSpec(_sizes(index), self._impl.dtype)
+
+
+def _check_reduce(op, reduce, choices):
+    if reduce not in choices:
+        raise ArgumentError(f"{op}(): argument 'reduce' must be one of "
+                            f"{', '.join(repr(c) for c in choices)}, but got {reduce!r}",
+                            op=op, arg="reduce")
+
+
+def scatter(op, args):
+    """scatter.src / scatter.value / scatter.reduce / scatter.value_reduce, and scatter_add."""
+    self, dim, index, src = args[:4]
+    if getattr(src, "_impl", None) is not None:
+        _gather_like(op, self, dim, index, src)
+        check_same_dtype(op, self, src, "src")
+    else:
+        _gather_like(op, self, dim, index)
+    if len(args) > 4:
+        _check_reduce(op, args[4], SCATTER_REDUCES)
+    return _out(op, self)
+
+
+def scatter_reduce(op, args):
+    self, dim, index, src, reduce, include_self = args
+    _gather_like(op, self, dim, index, src)
+    check_same_dtype(op, self, src, "src")
+    _check_reduce(op, reduce, SCATTER_REDUCE_REDUCES)
+    return _out(op, self)
+
+
+def take(op, args):
+    self, index = args
+    check_index_dtype(op, index)
+    check_devices(op, [("self", self), ("index", index)])
+    if numel(_sizes(self)) == 0 and numel(_sizes(index)) != 0:
+        raise DimError(f"{op}(): cannot take indices from an empty tensor (argument 'index' "
+                       f"has {numel(_sizes(index))} elements, 'self' has none)", op=op,
+                       arg="index")
+    return OutSpec(_sizes(index), self._impl.dtype)
+
+
+# ---- index_select / index_add / index_copy / index_fill --------------------------------
+def _index_vector(op, self, dim, index):
+    check_index_dtype(op, index)
+    if len(_sizes(index)) > 1:
+        raise ShapeError(f"{op}(): argument 'index' must be a vector (0-D or 1-D), but got "
+                         f"shape {fmt_shape(_sizes(index))}", op=op, arg="index")
+    return wrap_dim(op, dim, len(_sizes(self)))
+
+
+def index_select(op, args):
+    self, dim, index = args
+    check_devices(op, [("self", self), ("index", index)])
+    d = _index_vector(op, self, dim, index)
+    sizes = list(_sizes(self))
+    if sizes:
+        sizes[d] = numel(_sizes(index))
+    elif numel(_sizes(index)) != 1:
+        raise ShapeError(f"{op}(): argument 'index' must have one element to select from a "
+                         f"0-dim 'self', but has {numel(_sizes(index))}", op=op, arg="index")
+    return OutSpec(tuple(sizes), self._impl.dtype)
+
+
+def _index_source(op, self, dim, index, source):
+    """index_add / index_copy: `source` is `self` with `dim` resized to len(index)."""
+    check_devices(op, [("self", self), ("index", index), ("source", source)])
+    d = _index_vector(op, self, dim, index)
+    check_same_dtype(op, self, source, "source")
+    want = list(_sizes(self))
+    if want:
+        want[d] = numel(_sizes(index))
+    got = _sizes(source)
+    scalar_ok = not want and numel(got) == 1 and len(got) <= 1   # 0-dim self
+    if tuple(want) != got and not scalar_ok:
+        raise ShapeError(f"{op}(): argument 'source' must have shape {fmt_shape(want)} ('self' "
+                         f"with dimension {d} of size len(index) = {numel(_sizes(index))}), "
+                         f"but got {fmt_shape(got)}", op=op, arg="source")
+    return d
+
+
+def index_add(op, args):
+    self, dim, index, source, alpha = args
+    _index_source(op, self, dim, index, source)
+    if isinstance(alpha, float) and not self._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
+                         f"floating point number", op=op, arg="alpha")
+    return _out(op, self)
+
+
+def index_copy(op, args):
+    self, dim, index, source = args
+    _index_source(op, self, dim, index, source)
+    return _out(op, self)
+
+
+def index_fill(op, args):
+    self, dim, index, value = args
+    named = [("self", self), ("index", index)]
+    if getattr(value, "_impl", None) is not None:
+        named.append(("value", value))
+    check_devices(op, named)
+    _index_vector(op, self, dim, index)
+    _check_scalar_value(op, value)
+    return _out(op, self)
+
+
+# ---- masked_* ------------------------------------------------------------------------
+def check_mask(op, mask):
+    if mask._impl.dtype is not dt.bool:
+        raise DTypeError(f"{op}(): argument 'mask' must be a bool tensor, but got "
+                         f"{mask._impl.dtype.name}", op=op, arg="mask")
+
+
+def _masked_sizes(op, self, mask):
+    """Out-of-place: self and mask broadcast; in-place: mask broadcasts to self."""
+    check_mask(op, mask)
+    sizes = broadcast(op, [("self", _sizes(self)), ("mask", _sizes(mask))])
+    if op.endswith("_") and sizes != _sizes(self):
+        raise ShapeError(f"{op}(): argument 'mask' (shape {fmt_shape(_sizes(mask))}) must "
+                         f"broadcast to the shape of 'self' {fmt_shape(_sizes(self))}", op=op,
+                         arg="mask")
+    return sizes
+
+
+def masked_fill(op, args):
+    self, mask, value = args
+    named = [("self", self), ("mask", mask)]
+    if getattr(value, "_impl", None) is not None:
+        named.append(("value", value))
+    check_devices(op, named)
+    sizes = _masked_sizes(op, self, mask)
+    _check_scalar_value(op, value)
+    return _out(op, self, sizes)
+
+
+def masked_select(op, args):
+    """Checks only: the output's length is the number of True values (data-dependent)."""
+    self, mask = args
+    check_devices(op, [("self", self), ("mask", mask)])
+    return _masked_sizes(op, self, mask)
+
+
+def masked_scatter(op, args):
+    self, mask, source = args
+    check_devices(op, [("self", self), ("mask", mask), ("source", source)])
+    sizes = _masked_sizes(op, self, mask)
+    check_same_dtype(op, self, source, "source")
+    return _out(op, self, sizes)
+
+
+def check_masked_scatter_count(op, count, source):
+    if numel(_sizes(source)) < count:
+        raise ShapeError(f"{op}(): argument 'source' has {numel(_sizes(source))} elements but "
+                         f"'mask' selects {count}", op=op, arg="source")
