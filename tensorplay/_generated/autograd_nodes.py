@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import sign, where
+from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, convolution_backward, sign, where
 
 
 class AddBackward0(Node):
@@ -943,3 +943,136 @@ class SliceBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = slice_backward(grad, self_sizes, dim, start, end, step)
         return (grad_self,)
+
+
+class ConvolutionBackward0(Node):
+    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor`.
+
+    input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+    weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+    bias: convolution_backward(grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+    """
+
+    __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_', 'bias_sizes')
+    SAVED = ('input_', 'weight_')
+    OP = 'convolution'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        transposed = self.transposed_
+        output_padding = self.output_padding_
+        groups = self.groups_
+        bias_sizes = self.bias_sizes
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0):
+            grad_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+        if self.needs_input_grad(1):
+            grad_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+        if self.needs_input_grad(2):
+            grad_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+        return (grad_input, grad_weight, grad_bias)
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_output: conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    input: conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    weight: conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    """
+
+    __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    SAVED = ('grad_output_', 'input_', 'weight_')
+    OP = 'convolution_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_output = self.grad_output_.unpack(self)
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        transposed = self.transposed_
+        output_padding = self.output_padding_
+        groups = self.groups_
+        grad_grad_output = None
+        grad_input = None
+        grad_weight = None
+        if self.needs_input_grad(0):
+            grad_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        if self.needs_input_grad(1):
+            grad_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        if self.needs_input_grad(2):
+            grad_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        return (grad_grad_output, grad_input, grad_weight)
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of `constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor`.
+
+    self: constant_pad_nd_backward(grad, pad)
+    """
+
+    __slots__ = ('pad_',)
+    SAVED = ()
+    OP = 'constant_pad_nd'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = constant_pad_nd_backward(grad, pad)
+        return (grad_self,)
+
+
+class PadNdBackward0(Node):
+    """Backward of `_pad_nd(Tensor self, int[] pad, str mode) -> Tensor`.
+
+    self: _pad_nd_backward(grad, self.sizes(), pad, mode)
+    """
+
+    __slots__ = ('pad_', 'mode_', 'self_sizes')
+    SAVED = ()
+    OP = '_pad_nd'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        mode = self.mode_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _pad_nd_backward(grad, self_sizes, pad, mode)
+        return (grad_self,)
+
+
+class PadNdBackwardBackward0(Node):
+    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor`.
+
+    grad_output: _pad_nd(grad, pad, mode)
+    """
+
+    __slots__ = ('pad_', 'mode_')
+    SAVED = ()
+    OP = '_pad_nd_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        mode = self.mode_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = _pad_nd(grad, pad, mode)
+        return (grad_grad_output,)

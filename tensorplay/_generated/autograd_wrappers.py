@@ -19,6 +19,9 @@ from tensorplay._generated.autograd_nodes import (
     AsStridedBackward0,
     BmmBackward0,
     CloneBackward0,
+    ConstantPadNdBackward0,
+    ConvolutionBackward0,
+    ConvolutionBackwardBackward0,
     CopyBackward0,
     CosBackward0,
     DivBackward0,
@@ -37,6 +40,8 @@ from tensorplay._generated.autograd_nodes import (
     MmBackward0,
     MulBackward0,
     NegBackward0,
+    PadNdBackward0,
+    PadNdBackwardBackward0,
     PermuteBackward0,
     PowBackward0,
     ReluBackward0,
@@ -109,6 +114,11 @@ from tensorplay._generated.functional import (
     _h_unsqueeze,
     _h_select_int,
     _h_slice_Tensor,
+    _h_convolution,
+    _h_convolution_backward,
+    _h_constant_pad_nd,
+    _h__pad_nd,
+    _h__pad_nd_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -763,6 +773,85 @@ def slice_Tensor(ks, self, dim, start, end, step):
     return result
 
 
+def convolution(ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
+        return _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    node = ConvolutionBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.transposed_ = transposed
+    node.output_padding_ = output_padding
+    node.groups_ = groups
+    node.bias_sizes = None if bias is None else bias._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    set_history(result, node)
+    return result
+
+
+def convolution_backward(ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or input._impl.requires_grad or weight._impl.requires_grad)):
+        return _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    node = ConvolutionBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, input, weight))
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.transposed_ = transposed
+    node.output_padding_ = output_padding
+    node.groups_ = groups
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if input._impl.requires_grad or weight._impl.requires_grad else None, False)
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    set_history(result, node)
+    return result
+
+
+def constant_pad_nd(ks, self, pad, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+    node = ConstantPadNdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.pad_ = pad
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+    set_history(result, node)
+    return result
+
+
+def _pad_nd(ks, self, pad, mode):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+    node = PadNdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.pad_ = pad
+    node.mode_ = mode
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+    set_history(result, node)
+    return result
+
+
+def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+    node = PadNdBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.pad_ = pad
+    node.mode_ = mode
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -814,4 +903,9 @@ WRAPPERS = {
     'unsqueeze': unsqueeze,
     'select.int': select_int,
     'slice.Tensor': slice_Tensor,
+    'convolution': convolution,
+    'convolution_backward': convolution_backward,
+    'constant_pad_nd': constant_pad_nd,
+    '_pad_nd': _pad_nd,
+    '_pad_nd_backward': _pad_nd_backward,
 }

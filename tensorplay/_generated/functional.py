@@ -1003,6 +1003,86 @@ def _op_detach_(self):
     return _h_detach_.call(ks, self)
 
 
+_h_convolution = dispatcher.find("convolution")
+
+def _op_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"""
+    ks = input._impl.key_set() | weight._impl.key_set() | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_convolution, ks, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+    return _h_convolution.call(ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+_h_convolution_backward = dispatcher.find("convolution_backward")
+
+def _op_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    ks = grad_output._impl.key_set() | input._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_convolution_backward, ks, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
+    return _h_convolution_backward.call(ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+_h_constant_pad_nd = dispatcher.find("constant_pad_nd")
+
+def _op_constant_pad_nd(self, pad, value):
+    """constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_constant_pad_nd, ks, (self, pad, value))
+    return _h_constant_pad_nd.call(ks, self, pad, value)
+
+
+_h__pad_nd = dispatcher.find("_pad_nd")
+
+def _op__pad_nd(self, pad, mode):
+    """_pad_nd(Tensor self, int[] pad, str mode) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__pad_nd, ks, (self, pad, mode))
+    return _h__pad_nd.call(ks, self, pad, mode)
+
+
+_h__pad_nd_backward = dispatcher.find("_pad_nd_backward")
+
+def _op__pad_nd_backward(grad_output, input_sizes, pad, mode):
+    """_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h__pad_nd_backward, ks, (grad_output, input_sizes, pad, mode))
+    return _h__pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
+
+
+_h_pad = dispatcher.find("pad")
+
+def _op_pad(self, pad, mode, value):
+    """pad(Tensor self, int[] pad, str mode="constant", float? value=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pad, ks, (self, pad, mode, value))
+    return _h_pad.call(ks, self, pad, mode, value)
+
+
+_h_pixel_shuffle = dispatcher.find("pixel_shuffle")
+
+def _op_pixel_shuffle(self, upscale_factor):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pixel_shuffle, ks, (self, upscale_factor))
+    return _h_pixel_shuffle.call(ks, self, upscale_factor)
+
+
+_h_pixel_unshuffle = dispatcher.find("pixel_unshuffle")
+
+def _op_pixel_unshuffle(self, downscale_factor):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pixel_unshuffle, ks, (self, downscale_factor))
+    return _h_pixel_unshuffle.call(ks, self, downscale_factor)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -1890,6 +1970,107 @@ def detach_(self):
     return _op_detach_(self)
 
 
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """The one convolution op behind F.conv1d/2d/3d and F.conv_transpose1d/2d (N-D, grouped, dilated, transposed).
+    
+    convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('convolution', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('convolution', 'weight', 'Tensor', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('convolution', 'bias', 'Tensor or None', bias)
+    stride = as_int_list('convolution', 'stride', stride)
+    padding = as_int_list('convolution', 'padding', padding)
+    dilation = as_int_list('convolution', 'dilation', dilation)
+    if type(transposed) is not _b.bool: transposed = as_bool('convolution', 'transposed', transposed)
+    output_padding = as_int_list('convolution', 'output_padding', output_padding)
+    if type(groups) is not _b.int: groups = as_int('convolution', 'groups', groups)
+    return _op_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of convolution; an output output_mask leaves out is None.
+    
+    convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('convolution_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor): bad_arg('convolution_backward', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('convolution_backward', 'weight', 'Tensor', weight)
+    if bias_sizes is not None: bias_sizes = as_int_list('convolution_backward', 'bias_sizes', bias_sizes)
+    stride = as_int_list('convolution_backward', 'stride', stride)
+    padding = as_int_list('convolution_backward', 'padding', padding)
+    dilation = as_int_list('convolution_backward', 'dilation', dilation)
+    if type(transposed) is not _b.bool: transposed = as_bool('convolution_backward', 'transposed', transposed)
+    output_padding = as_int_list('convolution_backward', 'output_padding', output_padding)
+    if type(groups) is not _b.int: groups = as_int('convolution_backward', 'groups', groups)
+    return _op_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+def constant_pad_nd(self, pad, value=0):
+    """Pad the last len(pad) / 2 dims with `value` (pad lists the last dim first); negative pads crop.
+    
+    constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('constant_pad_nd', 'self', 'Tensor', self)
+    pad = as_int_list('constant_pad_nd', 'pad', pad)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('constant_pad_nd', 'value', value)
+    return _op_constant_pad_nd(self, pad, value)
+
+
+def _pad_nd(self, pad, mode):
+    """Reflect, replicate or circular padding of the last 1-3 dims (what F.pad calls for those modes).
+    
+    _pad_nd(Tensor self, int[] pad, str mode) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_pad_nd', 'self', 'Tensor', self)
+    pad = as_int_list('_pad_nd', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('_pad_nd', 'mode', 'str', mode)
+    return _op__pad_nd(self, pad, mode)
+
+
+def _pad_nd_backward(grad_output, input_sizes, pad, mode):
+    """The gradient of _pad_nd - each element of grad_output added to the input position it was read from.
+    
+    _pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_pad_nd_backward', 'grad_output', 'Tensor', grad_output)
+    input_sizes = as_int_list('_pad_nd_backward', 'input_sizes', input_sizes)
+    pad = as_int_list('_pad_nd_backward', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('_pad_nd_backward', 'mode', 'str', mode)
+    return _op__pad_nd_backward(grad_output, input_sizes, pad, mode)
+
+
+def pad(self, pad, mode="constant", value=None):
+    """F.pad - constant, reflect, replicate or circular padding.
+    
+    pad(Tensor self, int[] pad, str mode="constant", float? value=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pad', 'self', 'Tensor', self)
+    pad = as_int_list('pad', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('pad', 'mode', 'str', mode)
+    if value is not None and type(value) not in FLOAT_TYPES: value = as_float('pad', 'value', value)
+    return _op_pad(self, pad, mode, value)
+
+
+def pixel_shuffle(self, upscale_factor):
+    """Rearrange (*, C*r*r, H, W) into (*, C, H*r, W*r).
+    
+    pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pixel_shuffle', 'self', 'Tensor', self)
+    if type(upscale_factor) is not _b.int: upscale_factor = as_int('pixel_shuffle', 'upscale_factor', upscale_factor)
+    return _op_pixel_shuffle(self, upscale_factor)
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """Rearrange (*, C, H*r, W*r) into (*, C*r*r, H, W).
+    
+    pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pixel_unshuffle', 'self', 'Tensor', self)
+    if type(downscale_factor) is not _b.int: downscale_factor = as_int('pixel_unshuffle', 'downscale_factor', downscale_factor)
+    return _op_pixel_unshuffle(self, downscale_factor)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -1946,4 +2127,12 @@ FUNCTIONS = (
     'unbind',
     'detach',
     'detach_',
+    'convolution',
+    'convolution_backward',
+    'constant_pad_nd',
+    '_pad_nd',
+    '_pad_nd_backward',
+    'pad',
+    'pixel_shuffle',
+    'pixel_unshuffle',
 )

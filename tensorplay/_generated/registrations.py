@@ -200,6 +200,22 @@ SCHEMAS = (
              ('self',), (0,), (), (), 1),
     OpSchema('detach_', 'detach_(Tensor(a!) self) -> Tensor(a!)',
              ('self',), (0,), (), (0,), 1),
+    OpSchema('convolution', 'convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor',
+             ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'transposed', 'output_padding', 'groups'), (0, 1, 2), (), (), 1),
+    OpSchema('convolution_backward', 'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
+             ('grad_output', 'input', 'weight', 'bias_sizes', 'stride', 'padding', 'dilation', 'transposed', 'output_padding', 'groups', 'output_mask'), (0, 1, 2), (), (), 3),
+    OpSchema('constant_pad_nd', 'constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor',
+             ('self', 'pad', 'value'), (0,), (), (), 1),
+    OpSchema('_pad_nd', '_pad_nd(Tensor self, int[] pad, str mode) -> Tensor',
+             ('self', 'pad', 'mode'), (0,), (), (), 1),
+    OpSchema('_pad_nd_backward', '_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor',
+             ('grad_output', 'input_sizes', 'pad', 'mode'), (0,), (), (), 1),
+    OpSchema('pad', 'pad(Tensor self, int[] pad, str mode="constant", float? value=None) -> Tensor',
+             ('self', 'pad', 'mode', 'value'), (0,), (), (), 1),
+    OpSchema('pixel_shuffle', 'pixel_shuffle(Tensor self, int upscale_factor) -> Tensor',
+             ('self', 'upscale_factor'), (0,), (), (), 1),
+    OpSchema('pixel_unshuffle', 'pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor',
+             ('self', 'downscale_factor'), (0,), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -255,6 +271,11 @@ DISPATCH = {
         ('fill_.Scalar', 'copy.fill_'),
         ('clone', 'copy.clone'),
         ('_to_copy', 'copy.to_copy'),
+        ('convolution', 'conv.convolution'),
+        ('convolution_backward', 'conv.convolution_backward'),
+        ('constant_pad_nd', 'padding.constant_pad_nd'),
+        ('_pad_nd', 'padding._pad_nd'),
+        ('_pad_nd_backward', 'padding._pad_nd_backward'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -308,6 +329,9 @@ DISPATCH = {
         ('contiguous', 'views.contiguous'),
         ('detach', 'views.detach'),
         ('detach_', 'views.detach_'),
+        ('pad', 'nn_spatial.pad'),
+        ('pixel_shuffle', 'nn_spatial.pixel_shuffle'),
+        ('pixel_unshuffle', 'nn_spatial.pixel_unshuffle'),
     ),
 }
 
@@ -360,4 +384,9 @@ META_RULES = {
     'fill_.Scalar': 'inplace_same',
     'clone': 'unary',
     '_to_copy': 'to_copy',
+    'convolution': 'nn_spatial.convolution',
+    'convolution_backward': 'nn_spatial.convolution_backward',
+    'constant_pad_nd': 'nn_spatial.constant_pad_nd',
+    '_pad_nd': 'nn_spatial.pad_nd',
+    '_pad_nd_backward': 'nn_spatial.pad_nd_backward',
 }
