@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, convolution_backward, sign, where
+from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, last_two, max_pool_double_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, convolution_backward, max_pool2d_with_indices_backward, sign, where
 
 
 class AddBackward0(Node):
@@ -1076,3 +1076,197 @@ class PadNdBackwardBackward0(Node):
         if self.needs_input_grad(0):
             grad_grad_output = _pad_nd(grad, pad, mode)
         return (grad_grad_output,)
+
+
+class MaxPool2dWithIndicesBackward0(Node):
+    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    SAVED = ('self_', 'result1_')
+    OP = 'max_pool2d_with_indices'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        ceil_mode = self.ceil_mode_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return (grad_self,)
+
+
+class MaxPool2dWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'indices_')
+    SAVED = ('self_', 'indices_')
+    OP = 'max_pool2d_with_indices_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = max_pool_double_backward(grad, indices)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AvgPool2dBackward0(Node):
+    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    SAVED = ('self_',)
+    OP = 'avg_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return (grad_self,)
+
+
+class AvgPool2dBackwardBackward0(Node):
+    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    SAVED = ('self_',)
+    OP = 'avg_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AdaptiveAvgPool2dBackward0(Node):
+    """Backward of `adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool2d_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = adaptive_avg_pool2d_backward(grad, self_)
+        return (grad_self,)
+
+
+class AdaptiveAvgPool2dBackwardBackward0(Node):
+    """Backward of `adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: adaptive_avg_pool2d(grad, last_two(grad_output.sizes()))
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'grad_output_sizes')
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_output_sizes = self.grad_output_sizes
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = adaptive_avg_pool2d(grad, last_two(grad_output_sizes))
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AdaptiveMaxPool2dBackward0(Node):
+    """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
+
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = ('self_', 'result1_')
+    SAVED = ('self_', 'result1_')
+    OP = 'adaptive_max_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = adaptive_max_pool2d_backward(grad, self_, result1)
+        return (grad_self,)
+
+
+class AdaptiveMaxPool2dBackwardBackward0(Node):
+    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'indices_')
+    SAVED = ('self_', 'indices_')
+    OP = 'adaptive_max_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = max_pool_double_backward(grad, indices)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)

@@ -15,8 +15,14 @@ from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
+    AdaptiveAvgPool2dBackward0,
+    AdaptiveAvgPool2dBackwardBackward0,
+    AdaptiveMaxPool2dBackward0,
+    AdaptiveMaxPool2dBackwardBackward0,
     AddBackward0,
     AsStridedBackward0,
+    AvgPool2dBackward0,
+    AvgPool2dBackwardBackward0,
     BmmBackward0,
     CloneBackward0,
     ConstantPadNdBackward0,
@@ -31,6 +37,8 @@ from tensorplay._generated.autograd_nodes import (
     LogBackward0,
     MaxBackward0,
     MaxBackward1,
+    MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0,
     MaximumBackward0,
     MeanBackward0,
     MeanBackward1,
@@ -119,6 +127,14 @@ from tensorplay._generated.functional import (
     _h_constant_pad_nd,
     _h__pad_nd,
     _h__pad_nd_backward,
+    _h_max_pool2d_with_indices,
+    _h_max_pool2d_with_indices_backward,
+    _h_avg_pool2d,
+    _h_avg_pool2d_backward,
+    _h_adaptive_avg_pool2d,
+    _h_adaptive_avg_pool2d_backward,
+    _h_adaptive_max_pool2d,
+    _h_adaptive_max_pool2d_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -852,6 +868,124 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     return result
 
 
+def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+    node = MaxPool2dWithIndicesBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.ceil_mode_ = ceil_mode
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def max_pool2d_with_indices_backward(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    node = MaxPool2dWithIndicesBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
+        result = _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    set_history(result, node)
+    return result
+
+
+def avg_pool2d(ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    node = AvgPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    set_history(result, node)
+    return result
+
+
+def avg_pool2d_backward(ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    node = AvgPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        result = _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool2d(ks, self, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    node = AdaptiveAvgPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool2d_backward(ks, grad_output, self):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    node = AdaptiveAvgPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.grad_output_sizes = grad_output._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        result = _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    set_history(result, node)
+    return result
+
+
+def adaptive_max_pool2d(ks, self, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    node = AdaptiveMaxPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+    node = AdaptiveMaxPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
+        result = _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -908,4 +1042,12 @@ WRAPPERS = {
     'constant_pad_nd': constant_pad_nd,
     '_pad_nd': _pad_nd,
     '_pad_nd_backward': _pad_nd_backward,
+    'max_pool2d_with_indices': max_pool2d_with_indices,
+    'max_pool2d_with_indices_backward': max_pool2d_with_indices_backward,
+    'avg_pool2d': avg_pool2d,
+    'avg_pool2d_backward': avg_pool2d_backward,
+    'adaptive_avg_pool2d': adaptive_avg_pool2d,
+    'adaptive_avg_pool2d_backward': adaptive_avg_pool2d_backward,
+    'adaptive_max_pool2d': adaptive_max_pool2d,
+    'adaptive_max_pool2d_backward': adaptive_max_pool2d_backward,
 }

@@ -1083,6 +1083,86 @@ def _op_pixel_unshuffle(self, downscale_factor):
     return _h_pixel_unshuffle.call(ks, self, downscale_factor)
 
 
+_h_max_pool2d_with_indices = dispatcher.find("max_pool2d_with_indices")
+
+def _op_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_max_pool2d_with_indices, ks, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    return _h_max_pool2d_with_indices.call(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_h_max_pool2d_with_indices_backward = dispatcher.find("max_pool2d_with_indices_backward")
+
+def _op_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_max_pool2d_with_indices_backward, ks, (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    return _h_max_pool2d_with_indices_backward.call(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+
+_h_avg_pool2d = dispatcher.find("avg_pool2d")
+
+def _op_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_avg_pool2d, ks, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return _h_avg_pool2d.call(ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+_h_avg_pool2d_backward = dispatcher.find("avg_pool2d_backward")
+
+def _op_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_avg_pool2d_backward, ks, (grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return _h_avg_pool2d_backward.call(ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+_h_adaptive_avg_pool2d = dispatcher.find("adaptive_avg_pool2d")
+
+def _op_adaptive_avg_pool2d(self, output_size):
+    """adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_avg_pool2d, ks, (self, output_size))
+    return _h_adaptive_avg_pool2d.call(ks, self, output_size)
+
+
+_h_adaptive_avg_pool2d_backward = dispatcher.find("adaptive_avg_pool2d_backward")
+
+def _op_adaptive_avg_pool2d_backward(grad_output, self):
+    """adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_avg_pool2d_backward, ks, (grad_output, self))
+    return _h_adaptive_avg_pool2d_backward.call(ks, grad_output, self)
+
+
+_h_adaptive_max_pool2d = dispatcher.find("adaptive_max_pool2d")
+
+def _op_adaptive_max_pool2d(self, output_size):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_max_pool2d, ks, (self, output_size))
+    return _h_adaptive_max_pool2d.call(ks, self, output_size)
+
+
+_h_adaptive_max_pool2d_backward = dispatcher.find("adaptive_max_pool2d_backward")
+
+def _op_adaptive_max_pool2d_backward(grad_output, self, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_max_pool2d_backward, ks, (grad_output, self, indices))
+    return _h_adaptive_max_pool2d_backward.call(ks, grad_output, self, indices)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2071,6 +2151,102 @@ def pixel_unshuffle(self, downscale_factor):
     return _op_pixel_unshuffle(self, downscale_factor)
 
 
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """Max over each window of the last two dims, and the argmax's flat position (row * W + col) in its plane; stride=[] means kernel_size.
+    
+    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('max_pool2d_with_indices', 'self', 'Tensor', self)
+    kernel_size = as_int_list('max_pool2d_with_indices', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d_with_indices', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d_with_indices', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d_with_indices', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('max_pool2d_with_indices', 'ceil_mode', ceil_mode)
+    return _op_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """Each gradient added at the position its max came from.
+    
+    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('max_pool2d_with_indices_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('max_pool2d_with_indices_backward', 'self', 'Tensor', self)
+    kernel_size = as_int_list('max_pool2d_with_indices_backward', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d_with_indices_backward', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d_with_indices_backward', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d_with_indices_backward', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('max_pool2d_with_indices_backward', 'ceil_mode', ceil_mode)
+    if not isinstance(indices, Tensor): bad_arg('max_pool2d_with_indices_backward', 'indices', 'Tensor', indices)
+    return _op_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """Mean over each window of the last two dims (zero padding counted unless count_include_pad=False).
+    
+    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('avg_pool2d', 'self', 'Tensor', self)
+    kernel_size = as_int_list('avg_pool2d', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('avg_pool2d', 'stride', stride, 2)
+    padding = as_int_list('avg_pool2d', 'padding', padding, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('avg_pool2d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool: count_include_pad = as_bool('avg_pool2d', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int: divisor_override = as_int('avg_pool2d', 'divisor_override', divisor_override)
+    return _op_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each gradient divided by its window's divisor and spread over the window.
+    
+    avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('avg_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('avg_pool2d_backward', 'self', 'Tensor', self)
+    kernel_size = as_int_list('avg_pool2d_backward', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('avg_pool2d_backward', 'stride', stride, 2)
+    padding = as_int_list('avg_pool2d_backward', 'padding', padding, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('avg_pool2d_backward', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool: count_include_pad = as_bool('avg_pool2d_backward', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int: divisor_override = as_int('avg_pool2d_backward', 'divisor_override', divisor_override)
+    return _op_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    """Average pooling to a fixed output size; window i spans [floor(i*n/o), ceil((i+1)*n/o)).
+    
+    adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('adaptive_avg_pool2d', 'self', 'Tensor', self)
+    output_size = as_int_list('adaptive_avg_pool2d', 'output_size', output_size, 2)
+    return _op_adaptive_avg_pool2d(self, output_size)
+
+
+def adaptive_avg_pool2d_backward(grad_output, self):
+    """adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('adaptive_avg_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('adaptive_avg_pool2d_backward', 'self', 'Tensor', self)
+    return _op_adaptive_avg_pool2d_backward(grad_output, self)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """Max pooling to a fixed output size, with the flat indices of the maxima.
+    
+    adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('adaptive_max_pool2d', 'self', 'Tensor', self)
+    output_size = as_int_list('adaptive_max_pool2d', 'output_size', output_size, 2)
+    return _op_adaptive_max_pool2d(self, output_size)
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('adaptive_max_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('adaptive_max_pool2d_backward', 'self', 'Tensor', self)
+    if not isinstance(indices, Tensor): bad_arg('adaptive_max_pool2d_backward', 'indices', 'Tensor', indices)
+    return _op_adaptive_max_pool2d_backward(grad_output, self, indices)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2135,4 +2311,12 @@ FUNCTIONS = (
     'pad',
     'pixel_shuffle',
     'pixel_unshuffle',
+    'max_pool2d_with_indices',
+    'max_pool2d_with_indices_backward',
+    'avg_pool2d',
+    'avg_pool2d_backward',
+    'adaptive_avg_pool2d',
+    'adaptive_avg_pool2d_backward',
+    'adaptive_max_pool2d',
+    'adaptive_max_pool2d_backward',
 )

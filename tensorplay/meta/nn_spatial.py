@@ -42,12 +42,10 @@ def check_not_bool(op, name, t):
 
 
 def window_out_size(size, k, stride, pad, dilation, ceil_mode=False):
-    """Output length of a sliding window; with ceil_mode a last partial window counts if it
-    starts inside the input or the left padding (PyTorch's pooling rule)."""
-    span = size + 2 * pad - dilation * (k - 1) - 1
-    if span < 0:
-        return 0 if not ceil_mode else 0
-    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    """Output length of a sliding window (PyTorch's pooling_output_shape): with ceil_mode a
+    last partial window counts, unless it would start in the right padding."""
+    span = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
     if ceil_mode and (out - 1) * stride >= size + pad:
         out -= 1
     return out

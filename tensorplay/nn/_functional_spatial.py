@@ -7,10 +7,13 @@ its explicit ones.
 from __future__ import annotations
 
 from tensorplay._generated import functional as _ops
+from tensorplay._generated.functional import pad, pixel_shuffle, pixel_unshuffle
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.nn._functional_pool import *  # noqa: F401,F403
+from tensorplay.nn._functional_pool import __all__ as _pool_all
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d"]
+           "conv_transpose3d", "pad", "pixel_shuffle", "pixel_unshuffle", *_pool_all]
 
 
 def _tuple(op, name, value, n):

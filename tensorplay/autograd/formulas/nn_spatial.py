@@ -14,6 +14,7 @@ helpers serves both, and every order of derivative is a convolution again.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 
 
@@ -69,3 +70,19 @@ def conv_double_backward_weight(grads, grad_output, input, weight, stride, paddi
 def constant_pad_nd_backward(grad, pad):
     """Padding's gradient crops the border off again: padding by the negated amounts."""
     return F.constant_pad_nd(grad, [-p for p in pad], 0)
+
+
+def last_two(sizes):
+    return list(sizes)[-2:]
+
+
+def max_pool_double_backward(grad, indices):
+    """The derivative of a max pooling's backward in grad_output: read `grad` (input-shaped)
+    at each saved index. Built as a one-hot comparison so it stays differentiable with the
+    ops at hand; it costs (pooled positions x plane) per channel, which is fine for the
+    rare double backward through a max pooling."""
+    plane = grad.flatten(-2)                                       # (..., H * W)
+    positions = _creation.arange(plane.shape[-1], device=grad.device)
+    onehot = indices.flatten(-2).unsqueeze(-1) == positions        # (..., P, H * W)
+    picked = F.where(onehot, plane.unsqueeze(-2), 0.0).sum(-1)     # (..., P)
+    return picked.view(tuple(indices.shape))
