@@ -6,7 +6,7 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, last_two, max_pool_double_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, convolution_backward, max_pool2d_with_indices_backward, sign, where
+from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, max_pool2d_with_indices_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
 class AddBackward0(Node):
@@ -1270,3 +1270,136 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
         if self.needs_input_grad(1):
             grad_self = zeros_like(self_)
         return (grad_grad_output, grad_self)
+
+
+class UpsampleNearest2dBackward0(Node):
+    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest2d_backward(grad, output_size, self.sizes(), scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_', 'self_sizes')
+    SAVED = ()
+    OP = 'upsample_nearest2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = upsample_nearest2d_backward(grad, output_size, self_sizes, scales_h, scales_w)
+        return (grad_self,)
+
+
+class UpsampleNearest2dBackwardBackward0(Node):
+    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
+    SAVED = ()
+    OP = 'upsample_nearest2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        return (grad_grad_output,)
+
+
+class UpsampleBilinear2dBackward0(Node):
+    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bilinear2d_backward(grad, output_size, self.sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_', 'self_sizes')
+    SAVED = ()
+    OP = 'upsample_bilinear2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        align_corners = self.align_corners_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
+        return (grad_self,)
+
+
+class UpsampleBilinear2dBackwardBackward0(Node):
+    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
+    SAVED = ()
+    OP = 'upsample_bilinear2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        align_corners = self.align_corners_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        return (grad_grad_output,)
+
+
+class Im2colBackward0(Node):
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: col2im(grad, last_two(self.sizes()), kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_', 'self_sizes')
+    SAVED = ()
+    OP = 'im2col'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        dilation = self.dilation_
+        padding = self.padding_
+        stride = self.stride_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = col2im(grad, last_two(self_sizes), kernel_size, dilation, padding, stride)
+        return (grad_self,)
+
+
+class Col2imBackward0(Node):
+    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
+    SAVED = ()
+    OP = 'col2im'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        dilation = self.dilation_
+        padding = self.padding_
+        stride = self.stride_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = im2col(grad, kernel_size, dilation, padding, stride)
+        return (grad_self,)

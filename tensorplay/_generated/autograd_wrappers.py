@@ -25,6 +25,7 @@ from tensorplay._generated.autograd_nodes import (
     AvgPool2dBackwardBackward0,
     BmmBackward0,
     CloneBackward0,
+    Col2imBackward0,
     ConstantPadNdBackward0,
     ConvolutionBackward0,
     ConvolutionBackwardBackward0,
@@ -34,6 +35,7 @@ from tensorplay._generated.autograd_nodes import (
     ExpBackward0,
     ExpandBackward0,
     FillBackward0,
+    Im2colBackward0,
     LogBackward0,
     MaxBackward0,
     MaxBackward1,
@@ -68,6 +70,10 @@ from tensorplay._generated.autograd_nodes import (
     ToCopyBackward0,
     TransposeBackward0,
     UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0,
+    UpsampleNearest2dBackward0,
+    UpsampleNearest2dBackwardBackward0,
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
@@ -135,6 +141,12 @@ from tensorplay._generated.functional import (
     _h_adaptive_avg_pool2d_backward,
     _h_adaptive_max_pool2d,
     _h_adaptive_max_pool2d_backward,
+    _h_upsample_nearest2d,
+    _h_upsample_nearest2d_backward,
+    _h_upsample_bilinear2d,
+    _h_upsample_bilinear2d_backward,
+    _h_im2col,
+    _h_col2im,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -986,6 +998,97 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     return result
 
 
+def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+    node = UpsampleNearest2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.output_size_ = output_size
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+    node = UpsampleNearest2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.output_size_ = output_size
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+    node = UpsampleBilinear2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.output_size_ = output_size
+    node.align_corners_ = align_corners
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_bilinear2d_backward(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    node = UpsampleBilinear2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.output_size_ = output_size
+    node.align_corners_ = align_corners
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def im2col(ks, self, kernel_size, dilation, padding, stride):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+    node = Im2colBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.dilation_ = dilation
+    node.padding_ = padding
+    node.stride_ = stride
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+    set_history(result, node)
+    return result
+
+
+def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+    node = Col2imBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.dilation_ = dilation
+    node.padding_ = padding
+    node.stride_ = stride
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1050,4 +1153,10 @@ WRAPPERS = {
     'adaptive_avg_pool2d_backward': adaptive_avg_pool2d_backward,
     'adaptive_max_pool2d': adaptive_max_pool2d,
     'adaptive_max_pool2d_backward': adaptive_max_pool2d_backward,
+    'upsample_nearest2d': upsample_nearest2d,
+    'upsample_nearest2d_backward': upsample_nearest2d_backward,
+    'upsample_bilinear2d': upsample_bilinear2d,
+    'upsample_bilinear2d_backward': upsample_bilinear2d_backward,
+    'im2col': im2col,
+    'col2im': col2im,
 }

@@ -1163,6 +1163,66 @@ def _op_adaptive_max_pool2d_backward(grad_output, self, indices):
     return _h_adaptive_max_pool2d_backward.call(ks, grad_output, self, indices)
 
 
+_h_upsample_nearest2d = dispatcher.find("upsample_nearest2d")
+
+def _op_upsample_nearest2d(self, output_size, scales_h, scales_w):
+    """upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_nearest2d, ks, (self, output_size, scales_h, scales_w))
+    return _h_upsample_nearest2d.call(ks, self, output_size, scales_h, scales_w)
+
+
+_h_upsample_nearest2d_backward = dispatcher.find("upsample_nearest2d_backward")
+
+def _op_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    """upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_nearest2d_backward, ks, (grad_output, output_size, input_size, scales_h, scales_w))
+    return _h_upsample_nearest2d_backward.call(ks, grad_output, output_size, input_size, scales_h, scales_w)
+
+
+_h_upsample_bilinear2d = dispatcher.find("upsample_bilinear2d")
+
+def _op_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
+    """upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_bilinear2d, ks, (self, output_size, align_corners, scales_h, scales_w))
+    return _h_upsample_bilinear2d.call(ks, self, output_size, align_corners, scales_h, scales_w)
+
+
+_h_upsample_bilinear2d_backward = dispatcher.find("upsample_bilinear2d_backward")
+
+def _op_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    """upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_bilinear2d_backward, ks, (grad_output, output_size, input_size, align_corners, scales_h, scales_w))
+    return _h_upsample_bilinear2d_backward.call(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+_h_im2col = dispatcher.find("im2col")
+
+def _op_im2col(self, kernel_size, dilation, padding, stride):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_im2col, ks, (self, kernel_size, dilation, padding, stride))
+    return _h_im2col.call(ks, self, kernel_size, dilation, padding, stride)
+
+
+_h_col2im = dispatcher.find("col2im")
+
+def _op_col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_col2im, ks, (self, output_size, kernel_size, dilation, padding, stride))
+    return _h_col2im.call(ks, self, output_size, kernel_size, dilation, padding, stride)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2247,6 +2307,79 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
     return _op_adaptive_max_pool2d_backward(grad_output, self, indices)
 
 
+def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
+    """Nearest-neighbour resize of (N, C, H, W); output position o reads input floor(o * in / out).
+    
+    upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('upsample_nearest2d', 'self', 'Tensor', self)
+    output_size = as_int_list('upsample_nearest2d', 'output_size', output_size, 2)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_nearest2d', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_nearest2d', 'scales_w', scales_w)
+    return _op_upsample_nearest2d(self, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('upsample_nearest2d_backward', 'grad_output', 'Tensor', grad_output)
+    output_size = as_int_list('upsample_nearest2d_backward', 'output_size', output_size, 2)
+    input_size = as_int_list('upsample_nearest2d_backward', 'input_size', input_size, 4)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_nearest2d_backward', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_nearest2d_backward', 'scales_w', scales_w)
+    return _op_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w)
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    """Bilinear resize of (N, C, H, W), corners aligned or pixel centres (align_corners=False).
+    
+    upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('upsample_bilinear2d', 'self', 'Tensor', self)
+    output_size = as_int_list('upsample_bilinear2d', 'output_size', output_size, 2)
+    if type(align_corners) is not _b.bool: align_corners = as_bool('upsample_bilinear2d', 'align_corners', align_corners)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_bilinear2d', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_bilinear2d', 'scales_w', scales_w)
+    return _op_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('upsample_bilinear2d_backward', 'grad_output', 'Tensor', grad_output)
+    output_size = as_int_list('upsample_bilinear2d_backward', 'output_size', output_size, 2)
+    input_size = as_int_list('upsample_bilinear2d_backward', 'input_size', input_size, 4)
+    if type(align_corners) is not _b.bool: align_corners = as_bool('upsample_bilinear2d_backward', 'align_corners', align_corners)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_bilinear2d_backward', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_bilinear2d_backward', 'scales_w', scales_w)
+    return _op_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """F.unfold - each sliding block of (N, C, H, W) as a column of (N, C * kH * kW, L).
+    
+    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('im2col', 'self', 'Tensor', self)
+    kernel_size = as_int_list('im2col', 'kernel_size', kernel_size, 2)
+    dilation = as_int_list('im2col', 'dilation', dilation, 2)
+    padding = as_int_list('im2col', 'padding', padding, 2)
+    stride = as_int_list('im2col', 'stride', stride, 2)
+    return _op_im2col(self, kernel_size, dilation, padding, stride)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """F.fold - the columns of (N, C * kH * kW, L) summed back into (N, C, H, W).
+    
+    col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('col2im', 'self', 'Tensor', self)
+    output_size = as_int_list('col2im', 'output_size', output_size, 2)
+    kernel_size = as_int_list('col2im', 'kernel_size', kernel_size, 2)
+    dilation = as_int_list('col2im', 'dilation', dilation, 2)
+    padding = as_int_list('col2im', 'padding', padding, 2)
+    stride = as_int_list('col2im', 'stride', stride, 2)
+    return _op_col2im(self, output_size, kernel_size, dilation, padding, stride)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2319,4 +2452,10 @@ FUNCTIONS = (
     'adaptive_avg_pool2d_backward',
     'adaptive_max_pool2d',
     'adaptive_max_pool2d_backward',
+    'upsample_nearest2d',
+    'upsample_nearest2d_backward',
+    'upsample_bilinear2d',
+    'upsample_bilinear2d_backward',
+    'im2col',
+    'col2im',
 )

@@ -232,6 +232,18 @@ SCHEMAS = (
              ('self', 'output_size'), (0,), (), (), 2),
     OpSchema('adaptive_max_pool2d_backward', 'adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor',
              ('grad_output', 'self', 'indices'), (0, 1, 2), (), (), 1),
+    OpSchema('upsample_nearest2d', 'upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor',
+             ('self', 'output_size', 'scales_h', 'scales_w'), (0,), (), (), 1),
+    OpSchema('upsample_nearest2d_backward', 'upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor',
+             ('grad_output', 'output_size', 'input_size', 'scales_h', 'scales_w'), (0,), (), (), 1),
+    OpSchema('upsample_bilinear2d', 'upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor',
+             ('self', 'output_size', 'align_corners', 'scales_h', 'scales_w'), (0,), (), (), 1),
+    OpSchema('upsample_bilinear2d_backward', 'upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor',
+             ('grad_output', 'output_size', 'input_size', 'align_corners', 'scales_h', 'scales_w'), (0,), (), (), 1),
+    OpSchema('im2col', 'im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',
+             ('self', 'kernel_size', 'dilation', 'padding', 'stride'), (0,), (), (), 1),
+    OpSchema('col2im', 'col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',
+             ('self', 'output_size', 'kernel_size', 'dilation', 'padding', 'stride'), (0,), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -300,6 +312,12 @@ DISPATCH = {
         ('adaptive_avg_pool2d_backward', 'pooling.adaptive_avg_pool2d_backward'),
         ('adaptive_max_pool2d', 'pooling.adaptive_max_pool2d'),
         ('adaptive_max_pool2d_backward', 'pooling.adaptive_max_pool2d_backward'),
+        ('upsample_nearest2d', 'resample.upsample_nearest2d'),
+        ('upsample_nearest2d_backward', 'resample.upsample_nearest2d_backward'),
+        ('upsample_bilinear2d', 'resample.upsample_bilinear2d'),
+        ('upsample_bilinear2d_backward', 'resample.upsample_bilinear2d_backward'),
+        ('im2col', 'fold.im2col'),
+        ('col2im', 'fold.col2im'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -421,4 +439,10 @@ META_RULES = {
     'adaptive_avg_pool2d_backward': 'nn_spatial_pool.adaptive_avg_pool2d_backward',
     'adaptive_max_pool2d': 'nn_spatial_pool.adaptive_max_pool2d',
     'adaptive_max_pool2d_backward': 'nn_spatial_pool.adaptive_max_pool2d_backward',
+    'upsample_nearest2d': 'nn_spatial_resample.upsample2d',
+    'upsample_nearest2d_backward': 'nn_spatial_resample.upsample2d_backward',
+    'upsample_bilinear2d': 'nn_spatial_resample.upsample2d',
+    'upsample_bilinear2d_backward': 'nn_spatial_resample.upsample2d_backward',
+    'im2col': 'nn_spatial_resample.im2col',
+    'col2im': 'nn_spatial_resample.col2im',
 }

@@ -11,9 +11,11 @@ from tensorplay._generated.functional import pad, pixel_shuffle, pixel_unshuffle
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 from tensorplay.nn._functional_pool import *  # noqa: F401,F403
 from tensorplay.nn._functional_pool import __all__ as _pool_all
+from tensorplay.nn._functional_resample import *  # noqa: F401,F403
+from tensorplay.nn._functional_resample import __all__ as _resample_all
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "pad", "pixel_shuffle", "pixel_unshuffle", *_pool_all]
+           "conv_transpose3d", "pad", "pixel_shuffle", "pixel_unshuffle", *_pool_all, *_resample_all]
 
 
 def _tuple(op, name, value, n):

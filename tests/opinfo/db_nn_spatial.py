@@ -150,5 +150,6 @@ CONV = [
 
 from opinfo.db_nn_spatial_pad import PAD  # noqa: E402
 from opinfo.db_nn_spatial_pool import POOL  # noqa: E402
+from opinfo.db_nn_spatial_resample import RESAMPLE  # noqa: E402
 
-op_db = CONV + POOL + PAD
+op_db = CONV + POOL + PAD + RESAMPLE
