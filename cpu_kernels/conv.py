@@ -32,16 +32,21 @@ def _numel(sizes):
     return int(np.prod(sizes, dtype=np.int64))
 
 
-def _im2col(x, kernel, stride, padding, dilation, groups):
-    """(G, N * P, C/G * K) rows of windows, and the output's spatial sizes."""
+def _im2col(x, kernel, stride, padding, dilation, groups, out_sizes=None):
+    """(G, N * P, C/G * K) rows of windows, and the output's spatial sizes. `out_sizes`
+    keeps only the first windows along each dim (a transposed convolution's output_padding
+    can leave windows that no gradient position reads)."""
     n, c = x.shape[:2]
-    win = windows(pad_spatial(x, padding), kernel, stride, dilation)   # (N, C, *O, *K)
-    out_sizes = win.shape[2:2 + len(kernel)]
     k = len(kernel)
+    win = windows(pad_spatial(x, padding), kernel, stride, dilation)   # (N, C, *O, *K)
+    if out_sizes is not None:
+        win = win[(slice(None), slice(None)) + tuple(slice(0, s) for s in out_sizes)]
+    out_sizes = win.shape[2:2 + k]
     win = win.reshape((n, groups, c // groups) + win.shape[2:])
     # (G, N, *O, C/G, *K): one copy, made by the reshape.
     order = (1, 0) + tuple(range(3, 3 + k)) + (2,) + tuple(range(3 + k, 3 + 2 * k))
-    cols = win.transpose(order).reshape(groups, n * _numel(out_sizes), c // groups * _numel(kernel))
+    cols = win.transpose(order).reshape(groups, n * _numel(out_sizes),
+                                        c // groups * _numel(kernel))
     return cols, out_sizes
 
 
@@ -67,7 +72,7 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
     # cols[g] = w[g]^T @ x[g] laid out (O/G * K, N * P): each kernel offset's slice is then
     # a run of whole images, which col2im adds with contiguous reads.
     xm = x.reshape(n, groups, c_in // groups, _numel(spatial)).transpose(1, 2, 0, 3)
-    xm = xm.reshape(groups, c_in // groups, n * _numel(spatial))                      # (G, C/G, N * P)
+    xm = xm.reshape(groups, c_in // groups, n * _numel(spatial))      # (G, C/G, N * P)
     wm = w.reshape(groups, c_in // groups, -1).transpose(0, 2, 1)      # (G, O/G * K, C/G)
     cols = np.matmul(wm, xm)                                           # (G, O/G * K, N * P)
     cols = cols.reshape((groups, cg_out) + tuple(kernel) + (n,) + tuple(spatial))
@@ -88,20 +93,11 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
 def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups):
     """d(sum(conv(x, w) * g)) / dw for a regular convolution: (C_out, C_in/G, *K).
     `g` may cover fewer output positions than the windows do (the transposed case)."""
-    cols, out_sizes = _im2col(x, kernel, stride, padding, dilation, groups)
     g_sizes = g.shape[2:]
-    if tuple(g_sizes) != tuple(out_sizes):
-        n, c = x.shape[:2]
-        win = windows(pad_spatial(x, padding), kernel, stride, dilation)
-        win = win[(slice(None), slice(None)) + tuple(slice(0, s) for s in g_sizes)]
-        k = len(kernel)
-        win = win.reshape((n, groups, c // groups) + win.shape[2:])
-        order = (1, 0) + tuple(range(3, 3 + k)) + (2,) + tuple(range(3 + k, 3 + 2 * k))
-        cols = win.transpose(order).reshape(groups, n * _numel(g_sizes),
-                                            c // groups * _numel(kernel))
+    cols, _ = _im2col(x, kernel, stride, padding, dilation, groups, g_sizes)
     n, c_out = g.shape[:2]
     gm = g.reshape(n, groups, c_out // groups, _numel(g_sizes)).transpose(1, 0, 3, 2)
-    gm = gm.reshape(groups, n * _numel(g_sizes), c_out // groups)                     # (G, N * P, O/G)
+    gm = gm.reshape(groups, n * _numel(g_sizes), c_out // groups)     # (G, N * P, O/G)
     # cols^T @ gm rather than gm^T @ cols: both operands then run along their long
     # N * P axis in memory order, which OpenBLAS handles several times faster.
     gw = np.matmul(cols.transpose(0, 2, 1), gm)                        # (G, C/G * K, O/G)

@@ -63,7 +63,7 @@ def test_interpolate_float32_positions_match_torch():
 
 
 def test_fold_matches_torch():
-    a = RNG.standard_normal((2, 3 * 2 * 3, 15))
+    a = RNG.standard_normal((1, 3 * 2 * 3, 15))
     kwargs = dict(output_size=(4, 5), kernel_size=(2, 3), dilation=1, padding=(1, 0), stride=1)
     x, tx = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
     y, ty = F.fold(x, **kwargs), TF.fold(tx, **kwargs)

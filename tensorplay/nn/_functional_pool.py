@@ -23,7 +23,8 @@ def _pair(op, name, value):
                         f"{value!r}", op=op, arg=name)
 
 
-def _single(op, name, value):
+def _single(op, name, value, height=1):
+    """A 1-D argument as the 2-D one: (height, value); None (stride) stays ()."""
     if value is None:
         return ()
     if isinstance(value, (list, tuple)):
@@ -31,7 +32,7 @@ def _single(op, name, value):
             raise ArgumentError(f"{op}(): argument '{name}' must be an int or a 1-tuple, but "
                                 f"got {value!r}", op=op, arg=name)
         value = value[0]
-    return (1, value)
+    return (height, value)
 
 
 def _as_2d(op, input):
@@ -55,7 +56,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     op = "max_pool1d"
     out, indices = _ops.max_pool2d_with_indices(
         _as_2d(op, input), _single(op, "kernel_size", kernel_size),
-        _single(op, "stride", stride), (0,) + _single(op, "padding", padding)[1:],
+        _single(op, "stride", stride), _single(op, "padding", padding, height=0),
         _single(op, "dilation", dilation), ceil_mode)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out
@@ -74,7 +75,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     op = "avg_pool1d"
     out = _ops.avg_pool2d(_as_2d(op, input), _single(op, "kernel_size", kernel_size),
                           _single(op, "stride", stride),
-                          (0,) + _single(op, "padding", padding)[1:], ceil_mode,
+                          _single(op, "padding", padding, height=0), ceil_mode,
                           count_include_pad, None)
     return out.squeeze(-2)
 
