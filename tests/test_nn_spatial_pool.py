@@ -80,3 +80,22 @@ def test_functional_pool_errors(call, error, regex, arg):
     with pytest.raises(error, match=regex) as info:
         call(x)
     assert info.value.arg == arg
+
+
+@pytest.mark.parametrize("shape, args", [
+    ((2, 3, 7, 6), ((3, 2), (2, 2), (1, 1), (1, 2), True)),
+    ((3, 5, 5), ((2, 2), (), (0, 0), (1, 1), False)),
+    ((1, 2, 6, 7), ((3, 3), (2, 3), (1, 0), (2, 1), True)),
+])
+def test_max_pool_double_backward_windows_equal_planes(shape, args):
+    """The windowed gather (im2col) of max_pool2d's double backward reads the same values
+    as the plane-wide one-hot gather that adaptive max pooling uses."""
+    from tensorplay.autograd.formulas.nn_spatial import (
+        max_pool2d_double_backward, max_pool_double_backward)
+    x = tp.tensor(RNG.standard_normal(shape))
+    _, indices = tp.max_pool2d_with_indices(x, *args)
+    gg = tp.tensor(RNG.standard_normal(shape))
+    kernel, stride, padding, dilation, _ = args
+    windowed = max_pool2d_double_backward(gg, indices, kernel, stride, padding, dilation)
+    np.testing.assert_array_equal(windowed.numpy(),
+                                  max_pool_double_backward(gg, indices).numpy())

@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, last_two, max_pool_double_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, evenly_distribute_backward, last_two, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _pad_nd, _pad_nd_backward, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, max_pool2d_with_indices_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
@@ -1108,11 +1108,11 @@ class MaxPool2dWithIndicesBackward0(Node):
 class MaxPool2dWithIndicesBackwardBackward0(Node):
     """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
 
-    grad_output: max_pool_double_backward(grad, indices)
+    grad_output: max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
     self: zeros_like(self)
     """
 
-    __slots__ = ('self_', 'indices_')
+    __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_')
     SAVED = ('self_', 'indices_')
     OP = 'max_pool2d_with_indices_backward'
 
@@ -1120,10 +1120,14 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
         grad_grad_output = None
         grad_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = max_pool_double_backward(grad, indices)
+            grad_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
         if self.needs_input_grad(1):
             grad_self = zeros_like(self_)
         return (grad_grad_output, grad_self)

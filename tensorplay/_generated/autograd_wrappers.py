@@ -903,6 +903,10 @@ def max_pool2d_with_indices_backward(ks, grad_output, self, kernel_size, stride,
         return _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     node = MaxPool2dWithIndicesBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
         node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
