@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, as_strided_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, linear_weight_backward, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _scatter_add_along, isfinite, logical_and, logical_or, sign, where
+from tensorplay.autograd.formulas import amax_backward, as_strided_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, linear_weight_backward, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _pad_nd, _pad_nd_backward, _scatter_add_along, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
 class AddBackward0(Node):
@@ -3355,3 +3355,467 @@ class IndexPutBackward0(Node):
         if self.needs_input_grad(1):
             grad_values = index_put_values_backward(grad, indices, values_sizes)
         return (grad_self, grad_values)
+
+
+class ConvolutionBackward0(Node):
+    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor`.
+
+    input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+    weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+    bias: convolution_backward(grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+    """
+
+    __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_', 'bias_sizes')
+    SAVED = ('input_', 'weight_')
+    OP = 'convolution'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        transposed = self.transposed_
+        output_padding = self.output_padding_
+        groups = self.groups_
+        bias_sizes = self.bias_sizes
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0):
+            grad_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+        if self.needs_input_grad(1):
+            grad_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+        if self.needs_input_grad(2):
+            grad_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+        return (grad_input, grad_weight, grad_bias)
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_output: conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    input: conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    weight: conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    """
+
+    __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    SAVED = ('grad_output_', 'input_', 'weight_')
+    OP = 'convolution_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_output = self.grad_output_.unpack(self)
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        transposed = self.transposed_
+        output_padding = self.output_padding_
+        groups = self.groups_
+        grad_grad_output = None
+        grad_input = None
+        grad_weight = None
+        if self.needs_input_grad(0):
+            grad_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        if self.needs_input_grad(1):
+            grad_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        if self.needs_input_grad(2):
+            grad_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        return (grad_grad_output, grad_input, grad_weight)
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of `constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor`.
+
+    self: constant_pad_nd_backward(grad, pad)
+    """
+
+    __slots__ = ('pad_',)
+    SAVED = ()
+    OP = 'constant_pad_nd'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = constant_pad_nd_backward(grad, pad)
+        return (grad_self,)
+
+
+class PadNdBackward0(Node):
+    """Backward of `_pad_nd(Tensor self, int[] pad, str mode) -> Tensor`.
+
+    self: _pad_nd_backward(grad, self.sizes(), pad, mode)
+    """
+
+    __slots__ = ('pad_', 'mode_', 'self_sizes')
+    SAVED = ()
+    OP = '_pad_nd'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        mode = self.mode_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _pad_nd_backward(grad, self_sizes, pad, mode)
+        return (grad_self,)
+
+
+class PadNdBackwardBackward0(Node):
+    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor`.
+
+    grad_output: _pad_nd(grad, pad, mode)
+    """
+
+    __slots__ = ('pad_', 'mode_')
+    SAVED = ()
+    OP = '_pad_nd_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        pad = self.pad_
+        mode = self.mode_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = _pad_nd(grad, pad, mode)
+        return (grad_grad_output,)
+
+
+class MaxPool2dWithIndicesBackward0(Node):
+    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    SAVED = ('self_', 'result1_')
+    OP = 'max_pool2d_with_indices'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        ceil_mode = self.ceil_mode_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return (grad_self,)
+
+
+class MaxPool2dWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_')
+    SAVED = ('self_', 'indices_')
+    OP = 'max_pool2d_with_indices_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AvgPool2dBackward0(Node):
+    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    SAVED = ('self_',)
+    OP = 'avg_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return (grad_self,)
+
+
+class AvgPool2dBackwardBackward0(Node):
+    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    SAVED = ('self_',)
+    OP = 'avg_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AdaptiveAvgPool2dBackward0(Node):
+    """Backward of `adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool2d_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = adaptive_avg_pool2d_backward(grad, self_)
+        return (grad_self,)
+
+
+class AdaptiveAvgPool2dBackwardBackward0(Node):
+    """Backward of `adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: adaptive_avg_pool2d(grad, last_two(grad_output.sizes()))
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'grad_output_sizes')
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_output_sizes = self.grad_output_sizes
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = adaptive_avg_pool2d(grad, last_two(grad_output_sizes))
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class AdaptiveMaxPool2dBackward0(Node):
+    """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
+
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = ('self_', 'result1_')
+    SAVED = ('self_', 'result1_')
+    OP = 'adaptive_max_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = adaptive_max_pool2d_backward(grad, self_, result1)
+        return (grad_self,)
+
+
+class AdaptiveMaxPool2dBackwardBackward0(Node):
+    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_', 'indices_')
+    SAVED = ('self_', 'indices_')
+    OP = 'adaptive_max_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = max_pool_double_backward(grad, indices)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(self_)
+        return (grad_grad_output, grad_self)
+
+
+class UpsampleNearest2dBackward0(Node):
+    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest2d_backward(grad, output_size, self.sizes(), scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_', 'self_sizes')
+    SAVED = ()
+    OP = 'upsample_nearest2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = upsample_nearest2d_backward(grad, output_size, self_sizes, scales_h, scales_w)
+        return (grad_self,)
+
+
+class UpsampleNearest2dBackwardBackward0(Node):
+    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
+    SAVED = ()
+    OP = 'upsample_nearest2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        return (grad_grad_output,)
+
+
+class UpsampleBilinear2dBackward0(Node):
+    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bilinear2d_backward(grad, output_size, self.sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_', 'self_sizes')
+    SAVED = ()
+    OP = 'upsample_bilinear2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        align_corners = self.align_corners_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
+        return (grad_self,)
+
+
+class UpsampleBilinear2dBackwardBackward0(Node):
+    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
+    SAVED = ()
+    OP = 'upsample_bilinear2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        output_size = self.output_size_
+        align_corners = self.align_corners_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        return (grad_grad_output,)
+
+
+class Im2colBackward0(Node):
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: col2im(grad, last_two(self.sizes()), kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_', 'self_sizes')
+    SAVED = ()
+    OP = 'im2col'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        dilation = self.dilation_
+        padding = self.padding_
+        stride = self.stride_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = col2im(grad, last_two(self_sizes), kernel_size, dilation, padding, stride)
+        return (grad_self,)
+
+
+class Col2imBackward0(Node):
+    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
+    SAVED = ()
+    OP = 'col2im'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        dilation = self.dilation_
+        padding = self.padding_
+        stride = self.stride_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = im2col(grad, kernel_size, dilation, padding, stride)
+        return (grad_self,)

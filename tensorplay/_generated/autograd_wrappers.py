@@ -16,6 +16,10 @@ from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
     AcosBackward0,
+    AdaptiveAvgPool2dBackward0,
+    AdaptiveAvgPool2dBackwardBackward0,
+    AdaptiveMaxPool2dBackward0,
+    AdaptiveMaxPool2dBackwardBackward0,
     AddBackward0,
     AddcdivBackward0,
     AddcmulBackward0,
@@ -27,6 +31,8 @@ from tensorplay._generated.autograd_nodes import (
     AsinBackward0,
     Atan2Backward0,
     AtanBackward0,
+    AvgPool2dBackward0,
+    AvgPool2dBackwardBackward0,
     BaddbmmBackward0,
     BernoulliBackward0,
     BernoulliBackward1,
@@ -39,6 +45,10 @@ from tensorplay._generated.autograd_nodes import (
     ClampBackward1,
     ClampMaxBackward0,
     CloneBackward0,
+    Col2imBackward0,
+    ConstantPadNdBackward0,
+    ConvolutionBackward0,
+    ConvolutionBackwardBackward0,
     CopyBackward0,
     CosBackward0,
     CoshBackward0,
@@ -73,6 +83,7 @@ from tensorplay._generated.autograd_nodes import (
     HardswishBackward0,
     HardtanhBackward0,
     HypotBackward0,
+    Im2colBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -97,6 +108,8 @@ from tensorplay._generated.autograd_nodes import (
     MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
+    MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0,
     MaximumBackward0,
     MeanBackward0,
     MeanBackward1,
@@ -114,6 +127,8 @@ from tensorplay._generated.autograd_nodes import (
     NegBackward0,
     NormBackward0,
     NormalBackward0,
+    PadNdBackward0,
+    PadNdBackwardBackward0,
     PermuteBackward0,
     PowBackward0,
     ProdBackward0,
@@ -164,6 +179,10 @@ from tensorplay._generated.autograd_nodes import (
     TruncBackward0,
     UniformBackward0,
     UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0,
+    UpsampleNearest2dBackward0,
+    UpsampleNearest2dBackwardBackward0,
     VarBackward0,
     ViewBackward0,
     WhereBackward0,
@@ -404,6 +423,25 @@ from tensorplay._generated.functional import (
     _h_index_Tensor,
     _h_index_put,
     _h_index_put_,
+    _h_convolution,
+    _h_convolution_backward,
+    _h_constant_pad_nd,
+    _h__pad_nd,
+    _h__pad_nd_backward,
+    _h_max_pool2d_with_indices,
+    _h_max_pool2d_with_indices_backward,
+    _h_avg_pool2d,
+    _h_avg_pool2d_backward,
+    _h_adaptive_avg_pool2d,
+    _h_adaptive_avg_pool2d_backward,
+    _h_adaptive_max_pool2d,
+    _h_adaptive_max_pool2d_backward,
+    _h_upsample_nearest2d,
+    _h_upsample_nearest2d_backward,
+    _h_upsample_bilinear2d,
+    _h_upsample_bilinear2d_backward,
+    _h_im2col,
+    _h_col2im,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -3598,6 +3636,298 @@ def index_put_(ks, self, indices, values, accumulate):
     return result
 
 
+def convolution(ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
+        return _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    node = ConvolutionBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.transposed_ = transposed
+    node.output_padding_ = output_padding
+    node.groups_ = groups
+    node.bias_sizes = None if bias is None else bias._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    set_history(result, node)
+    return result
+
+
+def convolution_backward(ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or input._impl.requires_grad or weight._impl.requires_grad)):
+        return _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    node = ConvolutionBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, input, weight))
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.transposed_ = transposed
+    node.output_padding_ = output_padding
+    node.groups_ = groups
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if input._impl.requires_grad or weight._impl.requires_grad else None, False)
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    set_history(result, node)
+    return result
+
+
+def constant_pad_nd(ks, self, pad, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+    node = ConstantPadNdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.pad_ = pad
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+    set_history(result, node)
+    return result
+
+
+def _pad_nd(ks, self, pad, mode):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+    node = PadNdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.pad_ = pad
+    node.mode_ = mode
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+    set_history(result, node)
+    return result
+
+
+def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+    node = PadNdBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.pad_ = pad
+    node.mode_ = mode
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+    set_history(result, node)
+    return result
+
+
+def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+    node = MaxPool2dWithIndicesBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.ceil_mode_ = ceil_mode
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def max_pool2d_with_indices_backward(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    node = MaxPool2dWithIndicesBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
+        result = _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    set_history(result, node)
+    return result
+
+
+def avg_pool2d(ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    node = AvgPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    set_history(result, node)
+    return result
+
+
+def avg_pool2d_backward(ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    node = AvgPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        result = _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool2d(ks, self, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    node = AdaptiveAvgPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool2d_backward(ks, grad_output, self):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    node = AdaptiveAvgPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.grad_output_sizes = grad_output._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        result = _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    set_history(result, node)
+    return result
+
+
+def adaptive_max_pool2d(ks, self, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    node = AdaptiveMaxPool2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+    node = AdaptiveMaxPool2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
+        result = _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+    set_history(result, node)
+    return result
+
+
+def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+    node = UpsampleNearest2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.output_size_ = output_size
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+    node = UpsampleNearest2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.output_size_ = output_size
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+    node = UpsampleBilinear2dBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.output_size_ = output_size
+    node.align_corners_ = align_corners
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def upsample_bilinear2d_backward(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    node = UpsampleBilinear2dBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.output_size_ = output_size
+    node.align_corners_ = align_corners
+    node.scales_h_ = scales_h
+    node.scales_w_ = scales_w
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    set_history(result, node)
+    return result
+
+
+def im2col(ks, self, kernel_size, dilation, padding, stride):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+    node = Im2colBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.dilation_ = dilation
+    node.padding_ = padding
+    node.stride_ = stride
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+    set_history(result, node)
+    return result
+
+
+def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+    node = Col2imBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.kernel_size_ = kernel_size
+    node.dilation_ = dilation
+    node.padding_ = padding
+    node.stride_ = stride
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -3834,4 +4164,23 @@ WRAPPERS = {
     'index.Tensor': index_Tensor,
     'index_put': index_put,
     'index_put_': index_put_,
+    'convolution': convolution,
+    'convolution_backward': convolution_backward,
+    'constant_pad_nd': constant_pad_nd,
+    '_pad_nd': _pad_nd,
+    '_pad_nd_backward': _pad_nd_backward,
+    'max_pool2d_with_indices': max_pool2d_with_indices,
+    'max_pool2d_with_indices_backward': max_pool2d_with_indices_backward,
+    'avg_pool2d': avg_pool2d,
+    'avg_pool2d_backward': avg_pool2d_backward,
+    'adaptive_avg_pool2d': adaptive_avg_pool2d,
+    'adaptive_avg_pool2d_backward': adaptive_avg_pool2d_backward,
+    'adaptive_max_pool2d': adaptive_max_pool2d,
+    'adaptive_max_pool2d_backward': adaptive_max_pool2d_backward,
+    'upsample_nearest2d': upsample_nearest2d,
+    'upsample_nearest2d_backward': upsample_nearest2d_backward,
+    'upsample_bilinear2d': upsample_bilinear2d,
+    'upsample_bilinear2d_backward': upsample_bilinear2d_backward,
+    'im2col': im2col,
+    'col2im': col2im,
 }

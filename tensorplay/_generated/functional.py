@@ -3891,6 +3891,226 @@ def _op_index_put_(self, indices, values, accumulate):
     return _h_index_put_.call(ks, self, indices, values, accumulate)
 
 
+_h_convolution = dispatcher.find("convolution")
+
+def _op_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"""
+    ks = input._impl.key_set() | weight._impl.key_set() | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_convolution, ks, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+    return _h_convolution.call(ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+_h_convolution_backward = dispatcher.find("convolution_backward")
+
+def _op_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    ks = grad_output._impl.key_set() | input._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_convolution_backward, ks, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
+    return _h_convolution_backward.call(ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+_h_constant_pad_nd = dispatcher.find("constant_pad_nd")
+
+def _op_constant_pad_nd(self, pad, value):
+    """constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_constant_pad_nd, ks, (self, pad, value))
+    return _h_constant_pad_nd.call(ks, self, pad, value)
+
+
+_h__pad_nd = dispatcher.find("_pad_nd")
+
+def _op__pad_nd(self, pad, mode):
+    """_pad_nd(Tensor self, int[] pad, str mode) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__pad_nd, ks, (self, pad, mode))
+    return _h__pad_nd.call(ks, self, pad, mode)
+
+
+_h__pad_nd_backward = dispatcher.find("_pad_nd_backward")
+
+def _op__pad_nd_backward(grad_output, input_sizes, pad, mode):
+    """_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h__pad_nd_backward, ks, (grad_output, input_sizes, pad, mode))
+    return _h__pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
+
+
+_h_pad = dispatcher.find("pad")
+
+def _op_pad(self, pad, mode, value):
+    """pad(Tensor self, int[] pad, str mode="constant", float? value=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pad, ks, (self, pad, mode, value))
+    return _h_pad.call(ks, self, pad, mode, value)
+
+
+_h_pixel_shuffle = dispatcher.find("pixel_shuffle")
+
+def _op_pixel_shuffle(self, upscale_factor):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pixel_shuffle, ks, (self, upscale_factor))
+    return _h_pixel_shuffle.call(ks, self, upscale_factor)
+
+
+_h_pixel_unshuffle = dispatcher.find("pixel_unshuffle")
+
+def _op_pixel_unshuffle(self, downscale_factor):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_pixel_unshuffle, ks, (self, downscale_factor))
+    return _h_pixel_unshuffle.call(ks, self, downscale_factor)
+
+
+_h_max_pool2d_with_indices = dispatcher.find("max_pool2d_with_indices")
+
+def _op_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_max_pool2d_with_indices, ks, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    return _h_max_pool2d_with_indices.call(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_h_max_pool2d_with_indices_backward = dispatcher.find("max_pool2d_with_indices_backward")
+
+def _op_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_max_pool2d_with_indices_backward, ks, (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    return _h_max_pool2d_with_indices_backward.call(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+
+_h_avg_pool2d = dispatcher.find("avg_pool2d")
+
+def _op_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_avg_pool2d, ks, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return _h_avg_pool2d.call(ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+_h_avg_pool2d_backward = dispatcher.find("avg_pool2d_backward")
+
+def _op_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_avg_pool2d_backward, ks, (grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return _h_avg_pool2d_backward.call(ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+_h_adaptive_avg_pool2d = dispatcher.find("adaptive_avg_pool2d")
+
+def _op_adaptive_avg_pool2d(self, output_size):
+    """adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_avg_pool2d, ks, (self, output_size))
+    return _h_adaptive_avg_pool2d.call(ks, self, output_size)
+
+
+_h_adaptive_avg_pool2d_backward = dispatcher.find("adaptive_avg_pool2d_backward")
+
+def _op_adaptive_avg_pool2d_backward(grad_output, self):
+    """adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_avg_pool2d_backward, ks, (grad_output, self))
+    return _h_adaptive_avg_pool2d_backward.call(ks, grad_output, self)
+
+
+_h_adaptive_max_pool2d = dispatcher.find("adaptive_max_pool2d")
+
+def _op_adaptive_max_pool2d(self, output_size):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_max_pool2d, ks, (self, output_size))
+    return _h_adaptive_max_pool2d.call(ks, self, output_size)
+
+
+_h_adaptive_max_pool2d_backward = dispatcher.find("adaptive_max_pool2d_backward")
+
+def _op_adaptive_max_pool2d_backward(grad_output, self, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_adaptive_max_pool2d_backward, ks, (grad_output, self, indices))
+    return _h_adaptive_max_pool2d_backward.call(ks, grad_output, self, indices)
+
+
+_h_upsample_nearest2d = dispatcher.find("upsample_nearest2d")
+
+def _op_upsample_nearest2d(self, output_size, scales_h, scales_w):
+    """upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_nearest2d, ks, (self, output_size, scales_h, scales_w))
+    return _h_upsample_nearest2d.call(ks, self, output_size, scales_h, scales_w)
+
+
+_h_upsample_nearest2d_backward = dispatcher.find("upsample_nearest2d_backward")
+
+def _op_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    """upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_nearest2d_backward, ks, (grad_output, output_size, input_size, scales_h, scales_w))
+    return _h_upsample_nearest2d_backward.call(ks, grad_output, output_size, input_size, scales_h, scales_w)
+
+
+_h_upsample_bilinear2d = dispatcher.find("upsample_bilinear2d")
+
+def _op_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
+    """upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_bilinear2d, ks, (self, output_size, align_corners, scales_h, scales_w))
+    return _h_upsample_bilinear2d.call(ks, self, output_size, align_corners, scales_h, scales_w)
+
+
+_h_upsample_bilinear2d_backward = dispatcher.find("upsample_bilinear2d_backward")
+
+def _op_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    """upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    ks = grad_output._impl.key_set()
+    if observers.active:
+        return observed(_h_upsample_bilinear2d_backward, ks, (grad_output, output_size, input_size, align_corners, scales_h, scales_w))
+    return _h_upsample_bilinear2d_backward.call(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+_h_im2col = dispatcher.find("im2col")
+
+def _op_im2col(self, kernel_size, dilation, padding, stride):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_im2col, ks, (self, kernel_size, dilation, padding, stride))
+    return _h_im2col.call(ks, self, kernel_size, dilation, padding, stride)
+
+
+_h_col2im = dispatcher.find("col2im")
+
+def _op_col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_col2im, ks, (self, output_size, kernel_size, dilation, padding, stride))
+    return _h_col2im.call(ks, self, output_size, kernel_size, dilation, padding, stride)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -7786,6 +8006,276 @@ def index_put_(self, indices, values, accumulate=False):
     return _op_index_put_(self, indices, values, accumulate)
 
 
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """The one convolution op behind F.conv1d/2d/3d and F.conv_transpose1d/2d (N-D, grouped, dilated, transposed).
+    
+    convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('convolution', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('convolution', 'weight', 'Tensor', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('convolution', 'bias', 'Tensor or None', bias)
+    stride = as_int_list('convolution', 'stride', stride)
+    padding = as_int_list('convolution', 'padding', padding)
+    dilation = as_int_list('convolution', 'dilation', dilation)
+    if type(transposed) is not _b.bool: transposed = as_bool('convolution', 'transposed', transposed)
+    output_padding = as_int_list('convolution', 'output_padding', output_padding)
+    if type(groups) is not _b.int: groups = as_int('convolution', 'groups', groups)
+    return _op_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of convolution; an output output_mask leaves out is None.
+    
+    convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('convolution_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor): bad_arg('convolution_backward', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('convolution_backward', 'weight', 'Tensor', weight)
+    if bias_sizes is not None: bias_sizes = as_int_list('convolution_backward', 'bias_sizes', bias_sizes)
+    stride = as_int_list('convolution_backward', 'stride', stride)
+    padding = as_int_list('convolution_backward', 'padding', padding)
+    dilation = as_int_list('convolution_backward', 'dilation', dilation)
+    if type(transposed) is not _b.bool: transposed = as_bool('convolution_backward', 'transposed', transposed)
+    output_padding = as_int_list('convolution_backward', 'output_padding', output_padding)
+    if type(groups) is not _b.int: groups = as_int('convolution_backward', 'groups', groups)
+    return _op_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+def constant_pad_nd(self, pad, value=0):
+    """Pad the last len(pad) / 2 dims with `value` (pad lists the last dim first); negative pads crop.
+    
+    constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('constant_pad_nd', 'self', 'Tensor', self)
+    pad = as_int_list('constant_pad_nd', 'pad', pad)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('constant_pad_nd', 'value', value)
+    return _op_constant_pad_nd(self, pad, value)
+
+
+def _pad_nd(self, pad, mode):
+    """Reflect, replicate or circular padding of the last 1-3 dims (what F.pad calls for those modes).
+    
+    _pad_nd(Tensor self, int[] pad, str mode) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_pad_nd', 'self', 'Tensor', self)
+    pad = as_int_list('_pad_nd', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('_pad_nd', 'mode', 'str', mode)
+    return _op__pad_nd(self, pad, mode)
+
+
+def _pad_nd_backward(grad_output, input_sizes, pad, mode):
+    """The gradient of _pad_nd - each element of grad_output added to the input position it was read from.
+    
+    _pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_pad_nd_backward', 'grad_output', 'Tensor', grad_output)
+    input_sizes = as_int_list('_pad_nd_backward', 'input_sizes', input_sizes)
+    pad = as_int_list('_pad_nd_backward', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('_pad_nd_backward', 'mode', 'str', mode)
+    return _op__pad_nd_backward(grad_output, input_sizes, pad, mode)
+
+
+def pad(self, pad, mode="constant", value=None):
+    """F.pad - constant, reflect, replicate or circular padding.
+    
+    pad(Tensor self, int[] pad, str mode="constant", float? value=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pad', 'self', 'Tensor', self)
+    pad = as_int_list('pad', 'pad', pad)
+    if type(mode) is not _b.str: bad_arg('pad', 'mode', 'str', mode)
+    if value is not None and type(value) not in FLOAT_TYPES: value = as_float('pad', 'value', value)
+    return _op_pad(self, pad, mode, value)
+
+
+def pixel_shuffle(self, upscale_factor):
+    """Rearrange (*, C*r*r, H, W) into (*, C, H*r, W*r).
+    
+    pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pixel_shuffle', 'self', 'Tensor', self)
+    if type(upscale_factor) is not _b.int: upscale_factor = as_int('pixel_shuffle', 'upscale_factor', upscale_factor)
+    return _op_pixel_shuffle(self, upscale_factor)
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """Rearrange (*, C, H*r, W*r) into (*, C*r*r, H, W).
+    
+    pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('pixel_unshuffle', 'self', 'Tensor', self)
+    if type(downscale_factor) is not _b.int: downscale_factor = as_int('pixel_unshuffle', 'downscale_factor', downscale_factor)
+    return _op_pixel_unshuffle(self, downscale_factor)
+
+
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """Max over each window of the last two dims, and the argmax's flat position (row * W + col) in its plane; stride=[] means kernel_size.
+    
+    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('max_pool2d_with_indices', 'self', 'Tensor', self)
+    kernel_size = as_int_list('max_pool2d_with_indices', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d_with_indices', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d_with_indices', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d_with_indices', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('max_pool2d_with_indices', 'ceil_mode', ceil_mode)
+    return _op_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """Each gradient added at the position its max came from.
+    
+    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('max_pool2d_with_indices_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('max_pool2d_with_indices_backward', 'self', 'Tensor', self)
+    kernel_size = as_int_list('max_pool2d_with_indices_backward', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d_with_indices_backward', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d_with_indices_backward', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d_with_indices_backward', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('max_pool2d_with_indices_backward', 'ceil_mode', ceil_mode)
+    if not isinstance(indices, Tensor): bad_arg('max_pool2d_with_indices_backward', 'indices', 'Tensor', indices)
+    return _op_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """Mean over each window of the last two dims (zero padding counted unless count_include_pad=False).
+    
+    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('avg_pool2d', 'self', 'Tensor', self)
+    kernel_size = as_int_list('avg_pool2d', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('avg_pool2d', 'stride', stride, 2)
+    padding = as_int_list('avg_pool2d', 'padding', padding, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('avg_pool2d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool: count_include_pad = as_bool('avg_pool2d', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int: divisor_override = as_int('avg_pool2d', 'divisor_override', divisor_override)
+    return _op_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each gradient divided by its window's divisor and spread over the window.
+    
+    avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('avg_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('avg_pool2d_backward', 'self', 'Tensor', self)
+    kernel_size = as_int_list('avg_pool2d_backward', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('avg_pool2d_backward', 'stride', stride, 2)
+    padding = as_int_list('avg_pool2d_backward', 'padding', padding, 2)
+    if type(ceil_mode) is not _b.bool: ceil_mode = as_bool('avg_pool2d_backward', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool: count_include_pad = as_bool('avg_pool2d_backward', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int: divisor_override = as_int('avg_pool2d_backward', 'divisor_override', divisor_override)
+    return _op_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    """Average pooling to a fixed output size; window i spans [floor(i*n/o), ceil((i+1)*n/o)).
+    
+    adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('adaptive_avg_pool2d', 'self', 'Tensor', self)
+    output_size = as_int_list('adaptive_avg_pool2d', 'output_size', output_size, 2)
+    return _op_adaptive_avg_pool2d(self, output_size)
+
+
+def adaptive_avg_pool2d_backward(grad_output, self):
+    """adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('adaptive_avg_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('adaptive_avg_pool2d_backward', 'self', 'Tensor', self)
+    return _op_adaptive_avg_pool2d_backward(grad_output, self)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """Max pooling to a fixed output size, with the flat indices of the maxima.
+    
+    adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+    """
+    if not isinstance(self, Tensor): bad_arg('adaptive_max_pool2d', 'self', 'Tensor', self)
+    output_size = as_int_list('adaptive_max_pool2d', 'output_size', output_size, 2)
+    return _op_adaptive_max_pool2d(self, output_size)
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('adaptive_max_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('adaptive_max_pool2d_backward', 'self', 'Tensor', self)
+    if not isinstance(indices, Tensor): bad_arg('adaptive_max_pool2d_backward', 'indices', 'Tensor', indices)
+    return _op_adaptive_max_pool2d_backward(grad_output, self, indices)
+
+
+def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
+    """Nearest-neighbour resize of (N, C, H, W); output position o reads input floor(o * in / out).
+    
+    upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('upsample_nearest2d', 'self', 'Tensor', self)
+    output_size = as_int_list('upsample_nearest2d', 'output_size', output_size, 2)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_nearest2d', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_nearest2d', 'scales_w', scales_w)
+    return _op_upsample_nearest2d(self, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('upsample_nearest2d_backward', 'grad_output', 'Tensor', grad_output)
+    output_size = as_int_list('upsample_nearest2d_backward', 'output_size', output_size, 2)
+    input_size = as_int_list('upsample_nearest2d_backward', 'input_size', input_size, 4)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_nearest2d_backward', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_nearest2d_backward', 'scales_w', scales_w)
+    return _op_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w)
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    """Bilinear resize of (N, C, H, W), corners aligned or pixel centres (align_corners=False).
+    
+    upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('upsample_bilinear2d', 'self', 'Tensor', self)
+    output_size = as_int_list('upsample_bilinear2d', 'output_size', output_size, 2)
+    if type(align_corners) is not _b.bool: align_corners = as_bool('upsample_bilinear2d', 'align_corners', align_corners)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_bilinear2d', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_bilinear2d', 'scales_w', scales_w)
+    return _op_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    if not isinstance(grad_output, Tensor): bad_arg('upsample_bilinear2d_backward', 'grad_output', 'Tensor', grad_output)
+    output_size = as_int_list('upsample_bilinear2d_backward', 'output_size', output_size, 2)
+    input_size = as_int_list('upsample_bilinear2d_backward', 'input_size', input_size, 4)
+    if type(align_corners) is not _b.bool: align_corners = as_bool('upsample_bilinear2d_backward', 'align_corners', align_corners)
+    if scales_h is not None and type(scales_h) not in FLOAT_TYPES: scales_h = as_float('upsample_bilinear2d_backward', 'scales_h', scales_h)
+    if scales_w is not None and type(scales_w) not in FLOAT_TYPES: scales_w = as_float('upsample_bilinear2d_backward', 'scales_w', scales_w)
+    return _op_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """F.unfold - each sliding block of (N, C, H, W) as a column of (N, C * kH * kW, L).
+    
+    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('im2col', 'self', 'Tensor', self)
+    kernel_size = as_int_list('im2col', 'kernel_size', kernel_size, 2)
+    dilation = as_int_list('im2col', 'dilation', dilation, 2)
+    padding = as_int_list('im2col', 'padding', padding, 2)
+    stride = as_int_list('im2col', 'stride', stride, 2)
+    return _op_im2col(self, kernel_size, dilation, padding, stride)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """F.fold - the columns of (N, C * kH * kW, L) summed back into (N, C, H, W).
+    
+    col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('col2im', 'self', 'Tensor', self)
+    output_size = as_int_list('col2im', 'output_size', output_size, 2)
+    kernel_size = as_int_list('col2im', 'kernel_size', kernel_size, 2)
+    dilation = as_int_list('col2im', 'dilation', dilation, 2)
+    padding = as_int_list('col2im', 'padding', padding, 2)
+    stride = as_int_list('col2im', 'stride', stride, 2)
+    return _op_col2im(self, output_size, kernel_size, dilation, padding, stride)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -8031,4 +8521,26 @@ FUNCTIONS = (
     'index',
     'index_put',
     'index_put_',
+    'convolution',
+    'convolution_backward',
+    'constant_pad_nd',
+    '_pad_nd',
+    '_pad_nd_backward',
+    'pad',
+    'pixel_shuffle',
+    'pixel_unshuffle',
+    'max_pool2d_with_indices',
+    'max_pool2d_with_indices_backward',
+    'avg_pool2d',
+    'avg_pool2d_backward',
+    'adaptive_avg_pool2d',
+    'adaptive_avg_pool2d_backward',
+    'adaptive_max_pool2d',
+    'adaptive_max_pool2d_backward',
+    'upsample_nearest2d',
+    'upsample_nearest2d_backward',
+    'upsample_bilinear2d',
+    'upsample_bilinear2d_backward',
+    'im2col',
+    'col2im',
 )

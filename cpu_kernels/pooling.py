@@ -1,0 +1,198 @@
+"""Max, average and adaptive pooling over the last two dims, and their backwards.
+
+Inputs are (C, H, W) or (N, C, H, W); the kernels view both as (B, H, W) with
+B = N * C. Windows come from `windows` (a strided view, no copy), so each
+forward is one reduction over the window axes; the backward of an average adds
+the windows back (`add_windows`), that of a max adds each gradient at its argmax
+(`np.bincount`). Indices are flat positions in each (H, W) plane, as in PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.meta import nn_spatial_pool as rules
+from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._windows import add_windows, windows
+from tensorplay import _dtype as dt
+
+
+def _planes(t):
+    a = t._impl.array()
+    return a.reshape((-1,) + a.shape[-2:]) if a.size else a.reshape((0,) + a.shape[-2:])
+
+
+def _pad_for(sizes, out_sizes, kernel, stride, padding, dilation):
+    """((before, after) per spatial dim): `padding` on both sides, and on the right as much
+    more as ceil_mode's last partial window needs."""
+    pads = []
+    for n, o, k, s, p, d in zip(sizes, out_sizes, kernel, stride, padding, dilation):
+        need = (o - 1) * s + d * (k - 1) + 1
+        pads.append((p, max(p, need - n - p)))
+    return pads
+
+
+def _lowest(dtype):
+    """The padding value of a max: below every value of `dtype` (a TensorPlay dtype)."""
+    return -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
+
+
+def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """out[b, i, j] = max over (u, v) of x[b, i*s - p + u*d, j*s - p + v*d], and its flat
+    position (row * W + column) in the plane."""
+    spec, _ = rules.max_pool2d_with_indices("max_pool2d_with_indices", (
+        self, kernel_size, stride, padding, dilation, ceil_mode))
+    kernel, stride, padding, dilation = rules.pool_params(
+        "max_pool2d_with_indices", kernel_size, stride, padding, dilation)
+    x = _planes(self)
+    h, w = x.shape[-2:]
+    oh, ow = spec.sizes[-2:]
+    pads = _pad_for((h, w), (oh, ow), kernel, stride, padding, dilation)
+    xp = np.pad(x, [(0, 0)] + pads, constant_values=_lowest(self._impl.dtype))
+    win = windows(xp, kernel, stride, dilation)[:, :oh, :ow]
+    flat = win.reshape(win.shape[:3] + (kernel[0] * kernel[1],))       # (B, oh, ow, kh * kw)
+    with np.errstate(invalid="ignore"):
+        arg = np.argmax(flat, axis=-1)   # the first maximum; NaN counts as the maximum
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    u, v = np.divmod(arg, kernel[1])
+    rows = np.arange(oh)[:, None] * stride[0] - padding[0] + u * dilation[0]
+    cols = np.arange(ow)[None, :] * stride[1] - padding[1] + v * dilation[1]
+    indices = rows * w + cols
+    return (out(values.reshape(spec.sizes), self._impl.dtype),
+            out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
+
+
+def _scatter_to_planes(grad_output, indices, sizes):
+    """A zero input-shaped array with each gradient element added at its flat index."""
+    g = grad_output._impl.array()
+    idx = indices._impl.array()
+    plane = sizes[-2] * sizes[-1]
+    b = int(np.prod(sizes[:-2], dtype=np.int64))
+    acc = accumulate_dtype(grad_output._impl.dtype)
+    offsets = (np.arange(b) * plane).reshape((b, 1))
+    flat = idx.reshape(b, idx.size // max(b, 1)) + offsets
+    summed = np.bincount(flat.ravel(), weights=g.astype(acc).ravel(),
+                         minlength=b * plane)
+    return out(summed.reshape(sizes), grad_output._impl.dtype)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+                                     dilation, ceil_mode, indices):
+    rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    return _scatter_to_planes(grad_output, indices, self._impl.sizes)
+
+
+def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
+                 divisor_override):
+    """(oh, ow) divisors: the window's area inside the padded input (count_include_pad) or
+    inside the input itself, unless divisor_override fixes it."""
+    if divisor_override is not None:
+        return np.full(out_sizes, float(divisor_override))
+    lengths = []
+    for n, o, k, s, p in zip(sizes, out_sizes, kernel, stride, padding):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        lengths.append(end - start)
+    return np.outer(lengths[0], lengths[1])
+
+
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    """out[b, i, j] = sum of the window at (i, j) / its divisor (see _avg_divisor)."""
+    op = "avg_pool2d"
+    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
+                                 count_include_pad, divisor_override))
+    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    acc = accumulate_dtype(self._impl.dtype)
+    x = _planes(self).astype(acc, copy=False)
+    sizes, out_sizes = x.shape[-2:], spec.sizes[-2:]
+    xp = np.pad(x, [(0, 0)] + _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1)))
+    sums = windows(xp, kernel, stride, (1, 1))[:, :out_sizes[0], :out_sizes[1]].sum((-2, -1))
+    divisor = _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
+                           divisor_override)
+    return out((sums / divisor).reshape(spec.sizes), self._impl.dtype)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each output's gradient / divisor, added to every input position of its window."""
+    op = "avg_pool2d_backward"
+    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override))
+    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    acc = accumulate_dtype(grad_output._impl.dtype)
+    sizes = self._impl.sizes[-2:]
+    g = _planes(grad_output).astype(acc, copy=False)
+    out_sizes = g.shape[-2:]
+    divisor = _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
+                           divisor_override)
+    cols = np.broadcast_to((g / divisor)[..., None, None], g.shape + tuple(kernel))
+    pads = _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1))
+    full = [n + before + after for n, (before, after) in zip(sizes, pads)]
+    image = add_windows(cols, full, stride, (1, 1))
+    image = image[:, pads[0][0]:pads[0][0] + sizes[0], pads[1][0]:pads[1][0] + sizes[1]]
+    return out(image.reshape(self._impl.sizes), grad_output._impl.dtype)
+
+
+def adaptive_ranges(size, out_size):
+    """(start, end) of each adaptive window: [floor(i * n / o), ceil((i + 1) * n / o))."""
+    i = np.arange(out_size)
+    return (i * size) // out_size, -((-(i + 1) * size) // out_size)
+
+
+def _adaptive_matrix(size, out_size, dtype):
+    """(out_size, size) matrix averaging each adaptive window: out = A @ x along one dim."""
+    start, end = adaptive_ranges(size, out_size)
+    pos = np.arange(size)
+    inside = (pos >= start[:, None]) & (pos < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    """out = A_h @ x @ A_w^T, with A the averaging matrices of the two dims."""
+    spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
+    acc = accumulate_dtype(self._impl.dtype)
+    x = self._impl.array().astype(acc, copy=False)
+    a_h = _adaptive_matrix(x.shape[-2], spec.sizes[-2], acc)
+    a_w = _adaptive_matrix(x.shape[-1], spec.sizes[-1], acc)
+    return out(np.matmul(np.matmul(a_h, x), a_w.T), self._impl.dtype)
+
+
+def adaptive_avg_pool2d_backward(grad_output, self):
+    """The transposed map: grad_input = A_h^T @ grad @ A_w."""
+    rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
+    acc = accumulate_dtype(grad_output._impl.dtype)
+    g = grad_output._impl.array().astype(acc, copy=False)
+    a_h = _adaptive_matrix(self._impl.sizes[-2], g.shape[-2], acc)
+    a_w = _adaptive_matrix(self._impl.sizes[-1], g.shape[-1], acc)
+    return out(np.matmul(np.matmul(a_h.T, g), a_w), grad_output._impl.dtype)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """The max of each adaptive window and its flat index. Windows differ in size, so this
+    loops over output cells (output_size is small: 1x1, 7x7), each one vectorised."""
+    spec, _ = rules.adaptive_max_pool2d("adaptive_max_pool2d", (self, output_size))
+    x = _planes(self)
+    h, w = x.shape[-2:]
+    oh, ow = spec.sizes[-2:]
+    values = np.empty((x.shape[0], oh, ow), x.dtype)
+    indices = np.empty((x.shape[0], oh, ow), np.int64)
+    (hs, he), (ws, we) = adaptive_ranges(h, oh), adaptive_ranges(w, ow)
+    for i in range(oh):
+        for j in range(ow):
+            bh, bw = he[i] - hs[i], we[j] - ws[j]
+            block = x[:, hs[i]:he[i], ws[j]:we[j]].reshape(x.shape[0], bh * bw)
+            with np.errstate(invalid="ignore"):
+                arg = np.argmax(block, axis=1)
+            values[:, i, j] = block[np.arange(x.shape[0]), arg]
+            indices[:, i, j] = (hs[i] + arg // bw) * w + ws[j] + arg % bw
+    return (out(values.reshape(spec.sizes), self._impl.dtype),
+            out(indices.reshape(spec.sizes), dt.int64))
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    rules.adaptive_max_pool2d_backward("adaptive_max_pool2d_backward",
+                                       (grad_output, self, indices))
+    return _scatter_to_planes(grad_output, indices, self._impl.sizes)

@@ -1,0 +1,116 @@
+"""tp.nn.functional convolutions against PyTorch: argument forms the `convolution` op
+does not take itself (ints for tuples, padding="same"/"valid", unbatched inputs), the
+output_mask of convolution_backward, and higher-order gradients through F.conv2d."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import tensorplay as tp
+import tensorplay.nn.functional as F
+from tensorplay.autograd import gradcheck, gradgradcheck
+from tensorplay.errors import ArgumentError, ShapeError
+
+RNG = np.random.default_rng(7)
+
+
+def pair(*shape, requires_grad=True):
+    a = RNG.standard_normal(shape)
+    return (tp.tensor(a, requires_grad=requires_grad),
+            torch.tensor(a, requires_grad=requires_grad))
+
+
+CASES = [
+    ("conv1d", (2, 3, 9), (4, 3, 3), dict(stride=2, padding=1)),
+    ("conv1d", (3, 8), (2, 3, 4), dict(padding="same", dilation=2)),       # unbatched
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 2),
+                                                 dilation=(1, 2), groups=2)),
+    ("conv2d", (1, 2, 5, 6), (3, 2, 2, 3), dict(padding="same")),          # odd total pad
+    ("conv2d", (1, 2, 5, 6), (3, 2, 2, 3), dict(padding="valid")),
+    ("conv3d", (1, 2, 4, 3, 4), (3, 2, 2, 2, 3), dict(padding=1, stride=(1, 2, 1))),
+    ("conv_transpose1d", (2, 3, 5), (3, 2, 3), dict(stride=3, padding=1, output_padding=2,
+                                                     dilation=3)),
+    ("conv_transpose2d", (2, 4, 4, 3), (4, 3, 3, 2), dict(stride=(2, 3), padding=(1, 0),
+                                                           output_padding=(1, 2), groups=2)),
+    ("conv_transpose2d", (4, 3, 3), (4, 2, 3, 3), dict(stride=2)),        # unbatched
+    ("conv_transpose3d", (1, 2, 2, 3, 2), (2, 2, 2, 2, 2), dict(stride=2, padding=1)),
+]
+
+
+@pytest.mark.parametrize("name, x_shape, w_shape, kwargs", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_functional_conv_matches_torch(name, x_shape, w_shape, kwargs):
+    x, tx = pair(*x_shape)
+    w, tw = pair(*w_shape)
+    groups = kwargs.get("groups", 1)
+    b, tb = pair(w_shape[1] * groups if "transpose" in name else w_shape[0])
+    y = getattr(F, name)(x, w, b, **kwargs)
+    ty = getattr(TF, name)(tx, tw, tb, **kwargs)
+    assert tuple(y.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), atol=1e-10)
+    g = RNG.standard_normal(tuple(ty.shape))
+    (y * tp.tensor(g)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-10)
+
+
+def test_conv2d_gradgradcheck_with_padding_same():
+    x, _ = pair(1, 2, 4, 3)
+    w, _ = pair(2, 2, 2, 2)
+    b, _ = pair(2)
+    fn = lambda x, w, b: F.conv2d(x, w, b, padding="same")   # noqa: E731
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+@pytest.mark.parametrize("mask", [[True, False, False], [False, True, False],
+                                  [False, False, True], [True, False, True]])
+def test_convolution_backward_mask(mask):
+    x, tx = pair(2, 2, 5, 4, requires_grad=False)
+    w, tw = pair(3, 2, 2, 3, requires_grad=False)
+    g, tg = pair(2, 3, 2, 2, requires_grad=False)
+    args = ((2, 1), (0, 0), (1, 1), False, (0, 0), 1, mask)
+    got = tp.convolution_backward(g, x, w, (3,), *args)
+    want = torch.ops.aten.convolution_backward(tg, tx, tw, [3], *args)
+    for a, e in zip(got, want):
+        assert (a is None) == (e is None)
+        if e is not None:
+            np.testing.assert_allclose(a.numpy(), e.numpy(), atol=1e-10)
+    meta = tp.convolution_backward(g.to("meta"), x.to("meta"), w.to("meta"), (3,), *args)
+    assert [m is None for m in meta] == [not m for m in mask]
+
+
+def test_first_layer_computes_no_input_gradient():
+    """The input of a first layer needs no gradient: only grad_weight and grad_bias run."""
+    from opinfo.core import record_calls
+    x, _ = pair(1, 2, 4, 4, requires_grad=False)
+    w, _ = pair(3, 2, 3, 3)
+    y = F.conv2d(x, w)
+    with record_calls() as called:
+        y.sum().backward()
+    assert "convolution_backward" in called and x.grad is None and w.grad is not None
+
+
+@pytest.mark.parametrize("call, error, regex, arg", [
+    (lambda x, w: F.conv2d(x[0, 0], w), ShapeError, r"conv2d\(\): expected argument 'input' "
+     r"to be 3-D \(unbatched\) or 4-D \(batched\), but got 2-D", "input"),
+    (lambda x, w: F.conv2d(x, w, padding="full"), ArgumentError,
+     r"conv2d\(\): argument 'padding' must be 'valid', 'same' or ints", "padding"),
+    (lambda x, w: F.conv2d(x, w, padding="same", stride=2), ArgumentError,
+     r"conv2d\(\): padding='same' is not supported for strided convolutions", "padding"),
+    (lambda x, w: F.conv2d(x, w, stride=(1, 2, 3)), ArgumentError,
+     r"conv2d\(\): argument 'stride' must be an int or a sequence of 2 ints", "stride"),
+    (lambda x, w: F.conv2d(x, w, groups=2), ShapeError,
+     r"convolution\(\): argument 'weight' .* divisible by groups=2", "weight"),
+    (lambda x, w: F.conv2d(x, w[:, :1]), ShapeError,
+     r"convolution\(\): expected argument 'input' .* to have 1 channels", "input"),
+])
+def test_functional_conv_errors(call, error, regex, arg):
+    x, _ = pair(1, 2, 5, 5, requires_grad=False)
+    w, _ = pair(3, 2, 3, 3, requires_grad=False)
+    with pytest.raises(error, match=regex) as info:
+        call(x, w)
+    assert info.value.arg == arg

@@ -1,0 +1,101 @@
+"""tp.nn.functional pooling against PyTorch: the 1-D forms (2-D ops over a height-1
+plane), tuple/int/None arguments, return_indices, and gradients to second order."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import tensorplay as tp
+import tensorplay.nn.functional as F
+from tensorplay.autograd import gradcheck, gradgradcheck
+from tensorplay.errors import ArgumentError, ShapeError
+
+RNG = np.random.default_rng(3)
+
+CASES = [
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, dilation=(1, 2),
+                                      ceil_mode=True, return_indices=True)),
+    ("max_pool2d", (3, 5, 5), dict(kernel_size=2)),
+    ("max_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                   return_indices=True)),
+    ("max_pool1d", (3, 8), dict(kernel_size=2, dilation=3)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=(3, 2), stride=2, padding=1,
+                                      ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, padding=1, divisor_override=5)),
+    ("avg_pool1d", (2, 3, 9), dict(kernel_size=4, stride=3, padding=2, ceil_mode=True,
+                                   count_include_pad=False)),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(None, 4))),
+    ("adaptive_avg_pool2d", (3, 7, 6), dict(output_size=1)),
+    ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=3)),
+    ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4), return_indices=True)),
+    ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=3, return_indices=True)),
+]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_functional_pool_matches_torch(name, shape, kwargs):
+    a = RNG.standard_normal(shape)
+    x, tx = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = getattr(F, name)(x, **kwargs), getattr(TF, name)(tx, **kwargs)
+    if isinstance(ty, tuple):
+        np.testing.assert_array_equal(y[1].numpy(), ty[1].numpy())
+        y, ty = y[0], ty[0]
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), atol=1e-12)
+    g = RNG.standard_normal(tuple(ty.shape))
+    (y * tp.tensor(g)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-12)
+    kwargs = {k: v for k, v in kwargs.items() if k != "return_indices"}
+    small = (1,) * (len(shape) - 2) + tuple(shape[-2:])   # one plane: finite differences
+    x2 = tp.tensor(RNG.standard_normal(small), requires_grad=True)
+    fn = lambda x: getattr(F, name)(x, **kwargs)   # noqa: E731
+    assert gradcheck(fn, (x2,))
+    assert gradgradcheck(fn, (x2,))
+
+
+def test_max_pool_keeps_nan():
+    x = tp.tensor([[[1.0, float("nan"), 3.0, 2.0]]])
+    t = torch.tensor([[[1.0, float("nan"), 3.0, 2.0]]])
+    got, idx = F.max_pool1d(x, 2, return_indices=True)
+    want, t_idx = TF.max_pool1d(t, 2, return_indices=True)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+
+
+@pytest.mark.parametrize("call, error, regex, arg", [
+    (lambda x: F.max_pool1d(x, 2), ShapeError,
+     r"max_pool1d\(\): expected argument 'input' to be 2-D \(C, L\) or 3-D", "input"),
+    (lambda x: F.max_pool2d(x, (1, 2, 3)), ArgumentError,
+     r"max_pool2d\(\): argument 'kernel_size' must be an int or a pair", "kernel_size"),
+    (lambda x: F.avg_pool2d(x, 2, padding=2), ArgumentError,
+     r"avg_pool2d\(\): argument 'padding' \(\[2, 2\]\) must be at most half", "padding"),
+])
+def test_functional_pool_errors(call, error, regex, arg):
+    x = tp.zeros(1, 2, 4, 4)
+    with pytest.raises(error, match=regex) as info:
+        call(x)
+    assert info.value.arg == arg
+
+
+@pytest.mark.parametrize("shape, args", [
+    ((2, 3, 7, 6), ((3, 2), (2, 2), (1, 1), (1, 2), True)),
+    ((3, 5, 5), ((2, 2), (), (0, 0), (1, 1), False)),
+    ((1, 2, 6, 7), ((3, 3), (2, 3), (1, 0), (2, 1), True)),
+])
+def test_max_pool_double_backward_windows_equal_planes(shape, args):
+    """The windowed gather (im2col) of max_pool2d's double backward reads the same values
+    as the plane-wide one-hot gather that adaptive max pooling uses."""
+    from tensorplay.autograd.formulas.nn_spatial import (
+        max_pool2d_double_backward, max_pool_double_backward)
+    x = tp.tensor(RNG.standard_normal(shape))
+    _, indices = tp.max_pool2d_with_indices(x, *args)
+    gg = tp.tensor(RNG.standard_normal(shape))
+    kernel, stride, padding, dilation, _ = args
+    windowed = max_pool2d_double_backward(gg, indices, kernel, stride, padding, dilation)
+    np.testing.assert_array_equal(windowed.numpy(),
+                                  max_pool_double_backward(gg, indices).numpy())
