@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import sign, where
+from tensorplay.autograd.formulas import evenly_distribute_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, sign, where
 
 
 class AddBackward0(Node):
@@ -943,3 +943,100 @@ class SliceBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = slice_backward(grad, self_sizes, dim, start, end, step)
         return (grad_self,)
+
+
+class SoftmaxBackward0(Node):
+    """Backward of `_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: _softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ('result_', 'dim_', 'self_dtype')
+    SAVED = ('result_',)
+    OP = '_softmax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _softmax_backward_data(grad, result, dim, self_dtype)
+        return (grad_self,)
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: _log_softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ('result_', 'dim_', 'self_dtype')
+    SAVED = ('result_',)
+    OP = '_log_softmax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _log_softmax_backward_data(grad, result, dim, self_dtype)
+        return (grad_self,)
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor`.
+
+    grad_output: _softmax_backward_data(grad.to(probs.dtype), probs, dim, input_dtype)
+    probs: softmax_double_backward(grad.to(probs.dtype), grad_output, probs, dim)
+    """
+
+    __slots__ = ('grad_output_', 'probs_', 'dim_', 'input_dtype_', 'probs_dtype')
+    SAVED = ('grad_output_', 'probs_')
+    OP = '_softmax_backward_data'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        probs = self.probs_.unpack(self)
+        dim = self.dim_
+        input_dtype = self.input_dtype_
+        probs_dtype = self.probs_dtype
+        grad_grad_output = None
+        grad_probs = None
+        _tmp0 = grad.to(probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
+        if self.needs_input_grad(1):
+            grad_probs = softmax_double_backward(_tmp0, grad_output, probs, dim)
+        return (grad_grad_output, grad_probs)
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor`.
+
+    grad_output: log_softmax_double_backward_grad(grad.to(log_probs.dtype), log_probs, dim)
+    log_probs: -grad_output.sum(dim, True) * log_probs.exp() * grad.to(log_probs.dtype)
+    """
+
+    __slots__ = ('grad_output_', 'log_probs_', 'dim_', 'log_probs_dtype')
+    SAVED = ('grad_output_', 'log_probs_')
+    OP = '_log_softmax_backward_data'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        log_probs = self.log_probs_.unpack(self)
+        dim = self.dim_
+        log_probs_dtype = self.log_probs_dtype
+        grad_grad_output = None
+        grad_log_probs = None
+        _tmp0 = grad.to(log_probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
+        if self.needs_input_grad(1):
+            grad_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
+        return (grad_grad_output, grad_log_probs)

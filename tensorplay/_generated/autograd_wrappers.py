@@ -26,6 +26,8 @@ from tensorplay._generated.autograd_nodes import (
     ExpandBackward0,
     FillBackward0,
     LogBackward0,
+    LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -45,6 +47,8 @@ from tensorplay._generated.autograd_nodes import (
     SignBackward0,
     SinBackward0,
     SliceBackward0,
+    SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
@@ -109,6 +113,10 @@ from tensorplay._generated.functional import (
     _h_unsqueeze,
     _h_select_int,
     _h_slice_Tensor,
+    _h__softmax,
+    _h__log_softmax,
+    _h__softmax_backward_data,
+    _h__log_softmax_backward_data,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -763,6 +771,65 @@ def slice_Tensor(ks, self, dim, start, end, step):
     return result
 
 
+def _softmax(ks, self, dim, half_to_float):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    node = SoftmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax(ks, self, dim, half_to_float):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    node = LogSoftmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+        return _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+    node = SoftmaxBackwardDataBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.dim_ = dim
+    node.input_dtype_ = input_dtype
+    node.probs_dtype = probs._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if probs._impl.requires_grad else None, False)
+        node.probs_ = SavedVariable(probs, False)
+        result = _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+    set_history(result, node)
+    return result
+
+
+def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or log_probs._impl.requires_grad)):
+        return _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+    node = LogSoftmaxBackwardDataBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, log_probs))
+    node.dim_ = dim
+    node.log_probs_dtype = log_probs._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if log_probs._impl.requires_grad else None, False)
+        node.log_probs_ = SavedVariable(log_probs, False)
+        result = _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -814,4 +881,8 @@ WRAPPERS = {
     'unsqueeze': unsqueeze,
     'select.int': select_int,
     'slice.Tensor': slice_Tensor,
+    '_softmax': _softmax,
+    '_log_softmax': _log_softmax,
+    '_softmax_backward_data': _softmax_backward_data,
+    '_log_softmax_backward_data': _log_softmax_backward_data,
 }

@@ -1003,6 +1003,66 @@ def _op_detach_(self):
     return _h_detach_.call(ks, self)
 
 
+_h__softmax = dispatcher.find("_softmax")
+
+def _op__softmax(self, dim, half_to_float):
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__softmax, ks, (self, dim, half_to_float))
+    return _h__softmax.call(ks, self, dim, half_to_float)
+
+
+_h__log_softmax = dispatcher.find("_log_softmax")
+
+def _op__log_softmax(self, dim, half_to_float):
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__log_softmax, ks, (self, dim, half_to_float))
+    return _h__log_softmax.call(ks, self, dim, half_to_float)
+
+
+_h__softmax_backward_data = dispatcher.find("_softmax_backward_data")
+
+def _op__softmax_backward_data(grad_output, probs, dim, input_dtype):
+    """_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor"""
+    ks = grad_output._impl.key_set() | probs._impl.key_set()
+    if observers.active:
+        return observed(_h__softmax_backward_data, ks, (grad_output, probs, dim, input_dtype))
+    return _h__softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
+
+
+_h__log_softmax_backward_data = dispatcher.find("_log_softmax_backward_data")
+
+def _op__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    """_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor"""
+    ks = grad_output._impl.key_set() | log_probs._impl.key_set()
+    if observers.active:
+        return observed(_h__log_softmax_backward_data, ks, (grad_output, log_probs, dim, input_dtype))
+    return _h__log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
+
+
+_h_softmax_int = dispatcher.find("softmax.int")
+
+def _op_softmax_int(self, dim, dtype):
+    """softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softmax_int, ks, (self, dim, dtype))
+    return _h_softmax_int.call(ks, self, dim, dtype)
+
+
+_h_log_softmax_int = dispatcher.find("log_softmax.int")
+
+def _op_log_softmax_int(self, dim, dtype):
+    """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log_softmax_int, ks, (self, dim, dtype))
+    return _h_log_softmax_int.call(ks, self, dim, dtype)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -1890,6 +1950,74 @@ def detach_(self):
     return _op_detach_(self)
 
 
+def _softmax(self, dim, half_to_float):
+    """exp(self - max) / sum(exp(self - max)) along dim (half_to_float gives float32 for half input).
+    
+    _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_softmax', 'dim', dim)
+    if type(half_to_float) is not _b.bool: half_to_float = as_bool('_softmax', 'half_to_float', half_to_float)
+    return _op__softmax(self, dim, half_to_float)
+
+
+def _log_softmax(self, dim, half_to_float):
+    """(self - max) - log(sum(exp(self - max))) along dim, never log(softmax).
+    
+    _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_log_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_log_softmax', 'dim', dim)
+    if type(half_to_float) is not _b.bool: half_to_float = as_bool('_log_softmax', 'half_to_float', half_to_float)
+    return _op__log_softmax(self, dim, half_to_float)
+
+
+def _softmax_backward_data(grad_output, probs, dim, input_dtype):
+    """probs * (grad_output - sum(grad_output * probs, dim)), probs = softmax's output.
+    
+    _softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(probs, Tensor): bad_arg('_softmax_backward_data', 'probs', 'Tensor', probs)
+    if type(dim) is not _b.int: dim = as_int('_softmax_backward_data', 'dim', dim)
+    if type(input_dtype) is not DTYPE: input_dtype = as_dtype('_softmax_backward_data', 'input_dtype', input_dtype)
+    return _op__softmax_backward_data(grad_output, probs, dim, input_dtype)
+
+
+def _log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    """grad_output - exp(log_probs) * sum(grad_output, dim), log_probs = log_softmax's output.
+    
+    _log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_log_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(log_probs, Tensor): bad_arg('_log_softmax_backward_data', 'log_probs', 'Tensor', log_probs)
+    if type(dim) is not _b.int: dim = as_int('_log_softmax_backward_data', 'dim', dim)
+    if type(input_dtype) is not DTYPE: input_dtype = as_dtype('_log_softmax_backward_data', 'input_dtype', input_dtype)
+    return _op__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype)
+
+
+def softmax(self, dim, dtype=None):
+    """Softmax along dim; dtype= converts the input first.
+    
+    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('softmax', 'dtype', dtype)
+    return _op_softmax_int(self, dim, dtype)
+
+
+def log_softmax(self, dim, dtype=None):
+    """Log-softmax along dim; dtype= converts the input first.
+    
+    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('log_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('log_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('log_softmax', 'dtype', dtype)
+    return _op_log_softmax_int(self, dim, dtype)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -1946,4 +2074,10 @@ FUNCTIONS = (
     'unbind',
     'detach',
     'detach_',
+    '_softmax',
+    '_log_softmax',
+    '_softmax_backward_data',
+    '_log_softmax_backward_data',
+    'softmax',
+    'log_softmax',
 )

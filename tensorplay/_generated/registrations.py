@@ -200,6 +200,18 @@ SCHEMAS = (
              ('self',), (0,), (), (), 1),
     OpSchema('detach_', 'detach_(Tensor(a!) self) -> Tensor(a!)',
              ('self',), (0,), (), (0,), 1),
+    OpSchema('_softmax', '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor',
+             ('self', 'dim', 'half_to_float'), (0,), (), (), 1),
+    OpSchema('_log_softmax', '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor',
+             ('self', 'dim', 'half_to_float'), (0,), (), (), 1),
+    OpSchema('_softmax_backward_data', '_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor',
+             ('grad_output', 'probs', 'dim', 'input_dtype'), (0, 1), (), (), 1),
+    OpSchema('_log_softmax_backward_data', '_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor',
+             ('grad_output', 'log_probs', 'dim', 'input_dtype'), (0, 1), (), (), 1),
+    OpSchema('softmax.int', 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+             ('self', 'dim', 'dtype'), (0,), (), (), 1),
+    OpSchema('log_softmax.int', 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+             ('self', 'dim', 'dtype'), (0,), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -255,6 +267,10 @@ DISPATCH = {
         ('fill_.Scalar', 'copy.fill_'),
         ('clone', 'copy.clone'),
         ('_to_copy', 'copy.to_copy'),
+        ('_softmax', 'nn_softmax.softmax'),
+        ('_log_softmax', 'nn_softmax.log_softmax'),
+        ('_softmax_backward_data', 'nn_softmax.softmax_backward_data'),
+        ('_log_softmax_backward_data', 'nn_softmax.log_softmax_backward_data'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -308,6 +324,8 @@ DISPATCH = {
         ('contiguous', 'views.contiguous'),
         ('detach', 'views.detach'),
         ('detach_', 'views.detach_'),
+        ('softmax.int', 'nn_softmax.softmax'),
+        ('log_softmax.int', 'nn_softmax.log_softmax'),
     ),
 }
 
@@ -360,4 +378,8 @@ META_RULES = {
     'fill_.Scalar': 'inplace_same',
     'clone': 'unary',
     '_to_copy': 'to_copy',
+    '_softmax': 'nn_layers.softmax',
+    '_log_softmax': 'nn_layers.softmax',
+    '_softmax_backward_data': 'nn_layers.softmax_backward',
+    '_log_softmax_backward_data': 'nn_layers.softmax_backward',
 }

@@ -84,6 +84,8 @@ class TensorMethods:
     contiguous = F.contiguous
     detach = F.detach
     detach_ = F.detach_
+    softmax = F.softmax
+    log_softmax = F.log_softmax
 
     def __add__(self, other):
         if not is_operand(other):

@@ -1,2 +1,4 @@
-"""Operator database entries: nn_layers ops (see opinfo/__init__.py)."""
-op_db = []
+"""Operator database entries: nn_layers ops (see opinfo/__init__.py), one module by topic."""
+from opinfo.db_nn_layers_softmax import op_db as _softmax
+
+op_db = [*_softmax]

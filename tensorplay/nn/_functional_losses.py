@@ -1,0 +1,1 @@
+"""tp.nn.functional: losses (see _functional_layers.py)."""
