@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import evenly_distribute_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, sign, where
+from tensorplay.autograd.formulas import bce_with_logits_backward_self, bce_with_logits_backward_target, evenly_distribute_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, nll_loss_backward, sign, where
 
 
 class AddBackward0(Node):
@@ -1040,3 +1040,82 @@ class LogSoftmaxBackwardDataBackward0(Node):
         if self.needs_input_grad(1):
             grad_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
         return (grad_grad_output, grad_log_probs)
+
+
+class NllLossForwardBackward0(Node):
+    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)`.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('self_', 'target_', 'weight_', 'total_weight_')
+    OP = 'nll_loss_forward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_total_weight = grads[1]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return (grad_self,)
+
+
+class NllLossBackwardBackward0(Node):
+    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+
+    grad_output: nll_loss_value(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('target_', 'weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('target_', 'weight_')
+    OP = 'nll_loss_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = nll_loss_value(grad, target, weight, reduction, ignore_index)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(grad)
+        return (grad_grad_output, grad_self)
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
+
+    self: bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction)
+    target: bce_with_logits_backward_target(grad, self, target, weight, pos_weight, reduction)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'pos_weight_', 'reduction_')
+    SAVED = ('self_', 'target_', 'weight_', 'pos_weight_')
+    OP = 'binary_cross_entropy_with_logits'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        pos_weight = self.pos_weight_.unpack(self)
+        reduction = self.reduction_
+        grad_self = None
+        grad_target = None
+        if self.needs_input_grad(0):
+            grad_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
+        if self.needs_input_grad(1):
+            grad_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
+        return (grad_self, grad_target)

@@ -17,6 +17,7 @@ from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
     AddBackward0,
     AsStridedBackward0,
+    BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CloneBackward0,
     CopyBackward0,
@@ -39,6 +40,8 @@ from tensorplay._generated.autograd_nodes import (
     MmBackward0,
     MulBackward0,
     NegBackward0,
+    NllLossBackwardBackward0,
+    NllLossForwardBackward0,
     PermuteBackward0,
     PowBackward0,
     ReluBackward0,
@@ -117,6 +120,9 @@ from tensorplay._generated.functional import (
     _h__log_softmax,
     _h__softmax_backward_data,
     _h__log_softmax_backward_data,
+    _h_nll_loss_forward,
+    _h_nll_loss_backward,
+    _h_binary_cross_entropy_with_logits,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -830,6 +836,54 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     return result
 
 
+def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    node = NllLossForwardBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    set_history(result, node, (True, False))
+    node.total_weight_ = SavedVariable(result[1], True)
+    return result
+
+
+def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    node = NllLossBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.target_ = SavedVariable(target if grad_output._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if grad_output._impl.requires_grad else None, False)
+        result = _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    set_history(result, node)
+    return result
+
+
+def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
+    if not (grad_state.enabled and (self._impl.requires_grad or target._impl.requires_grad)):
+        return _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    node.set_next_edges(collect_next_edges(self, target))
+    node.reduction_ = reduction
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.pos_weight_ = SavedVariable(pos_weight, False)
+        result = _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -885,4 +939,7 @@ WRAPPERS = {
     '_log_softmax': _log_softmax,
     '_softmax_backward_data': _softmax_backward_data,
     '_log_softmax_backward_data': _log_softmax_backward_data,
+    'nll_loss_forward': nll_loss_forward,
+    'nll_loss_backward': nll_loss_backward,
+    'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
 }

@@ -1063,6 +1063,137 @@ def _op_log_softmax_int(self, dim, dtype):
     return _h_log_softmax_int.call(ks, self, dim, dtype)
 
 
+_h_nll_loss_forward = dispatcher.find("nll_loss_forward")
+_returns_nll_loss_forward = namedtuple('nll_loss_forward', ('output', 'total_weight'))
+
+def _op_nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return _returns_nll_loss_forward(*observed(_h_nll_loss_forward, ks, (self, target, weight, reduction, ignore_index)))
+    return _returns_nll_loss_forward(*_h_nll_loss_forward.call(ks, self, target, weight, reduction, ignore_index))
+
+
+_h_nll_loss_backward = dispatcher.find("nll_loss_backward")
+
+def _op_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | total_weight._impl.key_set()
+    if observers.active:
+        return observed(_h_nll_loss_backward, ks, (grad_output, self, target, weight, reduction, ignore_index, total_weight))
+    return _h_nll_loss_backward.call(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+
+
+_h_nll_loss = dispatcher.find("nll_loss")
+
+def _op_nll_loss(self, target, weight, reduction, ignore_index):
+    """nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_nll_loss, ks, (self, target, weight, reduction, ignore_index))
+    return _h_nll_loss.call(ks, self, target, weight, reduction, ignore_index)
+
+
+_h_cross_entropy_loss = dispatcher.find("cross_entropy_loss")
+
+def _op_cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing):
+    """cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100, float label_smoothing=0.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_cross_entropy_loss, ks, (self, target, weight, reduction, ignore_index, label_smoothing))
+    return _h_cross_entropy_loss.call(ks, self, target, weight, reduction, ignore_index, label_smoothing)
+
+
+_h_mse_loss = dispatcher.find("mse_loss")
+
+def _op_mse_loss(self, target, reduction):
+    """mse_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_mse_loss, ks, (self, target, reduction))
+    return _h_mse_loss.call(ks, self, target, reduction)
+
+
+_h_l1_loss = dispatcher.find("l1_loss")
+
+def _op_l1_loss(self, target, reduction):
+    """l1_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_l1_loss, ks, (self, target, reduction))
+    return _h_l1_loss.call(ks, self, target, reduction)
+
+
+_h_smooth_l1_loss = dispatcher.find("smooth_l1_loss")
+
+def _op_smooth_l1_loss(self, target, reduction, beta):
+    """smooth_l1_loss(Tensor self, Tensor target, str reduction="mean", float beta=1.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_smooth_l1_loss, ks, (self, target, reduction, beta))
+    return _h_smooth_l1_loss.call(ks, self, target, reduction, beta)
+
+
+_h_huber_loss = dispatcher.find("huber_loss")
+
+def _op_huber_loss(self, target, reduction, delta):
+    """huber_loss(Tensor self, Tensor target, str reduction="mean", float delta=1.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_huber_loss, ks, (self, target, reduction, delta))
+    return _h_huber_loss.call(ks, self, target, reduction, delta)
+
+
+_h_binary_cross_entropy = dispatcher.find("binary_cross_entropy")
+
+def _op_binary_cross_entropy(self, target, weight, reduction):
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_binary_cross_entropy, ks, (self, target, weight, reduction))
+    return _h_binary_cross_entropy.call(ks, self, target, weight, reduction)
+
+
+_h_binary_cross_entropy_with_logits = dispatcher.find("binary_cross_entropy_with_logits")
+
+def _op_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (pos_weight._impl.key_set() if pos_weight is not None else 0)
+    if observers.active:
+        return observed(_h_binary_cross_entropy_with_logits, ks, (self, target, weight, pos_weight, reduction))
+    return _h_binary_cross_entropy_with_logits.call(ks, self, target, weight, pos_weight, reduction)
+
+
+_h_kl_div = dispatcher.find("kl_div")
+
+def _op_kl_div(self, target, reduction, log_target):
+    """kl_div(Tensor self, Tensor target, str reduction="mean", *, bool log_target=False) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_kl_div, ks, (self, target, reduction, log_target))
+    return _h_kl_div.call(ks, self, target, reduction, log_target)
+
+
+_h_margin_ranking_loss = dispatcher.find("margin_ranking_loss")
+
+def _op_margin_ranking_loss(input1, input2, target, margin, reduction):
+    """margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
+    return _h_margin_ranking_loss.call(ks, input1, input2, target, margin, reduction)
+
+
+_h_cosine_embedding_loss = dispatcher.find("cosine_embedding_loss")
+
+def _op_cosine_embedding_loss(input1, input2, target, margin, reduction):
+    """cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
+    return _h_cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2018,6 +2149,149 @@ def log_softmax(self, dim, dtype=None):
     return _op_log_softmax_int(self, dim, dtype)
 
 
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """-weight[t] * self[n, t] for t = target[n] (class dim 1), and the total weight.
+    
+    nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)
+    """
+    if not isinstance(self, Tensor): bad_arg('nll_loss_forward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss_forward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss_forward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss_forward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss_forward', 'ignore_index', ignore_index)
+    return _op_nll_loss_forward(self, target, weight, reduction, ignore_index)
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """Scatters -weight[t] * grad_output into the selected class of each sample.
+    
+    nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('nll_loss_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('nll_loss_backward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss_backward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss_backward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss_backward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss_backward', 'ignore_index', ignore_index)
+    if not isinstance(total_weight, Tensor): bad_arg('nll_loss_backward', 'total_weight', 'Tensor', total_weight)
+    return _op_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+
+
+def nll_loss(self, target, weight=None, reduction="mean", ignore_index=-100):
+    """Negative log-likelihood of log-probabilities `self` (N, C, d1, ...) at class indices `target`.
+    
+    nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nll_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss', 'ignore_index', ignore_index)
+    return _op_nll_loss(self, target, weight, reduction, ignore_index)
+
+
+def cross_entropy_loss(self, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+    """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * log_softmax) (class probabilities).
+    
+    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100, float label_smoothing=0.0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cross_entropy_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('cross_entropy_loss', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('cross_entropy_loss', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('cross_entropy_loss', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('cross_entropy_loss', 'ignore_index', ignore_index)
+    if type(label_smoothing) not in FLOAT_TYPES: label_smoothing = as_float('cross_entropy_loss', 'label_smoothing', label_smoothing)
+    return _op_cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing)
+
+
+def mse_loss(self, target, reduction="mean"):
+    """mse_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('mse_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('mse_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('mse_loss', 'reduction', 'str', reduction)
+    return _op_mse_loss(self, target, reduction)
+
+
+def l1_loss(self, target, reduction="mean"):
+    """l1_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('l1_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('l1_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('l1_loss', 'reduction', 'str', reduction)
+    return _op_l1_loss(self, target, reduction)
+
+
+def smooth_l1_loss(self, target, reduction="mean", beta=1.0):
+    """smooth_l1_loss(Tensor self, Tensor target, str reduction="mean", float beta=1.0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('smooth_l1_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('smooth_l1_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('smooth_l1_loss', 'reduction', 'str', reduction)
+    if type(beta) not in FLOAT_TYPES: beta = as_float('smooth_l1_loss', 'beta', beta)
+    return _op_smooth_l1_loss(self, target, reduction, beta)
+
+
+def huber_loss(self, target, reduction="mean", delta=1.0):
+    """huber_loss(Tensor self, Tensor target, str reduction="mean", float delta=1.0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('huber_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('huber_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('huber_loss', 'reduction', 'str', reduction)
+    if type(delta) not in FLOAT_TYPES: delta = as_float('huber_loss', 'delta', delta)
+    return _op_huber_loss(self, target, reduction, delta)
+
+
+def binary_cross_entropy(self, target, weight=None, reduction="mean"):
+    """Binary cross entropy of probabilities, each log clamped at -100.
+    
+    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean") -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('binary_cross_entropy', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('binary_cross_entropy', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('binary_cross_entropy', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('binary_cross_entropy', 'reduction', 'str', reduction)
+    return _op_binary_cross_entropy(self, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction="mean"):
+    """Binary cross entropy of logits, through a stable softplus (no exp overflow, no log(0)).
+    
+    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('binary_cross_entropy_with_logits', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('binary_cross_entropy_with_logits', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('binary_cross_entropy_with_logits', 'weight', 'Tensor or None', weight)
+    if pos_weight is not None and not isinstance(pos_weight, Tensor): bad_arg('binary_cross_entropy_with_logits', 'pos_weight', 'Tensor or None', pos_weight)
+    if type(reduction) is not _b.str: bad_arg('binary_cross_entropy_with_logits', 'reduction', 'str', reduction)
+    return _op_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+
+
+def kl_div(self, target, reduction="mean", *, log_target=False):
+    """kl_div(Tensor self, Tensor target, str reduction="mean", *, bool log_target=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('kl_div', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('kl_div', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('kl_div', 'reduction', 'str', reduction)
+    if type(log_target) is not _b.bool: log_target = as_bool('kl_div', 'log_target', log_target)
+    return _op_kl_div(self, target, reduction, log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    if not isinstance(input1, Tensor): bad_arg('margin_ranking_loss', 'input1', 'Tensor', input1)
+    if not isinstance(input2, Tensor): bad_arg('margin_ranking_loss', 'input2', 'Tensor', input2)
+    if not isinstance(target, Tensor): bad_arg('margin_ranking_loss', 'target', 'Tensor', target)
+    if type(margin) not in FLOAT_TYPES: margin = as_float('margin_ranking_loss', 'margin', margin)
+    if type(reduction) is not _b.str: bad_arg('margin_ranking_loss', 'reduction', 'str', reduction)
+    return _op_margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    if not isinstance(input1, Tensor): bad_arg('cosine_embedding_loss', 'input1', 'Tensor', input1)
+    if not isinstance(input2, Tensor): bad_arg('cosine_embedding_loss', 'input2', 'Tensor', input2)
+    if not isinstance(target, Tensor): bad_arg('cosine_embedding_loss', 'target', 'Tensor', target)
+    if type(margin) not in FLOAT_TYPES: margin = as_float('cosine_embedding_loss', 'margin', margin)
+    if type(reduction) is not _b.str: bad_arg('cosine_embedding_loss', 'reduction', 'str', reduction)
+    return _op_cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2080,4 +2354,17 @@ FUNCTIONS = (
     '_log_softmax_backward_data',
     'softmax',
     'log_softmax',
+    'nll_loss_forward',
+    'nll_loss_backward',
+    'nll_loss',
+    'cross_entropy_loss',
+    'mse_loss',
+    'l1_loss',
+    'smooth_l1_loss',
+    'huber_loss',
+    'binary_cross_entropy',
+    'binary_cross_entropy_with_logits',
+    'kl_div',
+    'margin_ranking_loss',
+    'cosine_embedding_loss',
 )
