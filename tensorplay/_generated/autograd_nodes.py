@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import bce_with_logits_backward_self, bce_with_logits_backward_target, evenly_distribute_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, nll_loss_backward, sign, where
 
 
@@ -1119,3 +1119,122 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         if self.needs_input_grad(1):
             grad_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
         return (grad_self, grad_target)
+
+
+class NativeBatchNormBackward0(Node):
+    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_batch_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        training = self.training_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class NativeLayerNormBackward0(Node):
+    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_layer_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        normalized_shape = self.normalized_shape_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class NativeGroupNormBackward0(Node):
+    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_group_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        N = self.N_
+        C = self.C_
+        HxW = self.HxW_
+        group = self.group_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class FusedRmsNormBackward0(Node):
+    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)`.
+
+    input, weight: rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'result1_', 'normalized_shape_', 'eps_')
+    SAVED = ('input_', 'weight_', 'result1_')
+    OP = '_fused_rms_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        normalized_shape = self.normalized_shape_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            grad_input, grad_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+        return (grad_input, grad_weight)

@@ -26,6 +26,7 @@ from tensorplay._generated.autograd_nodes import (
     ExpBackward0,
     ExpandBackward0,
     FillBackward0,
+    FusedRmsNormBackward0,
     LogBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -39,6 +40,9 @@ from tensorplay._generated.autograd_nodes import (
     MinimumBackward0,
     MmBackward0,
     MulBackward0,
+    NativeBatchNormBackward0,
+    NativeGroupNormBackward0,
+    NativeLayerNormBackward0,
     NegBackward0,
     NllLossBackwardBackward0,
     NllLossForwardBackward0,
@@ -123,6 +127,10 @@ from tensorplay._generated.functional import (
     _h_nll_loss_forward,
     _h_nll_loss_backward,
     _h_binary_cross_entropy_with_logits,
+    _h_native_batch_norm,
+    _h_native_layer_norm,
+    _h_native_group_norm,
+    _h__fused_rms_norm,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -884,6 +892,79 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
     return result
 
 
+def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+    node = NativeBatchNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.training_ = training
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+    node = NativeLayerNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.normalized_shape_ = normalized_shape
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+    node = NativeGroupNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.N_ = N
+    node.C_ = C
+    node.HxW_ = HxW
+    node.group_ = group
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
+        return _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+    node = FusedRmsNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight))
+    node.normalized_shape_ = normalized_shape
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -942,4 +1023,8 @@ WRAPPERS = {
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
+    'native_batch_norm': native_batch_norm,
+    'native_layer_norm': native_layer_norm,
+    'native_group_norm': native_group_norm,
+    '_fused_rms_norm': _fused_rms_norm,
 }

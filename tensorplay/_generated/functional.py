@@ -1194,6 +1194,96 @@ def _op_cosine_embedding_loss(input1, input2, target, margin, reduction):
     return _h_cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
 
 
+_h_native_batch_norm = dispatcher.find("native_batch_norm")
+
+def _op_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_native_batch_norm, ks, (input, weight, bias, running_mean, running_var, training, momentum, eps))
+    return _h_native_batch_norm.call(ks, input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+_h_native_layer_norm = dispatcher.find("native_layer_norm")
+
+def _op_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_native_layer_norm, ks, (input, normalized_shape, weight, bias, eps))
+    return _h_native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
+
+
+_h_native_group_norm = dispatcher.find("native_group_norm")
+
+def _op_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_native_group_norm, ks, (input, weight, bias, N, C, HxW, group, eps))
+    return _h_native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
+
+
+_h__fused_rms_norm = dispatcher.find("_fused_rms_norm")
+
+def _op__fused_rms_norm(input, normalized_shape, weight, eps):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h__fused_rms_norm, ks, (input, normalized_shape, weight, eps))
+    return _h__fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
+
+
+_h_batch_norm = dispatcher.find("batch_norm")
+
+def _op_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_batch_norm, ks, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled))
+    return _h_batch_norm.call(ks, input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+
+
+_h_layer_norm = dispatcher.find("layer_norm")
+
+def _op_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
+    """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable))
+    return _h_layer_norm.call(ks, input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+_h_group_norm = dispatcher.find("group_norm")
+
+def _op_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled):
+    """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
+    return _h_group_norm.call(ks, input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+_h_instance_norm = dispatcher.find("instance_norm")
+
+def _op_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_instance_norm, ks, (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled))
+    return _h_instance_norm.call(ks, input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+
+
+_h_rms_norm = dispatcher.find("rms_norm")
+
+def _op_rms_norm(input, normalized_shape, weight, eps):
+    """rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_rms_norm, ks, (input, normalized_shape, weight, eps))
+    return _h_rms_norm.call(ks, input, normalized_shape, weight, eps)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2292,6 +2382,122 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     return _op_cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Batch norm over dim 1; updates the running stats in place when training; returns (out, mean, rstd).
+    
+    native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_batch_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_batch_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_batch_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('native_batch_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('native_batch_norm', 'running_var', 'Tensor or None', running_var)
+    if type(training) is not _b.bool: training = as_bool('native_batch_norm', 'training', training)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('native_batch_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_batch_norm', 'eps', eps)
+    return _op_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Layer norm over the trailing normalized_shape dims; returns (out, mean, rstd).
+    
+    native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_layer_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('native_layer_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_layer_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_layer_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_layer_norm', 'eps', eps)
+    return _op_native_layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Group norm of an (N, C, HxW...) input; returns (out, mean, rstd) with stats of shape (N, group).
+    
+    native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_group_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_group_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_group_norm', 'bias', 'Tensor or None', bias)
+    if type(N) is not _b.int: N = as_int('native_group_norm', 'N', N)
+    if type(C) is not _b.int: C = as_int('native_group_norm', 'C', C)
+    if type(HxW) is not _b.int: HxW = as_int('native_group_norm', 'HxW', HxW)
+    if type(group) is not _b.int: group = as_int('native_group_norm', 'group', group)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_group_norm', 'eps', eps)
+    return _op_native_group_norm(input, weight, bias, N, C, HxW, group, eps)
+
+
+def _fused_rms_norm(input, normalized_shape, weight, eps):
+    """RMS norm over the trailing dims; returns (out, rstd).
+    
+    _fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('_fused_rms_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('_fused_rms_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_fused_rms_norm', 'weight', 'Tensor or None', weight)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('_fused_rms_norm', 'eps', eps)
+    return _op__fused_rms_norm(input, normalized_shape, weight, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('batch_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('batch_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('batch_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('batch_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('batch_norm', 'running_var', 'Tensor or None', running_var)
+    if type(training) is not _b.bool: training = as_bool('batch_norm', 'training', training)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('batch_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('batch_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('batch_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('layer_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('layer_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('layer_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('layer_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('layer_norm', 'eps', eps)
+    if type(cudnn_enable) is not _b.bool: cudnn_enable = as_bool('layer_norm', 'cudnn_enable', cudnn_enable)
+    return _op_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('group_norm', 'input', 'Tensor', input)
+    if type(num_groups) is not _b.int: num_groups = as_int('group_norm', 'num_groups', num_groups)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('group_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('group_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('group_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('group_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('instance_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('instance_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('instance_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('instance_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('instance_norm', 'running_var', 'Tensor or None', running_var)
+    if type(use_input_stats) is not _b.bool: use_input_stats = as_bool('instance_norm', 'use_input_stats', use_input_stats)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('instance_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('instance_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('instance_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('rms_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('rms_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('rms_norm', 'weight', 'Tensor or None', weight)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('rms_norm', 'eps', eps)
+    return _op_rms_norm(input, normalized_shape, weight, eps)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2367,4 +2573,13 @@ FUNCTIONS = (
     'kl_div',
     'margin_ranking_loss',
     'cosine_embedding_loss',
+    'native_batch_norm',
+    'native_layer_norm',
+    'native_group_norm',
+    '_fused_rms_norm',
+    'batch_norm',
+    'layer_norm',
+    'group_norm',
+    'instance_norm',
+    'rms_norm',
 )

@@ -238,6 +238,24 @@ SCHEMAS = (
              ('input1', 'input2', 'target', 'margin', 'reduction'), (0, 1, 2), (), (), 1),
     OpSchema('cosine_embedding_loss', 'cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor',
              ('input1', 'input2', 'target', 'margin', 'reduction'), (0, 1, 2), (), (), 1),
+    OpSchema('native_batch_norm', 'native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)',
+             ('input', 'weight', 'bias', 'running_mean', 'running_var', 'training', 'momentum', 'eps'), (0, 1, 2, 3, 4), (), (), 3),
+    OpSchema('native_layer_norm', 'native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)',
+             ('input', 'normalized_shape', 'weight', 'bias', 'eps'), (0, 2, 3), (), (), 3),
+    OpSchema('native_group_norm', 'native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)',
+             ('input', 'weight', 'bias', 'N', 'C', 'HxW', 'group', 'eps'), (0, 1, 2), (), (), 3),
+    OpSchema('_fused_rms_norm', '_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)',
+             ('input', 'normalized_shape', 'weight', 'eps'), (0, 2), (), (), 2),
+    OpSchema('batch_norm', 'batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor',
+             ('input', 'weight', 'bias', 'running_mean', 'running_var', 'training', 'momentum', 'eps', 'cudnn_enabled'), (0, 1, 2, 3, 4), (), (), 1),
+    OpSchema('layer_norm', 'layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor',
+             ('input', 'normalized_shape', 'weight', 'bias', 'eps', 'cudnn_enable'), (0, 2, 3), (), (), 1),
+    OpSchema('group_norm', 'group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor',
+             ('input', 'num_groups', 'weight', 'bias', 'eps', 'cudnn_enabled'), (0, 2, 3), (), (), 1),
+    OpSchema('instance_norm', 'instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor',
+             ('input', 'weight', 'bias', 'running_mean', 'running_var', 'use_input_stats', 'momentum', 'eps', 'cudnn_enabled'), (0, 1, 2, 3, 4), (), (), 1),
+    OpSchema('rms_norm', 'rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor',
+             ('input', 'normalized_shape', 'weight', 'eps'), (0, 2), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -300,6 +318,10 @@ DISPATCH = {
         ('nll_loss_forward', 'nn_loss.nll_loss_forward'),
         ('nll_loss_backward', 'nn_loss.nll_loss_backward'),
         ('binary_cross_entropy_with_logits', 'nn_loss.binary_cross_entropy_with_logits'),
+        ('native_batch_norm', 'nn_norm.native_batch_norm'),
+        ('native_layer_norm', 'nn_norm.native_layer_norm'),
+        ('native_group_norm', 'nn_norm.native_group_norm'),
+        ('_fused_rms_norm', 'nn_norm.fused_rms_norm'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -365,6 +387,11 @@ DISPATCH = {
         ('kl_div', 'nn_losses.kl_div'),
         ('margin_ranking_loss', 'nn_losses.margin_ranking_loss'),
         ('cosine_embedding_loss', 'nn_losses.cosine_embedding_loss'),
+        ('batch_norm', 'nn_norm.batch_norm'),
+        ('layer_norm', 'nn_norm.layer_norm'),
+        ('group_norm', 'nn_norm.group_norm'),
+        ('instance_norm', 'nn_norm.instance_norm'),
+        ('rms_norm', 'nn_norm.rms_norm'),
     ),
 }
 
@@ -424,4 +451,8 @@ META_RULES = {
     'nll_loss_forward': 'nn_layers.nll_loss_forward',
     'nll_loss_backward': 'nn_layers.nll_loss_backward',
     'binary_cross_entropy_with_logits': 'nn_layers.bce_with_logits',
+    'native_batch_norm': 'nn_layers.native_batch_norm',
+    'native_layer_norm': 'nn_layers.native_layer_norm',
+    'native_group_norm': 'nn_layers.native_group_norm',
+    '_fused_rms_norm': 'nn_layers.fused_rms_norm',
 }

@@ -30,3 +30,33 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return _F.softmax(-input, _softmax_dim(input.dim()) if dim is None else dim)
+
+
+# ---- normalization ------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalize each channel (dim 1); in training, update the running stats in place."""
+    return _F.batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                         eps, False)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _F.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    return _F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    return _F.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                            momentum, eps, False)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _F.rms_norm(input, list(normalized_shape), weight, eps)

@@ -5,7 +5,10 @@ Written with TensorPlay ops only, so their results can be differentiated again.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.formulas.core import sum_to
 
 
@@ -63,3 +66,108 @@ def bce_with_logits_backward_target(grad, self, target, weight, pos_weight, redu
     if weight is not None:
         d = d * weight
     return sum_to(_loss_grad(grad, reduction, target) * d, tuple(target.shape))
+
+
+# ---- normalization ------------------------------------------------------------------
+# NOTE: without create_graph the backward reads the mean and rstd that the forward
+# kernel saved. With create_graph (grad mode on during backward) it recomputes them
+# from the input with TensorPlay ops, so that the second derivative sees how they
+# depend on the input (the saved ones are constants to autograd).
+def _stats(x, dims, eps, saved_mean, saved_rstd, stat_shape):
+    if grad_state.enabled:
+        mean = x.mean(dims, True)
+        d = x - mean
+        return mean, 1 / F.sqrt((d * d).mean(dims, True) + eps)
+    mean = None if saved_mean is None else saved_mean.reshape(stat_shape)
+    return mean, saved_rstd.reshape(stat_shape)
+
+
+def _normalized_grad(grad_xhat, xhat, rstd, dims):
+    """d/dx of xhat = (x - mean(x)) * rstd(x), applied to grad_xhat:
+    rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the normalized dims."""
+    return rstd * (grad_xhat - grad_xhat.mean(dims, True)
+                   - xhat * (grad_xhat * xhat).mean(dims, True))
+
+
+def _affine_grads(grad, xhat, weight, bias, dims, param_shape):
+    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along."""
+    gw = None if weight is None else (grad * xhat).sum(dims).reshape(param_shape)
+    gb = None if bias is None else grad.sum(dims).reshape(param_shape)
+    return gw, gb
+
+
+def _channel_shape(x):
+    shape = [1] * x.dim()
+    shape[1] = x.shape[1]
+    return shape
+
+
+def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, training, eps):
+    """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
+    are the running ones: constants, so the input gradient is grad * weight * rstd."""
+    shape = _channel_shape(input)
+    dims = [0] + list(range(2, input.dim()))
+    w = None if weight is None else weight.reshape(shape)
+    if training:
+        mean, rstd = _stats(input, dims, eps, save_mean, save_rstd, shape)
+    else:
+        mean, rstd = save_mean.reshape(shape), save_rstd.reshape(shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if w is None else grad * w
+    if training:
+        gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    else:
+        gi = grad_xhat * rstd
+    gw, gb = _affine_grads(grad, xhat, weight, bias, dims, (input.shape[1],))
+    return gi, gw, gb
+
+
+def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd, eps):
+    """Gradients of native_layer_norm for (input, weight, bias)."""
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    stat_shape = list(input.shape[:lead]) + [1] * k
+    mean, rstd = _stats(input, dims, eps, mean, rstd, stat_shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    gw, gb = _affine_grads(grad, xhat, weight, bias, list(range(lead)), tuple(normalized_shape))
+    return gi, gw, gb
+
+
+def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group, eps):
+    """Gradients of native_group_norm: the layer-norm gradient of each (sample, group),
+    with the input viewed as (N, group, C // group * HxW)."""
+    shape = _channel_shape(input)
+    grouped = input.reshape((N, group, (C // group) * HxW))
+    mean, rstd = _stats(grouped, [2], eps, mean, rstd, (N, group, 1))
+    grad_xhat = grad if weight is None else grad * weight.reshape(shape)
+    xhat = (grouped - mean) * rstd
+    gi = _normalized_grad(grad_xhat.reshape(grouped.shape), xhat, rstd, [2])
+    dims = [0] + list(range(2, input.dim()))
+    gw, gb = _affine_grads(grad, xhat.reshape(tuple(input.shape)), weight, bias, dims, (C,))
+    return gi.reshape(tuple(input.shape)), gw, gb
+
+
+def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
+    """Gradients of _fused_rms_norm for (input, weight): with xhat = x * rstd,
+    grad_input = rstd * (g - xhat * mean(g * xhat)), g = grad * weight."""
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    if grad_state.enabled:
+        if eps is None:
+            eps = finfo_eps(input.dtype)
+        rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
+    xhat = input * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    gi = rstd * (grad_xhat - xhat * (grad_xhat * xhat).mean(dims, True))
+    gw = None if weight is None else \
+        (grad * xhat).sum(list(range(lead))).reshape(tuple(normalized_shape))
+    return gi, gw
+
+
+def finfo_eps(dtype):
+    """The machine epsilon of a floating dtype (rms_norm's default eps)."""
+    return float(np.finfo(dtype.np).eps)
