@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, dropout_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, nll_loss_backward, sign, where
 
 
@@ -1238,3 +1238,69 @@ class FusedRmsNormBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             grad_input, grad_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
         return (grad_input, grad_weight)
+
+
+class NativeDropoutBackward0(Node):
+    """Backward of `native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)`.
+
+    input: dropout_backward(grad, result1, p, train)
+    """
+
+    __slots__ = ('result1_', 'p_', 'train_')
+    SAVED = ('result1_',)
+    OP = 'native_dropout'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        result1 = self.result1_.unpack(self)
+        p = self.p_
+        train = self.train_
+        grad_input = None
+        if self.needs_input_grad(0):
+            grad_input = dropout_backward(grad, result1, p, train)
+        return (grad_input,)
+
+
+class EmbeddingBackward0(Node):
+    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+
+    weight: embedding_backward(grad, indices, weight.sizes(), padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ('indices_', 'padding_idx_', 'scale_grad_by_freq_', 'weight_sizes')
+    SAVED = ('indices_',)
+    OP = 'embedding'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        padding_idx = self.padding_idx_
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        weight_sizes = self.weight_sizes
+        grad_weight = None
+        if self.needs_input_grad(0):
+            grad_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+        return (grad_weight,)
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor`.
+
+    grad_output: embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ('indices_', 'padding_idx_', 'scale_grad_by_freq_')
+    SAVED = ('indices_',)
+    OP = 'embedding_dense_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        padding_idx = self.padding_idx_
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+        return (grad_grad_output,)

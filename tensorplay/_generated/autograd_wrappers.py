@@ -23,6 +23,8 @@ from tensorplay._generated.autograd_nodes import (
     CopyBackward0,
     CosBackward0,
     DivBackward0,
+    EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0,
     ExpBackward0,
     ExpandBackward0,
     FillBackward0,
@@ -41,6 +43,7 @@ from tensorplay._generated.autograd_nodes import (
     MmBackward0,
     MulBackward0,
     NativeBatchNormBackward0,
+    NativeDropoutBackward0,
     NativeGroupNormBackward0,
     NativeLayerNormBackward0,
     NegBackward0,
@@ -131,6 +134,9 @@ from tensorplay._generated.functional import (
     _h_native_layer_norm,
     _h_native_group_norm,
     _h__fused_rms_norm,
+    _h_native_dropout,
+    _h_embedding,
+    _h_embedding_dense_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -965,6 +971,49 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     return result
 
 
+def native_dropout(ks, input, p, train, generator):
+    if not (grad_state.enabled and (input._impl.requires_grad)):
+        return _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+    node = NativeDropoutBackward0()
+    node.set_next_edges(collect_next_edges(input))
+    node.p_ = p
+    node.train_ = train
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    if not (grad_state.enabled and (weight._impl.requires_grad)):
+        return _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    node = EmbeddingBackward0()
+    node.set_next_edges(collect_next_edges(weight))
+    node.padding_idx_ = padding_idx
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    node.weight_sizes = weight._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariable(indices, False)
+        result = _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    set_history(result, node)
+    return result
+
+
+def embedding_dense_backward(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    node = EmbeddingDenseBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.padding_idx_ = padding_idx
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariable(indices, False)
+        result = _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1027,4 +1076,7 @@ WRAPPERS = {
     'native_layer_norm': native_layer_norm,
     'native_group_norm': native_group_norm,
     '_fused_rms_norm': _fused_rms_norm,
+    'native_dropout': native_dropout,
+    'embedding': embedding,
+    'embedding_dense_backward': embedding_dense_backward,
 }

@@ -1284,6 +1284,86 @@ def _op_rms_norm(input, normalized_shape, weight, eps):
     return _h_rms_norm.call(ks, input, normalized_shape, weight, eps)
 
 
+_h_native_dropout = dispatcher.find("native_dropout")
+
+def _op_native_dropout(input, p, train, generator):
+    """native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)"""
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(_h_native_dropout, ks, (input, p, train, generator))
+    return _h_native_dropout.call(ks, input, p, train, generator)
+
+
+_h_dropout = dispatcher.find("dropout")
+
+def _op_dropout(input, p, train, generator):
+    """dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor"""
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(_h_dropout, ks, (input, p, train, generator))
+    return _h_dropout.call(ks, input, p, train, generator)
+
+
+_h_embedding = dispatcher.find("embedding")
+
+def _op_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    """embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    ks = weight._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_embedding, ks, (weight, indices, padding_idx, scale_grad_by_freq, sparse))
+    return _h_embedding.call(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+_h_embedding_dense_backward = dispatcher.find("embedding_dense_backward")
+
+def _op_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    ks = grad_output._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_embedding_dense_backward, ks, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
+    return _h_embedding_dense_backward.call(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+_h_one_hot = dispatcher.find("one_hot")
+
+def _op_one_hot(self, num_classes):
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_one_hot, ks, (self, num_classes))
+    return _h_one_hot.call(ks, self, num_classes)
+
+
+_h_cosine_similarity = dispatcher.find("cosine_similarity")
+
+def _op_cosine_similarity(x1, x2, dim, eps):
+    """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(_h_cosine_similarity, ks, (x1, x2, dim, eps))
+    return _h_cosine_similarity.call(ks, x1, x2, dim, eps)
+
+
+_h_pairwise_distance = dispatcher.find("pairwise_distance")
+
+def _op_pairwise_distance(x1, x2, p, eps, keepdim):
+    """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(_h_pairwise_distance, ks, (x1, x2, p, eps, keepdim))
+    return _h_pairwise_distance.call(ks, x1, x2, p, eps, keepdim)
+
+
+_h_scaled_dot_product_attention = dispatcher.find("scaled_dot_product_attention")
+
+def _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
+    ks = query._impl.key_set() | key._impl.key_set() | value._impl.key_set() | (attn_mask._impl.key_set() if attn_mask is not None else 0)
+    if observers.active:
+        return observed(_h_scaled_dot_product_attention, ks, (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
+    return _h_scaled_dot_product_attention.call(ks, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2498,6 +2578,99 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _op_rms_norm(input, normalized_shape, weight, eps)
 
 
+def native_dropout(input, p, train, *, generator=None):
+    """Zeroes elements with probability p, scales the rest by 1 / (1 - p); returns (output, keep mask).
+    
+    native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_dropout', 'input', 'Tensor', input)
+    if type(p) not in FLOAT_TYPES: p = as_float('native_dropout', 'p', p)
+    if train is not None and type(train) is not _b.bool: train = as_bool('native_dropout', 'train', train)
+    return _op_native_dropout(input, p, train, generator)
+
+
+def dropout(input, p, train, *, generator=None):
+    """native_dropout's output when training, the input itself when not.
+    
+    dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('dropout', 'input', 'Tensor', input)
+    if type(p) not in FLOAT_TYPES: p = as_float('dropout', 'p', p)
+    if type(train) is not _b.bool: train = as_bool('dropout', 'train', train)
+    return _op_dropout(input, p, train, generator)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight selected by indices (the padding row gets no gradient).
+    
+    embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+    """
+    if not isinstance(weight, Tensor): bad_arg('embedding', 'weight', 'Tensor', weight)
+    if not isinstance(indices, Tensor): bad_arg('embedding', 'indices', 'Tensor', indices)
+    if type(padding_idx) is not _b.int: padding_idx = as_int('embedding', 'padding_idx', padding_idx)
+    if type(scale_grad_by_freq) is not _b.bool: scale_grad_by_freq = as_bool('embedding', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(sparse) is not _b.bool: sparse = as_bool('embedding', 'sparse', sparse)
+    return _op_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Scatter-adds gradient rows into the rows their indices selected (repeats accumulate).
+    
+    embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('embedding_dense_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(indices, Tensor): bad_arg('embedding_dense_backward', 'indices', 'Tensor', indices)
+    if type(num_weights) is not _b.int: num_weights = as_int('embedding_dense_backward', 'num_weights', num_weights)
+    if type(padding_idx) is not _b.int: padding_idx = as_int('embedding_dense_backward', 'padding_idx', padding_idx)
+    if type(scale_grad_by_freq) is not _b.bool: scale_grad_by_freq = as_bool('embedding_dense_backward', 'scale_grad_by_freq', scale_grad_by_freq)
+    return _op_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+def one_hot(self, num_classes=-1):
+    """int64 one-hot encoding along a new last dim; num_classes=-1 infers max + 1.
+    
+    one_hot(Tensor self, int num_classes=-1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('one_hot', 'self', 'Tensor', self)
+    if type(num_classes) is not _b.int: num_classes = as_int('one_hot', 'num_classes', num_classes)
+    return _op_one_hot(self, num_classes)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
+    if not isinstance(x1, Tensor): bad_arg('cosine_similarity', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor): bad_arg('cosine_similarity', 'x2', 'Tensor', x2)
+    if type(dim) is not _b.int: dim = as_int('cosine_similarity', 'dim', dim)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('cosine_similarity', 'eps', eps)
+    return _op_cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
+    if not isinstance(x1, Tensor): bad_arg('pairwise_distance', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor): bad_arg('pairwise_distance', 'x2', 'Tensor', x2)
+    if type(p) not in FLOAT_TYPES: p = as_float('pairwise_distance', 'p', p)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('pairwise_distance', 'eps', eps)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('pairwise_distance', 'keepdim', keepdim)
+    return _op_pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value, masks bool or float, causal, dropout.
+    
+    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+    """
+    if not isinstance(query, Tensor): bad_arg('scaled_dot_product_attention', 'query', 'Tensor', query)
+    if not isinstance(key, Tensor): bad_arg('scaled_dot_product_attention', 'key', 'Tensor', key)
+    if not isinstance(value, Tensor): bad_arg('scaled_dot_product_attention', 'value', 'Tensor', value)
+    if attn_mask is not None and not isinstance(attn_mask, Tensor): bad_arg('scaled_dot_product_attention', 'attn_mask', 'Tensor or None', attn_mask)
+    if type(dropout_p) not in FLOAT_TYPES: dropout_p = as_float('scaled_dot_product_attention', 'dropout_p', dropout_p)
+    if type(is_causal) is not _b.bool: is_causal = as_bool('scaled_dot_product_attention', 'is_causal', is_causal)
+    if scale is not None and type(scale) not in FLOAT_TYPES: scale = as_float('scaled_dot_product_attention', 'scale', scale)
+    if type(enable_gqa) is not _b.bool: enable_gqa = as_bool('scaled_dot_product_attention', 'enable_gqa', enable_gqa)
+    return _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2582,4 +2755,12 @@ FUNCTIONS = (
     'group_norm',
     'instance_norm',
     'rms_norm',
+    'native_dropout',
+    'dropout',
+    'embedding',
+    'embedding_dense_backward',
+    'one_hot',
+    'cosine_similarity',
+    'pairwise_distance',
+    'scaled_dot_product_attention',
 )

@@ -256,6 +256,22 @@ SCHEMAS = (
              ('input', 'weight', 'bias', 'running_mean', 'running_var', 'use_input_stats', 'momentum', 'eps', 'cudnn_enabled'), (0, 1, 2, 3, 4), (), (), 1),
     OpSchema('rms_norm', 'rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor',
              ('input', 'normalized_shape', 'weight', 'eps'), (0, 2), (), (), 1),
+    OpSchema('native_dropout', 'native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)',
+             ('input', 'p', 'train', 'generator'), (0,), (), (), 2),
+    OpSchema('dropout', 'dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor',
+             ('input', 'p', 'train', 'generator'), (0,), (), (), 1),
+    OpSchema('embedding', 'embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',
+             ('weight', 'indices', 'padding_idx', 'scale_grad_by_freq', 'sparse'), (0, 1), (), (), 1),
+    OpSchema('embedding_dense_backward', 'embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor',
+             ('grad_output', 'indices', 'num_weights', 'padding_idx', 'scale_grad_by_freq'), (0, 1), (), (), 1),
+    OpSchema('one_hot', 'one_hot(Tensor self, int num_classes=-1) -> Tensor',
+             ('self', 'num_classes'), (0,), (), (), 1),
+    OpSchema('cosine_similarity', 'cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',
+             ('x1', 'x2', 'dim', 'eps'), (0, 1), (), (), 1),
+    OpSchema('pairwise_distance', 'pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor',
+             ('x1', 'x2', 'p', 'eps', 'keepdim'), (0, 1), (), (), 1),
+    OpSchema('scaled_dot_product_attention', 'scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',
+             ('query', 'key', 'value', 'attn_mask', 'dropout_p', 'is_causal', 'scale', 'enable_gqa'), (0, 1, 2, 3), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -322,6 +338,10 @@ DISPATCH = {
         ('native_layer_norm', 'nn_norm.native_layer_norm'),
         ('native_group_norm', 'nn_norm.native_group_norm'),
         ('_fused_rms_norm', 'nn_norm.fused_rms_norm'),
+        ('native_dropout', 'nn_misc.native_dropout'),
+        ('embedding', 'nn_misc.embedding'),
+        ('embedding_dense_backward', 'nn_misc.embedding_dense_backward'),
+        ('one_hot', 'nn_misc.one_hot'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -392,6 +412,10 @@ DISPATCH = {
         ('group_norm', 'nn_norm.group_norm'),
         ('instance_norm', 'nn_norm.instance_norm'),
         ('rms_norm', 'nn_norm.rms_norm'),
+        ('dropout', 'nn_misc.dropout'),
+        ('cosine_similarity', 'nn_misc.cosine_similarity'),
+        ('pairwise_distance', 'nn_misc.pairwise_distance'),
+        ('scaled_dot_product_attention', 'nn_attention.scaled_dot_product_attention'),
     ),
 }
 
@@ -455,4 +479,8 @@ META_RULES = {
     'native_layer_norm': 'nn_layers.native_layer_norm',
     'native_group_norm': 'nn_layers.native_group_norm',
     '_fused_rms_norm': 'nn_layers.fused_rms_norm',
+    'native_dropout': 'nn_layers.native_dropout',
+    'embedding': 'nn_layers.embedding',
+    'embedding_dense_backward': 'nn_layers.embedding_dense_backward',
+    'one_hot': 'nn_layers.one_hot',
 }

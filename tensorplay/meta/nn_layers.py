@@ -239,12 +239,12 @@ def one_hot(op, args):
             raise ArgumentError(f"{op}(): argument 'num_classes' must be positive or -1 "
                                 f"(infer from the data), but got {num_classes}", op=op,
                                 arg="num_classes")
-        if self._impl.device.type == "meta":
-            raise ArgumentError(f"{op}(): num_classes=-1 infers the number of classes from "
-                                f"the data, which a meta tensor does not have (pass "
-                                f"argument 'num_classes')", op=op, arg="num_classes")
         if self._impl.numel() == 0:
             raise ArgumentError(f"{op}(): can not infer the total number of classes from an "
                                 f"empty tensor (pass argument 'num_classes')", op=op,
                                 arg="num_classes")
+        if self._impl.device.type == "meta":
+            raise ArgumentError(f"{op}(): num_classes=-1 infers the number of classes from "
+                                f"the data, which a meta tensor does not have (pass "
+                                f"argument 'num_classes')", op=op, arg="num_classes")
     return OutSpec(tuple(_sizes(self)) + (num_classes,), dt.int64)

@@ -60,3 +60,41 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return _F.rms_norm(input, list(normalized_shape), weight, eps)
+
+
+# ---- dropout, embedding, one_hot, distances, attention ------------------------------
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) when
+    training (random draws from `generator`, default: the one `tp.manual_seed` seeds)."""
+    result = _F.dropout(input, p, training, generator=generator)
+    if inplace and result is not input:
+        return input.copy_(result)
+    return result
+
+
+def embedding(input, weight, padding_idx=None, *, scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` selected by the indices in `input`; row `padding_idx` gets no
+    gradient. (No max_norm: renormalizing rows in place is not supported.)"""
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return _F.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def one_hot(tensor, num_classes=-1):
+    return _F.one_hot(tensor, num_classes)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return _F.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _F.pairwise_distance(x1, x2, float(p), eps, keepdim)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    return _F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                           scale=scale, enable_gqa=enable_gqa)

@@ -171,3 +171,29 @@ def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
 def finfo_eps(dtype):
     """The machine epsilon of a floating dtype (rms_norm's default eps)."""
     return float(np.finfo(dtype.np).eps)
+
+
+# ---- dropout and embedding ----------------------------------------------------------
+def dropout_backward(grad, mask, p, train):
+    """grad * mask / (1 - p) where training (0 for p == 1); grad itself otherwise."""
+    if train is False:
+        return grad
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return grad * mask * scale
+
+
+def embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq):
+    return F.embedding_dense_backward(grad, indices, weight_sizes[0], padding_idx,
+                                      scale_grad_by_freq)
+
+
+def embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq):
+    """The transpose of the scatter-add: gather the rows of `grad` by index, 0 at the
+    padding index, divided by each index's count with scale_grad_by_freq."""
+    rows = F.embedding(grad, indices)
+    keep = (indices != padding_idx).unsqueeze(-1)
+    if scale_grad_by_freq:
+        flat = indices.reshape((-1,))
+        counts = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1, dtype=grad.dtype)
+        rows = rows / counts.reshape(tuple(indices.shape) + (1,))
+    return F.where(keep, rows, 0.0)
