@@ -17,6 +17,8 @@ def _class_axis_last(a):
     """(N, C, d1, ...) -> (N * d1 * ..., C); (C,) -> (1, C)."""
     if a.ndim == 1:
         return a.reshape(1, -1)
+    if a.ndim == 2:
+        return a
     return np.moveaxis(a, 1, -1).reshape(-1, a.shape[1])
 
 
@@ -119,3 +121,49 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
         with np.errstate(invalid="ignore"):
             loss = np.mean(loss, dtype=acc) if loss.size else np.array(np.nan, acc)
     return out(np.array(loss), self._impl.dtype)
+
+
+def cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """cross_entropy of (N, C) logits at class indices, fused: one max, one exp, one sum.
+
+        for each row r:  shifted = x[r] - max(x[r]);  e = exp(shifted)
+                         loss[r] = w[r] * (log(sum(e)) - shifted[target[r]])
+                         probs[r] = e / sum(e)          (kept for the backward kernel)
+    Returns (loss, probs, total_weight), reduced like nll_loss.
+    """
+    op = "_cross_entropy_forward"
+    spec = rules.cross_entropy_forward(op, (self, target, weight, reduction, ignore_index))
+    rows, t, w = _picked(op, self, target, weight, ignore_index)
+    acc = _compute_dtype(self)
+    rows = rows.astype(acc, copy=False)
+    e = rows - np.max(rows, axis=1, keepdims=True)
+    picked = e[np.arange(len(t)), t]
+    np.exp(e, out=e)
+    sums = np.sum(e, axis=1, keepdims=True)
+    loss = (np.log(sums[:, 0]) - picked) * w
+    e *= 1 / sums
+    total = np.sum(w, dtype=acc)
+    if reduction != "none":
+        loss = np.sum(loss, dtype=acc)
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                loss = loss / total
+    dtype = self._impl.dtype
+    return out(np.asarray(loss).reshape(spec[0].sizes), dtype), out(e, dtype), out(total, dtype)
+
+
+def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index,
+                           total_weight):
+    """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
+    op = "_cross_entropy_backward"
+    rules.cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
+    p, t, w = _picked(op, probs, target, weight, ignore_index)
+    acc = _compute_dtype(probs)
+    g = grad_output._impl.array().astype(acc).reshape(-1)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = g / total_weight._impl.array().astype(acc)
+    scale = w * g
+    grad = p.astype(acc, copy=False) * scale[:, None]
+    grad[np.arange(len(t)), t] -= scale
+    return out(grad, probs._impl.dtype)

@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, dropout_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cross_entropy_backward, dropout_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, nll_loss_backward, sign, where
 
 
@@ -1304,3 +1304,31 @@ class EmbeddingDenseBackwardBackward0(Node):
         if self.needs_input_grad(0):
             grad_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
         return (grad_grad_output,)
+
+
+class CrossEntropyForwardBackward0(Node):
+    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
+
+    self: cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
+    OP = '_cross_entropy_forward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_probs = grads[1]
+        grad_total_weight = grads[2]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        probs = self.probs_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
+        return (grad_self,)

@@ -22,6 +22,7 @@ from tensorplay._generated.autograd_nodes import (
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
+    CrossEntropyForwardBackward0,
     DivBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
@@ -137,6 +138,7 @@ from tensorplay._generated.functional import (
     _h_native_dropout,
     _h_embedding,
     _h_embedding_dense_backward,
+    _h__cross_entropy_forward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1014,6 +1016,24 @@ def embedding_dense_backward(ks, grad_output, indices, num_weights, padding_idx,
     return result
 
 
+def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    node = CrossEntropyForwardBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    set_history(result, node, (True, False, False))
+    node.probs_ = SavedVariable(result[1], True)
+    node.total_weight_ = SavedVariable(result[2], True)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1079,4 +1099,5 @@ WRAPPERS = {
     'native_dropout': native_dropout,
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,
+    '_cross_entropy_forward': _cross_entropy_forward,
 }

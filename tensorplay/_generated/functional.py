@@ -1364,6 +1364,27 @@ def _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is
     return _h_scaled_dot_product_attention.call(ks, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
+_h__cross_entropy_forward = dispatcher.find("_cross_entropy_forward")
+_returns__cross_entropy_forward = namedtuple('_cross_entropy_forward', ('output', 'probs', 'total_weight'))
+
+def _op__cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return _returns__cross_entropy_forward(*observed(_h__cross_entropy_forward, ks, (self, target, weight, reduction, ignore_index)))
+    return _returns__cross_entropy_forward(*_h__cross_entropy_forward.call(ks, self, target, weight, reduction, ignore_index))
+
+
+_h__cross_entropy_backward = dispatcher.find("_cross_entropy_backward")
+
+def _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    """_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor"""
+    ks = grad_output._impl.key_set() | probs._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | total_weight._impl.key_set()
+    if observers.active:
+        return observed(_h__cross_entropy_backward, ks, (grad_output, probs, target, weight, reduction, ignore_index, total_weight))
+    return _h__cross_entropy_backward.call(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -2671,6 +2692,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
+def _cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """Fused cross entropy of (N, C) logits at class indices; also returns softmax(self) for the backward.
+    
+    _cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)
+    """
+    if not isinstance(self, Tensor): bad_arg('_cross_entropy_forward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('_cross_entropy_forward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_cross_entropy_forward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('_cross_entropy_forward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('_cross_entropy_forward', 'ignore_index', ignore_index)
+    return _op__cross_entropy_forward(self, target, weight, reduction, ignore_index)
+
+
+def _cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    """(probs - onehot(target)) * weight[target] * grad_output, over total_weight for 'mean'.
+    
+    _cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_cross_entropy_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(probs, Tensor): bad_arg('_cross_entropy_backward', 'probs', 'Tensor', probs)
+    if not isinstance(target, Tensor): bad_arg('_cross_entropy_backward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_cross_entropy_backward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('_cross_entropy_backward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('_cross_entropy_backward', 'ignore_index', ignore_index)
+    if not isinstance(total_weight, Tensor): bad_arg('_cross_entropy_backward', 'total_weight', 'Tensor', total_weight)
+    return _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -2763,4 +2812,6 @@ FUNCTIONS = (
     'cosine_similarity',
     'pairwise_distance',
     'scaled_dot_product_attention',
+    '_cross_entropy_forward',
+    '_cross_entropy_backward',
 )

@@ -272,6 +272,10 @@ SCHEMAS = (
              ('x1', 'x2', 'p', 'eps', 'keepdim'), (0, 1), (), (), 1),
     OpSchema('scaled_dot_product_attention', 'scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',
              ('query', 'key', 'value', 'attn_mask', 'dropout_p', 'is_causal', 'scale', 'enable_gqa'), (0, 1, 2, 3), (), (), 1),
+    OpSchema('_cross_entropy_forward', '_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)',
+             ('self', 'target', 'weight', 'reduction', 'ignore_index'), (0, 1, 2), (), (), 3),
+    OpSchema('_cross_entropy_backward', '_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor',
+             ('grad_output', 'probs', 'target', 'weight', 'reduction', 'ignore_index', 'total_weight'), (0, 1, 2, 3, 6), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -342,6 +346,8 @@ DISPATCH = {
         ('embedding', 'nn_misc.embedding'),
         ('embedding_dense_backward', 'nn_misc.embedding_dense_backward'),
         ('one_hot', 'nn_misc.one_hot'),
+        ('_cross_entropy_forward', 'nn_loss.cross_entropy_forward'),
+        ('_cross_entropy_backward', 'nn_loss.cross_entropy_backward'),
     ),
     'Composite': (
         ('add.Scalar', 'scalar_ops.add_scalar'),
@@ -483,4 +489,6 @@ META_RULES = {
     'embedding': 'nn_layers.embedding',
     'embedding_dense_backward': 'nn_layers.embedding_dense_backward',
     'one_hot': 'nn_layers.one_hot',
+    '_cross_entropy_forward': 'nn_layers.cross_entropy_forward',
+    '_cross_entropy_backward': 'nn_layers.cross_entropy_backward',
 }

@@ -56,6 +56,10 @@ def cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoo
     if self.dim() == 0:
         raise ShapeError(f"{op}(): argument 'self' must have at least 1 dimension (the "
                          f"classes), but got shape []", op=op, arg="self")
+    if label_smoothing == 0.0 and self.dim() == 2 and self.device.type == "cpu" \
+            and not target.dtype.is_floating_point:
+        # The common case has a fused kernel: one pass for the loss, one for its gradient.
+        return F._cross_entropy_forward(self, target, weight, reduction, ignore_index)[0]
     cdim = _class_dim(self)
     classes = self.shape[cdim]
     logp = F.log_softmax(self, cdim)
@@ -140,6 +144,7 @@ def binary_cross_entropy(self, target, weight, reduction):
     x = 0 or 1 gives a finite loss)."""
     op = "binary_cross_entropy"
     _pointwise_args(op, self, target)
+    check_reduction(op, reduction)
     if tuple(target.shape) != tuple(self.shape):
         raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
                          f"({fmt_shape(self.shape)}), but got {fmt_shape(target.shape)}",

@@ -248,3 +248,19 @@ def one_hot(op, args):
                                 f"the data, which a meta tensor does not have (pass "
                                 f"argument 'num_classes')", op=op, arg="num_classes")
     return OutSpec(tuple(_sizes(self)) + (num_classes,), dt.int64)
+
+
+def cross_entropy_forward(op, args):
+    """The fused cross-entropy kernel's case: (N, C) logits and (N,) class indices."""
+    self, target, weight, reduction, ignore_index = args
+    if len(_sizes(self)) != 2:
+        raise ShapeError(f"{op}(): argument 'self' must be 2-D (N, C), but got shape "
+                         f"{fmt_shape(_sizes(self))}", op=op, arg="self")
+    spec, total = nll_loss_forward(op, args)
+    return spec, OutSpec(_sizes(self), self._impl.dtype), total
+
+
+def cross_entropy_backward(op, args):
+    grad_output, probs, target, weight, reduction, ignore_index, total_weight = args
+    cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
+    return OutSpec(_sizes(probs), probs._impl.dtype)

@@ -142,6 +142,39 @@ def _ce_samples(op, device, dtype, requires_grad):
             grad=False)
 
 
+def _fused_ce_samples(op, device, dtype, requires_grad):
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, requires_grad):
+        if x.dim() == 2:
+            yield S(x, (t, w, reduction, ignore), name=what)
+
+
+def _ref_fused_ce(x, t, w, reduction, ignore):
+    loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
+    total = _ref_nll_forward(x, t, w, reduction, ignore)[1]
+    return loss, torch.softmax(x, 1).detach(), total
+
+
+def _fused_ce_backward_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype, "grad")
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, False):
+        if x.dim() != 2:
+            continue
+        tx, tt = torch.tensor(x.float().numpy()), torch.tensor(t.numpy())
+        tw = None if w is None else torch.tensor(w.float().numpy())
+        total = _ref_nll_forward(tx, tt, tw, reduction, ignore)[1]
+        g = make_tensor(tuple(t.shape) if reduction == "none" else (), dtype, device, rng=rng)
+        probs = tp.tensor(torch.softmax(tx, 1).numpy(), dtype=dtype, device=device)
+        yield S(g, (probs, t, w, reduction, ignore, tp.tensor(total.item(), dtype=dtype,
+                                                                device=device)), name=what)
+
+
+def _ref_fused_ce_backward(g, probs, t, w, reduction, ignore, total):
+    """The gradient of cross_entropy at logits whose softmax is `probs` (log(probs))."""
+    x = probs.log().detach().requires_grad_(True)
+    loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
+    return torch.autograd.grad(loss, x, g)[0] if x.numel() else torch.zeros_like(x)
+
+
 def errors_nll(op, device):
     x = _t((3, 4), device=device)
     yield E(S(x, (_t((3,), tp.float32, device=device),)), DTypeError,
@@ -163,6 +196,13 @@ def errors_nll_forward(op, device):
     yield E(S(x, (tp.tensor([0, 1, 1], dtype=tp.int32, device=device), None, "mean", -100)),
             DTypeError, r"nll_loss_forward\(\): argument 'target' must be an int64 \(or uint8\)",
             arg="target", meta=False)
+
+
+def errors_fused_ce(op, device):
+    yield E(S(_t((3, 4, 2), device=device), (tp.tensor([[0, 1]] * 3, device=device), None,
+                                               "mean", -100)), ShapeError,
+            r"_cross_entropy_forward\(\): argument 'self' must be 2-D \(N, C\)", arg="self",
+            torch_raises=False)
 
 
 def errors_cross_entropy(op, device):
@@ -342,6 +382,14 @@ op_db = [
            overloads=("cross_entropy_loss", "nll_loss_forward"), dtypes=FLOAT + (tp.bfloat16,),
            sample_inputs_func=_ce_samples, error_inputs_func=errors_cross_entropy,
            tolerances=HALF_TOL),
+    OpInfo("_cross_entropy_forward", ref=_ref_fused_ce, overloads=("_cross_entropy_forward",),
+           dtypes=FLOAT, sample_inputs_func=_fused_ce_samples, error_inputs_func=errors_fused_ce,
+           # Its statistics outputs are not differentiable: gradcheck runs on the
+           # cross_entropy_loss entry, which calls this kernel.
+           gradcheck=False),
+    OpInfo("_cross_entropy_backward", ref=_ref_fused_ce_backward,
+           overloads=("_cross_entropy_backward",), dtypes=FLOAT, supports_autograd=False,
+           sample_inputs_func=_fused_ce_backward_samples),
     OpInfo("mse_loss", op=F.mse_loss, ref=TF.mse_loss, overloads=("mse_loss",), dtypes=FLOAT,
            sample_inputs_func=_pointwise_loss_samples, error_inputs_func=errors_reduction),
     OpInfo("l1_loss", op=F.l1_loss, ref=TF.l1_loss, overloads=("l1_loss",), dtypes=FLOAT,

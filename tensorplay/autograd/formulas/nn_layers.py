@@ -32,6 +32,20 @@ def nll_loss_value(grad, target, weight, reduction, ignore_index):
     return F.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
 
 
+def cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index,
+                           total_weight):
+    """The fused kernel's gradient: one pass over the saved probabilities. With
+    create_graph, the same gradient composed from differentiable ops instead (the saved
+    probabilities are constants to autograd)."""
+    if not grad_state.enabled:
+        return F._cross_entropy_backward(grad, probs, target, weight, reduction, ignore_index,
+                                         total_weight)
+    log_probs = F.log_softmax(self, 1)
+    grad_log_probs = F.nll_loss_backward(grad, log_probs, target, weight, reduction,
+                                         ignore_index, total_weight)
+    return F._log_softmax_backward_data(grad_log_probs, log_probs, 1, self.dtype)
+
+
 def _loss_grad(grad, reduction, like):
     """The gradient of a reduced loss, spread over every element of `like`."""
     if reduction == "none":
