@@ -7,7 +7,15 @@ distances and attention.
 from __future__ import annotations
 
 from tensorplay._generated import functional as _F
+from tensorplay.nn import _functional_losses
 from tensorplay.nn._functional_losses import *  # noqa: F401,F403
+
+__all__ = [
+    "softmax", "log_softmax", "softmin",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+    "dropout", "embedding", "one_hot", "cosine_similarity", "pairwise_distance",
+    "scaled_dot_product_attention",
+] + _functional_losses.__all__
 
 
 def _softmax_dim(ndim):

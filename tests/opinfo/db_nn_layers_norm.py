@@ -132,9 +132,11 @@ def errors_layer_norm(op, device):
 def _group_norm_cases(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = _grad(dtype, requires_grad)
-    for shape, layout, groups in (((2, 4, 3), "contiguous", 2), ((2, 6, 2, 2), "strided", 3),
-                                  ((3, 4, 3), "transposed", 2), ((2, 4, 3), "contiguous", 1)):
-        for affine in (True, False):
+    for i, (shape, layout, groups) in enumerate((((2, 4, 3), "contiguous", 2),
+                                                 ((2, 6, 2, 2), "strided", 3),
+                                                 ((3, 4, 3), "transposed", 2),
+                                                 ((2, 4, 3), "contiguous", 1))):
+        for affine in (True, False) if i == 0 else (i % 2 == 1,):
             x = make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad)
             w, b = _affine((shape[1],), dtype, device, rng, grad, affine)
             yield x, groups, w, b, f"{list(shape)} {layout} groups={groups} affine={affine}"
