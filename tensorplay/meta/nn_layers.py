@@ -112,8 +112,11 @@ def bce_with_logits(op, args):
                          f"({fmt_shape(_sizes(self))}), but got {fmt_shape(_sizes(target))}",
                          op=op, arg="target")
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None:
-            broadcast(op, [("self", _sizes(self)), (name, _sizes(t))])
+        if t is not None and broadcast(op, [("self", _sizes(self)), (name, _sizes(t))]) \
+                != tuple(_sizes(self)):
+            raise ShapeError(f"{op}(): argument '{name}' (shape {fmt_shape(_sizes(t))}) must "
+                             f"broadcast to the input's shape {fmt_shape(_sizes(self))}",
+                             op=op, arg=name)
     sizes = _sizes(self) if reduction == "none" else ()
     return OutSpec(sizes, self._impl.dtype)
 
