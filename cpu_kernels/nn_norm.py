@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.meta import nn_layers as rules
+from tensorplay.meta.nn_layers import machine_eps
 from cpu_kernels._common import out
 
 
@@ -107,18 +108,18 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
 def fused_rms_norm(input, normalized_shape, weight, eps):
     """out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps) over the trailing
-    dims; eps=None means the dtype's machine epsilon (PyTorch's default)."""
+    dims; eps=None means the dtype's machine epsilon (PyTorch's default). rstd is float32
+    for half inputs, as in PyTorch."""
     spec = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
     a = _compute(input)
     if eps is None:
-        eps = float(np.finfo(input._impl.dtype.np).eps)
+        eps = machine_eps(input._impl.dtype)
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
     with np.errstate(invalid="ignore"):
         rstd = 1 / np.sqrt(np.mean(a * a, axis=axes, keepdims=True) + eps)
     y = _affine(a * rstd, _param(weight, a.ndim - k, 0, a), None)
-    dtype = spec[0].dtype
-    return out(y, dtype), out(rstd, dtype)
+    return out(y, spec[0].dtype), out(rstd, spec[1].dtype)
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):

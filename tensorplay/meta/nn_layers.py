@@ -8,6 +8,8 @@ index out of range).
 """
 from __future__ import annotations
 
+import ml_dtypes
+
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta.rules import OutSpec, broadcast, check_devices, wrap_dim
@@ -180,7 +182,12 @@ def fused_rms_norm(op, args):
     stats = _normalized(op, input, normalized_shape)
     check_size(op, weight, "weight", tuple(normalized_shape), "the normalized shape")
     d = input._impl.dtype
-    return OutSpec(_sizes(input), d), OutSpec(stats, d)
+    return OutSpec(_sizes(input), d), OutSpec(stats, dt.float32 if d.itemsize == 2 else d)
+
+
+def machine_eps(dtype):
+    """The distance from 1.0 to the next float of `dtype` (rms_norm's default eps)."""
+    return float(ml_dtypes.finfo(dtype.np).eps)
 
 
 def native_group_norm(op, args):

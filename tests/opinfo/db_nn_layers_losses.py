@@ -10,14 +10,13 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, ShapeError
-from opinfo.core import ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+from opinfo.core import FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
 
 E = ErrorInput
 S = SampleInput
 TF = torch.nn.functional
 F = tp.nn.functional
 REDUCTIONS = ("mean", "sum", "none")
-FLOAT = (tp.float32, tp.float64)
 HALF_TOL = {tp.float16: (5e-3, 5e-3), tp.bfloat16: (3e-2, 3e-2), tp.float32: (1e-5, 1e-5)}
 
 
@@ -189,33 +188,33 @@ def errors_cosine_embedding(op, device):
 
 
 op_db = [
-    OpInfo("mse_loss", op=F.mse_loss, ref=TF.mse_loss, overloads=("mse_loss",), dtypes=FLOAT,
+    OpInfo("mse_loss", op=F.mse_loss, ref=TF.mse_loss, overloads=("mse_loss",), dtypes=FLOATING,
            sample_inputs_func=_pointwise_loss_samples, error_inputs_func=errors_reduction),
-    OpInfo("l1_loss", op=F.l1_loss, ref=TF.l1_loss, overloads=("l1_loss",), dtypes=FLOAT,
+    OpInfo("l1_loss", op=F.l1_loss, ref=TF.l1_loss, overloads=("l1_loss",), dtypes=FLOATING,
            sample_inputs_func=_pointwise_loss_samples, error_inputs_func=errors_reduction),
     OpInfo("smooth_l1_loss", op=F.smooth_l1_loss, ref=TF.smooth_l1_loss,
-           overloads=("smooth_l1_loss",), dtypes=FLOAT, error_inputs_func=errors_smooth_l1,
+           overloads=("smooth_l1_loss",), dtypes=FLOATING, error_inputs_func=errors_smooth_l1,
            sample_inputs_func=partial(_pointwise_loss_samples,
                                       kwargs_list=({}, {"beta": 0.5}, {"beta": 0.0}))),
     OpInfo("huber_loss", op=F.huber_loss, ref=TF.huber_loss, overloads=("huber_loss",),
-           dtypes=FLOAT, error_inputs_func=errors_huber,
+           dtypes=FLOATING, error_inputs_func=errors_huber,
            sample_inputs_func=partial(_pointwise_loss_samples,
                                       kwargs_list=({}, {"delta": 0.5}, {"delta": 2.0}))),
     OpInfo("binary_cross_entropy", op=F.binary_cross_entropy, ref=TF.binary_cross_entropy,
-           overloads=("binary_cross_entropy",), dtypes=FLOAT, sample_inputs_func=_bce_samples,
+           overloads=("binary_cross_entropy",), dtypes=FLOATING, sample_inputs_func=_bce_samples,
            error_inputs_func=errors_bce),
     OpInfo("binary_cross_entropy_with_logits", op=F.binary_cross_entropy_with_logits,
            ref=TF.binary_cross_entropy_with_logits,
-           overloads=("binary_cross_entropy_with_logits",), dtypes=FLOAT + (tp.bfloat16,),
+           overloads=("binary_cross_entropy_with_logits",), dtypes=FLOATING,
            sample_inputs_func=_bce_logits_samples, error_inputs_func=errors_bce_logits,
            tolerances=HALF_TOL),
-    OpInfo("kl_div", op=F.kl_div, ref=_kl_div_ref, overloads=("kl_div",), dtypes=FLOAT,
+    OpInfo("kl_div", op=F.kl_div, ref=_kl_div_ref, overloads=("kl_div",), dtypes=FLOATING,
            sample_inputs_func=_kl_samples, error_inputs_func=errors_reduction),
     OpInfo("margin_ranking_loss", op=F.margin_ranking_loss, ref=TF.margin_ranking_loss,
-           overloads=("margin_ranking_loss",), dtypes=FLOAT,
+           overloads=("margin_ranking_loss",), dtypes=FLOATING,
            sample_inputs_func=_ranking_samples, error_inputs_func=errors_three_inputs),
     OpInfo("cosine_embedding_loss", op=F.cosine_embedding_loss, ref=TF.cosine_embedding_loss,
-           overloads=("cosine_embedding_loss",), dtypes=FLOAT,
+           overloads=("cosine_embedding_loss",), dtypes=FLOATING,
            sample_inputs_func=_cosine_embedding_samples,
            error_inputs_func=errors_cosine_embedding),
 ]

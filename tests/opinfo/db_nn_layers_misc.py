@@ -13,7 +13,6 @@ E = ErrorInput
 S = SampleInput
 TF = torch.nn.functional
 F = tp.nn.functional
-FLOAT = (tp.float32, tp.float64)
 TOL = {tp.float32: (1e-5, 1e-5), tp.float16: (2e-3, 2e-3), tp.bfloat16: (1.6e-2, 1e-2)}
 
 
@@ -201,20 +200,20 @@ op_db = [
            overloads=("embedding",), dtypes=FLOATING, sample_inputs_func=_embedding_samples,
            error_inputs_func=errors_embedding, tolerances=TOL),
     OpInfo("embedding_dense_backward", ref=torch.ops.aten.embedding_dense_backward,
-           overloads=("embedding_dense_backward",), dtypes=FLOAT,
+           overloads=("embedding_dense_backward",), dtypes=FLOATING,
            sample_inputs_func=_embedding_backward_samples),
     OpInfo("one_hot", op=F.one_hot, ref=TF.one_hot, overloads=("one_hot",),
            dtypes=(tp.int64,), supports_autograd=False, sample_inputs_func=_one_hot_samples,
            error_inputs_func=errors_one_hot),
     OpInfo("cosine_similarity", op=F.cosine_similarity, ref=TF.cosine_similarity,
-           overloads=("cosine_similarity",), dtypes=FLOAT, sample_inputs_func=_cosine_samples,
+           overloads=("cosine_similarity",), dtypes=FLOATING, sample_inputs_func=_cosine_samples,
            tolerances=TOL),
     OpInfo("pairwise_distance", op=F.pairwise_distance, ref=TF.pairwise_distance,
-           overloads=("pairwise_distance",), dtypes=FLOAT,
+           overloads=("pairwise_distance",), dtypes=FLOATING,
            sample_inputs_func=_pairwise_samples, error_inputs_func=errors_pairwise,
            tolerances=TOL),
     OpInfo("scaled_dot_product_attention", op=F.scaled_dot_product_attention,
            ref=TF.scaled_dot_product_attention, overloads=("scaled_dot_product_attention",),
-           dtypes=FLOAT, sample_inputs_func=_sdpa_samples, error_inputs_func=errors_sdpa,
+           dtypes=FLOATING, sample_inputs_func=_sdpa_samples, error_inputs_func=errors_sdpa,
            tolerances=TOL),
 ]

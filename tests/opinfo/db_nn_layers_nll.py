@@ -7,7 +7,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
-from opinfo.core import ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+from opinfo.core import FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
 
 E = ErrorInput
 S = SampleInput
@@ -15,7 +15,6 @@ TF = torch.nn.functional
 F = tp.nn.functional
 REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 REDUCTIONS = ("mean", "sum", "none")
-FLOAT = (tp.float32, tp.float64)
 HALF_TOL = {tp.float16: (5e-3, 5e-3), tp.bfloat16: (3e-2, 3e-2), tp.float32: (1e-5, 1e-5)}
 
 
@@ -221,25 +220,25 @@ def errors_cross_entropy(op, device):
 
 op_db = [
     OpInfo("nll_loss", op=F.nll_loss, ref=TF.nll_loss, overloads=("nll_loss",),
-           dtypes=FLOAT + (tp.bfloat16,), sample_inputs_func=_nll_samples,
+           dtypes=FLOATING, sample_inputs_func=_nll_samples,
            error_inputs_func=errors_nll, tolerances=HALF_TOL),
     OpInfo("nll_loss_forward", ref=_ref_nll_forward,
-           overloads=("nll_loss_forward",), dtypes=FLOAT + (tp.bfloat16,),
+           overloads=("nll_loss_forward",), dtypes=FLOATING,
            sample_inputs_func=_nll_forward_samples, error_inputs_func=errors_nll_forward,
            tolerances=HALF_TOL),
     OpInfo("nll_loss_backward", ref=_ref_nll_backward,
-           overloads=("nll_loss_backward",), dtypes=FLOAT,
+           overloads=("nll_loss_backward",), dtypes=FLOATING,
            sample_inputs_func=_nll_backward_samples),
     OpInfo("cross_entropy_loss", op=F.cross_entropy, ref=TF.cross_entropy,
-           overloads=("cross_entropy_loss", "nll_loss_forward"), dtypes=FLOAT + (tp.bfloat16,),
+           overloads=("cross_entropy_loss", "nll_loss_forward"), dtypes=FLOATING,
            sample_inputs_func=_ce_samples, error_inputs_func=errors_cross_entropy,
            tolerances=HALF_TOL),
     OpInfo("_cross_entropy_forward", ref=_ref_fused_ce, overloads=("_cross_entropy_forward",),
-           dtypes=FLOAT, sample_inputs_func=_fused_ce_samples, error_inputs_func=errors_fused_ce,
+           dtypes=FLOATING, sample_inputs_func=_fused_ce_samples, error_inputs_func=errors_fused_ce,
            # Its statistics outputs are not differentiable: gradcheck runs on the
            # cross_entropy_loss entry, which calls this kernel.
            gradcheck=False),
     OpInfo("_cross_entropy_backward", ref=_ref_fused_ce_backward,
-           overloads=("_cross_entropy_backward",), dtypes=FLOAT, supports_autograd=False,
+           overloads=("_cross_entropy_backward",), dtypes=FLOATING, supports_autograd=False,
            sample_inputs_func=_fused_ce_backward_samples),
 ]

@@ -6,14 +6,13 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
-from opinfo.core import ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+from opinfo.core import FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
 
 E = ErrorInput
 S = SampleInput
 TF = torch.nn.functional
 F = tp.nn.functional
-FLOAT = (tp.float32, tp.float64)
-TOL = {tp.float32: (1e-5, 1e-5)}
+TOL = {tp.float32: (1e-5, 1e-5), tp.float16: (2e-3, 4e-3), tp.bfloat16: (1.6e-2, 2e-2)}
 
 
 def _grad(dtype, requires_grad):
@@ -198,27 +197,27 @@ def _ref_fused_rms_norm(*args):
 # gradgradcheck through the same backward formulas.
 op_db = [
     OpInfo("batch_norm", op=F.batch_norm, ref=TF.batch_norm, overloads=("batch_norm",),
-           dtypes=FLOAT, sample_inputs_func=_batch_norm_samples,
+           dtypes=FLOATING, sample_inputs_func=_batch_norm_samples,
            error_inputs_func=errors_batch_norm, tolerances=TOL),
     OpInfo("native_batch_norm", ref=_ref_native_batch_norm, overloads=("native_batch_norm",),
-           dtypes=FLOAT, gradcheck=False, sample_inputs_func=_native_batch_norm_samples, tolerances=TOL),
+           dtypes=FLOATING, gradcheck=False, sample_inputs_func=_native_batch_norm_samples, tolerances=TOL),
     OpInfo("layer_norm", op=F.layer_norm, ref=TF.layer_norm, overloads=("layer_norm",),
-           dtypes=FLOAT, sample_inputs_func=_layer_norm_samples,
+           dtypes=FLOATING, sample_inputs_func=_layer_norm_samples,
            error_inputs_func=errors_layer_norm, tolerances=TOL),
     OpInfo("native_layer_norm", ref=torch.native_layer_norm, overloads=("native_layer_norm",),
-           dtypes=FLOAT, gradcheck=False, sample_inputs_func=_native_layer_norm_samples, tolerances=TOL),
-    OpInfo("rms_norm", op=F.rms_norm, ref=TF.rms_norm, overloads=("rms_norm",), dtypes=FLOAT,
+           dtypes=FLOATING, gradcheck=False, sample_inputs_func=_native_layer_norm_samples, tolerances=TOL),
+    OpInfo("rms_norm", op=F.rms_norm, ref=TF.rms_norm, overloads=("rms_norm",), dtypes=FLOATING,
            sample_inputs_func=_rms_norm_samples, error_inputs_func=errors_layer_norm,
            tolerances=TOL),
     OpInfo("_fused_rms_norm", ref=_ref_fused_rms_norm, overloads=("_fused_rms_norm",),
-           dtypes=FLOAT, gradcheck=False, sample_inputs_func=_fused_rms_norm_samples, tolerances=TOL),
+           dtypes=FLOATING, gradcheck=False, sample_inputs_func=_fused_rms_norm_samples, tolerances=TOL),
     OpInfo("group_norm", op=F.group_norm, ref=TF.group_norm, overloads=("group_norm",),
-           dtypes=FLOAT, sample_inputs_func=_group_norm_samples,
+           dtypes=FLOATING, sample_inputs_func=_group_norm_samples,
            error_inputs_func=errors_group_norm, tolerances=TOL),
     OpInfo("native_group_norm", ref=_ref_native_group_norm, overloads=("native_group_norm",),
-           dtypes=FLOAT, gradcheck=False, sample_inputs_func=_native_group_norm_samples, tolerances=TOL),
+           dtypes=FLOATING, gradcheck=False, sample_inputs_func=_native_group_norm_samples, tolerances=TOL),
     OpInfo("instance_norm", op=F.instance_norm, ref=TF.instance_norm,
-           overloads=("instance_norm", "batch_norm"), dtypes=FLOAT,
+           overloads=("instance_norm", "batch_norm"), dtypes=FLOATING,
            sample_inputs_func=_instance_norm_samples, error_inputs_func=errors_instance_norm,
            tolerances=TOL),
 ]

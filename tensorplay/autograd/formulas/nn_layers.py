@@ -5,10 +5,9 @@ Written with TensorPlay ops only, so their results can be differentiated again.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.meta.nn_layers import machine_eps
 from tensorplay.autograd.formulas.core import sum_to
 
 
@@ -172,8 +171,10 @@ def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
     dims = list(range(lead, input.dim()))
     if grad_state.enabled:
         if eps is None:
-            eps = finfo_eps(input.dtype)
+            eps = machine_eps(input.dtype)
         rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
+    elif rstd.dtype is not input.dtype:
+        rstd = rstd.to(input.dtype)   # float32 statistics of a half input
     xhat = input * rstd
     grad_xhat = grad if weight is None else grad * weight
     gi = rstd * (grad_xhat - xhat * (grad_xhat * xhat).mean(dims, True))
@@ -181,10 +182,6 @@ def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
         (grad * xhat).sum(list(range(lead))).reshape(tuple(normalized_shape))
     return gi, gw
 
-
-def finfo_eps(dtype):
-    """The machine epsilon of a floating dtype (rms_norm's default eps)."""
-    return float(np.finfo(dtype.np).eps)
 
 
 # ---- dropout and embedding ----------------------------------------------------------
