@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay import _dtype as dt
-from tensorplay.errors import DimError, DTypeError
+from tensorplay.errors import DimError
 from tensorplay.meta import nn_layers as rules
 from cpu_kernels._common import out
 
@@ -24,14 +23,10 @@ def _class_axis_last(a):
 
 def _picked(op, self, target, weight, ignore_index):
     """Flattened rows of `self`, the selected class of each row (0 where ignored), and
-    each row's weight (0 where ignored).
+    each row's weight (0 where ignored). (The caller's shape rule checked the dtypes.)
 
         for each row r:  w[r] = weight[target[r]] if target[r] != ignore_index else 0
     """
-    if target._impl.dtype not in (dt.int64, dt.uint8):
-        raise DTypeError(f"{op}(): argument 'target' must be an int64 (or uint8) tensor of "
-                         f"class indices, but got {target._impl.dtype.name}", op=op,
-                         arg="target")
     a = self._impl.array()
     rows = _class_axis_last(a)
     classes = rows.shape[1]

@@ -40,7 +40,7 @@ def _indices(op, t, num, arg):
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     """out[..., :] = weight[indices[...], :] (a copy: rows gathered by index)."""
-    rules.embedding("embedding", (weight, indices))
+    rules.embedding("embedding", (weight, indices, padding_idx, scale_grad_by_freq, sparse))
     w = weight._impl.array()
     idx = _indices("embedding", indices, w.shape[0], "indices")
     return out(w[idx], weight._impl.dtype)

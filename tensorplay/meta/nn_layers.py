@@ -89,7 +89,10 @@ def _class_layout(op, self, target):
 def nll_loss_forward(op, args):
     self, target, weight, reduction, ignore_index = args
     check_floating(op, self)
-    check_index(op, target, "target")
+    if target._impl.dtype not in (dt.int64, dt.uint8):
+        raise DTypeError(f"{op}(): argument 'target' must be an int64 (or uint8) tensor of "
+                         f"class indices, but got {target._impl.dtype.name}", op=op,
+                         arg="target")
     check_reduction(op, reduction)
     check_devices(op, [("self", self), ("target", target)] +
                   ([("weight", weight)] if weight is not None else []))
@@ -219,8 +222,12 @@ def native_dropout(op, args):
 
 
 def embedding(op, args):
-    weight, indices = args[0], args[1]
+    weight, indices, padding_idx, scale_grad_by_freq, sparse = args
     check_index(op, indices, "indices")
+    if sparse:
+        raise ArgumentError(f"{op}(): argument 'sparse' must be False: sparse gradients are "
+                            f"not supported (the gradient of 'weight' is dense)", op=op,
+                            arg="sparse")
     if len(_sizes(weight)) != 2:
         raise ShapeError(f"{op}(): argument 'weight' must be 2-D (num_embeddings, "
                          f"embedding_dim), but got shape {fmt_shape(_sizes(weight))}", op=op,

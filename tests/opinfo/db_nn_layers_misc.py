@@ -78,6 +78,8 @@ def errors_embedding(op, device):
     yield E(S(_t((2,), device=device), (w,)), DTypeError,
             r"embedding\(\): argument 'indices' must be an int64 or int32 tensor",
             arg="indices")
+    yield E(S(tp.tensor([1, 2], device=device), (w,), {"sparse": True}), ArgumentError,
+            r"embedding\(\): argument 'sparse' must be False", arg="sparse", torch_raises=False)
 
 
 def _embedding_backward_samples(op, device, dtype, requires_grad):
