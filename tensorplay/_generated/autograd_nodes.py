@@ -5,7 +5,7 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cross_entropy_backward, dropout_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
+from tensorplay.autograd.formulas import batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cross_entropy_backward, cross_entropy_backward_grads, dropout_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, group_norm_backward, layer_norm_backward, log_softmax_double_backward_grad, maybe_multiply, mean_backward, nll_loss_value, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, rms_norm_backward, select_backward, slice_backward, softmax_double_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
 from tensorplay._generated.functional import _log_softmax_backward_data, _softmax_backward_data, nll_loss_backward, sign, where
 
 
@@ -1332,3 +1332,29 @@ class CrossEntropyForwardBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
         return (grad_self,)
+
+
+class CrossEntropyBackwardBackward0(Node):
+    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+
+    grad_output, probs: cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_')
+    OP = '_cross_entropy_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        probs = self.probs_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_grad_output = None
+        grad_probs = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            grad_grad_output, grad_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+        return (grad_grad_output, grad_probs)

@@ -22,6 +22,7 @@ from tensorplay._generated.autograd_nodes import (
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
+    CrossEntropyBackwardBackward0,
     CrossEntropyForwardBackward0,
     DivBackward0,
     EmbeddingBackward0,
@@ -139,6 +140,7 @@ from tensorplay._generated.functional import (
     _h_embedding,
     _h_embedding_dense_backward,
     _h__cross_entropy_forward,
+    _h__cross_entropy_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -1034,6 +1036,24 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     return result
 
 
+def _cross_entropy_backward(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+        return _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    node = CrossEntropyBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output, False)
+        node.probs_ = SavedVariable(probs, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.total_weight_ = SavedVariable(total_weight, False)
+        result = _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -1100,4 +1120,5 @@ WRAPPERS = {
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,
     '_cross_entropy_forward': _cross_entropy_forward,
+    '_cross_entropy_backward': _cross_entropy_backward,
 }

@@ -163,17 +163,26 @@ def _fused_ce_backward_samples(op, device, dtype, requires_grad):
         tx, tt = torch.tensor(x.float().numpy()), torch.tensor(t.numpy())
         tw = None if w is None else torch.tensor(w.float().numpy())
         total = _ref_nll_forward(tx, tt, tw, reduction, ignore)[1]
-        g = make_tensor(tuple(t.shape) if reduction == "none" else (), dtype, device, rng=rng)
+        grad = _grad(dtype, requires_grad)
+        g = make_tensor(tuple(t.shape) if reduction == "none" else (), dtype, device, rng=rng,
+                        requires_grad=grad)
         probs = tp.tensor(torch.softmax(tx, 1).numpy(), dtype=dtype, device=device)
+        probs.requires_grad_(grad)
+        # (an empty batch's 'mean' divides by a total weight of 0: no finite differences)
         yield S(g, (probs, t, w, reduction, ignore, tp.tensor(total.item(), dtype=dtype,
-                                                                device=device)), name=what)
+                                                                device=device)), name=what,
+                grad=x.numel() > 0)
 
 
 def _ref_fused_ce_backward(g, probs, t, w, reduction, ignore, total):
-    """The gradient of cross_entropy at logits whose softmax is `probs` (log(probs))."""
-    x = probs.log().detach().requires_grad_(True)
-    loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
-    return torch.autograd.grad(loss, x, g)[0] if x.numel() else torch.zeros_like(x)
+    """(probs - onehot(t)) * w[t] * g, written with torch ops (so torch can differentiate
+    it with respect to g and probs as the kernel's formula does)."""
+    valid = t != ignore
+    picked = torch.where(valid, t, 0)
+    row_weight = valid.to(probs.dtype) * (1 if w is None else w[picked])
+    scale = row_weight * (g / total if reduction == "mean" else g)
+    onehot = TF.one_hot(picked, probs.shape[1]).to(probs.dtype)
+    return (probs - onehot) * scale.unsqueeze(1)
 
 
 def errors_nll(op, device):
@@ -240,6 +249,6 @@ op_db = [
            # cross_entropy_loss entry, which calls this kernel.
            gradcheck=False),
     OpInfo("_cross_entropy_backward", ref=_ref_fused_ce_backward,
-           overloads=("_cross_entropy_backward",), dtypes=FLOATING, supports_autograd=False,
+           overloads=("_cross_entropy_backward",), dtypes=FLOATING,
            sample_inputs_func=_fused_ce_backward_samples),
 ]

@@ -5,6 +5,7 @@ Written with TensorPlay ops only, so their results can be differentiated again.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta.nn_layers import machine_eps
@@ -43,6 +44,23 @@ def cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_
     grad_log_probs = F.nll_loss_backward(grad, log_probs, target, weight, reduction,
                                          ignore_index, total_weight)
     return F._log_softmax_backward_data(grad_log_probs, log_probs, 1, self.dtype)
+
+
+def cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction,
+                                 ignore_index, total_weight):
+    """Gradients of _cross_entropy_backward, (probs - onehot) * w[r] * g, for
+    (grad_output, probs). Each row's weight w[r] (0 where ignored) is -nll_loss of a
+    row of ones, and nll_loss of `grad` picks -w[r] * grad[r, target[r]]."""
+    row_weight = -F.nll_loss_forward(_creation.ones_like(probs), target, weight, "none",
+                                     ignore_index)[0]
+    g = grad_output / total_weight if reduction == "mean" else grad_output
+    grad_probs = grad * (row_weight * g).unsqueeze(1)
+    per_row = (grad * probs).sum(1) * row_weight + \
+        F.nll_loss_forward(grad, target, weight, "none", ignore_index)[0]
+    if reduction == "none":
+        return per_row, grad_probs
+    total = per_row.sum()
+    return (total / total_weight if reduction == "mean" else total), grad_probs
 
 
 def _loss_grad(grad, reduction, like):
