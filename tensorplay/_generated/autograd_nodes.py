@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, as_strided_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, linear_weight_backward, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _pad_nd, _pad_nd_backward, _scatter_add_along, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
+from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
 class AddBackward0(Node):
@@ -3819,3 +3819,418 @@ class Col2imBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = im2col(grad, kernel_size, dilation, padding, stride)
         return (grad_self,)
+
+
+class SoftmaxBackward0(Node):
+    """Backward of `_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: _softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ('result_', 'dim_', 'self_dtype')
+    SAVED = ('result_',)
+    OP = '_softmax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _softmax_backward_data(grad, result, dim, self_dtype)
+        return (grad_self,)
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: _log_softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ('result_', 'dim_', 'self_dtype')
+    SAVED = ('result_',)
+    OP = '_log_softmax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _log_softmax_backward_data(grad, result, dim, self_dtype)
+        return (grad_self,)
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor`.
+
+    grad_output: _softmax_backward_data(grad.to(probs.dtype), probs, dim, input_dtype)
+    probs: softmax_double_backward(grad.to(probs.dtype), grad_output, probs, dim)
+    """
+
+    __slots__ = ('grad_output_', 'probs_', 'dim_', 'input_dtype_', 'probs_dtype')
+    SAVED = ('grad_output_', 'probs_')
+    OP = '_softmax_backward_data'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        probs = self.probs_.unpack(self)
+        dim = self.dim_
+        input_dtype = self.input_dtype_
+        probs_dtype = self.probs_dtype
+        grad_grad_output = None
+        grad_probs = None
+        _tmp0 = grad.to(probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
+        if self.needs_input_grad(1):
+            grad_probs = softmax_double_backward(_tmp0, grad_output, probs, dim)
+        return (grad_grad_output, grad_probs)
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor`.
+
+    grad_output: log_softmax_double_backward_grad(grad.to(log_probs.dtype), log_probs, dim)
+    log_probs: -grad_output.sum(dim, True) * log_probs.exp() * grad.to(log_probs.dtype)
+    """
+
+    __slots__ = ('grad_output_', 'log_probs_', 'dim_', 'log_probs_dtype')
+    SAVED = ('grad_output_', 'log_probs_')
+    OP = '_log_softmax_backward_data'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        log_probs = self.log_probs_.unpack(self)
+        dim = self.dim_
+        log_probs_dtype = self.log_probs_dtype
+        grad_grad_output = None
+        grad_log_probs = None
+        _tmp0 = grad.to(log_probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
+        if self.needs_input_grad(1):
+            grad_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
+        return (grad_grad_output, grad_log_probs)
+
+
+class NllLossForwardBackward0(Node):
+    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)`.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('self_', 'target_', 'weight_', 'total_weight_')
+    OP = 'nll_loss_forward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_total_weight = grads[1]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return (grad_self,)
+
+
+class NllLossBackwardBackward0(Node):
+    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+
+    grad_output: nll_loss_value(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('target_', 'weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('target_', 'weight_')
+    OP = 'nll_loss_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_grad_output = None
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_grad_output = nll_loss_value(grad, target, weight, reduction, ignore_index)
+        if self.needs_input_grad(1):
+            grad_self = zeros_like(grad)
+        return (grad_grad_output, grad_self)
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
+
+    self: bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction)
+    target: bce_with_logits_backward_target(grad, self, target, weight, pos_weight, reduction)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'pos_weight_', 'reduction_')
+    SAVED = ('self_', 'target_', 'weight_', 'pos_weight_')
+    OP = 'binary_cross_entropy_with_logits'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        pos_weight = self.pos_weight_.unpack(self)
+        reduction = self.reduction_
+        grad_self = None
+        grad_target = None
+        if self.needs_input_grad(0):
+            grad_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
+        if self.needs_input_grad(1):
+            grad_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
+        return (grad_self, grad_target)
+
+
+class NativeBatchNormBackward0(Node):
+    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_batch_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        training = self.training_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class NativeLayerNormBackward0(Node):
+    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_layer_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        normalized_shape = self.normalized_shape_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class NativeGroupNormBackward0(Node):
+    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_')
+    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    OP = 'native_group_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias = self.bias_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        N = self.N_
+        C = self.C_
+        HxW = self.HxW_
+        group = self.group_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input, grad_weight, grad_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class FusedRmsNormBackward0(Node):
+    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)`.
+
+    input, weight: rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+    """
+
+    __slots__ = ('input_', 'weight_', 'result1_', 'normalized_shape_', 'eps_')
+    SAVED = ('input_', 'weight_', 'result1_')
+    OP = '_fused_rms_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        normalized_shape = self.normalized_shape_
+        eps = self.eps_
+        grad_input = None
+        grad_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            grad_input, grad_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+        return (grad_input, grad_weight)
+
+
+class NativeDropoutBackward0(Node):
+    """Backward of `native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)`.
+
+    input: dropout_backward(grad, result1, p, train)
+    """
+
+    __slots__ = ('result1_', 'p_', 'train_')
+    SAVED = ('result1_',)
+    OP = 'native_dropout'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        result1 = self.result1_.unpack(self)
+        p = self.p_
+        train = self.train_
+        grad_input = None
+        if self.needs_input_grad(0):
+            grad_input = dropout_backward(grad, result1, p, train)
+        return (grad_input,)
+
+
+class EmbeddingBackward0(Node):
+    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+
+    weight: embedding_backward(grad, indices, weight.sizes(), padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ('indices_', 'padding_idx_', 'scale_grad_by_freq_', 'weight_sizes')
+    SAVED = ('indices_',)
+    OP = 'embedding'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        padding_idx = self.padding_idx_
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        weight_sizes = self.weight_sizes
+        grad_weight = None
+        if self.needs_input_grad(0):
+            grad_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+        return (grad_weight,)
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor`.
+
+    grad_output: embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ('indices_', 'padding_idx_', 'scale_grad_by_freq_')
+    SAVED = ('indices_',)
+    OP = 'embedding_dense_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        padding_idx = self.padding_idx_
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        grad_grad_output = None
+        if self.needs_input_grad(0):
+            grad_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+        return (grad_grad_output,)
+
+
+class CrossEntropyForwardBackward0(Node):
+    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
+
+    self: cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
+    OP = '_cross_entropy_forward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_probs = grads[1]
+        grad_total_weight = grads[2]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        probs = self.probs_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
+        return (grad_self,)
+
+
+class CrossEntropyBackwardBackward0(Node):
+    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+
+    grad_output, probs: cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    SAVED = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_')
+    OP = '_cross_entropy_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        probs = self.probs_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        total_weight = self.total_weight_.unpack(self)
+        reduction = self.reduction_
+        ignore_index = self.ignore_index_
+        grad_grad_output = None
+        grad_probs = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            grad_grad_output, grad_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+        return (grad_grad_output, grad_probs)

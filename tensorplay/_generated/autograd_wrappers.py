@@ -38,6 +38,7 @@ from tensorplay._generated.autograd_nodes import (
     BernoulliBackward1,
     BernoulliBackward2,
     BernoulliBackward3,
+    BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
@@ -52,6 +53,8 @@ from tensorplay._generated.autograd_nodes import (
     CopyBackward0,
     CosBackward0,
     CoshBackward0,
+    CrossEntropyBackwardBackward0,
+    CrossEntropyForwardBackward0,
     CummaxBackward0,
     CumminBackward0,
     CumprodBackward0,
@@ -63,6 +66,8 @@ from tensorplay._generated.autograd_nodes import (
     DotBackward0,
     EinsumBackward0,
     EluBackward0,
+    EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0,
     ErfBackward0,
     ErfcBackward0,
     Exp2Backward0,
@@ -76,6 +81,7 @@ from tensorplay._generated.autograd_nodes import (
     FloorDivideBackward0,
     FmodBackward0,
     FracBackward0,
+    FusedRmsNormBackward0,
     GatherAlongBackward0,
     GatherBackward0,
     GeluBackward0,
@@ -100,6 +106,8 @@ from tensorplay._generated.autograd_nodes import (
     Log1pBackward0,
     Log2Backward0,
     LogBackward0,
+    LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0,
     LogitBackward0,
     LogsumexpBackward0,
     MaskedFillBackward0,
@@ -124,7 +132,13 @@ from tensorplay._generated.autograd_nodes import (
     MulBackward0,
     MvBackward0,
     NanToNumBackward0,
+    NativeBatchNormBackward0,
+    NativeDropoutBackward0,
+    NativeGroupNormBackward0,
+    NativeLayerNormBackward0,
     NegBackward0,
+    NllLossBackwardBackward0,
+    NllLossForwardBackward0,
     NormBackward0,
     NormalBackward0,
     PadNdBackward0,
@@ -157,6 +171,8 @@ from tensorplay._generated.autograd_nodes import (
     SinBackward0,
     SinhBackward0,
     SliceBackward0,
+    SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SortBackward0,
     SortBackward1,
@@ -442,6 +458,22 @@ from tensorplay._generated.functional import (
     _h_upsample_bilinear2d_backward,
     _h_im2col,
     _h_col2im,
+    _h__softmax,
+    _h__log_softmax,
+    _h__softmax_backward_data,
+    _h__log_softmax_backward_data,
+    _h_nll_loss_forward,
+    _h_nll_loss_backward,
+    _h_binary_cross_entropy_with_logits,
+    _h_native_batch_norm,
+    _h_native_layer_norm,
+    _h_native_group_norm,
+    _h__fused_rms_norm,
+    _h_native_dropout,
+    _h_embedding,
+    _h_embedding_dense_backward,
+    _h__cross_entropy_forward,
+    _h__cross_entropy_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -3928,6 +3960,265 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     return result
 
 
+def _softmax(ks, self, dim, half_to_float):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    node = SoftmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax(ks, self, dim, half_to_float):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    node = LogSoftmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+        return _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+    node = SoftmaxBackwardDataBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.dim_ = dim
+    node.input_dtype_ = input_dtype
+    node.probs_dtype = probs._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if probs._impl.requires_grad else None, False)
+        node.probs_ = SavedVariable(probs, False)
+        result = _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+    set_history(result, node)
+    return result
+
+
+def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or log_probs._impl.requires_grad)):
+        return _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+    node = LogSoftmaxBackwardDataBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, log_probs))
+    node.dim_ = dim
+    node.log_probs_dtype = log_probs._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if log_probs._impl.requires_grad else None, False)
+        node.log_probs_ = SavedVariable(log_probs, False)
+        result = _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+    set_history(result, node)
+    return result
+
+
+def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    node = NllLossForwardBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    set_history(result, node, (True, False))
+    node.total_weight_ = SavedVariable(result[1], True)
+    return result
+
+
+def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    node = NllLossBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.target_ = SavedVariable(target if grad_output._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if grad_output._impl.requires_grad else None, False)
+        result = _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    set_history(result, node)
+    return result
+
+
+def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
+    if not (grad_state.enabled and (self._impl.requires_grad or target._impl.requires_grad)):
+        return _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    node.set_next_edges(collect_next_edges(self, target))
+    node.reduction_ = reduction
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.pos_weight_ = SavedVariable(pos_weight, False)
+        result = _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+    set_history(result, node)
+    return result
+
+
+def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+    node = NativeBatchNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.training_ = training
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+    node = NativeLayerNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.normalized_shape_ = normalized_shape
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+    node = NativeGroupNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.N_ = N
+    node.C_ = C
+    node.HxW_ = HxW
+    node.group_ = group
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.bias_ = SavedVariable(bias, False)
+        result = _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+    set_history(result, node, (True, False, False))
+    node.result1_ = SavedVariable(result[1], True)
+    node.result2_ = SavedVariable(result[2], True)
+    return result
+
+
+def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
+    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
+        return _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+    node = FusedRmsNormBackward0()
+    node.set_next_edges(collect_next_edges(input, weight))
+    node.normalized_shape_ = normalized_shape
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def native_dropout(ks, input, p, train, generator):
+    if not (grad_state.enabled and (input._impl.requires_grad)):
+        return _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+    node = NativeDropoutBackward0()
+    node.set_next_edges(collect_next_edges(input))
+    node.p_ = p
+    node.train_ = train
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    if not (grad_state.enabled and (weight._impl.requires_grad)):
+        return _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    node = EmbeddingBackward0()
+    node.set_next_edges(collect_next_edges(weight))
+    node.padding_idx_ = padding_idx
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    node.weight_sizes = weight._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariable(indices, False)
+        result = _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    set_history(result, node)
+    return result
+
+
+def embedding_dense_backward(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+        return _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    node = EmbeddingDenseBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output))
+    node.padding_idx_ = padding_idx
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.indices_ = SavedVariable(indices, False)
+        result = _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    set_history(result, node)
+    return result
+
+
+def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    node = CrossEntropyForwardBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        result = _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+    set_history(result, node, (True, False, False))
+    node.probs_ = SavedVariable(result[1], True)
+    node.total_weight_ = SavedVariable(result[2], True)
+    return result
+
+
+def _cross_entropy_backward(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+        return _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    node = CrossEntropyBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.reduction_ = reduction
+    node.ignore_index_ = ignore_index
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output, False)
+        node.probs_ = SavedVariable(probs, False)
+        node.target_ = SavedVariable(target, False)
+        node.weight_ = SavedVariable(weight, False)
+        node.total_weight_ = SavedVariable(total_weight, False)
+        result = _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4183,4 +4474,20 @@ WRAPPERS = {
     'upsample_bilinear2d_backward': upsample_bilinear2d_backward,
     'im2col': im2col,
     'col2im': col2im,
+    '_softmax': _softmax,
+    '_log_softmax': _log_softmax,
+    '_softmax_backward_data': _softmax_backward_data,
+    '_log_softmax_backward_data': _log_softmax_backward_data,
+    'nll_loss_forward': nll_loss_forward,
+    'nll_loss_backward': nll_loss_backward,
+    'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
+    'native_batch_norm': native_batch_norm,
+    'native_layer_norm': native_layer_norm,
+    'native_group_norm': native_group_norm,
+    '_fused_rms_norm': _fused_rms_norm,
+    'native_dropout': native_dropout,
+    'embedding': embedding,
+    'embedding_dense_backward': embedding_dense_backward,
+    '_cross_entropy_forward': _cross_entropy_forward,
+    '_cross_entropy_backward': _cross_entropy_backward,
 }

@@ -4111,6 +4111,388 @@ def _op_col2im(self, output_size, kernel_size, dilation, padding, stride):
     return _h_col2im.call(ks, self, output_size, kernel_size, dilation, padding, stride)
 
 
+_h__softmax = dispatcher.find("_softmax")
+
+def _op__softmax(self, dim, half_to_float):
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__softmax, ks, (self, dim, half_to_float))
+    return _h__softmax.call(ks, self, dim, half_to_float)
+
+
+_h__log_softmax = dispatcher.find("_log_softmax")
+
+def _op__log_softmax(self, dim, half_to_float):
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h__log_softmax, ks, (self, dim, half_to_float))
+    return _h__log_softmax.call(ks, self, dim, half_to_float)
+
+
+_h__softmax_backward_data = dispatcher.find("_softmax_backward_data")
+
+def _op__softmax_backward_data(grad_output, probs, dim, input_dtype):
+    """_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor"""
+    ks = grad_output._impl.key_set() | probs._impl.key_set()
+    if observers.active:
+        return observed(_h__softmax_backward_data, ks, (grad_output, probs, dim, input_dtype))
+    return _h__softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
+
+
+_h__log_softmax_backward_data = dispatcher.find("_log_softmax_backward_data")
+
+def _op__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    """_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor"""
+    ks = grad_output._impl.key_set() | log_probs._impl.key_set()
+    if observers.active:
+        return observed(_h__log_softmax_backward_data, ks, (grad_output, log_probs, dim, input_dtype))
+    return _h__log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
+
+
+_h_softmax_int = dispatcher.find("softmax.int")
+
+def _op_softmax_int(self, dim, dtype):
+    """softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softmax_int, ks, (self, dim, dtype))
+    return _h_softmax_int.call(ks, self, dim, dtype)
+
+
+_h_log_softmax_int = dispatcher.find("log_softmax.int")
+
+def _op_log_softmax_int(self, dim, dtype):
+    """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log_softmax_int, ks, (self, dim, dtype))
+    return _h_log_softmax_int.call(ks, self, dim, dtype)
+
+
+_h_nll_loss_forward = dispatcher.find("nll_loss_forward")
+_returns_nll_loss_forward = namedtuple('nll_loss_forward', ('output', 'total_weight'))
+
+def _op_nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return _returns_nll_loss_forward(*observed(_h_nll_loss_forward, ks, (self, target, weight, reduction, ignore_index)))
+    return _returns_nll_loss_forward(*_h_nll_loss_forward.call(ks, self, target, weight, reduction, ignore_index))
+
+
+_h_nll_loss_backward = dispatcher.find("nll_loss_backward")
+
+def _op_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | total_weight._impl.key_set()
+    if observers.active:
+        return observed(_h_nll_loss_backward, ks, (grad_output, self, target, weight, reduction, ignore_index, total_weight))
+    return _h_nll_loss_backward.call(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+
+
+_h_nll_loss = dispatcher.find("nll_loss")
+
+def _op_nll_loss(self, target, weight, reduction, ignore_index):
+    """nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_nll_loss, ks, (self, target, weight, reduction, ignore_index))
+    return _h_nll_loss.call(ks, self, target, weight, reduction, ignore_index)
+
+
+_h_cross_entropy_loss = dispatcher.find("cross_entropy_loss")
+
+def _op_cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing):
+    """cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100, float label_smoothing=0.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_cross_entropy_loss, ks, (self, target, weight, reduction, ignore_index, label_smoothing))
+    return _h_cross_entropy_loss.call(ks, self, target, weight, reduction, ignore_index, label_smoothing)
+
+
+_h_mse_loss = dispatcher.find("mse_loss")
+
+def _op_mse_loss(self, target, reduction):
+    """mse_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_mse_loss, ks, (self, target, reduction))
+    return _h_mse_loss.call(ks, self, target, reduction)
+
+
+_h_l1_loss = dispatcher.find("l1_loss")
+
+def _op_l1_loss(self, target, reduction):
+    """l1_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_l1_loss, ks, (self, target, reduction))
+    return _h_l1_loss.call(ks, self, target, reduction)
+
+
+_h_smooth_l1_loss = dispatcher.find("smooth_l1_loss")
+
+def _op_smooth_l1_loss(self, target, reduction, beta):
+    """smooth_l1_loss(Tensor self, Tensor target, str reduction="mean", float beta=1.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_smooth_l1_loss, ks, (self, target, reduction, beta))
+    return _h_smooth_l1_loss.call(ks, self, target, reduction, beta)
+
+
+_h_huber_loss = dispatcher.find("huber_loss")
+
+def _op_huber_loss(self, target, reduction, delta):
+    """huber_loss(Tensor self, Tensor target, str reduction="mean", float delta=1.0) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_huber_loss, ks, (self, target, reduction, delta))
+    return _h_huber_loss.call(ks, self, target, reduction, delta)
+
+
+_h_binary_cross_entropy = dispatcher.find("binary_cross_entropy")
+
+def _op_binary_cross_entropy(self, target, weight, reduction):
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_binary_cross_entropy, ks, (self, target, weight, reduction))
+    return _h_binary_cross_entropy.call(ks, self, target, weight, reduction)
+
+
+_h_binary_cross_entropy_with_logits = dispatcher.find("binary_cross_entropy_with_logits")
+
+def _op_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (pos_weight._impl.key_set() if pos_weight is not None else 0)
+    if observers.active:
+        return observed(_h_binary_cross_entropy_with_logits, ks, (self, target, weight, pos_weight, reduction))
+    return _h_binary_cross_entropy_with_logits.call(ks, self, target, weight, pos_weight, reduction)
+
+
+_h_kl_div = dispatcher.find("kl_div")
+
+def _op_kl_div(self, target, reduction, log_target):
+    """kl_div(Tensor self, Tensor target, str reduction="mean", *, bool log_target=False) -> Tensor"""
+    ks = self._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_kl_div, ks, (self, target, reduction, log_target))
+    return _h_kl_div.call(ks, self, target, reduction, log_target)
+
+
+_h_margin_ranking_loss = dispatcher.find("margin_ranking_loss")
+
+def _op_margin_ranking_loss(input1, input2, target, margin, reduction):
+    """margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
+    return _h_margin_ranking_loss.call(ks, input1, input2, target, margin, reduction)
+
+
+_h_cosine_embedding_loss = dispatcher.find("cosine_embedding_loss")
+
+def _op_cosine_embedding_loss(input1, input2, target, margin, reduction):
+    """cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    if observers.active:
+        return observed(_h_cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
+    return _h_cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
+
+
+_h_native_batch_norm = dispatcher.find("native_batch_norm")
+
+def _op_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_native_batch_norm, ks, (input, weight, bias, running_mean, running_var, training, momentum, eps))
+    return _h_native_batch_norm.call(ks, input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+_h_native_layer_norm = dispatcher.find("native_layer_norm")
+
+def _op_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_native_layer_norm, ks, (input, normalized_shape, weight, bias, eps))
+    return _h_native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
+
+
+_h_native_group_norm = dispatcher.find("native_group_norm")
+
+def _op_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_native_group_norm, ks, (input, weight, bias, N, C, HxW, group, eps))
+    return _h_native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
+
+
+_h__fused_rms_norm = dispatcher.find("_fused_rms_norm")
+
+def _op__fused_rms_norm(input, normalized_shape, weight, eps):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h__fused_rms_norm, ks, (input, normalized_shape, weight, eps))
+    return _h__fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
+
+
+_h_batch_norm = dispatcher.find("batch_norm")
+
+def _op_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_batch_norm, ks, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled))
+    return _h_batch_norm.call(ks, input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+
+
+_h_layer_norm = dispatcher.find("layer_norm")
+
+def _op_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
+    """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable))
+    return _h_layer_norm.call(ks, input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+_h_group_norm = dispatcher.find("group_norm")
+
+def _op_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled):
+    """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
+    return _h_group_norm.call(ks, input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+_h_instance_norm = dispatcher.find("instance_norm")
+
+def _op_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0)
+    if observers.active:
+        return observed(_h_instance_norm, ks, (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled))
+    return _h_instance_norm.call(ks, input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+
+
+_h_rms_norm = dispatcher.find("rms_norm")
+
+def _op_rms_norm(input, normalized_shape, weight, eps):
+    """rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"""
+    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h_rms_norm, ks, (input, normalized_shape, weight, eps))
+    return _h_rms_norm.call(ks, input, normalized_shape, weight, eps)
+
+
+_h_native_dropout = dispatcher.find("native_dropout")
+
+def _op_native_dropout(input, p, train, generator):
+    """native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)"""
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(_h_native_dropout, ks, (input, p, train, generator))
+    return _h_native_dropout.call(ks, input, p, train, generator)
+
+
+_h_dropout = dispatcher.find("dropout")
+
+def _op_dropout(input, p, train, generator):
+    """dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor"""
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(_h_dropout, ks, (input, p, train, generator))
+    return _h_dropout.call(ks, input, p, train, generator)
+
+
+_h_embedding = dispatcher.find("embedding")
+
+def _op_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    """embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    ks = weight._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_embedding, ks, (weight, indices, padding_idx, scale_grad_by_freq, sparse))
+    return _h_embedding.call(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+_h_embedding_dense_backward = dispatcher.find("embedding_dense_backward")
+
+def _op_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    ks = grad_output._impl.key_set() | indices._impl.key_set()
+    if observers.active:
+        return observed(_h_embedding_dense_backward, ks, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
+    return _h_embedding_dense_backward.call(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+_h_one_hot = dispatcher.find("one_hot")
+
+def _op_one_hot(self, num_classes):
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_one_hot, ks, (self, num_classes))
+    return _h_one_hot.call(ks, self, num_classes)
+
+
+_h_cosine_similarity = dispatcher.find("cosine_similarity")
+
+def _op_cosine_similarity(x1, x2, dim, eps):
+    """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(_h_cosine_similarity, ks, (x1, x2, dim, eps))
+    return _h_cosine_similarity.call(ks, x1, x2, dim, eps)
+
+
+_h_pairwise_distance = dispatcher.find("pairwise_distance")
+
+def _op_pairwise_distance(x1, x2, p, eps, keepdim):
+    """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(_h_pairwise_distance, ks, (x1, x2, p, eps, keepdim))
+    return _h_pairwise_distance.call(ks, x1, x2, p, eps, keepdim)
+
+
+_h_scaled_dot_product_attention = dispatcher.find("scaled_dot_product_attention")
+
+def _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
+    ks = query._impl.key_set() | key._impl.key_set() | value._impl.key_set() | (attn_mask._impl.key_set() if attn_mask is not None else 0)
+    if observers.active:
+        return observed(_h_scaled_dot_product_attention, ks, (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
+    return _h_scaled_dot_product_attention.call(ks, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+_h__cross_entropy_forward = dispatcher.find("_cross_entropy_forward")
+_returns__cross_entropy_forward = namedtuple('_cross_entropy_forward', ('output', 'probs', 'total_weight'))
+
+def _op__cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)"""
+    ks = self._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return _returns__cross_entropy_forward(*observed(_h__cross_entropy_forward, ks, (self, target, weight, reduction, ignore_index)))
+    return _returns__cross_entropy_forward(*_h__cross_entropy_forward.call(ks, self, target, weight, reduction, ignore_index))
+
+
+_h__cross_entropy_backward = dispatcher.find("_cross_entropy_backward")
+
+def _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    """_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor"""
+    ks = grad_output._impl.key_set() | probs._impl.key_set() | target._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | total_weight._impl.key_set()
+    if observers.active:
+        return observed(_h__cross_entropy_backward, ks, (grad_output, probs, target, weight, reduction, ignore_index, total_weight))
+    return _h__cross_entropy_backward.call(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -8276,6 +8658,454 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     return _op_col2im(self, output_size, kernel_size, dilation, padding, stride)
 
 
+def _softmax(self, dim, half_to_float):
+    """exp(self - max) / sum(exp(self - max)) along dim (half_to_float gives float32 for half input).
+    
+    _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_softmax', 'dim', dim)
+    if type(half_to_float) is not _b.bool: half_to_float = as_bool('_softmax', 'half_to_float', half_to_float)
+    return _op__softmax(self, dim, half_to_float)
+
+
+def _log_softmax(self, dim, half_to_float):
+    """(self - max) - log(sum(exp(self - max))) along dim, never log(softmax).
+    
+    _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_log_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_log_softmax', 'dim', dim)
+    if type(half_to_float) is not _b.bool: half_to_float = as_bool('_log_softmax', 'half_to_float', half_to_float)
+    return _op__log_softmax(self, dim, half_to_float)
+
+
+def _softmax_backward_data(grad_output, probs, dim, input_dtype):
+    """probs * (grad_output - sum(grad_output * probs, dim)), probs = softmax's output.
+    
+    _softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(probs, Tensor): bad_arg('_softmax_backward_data', 'probs', 'Tensor', probs)
+    if type(dim) is not _b.int: dim = as_int('_softmax_backward_data', 'dim', dim)
+    if type(input_dtype) is not DTYPE: input_dtype = as_dtype('_softmax_backward_data', 'input_dtype', input_dtype)
+    return _op__softmax_backward_data(grad_output, probs, dim, input_dtype)
+
+
+def _log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    """grad_output - exp(log_probs) * sum(grad_output, dim), log_probs = log_softmax's output.
+    
+    _log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_log_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(log_probs, Tensor): bad_arg('_log_softmax_backward_data', 'log_probs', 'Tensor', log_probs)
+    if type(dim) is not _b.int: dim = as_int('_log_softmax_backward_data', 'dim', dim)
+    if type(input_dtype) is not DTYPE: input_dtype = as_dtype('_log_softmax_backward_data', 'input_dtype', input_dtype)
+    return _op__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype)
+
+
+def softmax(self, dim, dtype=None):
+    """Softmax along dim; dtype= converts the input first.
+    
+    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('softmax', 'dtype', dtype)
+    return _op_softmax_int(self, dim, dtype)
+
+
+def log_softmax(self, dim, dtype=None):
+    """Log-softmax along dim; dtype= converts the input first.
+    
+    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('log_softmax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('log_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('log_softmax', 'dtype', dtype)
+    return _op_log_softmax_int(self, dim, dtype)
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """-weight[t] * self[n, t] for t = target[n] (class dim 1), and the total weight.
+    
+    nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)
+    """
+    if not isinstance(self, Tensor): bad_arg('nll_loss_forward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss_forward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss_forward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss_forward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss_forward', 'ignore_index', ignore_index)
+    return _op_nll_loss_forward(self, target, weight, reduction, ignore_index)
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """Scatters -weight[t] * grad_output into the selected class of each sample.
+    
+    nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('nll_loss_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('nll_loss_backward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss_backward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss_backward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss_backward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss_backward', 'ignore_index', ignore_index)
+    if not isinstance(total_weight, Tensor): bad_arg('nll_loss_backward', 'total_weight', 'Tensor', total_weight)
+    return _op_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+
+
+def nll_loss(self, target, weight=None, reduction="mean", ignore_index=-100):
+    """Negative log-likelihood of log-probabilities `self` (N, C, d1, ...) at class indices `target`.
+    
+    nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nll_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('nll_loss', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('nll_loss', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('nll_loss', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('nll_loss', 'ignore_index', ignore_index)
+    return _op_nll_loss(self, target, weight, reduction, ignore_index)
+
+
+def cross_entropy_loss(self, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+    """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * log_softmax) (class probabilities).
+    
+    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean", int ignore_index=-100, float label_smoothing=0.0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cross_entropy_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('cross_entropy_loss', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('cross_entropy_loss', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('cross_entropy_loss', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('cross_entropy_loss', 'ignore_index', ignore_index)
+    if type(label_smoothing) not in FLOAT_TYPES: label_smoothing = as_float('cross_entropy_loss', 'label_smoothing', label_smoothing)
+    return _op_cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing)
+
+
+def mse_loss(self, target, reduction="mean"):
+    """mse_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('mse_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('mse_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('mse_loss', 'reduction', 'str', reduction)
+    return _op_mse_loss(self, target, reduction)
+
+
+def l1_loss(self, target, reduction="mean"):
+    """l1_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('l1_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('l1_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('l1_loss', 'reduction', 'str', reduction)
+    return _op_l1_loss(self, target, reduction)
+
+
+def smooth_l1_loss(self, target, reduction="mean", beta=1.0):
+    """smooth_l1_loss(Tensor self, Tensor target, str reduction="mean", float beta=1.0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('smooth_l1_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('smooth_l1_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('smooth_l1_loss', 'reduction', 'str', reduction)
+    if type(beta) not in FLOAT_TYPES: beta = as_float('smooth_l1_loss', 'beta', beta)
+    return _op_smooth_l1_loss(self, target, reduction, beta)
+
+
+def huber_loss(self, target, reduction="mean", delta=1.0):
+    """huber_loss(Tensor self, Tensor target, str reduction="mean", float delta=1.0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('huber_loss', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('huber_loss', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('huber_loss', 'reduction', 'str', reduction)
+    if type(delta) not in FLOAT_TYPES: delta = as_float('huber_loss', 'delta', delta)
+    return _op_huber_loss(self, target, reduction, delta)
+
+
+def binary_cross_entropy(self, target, weight=None, reduction="mean"):
+    """Binary cross entropy of probabilities, each log clamped at -100.
+    
+    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction="mean") -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('binary_cross_entropy', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('binary_cross_entropy', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('binary_cross_entropy', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('binary_cross_entropy', 'reduction', 'str', reduction)
+    return _op_binary_cross_entropy(self, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction="mean"):
+    """Binary cross entropy of logits, through a stable softplus (no exp overflow, no log(0)).
+    
+    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('binary_cross_entropy_with_logits', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('binary_cross_entropy_with_logits', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('binary_cross_entropy_with_logits', 'weight', 'Tensor or None', weight)
+    if pos_weight is not None and not isinstance(pos_weight, Tensor): bad_arg('binary_cross_entropy_with_logits', 'pos_weight', 'Tensor or None', pos_weight)
+    if type(reduction) is not _b.str: bad_arg('binary_cross_entropy_with_logits', 'reduction', 'str', reduction)
+    return _op_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+
+
+def kl_div(self, target, reduction="mean", *, log_target=False):
+    """kl_div(Tensor self, Tensor target, str reduction="mean", *, bool log_target=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('kl_div', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('kl_div', 'target', 'Tensor', target)
+    if type(reduction) is not _b.str: bad_arg('kl_div', 'reduction', 'str', reduction)
+    if type(log_target) is not _b.bool: log_target = as_bool('kl_div', 'log_target', log_target)
+    return _op_kl_div(self, target, reduction, log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    if not isinstance(input1, Tensor): bad_arg('margin_ranking_loss', 'input1', 'Tensor', input1)
+    if not isinstance(input2, Tensor): bad_arg('margin_ranking_loss', 'input2', 'Tensor', input2)
+    if not isinstance(target, Tensor): bad_arg('margin_ranking_loss', 'target', 'Tensor', target)
+    if type(margin) not in FLOAT_TYPES: margin = as_float('margin_ranking_loss', 'margin', margin)
+    if type(reduction) is not _b.str: bad_arg('margin_ranking_loss', 'reduction', 'str', reduction)
+    return _op_margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, str reduction="mean") -> Tensor"""
+    if not isinstance(input1, Tensor): bad_arg('cosine_embedding_loss', 'input1', 'Tensor', input1)
+    if not isinstance(input2, Tensor): bad_arg('cosine_embedding_loss', 'input2', 'Tensor', input2)
+    if not isinstance(target, Tensor): bad_arg('cosine_embedding_loss', 'target', 'Tensor', target)
+    if type(margin) not in FLOAT_TYPES: margin = as_float('cosine_embedding_loss', 'margin', margin)
+    if type(reduction) is not _b.str: bad_arg('cosine_embedding_loss', 'reduction', 'str', reduction)
+    return _op_cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Batch norm over dim 1; updates the running stats in place when training; returns (out, mean, rstd).
+    
+    native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_batch_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_batch_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_batch_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('native_batch_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('native_batch_norm', 'running_var', 'Tensor or None', running_var)
+    if type(training) is not _b.bool: training = as_bool('native_batch_norm', 'training', training)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('native_batch_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_batch_norm', 'eps', eps)
+    return _op_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Layer norm over the trailing normalized_shape dims; returns (out, mean, rstd).
+    
+    native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_layer_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('native_layer_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_layer_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_layer_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_layer_norm', 'eps', eps)
+    return _op_native_layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Group norm of an (N, C, HxW...) input; returns (out, mean, rstd) with stats of shape (N, group).
+    
+    native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_group_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_group_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_group_norm', 'bias', 'Tensor or None', bias)
+    if type(N) is not _b.int: N = as_int('native_group_norm', 'N', N)
+    if type(C) is not _b.int: C = as_int('native_group_norm', 'C', C)
+    if type(HxW) is not _b.int: HxW = as_int('native_group_norm', 'HxW', HxW)
+    if type(group) is not _b.int: group = as_int('native_group_norm', 'group', group)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_group_norm', 'eps', eps)
+    return _op_native_group_norm(input, weight, bias, N, C, HxW, group, eps)
+
+
+def _fused_rms_norm(input, normalized_shape, weight, eps):
+    """RMS norm over the trailing dims; returns (out, rstd).
+    
+    _fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('_fused_rms_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('_fused_rms_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_fused_rms_norm', 'weight', 'Tensor or None', weight)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('_fused_rms_norm', 'eps', eps)
+    return _op__fused_rms_norm(input, normalized_shape, weight, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('batch_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('batch_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('batch_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('batch_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('batch_norm', 'running_var', 'Tensor or None', running_var)
+    if type(training) is not _b.bool: training = as_bool('batch_norm', 'training', training)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('batch_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('batch_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('batch_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('layer_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('layer_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('layer_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('layer_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('layer_norm', 'eps', eps)
+    if type(cudnn_enable) is not _b.bool: cudnn_enable = as_bool('layer_norm', 'cudnn_enable', cudnn_enable)
+    return _op_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('group_norm', 'input', 'Tensor', input)
+    if type(num_groups) is not _b.int: num_groups = as_int('group_norm', 'num_groups', num_groups)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('group_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('group_norm', 'bias', 'Tensor or None', bias)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('group_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('group_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('instance_norm', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('instance_norm', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('instance_norm', 'bias', 'Tensor or None', bias)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('instance_norm', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('instance_norm', 'running_var', 'Tensor or None', running_var)
+    if type(use_input_stats) is not _b.bool: use_input_stats = as_bool('instance_norm', 'use_input_stats', use_input_stats)
+    if type(momentum) not in FLOAT_TYPES: momentum = as_float('instance_norm', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('instance_norm', 'eps', eps)
+    if type(cudnn_enabled) is not _b.bool: cudnn_enabled = as_bool('instance_norm', 'cudnn_enabled', cudnn_enabled)
+    return _op_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"""
+    if not isinstance(input, Tensor): bad_arg('rms_norm', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('rms_norm', 'normalized_shape', normalized_shape)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('rms_norm', 'weight', 'Tensor or None', weight)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('rms_norm', 'eps', eps)
+    return _op_rms_norm(input, normalized_shape, weight, eps)
+
+
+def native_dropout(input, p, train, *, generator=None):
+    """Zeroes elements with probability p, scales the rest by 1 / (1 - p); returns (output, keep mask).
+    
+    native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)
+    """
+    if not isinstance(input, Tensor): bad_arg('native_dropout', 'input', 'Tensor', input)
+    if type(p) not in FLOAT_TYPES: p = as_float('native_dropout', 'p', p)
+    if train is not None and type(train) is not _b.bool: train = as_bool('native_dropout', 'train', train)
+    return _op_native_dropout(input, p, train, generator)
+
+
+def dropout(input, p, train, *, generator=None):
+    """native_dropout's output when training, the input itself when not.
+    
+    dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('dropout', 'input', 'Tensor', input)
+    if type(p) not in FLOAT_TYPES: p = as_float('dropout', 'p', p)
+    if type(train) is not _b.bool: train = as_bool('dropout', 'train', train)
+    return _op_dropout(input, p, train, generator)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight selected by indices (the padding row gets no gradient).
+    
+    embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+    """
+    if not isinstance(weight, Tensor): bad_arg('embedding', 'weight', 'Tensor', weight)
+    if not isinstance(indices, Tensor): bad_arg('embedding', 'indices', 'Tensor', indices)
+    if type(padding_idx) is not _b.int: padding_idx = as_int('embedding', 'padding_idx', padding_idx)
+    if type(scale_grad_by_freq) is not _b.bool: scale_grad_by_freq = as_bool('embedding', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(sparse) is not _b.bool: sparse = as_bool('embedding', 'sparse', sparse)
+    return _op_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Scatter-adds gradient rows into the rows their indices selected (repeats accumulate).
+    
+    embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('embedding_dense_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(indices, Tensor): bad_arg('embedding_dense_backward', 'indices', 'Tensor', indices)
+    if type(num_weights) is not _b.int: num_weights = as_int('embedding_dense_backward', 'num_weights', num_weights)
+    if type(padding_idx) is not _b.int: padding_idx = as_int('embedding_dense_backward', 'padding_idx', padding_idx)
+    if type(scale_grad_by_freq) is not _b.bool: scale_grad_by_freq = as_bool('embedding_dense_backward', 'scale_grad_by_freq', scale_grad_by_freq)
+    return _op_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+def one_hot(self, num_classes=-1):
+    """int64 one-hot encoding along a new last dim; num_classes=-1 infers max + 1.
+    
+    one_hot(Tensor self, int num_classes=-1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('one_hot', 'self', 'Tensor', self)
+    if type(num_classes) is not _b.int: num_classes = as_int('one_hot', 'num_classes', num_classes)
+    return _op_one_hot(self, num_classes)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
+    if not isinstance(x1, Tensor): bad_arg('cosine_similarity', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor): bad_arg('cosine_similarity', 'x2', 'Tensor', x2)
+    if type(dim) is not _b.int: dim = as_int('cosine_similarity', 'dim', dim)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('cosine_similarity', 'eps', eps)
+    return _op_cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
+    if not isinstance(x1, Tensor): bad_arg('pairwise_distance', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor): bad_arg('pairwise_distance', 'x2', 'Tensor', x2)
+    if type(p) not in FLOAT_TYPES: p = as_float('pairwise_distance', 'p', p)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('pairwise_distance', 'eps', eps)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('pairwise_distance', 'keepdim', keepdim)
+    return _op_pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value, masks bool or float, causal, dropout.
+    
+    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+    """
+    if not isinstance(query, Tensor): bad_arg('scaled_dot_product_attention', 'query', 'Tensor', query)
+    if not isinstance(key, Tensor): bad_arg('scaled_dot_product_attention', 'key', 'Tensor', key)
+    if not isinstance(value, Tensor): bad_arg('scaled_dot_product_attention', 'value', 'Tensor', value)
+    if attn_mask is not None and not isinstance(attn_mask, Tensor): bad_arg('scaled_dot_product_attention', 'attn_mask', 'Tensor or None', attn_mask)
+    if type(dropout_p) not in FLOAT_TYPES: dropout_p = as_float('scaled_dot_product_attention', 'dropout_p', dropout_p)
+    if type(is_causal) is not _b.bool: is_causal = as_bool('scaled_dot_product_attention', 'is_causal', is_causal)
+    if scale is not None and type(scale) not in FLOAT_TYPES: scale = as_float('scaled_dot_product_attention', 'scale', scale)
+    if type(enable_gqa) is not _b.bool: enable_gqa = as_bool('scaled_dot_product_attention', 'enable_gqa', enable_gqa)
+    return _op_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """Fused cross entropy of (N, C) logits at class indices; also returns softmax(self) for the backward.
+    
+    _cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)
+    """
+    if not isinstance(self, Tensor): bad_arg('_cross_entropy_forward', 'self', 'Tensor', self)
+    if not isinstance(target, Tensor): bad_arg('_cross_entropy_forward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_cross_entropy_forward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('_cross_entropy_forward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('_cross_entropy_forward', 'ignore_index', ignore_index)
+    return _op__cross_entropy_forward(self, target, weight, reduction, ignore_index)
+
+
+def _cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+    """(probs - onehot(target)) * weight[target] * grad_output, over total_weight for 'mean'.
+    
+    _cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_cross_entropy_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(probs, Tensor): bad_arg('_cross_entropy_backward', 'probs', 'Tensor', probs)
+    if not isinstance(target, Tensor): bad_arg('_cross_entropy_backward', 'target', 'Tensor', target)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_cross_entropy_backward', 'weight', 'Tensor or None', weight)
+    if type(reduction) is not _b.str: bad_arg('_cross_entropy_backward', 'reduction', 'str', reduction)
+    if type(ignore_index) is not _b.int: ignore_index = as_int('_cross_entropy_backward', 'ignore_index', ignore_index)
+    if not isinstance(total_weight, Tensor): bad_arg('_cross_entropy_backward', 'total_weight', 'Tensor', total_weight)
+    return _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -8543,4 +9373,42 @@ FUNCTIONS = (
     'upsample_bilinear2d_backward',
     'im2col',
     'col2im',
+    '_softmax',
+    '_log_softmax',
+    '_softmax_backward_data',
+    '_log_softmax_backward_data',
+    'softmax',
+    'log_softmax',
+    'nll_loss_forward',
+    'nll_loss_backward',
+    'nll_loss',
+    'cross_entropy_loss',
+    'mse_loss',
+    'l1_loss',
+    'smooth_l1_loss',
+    'huber_loss',
+    'binary_cross_entropy',
+    'binary_cross_entropy_with_logits',
+    'kl_div',
+    'margin_ranking_loss',
+    'cosine_embedding_loss',
+    'native_batch_norm',
+    'native_layer_norm',
+    'native_group_norm',
+    '_fused_rms_norm',
+    'batch_norm',
+    'layer_norm',
+    'group_norm',
+    'instance_norm',
+    'rms_norm',
+    'native_dropout',
+    'dropout',
+    'embedding',
+    'embedding_dense_backward',
+    'one_hot',
+    'cosine_similarity',
+    'pairwise_distance',
+    'scaled_dot_product_attention',
+    '_cross_entropy_forward',
+    '_cross_entropy_backward',
 )

@@ -284,6 +284,8 @@ class TensorMethods:
     unique = F.unique
     index_put = F.index_put
     index_put_ = F.index_put_
+    softmax = F.softmax
+    log_softmax = F.log_softmax
 
     def __add__(self, other):
         if not is_operand(other):

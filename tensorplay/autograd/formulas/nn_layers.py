@@ -1,1 +1,228 @@
-"""Backward helpers for the nn_layers ops (see derivatives.yaml)."""
+"""Backward helpers for the nn_layers ops (see derivatives.yaml): softmax double
+backward, losses, normalization, dropout and embedding.
+
+Written with TensorPlay ops only, so their results can be differentiated again.
+"""
+from __future__ import annotations
+
+from tensorplay import _creation
+from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.meta.nn_layers import machine_eps
+from tensorplay.autograd.formulas.core import sum_to
+
+
+# ---- softmax ------------------------------------------------------------------------
+def softmax_double_backward(grad, grad_output, output, dim):
+    """d/d(output) of output * (g - sum(g * output)), applied to `grad`:
+    grad * (g - sum(g * output)) - g * sum(grad * output)."""
+    inner = grad_output - (grad_output * output).sum(dim, True)
+    return grad * inner - grad_output * (grad * output).sum(dim, True)
+
+
+def log_softmax_double_backward_grad(grad, output, dim):
+    """d/d(g) of g - exp(output) * sum(g), transposed: grad - sum(grad * exp(output))."""
+    return grad - (grad * output.exp()).sum(dim, True)
+
+
+# ---- losses -------------------------------------------------------------------------
+def nll_loss_value(grad, target, weight, reduction, ignore_index):
+    """nll_loss_backward is linear in grad_output; its transpose is nll_loss itself:
+    the double backward picks -weight[t] * grad[n, t] (over total_weight for 'mean')."""
+    return F.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+
+
+def cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index,
+                           total_weight):
+    """The fused kernel's gradient: one pass over the saved probabilities. With
+    create_graph, the same gradient composed from differentiable ops instead (the saved
+    probabilities are constants to autograd)."""
+    if not grad_state.enabled:
+        return F._cross_entropy_backward(grad, probs, target, weight, reduction, ignore_index,
+                                         total_weight)
+    log_probs = F.log_softmax(self, 1)
+    grad_log_probs = F.nll_loss_backward(grad, log_probs, target, weight, reduction,
+                                         ignore_index, total_weight)
+    return F._log_softmax_backward_data(grad_log_probs, log_probs, 1, self.dtype)
+
+
+def cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction,
+                                 ignore_index, total_weight):
+    """Gradients of _cross_entropy_backward, (probs - onehot) * w[r] * g, for
+    (grad_output, probs). Each row's weight w[r] (0 where ignored) is -nll_loss of a
+    row of ones, and nll_loss of `grad` picks -w[r] * grad[r, target[r]]."""
+    row_weight = -F.nll_loss_forward(_creation.ones_like(probs), target, weight, "none",
+                                     ignore_index)[0]
+    g = grad_output / total_weight if reduction == "mean" else grad_output
+    grad_probs = grad * (row_weight * g).unsqueeze(1)
+    per_row = (grad * probs).sum(1) * row_weight + \
+        F.nll_loss_forward(grad, target, weight, "none", ignore_index)[0]
+    if reduction == "none":
+        return per_row, grad_probs
+    total = per_row.sum()
+    return (total / total_weight if reduction == "mean" else total), grad_probs
+
+
+def _loss_grad(grad, reduction, like):
+    """The gradient of a reduced loss, spread over every element of `like`."""
+    if reduction == "none":
+        return grad
+    grad = grad.expand(tuple(like.shape))
+    return grad / like.numel() if reduction == "mean" else grad
+
+
+def softplus_neg(x):
+    """log(1 + exp(-x)), stable: max(-x, 0) + log(1 + exp(-|x|))."""
+    return F.relu(-x) + F.log(1 + F.exp(-x.abs()))
+
+
+def bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction):
+    """sigmoid(x) - y, or (pw * y + 1 - y) * sigmoid(x) - pw * y with pos_weight."""
+    s = F.sigmoid(self)
+    if pos_weight is None:
+        d = s - target
+    else:
+        t = pos_weight * target
+        d = (t + 1 - target) * s - t
+    if weight is not None:
+        d = d * weight
+    return sum_to(_loss_grad(grad, reduction, self) * d, tuple(self.shape))
+
+
+def bce_with_logits_backward_target(grad, self, target, weight, pos_weight, reduction):
+    """-x, plus (pw - 1) * softplus(-x) with pos_weight."""
+    d = -self
+    if pos_weight is not None:
+        d = d + (pos_weight - 1) * softplus_neg(self)
+    if weight is not None:
+        d = d * weight
+    return sum_to(_loss_grad(grad, reduction, target) * d, tuple(target.shape))
+
+
+# ---- normalization ------------------------------------------------------------------
+# NOTE: without create_graph the backward reads the mean and rstd that the forward
+# kernel saved. With create_graph (grad mode on during backward) it recomputes them
+# from the input with TensorPlay ops, so that the second derivative sees how they
+# depend on the input (the saved ones are constants to autograd).
+def _stats(x, dims, eps, saved_mean, saved_rstd, stat_shape):
+    if grad_state.enabled:
+        mean = x.mean(dims, True)
+        d = x - mean
+        return mean, 1 / F.sqrt((d * d).mean(dims, True) + eps)
+    mean = None if saved_mean is None else saved_mean.reshape(stat_shape)
+    return mean, saved_rstd.reshape(stat_shape)
+
+
+def _normalized_grad(grad_xhat, xhat, rstd, dims):
+    """d/dx of xhat = (x - mean(x)) * rstd(x), applied to grad_xhat:
+    rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the normalized dims."""
+    return rstd * (grad_xhat - grad_xhat.mean(dims, True)
+                   - xhat * (grad_xhat * xhat).mean(dims, True))
+
+
+def _affine_grads(grad, xhat, weight, bias, dims, param_shape):
+    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along."""
+    gw = None if weight is None else (grad * xhat).sum(dims).reshape(param_shape)
+    gb = None if bias is None else grad.sum(dims).reshape(param_shape)
+    return gw, gb
+
+
+def _channel_shape(x):
+    shape = [1] * x.dim()
+    shape[1] = x.shape[1]
+    return shape
+
+
+def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, training, eps):
+    """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
+    are the running ones: constants, so the input gradient is grad * weight * rstd."""
+    shape = _channel_shape(input)
+    dims = [0] + list(range(2, input.dim()))
+    w = None if weight is None else weight.reshape(shape)
+    if training:
+        mean, rstd = _stats(input, dims, eps, save_mean, save_rstd, shape)
+    else:
+        mean, rstd = save_mean.reshape(shape), save_rstd.reshape(shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if w is None else grad * w
+    if training:
+        gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    else:
+        gi = grad_xhat * rstd
+    gw, gb = _affine_grads(grad, xhat, weight, bias, dims, (input.shape[1],))
+    return gi, gw, gb
+
+
+def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd, eps):
+    """Gradients of native_layer_norm for (input, weight, bias)."""
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    stat_shape = list(input.shape[:lead]) + [1] * k
+    mean, rstd = _stats(input, dims, eps, mean, rstd, stat_shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    gw, gb = _affine_grads(grad, xhat, weight, bias, list(range(lead)), tuple(normalized_shape))
+    return gi, gw, gb
+
+
+def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group, eps):
+    """Gradients of native_group_norm: the layer-norm gradient of each (sample, group),
+    with the input viewed as (N, group, C // group * HxW)."""
+    shape = _channel_shape(input)
+    grouped = input.reshape((N, group, (C // group) * HxW))
+    mean, rstd = _stats(grouped, [2], eps, mean, rstd, (N, group, 1))
+    grad_xhat = grad if weight is None else grad * weight.reshape(shape)
+    xhat = (grouped - mean) * rstd
+    gi = _normalized_grad(grad_xhat.reshape(grouped.shape), xhat, rstd, [2])
+    dims = [0] + list(range(2, input.dim()))
+    gw, gb = _affine_grads(grad, xhat.reshape(tuple(input.shape)), weight, bias, dims, (C,))
+    return gi.reshape(tuple(input.shape)), gw, gb
+
+
+def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
+    """Gradients of _fused_rms_norm for (input, weight): with xhat = x * rstd,
+    grad_input = rstd * (g - xhat * mean(g * xhat)), g = grad * weight."""
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    if grad_state.enabled:
+        if eps is None:
+            eps = machine_eps(input.dtype)
+        rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
+    elif rstd.dtype is not input.dtype:
+        rstd = rstd.to(input.dtype)   # float32 statistics of a half input
+    xhat = input * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    gi = rstd * (grad_xhat - xhat * (grad_xhat * xhat).mean(dims, True))
+    gw = None if weight is None else \
+        (grad * xhat).sum(list(range(lead))).reshape(tuple(normalized_shape))
+    return gi, gw
+
+
+
+# ---- dropout and embedding ----------------------------------------------------------
+def dropout_backward(grad, mask, p, train):
+    """grad * mask / (1 - p) where training (0 for p == 1); grad itself otherwise."""
+    if train is False:
+        return grad
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return grad * mask * scale
+
+
+def embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq):
+    return F.embedding_dense_backward(grad, indices, weight_sizes[0], padding_idx,
+                                      scale_grad_by_freq)
+
+
+def embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq):
+    """The transpose of the scatter-add: gather the rows of `grad` by index, 0 at the
+    padding index, divided by each index's count with scale_grad_by_freq."""
+    rows = F.embedding(grad, indices)
+    keep = (indices != padding_idx).unsqueeze(-1)
+    if scale_grad_by_freq:
+        flat = indices.reshape((-1,))
+        counts = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1, dtype=grad.dtype)
+        rows = rows / counts.reshape(tuple(indices.shape) + (1,))
+    return F.where(keep, rows, 0.0)

@@ -1,0 +1,142 @@
+"""Normalization kernels: batch, layer, group and RMS norm.
+
+Each returns, besides the normalized output, the statistics its backward formula
+needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. The
+half types compute in float32 and round once. Variances are biased (divide by n),
+except the running variance of batch norm, which PyTorch keeps unbiased.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.meta import nn_layers as rules
+from tensorplay.meta.nn_layers import machine_eps
+from cpu_kernels._common import out
+
+
+def _compute(t):
+    a = t._impl.array()
+    return a.astype(np.float32) if a.dtype.itemsize == 2 else a
+
+
+def _param(t, ndim_before, ndim_after, like):
+    """A per-channel (or per-feature) parameter shaped to broadcast against the input."""
+    if t is None:
+        return None
+    a = t._impl.array().astype(like.dtype, copy=False)
+    return a.reshape((1,) * ndim_before + a.shape + (1,) * ndim_after)
+
+
+def _affine(y, weight, bias):
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
+    return y
+
+
+def _moments(a, axes):
+    """(mean, biased variance) over `axes`, kept as size-1 dims."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.mean(a, axis=axes, keepdims=True)
+        d = a - mean
+        var = np.mean(d * d, axis=axes, keepdims=True)
+    return mean, var
+
+
+def _update_running(stat, value):
+    """stat <- value in place, bumping the version counter as an in-place op would."""
+    a = stat._impl.array()
+    np.copyto(a, value.astype(a.dtype))
+    stat._impl.version.value += 1
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """Normalize each channel (dim 1) over the batch and spatial dims.
+
+        training:  mean, var over (N, d1, ...);  running <- (1 - momentum) * running
+                   + momentum * batch value (the variance unbiased: times n / (n - 1))
+        eval:      mean, var = running_mean, running_var
+        out = (input - mean) * rstd * weight + bias
+    Returns (out, mean, rstd) of the statistics used, in both modes. (PyTorch returns
+    empty stats in eval mode and its backward reads the running stats; here the backward
+    must not read them: training updates them in place, which would invalidate them as
+    saved variables.)
+    """
+    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
+                                                         running_var, training, momentum, eps))
+    a = _compute(input)
+    after = a.ndim - 2
+    axes = (0,) + tuple(range(2, a.ndim))
+    if training:
+        mean, var = _moments(a, axes)
+        rstd = 1 / np.sqrt(var + eps)
+        n = a.size // a.shape[1]
+        if running_mean is not None:
+            rm = running_mean._impl.array()
+            _update_running(running_mean, (1 - momentum) * rm + momentum * mean.reshape(-1))
+        if running_var is not None:
+            rv = running_var._impl.array()
+            unbiased = var.reshape(-1) * (n / (n - 1))
+            _update_running(running_var, (1 - momentum) * rv + momentum * unbiased)
+    else:
+        mean = _param(running_mean, 1, after, a)
+        rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
+    y = _affine((a - mean) * rstd, _param(weight, 1, after, a), _param(bias, 1, after, a))
+    dtype = spec[0].dtype
+    return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Normalize over the trailing `normalized_shape` dims; weight and bias have that shape.
+
+        mean, var over the last k dims;  out = (input - mean) * rstd * weight + bias
+    """
+    spec = rules.native_layer_norm("native_layer_norm",
+                                   (input, normalized_shape, weight, bias, eps))
+    a = _compute(input)
+    k = len(normalized_shape)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    mean, var = _moments(a, axes)
+    rstd = 1 / np.sqrt(var + eps)
+    before = a.ndim - k
+    y = _affine((a - mean) * rstd, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    dtype = spec[0].dtype
+    return out(y, dtype), out(mean, dtype), out(rstd, dtype)
+
+
+def fused_rms_norm(input, normalized_shape, weight, eps):
+    """out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps) over the trailing
+    dims; eps=None means the dtype's machine epsilon (PyTorch's default). rstd is float32
+    for half inputs, as in PyTorch."""
+    spec = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    a = _compute(input)
+    if eps is None:
+        eps = machine_eps(input._impl.dtype)
+    k = len(normalized_shape)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    with np.errstate(invalid="ignore"):
+        rstd = 1 / np.sqrt(np.mean(a * a, axis=axes, keepdims=True) + eps)
+    y = _affine(a * rstd, _param(weight, a.ndim - k, 0, a), None)
+    return out(y, spec[0].dtype), out(rstd, spec[1].dtype)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Split the C channels into `group` groups; normalize each (sample, group) over its
+    channels and spatial positions; then scale and shift per channel.
+
+        x.reshape(N, group, C // group * HxW): mean, var over the last dim
+    Returns (out, mean, rstd), the stats of shape (N, group).
+    """
+    spec = rules.native_group_norm("native_group_norm",
+                                   (input, weight, bias, N, C, HxW, group, eps))
+    a = _compute(input)
+    grouped = a.reshape(N, group, (C // group) * HxW)
+    mean, var = _moments(grouped, (2,))
+    rstd = 1 / np.sqrt(var + eps)
+    y = ((grouped - mean) * rstd).reshape(a.shape)
+    after = a.ndim - 2
+    y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
+    dtype = spec[0].dtype
+    return out(y, dtype), out(mean.reshape(N, group), dtype), out(rstd.reshape(N, group), dtype)

@@ -1,0 +1,69 @@
+"""dropout, cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
+from __future__ import annotations
+
+from tensorplay._frontdoor import wrap_dim, wrap_number
+from tensorplay._generated import functional as F
+from tensorplay.errors import ArgumentError
+from tensorplay.meta.nn_layers import check_probability
+from tensorplay.meta.rules import broadcast
+
+
+def dropout(input, p, train, generator):
+    """native_dropout's output when training; the input itself when not, or when p is 0
+    (as in PyTorch: nothing to drop, nothing to copy)."""
+    check_probability("dropout", p)
+    if not train or p == 0:
+        return input
+    return F.native_dropout(input, p, train, generator=generator)[0]
+
+
+def _broadcast_pair(op, x1, x2):
+    sizes = broadcast(op, [("x1", tuple(x1.shape)), ("x2", tuple(x2.shape))])
+    return x1.expand(sizes), x2.expand(sizes)
+
+
+def cosine_similarity(x1, x2, dim, eps):
+    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps)), dim).
+
+    NOTE: as in PyTorch, each norm is clamped at eps without the clamp being
+    differentiated (the gradient is that of the unclamped norm); dividing each input by
+    its own norm first keeps the result within [-1, 1].
+    """
+    op = "cosine_similarity"
+    x1, x2 = _broadcast_pair(op, x1, x2)
+    dim = wrap_dim(op, "dim", dim, x1.dim())
+    n1 = F.sqrt((x1 * x1).sum(dim, True))
+    n2 = F.sqrt((x2 * x2).sum(dim, True))
+    n1 = n1 + (F.maximum(n1, wrap_number(eps, n1)) - n1).detach()
+    n2 = n2 + (F.maximum(n2, wrap_number(eps, n2)) - n2).detach()
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _vector_norm(d, p, dim, keepdim):
+    """The p-norm along `dim`: p = 2 (sqrt of sum of squares), inf / -inf (max / min of
+    |d|), 0 (count of non-zeros), any other p (sum(|d| ** p) ** (1 / p))."""
+    a = d.abs()
+    if p == 2:
+        return F.sqrt((d * d).sum(dim, keepdim))
+    if p == float("inf"):
+        return a.max(dim, keepdim)[0]
+    if p == float("-inf"):
+        return a.min(dim, keepdim)[0]
+    if p == 0:
+        return (d != 0).sum(dim, keepdim, dtype=d.dtype)
+    if p == 1:
+        return a.sum(dim, keepdim)
+    return (a ** p).sum(dim, keepdim) ** (1.0 / p)
+
+
+def pairwise_distance(x1, x2, p, eps, keepdim):
+    """norm(x1 - x2 + eps, p) along the last dim (eps keeps the norm's gradient finite)."""
+    op = "pairwise_distance"
+    if p < 0:
+        raise ArgumentError(f"{op}(): argument 'p' must be non-negative, but got {p}", op=op,
+                            arg="p")
+    x1, x2 = _broadcast_pair(op, x1, x2)
+    d = x1 - x2 + eps
+    if d.dim() == 0:   # a 0-dim difference is a vector of one element
+        return _vector_norm(d.unsqueeze(0), p, 0, False)
+    return _vector_norm(d, p, d.dim() - 1, keepdim)

@@ -1,0 +1,254 @@
+"""Database entries: nll_loss and cross_entropy, their kernels (nll_loss_forward /
+backward, the fused cross-entropy pair). The entries call `tp.nn.functional`, so the
+PyTorch-signature wrappers are tested together with the ops of ops.yaml."""
+from __future__ import annotations
+
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+from opinfo.core import FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+
+E = ErrorInput
+S = SampleInput
+TF = torch.nn.functional
+F = tp.nn.functional
+REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+REDUCTIONS = ("mean", "sum", "none")
+HALF_TOL = {tp.float16: (5e-3, 5e-3), tp.bfloat16: (3e-2, 3e-2), tp.float32: (1e-5, 1e-5)}
+
+
+def _grad(dtype, requires_grad):
+    return requires_grad and dtype.is_floating_point
+
+
+def _t(shape, dtype=tp.float32, device="cpu", **kw):
+    return make_tensor(shape, dtype, device, rng=rng_for("loss errors", shape, dtype), **kw)
+
+
+# ---- nll_loss and cross_entropy -------------------------------------------------------
+# (input shape, layout, with weight, ignore_index, what)
+NLL_CASES = (
+    ((4, 5), "contiguous", False, -100, "2-D"),
+    ((4, 5), "transposed", True, -100, "weight, non-contiguous"),
+    ((5,), "contiguous", False, -100, "1-D input, 0-dim target"),
+    ((2, 3, 2, 2), "contiguous", True, 1, "spatial dims, weight, ignore_index=1"),
+    ((3, 4, 2), "strided", False, -100, "one spatial dim"),
+    ((0, 3), "contiguous", False, -100, "empty batch"),
+)
+
+
+def _targets(shape, classes, ignore_index, device, rng):
+    batch = () if len(shape) == 1 else (shape[0],) + tuple(shape[2:])
+    t = make_tensor(batch, tp.int64, device, rng=rng, low=0, high=classes)
+    if t.numel() > 1:
+        flat = t.view(-1)
+        flat[0] = ignore_index   # one ignored sample in every batch that has two
+    return t
+
+
+def _nll_cases(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for i, (shape, layout, weighted, ignore, what) in enumerate(NLL_CASES):
+        classes = shape[0] if len(shape) == 1 else shape[1]
+        # Every reduction for the first case, one each (in turn) for the others: keeps
+        # the gradient tests fast.
+        for reduction in ("mean", "sum", "none") if i == 0 else (REDUCTIONS[i % 3],):
+            x = make_tensor(shape, dtype, device, rng=rng, layout=layout,
+                            requires_grad=_grad(dtype, requires_grad))
+            w = make_tensor((classes,), dtype, device, rng=rng, low=0.2, high=2.0) \
+                if weighted else None
+            t = _targets(shape, classes, ignore, device, rng)
+            yield x, t, w, reduction, ignore, f"{what}, {reduction}"
+
+
+def _nll_samples(op, device, dtype, requires_grad):
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, requires_grad):
+        yield S(x, (t,), {"weight": w, "ignore_index": ignore, "reduction": reduction},
+                name=what)
+    x = make_tensor((3, 4), dtype, device, rng=rng_for("all ignored"))
+    yield S(x, (tp.tensor([-100, -100, -100], device=device),), name="all ignored: nan")
+
+
+def _nll_forward_samples(op, device, dtype, requires_grad):
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, requires_grad):
+        yield S(x, (t, w, reduction, ignore), name=what)
+
+
+def _nll_backward_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype, "grad")
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, False):
+        _, total = _ref_nll_forward(
+            torch.tensor(x.float().numpy()), torch.tensor(t.numpy()),
+            None if w is None else torch.tensor(w.float().numpy()), reduction, ignore)
+        shape = tuple(t.shape) if reduction == "none" else ()
+        g = make_tensor(shape, dtype, device, rng=rng, requires_grad=_grad(dtype, requires_grad))
+        # (an empty batch's 'mean' divides by a total weight of 0: nan, no finite differences)
+        yield S(g, (x, t, w, reduction, ignore, tp.tensor(total.item(), dtype=dtype,
+                                                             device=device)), name=what,
+                grad=x.numel() > 0)
+
+
+def _rows(x):
+    """(N, C, d1, ...) -> (N * d1 * ..., C): aten's nll kernels take 1-D or 2-D input."""
+    return x if x.dim() <= 2 else x.movedim(1, -1).reshape(-1, x.shape[1])
+
+
+def _ref_nll_forward(x, t, w, reduction, ignore):
+    out, total = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
+                                                 else t, w, REDUCTION[reduction], ignore)
+    if reduction == "none":
+        # TensorPlay's total_weight is the sum of the weights for every reduction.
+        total = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
+                                                else t, w, 2, ignore)[1]
+        out = out.reshape(t.shape)
+    return out, total
+
+
+def _ref_nll_backward(g, x, t, w, reduction, ignore, total):
+    gx = torch.ops.aten.nll_loss_backward(g.reshape(-1) if g.dim() > 1 else g, _rows(x),
+                                          t.reshape(-1) if x.dim() > 2 else t, w,
+                                          REDUCTION[reduction], ignore, total)
+    if x.dim() <= 2:
+        return gx
+    moved = (x.shape[0],) + tuple(x.shape[2:]) + (x.shape[1],)
+    return gx.reshape(moved).movedim(-1, 1)
+
+
+def _ce_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype, "ce")
+    grad = _grad(dtype, requires_grad)
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, requires_grad):
+        yield S(x, (t,), {"weight": w, "ignore_index": ignore, "reduction": reduction},
+                name=what)
+        if reduction != "none":
+            yield S(x.detach().clone().requires_grad_(grad), (t,),
+                    {"weight": w, "ignore_index": ignore, "reduction": reduction,
+                     "label_smoothing": 0.2}, name=f"{what}, label_smoothing")
+    for i, (shape, weighted, smoothing) in enumerate((((4, 5), False, 0.0),
+                                                      ((2, 3, 2), True, 0.1),
+                                                      ((5,), False, 0.3))):
+        for reduction in REDUCTIONS if i == 0 else REDUCTIONS[i:i + 1]:
+            classes = shape[0] if len(shape) == 1 else shape[1]
+            x = make_tensor(shape, dtype, device, rng=rng, requires_grad=grad)
+            p = tp.softmax(make_tensor(shape, dtype, device, rng=rng), 0 if len(shape) == 1
+                           else 1).requires_grad_(grad)
+            w = make_tensor((classes,), dtype, device, rng=rng, low=0.2, high=2.0) \
+                if weighted else None
+            yield S(x, (p,), {"weight": w, "reduction": reduction,
+                              "label_smoothing": smoothing},
+                    name=f"probabilities {list(shape)}, {reduction}, smoothing={smoothing}")
+    yield S(tp.tensor([[1e4, 0.0, -1e4], [-1e4, 1e4, 0.0]], dtype=dtype, device=device)
+            .requires_grad_(grad), (tp.tensor([2, 1], device=device),), name="extreme logits",
+            grad=False)
+
+
+def _fused_ce_samples(op, device, dtype, requires_grad):
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, requires_grad):
+        if x.dim() == 2:
+            yield S(x, (t, w, reduction, ignore), name=what)
+
+
+def _ref_fused_ce(x, t, w, reduction, ignore):
+    loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
+    total = _ref_nll_forward(x, t, w, reduction, ignore)[1]
+    return loss, torch.softmax(x, 1).detach(), total
+
+
+def _fused_ce_backward_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype, "grad")
+    for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, False):
+        if x.dim() != 2:
+            continue
+        tx, tt = torch.tensor(x.float().numpy()), torch.tensor(t.numpy())
+        tw = None if w is None else torch.tensor(w.float().numpy())
+        total = _ref_nll_forward(tx, tt, tw, reduction, ignore)[1]
+        grad = _grad(dtype, requires_grad)
+        g = make_tensor(tuple(t.shape) if reduction == "none" else (), dtype, device, rng=rng,
+                        requires_grad=grad)
+        probs = tp.tensor(torch.softmax(tx, 1).numpy(), dtype=dtype, device=device)
+        probs.requires_grad_(grad)
+        # (an empty batch's 'mean' divides by a total weight of 0: no finite differences)
+        yield S(g, (probs, t, w, reduction, ignore, tp.tensor(total.item(), dtype=dtype,
+                                                                device=device)), name=what,
+                grad=x.numel() > 0)
+
+
+def _ref_fused_ce_backward(g, probs, t, w, reduction, ignore, total):
+    """(probs - onehot(t)) * w[t] * g, written with torch ops (so torch can differentiate
+    it with respect to g and probs as the kernel's formula does)."""
+    valid = t != ignore
+    picked = torch.where(valid, t, 0)
+    row_weight = valid.to(probs.dtype) * (1 if w is None else w[picked])
+    scale = row_weight * (g / total if reduction == "mean" else g)
+    onehot = TF.one_hot(picked, probs.shape[1]).to(probs.dtype)
+    return (probs - onehot) * scale.unsqueeze(1)
+
+
+def errors_nll(op, device):
+    x = _t((3, 4), device=device)
+    yield E(S(x, (_t((3,), tp.float32, device=device),)), DTypeError,
+            rf"{op.name}\(\): argument 'target' must be an int64 \(or uint8\) tensor",
+            arg="target")
+    yield E(S(x, (tp.tensor([0, 1], device=device),)), ShapeError,
+            rf"{op.name}\(\): argument 'target' must have shape \[3\]", arg="target")
+    yield E(S(x, (tp.tensor([0, 1, 2], device=device),), {"weight": _t((3,), device=device)}),
+            ShapeError, rf"{op.name}\(\): argument 'weight' must have shape \[4\]",
+            arg="weight")
+    yield E(S(x, (tp.tensor([0, 1, 2], device=device),), {"reduction": "avg"}), ArgumentError,
+            rf"{op.name}\(\): argument 'reduction' must be one of 'none', 'mean', 'sum'",
+            arg="reduction")
+
+
+def errors_nll_forward(op, device):
+    x = _t((3, 4), device=device)
+    yield E(S(x, (tp.tensor([0, 4, 1], device=device), None, "mean", -100)), DimError,
+            r"nll_loss_forward\(\): Target 4 is out of bounds", arg="target", meta=False)
+    yield E(S(x, (tp.tensor([0, 1, 1], dtype=tp.int32, device=device), None, "mean", -100)),
+            DTypeError, r"nll_loss_forward\(\): argument 'target' must be an int64 \(or uint8\)",
+            arg="target")
+
+
+def errors_fused_ce(op, device):
+    yield E(S(_t((3, 4, 2), device=device), (tp.tensor([[0, 1]] * 3, device=device), None,
+                                               "mean", -100)), ShapeError,
+            r"_cross_entropy_forward\(\): argument 'self' must be 2-D \(N, C\)", arg="self",
+            torch_raises=False)
+
+
+def errors_cross_entropy(op, device):
+    x = _t((3, 4), device=device)
+    yield E(S(x, (_t((3, 5), device=device),)), ShapeError,
+            r"cross_entropy_loss\(\): class probabilities in argument 'target' must have the "
+            r"input's shape \[3, 4\]", arg="target")
+    yield E(S(x, (tp.tensor([0, 1, 2], device=device),), {"label_smoothing": 1.5}),
+            ArgumentError, r"cross_entropy_loss\(\): argument 'label_smoothing' must be between",
+            arg="label_smoothing")
+    yield E(S(x, (tp.tensor([0, 1, 2], device=device),), {"reduction": "avg"}), ArgumentError,
+            r"cross_entropy_loss\(\): argument 'reduction' must be one of", arg="reduction")
+
+
+op_db = [
+    OpInfo("nll_loss", op=F.nll_loss, ref=TF.nll_loss, overloads=("nll_loss",),
+           dtypes=FLOATING, sample_inputs_func=_nll_samples,
+           error_inputs_func=errors_nll, tolerances=HALF_TOL),
+    OpInfo("nll_loss_forward", ref=_ref_nll_forward,
+           overloads=("nll_loss_forward",), dtypes=FLOATING,
+           sample_inputs_func=_nll_forward_samples, error_inputs_func=errors_nll_forward,
+           tolerances=HALF_TOL),
+    OpInfo("nll_loss_backward", ref=_ref_nll_backward,
+           overloads=("nll_loss_backward",), dtypes=FLOATING,
+           sample_inputs_func=_nll_backward_samples),
+    OpInfo("cross_entropy_loss", op=F.cross_entropy, ref=TF.cross_entropy,
+           overloads=("cross_entropy_loss", "nll_loss_forward"), dtypes=FLOATING,
+           sample_inputs_func=_ce_samples, error_inputs_func=errors_cross_entropy,
+           tolerances=HALF_TOL),
+    OpInfo("_cross_entropy_forward", ref=_ref_fused_ce, overloads=("_cross_entropy_forward",),
+           dtypes=FLOATING, sample_inputs_func=_fused_ce_samples, error_inputs_func=errors_fused_ce,
+           # Its statistics outputs are not differentiable: gradcheck runs on the
+           # cross_entropy_loss entry, which calls this kernel.
+           gradcheck=False),
+    OpInfo("_cross_entropy_backward", ref=_ref_fused_ce_backward,
+           overloads=("_cross_entropy_backward",), dtypes=FLOATING,
+           sample_inputs_func=_fused_ce_backward_samples),
+]

@@ -1,0 +1,57 @@
+"""Normalization behaviour the operator database does not see: the running statistics
+that batch_norm and instance_norm update in place."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import tensorplay as tp
+
+F = tp.nn.functional
+TF = torch.nn.functional
+
+
+def _pair(shape, seed, low=-2.0, high=2.0):
+    a = np.random.default_rng(seed).uniform(low, high, shape)
+    return tp.tensor(a), torch.tensor(a)
+
+
+def test_batch_norm_updates_running_stats_like_torch():
+    x, tx = _pair((4, 3, 5), 0)
+    rm, trm = _pair((3,), 1)
+    rv, trv = _pair((3,), 2, 0.5, 2.0)
+    version = rm._version
+    for _ in range(2):   # twice: the second update starts from the first one's result
+        F.batch_norm(x, rm, rv, training=True, momentum=0.3)
+        TF.batch_norm(tx, trm, trv, training=True, momentum=0.3)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
+    # The running variance is unbiased (n / (n - 1)), the normalization's is not.
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)
+    assert rm._version > version, "an in-place update must bump the version counter"
+
+
+def test_batch_norm_eval_uses_running_stats_and_leaves_them():
+    x, tx = _pair((4, 3), 3)
+    rm, trm = _pair((3,), 4)
+    rv, trv = _pair((3,), 5, 0.5, 2.0)
+    before = rm.numpy().copy()
+    y = F.batch_norm(x, rm, rv, training=False)
+    np.testing.assert_allclose(y.numpy(), TF.batch_norm(tx, trm, trv).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(rm.numpy(), before)
+
+
+def test_instance_norm_averages_running_stats_over_the_batch():
+    x, tx = _pair((2, 3, 4), 6)
+    rm, trm = _pair((3,), 7)
+    rv, trv = _pair((3,), 8, 0.5, 2.0)
+    F.instance_norm(x, rm, rv, momentum=0.2)
+    TF.instance_norm(tx, trm, trv, momentum=0.2)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)
+
+
+def test_layer_norm_large_offset_is_stable():
+    """A large common offset must not swamp the variance (two-pass moments)."""
+    x, tx = _pair((2, 8), 9)
+    y = F.layer_norm(x + 1e6, [8])
+    np.testing.assert_allclose(y.numpy(), TF.layer_norm(tx + 1e6, [8]).numpy(), atol=1e-6)
