@@ -25,13 +25,13 @@ class AddBackward0(Node):
         alpha = self.alpha_
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(maybe_multiply(grad, alpha), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(maybe_multiply(grad, alpha), other_sizes)
+        return (d_self, d_other)
 
 
 class SubBackward0(Node):
@@ -50,13 +50,13 @@ class SubBackward0(Node):
         alpha = self.alpha_
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
+        return (d_self, d_other)
 
 
 class MulBackward0(Node):
@@ -76,13 +76,13 @@ class MulBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * other, self_sizes)
+            d_self = sum_to(grad * other, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(grad * self_, other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(grad * self_, other_sizes)
+        return (d_self, d_other)
 
 
 class DivBackward0(Node):
@@ -102,13 +102,13 @@ class DivBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad / other, self_sizes)
+            d_self = sum_to(grad / other, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-grad * self_ / (other * other), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(-grad * self_ / (other * other), other_sizes)
+        return (d_self, d_other)
 
 
 class PowBackward0(Node):
@@ -129,13 +129,13 @@ class PowBackward0(Node):
         result = self.result_.unpack(self)
         self_sizes = self.self_sizes
         exponent_sizes = self.exponent_sizes
-        grad_self = None
-        grad_exponent = None
+        d_self = None
+        d_exponent = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
+            d_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
         if self.needs_input_grad(1):
-            grad_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent_sizes)
-        return (grad_self, grad_exponent)
+            d_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent_sizes)
+        return (d_self, d_exponent)
 
 
 class MaximumBackward0(Node):
@@ -155,15 +155,15 @@ class MaximumBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_sizes)
+            d_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
+        return (d_self, d_other)
 
 
 class MinimumBackward0(Node):
@@ -183,15 +183,15 @@ class MinimumBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_sizes)
+            d_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other_sizes)
+        return (d_self, d_other)
 
 
 class XlogyBackward0(Node):
@@ -211,13 +211,13 @@ class XlogyBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(xlogy_self_backward(grad, self_, other), self_sizes)
+            d_self = sum_to(xlogy_self_backward(grad, self_, other), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(grad * self_ / other, other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(grad * self_ / other, other_sizes)
+        return (d_self, d_other)
 
 
 class WhereBackward0(Node):
@@ -236,13 +236,13 @@ class WhereBackward0(Node):
         condition = self.condition_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(condition, grad, 0), self_sizes)
+            d_self = sum_to(where(condition, grad, 0), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(where(condition, 0, grad), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(where(condition, 0, grad), other_sizes)
+        return (d_self, d_other)
 
 
 class NegBackward0(Node):
@@ -257,10 +257,10 @@ class NegBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -grad
-        return (grad_self,)
+            d_self = -grad
+        return (d_self,)
 
 
 class AbsBackward0(Node):
@@ -276,10 +276,10 @@ class AbsBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * sign(self_)
-        return (grad_self,)
+            d_self = grad * sign(self_)
+        return (d_self,)
 
 
 class SignBackward0(Node):
@@ -294,10 +294,10 @@ class SignBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class ExpBackward0(Node):
@@ -313,10 +313,10 @@ class ExpBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * result
-        return (grad_self,)
+            d_self = grad * result
+        return (d_self,)
 
 
 class LogBackward0(Node):
@@ -332,10 +332,10 @@ class LogBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / self_
-        return (grad_self,)
+            d_self = grad / self_
+        return (d_self,)
 
 
 class SqrtBackward0(Node):
@@ -351,10 +351,10 @@ class SqrtBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (2 * result)
-        return (grad_self,)
+            d_self = grad / (2 * result)
+        return (d_self,)
 
 
 class SinBackward0(Node):
@@ -370,10 +370,10 @@ class SinBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * self_.cos()
-        return (grad_self,)
+            d_self = grad * self_.cos()
+        return (d_self,)
 
 
 class CosBackward0(Node):
@@ -389,10 +389,10 @@ class CosBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -grad * self_.sin()
-        return (grad_self,)
+            d_self = -grad * self_.sin()
+        return (d_self,)
 
 
 class TanhBackward0(Node):
@@ -408,10 +408,10 @@ class TanhBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * (1 - result * result)
-        return (grad_self,)
+            d_self = grad * (1 - result * result)
+        return (d_self,)
 
 
 class SigmoidBackward0(Node):
@@ -427,10 +427,10 @@ class SigmoidBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * result * (1 - result)
-        return (grad_self,)
+            d_self = grad * result * (1 - result)
+        return (d_self,)
 
 
 class ReluBackward0(Node):
@@ -446,10 +446,10 @@ class ReluBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = where(result <= 0, 0, grad)
-        return (grad_self,)
+            d_self = where(result <= 0, 0, grad)
+        return (d_self,)
 
 
 class SumBackward0(Node):
@@ -465,10 +465,10 @@ class SumBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.expand(self_sizes)
-        return (grad_self,)
+            d_self = grad.expand(self_sizes)
+        return (d_self,)
 
 
 class SumBackward1(Node):
@@ -486,10 +486,10 @@ class SumBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = sum_backward(grad, self_sizes, dim, keepdim)
-        return (grad_self,)
+            d_self = sum_backward(grad, self_sizes, dim, keepdim)
+        return (d_self,)
 
 
 class MeanBackward0(Node):
@@ -506,10 +506,10 @@ class MeanBackward0(Node):
         grad = grads[0]
         self_numel = self.self_numel
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.expand(self_sizes) / self_numel
-        return (grad_self,)
+            d_self = grad.expand(self_sizes) / self_numel
+        return (d_self,)
 
 
 class MeanBackward1(Node):
@@ -527,10 +527,10 @@ class MeanBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = mean_backward(grad, self_sizes, dim, keepdim)
-        return (grad_self,)
+            d_self = mean_backward(grad, self_sizes, dim, keepdim)
+        return (d_self,)
 
 
 class MaxBackward0(Node):
@@ -547,10 +547,10 @@ class MaxBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = evenly_distribute_backward(grad, self_, result)
-        return (grad_self,)
+            d_self = evenly_distribute_backward(grad, self_, result)
+        return (d_self,)
 
 
 class MaxBackward1(Node):
@@ -571,10 +571,10 @@ class MaxBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
-        return (grad_self,)
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
 
 
 class MinBackward0(Node):
@@ -591,10 +591,10 @@ class MinBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = evenly_distribute_backward(grad, self_, result)
-        return (grad_self,)
+            d_self = evenly_distribute_backward(grad, self_, result)
+        return (d_self,)
 
 
 class MinBackward1(Node):
@@ -615,10 +615,10 @@ class MinBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
-        return (grad_self,)
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
 
 
 class MmBackward0(Node):
@@ -636,13 +636,13 @@ class MmBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         mat2 = self.mat2_.unpack(self)
-        grad_self = None
-        grad_mat2 = None
+        d_self = None
+        d_mat2 = None
         if self.needs_input_grad(0):
-            grad_self = grad.mm(mat2.t())
+            d_self = grad.mm(mat2.t())
         if self.needs_input_grad(1):
-            grad_mat2 = self_.t().mm(grad)
-        return (grad_self, grad_mat2)
+            d_mat2 = self_.t().mm(grad)
+        return (d_self, d_mat2)
 
 
 class BmmBackward0(Node):
@@ -660,13 +660,13 @@ class BmmBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         mat2 = self.mat2_.unpack(self)
-        grad_self = None
-        grad_mat2 = None
+        d_self = None
+        d_mat2 = None
         if self.needs_input_grad(0):
-            grad_self = grad.bmm(mat2.transpose(1, 2))
+            d_self = grad.bmm(mat2.transpose(1, 2))
         if self.needs_input_grad(1):
-            grad_mat2 = self_.transpose(1, 2).bmm(grad)
-        return (grad_self, grad_mat2)
+            d_mat2 = self_.transpose(1, 2).bmm(grad)
+        return (d_self, d_mat2)
 
 
 class CopyBackward0(Node):
@@ -684,13 +684,13 @@ class CopyBackward0(Node):
         grad = grads[0]
         src_dtype = self.src_dtype
         src_sizes = self.src_sizes
-        grad_self = None
-        grad_src = None
+        d_self = None
+        d_src = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
+            d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            grad_src = sum_to(grad, src_sizes).to(src_dtype)
-        return (grad_self, grad_src)
+            d_src = sum_to(grad, src_sizes).to(src_dtype)
+        return (d_self, d_src)
 
 
 class FillBackward0(Node):
@@ -705,10 +705,10 @@ class FillBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class CloneBackward0(Node):
@@ -723,10 +723,10 @@ class CloneBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad
-        return (grad_self,)
+            d_self = grad
+        return (d_self,)
 
 
 class ToCopyBackward0(Node):
@@ -743,10 +743,10 @@ class ToCopyBackward0(Node):
         grad = grads[0]
         self_device = self.self_device
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.to(self_device, self_dtype)
-        return (grad_self,)
+            d_self = grad.to(self_device, self_dtype)
+        return (d_self,)
 
 
 class ViewBackward0(Node):
@@ -762,10 +762,10 @@ class ViewBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.reshape(self_sizes)
-        return (grad_self,)
+            d_self = grad.reshape(self_sizes)
+        return (d_self,)
 
 
 class AsStridedBackward0(Node):
@@ -784,10 +784,10 @@ class AsStridedBackward0(Node):
         size = self.size_
         stride = self.stride_
         storage_offset = self.storage_offset_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = as_strided_backward(grad, self_, size, stride, storage_offset)
-        return (grad_self,)
+            d_self = as_strided_backward(grad, self_, size, stride, storage_offset)
+        return (d_self,)
 
 
 class TransposeBackward0(Node):
@@ -804,10 +804,10 @@ class TransposeBackward0(Node):
         grad = grads[0]
         dim0 = self.dim0_
         dim1 = self.dim1_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.transpose(dim0, dim1)
-        return (grad_self,)
+            d_self = grad.transpose(dim0, dim1)
+        return (d_self,)
 
 
 class PermuteBackward0(Node):
@@ -823,10 +823,10 @@ class PermuteBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         dims = self.dims_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = permute_backward(grad, dims)
-        return (grad_self,)
+            d_self = permute_backward(grad, dims)
+        return (d_self,)
 
 
 class ExpandBackward0(Node):
@@ -842,10 +842,10 @@ class ExpandBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
-        return (grad_self,)
+            d_self = sum_to(grad, self_sizes)
+        return (d_self,)
 
 
 class SqueezeBackward0(Node):
@@ -861,10 +861,10 @@ class SqueezeBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.reshape(self_sizes)
-        return (grad_self,)
+            d_self = grad.reshape(self_sizes)
+        return (d_self,)
 
 
 class SqueezeBackward1(Node):
@@ -880,10 +880,10 @@ class SqueezeBackward1(Node):
     def apply(self, grads):
         grad = grads[0]
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.reshape(self_sizes)
-        return (grad_self,)
+            d_self = grad.reshape(self_sizes)
+        return (d_self,)
 
 
 class UnsqueezeBackward0(Node):
@@ -899,10 +899,10 @@ class UnsqueezeBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.squeeze(dim)
-        return (grad_self,)
+            d_self = grad.squeeze(dim)
+        return (d_self,)
 
 
 class SelectBackward0(Node):
@@ -920,10 +920,10 @@ class SelectBackward0(Node):
         dim = self.dim_
         index = self.index_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = select_backward(grad, self_sizes, dim, index)
-        return (grad_self,)
+            d_self = select_backward(grad, self_sizes, dim, index)
+        return (d_self,)
 
 
 class SliceBackward0(Node):
@@ -943,10 +943,10 @@ class SliceBackward0(Node):
         end = self.end_
         step = self.step_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = slice_backward(grad, self_sizes, dim, start, end, step)
-        return (grad_self,)
+            d_self = slice_backward(grad, self_sizes, dim, start, end, step)
+        return (d_self,)
 
 
 class ReciprocalBackward0(Node):
@@ -962,10 +962,10 @@ class ReciprocalBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -grad * result * result
-        return (grad_self,)
+            d_self = -grad * result * result
+        return (d_self,)
 
 
 class RsqrtBackward0(Node):
@@ -981,10 +981,10 @@ class RsqrtBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -0.5 * grad * result * result * result
-        return (grad_self,)
+            d_self = -0.5 * grad * result * result * result
+        return (d_self,)
 
 
 class Exp2Backward0(Node):
@@ -1000,10 +1000,10 @@ class Exp2Backward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * result * 0.6931471805599453
-        return (grad_self,)
+            d_self = grad * result * 0.6931471805599453
+        return (d_self,)
 
 
 class Expm1Backward0(Node):
@@ -1019,10 +1019,10 @@ class Expm1Backward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * (result + 1)
-        return (grad_self,)
+            d_self = grad * (result + 1)
+        return (d_self,)
 
 
 class Log2Backward0(Node):
@@ -1038,10 +1038,10 @@ class Log2Backward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (self_ * 0.6931471805599453)
-        return (grad_self,)
+            d_self = grad / (self_ * 0.6931471805599453)
+        return (d_self,)
 
 
 class Log10Backward0(Node):
@@ -1057,10 +1057,10 @@ class Log10Backward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (self_ * 2.302585092994046)
-        return (grad_self,)
+            d_self = grad / (self_ * 2.302585092994046)
+        return (d_self,)
 
 
 class Log1pBackward0(Node):
@@ -1076,10 +1076,10 @@ class Log1pBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (self_ + 1)
-        return (grad_self,)
+            d_self = grad / (self_ + 1)
+        return (d_self,)
 
 
 class TanBackward0(Node):
@@ -1095,10 +1095,10 @@ class TanBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * (1 + result * result)
-        return (grad_self,)
+            d_self = grad * (1 + result * result)
+        return (d_self,)
 
 
 class AsinBackward0(Node):
@@ -1114,10 +1114,10 @@ class AsinBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (1 - self_ * self_).sqrt()
-        return (grad_self,)
+            d_self = grad / (1 - self_ * self_).sqrt()
+        return (d_self,)
 
 
 class AcosBackward0(Node):
@@ -1133,10 +1133,10 @@ class AcosBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -grad / (1 - self_ * self_).sqrt()
-        return (grad_self,)
+            d_self = -grad / (1 - self_ * self_).sqrt()
+        return (d_self,)
 
 
 class AtanBackward0(Node):
@@ -1152,10 +1152,10 @@ class AtanBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad / (1 + self_ * self_)
-        return (grad_self,)
+            d_self = grad / (1 + self_ * self_)
+        return (d_self,)
 
 
 class SinhBackward0(Node):
@@ -1171,10 +1171,10 @@ class SinhBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * self_.cosh()
-        return (grad_self,)
+            d_self = grad * self_.cosh()
+        return (d_self,)
 
 
 class CoshBackward0(Node):
@@ -1190,10 +1190,10 @@ class CoshBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * self_.sinh()
-        return (grad_self,)
+            d_self = grad * self_.sinh()
+        return (d_self,)
 
 
 class ErfBackward0(Node):
@@ -1209,10 +1209,10 @@ class ErfBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * 1.1283791670955126 * (-self_ * self_).exp()
-        return (grad_self,)
+            d_self = grad * 1.1283791670955126 * (-self_ * self_).exp()
+        return (d_self,)
 
 
 class ErfcBackward0(Node):
@@ -1228,10 +1228,10 @@ class ErfcBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = -grad * 1.1283791670955126 * (-self_ * self_).exp()
-        return (grad_self,)
+            d_self = -grad * 1.1283791670955126 * (-self_ * self_).exp()
+        return (d_self,)
 
 
 class LogitBackward0(Node):
@@ -1248,10 +1248,10 @@ class LogitBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         eps = self.eps_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = logit_backward(grad, self_, eps)
-        return (grad_self,)
+            d_self = logit_backward(grad, self_, eps)
+        return (d_self,)
 
 
 class FloorBackward0(Node):
@@ -1266,10 +1266,10 @@ class FloorBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class CeilBackward0(Node):
@@ -1284,10 +1284,10 @@ class CeilBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class TruncBackward0(Node):
@@ -1302,10 +1302,10 @@ class TruncBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class RoundBackward0(Node):
@@ -1320,10 +1320,10 @@ class RoundBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class RoundBackward1(Node):
@@ -1338,10 +1338,10 @@ class RoundBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class FracBackward0(Node):
@@ -1356,10 +1356,10 @@ class FracBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad
-        return (grad_self,)
+            d_self = grad
+        return (d_self,)
 
 
 class DivBackward1(Node):
@@ -1380,13 +1380,13 @@ class DivBackward1(Node):
         rounding_mode = self.rounding_mode_
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(div_mode_backward_self(grad, other, rounding_mode), self_sizes)
+            d_self = sum_to(div_mode_backward_self(grad, other, rounding_mode), self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes)
+        return (d_self, d_other)
 
 
 class FloorDivideBackward0(Node):
@@ -1402,13 +1402,13 @@ class FloorDivideBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = not_implemented("floor_divide")
+            d_self = not_implemented("floor_divide")
         if self.needs_input_grad(1):
-            grad_other = not_implemented("floor_divide")
-        return (grad_self, grad_other)
+            d_other = not_implemented("floor_divide")
+        return (d_self, d_other)
 
 
 class RemainderBackward0(Node):
@@ -1428,13 +1428,13 @@ class RemainderBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-grad * rounded_quotient(self_, other, "floor"), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(-grad * rounded_quotient(self_, other, "floor"), other_sizes)
+        return (d_self, d_other)
 
 
 class FmodBackward0(Node):
@@ -1454,13 +1454,13 @@ class FmodBackward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-grad * rounded_quotient(self_, other, "trunc"), other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(-grad * rounded_quotient(self_, other, "trunc"), other_sizes)
+        return (d_self, d_other)
 
 
 class Atan2Backward0(Node):
@@ -1480,14 +1480,14 @@ class Atan2Backward0(Node):
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         _tmp0 = self_ * self_ + other * other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * other / _tmp0, self_sizes)
+            d_self = sum_to(grad * other / _tmp0, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(-grad * self_ / _tmp0, other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(-grad * self_ / _tmp0, other_sizes)
+        return (d_self, d_other)
 
 
 class HypotBackward0(Node):
@@ -1508,13 +1508,13 @@ class HypotBackward0(Node):
         result = self.result_.unpack(self)
         self_sizes = self.self_sizes
         other_sizes = self.other_sizes
-        grad_self = None
-        grad_other = None
+        d_self = None
+        d_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * self_ / result, self_sizes)
+            d_self = sum_to(grad * self_ / result, self_sizes)
         if self.needs_input_grad(1):
-            grad_other = sum_to(grad * other / result, other_sizes)
-        return (grad_self, grad_other)
+            d_other = sum_to(grad * other / result, other_sizes)
+        return (d_self, d_other)
 
 
 class ClampBackward0(Node):
@@ -1532,10 +1532,10 @@ class ClampBackward0(Node):
         self_ = self.self_.unpack(self)
         min = self.min_
         max = self.max_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = clamp_backward(grad, self_, min, max)
-        return (grad_self,)
+            d_self = clamp_backward(grad, self_, min, max)
+        return (d_self,)
 
 
 class ClampBackward1(Node):
@@ -1558,16 +1558,16 @@ class ClampBackward1(Node):
         self_sizes = self.self_sizes
         min_sizes = self.min_sizes
         max_sizes = self.max_sizes
-        grad_self = None
-        grad_min = None
-        grad_max = None
+        d_self = None
+        d_min = None
+        d_max = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(clamp_backward_self(grad, self_, min, max), self_sizes)
+            d_self = sum_to(clamp_backward_self(grad, self_, min, max), self_sizes)
         if self.needs_input_grad(1):
-            grad_min = sum_to(clamp_backward_min(grad, self_, min, max), min_sizes)
+            d_min = sum_to(clamp_backward_min(grad, self_, min, max), min_sizes)
         if self.needs_input_grad(2):
-            grad_max = sum_to(clamp_backward_max(grad, self_, min, max), max_sizes)
-        return (grad_self, grad_min, grad_max)
+            d_max = sum_to(clamp_backward_max(grad, self_, min, max), max_sizes)
+        return (d_self, d_min, d_max)
 
 
 class ClampMaxBackward0(Node):
@@ -1587,13 +1587,13 @@ class ClampMaxBackward0(Node):
         max = self.max_.unpack(self)
         self_sizes = self.self_sizes
         max_sizes = self.max_sizes
-        grad_self = None
-        grad_max = None
+        d_self = None
+        d_max = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(where(self_ <= max, grad, 0), self_sizes)
+            d_self = sum_to(where(self_ <= max, grad, 0), self_sizes)
         if self.needs_input_grad(1):
-            grad_max = sum_to(clamp_backward_max(grad, self_, None, max), max_sizes)
-        return (grad_self, grad_max)
+            d_max = sum_to(clamp_backward_max(grad, self_, None, max), max_sizes)
+        return (d_self, d_max)
 
 
 class LerpBackward0(Node):
@@ -1612,13 +1612,13 @@ class LerpBackward0(Node):
         weight = self.weight_
         self_sizes = self.self_sizes
         end_sizes = self.end_sizes
-        grad_self = None
-        grad_end = None
+        d_self = None
+        d_end = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - weight), self_sizes)
         if self.needs_input_grad(1):
-            grad_end = sum_to(grad * weight, end_sizes)
-        return (grad_self, grad_end)
+            d_end = sum_to(grad * weight, end_sizes)
+        return (d_self, d_end)
 
 
 class LerpBackward1(Node):
@@ -1641,16 +1641,16 @@ class LerpBackward1(Node):
         self_sizes = self.self_sizes
         end_sizes = self.end_sizes
         weight_sizes = self.weight_sizes
-        grad_self = None
-        grad_end = None
-        grad_weight = None
+        d_self = None
+        d_end = None
+        d_weight = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - weight), self_sizes)
         if self.needs_input_grad(1):
-            grad_end = sum_to(grad * weight, end_sizes)
+            d_end = sum_to(grad * weight, end_sizes)
         if self.needs_input_grad(2):
-            grad_weight = sum_to(grad * (end - self_), weight_sizes)
-        return (grad_self, grad_end, grad_weight)
+            d_weight = sum_to(grad * (end - self_), weight_sizes)
+        return (d_self, d_end, d_weight)
 
 
 class AddcmulBackward0(Node):
@@ -1673,16 +1673,16 @@ class AddcmulBackward0(Node):
         self_sizes = self.self_sizes
         tensor1_sizes = self.tensor1_sizes
         tensor2_sizes = self.tensor2_sizes
-        grad_self = None
-        grad_tensor1 = None
-        grad_tensor2 = None
+        d_self = None
+        d_tensor1 = None
+        d_tensor2 = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_tensor1 = sum_to(maybe_multiply(grad * tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad * tensor2, value), tensor1_sizes)
         if self.needs_input_grad(2):
-            grad_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
-        return (grad_self, grad_tensor1, grad_tensor2)
+            d_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
+        return (d_self, d_tensor1, d_tensor2)
 
 
 class AddcdivBackward0(Node):
@@ -1705,16 +1705,16 @@ class AddcdivBackward0(Node):
         self_sizes = self.self_sizes
         tensor1_sizes = self.tensor1_sizes
         tensor2_sizes = self.tensor2_sizes
-        grad_self = None
-        grad_tensor1 = None
-        grad_tensor2 = None
+        d_self = None
+        d_tensor1 = None
+        d_tensor2 = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad, self_sizes)
+            d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            grad_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
         if self.needs_input_grad(2):
-            grad_tensor2 = sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes)
-        return (grad_self, grad_tensor1, grad_tensor2)
+            d_tensor2 = sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes)
+        return (d_self, d_tensor1, d_tensor2)
 
 
 class NanToNumBackward0(Node):
@@ -1730,10 +1730,10 @@ class NanToNumBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * isfinite(self_)
-        return (grad_self,)
+            d_self = grad * isfinite(self_)
+        return (d_self,)
 
 
 class LeakyReluBackward0(Node):
@@ -1750,10 +1750,10 @@ class LeakyReluBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         negative_slope = self.negative_slope_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = where(self_ > 0, grad, grad * negative_slope)
-        return (grad_self,)
+            d_self = where(self_ > 0, grad, grad * negative_slope)
+        return (d_self,)
 
 
 class EluBackward0(Node):
@@ -1772,10 +1772,10 @@ class EluBackward0(Node):
         alpha = self.alpha_
         scale = self.scale_
         input_scale = self.input_scale_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = elu_backward(grad, self_, alpha, scale, input_scale)
-        return (grad_self,)
+            d_self = elu_backward(grad, self_, alpha, scale, input_scale)
+        return (d_self,)
 
 
 class GeluBackward0(Node):
@@ -1792,10 +1792,10 @@ class GeluBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         approximate = self.approximate_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = gelu_backward(grad, self_, approximate)
-        return (grad_self,)
+            d_self = gelu_backward(grad, self_, approximate)
+        return (d_self,)
 
 
 class SiluBackward0(Node):
@@ -1811,10 +1811,10 @@ class SiluBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = silu_backward(grad, self_)
-        return (grad_self,)
+            d_self = silu_backward(grad, self_)
+        return (d_self,)
 
 
 class MishBackward0(Node):
@@ -1830,10 +1830,10 @@ class MishBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = mish_backward(grad, self_)
-        return (grad_self,)
+            d_self = mish_backward(grad, self_)
+        return (d_self,)
 
 
 class SoftplusBackward0(Node):
@@ -1851,11 +1851,11 @@ class SoftplusBackward0(Node):
         self_ = self.self_.unpack(self)
         beta = self.beta_
         threshold = self.threshold_
-        grad_self = None
+        d_self = None
         _tmp0 = self_ * beta if self.needs_input_grad(0) else None
         if self.needs_input_grad(0):
-            grad_self = where(_tmp0 > threshold, grad, grad * _tmp0.sigmoid())
-        return (grad_self,)
+            d_self = where(_tmp0 > threshold, grad, grad * _tmp0.sigmoid())
+        return (d_self,)
 
 
 class HardtanhBackward0(Node):
@@ -1873,10 +1873,10 @@ class HardtanhBackward0(Node):
         self_ = self.self_.unpack(self)
         min_val = self.min_val_
         max_val = self.max_val_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = where(logical_or(self_ <= min_val, self_ >= max_val), 0, grad)
-        return (grad_self,)
+            d_self = where(logical_or(self_ <= min_val, self_ >= max_val), 0, grad)
+        return (d_self,)
 
 
 class HardsigmoidBackward0(Node):
@@ -1892,10 +1892,10 @@ class HardsigmoidBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = where(logical_and(self_ > -3, self_ < 3), grad / 6, 0)
-        return (grad_self,)
+            d_self = where(logical_and(self_ > -3, self_ < 3), grad / 6, 0)
+        return (d_self,)
 
 
 class HardswishBackward0(Node):
@@ -1911,10 +1911,10 @@ class HardswishBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = hardswish_backward(grad, self_)
-        return (grad_self,)
+            d_self = hardswish_backward(grad, self_)
+        return (d_self,)
 
 
 class ThresholdBackward0(Node):
@@ -1931,10 +1931,10 @@ class ThresholdBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         threshold = self.threshold_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = where(self_ <= threshold, 0, grad)
-        return (grad_self,)
+            d_self = where(self_ <= threshold, 0, grad)
+        return (d_self,)
 
 
 class NormalBackward0(Node):
@@ -1949,10 +1949,10 @@ class NormalBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class UniformBackward0(Node):
@@ -1967,10 +1967,10 @@ class UniformBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class ExponentialBackward0(Node):
@@ -1985,10 +1985,10 @@ class ExponentialBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class BernoulliBackward0(Node):
@@ -2003,10 +2003,10 @@ class BernoulliBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class BernoulliBackward1(Node):
@@ -2021,10 +2021,10 @@ class BernoulliBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class BernoulliBackward2(Node):
@@ -2039,10 +2039,10 @@ class BernoulliBackward2(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class BernoulliBackward3(Node):
@@ -2057,10 +2057,10 @@ class BernoulliBackward3(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = zeros_like(grad)
-        return (grad_self,)
+            d_self = zeros_like(grad)
+        return (d_self,)
 
 
 class ProdBackward0(Node):
@@ -2078,10 +2078,10 @@ class ProdBackward0(Node):
         self_ = self.self_.unpack(self)
         result = self.result_.unpack(self)
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = prod_backward(grad, self_, result).to(self_dtype)
-        return (grad_self,)
+            d_self = prod_backward(grad, self_, result).to(self_dtype)
+        return (d_self,)
 
 
 class ProdBackward1(Node):
@@ -2101,10 +2101,10 @@ class ProdBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
-        return (grad_self,)
+            d_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
+        return (d_self,)
 
 
 class AmaxBackward0(Node):
@@ -2123,10 +2123,10 @@ class AmaxBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = amax_backward(grad, self_, result, dim, keepdim)
-        return (grad_self,)
+            d_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (d_self,)
 
 
 class AminBackward0(Node):
@@ -2145,10 +2145,10 @@ class AminBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = amax_backward(grad, self_, result, dim, keepdim)
-        return (grad_self,)
+            d_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (d_self,)
 
 
 class VarBackward0(Node):
@@ -2167,10 +2167,10 @@ class VarBackward0(Node):
         dim = self.dim_
         correction = self.correction_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = var_backward(grad, self_, dim, correction, keepdim)
-        return (grad_self,)
+            d_self = var_backward(grad, self_, dim, correction, keepdim)
+        return (d_self,)
 
 
 class StdBackward0(Node):
@@ -2190,10 +2190,10 @@ class StdBackward0(Node):
         dim = self.dim_
         correction = self.correction_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = std_backward(grad, self_, dim, correction, keepdim, result)
-        return (grad_self,)
+            d_self = std_backward(grad, self_, dim, correction, keepdim, result)
+        return (d_self,)
 
 
 class NormBackward0(Node):
@@ -2213,10 +2213,10 @@ class NormBackward0(Node):
         p = self.p_
         dim = self.dim_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = norm_backward(grad, self_, p, result, dim, keepdim)
-        return (grad_self,)
+            d_self = norm_backward(grad, self_, p, result, dim, keepdim)
+        return (d_self,)
 
 
 class LogsumexpBackward0(Node):
@@ -2235,10 +2235,10 @@ class LogsumexpBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         keepdim = self.keepdim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = logsumexp_backward(grad, self_, result, dim, keepdim)
-        return (grad_self,)
+            d_self = logsumexp_backward(grad, self_, result, dim, keepdim)
+        return (d_self,)
 
 
 class CumsumBackward0(Node):
@@ -2255,10 +2255,10 @@ class CumsumBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = cumsum_backward(grad, self_, dim)
-        return (grad_self,)
+            d_self = cumsum_backward(grad, self_, dim)
+        return (d_self,)
 
 
 class CumprodBackward0(Node):
@@ -2277,10 +2277,10 @@ class CumprodBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
-        return (grad_self,)
+            d_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
+        return (d_self,)
 
 
 class CummaxBackward0(Node):
@@ -2300,10 +2300,10 @@ class CummaxBackward0(Node):
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = cummaxmin_backward(grad, self_, indices, dim)
-        return (grad_self,)
+            d_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (d_self,)
 
 
 class CumminBackward0(Node):
@@ -2323,10 +2323,10 @@ class CumminBackward0(Node):
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = cummaxmin_backward(grad, self_, indices, dim)
-        return (grad_self,)
+            d_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (d_self,)
 
 
 class MedianBackward0(Node):
@@ -2343,10 +2343,10 @@ class MedianBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         result = self.result_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = evenly_distribute_backward(grad, self_, result)
-        return (grad_self,)
+            d_self = evenly_distribute_backward(grad, self_, result)
+        return (d_self,)
 
 
 class MedianBackward1(Node):
@@ -2367,10 +2367,10 @@ class MedianBackward1(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
-        return (grad_self,)
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
 
 
 class ModeBackward0(Node):
@@ -2391,10 +2391,10 @@ class ModeBackward0(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
-        return (grad_self,)
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
 
 
 class KthvalueBackward0(Node):
@@ -2415,10 +2415,10 @@ class KthvalueBackward0(Node):
         dim = self.dim_
         keepdim = self.keepdim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
-        return (grad_self,)
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
 
 
 class TopkBackward0(Node):
@@ -2438,10 +2438,10 @@ class TopkBackward0(Node):
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = select_many_backward(grad, self_, dim, indices)
-        return (grad_self,)
+            d_self = select_many_backward(grad, self_, dim, indices)
+        return (d_self,)
 
 
 class SortBackward0(Node):
@@ -2461,10 +2461,10 @@ class SortBackward0(Node):
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = select_many_backward(grad, self_, dim, indices)
-        return (grad_self,)
+            d_self = select_many_backward(grad, self_, dim, indices)
+        return (d_self,)
 
 
 class SortBackward1(Node):
@@ -2484,10 +2484,10 @@ class SortBackward1(Node):
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = select_many_backward(grad, self_, dim, indices)
-        return (grad_self,)
+            d_self = select_many_backward(grad, self_, dim, indices)
+        return (d_self,)
 
 
 class GatherAlongBackward0(Node):
@@ -2505,10 +2505,10 @@ class GatherAlongBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = _scatter_add_along(grad, dim, index, self_sizes)
-        return (grad_self,)
+            d_self = _scatter_add_along(grad, dim, index, self_sizes)
+        return (d_self,)
 
 
 class ScatterAddAlongBackward0(Node):
@@ -2525,10 +2525,10 @@ class ScatterAddAlongBackward0(Node):
         grad = grads[0]
         index = self.index_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = _gather_along(grad, dim, index)
-        return (grad_self,)
+            d_self = _gather_along(grad, dim, index)
+        return (d_self,)
 
 
 class FlipBackward0(Node):
@@ -2544,10 +2544,10 @@ class FlipBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         dims = self.dims_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.flip(dims)
-        return (grad_self,)
+            d_self = grad.flip(dims)
+        return (d_self,)
 
 
 class MvBackward0(Node):
@@ -2565,13 +2565,13 @@ class MvBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         vec = self.vec_.unpack(self)
-        grad_self = None
-        grad_vec = None
+        d_self = None
+        d_vec = None
         if self.needs_input_grad(0):
-            grad_self = grad.unsqueeze(1) * vec
+            d_self = grad.unsqueeze(1) * vec
         if self.needs_input_grad(1):
-            grad_vec = self_.t().mv(grad)
-        return (grad_self, grad_vec)
+            d_vec = self_.t().mv(grad)
+        return (d_self, d_vec)
 
 
 class DotBackward0(Node):
@@ -2589,13 +2589,13 @@ class DotBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         tensor = self.tensor_.unpack(self)
-        grad_self = None
-        grad_tensor = None
+        d_self = None
+        d_tensor = None
         if self.needs_input_grad(0):
-            grad_self = grad * tensor
+            d_self = grad * tensor
         if self.needs_input_grad(1):
-            grad_tensor = grad * self_
-        return (grad_self, grad_tensor)
+            d_tensor = grad * self_
+        return (d_self, d_tensor)
 
 
 class AddmmBackward0(Node):
@@ -2617,16 +2617,16 @@ class AddmmBackward0(Node):
         beta = self.beta_
         alpha = self.alpha_
         self_sizes = self.self_sizes
-        grad_self = None
-        grad_mat1 = None
-        grad_mat2 = None
+        d_self = None
+        d_mat1 = None
+        d_mat2 = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
         if self.needs_input_grad(1):
-            grad_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
+            d_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
         if self.needs_input_grad(2):
-            grad_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
-        return (grad_self, grad_mat1, grad_mat2)
+            d_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
+        return (d_self, d_mat1, d_mat2)
 
 
 class AddmvBackward0(Node):
@@ -2648,16 +2648,16 @@ class AddmvBackward0(Node):
         beta = self.beta_
         alpha = self.alpha_
         self_sizes = self.self_sizes
-        grad_self = None
-        grad_mat = None
-        grad_vec = None
+        d_self = None
+        d_mat = None
+        d_vec = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
         if self.needs_input_grad(1):
-            grad_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+            d_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
         if self.needs_input_grad(2):
-            grad_vec = maybe_multiply(mat.t().mv(grad), alpha)
-        return (grad_self, grad_mat, grad_vec)
+            d_vec = maybe_multiply(mat.t().mv(grad), alpha)
+        return (d_self, d_mat, d_vec)
 
 
 class BaddbmmBackward0(Node):
@@ -2679,16 +2679,16 @@ class BaddbmmBackward0(Node):
         beta = self.beta_
         alpha = self.alpha_
         self_sizes = self.self_sizes
-        grad_self = None
-        grad_batch1 = None
-        grad_batch2 = None
+        d_self = None
+        d_batch1 = None
+        d_batch2 = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
         if self.needs_input_grad(1):
-            grad_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+            d_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
         if self.needs_input_grad(2):
-            grad_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
-        return (grad_self, grad_batch1, grad_batch2)
+            d_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        return (d_self, d_batch1, d_batch2)
 
 
 class LinearBackward0(Node):
@@ -2708,16 +2708,16 @@ class LinearBackward0(Node):
         input = self.input_.unpack(self)
         weight = self.weight_.unpack(self)
         bias_sizes = self.bias_sizes
-        grad_input = None
-        grad_weight = None
-        grad_bias = None
+        d_input = None
+        d_weight = None
+        d_bias = None
         if self.needs_input_grad(0):
-            grad_input = grad.matmul(weight)
+            d_input = grad.matmul(weight)
         if self.needs_input_grad(1):
-            grad_weight = linear_weight_backward(grad, input)
+            d_weight = linear_weight_backward(grad, input)
         if self.needs_input_grad(2):
-            grad_bias = sum_to(grad, bias_sizes)
-        return (grad_input, grad_weight, grad_bias)
+            d_bias = sum_to(grad, bias_sizes)
+        return (d_input, d_weight, d_bias)
 
 
 class EinsumBackward0(Node):
@@ -2737,10 +2737,10 @@ class EinsumBackward0(Node):
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
-        grad_tensors = None
+        d_tensors = None
         if needs_tensors:
-            grad_tensors = einsum_backward(grad, equation, tensors)
-        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+            d_tensors = einsum_backward(grad, equation, tensors)
+        return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
 class TrilBackward0(Node):
@@ -2756,10 +2756,10 @@ class TrilBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         diagonal = self.diagonal_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.tril(diagonal)
-        return (grad_self,)
+            d_self = grad.tril(diagonal)
+        return (d_self,)
 
 
 class TriuBackward0(Node):
@@ -2775,10 +2775,10 @@ class TriuBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         diagonal = self.diagonal_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.triu(diagonal)
-        return (grad_self,)
+            d_self = grad.triu(diagonal)
+        return (d_self,)
 
 
 class DiagBackward0(Node):
@@ -2795,10 +2795,10 @@ class DiagBackward0(Node):
         grad = grads[0]
         diagonal = self.diagonal_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = diag_backward(grad, self_sizes, diagonal)
-        return (grad_self,)
+            d_self = diag_backward(grad, self_sizes, diagonal)
+        return (d_self,)
 
 
 class DiagonalBackward0(Node):
@@ -2817,10 +2817,10 @@ class DiagonalBackward0(Node):
         dim1 = self.dim1_
         dim2 = self.dim2_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
-        return (grad_self,)
+            d_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+        return (d_self,)
 
 
 class CatBackward0(Node):
@@ -2840,10 +2840,10 @@ class CatBackward0(Node):
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
-        grad_tensors = None
+        d_tensors = None
         if needs_tensors:
-            grad_tensors = cat_backward(grad, dim, tensors)
-        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+            d_tensors = cat_backward(grad, dim, tensors)
+        return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
 class RollBackward0(Node):
@@ -2860,10 +2860,10 @@ class RollBackward0(Node):
         grad = grads[0]
         shifts = self.shifts_
         dims = self.dims_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = roll_backward(grad, shifts, dims)
-        return (grad_self,)
+            d_self = roll_backward(grad, shifts, dims)
+        return (d_self,)
 
 
 class RepeatBackward0(Node):
@@ -2880,10 +2880,10 @@ class RepeatBackward0(Node):
         grad = grads[0]
         repeats = self.repeats_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = repeat_backward(grad, repeats, self_sizes)
-        return (grad_self,)
+            d_self = repeat_backward(grad, repeats, self_sizes)
+        return (d_self,)
 
 
 class RepeatInterleaveBackward0(Node):
@@ -2901,10 +2901,10 @@ class RepeatInterleaveBackward0(Node):
         self_ = self.self_.unpack(self)
         repeats = self.repeats_
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
-        return (grad_self,)
+            d_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
+        return (d_self,)
 
 
 class RepeatInterleaveBackward1(Node):
@@ -2922,10 +2922,10 @@ class RepeatInterleaveBackward1(Node):
         self_ = self.self_.unpack(self)
         repeats = self.repeats_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
-        return (grad_self,)
+            d_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
+        return (d_self,)
 
 
 class GatherBackward0(Node):
@@ -2943,10 +2943,10 @@ class GatherBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = gather_backward(grad, self_sizes, dim, index)
-        return (grad_self,)
+            d_self = gather_backward(grad, self_sizes, dim, index)
+        return (d_self,)
 
 
 class ScatterBackward0(Node):
@@ -2965,13 +2965,13 @@ class ScatterBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         src_sizes = self.src_sizes
-        grad_self = None
-        grad_src = None
+        d_self = None
+        d_src = None
         if self.needs_input_grad(0):
-            grad_self = grad.scatter(dim, index, 0)
+            d_self = grad.scatter(dim, index, 0)
         if self.needs_input_grad(1):
-            grad_src = scatter_src_backward(grad, dim, index, src_sizes)
-        return (grad_self, grad_src)
+            d_src = scatter_src_backward(grad, dim, index, src_sizes)
+        return (d_self, d_src)
 
 
 class ScatterBackward1(Node):
@@ -2988,10 +2988,10 @@ class ScatterBackward1(Node):
         grad = grads[0]
         index = self.index_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.scatter(dim, index, 0)
-        return (grad_self,)
+            d_self = grad.scatter(dim, index, 0)
+        return (d_self,)
 
 
 class ScatterBackward2(Node):
@@ -3007,13 +3007,13 @@ class ScatterBackward2(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
-        grad_src = None
+        d_self = None
+        d_src = None
         if self.needs_input_grad(0):
-            grad_self = not_implemented("scatter with reduce (use scatter_reduce)")
+            d_self = not_implemented("scatter with reduce (use scatter_reduce)")
         if self.needs_input_grad(1):
-            grad_src = not_implemented("scatter with reduce (use scatter_reduce)")
-        return (grad_self, grad_src)
+            d_src = not_implemented("scatter with reduce (use scatter_reduce)")
+        return (d_self, d_src)
 
 
 class ScatterBackward3(Node):
@@ -3028,10 +3028,10 @@ class ScatterBackward3(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = not_implemented("scatter with reduce (use scatter_reduce)")
-        return (grad_self,)
+            d_self = not_implemented("scatter with reduce (use scatter_reduce)")
+        return (d_self,)
 
 
 class ScatterAddBackward0(Node):
@@ -3050,13 +3050,13 @@ class ScatterAddBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         src_sizes = self.src_sizes
-        grad_self = None
-        grad_src = None
+        d_self = None
+        d_src = None
         if self.needs_input_grad(0):
-            grad_self = grad
+            d_self = grad
         if self.needs_input_grad(1):
-            grad_src = scatter_src_backward(grad, dim, index, src_sizes)
-        return (grad_self, grad_src)
+            d_src = scatter_src_backward(grad, dim, index, src_sizes)
+        return (d_self, d_src)
 
 
 class ScatterReduceBackward0(Node):
@@ -3078,11 +3078,11 @@ class ScatterReduceBackward0(Node):
         dim = self.dim_
         reduce = self.reduce_
         include_self = self.include_self_
-        grad_self = None
-        grad_src = None
+        d_self = None
+        d_src = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            grad_self, grad_src = scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
-        return (grad_self, grad_src)
+            d_self, d_src = scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
+        return (d_self, d_src)
 
 
 class IndexSelectBackward0(Node):
@@ -3100,10 +3100,10 @@ class IndexSelectBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = index_select_backward(grad, self_sizes, dim, index)
-        return (grad_self,)
+            d_self = index_select_backward(grad, self_sizes, dim, index)
+        return (d_self,)
 
 
 class IndexAddBackward0(Node):
@@ -3123,13 +3123,13 @@ class IndexAddBackward0(Node):
         dim = self.dim_
         alpha = self.alpha_
         source_sizes = self.source_sizes
-        grad_self = None
-        grad_source = None
+        d_self = None
+        d_source = None
         if self.needs_input_grad(0):
-            grad_self = grad
+            d_self = grad
         if self.needs_input_grad(1):
-            grad_source = index_source_backward(grad, dim, index, source_sizes, alpha)
-        return (grad_self, grad_source)
+            d_source = index_source_backward(grad, dim, index, source_sizes, alpha)
+        return (d_self, d_source)
 
 
 class IndexCopyBackward0(Node):
@@ -3148,13 +3148,13 @@ class IndexCopyBackward0(Node):
         index = self.index_.unpack(self)
         dim = self.dim_
         source_sizes = self.source_sizes
-        grad_self = None
-        grad_source = None
+        d_self = None
+        d_source = None
         if self.needs_input_grad(0):
-            grad_self = grad.index_fill(dim, index, 0)
+            d_self = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(1):
-            grad_source = index_source_backward(grad, dim, index, source_sizes, 1)
-        return (grad_self, grad_source)
+            d_source = index_source_backward(grad, dim, index, source_sizes, 1)
+        return (d_self, d_source)
 
 
 class IndexFillBackward0(Node):
@@ -3171,10 +3171,10 @@ class IndexFillBackward0(Node):
         grad = grads[0]
         index = self.index_.unpack(self)
         dim = self.dim_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = grad.index_fill(dim, index, 0)
-        return (grad_self,)
+            d_self = grad.index_fill(dim, index, 0)
+        return (d_self,)
 
 
 class IndexFillBackward1(Node):
@@ -3192,14 +3192,14 @@ class IndexFillBackward1(Node):
         grad = grads[0]
         index = self.index_.unpack(self)
         dim = self.dim_
-        grad_self = None
-        grad_value = None
+        d_self = None
+        d_value = None
         _tmp0 = grad.index_fill(dim, index, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = _tmp0
+            d_self = _tmp0
         if self.needs_input_grad(1):
-            grad_value = filled_value_backward(grad, _tmp0)
-        return (grad_self, grad_value)
+            d_value = filled_value_backward(grad, _tmp0)
+        return (d_self, d_value)
 
 
 class MaskedFillBackward0(Node):
@@ -3216,10 +3216,10 @@ class MaskedFillBackward0(Node):
         grad = grads[0]
         mask = self.mask_.unpack(self)
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
-        return (grad_self,)
+            d_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
+        return (d_self,)
 
 
 class MaskedFillBackward1(Node):
@@ -3237,14 +3237,14 @@ class MaskedFillBackward1(Node):
         grad = grads[0]
         mask = self.mask_.unpack(self)
         self_sizes = self.self_sizes
-        grad_self = None
-        grad_value = None
+        d_self = None
+        d_value = None
         _tmp0 = grad.masked_fill(mask, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_self = sum_to(_tmp0, self_sizes)
+            d_self = sum_to(_tmp0, self_sizes)
         if self.needs_input_grad(1):
-            grad_value = filled_value_backward(grad, _tmp0)
-        return (grad_self, grad_value)
+            d_value = filled_value_backward(grad, _tmp0)
+        return (d_self, d_value)
 
 
 class MaskedSelectBackward0(Node):
@@ -3261,10 +3261,10 @@ class MaskedSelectBackward0(Node):
         grad = grads[0]
         mask = self.mask_.unpack(self)
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = masked_select_backward(grad, self_sizes, mask)
-        return (grad_self,)
+            d_self = masked_select_backward(grad, self_sizes, mask)
+        return (d_self,)
 
 
 class MaskedScatterBackward0(Node):
@@ -3283,13 +3283,13 @@ class MaskedScatterBackward0(Node):
         mask = self.mask_.unpack(self)
         self_sizes = self.self_sizes
         source_sizes = self.source_sizes
-        grad_self = None
-        grad_source = None
+        d_self = None
+        d_source = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
+            d_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
         if self.needs_input_grad(1):
-            grad_source = masked_scatter_source_backward(grad, mask, source_sizes)
-        return (grad_self, grad_source)
+            d_source = masked_scatter_source_backward(grad, mask, source_sizes)
+        return (d_self, d_source)
 
 
 class TakeBackward0(Node):
@@ -3306,10 +3306,10 @@ class TakeBackward0(Node):
         grad = grads[0]
         index = self.index_.unpack(self)
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = take_backward(grad, self_sizes, index)
-        return (grad_self,)
+            d_self = take_backward(grad, self_sizes, index)
+        return (d_self,)
 
 
 class IndexBackward0(Node):
@@ -3326,10 +3326,10 @@ class IndexBackward0(Node):
         grad = grads[0]
         indices = self.indices_.unpack(self)
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = index_backward(grad, self_sizes, indices)
-        return (grad_self,)
+            d_self = index_backward(grad, self_sizes, indices)
+        return (d_self,)
 
 
 class IndexPutBackward0(Node):
@@ -3348,13 +3348,13 @@ class IndexPutBackward0(Node):
         indices = self.indices_.unpack(self)
         accumulate = self.accumulate_
         values_sizes = self.values_sizes
-        grad_self = None
-        grad_values = None
+        d_self = None
+        d_values = None
         if self.needs_input_grad(0):
-            grad_self = index_put_self_backward(grad, indices, accumulate)
+            d_self = index_put_self_backward(grad, indices, accumulate)
         if self.needs_input_grad(1):
-            grad_values = index_put_values_backward(grad, indices, values_sizes)
-        return (grad_self, grad_values)
+            d_values = index_put_values_backward(grad, indices, values_sizes)
+        return (d_self, d_values)
 
 
 class ConvolutionBackward0(Node):
@@ -3380,16 +3380,16 @@ class ConvolutionBackward0(Node):
         output_padding = self.output_padding_
         groups = self.groups_
         bias_sizes = self.bias_sizes
-        grad_input = None
-        grad_weight = None
-        grad_bias = None
+        d_input = None
+        d_weight = None
+        d_bias = None
         if self.needs_input_grad(0):
-            grad_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+            d_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
         if self.needs_input_grad(1):
-            grad_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+            d_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
         if self.needs_input_grad(2):
-            grad_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
-        return (grad_input, grad_weight, grad_bias)
+            d_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+        return (d_input, d_weight, d_bias)
 
 
 class ConvolutionBackwardBackward0(Node):
@@ -3418,16 +3418,16 @@ class ConvolutionBackwardBackward0(Node):
         transposed = self.transposed_
         output_padding = self.output_padding_
         groups = self.groups_
-        grad_grad_output = None
-        grad_input = None
-        grad_weight = None
+        d_grad_output = None
+        d_input = None
+        d_weight = None
         if self.needs_input_grad(0):
-            grad_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
         if self.needs_input_grad(1):
-            grad_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
         if self.needs_input_grad(2):
-            grad_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
-        return (grad_grad_output, grad_input, grad_weight)
+            d_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+        return (d_grad_output, d_input, d_weight)
 
 
 class ConstantPadNdBackward0(Node):
@@ -3443,10 +3443,10 @@ class ConstantPadNdBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         pad = self.pad_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = constant_pad_nd_backward(grad, pad)
-        return (grad_self,)
+            d_self = constant_pad_nd_backward(grad, pad)
+        return (d_self,)
 
 
 class PadNdBackward0(Node):
@@ -3464,10 +3464,10 @@ class PadNdBackward0(Node):
         pad = self.pad_
         mode = self.mode_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = _pad_nd_backward(grad, self_sizes, pad, mode)
-        return (grad_self,)
+            d_self = _pad_nd_backward(grad, self_sizes, pad, mode)
+        return (d_self,)
 
 
 class PadNdBackwardBackward0(Node):
@@ -3484,10 +3484,10 @@ class PadNdBackwardBackward0(Node):
         grad = grads[0]
         pad = self.pad_
         mode = self.mode_
-        grad_grad_output = None
+        d_grad_output = None
         if self.needs_input_grad(0):
-            grad_grad_output = _pad_nd(grad, pad, mode)
-        return (grad_grad_output,)
+            d_grad_output = _pad_nd(grad, pad, mode)
+        return (d_grad_output,)
 
 
 class MaxPool2dWithIndicesBackward0(Node):
@@ -3511,10 +3511,10 @@ class MaxPool2dWithIndicesBackward0(Node):
         padding = self.padding_
         dilation = self.dilation_
         ceil_mode = self.ceil_mode_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
-        return (grad_self,)
+            d_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return (d_self,)
 
 
 class MaxPool2dWithIndicesBackwardBackward0(Node):
@@ -3536,13 +3536,13 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         stride = self.stride_
         padding = self.padding_
         dilation = self.dilation_
-        grad_grad_output = None
-        grad_self = None
+        d_grad_output = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
+            d_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
         if self.needs_input_grad(1):
-            grad_self = zeros_like(self_)
-        return (grad_grad_output, grad_self)
+            d_self = zeros_like(self_)
+        return (d_grad_output, d_self)
 
 
 class AvgPool2dBackward0(Node):
@@ -3564,10 +3564,10 @@ class AvgPool2dBackward0(Node):
         ceil_mode = self.ceil_mode_
         count_include_pad = self.count_include_pad_
         divisor_override = self.divisor_override_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-        return (grad_self,)
+            d_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return (d_self,)
 
 
 class AvgPool2dBackwardBackward0(Node):
@@ -3590,13 +3590,13 @@ class AvgPool2dBackwardBackward0(Node):
         ceil_mode = self.ceil_mode_
         count_include_pad = self.count_include_pad_
         divisor_override = self.divisor_override_
-        grad_grad_output = None
-        grad_self = None
+        d_grad_output = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            d_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if self.needs_input_grad(1):
-            grad_self = zeros_like(self_)
-        return (grad_grad_output, grad_self)
+            d_self = zeros_like(self_)
+        return (d_grad_output, d_self)
 
 
 class AdaptiveAvgPool2dBackward0(Node):
@@ -3612,10 +3612,10 @@ class AdaptiveAvgPool2dBackward0(Node):
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = adaptive_avg_pool2d_backward(grad, self_)
-        return (grad_self,)
+            d_self = adaptive_avg_pool2d_backward(grad, self_)
+        return (d_self,)
 
 
 class AdaptiveAvgPool2dBackwardBackward0(Node):
@@ -3633,13 +3633,13 @@ class AdaptiveAvgPool2dBackwardBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         grad_output_sizes = self.grad_output_sizes
-        grad_grad_output = None
-        grad_self = None
+        d_grad_output = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = adaptive_avg_pool2d(grad, last_two(grad_output_sizes))
+            d_grad_output = adaptive_avg_pool2d(grad, last_two(grad_output_sizes))
         if self.needs_input_grad(1):
-            grad_self = zeros_like(self_)
-        return (grad_grad_output, grad_self)
+            d_self = zeros_like(self_)
+        return (d_grad_output, d_self)
 
 
 class AdaptiveMaxPool2dBackward0(Node):
@@ -3658,10 +3658,10 @@ class AdaptiveMaxPool2dBackward0(Node):
         grad_result1 = grads[1]
         self_ = self.self_.unpack(self)
         result1 = self.result1_.unpack(self)
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = adaptive_max_pool2d_backward(grad, self_, result1)
-        return (grad_self,)
+            d_self = adaptive_max_pool2d_backward(grad, self_, result1)
+        return (d_self,)
 
 
 class AdaptiveMaxPool2dBackwardBackward0(Node):
@@ -3679,13 +3679,13 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
         grad = grads[0]
         self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
-        grad_grad_output = None
-        grad_self = None
+        d_grad_output = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = max_pool_double_backward(grad, indices)
+            d_grad_output = max_pool_double_backward(grad, indices)
         if self.needs_input_grad(1):
-            grad_self = zeros_like(self_)
-        return (grad_grad_output, grad_self)
+            d_self = zeros_like(self_)
+        return (d_grad_output, d_self)
 
 
 class UpsampleNearest2dBackward0(Node):
@@ -3704,10 +3704,10 @@ class UpsampleNearest2dBackward0(Node):
         scales_h = self.scales_h_
         scales_w = self.scales_w_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = upsample_nearest2d_backward(grad, output_size, self_sizes, scales_h, scales_w)
-        return (grad_self,)
+            d_self = upsample_nearest2d_backward(grad, output_size, self_sizes, scales_h, scales_w)
+        return (d_self,)
 
 
 class UpsampleNearest2dBackwardBackward0(Node):
@@ -3725,10 +3725,10 @@ class UpsampleNearest2dBackwardBackward0(Node):
         output_size = self.output_size_
         scales_h = self.scales_h_
         scales_w = self.scales_w_
-        grad_grad_output = None
+        d_grad_output = None
         if self.needs_input_grad(0):
-            grad_grad_output = upsample_nearest2d(grad, output_size, scales_h, scales_w)
-        return (grad_grad_output,)
+            d_grad_output = upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        return (d_grad_output,)
 
 
 class UpsampleBilinear2dBackward0(Node):
@@ -3748,10 +3748,10 @@ class UpsampleBilinear2dBackward0(Node):
         scales_h = self.scales_h_
         scales_w = self.scales_w_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
-        return (grad_self,)
+            d_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
+        return (d_self,)
 
 
 class UpsampleBilinear2dBackwardBackward0(Node):
@@ -3770,10 +3770,10 @@ class UpsampleBilinear2dBackwardBackward0(Node):
         align_corners = self.align_corners_
         scales_h = self.scales_h_
         scales_w = self.scales_w_
-        grad_grad_output = None
+        d_grad_output = None
         if self.needs_input_grad(0):
-            grad_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
-        return (grad_grad_output,)
+            d_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        return (d_grad_output,)
 
 
 class Im2colBackward0(Node):
@@ -3793,10 +3793,10 @@ class Im2colBackward0(Node):
         padding = self.padding_
         stride = self.stride_
         self_sizes = self.self_sizes
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = col2im(grad, last_two(self_sizes), kernel_size, dilation, padding, stride)
-        return (grad_self,)
+            d_self = col2im(grad, last_two(self_sizes), kernel_size, dilation, padding, stride)
+        return (d_self,)
 
 
 class Col2imBackward0(Node):
@@ -3815,10 +3815,10 @@ class Col2imBackward0(Node):
         dilation = self.dilation_
         padding = self.padding_
         stride = self.stride_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = im2col(grad, kernel_size, dilation, padding, stride)
-        return (grad_self,)
+            d_self = im2col(grad, kernel_size, dilation, padding, stride)
+        return (d_self,)
 
 
 class SoftmaxBackward0(Node):
@@ -3836,10 +3836,10 @@ class SoftmaxBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = _softmax_backward_data(grad, result, dim, self_dtype)
-        return (grad_self,)
+            d_self = _softmax_backward_data(grad, result, dim, self_dtype)
+        return (d_self,)
 
 
 class LogSoftmaxBackward0(Node):
@@ -3857,10 +3857,10 @@ class LogSoftmaxBackward0(Node):
         result = self.result_.unpack(self)
         dim = self.dim_
         self_dtype = self.self_dtype
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = _log_softmax_backward_data(grad, result, dim, self_dtype)
-        return (grad_self,)
+            d_self = _log_softmax_backward_data(grad, result, dim, self_dtype)
+        return (d_self,)
 
 
 class SoftmaxBackwardDataBackward0(Node):
@@ -3881,14 +3881,14 @@ class SoftmaxBackwardDataBackward0(Node):
         dim = self.dim_
         input_dtype = self.input_dtype_
         probs_dtype = self.probs_dtype
-        grad_grad_output = None
-        grad_probs = None
+        d_grad_output = None
+        d_probs = None
         _tmp0 = grad.to(probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
+            d_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
         if self.needs_input_grad(1):
-            grad_probs = softmax_double_backward(_tmp0, grad_output, probs, dim)
-        return (grad_grad_output, grad_probs)
+            d_probs = softmax_double_backward(_tmp0, grad_output, probs, dim)
+        return (d_grad_output, d_probs)
 
 
 class LogSoftmaxBackwardDataBackward0(Node):
@@ -3908,14 +3908,14 @@ class LogSoftmaxBackwardDataBackward0(Node):
         log_probs = self.log_probs_.unpack(self)
         dim = self.dim_
         log_probs_dtype = self.log_probs_dtype
-        grad_grad_output = None
-        grad_log_probs = None
+        d_grad_output = None
+        d_log_probs = None
         _tmp0 = grad.to(log_probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
         if self.needs_input_grad(0):
-            grad_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
+            d_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
         if self.needs_input_grad(1):
-            grad_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
-        return (grad_grad_output, grad_log_probs)
+            d_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
+        return (d_grad_output, d_log_probs)
 
 
 class NllLossForwardBackward0(Node):
@@ -3938,10 +3938,10 @@ class NllLossForwardBackward0(Node):
         total_weight = self.total_weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
-        return (grad_self,)
+            d_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return (d_self,)
 
 
 class NllLossBackwardBackward0(Node):
@@ -3961,13 +3961,13 @@ class NllLossBackwardBackward0(Node):
         weight = self.weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
-        grad_grad_output = None
-        grad_self = None
+        d_grad_output = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_grad_output = nll_loss_value(grad, target, weight, reduction, ignore_index)
+            d_grad_output = nll_loss_value(grad, target, weight, reduction, ignore_index)
         if self.needs_input_grad(1):
-            grad_self = zeros_like(grad)
-        return (grad_grad_output, grad_self)
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -3988,13 +3988,13 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         weight = self.weight_.unpack(self)
         pos_weight = self.pos_weight_.unpack(self)
         reduction = self.reduction_
-        grad_self = None
-        grad_target = None
+        d_self = None
+        d_target = None
         if self.needs_input_grad(0):
-            grad_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
+            d_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
         if self.needs_input_grad(1):
-            grad_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
-        return (grad_self, grad_target)
+            d_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
+        return (d_self, d_target)
 
 
 class NativeBatchNormBackward0(Node):
@@ -4019,12 +4019,12 @@ class NativeBatchNormBackward0(Node):
         result2 = self.result2_.unpack(self)
         training = self.training_
         eps = self.eps_
-        grad_input = None
-        grad_weight = None
-        grad_bias = None
+        d_input = None
+        d_weight = None
+        d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            grad_input, grad_weight, grad_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
-        return (grad_input, grad_weight, grad_bias)
+            d_input, d_weight, d_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+        return (d_input, d_weight, d_bias)
 
 
 class NativeLayerNormBackward0(Node):
@@ -4049,12 +4049,12 @@ class NativeLayerNormBackward0(Node):
         result2 = self.result2_.unpack(self)
         normalized_shape = self.normalized_shape_
         eps = self.eps_
-        grad_input = None
-        grad_weight = None
-        grad_bias = None
+        d_input = None
+        d_weight = None
+        d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            grad_input, grad_weight, grad_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
-        return (grad_input, grad_weight, grad_bias)
+            d_input, d_weight, d_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+        return (d_input, d_weight, d_bias)
 
 
 class NativeGroupNormBackward0(Node):
@@ -4082,12 +4082,12 @@ class NativeGroupNormBackward0(Node):
         HxW = self.HxW_
         group = self.group_
         eps = self.eps_
-        grad_input = None
-        grad_weight = None
-        grad_bias = None
+        d_input = None
+        d_weight = None
+        d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            grad_input, grad_weight, grad_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
-        return (grad_input, grad_weight, grad_bias)
+            d_input, d_weight, d_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+        return (d_input, d_weight, d_bias)
 
 
 class FusedRmsNormBackward0(Node):
@@ -4109,11 +4109,11 @@ class FusedRmsNormBackward0(Node):
         result1 = self.result1_.unpack(self)
         normalized_shape = self.normalized_shape_
         eps = self.eps_
-        grad_input = None
-        grad_weight = None
+        d_input = None
+        d_weight = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            grad_input, grad_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
-        return (grad_input, grad_weight)
+            d_input, d_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+        return (d_input, d_weight)
 
 
 class NativeDropoutBackward0(Node):
@@ -4133,10 +4133,10 @@ class NativeDropoutBackward0(Node):
         result1 = self.result1_.unpack(self)
         p = self.p_
         train = self.train_
-        grad_input = None
+        d_input = None
         if self.needs_input_grad(0):
-            grad_input = dropout_backward(grad, result1, p, train)
-        return (grad_input,)
+            d_input = dropout_backward(grad, result1, p, train)
+        return (d_input,)
 
 
 class EmbeddingBackward0(Node):
@@ -4155,10 +4155,10 @@ class EmbeddingBackward0(Node):
         padding_idx = self.padding_idx_
         scale_grad_by_freq = self.scale_grad_by_freq_
         weight_sizes = self.weight_sizes
-        grad_weight = None
+        d_weight = None
         if self.needs_input_grad(0):
-            grad_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
-        return (grad_weight,)
+            d_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+        return (d_weight,)
 
 
 class EmbeddingDenseBackwardBackward0(Node):
@@ -4176,10 +4176,10 @@ class EmbeddingDenseBackwardBackward0(Node):
         indices = self.indices_.unpack(self)
         padding_idx = self.padding_idx_
         scale_grad_by_freq = self.scale_grad_by_freq_
-        grad_grad_output = None
+        d_grad_output = None
         if self.needs_input_grad(0):
-            grad_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
-        return (grad_grad_output,)
+            d_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+        return (d_grad_output,)
 
 
 class CrossEntropyForwardBackward0(Node):
@@ -4204,10 +4204,10 @@ class CrossEntropyForwardBackward0(Node):
         total_weight = self.total_weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
-        grad_self = None
+        d_self = None
         if self.needs_input_grad(0):
-            grad_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
-        return (grad_self,)
+            d_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
+        return (d_self,)
 
 
 class CrossEntropyBackwardBackward0(Node):
@@ -4229,8 +4229,8 @@ class CrossEntropyBackwardBackward0(Node):
         total_weight = self.total_weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
-        grad_grad_output = None
-        grad_probs = None
+        d_grad_output = None
+        d_probs = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            grad_grad_output, grad_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
-        return (grad_grad_output, grad_probs)
+            d_grad_output, d_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+        return (d_grad_output, d_probs)

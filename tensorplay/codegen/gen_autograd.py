@@ -8,7 +8,7 @@ For `mul.Tensor` with `self: sum_to(grad * other, self.sizes())` it writes
             other = self.other_.unpack(self)
             ...
             if self.needs_input_grad(0):
-                grad_self = sum_to(grad * other, self_sizes)
+                d_self = sum_to(grad * other, self_sizes)   # d_<input>: its gradient
 
 and the wrapper registered at every Autograd key (autograd_wrappers.py), which
 records that node with what the formulas read (decided by the formula
@@ -193,7 +193,7 @@ def gen_node(spec: NodeSpec) -> list[str]:
         else:
             needs[name] = f"self.needs_input_grad({i})"
     for name, _, _ in spec.inputs:
-        body.append(f"grad_{name} = None")
+        body.append(f"d_{name} = None")
     slot_needs = {}
     for slot in spec.formulas:
         conds = [needs[n] for n in slot.split(", ") if n in needs]
@@ -204,16 +204,16 @@ def gen_node(spec: NodeSpec) -> list[str]:
         cond = " or ".join(dict.fromkeys(slot_needs[s] for s in users if s in slot_needs))
         body.append(f"{tmp} = {fm.emit(tree, rename)} if {cond or 'True'} else None")
     for slot, tree in spec.formulas.items():
-        targets = ", ".join(f"grad_{n}" for n in slot.split(", "))
+        targets = ", ".join(f"d_{n}" for n in slot.split(", "))
         body.append(f"if {slot_needs[slot]}:")
         body.append(f"    {targets} = {fm.emit(tree, rename)}")
     parts = []
     for name, is_list, _ in spec.inputs:
         if is_list:
-            parts.append(f"*(grad_{name} if grad_{name} is not None "
+            parts.append(f"*(d_{name} if d_{name} is not None "
                          f"else (None,) * self.{name}_len)")
         else:
-            parts.append(f"grad_{name}")
+            parts.append(f"d_{name}")
     body.append(f"return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
     lines += ["        " + b for b in body]
     return lines + [""]
