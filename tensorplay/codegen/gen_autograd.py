@@ -249,16 +249,17 @@ def _fact_expr(arg: str, attr: str) -> str:
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
 
 
+def _grad_test(name: str, is_list: bool, optional: bool) -> str:
+    """Python condition: does input `name` require a gradient in this call?"""
+    if is_list:
+        return f"any_requires_grad({name})"
+    if optional:
+        return f"({name} is not None and {name}._impl.requires_grad)"
+    return f"{name}._impl.requires_grad"
+
+
 def _requires_grad_expr(spec: NodeSpec) -> str:
-    parts = []
-    for name, is_list, optional in spec.inputs:
-        if is_list:
-            parts.append(f"any_requires_grad({name})")
-        elif optional:
-            parts.append(f"({name} is not None and {name}._impl.requires_grad)")
-        else:
-            parts.append(f"{name}._impl.requires_grad")
-    return " or ".join(parts) or "False"
+    return " or ".join(_grad_test(*inp) for inp in spec.inputs) or "False"
 
 
 def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
@@ -348,16 +349,7 @@ def _tensor_uses(tree) -> set:
 
 def _needs_expr(spec: NodeSpec, inputs) -> str:
     """Python condition: does any of `inputs` need a gradient in this call?"""
-    parts = []
-    for name, is_list, optional in spec.inputs:
-        if name not in inputs:
-            continue
-        if is_list:
-            parts.append(f"any_requires_grad({name})")
-        elif optional:
-            parts.append(f"({name} is not None and {name}._impl.requires_grad)")
-        else:
-            parts.append(f"{name}._impl.requires_grad")
+    parts = [_grad_test(*inp) for inp in spec.inputs if inp[0] in inputs]
     if len(parts) == len(spec.inputs) or not parts:
         return "True"   # the wrapper only runs when some input needs a gradient
     return " or ".join(parts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta import rules
 from tensorplay.meta.rules import (
     SELF, OutSpec, binary, broadcast, check_devices, check_inplace_cast,
 )
@@ -71,10 +72,8 @@ def unary_no_bool(op, args):
 
 
 def unary_neg(op, args):
-    if args[0]._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): negation, the `-` operator, on a bool tensor (argument "
-                         f"'self') is not supported; use the `~` or logical_not() operator "
-                         f"instead", op=op, arg="self")
+    """neg_: the foundation's check (no bool), then the in-place result."""
+    rules.unary_neg(op, args)
     return unary_same(op, args)
 
 
