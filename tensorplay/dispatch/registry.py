@@ -207,11 +207,14 @@ class KernelRegistry:
 
     # ---- selection ----------------------------------------------------------------
     def dtype_of_key(self, key):
-        pos = self.handle.schema.dtype_position
-        if pos is None:
+        """The dtype that candidates' `dtypes=` constraints are checked against: the op's
+        main tensor (`self`/`input`, else its first tensor argument)."""
+        schema = self.handle.schema
+        if schema.dtype_position is None or not key[0]:
             return None
-        return key[0][self.handle.schema.tensor_positions.index(pos)] \
-            if pos not in self.handle.schema.list_positions else (key[0][0] if key[0] else None)
+        if schema.list_positions:     # cat(tensors): the first tensor of the list
+            return key[0][0]
+        return key[0][schema.tensor_positions.index(schema.dtype_position)]
 
     def shape_results(self, key):
         return dict(zip(self.shape_rules, key[2]))
