@@ -150,7 +150,7 @@ def from_host(array, dtype, device):
     from tensorplay._impl import TensorImpl, contiguous_strides
     from tensorplay._tensor import wrap
     from tensorplay.autograd.grad_mode import grad_state
-    array = np.ascontiguousarray(array, dtype=dtype.np)
+    array = np.asarray(array, dtype=dtype.np, order="C")   # (ascontiguousarray makes 0-d 1-d)
     storage = allocate(array.nbytes, device)
     if array.nbytes:
         # non_blocking: CUDA stages pageable host memory before returning, without waiting

@@ -191,6 +191,8 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     ndim = len(sizes)
     reduced = tuple(range(ndim)) if dims is None or len(dims) == 0 else \
         rules.reduce_dim_list(name, dims, ndim)
+    if ndim == 0:                    # dim 0 or -1 of a 0-dim tensor: the one element
+        reduced = ()
     kept = tuple(d for d in range(ndim) if d not in reduced)
     out_sizes = tuple(1 if d in reduced else sizes[d] for d in range(ndim)) if keepdim \
         else tuple(sizes[d] for d in kept)
