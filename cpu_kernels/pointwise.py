@@ -160,8 +160,10 @@ def sigmoid(self):
     dtype = float_dtype(self._impl.dtype)
     x = array_as(self, dtype)
     # exp of a large positive argument overflows: use exp(-|x|), which never does.
-    e = np.exp(-np.abs(x))
-    return out(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype)
+    # (nan compares false and stays nan; bfloat16 comparisons warn about it, hence errstate.)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(-np.abs(x))
+        return out(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype)
 
 
 def relu(self):

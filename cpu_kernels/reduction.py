@@ -32,7 +32,8 @@ def sum_dim(self, dim, keepdim, dtype):
     dtype = _sum_dtype(self, dtype)
     a = self._impl.array()
     axes = _dims("sum", self, dim)
-    r = np.sum(a, axis=axes, keepdims=keepdim, dtype=accumulate_dtype(dtype))
+    with np.errstate(invalid="ignore", over="ignore"):   # inf + -inf is nan, as in PyTorch
+        r = np.sum(a, axis=axes, keepdims=keepdim, dtype=accumulate_dtype(dtype))
     return out(r, dtype)
 
 
@@ -44,20 +45,28 @@ def mean_dim(self, dim, keepdim, dtype):
     rules.check_mean_dtype("mean", self, dtype)
     dtype = dtype or self._impl.dtype
     axes = _dims("mean", self, dim)
+    a = self._impl.array()
+    acc = accumulate_dtype(dtype)
+    count = 1
+    for axis in axes:
+        count *= a.shape[axis]
+    # sum / count rather than np.mean, which warns on an empty slice; 0 / 0 is nan,
+    # as in PyTorch.
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.mean(self._impl.array(), axis=axes, keepdims=keepdim,
-                    dtype=accumulate_dtype(dtype))
+        r = np.true_divide(np.sum(a, axis=axes, keepdims=keepdim, dtype=acc), count, dtype=acc)
     return out(r, dtype)
 
 
 def max(self):  # noqa: A001
     rules.check_nonempty_reduction("max", self)
-    return out(np.max(self._impl.array()), self._impl.dtype)
+    with np.errstate(invalid="ignore"):   # nan propagates; bfloat16 warns about it
+        return out(np.max(self._impl.array()), self._impl.dtype)
 
 
 def min(self):  # noqa: A001
     rules.check_nonempty_reduction("min", self)
-    return out(np.min(self._impl.array()), self._impl.dtype)
+    with np.errstate(invalid="ignore"):
+        return out(np.min(self._impl.array()), self._impl.dtype)
 
 
 def _value_and_index(op, pick, self, dim, keepdim):

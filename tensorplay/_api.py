@@ -21,7 +21,7 @@ from tensorplay._creation import (  # noqa: F401
     randint, randperm, rand_like, randn_like,
 )
 from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
-from tensorplay import dispatch, library, errors, cuda, profiler  # noqa: F401
+from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
 from tensorplay import _backends
 
 _backends.load_default()

@@ -49,7 +49,9 @@ def load_meta():
     from tensorplay.meta.backend import make_meta_kernel, make_validator
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
     for op, rule_name in META_RULES.items():
-        rule = getattr(rules, rule_name)
+        # `binary` is tensorplay/meta/rules.py:binary; `shape.cat` is tensorplay/meta/shape.py:cat
+        rule = resolve("tensorplay.meta", rule_name) if "." in rule_name else \
+            getattr(rules, rule_name)
         handle = dispatcher.find(op)
         lib.impl(op, make_meta_kernel(handle, rule), name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)

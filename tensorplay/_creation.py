@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -17,17 +18,25 @@ from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_
 from tensorplay._random import rng
 from tensorplay._tensor import Tensor, wrap
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 
 
-def _size_arg(size):
+def _size_arg(size, op):
     if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
         size = size[0]
     if isinstance(size, (int, np.integer)):
         size = (size,)
     out = tuple(int(s) for s in size)
     if any(s < 0 for s in out):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(out)}")
+        raise ShapeError(f"{op}(): Trying to create tensor with negative dimension: argument "
+                         f"'size' is {list(out)}", op=op, arg="size")
     return out
+
+
+def _check_floating(op, dtype):
+    if not dtype.is_floating_point:
+        raise DTypeError(f"{op}(): argument 'dtype' must be a floating point dtype, but got "
+                         f"{dtype.name}", op=op, arg="dtype")
 
 
 def _finish(t, requires_grad):
@@ -36,16 +45,29 @@ def _finish(t, requires_grad):
     return t
 
 
-def _from_array(arr, dtype, device):
+@contextmanager
+def _device_errors(op):
+    """A device that cannot serve the call is the user's `device=` argument of `op`: say so
+    (the backend's own error names its internals, e.g. `allocate`)."""
+    try:
+        yield
+    except DeviceError as e:
+        if e.op == op:
+            raise
+        raise DeviceError(f"{op}(): argument 'device': {e}", op=op, arg="device") from None
+
+
+def _from_array(arr, dtype, device, op):
     """A new tensor holding a copy (or the array itself, when fresh) on `device`."""
     device = as_device(device)
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
     from tensorplay._fallback_ops import host_to_device
-    return host_to_device(arr, dtype, device)
+    with _device_errors(op):
+        return host_to_device(arr, dtype, device)
 
 
-def _allocate(sizes, dtype, device, strides=None):
+def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
     device = as_device(device)
     if strides is None:
@@ -61,7 +83,8 @@ def _allocate(sizes, dtype, device, strides=None):
         storage = Storage(None, nbytes, device)
     else:
         from tensorplay import cuda
-        storage = cuda.allocate(nbytes, device)
+        with _device_errors(op):
+            storage = cuda.allocate(nbytes, device)
     return wrap(TensorImpl(storage, tuple(sizes), tuple(strides), 0, dtype, device,
                            inference=grad_state.inference))
 
@@ -71,16 +94,25 @@ def _infer(data):
     """NumPy array and TensorPlay dtype for Python data (floats -> the default dtype)."""
     if isinstance(data, Tensor):
         return data.detach().cpu()._impl.array(), data.dtype
-    if isinstance(data, np.ndarray):
-        return data, dt.from_numpy_dtype(data.dtype)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        arr = np.array([np.asarray(x) if isinstance(x, Tensor) else x for x in data])
-    else:
-        arr = np.array(data)
-    if arr.dtype == object:
-        raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__} "
-                        f"(ragged nested sequence or unsupported element type)")
-    if arr.dtype.kind == "f" and not isinstance(data, np.generic):
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.asarray(data), dt.from_numpy_dtype(data.dtype)
+    try:
+        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+            arr = np.array([np.asarray(x) if isinstance(x, Tensor) else x for x in data])
+        else:
+            arr = np.array(data)
+    except ValueError:   # NumPy's words for a ragged list: "inhomogeneous shape"
+        raise ShapeError(f"tensor(): argument 'data' is a ragged nested sequence (the "
+                         f"sequences at one depth differ in length)", op="tensor",
+                         arg="data") from None
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentError(f"tensor(): argument 'data' must be numbers or (nested) sequences "
+                            f"of numbers, but got {type(data).__name__} of NumPy dtype "
+                            f"{arr.dtype}", op="tensor", arg="data")
+    if isinstance(data, (list, tuple)) and data and \
+            all(isinstance(x, np.generic) for x in _flat(data)):
+        return arr, dt.from_numpy_dtype(arr.dtype)   # NumPy scalars keep their dtype
+    if arr.dtype.kind == "f":
         return arr, dt.get_default_dtype()
     if arr.dtype.kind in "iu" and arr.dtype != np.uint8:
         return arr, dt.int64
@@ -100,7 +132,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     arr, inferred = _infer(data)
     dtype = dtype or inferred
     arr = np.array(arr, dtype=dtype.np, copy=True, order="C")
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    return _finish(_from_array(arr, dtype, device, op="tensor"), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -125,20 +157,20 @@ def from_numpy(array):
     if any(s < 0 for s in array.strides):
         raise ValueError("from_numpy(): at least one stride in the given numpy array is "
                          "negative; make a copy with array.copy() first")
+    if array.size == 0 and not array.flags.c_contiguous:
+        array = array.copy(order="C")   # no elements to share
     if array.flags.c_contiguous:
         return wrap(TensorImpl(Storage(array, array.nbytes, CPU), array.shape,
                                contiguous_strides(array.shape), 0, dtype, CPU, array=array))
-    base = array
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    if not base.flags.c_contiguous or any(s % item for s in array.strides):
-        array = np.ascontiguousarray(array)
-        return from_numpy(array)
-    flat = base.reshape(-1).view(np.uint8)
-    offset_bytes = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if any(s % item for s in array.strides):
+        raise ValueError("from_numpy(): the given numpy array's strides are not a multiple of "
+                         "its element size; make a copy with array.copy() first")
+    # Strided memory (a transpose, a step slice, an array imported by DLPack): the storage
+    # is the 1-D span from the first to the last element, a view of the same memory.
+    span = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // item
+    flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,))
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), array.shape,
-                      tuple(s // item for s in array.strides), offset_bytes // item, dtype, CPU,
-                      array=array)
+                      tuple(s // item for s in array.strides), 0, dtype, CPU, array=array)
     return wrap(impl)
 
 
@@ -152,41 +184,46 @@ def from_dlpack(obj):
 
 def scalar_tensor(value, dtype=None, device=None):
     dtype = dtype or dt.scalar_dtype(value)
-    return _from_array(np.array(value).astype(dtype.np), dtype, device)
+    return _from_array(np.array(value).astype(dtype.np), dtype, device, op="scalar_tensor")
 
 
 # ---- filled ---------------------------------------------------------------------------
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(_allocate(_size_arg(size), dtype or dt.get_default_dtype(), device),
-                   requires_grad)
-
-
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
-    t = _allocate(tuple(size), dtype or dt.get_default_dtype(), device, tuple(stride))
+    t = _allocate(_size_arg(size, "empty"), dtype or dt.get_default_dtype(), device,
+                  op="empty")
     return _finish(t, requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    sizes = _size_arg((size,))
-    dtype = dtype or dt.scalar_dtype(fill_value)
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
+    t = _allocate(tuple(size), dtype or dt.get_default_dtype(), device, tuple(stride),
+                  op="empty_strided")
+    return _finish(t, requires_grad)
+
+
+def _full(op, sizes, fill_value, dtype, device, requires_grad):
     device = as_device(device)
     if device is CPU:
-        t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU)
+        t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU, op=op)
     else:
-        t = _allocate(sizes, dtype, device)
+        t = _allocate(sizes, dtype, device, op=op)
         if device.type != "meta":
             t.fill_(fill_value)
     return _finish(t, requires_grad)
 
 
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _full("full", _size_arg((size,), "full"), fill_value,
+                 dtype or dt.scalar_dtype(fill_value), device, requires_grad)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return full(_size_arg(size), 0, dtype=dtype or dt.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    return _full("zeros", _size_arg(size, "zeros"), 0, dtype or dt.get_default_dtype(), device,
+                 requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(_size_arg(size), 1, dtype=dtype or dt.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    return _full("ones", _size_arg(size, "ones"), 1, dtype or dt.get_default_dtype(), device,
+                 requires_grad)
 
 
 def _like(t, dtype, device):
@@ -218,40 +255,43 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise RuntimeError("arange(): step must be nonzero")
+        raise ArgumentError("arange(): argument 'step' must be nonzero", op="arange", arg="step")
     if (end - start) * step < 0:
-        raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step "
-                           f"sign (start={start}, end={end}, step={step})")
+        raise ArgumentError(f"arange(): upper bound and larger bound inconsistent with step "
+                            f"sign (start={start}, end={end}, argument 'step'={step})",
+                            op="arange", arg="step")
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
     arr = (start + step * np.arange(n, dtype=np.float64 if is_float else np.int64))
-    return _finish(_from_array(arr.astype(dtype.np), dtype, device), requires_grad)
+    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="arange"), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     arr = np.linspace(start, end, int(steps), dtype=np.float64).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     arr = np.eye(n, n if m is None else m, dtype=dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
 
 
 # ---- random ---------------------------------------------------------------------------
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    arr = rng(generator).random(_size_arg(size), dtype=np.float64).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    _check_floating("rand", dtype)
+    arr = rng(generator).random(_size_arg(size, "rand"), dtype=np.float64).astype(dtype.np)
+    return _finish(_from_array(arr, dtype, device, op="rand"), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    arr = rng(generator).standard_normal(_size_arg(size)).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    _check_floating("randn", dtype)
+    arr = rng(generator).standard_normal(_size_arg(size, "randn")).astype(dtype.np)
+    return _finish(_from_array(arr, dtype, device, op="randn"), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -259,14 +299,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if size is None:   # randint(high, size)
         low, high, size = 0, low, high
     dtype = dtype or dt.int64
-    arr = rng(generator).integers(low, high, _size_arg((size,))).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    if low >= high:
+        raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
+                            f"low={low} >= high={high}", op="randint", arg="high")
+    arr = rng(generator).integers(low, high, _size_arg((size,), "randint")).astype(dtype.np)
+    return _finish(_from_array(arr, dtype, device, op="randint"), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
     arr = rng(generator).permutation(int(n)).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device), requires_grad)
+    return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):

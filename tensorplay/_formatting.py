@@ -1,47 +1,114 @@
-"""`repr(tensor)` the way PyTorch prints it: `tensor([1.5000, 2.0000], dtype=...)`."""
+"""`repr(tensor)` the way PyTorch prints it: `tensor([1.5000, 2.0000], dtype=...)`.
+
+The layout follows PyTorch's `torch/_tensor_str.py`, so that a notebook prints the same
+text in both frameworks:
+
+- one formatter for the whole tensor picks the mode and the width: integers as they are;
+  floats as `1.`, `1.5000` or `1.5000e+00` (scientific when the non-zero magnitudes span
+  more than 1000x, or reach 1e8, or go below 1e-4); the width is the widest *non-zero*
+  finite value, and every value is right-aligned to it;
+- above 1000 elements only the first and last 3 of each dim are shown (` ...`), and the
+  formatter only looks at those;
+- rows wrap at 80 columns, `(80 - indent) // (width + 2)` elements per line.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-
-def _float_formatter(values):
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return lambda x: _special(x) or f"{x:.4f}"
-    absvals = np.abs(finite)
-    nonzero = absvals[absvals > 0]
-    ints = bool(np.all(finite == np.round(finite)))
-    big, small = (float(nonzero.max()), float(nonzero.min())) if nonzero.size else (0.0, 0.0)
-    if nonzero.size and (big / small > 1000.0 or big > 1e8 or small < 1e-4):
-        return lambda x: _special(x) or f"{x:.4e}"
-    if ints:
-        width = max(len(f"{x:.0f}") for x in finite) + 1
-        return lambda x: (_special(x) or f"{x:.0f}.").rjust(width)
-    width = max(len(f"{x:.4f}") for x in finite)
-    return lambda x: (_special(x) or f"{x:.4f}").rjust(width)
+LINE_WIDTH = 80
+THRESHOLD = 1000     # summarise above this many elements
+EDGE_ITEMS = 3       # shown at each end of a summarised dim
+PRECISION = 4
 
 
-def _special(x):
-    if np.isnan(x):
-        return "nan"
-    if np.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return None
+class _Formatter:
+    """Chooses how every element of one tensor is printed (PyTorch's `_Formatter`)."""
+
+    def __init__(self, values, floating):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.width = 1
+        flat = values.reshape(-1)
+        if not floating:
+            self.width = max([1] + [len(str(v)) for v in flat.tolist()])
+            return
+        shown = flat[np.isfinite(flat) & (flat != 0)]
+        if shown.size == 0:
+            return
+        magnitudes = np.abs(shown)
+        small, big = float(magnitudes.min()), float(magnitudes.max())
+        self.int_mode = bool(np.all(shown == np.ceil(shown)))
+        self.sci_mode = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+        if self.sci_mode:
+            texts = [f"{v:.{PRECISION}e}" for v in shown.tolist()]
+        elif self.int_mode:
+            texts = [f"{v:.0f}." for v in shown.tolist()]
+        else:
+            texts = [f"{v:.{PRECISION}f}" for v in shown.tolist()]
+        self.width = max(len(t) for t in texts)
+
+    def format(self, value):
+        if not self.floating:
+            text = str(value)
+        elif self.sci_mode:
+            text = f"{value:.{PRECISION}e}"
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{PRECISION}f}"
+        return text.rjust(self.width)
 
 
-def format_data(arr):
+def _summarized(values):
+    """The elements a summarised print shows (the formatter is fitted to these only)."""
+    if values.ndim == 0:
+        return values
+    if values.shape[0] > 2 * EDGE_ITEMS:
+        values = np.concatenate([values[:EDGE_ITEMS], values[-EDGE_ITEMS:]])
+    if values.ndim == 1:
+        return values
+    return np.stack([_summarized(row) for row in values])
+
+
+def _vector(values, indent, summarize, fmt):
+    per_line = max(1, (LINE_WIDTH - indent) // (fmt.width + 2))
+    items = values.tolist()
+    if summarize and len(items) > 2 * EDGE_ITEMS:
+        data = ([fmt.format(v) for v in items[:EDGE_ITEMS]] + [" ..."]
+                + [fmt.format(v) for v in items[-EDGE_ITEMS:]])
+    else:
+        data = [fmt.format(v) for v in items]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(values, indent, summarize, fmt):
+    if values.ndim == 0:
+        return fmt.format(values.item())
+    if values.ndim == 1:
+        return _vector(values, indent, summarize, fmt)
+    n = values.shape[0]
+    if summarize and n > 2 * EDGE_ITEMS:
+        shown = list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n))
+    else:
+        shown = range(n)
+    rows = ["..." if i is None else _nested(values[i], indent + 1, summarize, fmt)
+            for i in shown]
+    return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def format_data(arr, indent=len("tensor(")):
     """The bracketed values part of a tensor repr."""
-    if arr.dtype.kind == "f" or arr.dtype.name == "bfloat16":
-        vals = arr.astype(np.float64)
-        fmt = _float_formatter(vals.reshape(-1)) if vals.size else str
-        return np.array2string(vals, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, max_line_width=80,
-                               formatter={"float_kind": fmt})
-    if arr.dtype.kind == "b":
-        return np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
-                               formatter={"bool": lambda b: "True" if b else "False"})
-    return np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
-                           max_line_width=80)
+    if arr.size == 0:
+        return "[]"
+    floating = arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
+    values = arr.astype(np.float64) if floating else arr
+    summarize = values.size > THRESHOLD
+    fmt = _Formatter(_summarized(values) if summarize else values, floating)
+    return _nested(values, indent, summarize, fmt)
 
 
 def tensor_repr(t):

@@ -29,17 +29,17 @@ def getitem(self, index):
     index = _normalize(index)
     for i in index:
         if not (i is None or i is Ellipsis or isinstance(i, builtins.slice) or _is_int(i)):
-            raise ArgumentError(f"__getitem__(): index of type {type(i).__name__} is not "
-                                f"supported yet (basic indexing: ints, slices, None, ...)",
-                                op="__getitem__", arg="index")
+            raise ArgumentError(f"__getitem__(): argument 'index' of type {type(i).__name__} "
+                                f"is not supported yet (basic indexing: ints, slices, None, "
+                                f"...)", op="__getitem__", arg="index")
     consumed = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
     ndim = self.dim()
     if consumed > ndim:
-        raise DimError(f"__getitem__(): too many indices for tensor of dimension {ndim}",
-                       op="__getitem__", arg="index")
+        raise DimError(f"__getitem__(): too many indices in argument 'index' for tensor of "
+                       f"dimension {ndim}", op="__getitem__", arg="index")
     if builtins.sum(1 for i in index if i is Ellipsis) > 1:
-        raise DimError("__getitem__(): an index can only have a single ellipsis ('...')",
-                       op="__getitem__", arg="index")
+        raise DimError("__getitem__(): an index can only have a single ellipsis ('...'), "
+                       "argument 'index' has more", op="__getitem__", arg="index")
     out = self
     dim = 0
     for i in index:

@@ -132,3 +132,23 @@ def test_generated_front_door_picks_overloads_by_type():
     with tp.dispatch.explain(file=False) as ex:
         tp.add(x, x)
     assert ex.lines[0].startswith("add.Tensor(")
+
+
+def test_every_differentiable_op_has_a_formula():
+    """An op needs a derivatives.yaml entry unless autograd comes another way: it is
+    Composite (its decomposition records the graph), an in-place op reusing its
+    out-of-place entry, or tagged non_differentiable (comparisons, argmax, ...)."""
+    ctx = cg.load_context(os.path.join(ROOT, "ops.yaml"), os.path.join(ROOT, "derivatives.yaml"),
+                          GENERATED)
+    from tensorplay.codegen.gen_autograd import inplace_spec_name
+    missing = []
+    for e in ctx.ops:
+        name = e.schema.name.full
+        if name in ctx.node_specs or inplace_spec_name(e) in ctx.node_specs:
+            continue
+        if any(key == "Composite" for key, _ in e.dispatch) or "non_differentiable" in e.tags:
+            continue
+        if not any(r.type.name == "Tensor" for r in e.schema.returns):
+            continue
+        missing.append(f"{e.loc}: {name}")
+    assert not missing, "ops with no backward formula:\n" + "\n".join(missing)

@@ -436,7 +436,7 @@ class SigmoidBackward0(Node):
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
 
-    self: grad * (result > 0)
+    self: where(result <= 0, 0, grad)
     """
 
     __slots__ = ('result_',)
@@ -448,7 +448,7 @@ class ReluBackward0(Node):
         result = self.result_.unpack(self)
         grad_self = None
         if self.needs_input_grad(0):
-            grad_self = grad * (result > 0)
+            grad_self = where(result <= 0, 0, grad)
         return (grad_self,)
 
 

@@ -91,6 +91,16 @@ def _op_sub__Tensor(self, other, alpha):
     return _h_sub__Tensor.call(ks, self, other, alpha)
 
 
+_h_sub__Scalar = dispatcher.find("sub_.Scalar")
+
+def _op_sub__Scalar(self, other, alpha):
+    """sub_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sub__Scalar, ks, (self, other, alpha))
+    return _h_sub__Scalar.call(ks, self, other, alpha)
+
+
 _h_mul_Tensor = dispatcher.find("mul.Tensor")
 
 def _op_mul_Tensor(self, other):
@@ -159,6 +169,16 @@ def _op_div__Tensor(self, other):
     if observers.active:
         return observed(_h_div__Tensor, ks, (self, other))
     return _h_div__Tensor.call(ks, self, other)
+
+
+_h_div__Scalar = dispatcher.find("div_.Scalar")
+
+def _op_div__Scalar(self, other):
+    """div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_div__Scalar, ks, (self, other))
+    return _h_div__Scalar.call(ks, self, other)
 
 
 _h_pow_Tensor_Tensor = dispatcher.find("pow.Tensor_Tensor")
@@ -1059,11 +1079,20 @@ def sub(self, other, *, alpha=1):
 
 
 def sub_(self, other, *, alpha=1):
-    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    if not isinstance(self, Tensor): bad_arg('sub_', 'self', 'Tensor', self)
-    if not isinstance(other, Tensor): bad_arg('sub_', 'other', 'Tensor', other)
-    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('sub_', 'alpha', alpha)
-    return _op_sub__Tensor(self, other, alpha)
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+    sub_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # sub_.Tensor
+        if not isinstance(self, Tensor): bad_arg('sub_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('sub_', 'other', 'Tensor', other)
+        if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('sub_', 'alpha', alpha)
+        return _op_sub__Tensor(self, other, alpha)
+    if is_number(other):  # sub_.Scalar
+        if not isinstance(self, Tensor): bad_arg('sub_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('sub_', 'other', other)
+        if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('sub_', 'alpha', alpha)
+        return _op_sub__Scalar(self, other, alpha)
+    no_overload('sub_', ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)',), (self, other, alpha,), {})
 
 
 def mul(self, other):
@@ -1116,10 +1145,18 @@ def div(self, other):
 
 
 def div_(self, other):
-    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
-    if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
-    return _op_div__Tensor(self, other)
+    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # div_.Tensor
+        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
+        return _op_div__Tensor(self, other)
+    if is_number(other):  # div_.Scalar
+        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
+        return _op_div__Scalar(self, other)
+    no_overload('div_', ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
 def pow(self, exponent):

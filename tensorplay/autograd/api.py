@@ -24,8 +24,10 @@ def set_requires_grad(tensor, flag):
                                "require differentiation use var_no_grad = var.detach().")
         return
     if flag and not impl.dtype.is_floating_point:
-        raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                           f"(got {impl.dtype.name})")
+        from tensorplay.errors import DTypeError
+        raise DTypeError(f"requires_grad_(): only Tensors of floating point dtype can require "
+                         f"gradients (got {impl.dtype.name})", op="requires_grad_",
+                         arg="requires_grad")
     if flag and impl.inference and not grad_state.inference:
         raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                            "InferenceMode is not allowed.")

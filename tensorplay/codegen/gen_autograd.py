@@ -25,17 +25,22 @@ from tensorplay.codegen.gen_functional import HEADER, handle_var
 from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
 
 HELPERS_MODULE = "tensorplay.autograd.formulas"
-HELPERS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "autograd", "formulas.py")
+HELPERS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "autograd", "formulas")
 
 
 def helper_names() -> set[str]:
-    """The functions formulas may call from the helpers module, read from its source
+    """The functions formulas may call from the helpers package, read from its source
     (importing it would need the generated code that we are about to write)."""
-    with open(HELPERS_FILE) as fh:
-        tree = ast.parse(fh.read())
-    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
-            and not n.name.startswith("_")}
+    names = set()
+    for file in sorted(os.listdir(HELPERS_DIR)):
+        if not file.endswith(".py") or file.startswith("_"):
+            continue
+        with open(os.path.join(HELPERS_DIR, file)) as fh:
+            tree = ast.parse(fh.read())
+        names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                  and not n.name.startswith("_")}
+    return names
 
 
 @dataclass

@@ -4,13 +4,15 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay._promotion import result_type
-from tensorplay.meta.rules import broadcast
+from tensorplay.meta.rules import broadcast, check_devices
 
 
-def _check_broadcast(op, self, other):
-    """Shape errors name the op the user called, not the op it is composed of."""
+def _check_args(op, self, other):
+    """Shape and device errors name the op the user called, not the op it is made of."""
     if self._impl.sizes != other._impl.sizes:
         broadcast(op, [("self", self._impl.sizes), ("other", other._impl.sizes)])
+    if self._impl.device is not other._impl.device:
+        check_devices(op, [("self", self), ("other", other)])
 
 
 def xlog1py(self, other):
@@ -18,7 +20,7 @@ def xlog1py(self, other):
     # `other + 1` is rounded once, so compute it in the result's dtype, not in `other`'s:
     # float16 self with bfloat16 other gives float32, and bfloat16(other + 1) would lose
     # most of what log1p is for.
-    _check_broadcast("xlog1py", self, other)
+    _check_args("xlog1py", self, other)
     dtype = result_type(self, other)
     if not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
@@ -26,10 +28,10 @@ def xlog1py(self, other):
 
 
 def max_other(self, other):
-    _check_broadcast("max", self, other)
+    _check_args("max", self, other)
     return F.maximum(self, other)
 
 
 def min_other(self, other):
-    _check_broadcast("min", self, other)
+    _check_args("min", self, other)
     return F.minimum(self, other)

@@ -20,6 +20,10 @@ def sub_scalar(self, other, alpha):
     return F.sub(self, wrap_number(other, self), alpha=alpha)
 
 
+def sub__scalar(self, other, alpha):
+    return F.sub_(self, wrap_number(other, self), alpha=alpha)
+
+
 def mul_scalar(self, other):
     return F.mul(self, wrap_number(other, self))
 
@@ -30,6 +34,10 @@ def mul__scalar(self, other):
 
 def div_scalar(self, other):
     return F.div(self, wrap_number(other, self))
+
+
+def div__scalar(self, other):
+    return F.div_(self, wrap_number(other, self))
 
 
 def pow_tensor_scalar(self, exponent):

@@ -279,6 +279,12 @@ def detach(self):
 
 def detach_(self):
     impl = self._impl
+    if impl.base is not None:
+        # As in PyTorch: a view's history is tied to its base's (in-place ops on the view
+        # rewrite the base's graph), so it cannot leave the graph on its own.
+        raise ArgumentError("detach_(): can't detach views in-place (argument 'self' is a "
+                            "view of another tensor); use detach() instead", op="detach_",
+                            arg="self")
     impl.grad_fn = None
     impl.requires_grad = False
     return self

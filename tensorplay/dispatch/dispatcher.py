@@ -68,14 +68,15 @@ class OpSchema:
 class OperatorHandle:
     """An op's dispatch table plus the bookkeeping to explain it."""
 
-    __slots__ = ("name", "schema", "kernels", "kernel_names", "registries", "resolved",
-                 "meta_rule")
+    __slots__ = ("name", "schema", "kernels", "kernel_names", "signatures", "registries",
+                 "resolved", "meta_rule")
 
     def __init__(self, schema):
         self.name = schema.name
         self.schema = schema
         self.kernels = [None] * NUM_KEYS       # what was registered, per key
         self.kernel_names = [None] * NUM_KEYS  # "module.function" for messages
+        self.signatures = [None] * NUM_KEYS    # the checked inspect.Signature per slot
         self.registries = {}                   # backend key -> KernelRegistry
         self.resolved = [None] * NUM_KEYS      # what a call at that key runs
         self.meta_rule = None                  # shape/dtype rule; validates bad input
@@ -89,7 +90,7 @@ class OperatorHandle:
         key = DispatchKey(key)
         name = name or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
         if check_signature:
-            self._check_signature(key, fn, name)
+            self.signatures[key] = self._check_signature(key, fn, name)
         if is_backend_key(key):
             reg = self.registries.get(key)
             if reg is None:
@@ -107,15 +108,16 @@ class OperatorHandle:
         if not is_backend_key(key) and key != DispatchKey.Composite:
             expected = ("ks",) + expected     # wrapper kernels receive the key set first
         try:
-            params = inspect.signature(fn).parameters.values()
+            sig = inspect.signature(fn)
         except (TypeError, ValueError):
-            return
-        got = tuple(p.name for p in params)
+            return None
+        got = tuple(p.name for p in sig.parameters.values())
         if got != expected:
             raise ArgumentError(
                 f"cannot register {name} for {self.name} at {key.name}: the kernel takes "
                 f"({', '.join(got)}) but the schema `{self.schema.text}` needs "
                 f"({', '.join(expected)})", op=self.name)
+        return sig
 
     def _resolve(self):
         """Precompute what each key runs, with the seed's fallbacks applied."""

@@ -63,7 +63,7 @@ def traced_call(handle, ks, args):
     lk = local_keys
     eff = (ks | lk.included) & ~lk.excluded
     _line(f"{handle.name}({', '.join(describe(a) for a in args)})")
-    hop("key set", f"{format_keys(eff)} = tensors {format_keys(ks)} | included "
+    hop("key set", f"{format_keys(eff)} = given {format_keys(ks)} | included "
         f"{format_keys(lk.included)} - excluded {format_keys(lk.excluded)}")
     state.depth += 1
     try:

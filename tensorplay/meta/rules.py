@@ -11,7 +11,7 @@ from collections import namedtuple
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim as _wrap_dim
 from tensorplay._promotion import result_type
-from tensorplay.errors import DTypeError, DimError, ShapeError, fmt_shape
+from tensorplay.errors import DeviceError, DTypeError, DimError, ShapeError, fmt_shape
 
 OutSpec = namedtuple("OutSpec", "sizes dtype")
 SELF = "self"   # rules returning SELF mean "the op returns its first argument" (in-place)
@@ -54,9 +54,26 @@ def _sizes(t):
     return t._impl.sizes
 
 
+def check_devices(op, named):
+    """The tensors of one call live on one device; a 0-dim CPU tensor is a number and
+    may join any device (PyTorch's rule). The Meta kernels check it for every backend."""
+    first = None
+    for name, t in named:
+        impl = t._impl
+        if impl.device.type == "cpu" and not impl.sizes:
+            continue
+        if first is None:
+            first = (name, impl.device)
+        elif impl.device != first[1]:
+            raise DeviceError(f"{op}(): expected all tensors to be on the same device, but "
+                              f"argument '{name}' is on {impl.device} and argument "
+                              f"'{first[0]}' is on {first[1]}", op=op, arg=name)
+
+
 # ---- pointwise ----------------------------------------------------------------------
 def binary(op, args, names=("self", "other")):
     a, b = args[0], args[1]
+    check_devices(op, [(names[0], a), (names[1], b)])
     sizes = broadcast(op, [(names[0], _sizes(a)), (names[1], _sizes(b))])
     dtype = result_type(a, b)
     if len(args) > 2 and isinstance(args[2], float) and not dtype.is_floating_point:
@@ -113,6 +130,7 @@ def binary_float_inplace(op, args):
 
 def where(op, args):
     cond, a, b = args
+    check_devices(op, [("condition", cond), ("self", a), ("other", b)])
     if cond._impl.dtype is not dt.bool:
         raise DTypeError(f"{op}(): argument 'condition' must be a bool tensor, but got "
                          f"{cond._impl.dtype.name}", op=op, arg="condition")
@@ -263,6 +281,7 @@ def mm(op, args):
         raise ShapeError(f"{op}(): 'self' and 'mat2' shapes cannot be multiplied "
                          f"({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})", op=op, arg="mat2")
     _same_dtype(op, a, b, ("self", "mat2"))
+    check_devices(op, [("self", a), ("mat2", b)])
     return OutSpec((sa[0], sb[1]), a._impl.dtype)
 
 
@@ -281,12 +300,19 @@ def bmm(op, args):
         raise ShapeError(f"{op}(): 'self' and 'mat2' shapes cannot be multiplied "
                          f"({sa[1]}x{sa[2]} and {sb[1]}x{sb[2]})", op=op, arg="mat2")
     _same_dtype(op, a, b, ("self", "mat2"))
+    check_devices(op, [("self", a), ("mat2", b)])
     return OutSpec((sa[0], sa[1], sb[2]), a._impl.dtype)
 
 
 # ---- copies -------------------------------------------------------------------------
 def copy_(op, args):
     self, src = args[0], args[1]
+    # Copies may cross devices, but a meta tensor has no data to copy into real memory
+    # (a cpu `self` with a meta `src` dispatches here, to Meta, the higher key).
+    if src._impl.device.type == "meta" and self._impl.device.type != "meta":
+        raise DeviceError(f"{op}(): cannot copy out of a meta tensor: argument 'src' is on "
+                          f"meta and has no data, 'self' is on {self._impl.device}", op=op,
+                          arg="src")
     sizes = broadcast(op, [("self", _sizes(self)), ("src", _sizes(src))])
     if sizes != _sizes(self):
         raise ShapeError(f"{op}(): argument 'src' (shape {fmt_shape(_sizes(src))}) cannot be "

@@ -17,7 +17,13 @@ To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it 
 """
 from opinfo.db_foundation import op_db as _foundation
 from opinfo.db_views import op_db as _views
+from opinfo.db_pointwise import op_db as _pointwise
+from opinfo.db_reduction import op_db as _reduction
+from opinfo.db_indexing import op_db as _indexing
+from opinfo.db_nn_spatial import op_db as _nn_spatial
+from opinfo.db_nn_layers import op_db as _nn_layers
 
-op_db = [*_foundation, *_views]
+op_db = [*_foundation, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
+         *_nn_layers]
 
 __all__ = ["op_db"]

@@ -1,5 +1,5 @@
-"""Database entries for the foundation ops: arithmetic, comparisons, unary math,
-reductions, matrix products, copies and conversions, and views.
+"""Database entries for the foundation's math: arithmetic, `where`, comparisons, unary
+math, reductions and matrix products (copies, conversions and views: db_views.py).
 
 One `OpInfo` per op, or per overload family when the samples differ (`add` takes two
 tensors, `add.scalar` a tensor and a number). To add an op: write its sample generator
@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from functools import partial
 
-import torch
-
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+    ALL_BUT_BOOL, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
 )
 from opinfo.samples import (
-    UNARY_SHAPES, sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
+    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
     sample_inputs_scalar, sample_inputs_unary,
 )
 
@@ -41,6 +39,10 @@ def errors_binary(op, device, other="other"):
     yield E(S(_t((3, 4), device=device), ("a",)), ArgumentError,
             rf"{name}\(\)(: argument '{other}' must be Tensor| received an invalid combination)",
             meta=False)
+    if device != "meta":
+        yield E(S(_t((3, 4), device=device), (tp.empty(3, 4, device="meta"),)), DeviceError,
+                rf"{name}\(\): expected all tensors to be on the same device, but argument "
+                rf"'{other}' is on meta", arg=other, meta=False)
 
 
 def errors_binary_inplace(op, device):
@@ -151,8 +153,8 @@ ARITHMETIC = [
            sample_inputs_func=_alpha_scalar_samples, error_inputs_func=errors_scalar_inplace),
     OpInfo("sub", overloads=("sub.Tensor", "sub_.Tensor"), inplace="sub_", dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_alpha_samples, error_inputs_func=errors_sub),
-    # No sub_.Scalar in ops.yaml: `x.sub_(2)` is not an overload.
-    OpInfo("sub", "scalar", overloads=("sub.Scalar",), dtypes=ALL_BUT_BOOL,
+    OpInfo("sub", "scalar", overloads=("sub.Scalar", "sub_.Scalar"), inplace="sub_",
+           dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_alpha_scalar_samples, error_inputs_func=errors_sub_scalar),
     OpInfo("mul", overloads=("mul.Tensor", "mul_.Tensor"), inplace="mul_",
            sample_inputs_func=sample_inputs_binary, error_inputs_func=errors_binary_inplace),
@@ -161,7 +163,7 @@ ARITHMETIC = [
     OpInfo("div", overloads=("div.Tensor", "div_.Tensor"), inplace="div_",
            sample_inputs_func=partial(sample_inputs_binary, rhs_exclude_zero=True),
            error_inputs_func=errors_binary_inplace),
-    OpInfo("div", "scalar", overloads=("div.Scalar",),
+    OpInfo("div", "scalar", overloads=("div.Scalar", "div_.Scalar"), inplace="div_",
            sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True),
            error_inputs_func=errors_scalar),
     # torch has no bool pow kernel.
@@ -202,16 +204,23 @@ def _where_samples(op, device, dtype, requires_grad, scalar=None):
     cases = (((3, 4), (3, 4), (3, 4), "same shape"), ((3, 4), (4,), (3, 1), "broadcast"),
              ((), (3, 4), (), "0-dim condition"), ((0, 4), (4,), (0, 4), "empty"))
     for c, a, b, what in cases:
-        cond = make_tensor(c, tp.bool, device, rng=rng)
-        x = make_tensor(a, dtype, device, rng=rng, layout="transposed", requires_grad=grad)
-        y = make_tensor(b, dtype, device, rng=rng, requires_grad=grad)
+        # Fresh tensors for every sample: a leaf shared by two samples would accumulate
+        # the gradients of both.
+        def tensors():
+            return (make_tensor(c, tp.bool, device, rng=rng),
+                    make_tensor(a, dtype, device, rng=rng, layout="transposed",
+                                requires_grad=grad),
+                    make_tensor(b, dtype, device, rng=rng, requires_grad=grad))
         if scalar == "other":
             for v in (2, 1.5, True):
+                cond, x, _ = tensors()
                 yield S(cond, (x, v), name=f"{what}, other={v!r}")
         elif scalar == "self":
             for v in (2, 1.5, True):
+                cond, _, y = tensors()
                 yield S(cond, (v, y), name=f"{what}, self={v!r}")
         else:
+            cond, x, y = tensors()
             yield S(cond, (x, y), name=what)
     if scalar is None:
         yield S(make_tensor((3, 4), tp.bool, device, rng=rng),
@@ -229,6 +238,10 @@ def errors_where(op, device):
                                                  _t((3,), device=device))),
             ShapeError, r"where\(\): argument 'self' \(shape \[4\]\) is not broadcastable",
             arg="self")
+    yield E(S(_t((3,), tp.bool, device=device), (_t((3,), device=device),
+                                                 tp.empty(3, device="meta"))),
+            DeviceError, r"where\(\): expected all tensors to be on the same device", arg="other",
+            meta=False)
 
 
 WHERE = [
@@ -411,6 +424,10 @@ def errors_mm(op, device):
             r"mm\(\): argument 'self' must be a matrix \(2-D\)", arg="self")
     yield E(S(_t((3, 4), device=device), (_t((4, 2), tp.float64, device=device),)), DTypeError,
             r"mm\(\): expected 'self' and 'mat2' to have the same dtype", arg="mat2")
+    # PyTorch 2.13 computes garbage for mm(cpu, meta) instead of refusing.
+    yield E(S(_t((3, 4), device=device), (tp.empty(4, 2, device="meta"),)), DeviceError,
+            r"mm\(\): expected all tensors to be on the same device", arg="mat2",
+            torch_raises=False, meta=False)
 
 
 def errors_bmm(op, device):

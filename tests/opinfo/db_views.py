@@ -53,6 +53,8 @@ def errors_copy(op, device):
     yield E(S(_t((3, 1), device=device), (_t((3, 4), device=device),)), ShapeError,
             r"copy_\(\): argument 'src' \(shape \[3, 4\]\) cannot be broadcast to 'self'",
             arg="src")
+    yield E(S(_t((3, 4), device=device), (tp.empty(3, 4, device="meta"),)), DeviceError,
+            r"copy_\(\): cannot copy out of a meta tensor", arg="src", meta=False)
 
 
 def _fill_samples(op, device, dtype, requires_grad):
@@ -140,8 +142,9 @@ COPIES = [
            sample_inputs_func=_to_samples, error_inputs_func=errors_to),
 ]
 for _name in ("float", "double", "long", "int", "bool", "half", "bfloat16"):
+    # Finite differences need a float64 result: only double() has one.
     COPIES.append(OpInfo(_name, overloads=(_name,), ref=f"Tensor.{_name}",
-                         sample_inputs_func=_conversion_samples))
+                         sample_inputs_func=_conversion_samples, gradcheck=_name == "double"))
 
 
 # ---- views ----------------------------------------------------------------------------
@@ -290,6 +293,14 @@ def errors_flatten(op, device):
             r"flatten\(\): 'start_dim' cannot come after 'end_dim' \(2 > 1\)", arg="start_dim")
 
 
+def errors_detach_(op, device):
+    # PyTorch raises the same, but the bridge's copy of a view is not a view in PyTorch
+    # (to_torch builds it with empty_strided), hence torch_raises=False.
+    yield E(S(_t((3, 4), device=device)[1:]), ArgumentError,
+            r"detach_\(\): can't detach views in-place", arg="self", torch_raises=False,
+            meta=False)
+
+
 VIEW_SHAPES = [((2, 3, 4), "contiguous"), ((3, 4), "transposed"), ((2, 3, 4), "strided"),
                ((3, 4), "expanded"), ((), "contiguous"), ((0, 3), "contiguous")]
 
@@ -318,7 +329,8 @@ VIEWS = [
                ((3, 4), "contiguous"), ((3, 4), "transposed"), ((4,), "strided"),
                ((), "contiguous"), ((0, 2), "contiguous")]),
            error_inputs_func=errors_t),
-    OpInfo("permute", overloads=("permute",), ref="Tensor.permute", sample_inputs_func=_dims_samples([
+    OpInfo("permute", overloads=("permute",), ref="Tensor.permute",
+           sample_inputs_func=_dims_samples([
                ((2, 3, 4), "contiguous", 2, 0, 1), ((2, 3, 4), "strided", (-1, 0, 1)),
                ((3, 4), "transposed", (1, 0)), ((), "contiguous", ()),
                ((0, 3), "contiguous", 1, 0)]),
@@ -365,10 +377,11 @@ VIEWS = [
     OpInfo("contiguous", overloads=("contiguous",), sample_inputs_func=_dims_samples(VIEW_SHAPES)),
     OpInfo("detach", overloads=("detach",), sample_inputs_func=_dims_samples(VIEW_SHAPES),
            supports_autograd=False),
-    # PyTorch refuses to detach a view in place; TensorPlay allows it (see the report).
+    # Views cannot be detached in place: the samples are fresh tensors (make_tensor's
+    # non-contiguous layouts are views).
     OpInfo("detach_", overloads=("detach_",), mutates_input=True,
-           sample_inputs_func=_dims_samples([s for s in VIEW_SHAPES if s[1] != "expanded"]),
-           supports_autograd=False),
+           sample_inputs_func=_dims_samples([s for s in VIEW_SHAPES if s[1] == "contiguous"]),
+           error_inputs_func=errors_detach_, supports_autograd=False),
 ]
 
 op_db = COPIES + VIEWS

@@ -62,7 +62,7 @@ def sample_inputs_unary(op, device, dtype, requires_grad, low=None, high=None,
         t = tp.tensor(list(extra_values), dtype=dtype, device=device)
         if _grad(dtype, requires_grad):
             t.requires_grad_(True)
-        yield SampleInput(t, name="edge values")
+        yield SampleInput(t, name="edge values", grad=False)
 
 
 def sample_inputs_binary(op, device, dtype, requires_grad, low=None, high=None,

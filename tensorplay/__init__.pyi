@@ -1,0 +1,6 @@
+# Static view of the `tensorplay` namespace for editors and type checkers: at run time
+# the names are loaded lazily from tensorplay/_api.py (see __init__.py).
+from tensorplay._api import *  # noqa: F401,F403
+from tensorplay._generated.functional import *  # noqa: F401,F403
+from tensorplay import autograd as autograd, dispatch as dispatch, library as library
+from tensorplay import errors as errors, nn as nn, profiler as profiler, cuda as cuda

@@ -1,0 +1,1 @@
+"""Backward helpers for the indexing ops (see derivatives.yaml)."""

@@ -1,0 +1,1 @@
+"""Backward helpers for the nn_layers ops (see derivatives.yaml)."""

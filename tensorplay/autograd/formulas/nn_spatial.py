@@ -1,0 +1,1 @@
+"""Backward helpers for the nn_spatial ops (see derivatives.yaml)."""

@@ -1,0 +1,1 @@
+"""Backward helpers for the pointwise ops (see derivatives.yaml)."""

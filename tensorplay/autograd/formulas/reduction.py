@@ -1,0 +1,1 @@
+"""Backward helpers for the reduction ops (see derivatives.yaml)."""

@@ -1,0 +1,1 @@
+"""tp.nn.functional: the layers half (see functional.py)."""

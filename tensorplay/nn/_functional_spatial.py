@@ -1,0 +1,1 @@
+"""tp.nn.functional: the spatial half (see functional.py)."""
