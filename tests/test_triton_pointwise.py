@@ -80,8 +80,15 @@ def test_special_values_match_the_cpu():
 
 def test_integer_pow_and_negative_exponents():
     check("pow", [make((6,), tp.int64), tp.tensor([0, 1, 2, 3, 5, 7])])
-    with pytest.raises(ValueError, match="negative integer powers"):
-        tp.pow(tp.tensor([2, 3], device="cuda"), tp.tensor([1, -1], device="cuda"))
+    base = tp.tensor([2, -1, -1, 1, 0, 3, -2], dtype=tp.int32)
+    check("pow", [base, tp.tensor([-1, -3, -2, -5, 2, -2, 3], dtype=tp.int32)])
+    with pytest.raises(DTypeError, match=r"pow\(\): Integers to negative integer powers"):
+        tp.tensor([2, 3], device="cuda") ** -1
+
+
+def test_bool_abs_is_refused_like_on_the_cpu():
+    with pytest.raises(DTypeError, match=r"abs\(\): not implemented for bool"):
+        tp.abs(tp.ones(2, dtype=tp.bool, device="cuda"))
 
 
 def test_where_bool_and_mixed_dtypes():

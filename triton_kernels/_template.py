@@ -79,10 +79,11 @@ def render(name, expr, arity, rank):
         terms = " + ".join(f"i{d} * {v}_stride{d}" for d in dims)
         lines.append(f"    {v}_offset = {terms}")
     for v in ins:
-        lines.append(f"    {v} = tl.load({v}_ptr + {v}_offset, mask=mask).to(COMPUTE)")
+        lines.append(f"    {v} = _math.convert(tl.load({v}_ptr + {v}_offset, mask=mask), COMPUTE)")
     lines += [
         f"    result = {expr}",
-        "    tl.store(out_ptr + out_offset, result.to(out_ptr.dtype.element_ty), mask=mask)",
+        "    result = _math.convert(result, out_ptr.dtype.element_ty)",
+        "    tl.store(out_ptr + out_offset, result, mask=mask)",
         "",
     ]
     return "\n".join(lines)

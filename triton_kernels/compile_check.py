@@ -28,7 +28,7 @@ def cases(quick):
     """(label, kernel, argument types, constexprs, options) for each compilation."""
     import triton.language as tl
     from triton_kernels import _template, linalg, pointwise, reduction
-    names = ["add", "div", "pow", "where", "eq", "tanh", "copy"] if quick \
+    names = ["add", "div", "pow", "where", "eq", "tanh", "copy", "sign"] if quick \
         else list(pointwise.EXPRESSIONS)
     for name in names:
         arity, expr = pointwise.EXPRESSIONS[name]
@@ -44,10 +44,11 @@ def cases(quick):
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
     for op in ("sum", "max", "min"):
-        for acc, ptr in ((tl.float32, "*fp16"), (tl.int64, "*i32"), (tl.int8, "*i1")):
+        for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i32"), (tl.int8, "*i1"),
+                         (tl.float64, "*fp64")):
             types = {"in_ptr": ptr, "idx_in_ptr": "*i64", "out_ptr": ptr, "idx_out_ptr": "*i64",
-                     "init": "fp32" if acc is tl.float32 else "i32"}
-            const = dict(OP=op, MEAN=op == "sum" and acc is tl.float32,
+                     "init": "fp32" if acc.is_floating() else "i32"}
+            const = dict(OP=op, MEAN=op == "sum" and acc.is_floating(),
                          WITH_INDEX=op != "sum", INDEXED_INPUT=op != "sum", ACC=acc,
                          BLOCK_M=4, BLOCK_N=1024)
             yield f"reduce {op} {acc}", reduction.reduce_kernel, types, const, {}
@@ -57,12 +58,17 @@ def cases(quick):
                      ("*fp64", tl.float64))
     for ptr, acc in matmul_dtypes[:2] if quick else matmul_dtypes:
         for masked in (True, False):
-            const = dict(MASKED=masked, UPCAST=False,
+            const = dict(MASKED=masked, USE_DOT=True, UPCAST=False,
                          PRECISION="ieee" if ptr in ("*fp32", "*fp64") else "tf32", ACC=acc,
                          BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
             yield (f"matmul {ptr[1:]} masked={masked}", linalg.matmul_kernel,
                    {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const,
                    dict(num_warps=4, num_stages=3))
+    for ptr in ("*i64", "*u8"):
+        const = dict(MASKED=True, USE_DOT=False, UPCAST=False, PRECISION="ieee", ACC=tl.int64,
+                     **linalg.INTEGER_BLOCKS)
+        yield (f"matmul {ptr[1:]} (integer)", linalg.matmul_kernel,
+               {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const, {})
 
 
 def main(argv=None):

@@ -15,8 +15,8 @@ import triton
 
 from tensorplay import _dtype as dt
 from tensorplay._impl import numel_of
-from tensorplay._generated import functional as F
 from tensorplay._promotion import result_type2
+from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
 from triton_kernels import _template
 from triton_kernels._launch import (
@@ -131,8 +131,12 @@ def xlogy(self, other):
 def pow(self, exponent):  # noqa: A001 - the op's name
     device, (a, b) = operands("pow", self=self, exponent=exponent)
     spec = rules.binary_pow("pow", (self, exponent))
-    if not spec.dtype.is_floating_point and b._impl.numel() and F.min(b).item() < 0:
-        raise ValueError("Integers to negative integer powers are not allowed.")
+    if not spec.dtype.is_floating_point and exponent._impl.wrapped_number:
+        value = exponent.item()       # a Python number: PyTorch refuses a negative one
+        if value < 0:
+            raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
+                             f"(argument 'exponent' is {value} and 'self' is "
+                             f"{spec.dtype.name})", op="pow", arg="exponent")
     out = new_tensor(spec.sizes, spec.dtype, device)
     return run("pow", out, (a, b), spec.dtype)
 
@@ -174,7 +178,7 @@ def _unary(name, rule):
 
 
 neg = _unary("neg", rules.unary_neg)
-abs = _unary("abs", rules.unary)  # noqa: A001
+abs = _unary("abs", rules.unary_abs)  # noqa: A001
 sign = _unary("sign", rules.unary)
 exp = _unary("exp", rules.unary_float)
 log = _unary("log", rules.unary_float)

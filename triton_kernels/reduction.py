@@ -23,6 +23,7 @@ import triton.language as tl
 from tensorplay import _dtype as dt
 from tensorplay._impl import numel_of
 from tensorplay.meta import rules
+from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
@@ -71,15 +72,17 @@ def reduce_kernel(
         n = n0 + cols
         mask = row_mask[:, None] & (n[None, :] < end)
         offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
-        x = tl.load(in_ptr + offsets, mask=mask).to(ACC)
+        x = _math.convert(tl.load(in_ptr + offsets, mask=mask), ACC)
         x = tl.where(mask, x, fill)
         if OP == "sum":
             acc += x
         else:
+            # Strict comparisons: among equal values the first one stays. A NaN wins over
+            # any number (max and min propagate NaN, as in PyTorch), the first NaN stays.
             if OP == "max":
-                take = x > acc       # strict: among equal values the first one stays
+                take = (x > acc) | ((x != x) & (acc == acc))
             else:
-                take = x < acc
+                take = (x < acc) | ((x != x) & (acc == acc))
             acc = tl.where(take, x, acc)
             if WITH_INDEX:
                 if INDEXED_INPUT:
@@ -93,18 +96,25 @@ def reduce_kernel(
         if MEAN:
             result = result / divisor
     else:
+        # Across the lanes: the best number, unless some lane holds a NaN.
+        is_nan = acc != acc
+        numbers = tl.where(is_nan, fill, acc)
         if OP == "max":
-            result = tl.max(acc, axis=1)
+            result = tl.max(numbers, axis=1)
         else:
-            result = tl.min(acc, axis=1)
+            result = tl.min(numbers, axis=1)
+        any_nan = tl.max(is_nan.to(tl.int32), axis=1) > 0
+        if acc.dtype.is_floating():
+            result = tl.where(any_nan, float("nan"), result).to(ACC)
         if WITH_INDEX:
             # The first position holding the result: the smallest index among the lanes
-            # whose value equals it.
-            hit = acc == result[:, None]
+            # that hold it (the NaN lanes, when there are any).
+            hit = tl.where(any_nan[:, None], is_nan, acc == result[:, None])
             big = tl.zeros([BLOCK_M, BLOCK_N], tl.int64) + 9223372036854775807
             index = tl.min(tl.where(hit, acc_idx, big), axis=1)
             tl.store(idx_out_ptr + out_offsets, index, mask=row_mask)
-    tl.store(out_ptr + out_offsets, result.to(out_ptr.dtype.element_ty), mask=row_mask)
+    tl.store(out_ptr + out_offsets, _math.convert(result, out_ptr.dtype.element_ty),
+             mask=row_mask)
 
 
 def _pow2(n):
