@@ -150,7 +150,9 @@ def from_host(array, dtype, device):
     from tensorplay._impl import TensorImpl, contiguous_strides
     from tensorplay._tensor import wrap
     from tensorplay.autograd.grad_mode import grad_state
-    array = np.asarray(array, dtype=dtype.np, order="C")   # (ascontiguousarray makes 0-d 1-d)
+    array = np.asarray(array, dtype=dtype.np)
+    if not array.flags.c_contiguous:   # (not ascontiguousarray: it turns 0-d into 1-d)
+        array = array.copy(order="C")
     storage = allocate(array.nbytes, device)
     if array.nbytes:
         # non_blocking: CUDA stages pageable host memory before returning, without waiting

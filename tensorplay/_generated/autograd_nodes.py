@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import evenly_distribute_backward, maybe_multiply, mean_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, select_backward, slice_backward, sum_backward, sum_to, value_selecting_reduction_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import sign, where
+from tensorplay.autograd.formulas import amax_backward, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, einsum_backward, elu_backward, evenly_distribute_backward, gelu_backward, hardswish_backward, linear_weight_backward, logit_backward, logsumexp_backward, maybe_multiply, mean_backward, mish_backward, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, roll_backward, rounded_quotient, select_backward, select_many_backward, silu_backward, slice_backward, std_backward, sum_backward, sum_to, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _scatter_add_along, isfinite, logical_and, logical_or, sign, where
 
 
 class AddBackward0(Node):
@@ -942,4 +942,1983 @@ class SliceBackward0(Node):
         grad_self = None
         if self.needs_input_grad(0):
             grad_self = slice_backward(grad, self_sizes, dim, start, end, step)
+        return (grad_self,)
+
+
+class ReciprocalBackward0(Node):
+    """Backward of `reciprocal(Tensor self) -> Tensor`.
+
+    self: -grad * result * result
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'reciprocal'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = -grad * result * result
+        return (grad_self,)
+
+
+class RsqrtBackward0(Node):
+    """Backward of `rsqrt(Tensor self) -> Tensor`.
+
+    self: -0.5 * grad * result * result * result
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'rsqrt'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = -0.5 * grad * result * result * result
+        return (grad_self,)
+
+
+class Exp2Backward0(Node):
+    """Backward of `exp2(Tensor self) -> Tensor`.
+
+    self: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'exp2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * result * 0.6931471805599453
+        return (grad_self,)
+
+
+class Expm1Backward0(Node):
+    """Backward of `expm1(Tensor self) -> Tensor`.
+
+    self: grad * (result + 1)
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'expm1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * (result + 1)
+        return (grad_self,)
+
+
+class Log2Backward0(Node):
+    """Backward of `log2(Tensor self) -> Tensor`.
+
+    self: grad / (self * 0.6931471805599453)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'log2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad / (self_ * 0.6931471805599453)
+        return (grad_self,)
+
+
+class Log10Backward0(Node):
+    """Backward of `log10(Tensor self) -> Tensor`.
+
+    self: grad / (self * 2.302585092994046)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'log10'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad / (self_ * 2.302585092994046)
+        return (grad_self,)
+
+
+class Log1pBackward0(Node):
+    """Backward of `log1p(Tensor self) -> Tensor`.
+
+    self: grad / (self + 1)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'log1p'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad / (self_ + 1)
+        return (grad_self,)
+
+
+class TanBackward0(Node):
+    """Backward of `tan(Tensor self) -> Tensor`.
+
+    self: grad * (1 + result * result)
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'tan'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * (1 + result * result)
+        return (grad_self,)
+
+
+class AsinBackward0(Node):
+    """Backward of `asin(Tensor self) -> Tensor`.
+
+    self: grad / (1 - self * self).sqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'asin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad / (1 - self_ * self_).sqrt()
+        return (grad_self,)
+
+
+class AcosBackward0(Node):
+    """Backward of `acos(Tensor self) -> Tensor`.
+
+    self: -grad / (1 - self * self).sqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'acos'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = -grad / (1 - self_ * self_).sqrt()
+        return (grad_self,)
+
+
+class AtanBackward0(Node):
+    """Backward of `atan(Tensor self) -> Tensor`.
+
+    self: grad / (1 + self * self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'atan'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad / (1 + self_ * self_)
+        return (grad_self,)
+
+
+class SinhBackward0(Node):
+    """Backward of `sinh(Tensor self) -> Tensor`.
+
+    self: grad * self.cosh()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'sinh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * self_.cosh()
+        return (grad_self,)
+
+
+class CoshBackward0(Node):
+    """Backward of `cosh(Tensor self) -> Tensor`.
+
+    self: grad * self.sinh()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'cosh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * self_.sinh()
+        return (grad_self,)
+
+
+class ErfBackward0(Node):
+    """Backward of `erf(Tensor self) -> Tensor`.
+
+    self: grad * 1.1283791670955126 * (-self * self).exp()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'erf'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * 1.1283791670955126 * (-self_ * self_).exp()
+        return (grad_self,)
+
+
+class ErfcBackward0(Node):
+    """Backward of `erfc(Tensor self) -> Tensor`.
+
+    self: -grad * 1.1283791670955126 * (-self * self).exp()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'erfc'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = -grad * 1.1283791670955126 * (-self_ * self_).exp()
+        return (grad_self,)
+
+
+class LogitBackward0(Node):
+    """Backward of `logit(Tensor self, float? eps=None) -> Tensor`.
+
+    self: logit_backward(grad, self, eps)
+    """
+
+    __slots__ = ('self_', 'eps_')
+    SAVED = ('self_',)
+    OP = 'logit'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        eps = self.eps_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = logit_backward(grad, self_, eps)
+        return (grad_self,)
+
+
+class FloorBackward0(Node):
+    """Backward of `floor(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'floor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class CeilBackward0(Node):
+    """Backward of `ceil(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'ceil'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class TruncBackward0(Node):
+    """Backward of `trunc(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'trunc'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class RoundBackward0(Node):
+    """Backward of `round(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'round'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class RoundBackward1(Node):
+    """Backward of `round.decimals(Tensor self, *, int decimals) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'round.decimals'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class FracBackward0(Node):
+    """Backward of `frac(Tensor self) -> Tensor`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'frac'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad
+        return (grad_self,)
+
+
+class DivBackward1(Node):
+    """Backward of `div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+
+    self: sum_to(div_mode_backward_self(grad, other, rounding_mode), self.sizes())
+    other: sum_to(div_mode_backward_other(grad, self, other, rounding_mode), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'rounding_mode_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'div.Tensor_mode'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        rounding_mode = self.rounding_mode_
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        grad_self = None
+        grad_other = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(div_mode_backward_self(grad, other, rounding_mode), self_sizes)
+        if self.needs_input_grad(1):
+            grad_other = sum_to(div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes)
+        return (grad_self, grad_other)
+
+
+class FloorDivideBackward0(Node):
+    """Backward of `floor_divide(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("floor_divide")
+    other: not_implemented("floor_divide")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'floor_divide'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        grad_other = None
+        if self.needs_input_grad(0):
+            grad_self = not_implemented("floor_divide")
+        if self.needs_input_grad(1):
+            grad_other = not_implemented("floor_divide")
+        return (grad_self, grad_other)
+
+
+class RemainderBackward0(Node):
+    """Backward of `remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad, self.sizes())
+    other: sum_to(-grad * rounded_quotient(self, other, "floor"), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'remainder.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        grad_self = None
+        grad_other = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad, self_sizes)
+        if self.needs_input_grad(1):
+            grad_other = sum_to(-grad * rounded_quotient(self_, other, "floor"), other_sizes)
+        return (grad_self, grad_other)
+
+
+class FmodBackward0(Node):
+    """Backward of `fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad, self.sizes())
+    other: sum_to(-grad * rounded_quotient(self, other, "trunc"), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'fmod.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        grad_self = None
+        grad_other = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad, self_sizes)
+        if self.needs_input_grad(1):
+            grad_other = sum_to(-grad * rounded_quotient(self_, other, "trunc"), other_sizes)
+        return (grad_self, grad_other)
+
+
+class Atan2Backward0(Node):
+    """Backward of `atan2(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad * other / (self * self + other * other), self.sizes())
+    other: sum_to(-grad * self / (self * self + other * other), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'atan2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        grad_self = None
+        grad_other = None
+        _tmp0 = self_ * self_ + other * other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad * other / _tmp0, self_sizes)
+        if self.needs_input_grad(1):
+            grad_other = sum_to(-grad * self_ / _tmp0, other_sizes)
+        return (grad_self, grad_other)
+
+
+class HypotBackward0(Node):
+    """Backward of `hypot(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad * self / result, self.sizes())
+    other: sum_to(grad * other / result, other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'result_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_', 'result_')
+    OP = 'hypot'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        grad_self = None
+        grad_other = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad * self_ / result, self_sizes)
+        if self.needs_input_grad(1):
+            grad_other = sum_to(grad * other / result, other_sizes)
+        return (grad_self, grad_other)
+
+
+class ClampBackward0(Node):
+    """Backward of `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+
+    self: clamp_backward(grad, self, min, max)
+    """
+
+    __slots__ = ('self_', 'min_', 'max_')
+    SAVED = ('self_',)
+    OP = 'clamp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        min = self.min_
+        max = self.max_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = clamp_backward(grad, self_, min, max)
+        return (grad_self,)
+
+
+class ClampBackward1(Node):
+    """Backward of `clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor`.
+
+    self: sum_to(clamp_backward_self(grad, self, min, max), self.sizes())
+    min: sum_to(clamp_backward_min(grad, self, min, max), min.sizes())
+    max: sum_to(clamp_backward_max(grad, self, min, max), max.sizes())
+    """
+
+    __slots__ = ('self_', 'min_', 'max_', 'self_sizes', 'min_sizes', 'max_sizes')
+    SAVED = ('self_', 'min_', 'max_')
+    OP = 'clamp.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        min = self.min_.unpack(self)
+        max = self.max_.unpack(self)
+        self_sizes = self.self_sizes
+        min_sizes = self.min_sizes
+        max_sizes = self.max_sizes
+        grad_self = None
+        grad_min = None
+        grad_max = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(clamp_backward_self(grad, self_, min, max), self_sizes)
+        if self.needs_input_grad(1):
+            grad_min = sum_to(clamp_backward_min(grad, self_, min, max), min_sizes)
+        if self.needs_input_grad(2):
+            grad_max = sum_to(clamp_backward_max(grad, self_, min, max), max_sizes)
+        return (grad_self, grad_min, grad_max)
+
+
+class ClampMaxBackward0(Node):
+    """Backward of `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+
+    self: sum_to(where(self <= max, grad, 0), self.sizes())
+    max: sum_to(clamp_backward_max(grad, self, None, max), max.sizes())
+    """
+
+    __slots__ = ('self_', 'max_', 'self_sizes', 'max_sizes')
+    SAVED = ('self_', 'max_')
+    OP = 'clamp_max.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        max = self.max_.unpack(self)
+        self_sizes = self.self_sizes
+        max_sizes = self.max_sizes
+        grad_self = None
+        grad_max = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(where(self_ <= max, grad, 0), self_sizes)
+        if self.needs_input_grad(1):
+            grad_max = sum_to(clamp_backward_max(grad, self_, None, max), max_sizes)
+        return (grad_self, grad_max)
+
+
+class LerpBackward0(Node):
+    """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+
+    self: sum_to(grad * (1 - weight), self.sizes())
+    end: sum_to(grad * weight, end.sizes())
+    """
+
+    __slots__ = ('weight_', 'self_sizes', 'end_sizes')
+    SAVED = ()
+    OP = 'lerp.Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        weight = self.weight_
+        self_sizes = self.self_sizes
+        end_sizes = self.end_sizes
+        grad_self = None
+        grad_end = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad * (1 - weight), self_sizes)
+        if self.needs_input_grad(1):
+            grad_end = sum_to(grad * weight, end_sizes)
+        return (grad_self, grad_end)
+
+
+class LerpBackward1(Node):
+    """Backward of `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`.
+
+    self: sum_to(grad * (1 - weight), self.sizes())
+    end: sum_to(grad * weight, end.sizes())
+    weight: sum_to(grad * (end - self), weight.sizes())
+    """
+
+    __slots__ = ('self_', 'end_', 'weight_', 'self_sizes', 'end_sizes', 'weight_sizes')
+    SAVED = ('self_', 'end_', 'weight_')
+    OP = 'lerp.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        end = self.end_.unpack(self)
+        weight = self.weight_.unpack(self)
+        self_sizes = self.self_sizes
+        end_sizes = self.end_sizes
+        weight_sizes = self.weight_sizes
+        grad_self = None
+        grad_end = None
+        grad_weight = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad * (1 - weight), self_sizes)
+        if self.needs_input_grad(1):
+            grad_end = sum_to(grad * weight, end_sizes)
+        if self.needs_input_grad(2):
+            grad_weight = sum_to(grad * (end - self_), weight_sizes)
+        return (grad_self, grad_end, grad_weight)
+
+
+class AddcmulBackward0(Node):
+    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+
+    self: sum_to(grad, self.sizes())
+    tensor1: sum_to(maybe_multiply(grad * tensor2, value), tensor1.sizes())
+    tensor2: sum_to(maybe_multiply(grad * tensor1, value), tensor2.sizes())
+    """
+
+    __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
+    SAVED = ('tensor1_', 'tensor2_')
+    OP = 'addcmul'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self.tensor1_.unpack(self)
+        tensor2 = self.tensor2_.unpack(self)
+        value = self.value_
+        self_sizes = self.self_sizes
+        tensor1_sizes = self.tensor1_sizes
+        tensor2_sizes = self.tensor2_sizes
+        grad_self = None
+        grad_tensor1 = None
+        grad_tensor2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad, self_sizes)
+        if self.needs_input_grad(1):
+            grad_tensor1 = sum_to(maybe_multiply(grad * tensor2, value), tensor1_sizes)
+        if self.needs_input_grad(2):
+            grad_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
+        return (grad_self, grad_tensor1, grad_tensor2)
+
+
+class AddcdivBackward0(Node):
+    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+
+    self: sum_to(grad, self.sizes())
+    tensor1: sum_to(maybe_multiply(grad / tensor2, value), tensor1.sizes())
+    tensor2: sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2.sizes())
+    """
+
+    __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
+    SAVED = ('tensor1_', 'tensor2_')
+    OP = 'addcdiv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self.tensor1_.unpack(self)
+        tensor2 = self.tensor2_.unpack(self)
+        value = self.value_
+        self_sizes = self.self_sizes
+        tensor1_sizes = self.tensor1_sizes
+        tensor2_sizes = self.tensor2_sizes
+        grad_self = None
+        grad_tensor1 = None
+        grad_tensor2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(grad, self_sizes)
+        if self.needs_input_grad(1):
+            grad_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
+        if self.needs_input_grad(2):
+            grad_tensor2 = sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes)
+        return (grad_self, grad_tensor1, grad_tensor2)
+
+
+class NanToNumBackward0(Node):
+    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
+
+    self: grad * isfinite(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'nan_to_num'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad * isfinite(self_)
+        return (grad_self,)
+
+
+class LeakyReluBackward0(Node):
+    """Backward of `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+
+    self: where(self > 0, grad, grad * negative_slope)
+    """
+
+    __slots__ = ('self_', 'negative_slope_')
+    SAVED = ('self_',)
+    OP = 'leaky_relu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        negative_slope = self.negative_slope_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(self_ > 0, grad, grad * negative_slope)
+        return (grad_self,)
+
+
+class EluBackward0(Node):
+    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+
+    self: elu_backward(grad, self, alpha, scale, input_scale)
+    """
+
+    __slots__ = ('self_', 'alpha_', 'scale_', 'input_scale_')
+    SAVED = ('self_',)
+    OP = 'elu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        alpha = self.alpha_
+        scale = self.scale_
+        input_scale = self.input_scale_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = elu_backward(grad, self_, alpha, scale, input_scale)
+        return (grad_self,)
+
+
+class GeluBackward0(Node):
+    """Backward of `gelu(Tensor self, *, str approximate='none') -> Tensor`.
+
+    self: gelu_backward(grad, self, approximate)
+    """
+
+    __slots__ = ('self_', 'approximate_')
+    SAVED = ('self_',)
+    OP = 'gelu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        approximate = self.approximate_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = gelu_backward(grad, self_, approximate)
+        return (grad_self,)
+
+
+class SiluBackward0(Node):
+    """Backward of `silu(Tensor self) -> Tensor`.
+
+    self: silu_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'silu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = silu_backward(grad, self_)
+        return (grad_self,)
+
+
+class MishBackward0(Node):
+    """Backward of `mish(Tensor self) -> Tensor`.
+
+    self: mish_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'mish'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = mish_backward(grad, self_)
+        return (grad_self,)
+
+
+class SoftplusBackward0(Node):
+    """Backward of `softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+
+    self: where(self * beta > threshold, grad, grad * (self * beta).sigmoid())
+    """
+
+    __slots__ = ('self_', 'beta_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'softplus'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        beta = self.beta_
+        threshold = self.threshold_
+        grad_self = None
+        _tmp0 = self_ * beta if self.needs_input_grad(0) else None
+        if self.needs_input_grad(0):
+            grad_self = where(_tmp0 > threshold, grad, grad * _tmp0.sigmoid())
+        return (grad_self,)
+
+
+class HardtanhBackward0(Node):
+    """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
+
+    self: where(logical_or(self <= min_val, self >= max_val), 0, grad)
+    """
+
+    __slots__ = ('self_', 'min_val_', 'max_val_')
+    SAVED = ('self_',)
+    OP = 'hardtanh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        min_val = self.min_val_
+        max_val = self.max_val_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(logical_or(self_ <= min_val, self_ >= max_val), 0, grad)
+        return (grad_self,)
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of `hardsigmoid(Tensor self) -> Tensor`.
+
+    self: where(logical_and(self > -3, self < 3), grad / 6, 0)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'hardsigmoid'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(logical_and(self_ > -3, self_ < 3), grad / 6, 0)
+        return (grad_self,)
+
+
+class HardswishBackward0(Node):
+    """Backward of `hardswish(Tensor self) -> Tensor`.
+
+    self: hardswish_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'hardswish'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = hardswish_backward(grad, self_)
+        return (grad_self,)
+
+
+class ThresholdBackward0(Node):
+    """Backward of `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`.
+
+    self: where(self <= threshold, 0, grad)
+    """
+
+    __slots__ = ('self_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'threshold'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        threshold = self.threshold_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = where(self_ <= threshold, 0, grad)
+        return (grad_self,)
+
+
+class NormalBackward0(Node):
+    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'normal_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class UniformBackward0(Node):
+    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'uniform_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class ExponentialBackward0(Node):
+    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'exponential_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward0(Node):
+    """Backward of `bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward1(Node):
+    """Backward of `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli.p'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward2(Node):
+    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli_.float'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class BernoulliBackward3(Node):
+    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'bernoulli_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = zeros_like(grad)
+        return (grad_self,)
+
+
+class ProdBackward0(Node):
+    """Backward of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_backward(grad, self, result).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_backward(grad, self_, result).to(self_dtype)
+        return (grad_self,)
+
+
+class ProdBackward1(Node):
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_dim_backward(grad, self, result, dim, keepdim).to(self.dtype)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'prod.dim_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
+        return (grad_self,)
+
+
+class AmaxBackward0(Node):
+    """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class AminBackward0(Node):
+    """Backward of `amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: amax_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'amin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = amax_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class VarBackward0(Node):
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_',)
+    OP = 'var.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = var_backward(grad, self_, dim, correction, keepdim)
+        return (grad_self,)
+
+
+class StdBackward0(Node):
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: std_backward(grad, self, dim, correction, keepdim, result)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'std.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = std_backward(grad, self_, dim, correction, keepdim, result)
+        return (grad_self,)
+
+
+class NormBackward0(Node):
+    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'norm.ScalarOpt_dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = norm_backward(grad, self_, p, result, dim, keepdim)
+        return (grad_self,)
+
+
+class LogsumexpBackward0(Node):
+    """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'logsumexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = logsumexp_backward(grad, self_, result, dim, keepdim)
+        return (grad_self,)
+
+
+class CumsumBackward0(Node):
+    """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumsum_backward(grad, self, dim)
+    """
+
+    __slots__ = ('self_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'cumsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumsum_backward(grad, self_, dim)
+        return (grad_self,)
+
+
+class CumprodBackward0(Node):
+    """Backward of `cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumprod_backward(grad.to(self.dtype), self, dim, result.to(self.dtype))
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_', 'self_dtype')
+    SAVED = ('self_', 'result_')
+    OP = 'cumprod'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        self_dtype = self.self_dtype
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
+        return (grad_self,)
+
+
+class CummaxBackward0(Node):
+    """Backward of `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class CumminBackward0(Node):
+    """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'cummin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = cummaxmin_backward(grad, self_, indices, dim)
+        return (grad_self,)
+
+
+class MedianBackward0(Node):
+    """Backward of `median(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'median'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = evenly_distribute_backward(grad, self_, result)
+        return (grad_self,)
+
+
+class MedianBackward1(Node):
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'median.dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class ModeBackward0(Node):
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'mode'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class KthvalueBackward0(Node):
+    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'kthvalue'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (grad_self,)
+
+
+class TopkBackward0(Node):
+    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'topk'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward0(Node):
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class SortBackward1(Node):
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: select_many_backward(grad, self, dim, indices)
+    """
+
+    __slots__ = ('self_', 'indices_', 'dim_')
+    SAVED = ('self_', 'indices_')
+    OP = 'sort.stable'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = select_many_backward(grad, self_, dim, indices)
+        return (grad_self,)
+
+
+class GatherAlongBackward0(Node):
+    """Backward of `_gather_along(Tensor self, int dim, Tensor index) -> Tensor`.
+
+    self: _scatter_add_along(grad, dim, index, self.sizes())
+    """
+
+    __slots__ = ('index_', 'dim_', 'self_sizes')
+    SAVED = ('index_',)
+    OP = '_gather_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _scatter_add_along(grad, dim, index, self_sizes)
+        return (grad_self,)
+
+
+class ScatterAddAlongBackward0(Node):
+    """Backward of `_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor`.
+
+    self: _gather_along(grad, dim, index)
+    """
+
+    __slots__ = ('index_', 'dim_')
+    SAVED = ('index_',)
+    OP = '_scatter_add_along'
+
+    def apply(self, grads):
+        grad = grads[0]
+        index = self.index_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = _gather_along(grad, dim, index)
+        return (grad_self,)
+
+
+class FlipBackward0(Node):
+    """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ('dims_',)
+    SAVED = ()
+    OP = 'flip'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.flip(dims)
+        return (grad_self,)
+
+
+class MvBackward0(Node):
+    """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
+
+    self: grad.unsqueeze(1) * vec
+    vec: self.t().mv(grad)
+    """
+
+    __slots__ = ('self_', 'vec_')
+    SAVED = ('self_', 'vec_')
+    OP = 'mv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        vec = self.vec_.unpack(self)
+        grad_self = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = grad.unsqueeze(1) * vec
+        if self.needs_input_grad(1):
+            grad_vec = self_.t().mv(grad)
+        return (grad_self, grad_vec)
+
+
+class DotBackward0(Node):
+    """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
+
+    self: grad * tensor
+    tensor: grad * self
+    """
+
+    __slots__ = ('self_', 'tensor_')
+    SAVED = ('self_', 'tensor_')
+    OP = 'dot'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        tensor = self.tensor_.unpack(self)
+        grad_self = None
+        grad_tensor = None
+        if self.needs_input_grad(0):
+            grad_self = grad * tensor
+        if self.needs_input_grad(1):
+            grad_tensor = grad * self_
+        return (grad_self, grad_tensor)
+
+
+class AddmmBackward0(Node):
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
+    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    """
+
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat1_', 'mat2_')
+    OP = 'addmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat1 = self.mat1_.unpack(self)
+        mat2 = self.mat2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat1 = None
+        grad_mat2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
+        if self.needs_input_grad(2):
+            grad_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
+        return (grad_self, grad_mat1, grad_mat2)
+
+
+class AddmvBackward0(Node):
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    """
+
+    __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('mat_', 'vec_')
+    OP = 'addmv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat = self.mat_.unpack(self)
+        vec = self.vec_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_mat = None
+        grad_vec = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+        if self.needs_input_grad(2):
+            grad_vec = maybe_multiply(mat.t().mv(grad), alpha)
+        return (grad_self, grad_mat, grad_vec)
+
+
+class BaddbmmBackward0(Node):
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    """
+
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes')
+    SAVED = ('batch1_', 'batch2_')
+    OP = 'baddbmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        batch1 = self.batch1_.unpack(self)
+        batch2 = self.batch2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        grad_self = None
+        grad_batch1 = None
+        grad_batch2 = None
+        if self.needs_input_grad(0):
+            grad_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            grad_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        if self.needs_input_grad(2):
+            grad_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        return (grad_self, grad_batch1, grad_batch2)
+
+
+class LinearBackward0(Node):
+    """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
+
+    input: grad.matmul(weight)
+    weight: linear_weight_backward(grad, input)
+    bias: sum_to(grad, bias.sizes())
+    """
+
+    __slots__ = ('input_', 'weight_', 'bias_sizes')
+    SAVED = ('input_', 'weight_')
+    OP = 'linear'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        weight = self.weight_.unpack(self)
+        bias_sizes = self.bias_sizes
+        grad_input = None
+        grad_weight = None
+        grad_bias = None
+        if self.needs_input_grad(0):
+            grad_input = grad.matmul(weight)
+        if self.needs_input_grad(1):
+            grad_weight = linear_weight_backward(grad, input)
+        if self.needs_input_grad(2):
+            grad_bias = sum_to(grad, bias_sizes)
+        return (grad_input, grad_weight, grad_bias)
+
+
+class EinsumBackward0(Node):
+    """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
+
+    tensors: einsum_backward(grad, equation, tensors)
+    """
+
+    __slots__ = ('tensors_', 'equation_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'einsum'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        equation = self.equation_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = einsum_backward(grad, equation, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class TrilBackward0(Node):
+    """Backward of `tril(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'tril'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.tril(diagonal)
+        return (grad_self,)
+
+
+class TriuBackward0(Node):
+    """Backward of `triu(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ('diagonal_',)
+    SAVED = ()
+    OP = 'triu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = grad.triu(diagonal)
+        return (grad_self,)
+
+
+class DiagBackward0(Node):
+    """Backward of `diag(Tensor self, int diagonal=0) -> Tensor`.
+
+    self: diag_backward(grad, self.sizes(), diagonal)
+    """
+
+    __slots__ = ('diagonal_', 'self_sizes')
+    SAVED = ()
+    OP = 'diag'
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self.diagonal_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diag_backward(grad, self_sizes, diagonal)
+        return (grad_self,)
+
+
+class DiagonalBackward0(Node):
+    """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+
+    self: diagonal_backward(grad, self.sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_', 'self_sizes')
+    SAVED = ()
+    OP = 'diagonal'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+        return (grad_self,)
+
+
+class CatBackward0(Node):
+    """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
+
+    tensors: cat_backward(grad, dim, tensors)
+    """
+
+    __slots__ = ('tensors_', 'dim_', 'tensors_len')
+    SAVED = ('tensors_',)
+    OP = 'cat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors = self.tensors_.unpack(self)
+        dim = self.dim_
+        at = 0
+        needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
+        at += self.tensors_len
+        grad_tensors = None
+        if needs_tensors:
+            grad_tensors = cat_backward(grad, dim, tensors)
+        return (*(grad_tensors if grad_tensors is not None else (None,) * self.tensors_len),)
+
+
+class RollBackward0(Node):
+    """Backward of `roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`.
+
+    self: roll_backward(grad, shifts, dims)
+    """
+
+    __slots__ = ('shifts_', 'dims_')
+    SAVED = ()
+    OP = 'roll'
+
+    def apply(self, grads):
+        grad = grads[0]
+        shifts = self.shifts_
+        dims = self.dims_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = roll_backward(grad, shifts, dims)
+        return (grad_self,)
+
+
+class RepeatBackward0(Node):
+    """Backward of `repeat(Tensor self, int[] repeats) -> Tensor`.
+
+    self: repeat_backward(grad, repeats, self.sizes())
+    """
+
+    __slots__ = ('repeats_', 'self_sizes')
+    SAVED = ()
+    OP = 'repeat'
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self.repeats_
+        self_sizes = self.self_sizes
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_backward(grad, repeats, self_sizes)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward0(Node):
+    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_int_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_',)
+    OP = 'repeat_interleave.self_int'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
+        return (grad_self,)
+
+
+class RepeatInterleaveBackward1(Node):
+    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+
+    self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
+    """
+
+    __slots__ = ('self_', 'repeats_', 'dim_')
+    SAVED = ('self_', 'repeats_')
+    OP = 'repeat_interleave.self_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        repeats = self.repeats_.unpack(self)
+        dim = self.dim_
+        grad_self = None
+        if self.needs_input_grad(0):
+            grad_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
         return (grad_self,)

@@ -6,7 +6,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, rebase_history,
     set_history,
@@ -15,46 +15,137 @@ from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0,
+    AcosBackward0,
     AddBackward0,
+    AddcdivBackward0,
+    AddcmulBackward0,
+    AddmmBackward0,
+    AddmvBackward0,
+    AmaxBackward0,
+    AminBackward0,
     AsStridedBackward0,
+    AsinBackward0,
+    Atan2Backward0,
+    AtanBackward0,
+    BaddbmmBackward0,
+    BernoulliBackward0,
+    BernoulliBackward1,
+    BernoulliBackward2,
+    BernoulliBackward3,
     BmmBackward0,
+    CatBackward0,
+    CeilBackward0,
+    ClampBackward0,
+    ClampBackward1,
+    ClampMaxBackward0,
     CloneBackward0,
     CopyBackward0,
     CosBackward0,
+    CoshBackward0,
+    CummaxBackward0,
+    CumminBackward0,
+    CumprodBackward0,
+    CumsumBackward0,
+    DiagBackward0,
+    DiagonalBackward0,
     DivBackward0,
+    DivBackward1,
+    DotBackward0,
+    EinsumBackward0,
+    EluBackward0,
+    ErfBackward0,
+    ErfcBackward0,
+    Exp2Backward0,
     ExpBackward0,
     ExpandBackward0,
+    Expm1Backward0,
+    ExponentialBackward0,
     FillBackward0,
+    FlipBackward0,
+    FloorBackward0,
+    FloorDivideBackward0,
+    FmodBackward0,
+    FracBackward0,
+    GatherAlongBackward0,
+    GeluBackward0,
+    HardsigmoidBackward0,
+    HardswishBackward0,
+    HardtanhBackward0,
+    HypotBackward0,
+    KthvalueBackward0,
+    LeakyReluBackward0,
+    LerpBackward0,
+    LerpBackward1,
+    LinearBackward0,
+    Log10Backward0,
+    Log1pBackward0,
+    Log2Backward0,
     LogBackward0,
+    LogitBackward0,
+    LogsumexpBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
     MeanBackward0,
     MeanBackward1,
+    MedianBackward0,
+    MedianBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
+    MishBackward0,
     MmBackward0,
+    ModeBackward0,
     MulBackward0,
+    MvBackward0,
+    NanToNumBackward0,
     NegBackward0,
+    NormBackward0,
+    NormalBackward0,
     PermuteBackward0,
     PowBackward0,
+    ProdBackward0,
+    ProdBackward1,
+    ReciprocalBackward0,
     ReluBackward0,
+    RemainderBackward0,
+    RepeatBackward0,
+    RepeatInterleaveBackward0,
+    RepeatInterleaveBackward1,
+    RollBackward0,
+    RoundBackward0,
+    RoundBackward1,
+    RsqrtBackward0,
+    ScatterAddAlongBackward0,
     SelectBackward0,
     SigmoidBackward0,
     SignBackward0,
+    SiluBackward0,
     SinBackward0,
+    SinhBackward0,
     SliceBackward0,
+    SoftplusBackward0,
+    SortBackward0,
+    SortBackward1,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
+    StdBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TanBackward0,
     TanhBackward0,
+    ThresholdBackward0,
     ToCopyBackward0,
+    TopkBackward0,
     TransposeBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    TruncBackward0,
+    UniformBackward0,
     UnsqueezeBackward0,
+    VarBackward0,
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
@@ -109,6 +200,158 @@ from tensorplay._generated.functional import (
     _h_unsqueeze,
     _h_select_int,
     _h_slice_Tensor,
+    _h_reciprocal,
+    _h_reciprocal_,
+    _h_rsqrt,
+    _h_rsqrt_,
+    _h_exp2,
+    _h_exp2_,
+    _h_expm1,
+    _h_expm1_,
+    _h_log2,
+    _h_log2_,
+    _h_log10,
+    _h_log10_,
+    _h_log1p,
+    _h_log1p_,
+    _h_tan,
+    _h_tan_,
+    _h_asin,
+    _h_asin_,
+    _h_acos,
+    _h_acos_,
+    _h_atan,
+    _h_atan_,
+    _h_sinh,
+    _h_sinh_,
+    _h_cosh,
+    _h_cosh_,
+    _h_erf,
+    _h_erf_,
+    _h_erfc,
+    _h_erfc_,
+    _h_logit,
+    _h_logit_,
+    _h_floor,
+    _h_floor_,
+    _h_ceil,
+    _h_ceil_,
+    _h_trunc,
+    _h_trunc_,
+    _h_round,
+    _h_round_decimals,
+    _h_round_,
+    _h_round__decimals,
+    _h_frac,
+    _h_frac_,
+    _h_div_Tensor_mode,
+    _h_div__Tensor_mode,
+    _h_floor_divide,
+    _h_floor_divide__Tensor,
+    _h_remainder_Tensor,
+    _h_remainder__Tensor,
+    _h_fmod_Tensor,
+    _h_fmod__Tensor,
+    _h_atan2,
+    _h_atan2_,
+    _h_hypot,
+    _h_hypot_,
+    _h_clamp,
+    _h_clamp_Tensor,
+    _h_clamp_,
+    _h_clamp__Tensor,
+    _h_lerp_Scalar,
+    _h_lerp_Tensor,
+    _h_lerp__Scalar,
+    _h_lerp__Tensor,
+    _h_addcmul,
+    _h_addcmul_,
+    _h_addcdiv,
+    _h_addcdiv_,
+    _h_nan_to_num,
+    _h_nan_to_num_,
+    _h_exp_,
+    _h_log_,
+    _h_sqrt_,
+    _h_sin_,
+    _h_cos_,
+    _h_tanh_,
+    _h_sigmoid_,
+    _h_neg_,
+    _h_abs_,
+    _h_leaky_relu,
+    _h_leaky_relu_,
+    _h_elu,
+    _h_elu_,
+    _h_gelu,
+    _h_gelu_,
+    _h_silu,
+    _h_silu_,
+    _h_mish,
+    _h_mish_,
+    _h_softplus,
+    _h_hardtanh,
+    _h_hardtanh_,
+    _h_hardsigmoid,
+    _h_hardsigmoid_,
+    _h_hardswish,
+    _h_hardswish_,
+    _h_threshold,
+    _h_threshold_,
+    _h_normal_,
+    _h_uniform_,
+    _h_exponential_,
+    _h_bernoulli,
+    _h_bernoulli_p,
+    _h_bernoulli__float,
+    _h_bernoulli__Tensor,
+    _h_clamp_max_Tensor,
+    _h_clamp_max__Tensor,
+    _h_prod,
+    _h_prod_dim_int,
+    _h_amax,
+    _h_amin,
+    _h_var_correction,
+    _h_std_correction,
+    _h_norm_ScalarOpt_dim,
+    _h_logsumexp,
+    _h_cumsum,
+    _h_cumsum_,
+    _h_cumprod,
+    _h_cumprod_,
+    _h_cummax,
+    _h_cummin,
+    _h_median,
+    _h_median_dim,
+    _h_mode,
+    _h_kthvalue,
+    _h_topk,
+    _h_sort,
+    _h_sort_stable,
+    _h__gather_along,
+    _h__scatter_add_along,
+    _h_flip,
+    _h_mv,
+    _h_dot,
+    _h_addmm,
+    _h_addmm_,
+    _h_addmv,
+    _h_addmv_,
+    _h_baddbmm,
+    _h_baddbmm_,
+    _h_linear,
+    _h_einsum,
+    _h_tril,
+    _h_tril_,
+    _h_triu,
+    _h_triu_,
+    _h_diag,
+    _h_diagonal,
+    _h_cat,
+    _h_roll,
+    _h_repeat,
+    _h_repeat_interleave_self_int,
+    _h_repeat_interleave_self_Tensor,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -763,6 +1006,2081 @@ def slice_Tensor(ks, self, dim, start, end, step):
     return result
 
 
+def reciprocal(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = ReciprocalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def reciprocal_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'reciprocal_')
+    node = ReciprocalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def rsqrt(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = RsqrtBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def rsqrt_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'rsqrt_')
+    node = RsqrtBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp2(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = Exp2Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp2_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'exp2_')
+    node = Exp2Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def expm1(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = Expm1Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def expm1_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'expm1_')
+    node = Expm1Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def log2(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log2.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = Log2Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_log2.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def log2_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'log2_')
+    node = Log2Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def log10(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log10.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = Log10Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_log10.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def log10_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'log10_')
+    node = Log10Backward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def log1p(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = Log1pBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def log1p_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'log1p_')
+    node = Log1pBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def tan(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tan.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = TanBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tan.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def tan_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'tan_')
+    node = TanBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def asin(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_asin.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = AsinBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_asin.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def asin_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'asin_')
+    node = AsinBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def acos(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_acos.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = AcosBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_acos.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def acos_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'acos_')
+    node = AcosBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def atan(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_atan.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = AtanBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_atan.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def atan_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'atan_')
+    node = AtanBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def sinh(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = SinhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def sinh_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'sinh_')
+    node = SinhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def cosh(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = CoshBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def cosh_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'cosh_')
+    node = CoshBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def erf(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_erf.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = ErfBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_erf.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def erf_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'erf_')
+    node = ErfBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def erfc(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = ErfcBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def erfc_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'erfc_')
+    node = ErfcBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def logit(ks, self, eps):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    node = LogitBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.eps_ = eps
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    set_history(result, node)
+    return result
+
+
+def logit_(ks, self, eps):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    check_inplace(self, 'logit_')
+    node = LogitBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.eps_ = eps
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    rebase_history(self, node)
+    return result
+
+
+def floor(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_floor.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = FloorBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_floor.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def floor_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'floor_')
+    node = FloorBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def ceil(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = CeilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def ceil_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'ceil_')
+    node = CeilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def trunc(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = TruncBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def trunc_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'trunc_')
+    node = TruncBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def round(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_round.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = RoundBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_round.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def round_decimals(ks, self, decimals):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    node = RoundBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    set_history(result, node)
+    return result
+
+
+def round_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_round_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'round_')
+    node = RoundBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_round_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def round__decimals(ks, self, decimals):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    check_inplace(self, 'round_.decimals')
+    node = RoundBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    rebase_history(self, node)
+    return result
+
+
+def frac(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_frac.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = FracBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_frac.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def frac_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'frac_')
+    node = FracBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def div_Tensor_mode(ks, self, other, rounding_mode):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    node = DivBackward1()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.rounding_mode_ = rounding_mode
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
+        node.other_ = SavedVariable(other, False)
+        result = _h_div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    set_history(result, node)
+    return result
+
+
+def div__Tensor_mode(ks, self, other, rounding_mode):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    check_inplace(self, 'div_.Tensor_mode')
+    node = DivBackward1()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.rounding_mode_ = rounding_mode
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.other_ = SavedVariable(other, False)
+        result = _h_div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    rebase_history(self, node)
+    return result
+
+
+def floor_divide(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = FloorDivideBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def floor_divide__Tensor(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    check_inplace(self, 'floor_divide_.Tensor')
+    node = FloorDivideBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def remainder_Tensor(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = RemainderBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def remainder__Tensor(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    check_inplace(self, 'remainder_.Tensor')
+    node = RemainderBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def fmod_Tensor(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = FmodBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def fmod__Tensor(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    check_inplace(self, 'fmod_.Tensor')
+    node = FmodBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def atan2(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = Atan2Backward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.other_ = SavedVariable(other, False)
+        result = _h_atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def atan2_(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    check_inplace(self, 'atan2_')
+    node = Atan2Backward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.other_ = SavedVariable(other, False)
+        result = _h_atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def hypot(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = HypotBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def hypot_(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return _h_hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    check_inplace(self, 'hypot_')
+    node = HypotBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
+        result = _h_hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def clamp(ks, self, min, max):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    node = ClampBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_ = min
+    node.max_ = max
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    set_history(result, node)
+    return result
+
+
+def clamp_Tensor(ks, self, min, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or min._impl.requires_grad or (max is not None and max._impl.requires_grad))):
+        return _h_clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    node = ClampBackward1()
+    node.set_next_edges(collect_next_edges(self, min, max))
+    node.self_sizes = self._impl.sizes
+    node.min_sizes = min._impl.sizes
+    node.max_sizes = None if max is None else max._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.min_ = SavedVariable(min, False)
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    set_history(result, node)
+    return result
+
+
+def clamp_(ks, self, min, max):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    check_inplace(self, 'clamp_')
+    node = ClampBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_ = min
+    node.max_ = max
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    rebase_history(self, node)
+    return result
+
+
+def clamp__Tensor(ks, self, min, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or min._impl.requires_grad or (max is not None and max._impl.requires_grad))):
+        return _h_clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    check_inplace(self, 'clamp_.Tensor')
+    node = ClampBackward1()
+    node.set_next_edges(collect_next_edges(self, min, max))
+    node.self_sizes = self._impl.sizes
+    node.min_sizes = min._impl.sizes
+    node.max_sizes = None if max is None else max._impl.sizes
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.min_ = SavedVariable(min, False)
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    rebase_history(self, node)
+    return result
+
+
+def lerp_Scalar(ks, self, end, weight):
+    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
+        return _h_lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    node = LerpBackward0()
+    node.set_next_edges(collect_next_edges(self, end))
+    node.weight_ = weight
+    node.self_sizes = self._impl.sizes
+    node.end_sizes = end._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    set_history(result, node)
+    return result
+
+
+def lerp_Tensor(ks, self, end, weight):
+    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad or weight._impl.requires_grad)):
+        return _h_lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    node = LerpBackward1()
+    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.self_sizes = self._impl.sizes
+    node.end_sizes = end._impl.sizes
+    node.weight_sizes = weight._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if weight._impl.requires_grad else None, False)
+        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if self._impl.requires_grad or end._impl.requires_grad else None, False)
+        result = _h_lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    set_history(result, node)
+    return result
+
+
+def lerp__Scalar(ks, self, end, weight):
+    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
+        return _h_lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    check_inplace(self, 'lerp_.Scalar')
+    node = LerpBackward0()
+    node.set_next_edges(collect_next_edges(self, end))
+    node.weight_ = weight
+    node.self_sizes = self._impl.sizes
+    node.end_sizes = end._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    rebase_history(self, node)
+    return result
+
+
+def lerp__Tensor(ks, self, end, weight):
+    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad or weight._impl.requires_grad)):
+        return _h_lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    check_inplace(self, 'lerp_.Tensor')
+    node = LerpBackward1()
+    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.self_sizes = self._impl.sizes
+    node.end_sizes = end._impl.sizes
+    node.weight_sizes = weight._impl.sizes
+    node.self_ = SavedVariable(self.clone() if weight._impl.requires_grad else None, False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if self._impl.requires_grad or end._impl.requires_grad else None, False)
+        result = _h_lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    rebase_history(self, node)
+    return result
+
+
+def addcmul(ks, self, tensor1, tensor2, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
+        return _h_addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    node = AddcmulBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.value_ = value
+    node.self_sizes = self._impl.sizes
+    node.tensor1_sizes = tensor1._impl.sizes
+    node.tensor2_sizes = tensor2._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
+        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad else None, False)
+        result = _h_addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    set_history(result, node)
+    return result
+
+
+def addcmul_(ks, self, tensor1, tensor2, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
+        return _h_addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    check_inplace(self, 'addcmul_')
+    node = AddcmulBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.value_ = value
+    node.self_sizes = self._impl.sizes
+    node.tensor1_sizes = tensor1._impl.sizes
+    node.tensor2_sizes = tensor2._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
+        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad else None, False)
+        result = _h_addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    rebase_history(self, node)
+    return result
+
+
+def addcdiv(ks, self, tensor1, tensor2, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
+        return _h_addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    node = AddcdivBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.value_ = value
+    node.self_sizes = self._impl.sizes
+    node.tensor1_sizes = tensor1._impl.sizes
+    node.tensor2_sizes = tensor2._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
+        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None, False)
+        result = _h_addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    set_history(result, node)
+    return result
+
+
+def addcdiv_(ks, self, tensor1, tensor2, value):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
+        return _h_addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    check_inplace(self, 'addcdiv_')
+    node = AddcdivBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.value_ = value
+    node.self_sizes = self._impl.sizes
+    node.tensor1_sizes = tensor1._impl.sizes
+    node.tensor2_sizes = tensor2._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
+        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None, False)
+        result = _h_addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    rebase_history(self, node)
+    return result
+
+
+def nan_to_num(ks, self, nan, posinf, neginf):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    node = NanToNumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    set_history(result, node)
+    return result
+
+
+def nan_to_num_(ks, self, nan, posinf, neginf):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    check_inplace(self, 'nan_to_num_')
+    node = NanToNumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    rebase_history(self, node)
+    return result
+
+
+def exp_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'exp_')
+    node = ExpBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def log_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_log_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'log_')
+    node = LogBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_log_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def sqrt_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'sqrt_')
+    node = SqrtBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def sin_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'sin_')
+    node = SinBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def cos_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'cos_')
+    node = CosBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def tanh_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'tanh_')
+    node = TanhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def sigmoid_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'sigmoid_')
+    node = SigmoidBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def neg_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'neg_')
+    node = NegBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def abs_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'abs_')
+    node = AbsBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def leaky_relu(ks, self, negative_slope):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    node = LeakyReluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.negative_slope_ = negative_slope
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    set_history(result, node)
+    return result
+
+
+def leaky_relu_(ks, self, negative_slope):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    check_inplace(self, 'leaky_relu_')
+    node = LeakyReluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.negative_slope_ = negative_slope
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    rebase_history(self, node)
+    return result
+
+
+def elu(ks, self, alpha, scale, input_scale):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    node = EluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.alpha_ = alpha
+    node.scale_ = scale
+    node.input_scale_ = input_scale
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    set_history(result, node)
+    return result
+
+
+def elu_(ks, self, alpha, scale, input_scale):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    check_inplace(self, 'elu_')
+    node = EluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.alpha_ = alpha
+    node.scale_ = scale
+    node.input_scale_ = input_scale
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    rebase_history(self, node)
+    return result
+
+
+def gelu(ks, self, approximate):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    node = GeluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.approximate_ = approximate
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    set_history(result, node)
+    return result
+
+
+def gelu_(ks, self, approximate):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    check_inplace(self, 'gelu_')
+    node = GeluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.approximate_ = approximate
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    rebase_history(self, node)
+    return result
+
+
+def silu(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = SiluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def silu_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'silu_')
+    node = SiluBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def mish(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = MishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def mish_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'mish_')
+    node = MishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def softplus(ks, self, beta, threshold):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+    node = SoftplusBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.beta_ = beta
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+    set_history(result, node)
+    return result
+
+
+def hardtanh(ks, self, min_val, max_val):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    node = HardtanhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_val_ = min_val
+    node.max_val_ = max_val
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    set_history(result, node)
+    return result
+
+
+def hardtanh_(ks, self, min_val, max_val):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    check_inplace(self, 'hardtanh_')
+    node = HardtanhBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.min_val_ = min_val
+    node.max_val_ = max_val
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    rebase_history(self, node)
+    return result
+
+
+def hardsigmoid(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = HardsigmoidBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def hardsigmoid_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'hardsigmoid_')
+    node = HardsigmoidBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def hardswish(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = HardswishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
+def hardswish_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'hardswish_')
+    node = HardswishBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def threshold(ks, self, threshold, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    node = ThresholdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    set_history(result, node)
+    return result
+
+
+def threshold_(ks, self, threshold, value):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    check_inplace(self, 'threshold_')
+    node = ThresholdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.threshold_ = threshold
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    rebase_history(self, node)
+    return result
+
+
+def normal_(ks, self, mean, std, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+    check_inplace(self, 'normal_')
+    node = NormalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+    rebase_history(self, node)
+    return result
+
+
+def uniform_(ks, self, from_, to, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+    check_inplace(self, 'uniform_')
+    node = UniformBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def exponential_(ks, self, lambd, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+    check_inplace(self, 'exponential_')
+    node = ExponentialBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+    rebase_history(self, node)
+    return result
+
+
+def bernoulli(ks, self, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+    node = BernoulliBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+    set_history(result, node)
+    return result
+
+
+def bernoulli_p(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    node = BernoulliBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    set_history(result, node)
+    return result
+
+
+def bernoulli__float(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    check_inplace(self, 'bernoulli_.float')
+    node = BernoulliBackward2()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
+def bernoulli__Tensor(ks, self, p, generator):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    check_inplace(self, 'bernoulli_.Tensor')
+    node = BernoulliBackward3()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
+def clamp_max_Tensor(ks, self, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+        return _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    node = ClampMaxBackward0()
+    node.set_next_edges(collect_next_edges(self, max))
+    node.self_sizes = self._impl.sizes
+    node.max_sizes = max._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    set_history(result, node)
+    return result
+
+
+def clamp_max__Tensor(ks, self, max):
+    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+        return _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    check_inplace(self, 'clamp_max_.Tensor')
+    node = ClampMaxBackward0()
+    node.set_next_edges(collect_next_edges(self, max))
+    node.self_sizes = self._impl.sizes
+    node.max_sizes = max._impl.sizes
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.max_ = SavedVariable(max, False)
+        result = _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    rebase_history(self, node)
+    return result
+
+
+def prod(ks, self, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    node = ProdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(ks, self, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    node = ProdBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amax(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AmaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def amin(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = AminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def var_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = VarBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    return result
+
+
+def std_correction(ks, self, dim, correction, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    node = StdBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    node = NormBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.p_ = p
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def logsumexp(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = LogsumexpBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumsum(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    return result
+
+
+def cumsum_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumsum_')
+    node = CumsumBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    return result
+
+
+def cumprod(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cumprod_(ks, self, dim, dtype):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    check_inplace(self, 'cumprod_')
+    node = CumprodBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    node.self_ = SavedVariable(self.clone(), False)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def cummax(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CummaxBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def cummin(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    node = CumminBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def median(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = MedianBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, True)
+    return result
+
+
+def median_dim(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = MedianBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def mode(ks, self, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    node = ModeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def kthvalue(ks, self, k, dim, keepdim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    node = KthvalueBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def topk(ks, self, k, dim, largest, sorted):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    node = TopkBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort(ks, self, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    node = SortBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def sort_stable(ks, self, stable, dim, descending):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    node = SortBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def _gather_along(ks, self, dim, index):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    node = GatherAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    set_history(result, node)
+    return result
+
+
+def _scatter_add_along(ks, self, dim, index, sizes):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    node = ScatterAddAlongBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.index_ = SavedVariable(index, False)
+        result = _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    set_history(result, node)
+    return result
+
+
+def flip(ks, self, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    node = FlipBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    set_history(result, node)
+    return result
+
+
+def mv(ks, self, vec):
+    if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    node = MvBackward0()
+    node.set_next_edges(collect_next_edges(self, vec))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, False)
+        result = _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    set_history(result, node)
+    return result
+
+
+def dot(ks, self, tensor):
+    if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
+        return _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    node = DotBackward0()
+    node.set_next_edges(collect_next_edges(self, tensor))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, False)
+        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, False)
+        result = _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    set_history(result, node)
+    return result
+
+
+def addmm(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmm_(ks, self, mat1, mat2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
+        return _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    check_inplace(self, 'addmm_')
+    node = AddmmBackward0()
+    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
+        result = _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def addmv(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addmv_(ks, self, mat, vec, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
+        return _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    check_inplace(self, 'addmv_')
+    node = AddmvBackward0()
+    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
+        result = _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def baddbmm(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def baddbmm_(ks, self, batch1, batch2, beta, alpha):
+    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
+        return _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    check_inplace(self, 'baddbmm_')
+    node = BaddbmmBackward0()
+    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
+        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
+        result = _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
+def linear(ks, input, weight, bias):
+    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
+        return _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    node = LinearBackward0()
+    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.bias_sizes = None if bias is None else bias._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, False)
+        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, False)
+        result = _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    set_history(result, node)
+    return result
+
+
+def einsum(ks, equation, tensors):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    node = EinsumBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.equation_ = equation
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    set_history(result, node)
+    return result
+
+
+def tril(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def tril_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'tril_')
+    node = TrilBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def triu(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def triu_(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    check_inplace(self, 'triu_')
+    node = TriuBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    rebase_history(self, node)
+    return result
+
+
+def diag(ks, self, diagonal):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    node = DiagBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.diagonal_ = diagonal
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    set_history(result, node)
+    return result
+
+
+def diagonal(ks, self, offset, dim1, dim2):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    node = DiagonalBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def cat(ks, tensors, dim):
+    if not (grad_state.enabled and (any_requires_grad(tensors))):
+        return _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    node = CatBackward0()
+    node.set_next_edges(collect_next_edges(tensors))
+    node.tensors_len = len(tensors)
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.tensors_ = SavedVariableList(tensors, False)
+        result = _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    set_history(result, node)
+    return result
+
+
+def roll(ks, self, shifts, dims):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    node = RollBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.shifts_ = shifts
+    node.dims_ = dims
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    set_history(result, node)
+    return result
+
+
+def repeat(ks, self, repeats):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    node = RepeatBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.repeats_ = repeats
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        result = _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
+def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    node = RepeatInterleaveBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, False)
+        node.repeats_ = SavedVariable(repeats, False)
+        result = _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -814,4 +3132,156 @@ WRAPPERS = {
     'unsqueeze': unsqueeze,
     'select.int': select_int,
     'slice.Tensor': slice_Tensor,
+    'reciprocal': reciprocal,
+    'reciprocal_': reciprocal_,
+    'rsqrt': rsqrt,
+    'rsqrt_': rsqrt_,
+    'exp2': exp2,
+    'exp2_': exp2_,
+    'expm1': expm1,
+    'expm1_': expm1_,
+    'log2': log2,
+    'log2_': log2_,
+    'log10': log10,
+    'log10_': log10_,
+    'log1p': log1p,
+    'log1p_': log1p_,
+    'tan': tan,
+    'tan_': tan_,
+    'asin': asin,
+    'asin_': asin_,
+    'acos': acos,
+    'acos_': acos_,
+    'atan': atan,
+    'atan_': atan_,
+    'sinh': sinh,
+    'sinh_': sinh_,
+    'cosh': cosh,
+    'cosh_': cosh_,
+    'erf': erf,
+    'erf_': erf_,
+    'erfc': erfc,
+    'erfc_': erfc_,
+    'logit': logit,
+    'logit_': logit_,
+    'floor': floor,
+    'floor_': floor_,
+    'ceil': ceil,
+    'ceil_': ceil_,
+    'trunc': trunc,
+    'trunc_': trunc_,
+    'round': round,
+    'round.decimals': round_decimals,
+    'round_': round_,
+    'round_.decimals': round__decimals,
+    'frac': frac,
+    'frac_': frac_,
+    'div.Tensor_mode': div_Tensor_mode,
+    'div_.Tensor_mode': div__Tensor_mode,
+    'floor_divide': floor_divide,
+    'floor_divide_.Tensor': floor_divide__Tensor,
+    'remainder.Tensor': remainder_Tensor,
+    'remainder_.Tensor': remainder__Tensor,
+    'fmod.Tensor': fmod_Tensor,
+    'fmod_.Tensor': fmod__Tensor,
+    'atan2': atan2,
+    'atan2_': atan2_,
+    'hypot': hypot,
+    'hypot_': hypot_,
+    'clamp': clamp,
+    'clamp.Tensor': clamp_Tensor,
+    'clamp_': clamp_,
+    'clamp_.Tensor': clamp__Tensor,
+    'lerp.Scalar': lerp_Scalar,
+    'lerp.Tensor': lerp_Tensor,
+    'lerp_.Scalar': lerp__Scalar,
+    'lerp_.Tensor': lerp__Tensor,
+    'addcmul': addcmul,
+    'addcmul_': addcmul_,
+    'addcdiv': addcdiv,
+    'addcdiv_': addcdiv_,
+    'nan_to_num': nan_to_num,
+    'nan_to_num_': nan_to_num_,
+    'exp_': exp_,
+    'log_': log_,
+    'sqrt_': sqrt_,
+    'sin_': sin_,
+    'cos_': cos_,
+    'tanh_': tanh_,
+    'sigmoid_': sigmoid_,
+    'neg_': neg_,
+    'abs_': abs_,
+    'leaky_relu': leaky_relu,
+    'leaky_relu_': leaky_relu_,
+    'elu': elu,
+    'elu_': elu_,
+    'gelu': gelu,
+    'gelu_': gelu_,
+    'silu': silu,
+    'silu_': silu_,
+    'mish': mish,
+    'mish_': mish_,
+    'softplus': softplus,
+    'hardtanh': hardtanh,
+    'hardtanh_': hardtanh_,
+    'hardsigmoid': hardsigmoid,
+    'hardsigmoid_': hardsigmoid_,
+    'hardswish': hardswish,
+    'hardswish_': hardswish_,
+    'threshold': threshold,
+    'threshold_': threshold_,
+    'normal_': normal_,
+    'uniform_': uniform_,
+    'exponential_': exponential_,
+    'bernoulli': bernoulli,
+    'bernoulli.p': bernoulli_p,
+    'bernoulli_.float': bernoulli__float,
+    'bernoulli_.Tensor': bernoulli__Tensor,
+    'clamp_max.Tensor': clamp_max_Tensor,
+    'clamp_max_.Tensor': clamp_max__Tensor,
+    'prod': prod,
+    'prod.dim_int': prod_dim_int,
+    'amax': amax,
+    'amin': amin,
+    'var.correction': var_correction,
+    'std.correction': std_correction,
+    'norm.ScalarOpt_dim': norm_ScalarOpt_dim,
+    'logsumexp': logsumexp,
+    'cumsum': cumsum,
+    'cumsum_': cumsum_,
+    'cumprod': cumprod,
+    'cumprod_': cumprod_,
+    'cummax': cummax,
+    'cummin': cummin,
+    'median': median,
+    'median.dim': median_dim,
+    'mode': mode,
+    'kthvalue': kthvalue,
+    'topk': topk,
+    'sort': sort,
+    'sort.stable': sort_stable,
+    '_gather_along': _gather_along,
+    '_scatter_add_along': _scatter_add_along,
+    'flip': flip,
+    'mv': mv,
+    'dot': dot,
+    'addmm': addmm,
+    'addmm_': addmm_,
+    'addmv': addmv,
+    'addmv_': addmv_,
+    'baddbmm': baddbmm,
+    'baddbmm_': baddbmm_,
+    'linear': linear,
+    'einsum': einsum,
+    'tril': tril,
+    'tril_': tril_,
+    'triu': triu,
+    'triu_': triu_,
+    'diag': diag,
+    'diagonal': diagonal,
+    'cat': cat,
+    'roll': roll,
+    'repeat': repeat,
+    'repeat_interleave.self_int': repeat_interleave_self_int,
+    'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
 }

@@ -1023,6 +1023,2474 @@ def _op_detach_(self):
     return _h_detach_.call(ks, self)
 
 
+_h_reciprocal = dispatcher.find("reciprocal")
+
+def _op_reciprocal(self):
+    """reciprocal(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_reciprocal, ks, (self,))
+    return _h_reciprocal.call(ks, self)
+
+
+_h_reciprocal_ = dispatcher.find("reciprocal_")
+
+def _op_reciprocal_(self):
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_reciprocal_, ks, (self,))
+    return _h_reciprocal_.call(ks, self)
+
+
+_h_rsqrt = dispatcher.find("rsqrt")
+
+def _op_rsqrt(self):
+    """rsqrt(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rsqrt, ks, (self,))
+    return _h_rsqrt.call(ks, self)
+
+
+_h_rsqrt_ = dispatcher.find("rsqrt_")
+
+def _op_rsqrt_(self):
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rsqrt_, ks, (self,))
+    return _h_rsqrt_.call(ks, self)
+
+
+_h_exp2 = dispatcher.find("exp2")
+
+def _op_exp2(self):
+    """exp2(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp2, ks, (self,))
+    return _h_exp2.call(ks, self)
+
+
+_h_exp2_ = dispatcher.find("exp2_")
+
+def _op_exp2_(self):
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp2_, ks, (self,))
+    return _h_exp2_.call(ks, self)
+
+
+_h_expm1 = dispatcher.find("expm1")
+
+def _op_expm1(self):
+    """expm1(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_expm1, ks, (self,))
+    return _h_expm1.call(ks, self)
+
+
+_h_expm1_ = dispatcher.find("expm1_")
+
+def _op_expm1_(self):
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_expm1_, ks, (self,))
+    return _h_expm1_.call(ks, self)
+
+
+_h_log2 = dispatcher.find("log2")
+
+def _op_log2(self):
+    """log2(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log2, ks, (self,))
+    return _h_log2.call(ks, self)
+
+
+_h_log2_ = dispatcher.find("log2_")
+
+def _op_log2_(self):
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log2_, ks, (self,))
+    return _h_log2_.call(ks, self)
+
+
+_h_log10 = dispatcher.find("log10")
+
+def _op_log10(self):
+    """log10(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log10, ks, (self,))
+    return _h_log10.call(ks, self)
+
+
+_h_log10_ = dispatcher.find("log10_")
+
+def _op_log10_(self):
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log10_, ks, (self,))
+    return _h_log10_.call(ks, self)
+
+
+_h_log1p = dispatcher.find("log1p")
+
+def _op_log1p(self):
+    """log1p(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log1p, ks, (self,))
+    return _h_log1p.call(ks, self)
+
+
+_h_log1p_ = dispatcher.find("log1p_")
+
+def _op_log1p_(self):
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log1p_, ks, (self,))
+    return _h_log1p_.call(ks, self)
+
+
+_h_tan = dispatcher.find("tan")
+
+def _op_tan(self):
+    """tan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tan, ks, (self,))
+    return _h_tan.call(ks, self)
+
+
+_h_tan_ = dispatcher.find("tan_")
+
+def _op_tan_(self):
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tan_, ks, (self,))
+    return _h_tan_.call(ks, self)
+
+
+_h_asin = dispatcher.find("asin")
+
+def _op_asin(self):
+    """asin(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_asin, ks, (self,))
+    return _h_asin.call(ks, self)
+
+
+_h_asin_ = dispatcher.find("asin_")
+
+def _op_asin_(self):
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_asin_, ks, (self,))
+    return _h_asin_.call(ks, self)
+
+
+_h_acos = dispatcher.find("acos")
+
+def _op_acos(self):
+    """acos(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_acos, ks, (self,))
+    return _h_acos.call(ks, self)
+
+
+_h_acos_ = dispatcher.find("acos_")
+
+def _op_acos_(self):
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_acos_, ks, (self,))
+    return _h_acos_.call(ks, self)
+
+
+_h_atan = dispatcher.find("atan")
+
+def _op_atan(self):
+    """atan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atan, ks, (self,))
+    return _h_atan.call(ks, self)
+
+
+_h_atan_ = dispatcher.find("atan_")
+
+def _op_atan_(self):
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atan_, ks, (self,))
+    return _h_atan_.call(ks, self)
+
+
+_h_sinh = dispatcher.find("sinh")
+
+def _op_sinh(self):
+    """sinh(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sinh, ks, (self,))
+    return _h_sinh.call(ks, self)
+
+
+_h_sinh_ = dispatcher.find("sinh_")
+
+def _op_sinh_(self):
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sinh_, ks, (self,))
+    return _h_sinh_.call(ks, self)
+
+
+_h_cosh = dispatcher.find("cosh")
+
+def _op_cosh(self):
+    """cosh(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cosh, ks, (self,))
+    return _h_cosh.call(ks, self)
+
+
+_h_cosh_ = dispatcher.find("cosh_")
+
+def _op_cosh_(self):
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cosh_, ks, (self,))
+    return _h_cosh_.call(ks, self)
+
+
+_h_erf = dispatcher.find("erf")
+
+def _op_erf(self):
+    """erf(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erf, ks, (self,))
+    return _h_erf.call(ks, self)
+
+
+_h_erf_ = dispatcher.find("erf_")
+
+def _op_erf_(self):
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erf_, ks, (self,))
+    return _h_erf_.call(ks, self)
+
+
+_h_erfc = dispatcher.find("erfc")
+
+def _op_erfc(self):
+    """erfc(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erfc, ks, (self,))
+    return _h_erfc.call(ks, self)
+
+
+_h_erfc_ = dispatcher.find("erfc_")
+
+def _op_erfc_(self):
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_erfc_, ks, (self,))
+    return _h_erfc_.call(ks, self)
+
+
+_h_logit = dispatcher.find("logit")
+
+def _op_logit(self, eps):
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logit, ks, (self, eps))
+    return _h_logit.call(ks, self, eps)
+
+
+_h_logit_ = dispatcher.find("logit_")
+
+def _op_logit_(self, eps):
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logit_, ks, (self, eps))
+    return _h_logit_.call(ks, self, eps)
+
+
+_h_floor = dispatcher.find("floor")
+
+def _op_floor(self):
+    """floor(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor, ks, (self,))
+    return _h_floor.call(ks, self)
+
+
+_h_floor_ = dispatcher.find("floor_")
+
+def _op_floor_(self):
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_, ks, (self,))
+    return _h_floor_.call(ks, self)
+
+
+_h_ceil = dispatcher.find("ceil")
+
+def _op_ceil(self):
+    """ceil(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_ceil, ks, (self,))
+    return _h_ceil.call(ks, self)
+
+
+_h_ceil_ = dispatcher.find("ceil_")
+
+def _op_ceil_(self):
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_ceil_, ks, (self,))
+    return _h_ceil_.call(ks, self)
+
+
+_h_trunc = dispatcher.find("trunc")
+
+def _op_trunc(self):
+    """trunc(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trunc, ks, (self,))
+    return _h_trunc.call(ks, self)
+
+
+_h_trunc_ = dispatcher.find("trunc_")
+
+def _op_trunc_(self):
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trunc_, ks, (self,))
+    return _h_trunc_.call(ks, self)
+
+
+_h_round = dispatcher.find("round")
+
+def _op_round(self):
+    """round(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round, ks, (self,))
+    return _h_round.call(ks, self)
+
+
+_h_round_decimals = dispatcher.find("round.decimals")
+
+def _op_round_decimals(self, decimals):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round_decimals, ks, (self, decimals))
+    return _h_round_decimals.call(ks, self, decimals)
+
+
+_h_round_ = dispatcher.find("round_")
+
+def _op_round_(self):
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round_, ks, (self,))
+    return _h_round_.call(ks, self)
+
+
+_h_round__decimals = dispatcher.find("round_.decimals")
+
+def _op_round__decimals(self, decimals):
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_round__decimals, ks, (self, decimals))
+    return _h_round__decimals.call(ks, self, decimals)
+
+
+_h_frac = dispatcher.find("frac")
+
+def _op_frac(self):
+    """frac(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_frac, ks, (self,))
+    return _h_frac.call(ks, self)
+
+
+_h_frac_ = dispatcher.find("frac_")
+
+def _op_frac_(self):
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_frac_, ks, (self,))
+    return _h_frac_.call(ks, self)
+
+
+_h_true_divide_Tensor = dispatcher.find("true_divide.Tensor")
+
+def _op_true_divide_Tensor(self, other):
+    """true_divide.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide_Tensor, ks, (self, other))
+    return _h_true_divide_Tensor.call(ks, self, other)
+
+
+_h_true_divide_Scalar = dispatcher.find("true_divide.Scalar")
+
+def _op_true_divide_Scalar(self, other):
+    """true_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide_Scalar, ks, (self, other))
+    return _h_true_divide_Scalar.call(ks, self, other)
+
+
+_h_div_Tensor_mode = dispatcher.find("div.Tensor_mode")
+
+def _op_div_Tensor_mode(self, other, rounding_mode):
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_div_Tensor_mode, ks, (self, other, rounding_mode))
+    return _h_div_Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div_Scalar_mode = dispatcher.find("div.Scalar_mode")
+
+def _op_div_Scalar_mode(self, other, rounding_mode):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_div_Scalar_mode, ks, (self, other, rounding_mode))
+    return _h_div_Scalar_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div__Tensor_mode = dispatcher.find("div_.Tensor_mode")
+
+def _op_div__Tensor_mode(self, other, rounding_mode):
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_div__Tensor_mode, ks, (self, other, rounding_mode))
+    return _h_div__Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+_h_div__Scalar_mode = dispatcher.find("div_.Scalar_mode")
+
+def _op_div__Scalar_mode(self, other, rounding_mode):
+    """div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_div__Scalar_mode, ks, (self, other, rounding_mode))
+    return _h_div__Scalar_mode.call(ks, self, other, rounding_mode)
+
+
+_h_floor_divide = dispatcher.find("floor_divide")
+
+def _op_floor_divide(self, other):
+    """floor_divide(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide, ks, (self, other))
+    return _h_floor_divide.call(ks, self, other)
+
+
+_h_floor_divide_Scalar = dispatcher.find("floor_divide.Scalar")
+
+def _op_floor_divide_Scalar(self, other):
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide_Scalar, ks, (self, other))
+    return _h_floor_divide_Scalar.call(ks, self, other)
+
+
+_h_floor_divide__Tensor = dispatcher.find("floor_divide_.Tensor")
+
+def _op_floor_divide__Tensor(self, other):
+    """floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide__Tensor, ks, (self, other))
+    return _h_floor_divide__Tensor.call(ks, self, other)
+
+
+_h_floor_divide__Scalar = dispatcher.find("floor_divide_.Scalar")
+
+def _op_floor_divide__Scalar(self, other):
+    """floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_floor_divide__Scalar, ks, (self, other))
+    return _h_floor_divide__Scalar.call(ks, self, other)
+
+
+_h_remainder_Tensor = dispatcher.find("remainder.Tensor")
+
+def _op_remainder_Tensor(self, other):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Tensor, ks, (self, other))
+    return _h_remainder_Tensor.call(ks, self, other)
+
+
+_h_remainder_Scalar = dispatcher.find("remainder.Scalar")
+
+def _op_remainder_Scalar(self, other):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Scalar, ks, (self, other))
+    return _h_remainder_Scalar.call(ks, self, other)
+
+
+_h_remainder__Tensor = dispatcher.find("remainder_.Tensor")
+
+def _op_remainder__Tensor(self, other):
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder__Tensor, ks, (self, other))
+    return _h_remainder__Tensor.call(ks, self, other)
+
+
+_h_remainder__Scalar = dispatcher.find("remainder_.Scalar")
+
+def _op_remainder__Scalar(self, other):
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder__Scalar, ks, (self, other))
+    return _h_remainder__Scalar.call(ks, self, other)
+
+
+_h_fmod_Tensor = dispatcher.find("fmod.Tensor")
+
+def _op_fmod_Tensor(self, other):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod_Tensor, ks, (self, other))
+    return _h_fmod_Tensor.call(ks, self, other)
+
+
+_h_fmod_Scalar = dispatcher.find("fmod.Scalar")
+
+def _op_fmod_Scalar(self, other):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod_Scalar, ks, (self, other))
+    return _h_fmod_Scalar.call(ks, self, other)
+
+
+_h_fmod__Tensor = dispatcher.find("fmod_.Tensor")
+
+def _op_fmod__Tensor(self, other):
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod__Tensor, ks, (self, other))
+    return _h_fmod__Tensor.call(ks, self, other)
+
+
+_h_fmod__Scalar = dispatcher.find("fmod_.Scalar")
+
+def _op_fmod__Scalar(self, other):
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_fmod__Scalar, ks, (self, other))
+    return _h_fmod__Scalar.call(ks, self, other)
+
+
+_h_atan2 = dispatcher.find("atan2")
+
+def _op_atan2(self, other):
+    """atan2(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_atan2, ks, (self, other))
+    return _h_atan2.call(ks, self, other)
+
+
+_h_atan2_ = dispatcher.find("atan2_")
+
+def _op_atan2_(self, other):
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_atan2_, ks, (self, other))
+    return _h_atan2_.call(ks, self, other)
+
+
+_h_hypot = dispatcher.find("hypot")
+
+def _op_hypot(self, other):
+    """hypot(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_hypot, ks, (self, other))
+    return _h_hypot.call(ks, self, other)
+
+
+_h_hypot_ = dispatcher.find("hypot_")
+
+def _op_hypot_(self, other):
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_hypot_, ks, (self, other))
+    return _h_hypot_.call(ks, self, other)
+
+
+_h_clamp = dispatcher.find("clamp")
+
+def _op_clamp(self, min, max):
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp, ks, (self, min, max))
+    return _h_clamp.call(ks, self, min, max)
+
+
+_h_clamp_Tensor = dispatcher.find("clamp.Tensor")
+
+def _op_clamp_Tensor(self, min, max):
+    """clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clamp_Tensor, ks, (self, min, max))
+    return _h_clamp_Tensor.call(ks, self, min, max)
+
+
+_h_clamp_ = dispatcher.find("clamp_")
+
+def _op_clamp_(self, min, max):
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_, ks, (self, min, max))
+    return _h_clamp_.call(ks, self, min, max)
+
+
+_h_clamp__Tensor = dispatcher.find("clamp_.Tensor")
+
+def _op_clamp__Tensor(self, min, max):
+    """clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clamp__Tensor, ks, (self, min, max))
+    return _h_clamp__Tensor.call(ks, self, min, max)
+
+
+_h_clip = dispatcher.find("clip")
+
+def _op_clip(self, min, max):
+    """clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clip, ks, (self, min, max))
+    return _h_clip.call(ks, self, min, max)
+
+
+_h_clip_Tensor = dispatcher.find("clip.Tensor")
+
+def _op_clip_Tensor(self, min, max):
+    """clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clip_Tensor, ks, (self, min, max))
+    return _h_clip_Tensor.call(ks, self, min, max)
+
+
+_h_clip_ = dispatcher.find("clip_")
+
+def _op_clip_(self, min, max):
+    """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clip_, ks, (self, min, max))
+    return _h_clip_.call(ks, self, min, max)
+
+
+_h_clip__Tensor = dispatcher.find("clip_.Tensor")
+
+def _op_clip__Tensor(self, min, max):
+    """clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set() | (max._impl.key_set() if max is not None else 0)
+    if observers.active:
+        return observed(_h_clip__Tensor, ks, (self, min, max))
+    return _h_clip__Tensor.call(ks, self, min, max)
+
+
+_h_lerp_Scalar = dispatcher.find("lerp.Scalar")
+
+def _op_lerp_Scalar(self, end, weight):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    ks = self._impl.key_set() | end._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp_Scalar, ks, (self, end, weight))
+    return _h_lerp_Scalar.call(ks, self, end, weight)
+
+
+_h_lerp_Tensor = dispatcher.find("lerp.Tensor")
+
+def _op_lerp_Tensor(self, end, weight):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    ks = self._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp_Tensor, ks, (self, end, weight))
+    return _h_lerp_Tensor.call(ks, self, end, weight)
+
+
+_h_lerp__Scalar = dispatcher.find("lerp_.Scalar")
+
+def _op_lerp__Scalar(self, end, weight):
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    ks = self._impl.key_set() | end._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp__Scalar, ks, (self, end, weight))
+    return _h_lerp__Scalar.call(ks, self, end, weight)
+
+
+_h_lerp__Tensor = dispatcher.find("lerp_.Tensor")
+
+def _op_lerp__Tensor(self, end, weight):
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    ks = self._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_lerp__Tensor, ks, (self, end, weight))
+    return _h_lerp__Tensor.call(ks, self, end, weight)
+
+
+_h_addcmul = dispatcher.find("addcmul")
+
+def _op_addcmul(self, tensor1, tensor2, value):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcmul, ks, (self, tensor1, tensor2, value))
+    return _h_addcmul.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcmul_ = dispatcher.find("addcmul_")
+
+def _op_addcmul_(self, tensor1, tensor2, value):
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcmul_, ks, (self, tensor1, tensor2, value))
+    return _h_addcmul_.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcdiv = dispatcher.find("addcdiv")
+
+def _op_addcdiv(self, tensor1, tensor2, value):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcdiv, ks, (self, tensor1, tensor2, value))
+    return _h_addcdiv.call(ks, self, tensor1, tensor2, value)
+
+
+_h_addcdiv_ = dispatcher.find("addcdiv_")
+
+def _op_addcdiv_(self, tensor1, tensor2, value):
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    if observers.active:
+        return observed(_h_addcdiv_, ks, (self, tensor1, tensor2, value))
+    return _h_addcdiv_.call(ks, self, tensor1, tensor2, value)
+
+
+_h_nan_to_num = dispatcher.find("nan_to_num")
+
+def _op_nan_to_num(self, nan, posinf, neginf):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nan_to_num, ks, (self, nan, posinf, neginf))
+    return _h_nan_to_num.call(ks, self, nan, posinf, neginf)
+
+
+_h_nan_to_num_ = dispatcher.find("nan_to_num_")
+
+def _op_nan_to_num_(self, nan, posinf, neginf):
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nan_to_num_, ks, (self, nan, posinf, neginf))
+    return _h_nan_to_num_.call(ks, self, nan, posinf, neginf)
+
+
+_h_exp_ = dispatcher.find("exp_")
+
+def _op_exp_(self):
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exp_, ks, (self,))
+    return _h_exp_.call(ks, self)
+
+
+_h_log_ = dispatcher.find("log_")
+
+def _op_log_(self):
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_log_, ks, (self,))
+    return _h_log_.call(ks, self)
+
+
+_h_sqrt_ = dispatcher.find("sqrt_")
+
+def _op_sqrt_(self):
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sqrt_, ks, (self,))
+    return _h_sqrt_.call(ks, self)
+
+
+_h_sin_ = dispatcher.find("sin_")
+
+def _op_sin_(self):
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sin_, ks, (self,))
+    return _h_sin_.call(ks, self)
+
+
+_h_cos_ = dispatcher.find("cos_")
+
+def _op_cos_(self):
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cos_, ks, (self,))
+    return _h_cos_.call(ks, self)
+
+
+_h_tanh_ = dispatcher.find("tanh_")
+
+def _op_tanh_(self):
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tanh_, ks, (self,))
+    return _h_tanh_.call(ks, self)
+
+
+_h_sigmoid_ = dispatcher.find("sigmoid_")
+
+def _op_sigmoid_(self):
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sigmoid_, ks, (self,))
+    return _h_sigmoid_.call(ks, self)
+
+
+_h_neg_ = dispatcher.find("neg_")
+
+def _op_neg_(self):
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_neg_, ks, (self,))
+    return _h_neg_.call(ks, self)
+
+
+_h_abs_ = dispatcher.find("abs_")
+
+def _op_abs_(self):
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_abs_, ks, (self,))
+    return _h_abs_.call(ks, self)
+
+
+_h_isnan = dispatcher.find("isnan")
+
+def _op_isnan(self):
+    """isnan(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isnan, ks, (self,))
+    return _h_isnan.call(ks, self)
+
+
+_h_isinf = dispatcher.find("isinf")
+
+def _op_isinf(self):
+    """isinf(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isinf, ks, (self,))
+    return _h_isinf.call(ks, self)
+
+
+_h_isfinite = dispatcher.find("isfinite")
+
+def _op_isfinite(self):
+    """isfinite(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_isfinite, ks, (self,))
+    return _h_isfinite.call(ks, self)
+
+
+_h_isclose = dispatcher.find("isclose")
+
+def _op_isclose(self, other, rtol, atol, equal_nan):
+    """isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_isclose, ks, (self, other, rtol, atol, equal_nan))
+    return _h_isclose.call(ks, self, other, rtol, atol, equal_nan)
+
+
+_h_allclose = dispatcher.find("allclose")
+
+def _op_allclose(self, other, rtol, atol, equal_nan):
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_allclose, ks, (self, other, rtol, atol, equal_nan))
+    return _h_allclose.call(ks, self, other, rtol, atol, equal_nan)
+
+
+_h_equal = dispatcher.find("equal")
+
+def _op_equal(self, other):
+    """equal(Tensor self, Tensor other) -> bool"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_equal, ks, (self, other))
+    return _h_equal.call(ks, self, other)
+
+
+_h_logical_not = dispatcher.find("logical_not")
+
+def _op_logical_not(self):
+    """logical_not(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_not, ks, (self,))
+    return _h_logical_not.call(ks, self)
+
+
+_h_logical_and = dispatcher.find("logical_and")
+
+def _op_logical_and(self, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_and, ks, (self, other))
+    return _h_logical_and.call(ks, self, other)
+
+
+_h_logical_or = dispatcher.find("logical_or")
+
+def _op_logical_or(self, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_or, ks, (self, other))
+    return _h_logical_or.call(ks, self, other)
+
+
+_h_logical_xor = dispatcher.find("logical_xor")
+
+def _op_logical_xor(self, other):
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_xor, ks, (self, other))
+    return _h_logical_xor.call(ks, self, other)
+
+
+_h_bitwise_not = dispatcher.find("bitwise_not")
+
+def _op_bitwise_not(self):
+    """bitwise_not(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_not, ks, (self,))
+    return _h_bitwise_not.call(ks, self)
+
+
+_h_bitwise_not_ = dispatcher.find("bitwise_not_")
+
+def _op_bitwise_not_(self):
+    """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_not_, ks, (self,))
+    return _h_bitwise_not_.call(ks, self)
+
+
+_h_bitwise_and_Tensor = dispatcher.find("bitwise_and.Tensor")
+
+def _op_bitwise_and_Tensor(self, other):
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and_Tensor, ks, (self, other))
+    return _h_bitwise_and_Tensor.call(ks, self, other)
+
+
+_h_bitwise_and_Scalar = dispatcher.find("bitwise_and.Scalar")
+
+def _op_bitwise_and_Scalar(self, other):
+    """bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and_Scalar, ks, (self, other))
+    return _h_bitwise_and_Scalar.call(ks, self, other)
+
+
+_h_bitwise_and__Tensor = dispatcher.find("bitwise_and_.Tensor")
+
+def _op_bitwise_and__Tensor(self, other):
+    """bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and__Tensor, ks, (self, other))
+    return _h_bitwise_and__Tensor.call(ks, self, other)
+
+
+_h_bitwise_and__Scalar = dispatcher.find("bitwise_and_.Scalar")
+
+def _op_bitwise_and__Scalar(self, other):
+    """bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_and__Scalar, ks, (self, other))
+    return _h_bitwise_and__Scalar.call(ks, self, other)
+
+
+_h_bitwise_or_Tensor = dispatcher.find("bitwise_or.Tensor")
+
+def _op_bitwise_or_Tensor(self, other):
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or_Tensor, ks, (self, other))
+    return _h_bitwise_or_Tensor.call(ks, self, other)
+
+
+_h_bitwise_or_Scalar = dispatcher.find("bitwise_or.Scalar")
+
+def _op_bitwise_or_Scalar(self, other):
+    """bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or_Scalar, ks, (self, other))
+    return _h_bitwise_or_Scalar.call(ks, self, other)
+
+
+_h_bitwise_or__Tensor = dispatcher.find("bitwise_or_.Tensor")
+
+def _op_bitwise_or__Tensor(self, other):
+    """bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or__Tensor, ks, (self, other))
+    return _h_bitwise_or__Tensor.call(ks, self, other)
+
+
+_h_bitwise_or__Scalar = dispatcher.find("bitwise_or_.Scalar")
+
+def _op_bitwise_or__Scalar(self, other):
+    """bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_or__Scalar, ks, (self, other))
+    return _h_bitwise_or__Scalar.call(ks, self, other)
+
+
+_h_bitwise_xor_Tensor = dispatcher.find("bitwise_xor.Tensor")
+
+def _op_bitwise_xor_Tensor(self, other):
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor_Tensor, ks, (self, other))
+    return _h_bitwise_xor_Tensor.call(ks, self, other)
+
+
+_h_bitwise_xor_Scalar = dispatcher.find("bitwise_xor.Scalar")
+
+def _op_bitwise_xor_Scalar(self, other):
+    """bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor_Scalar, ks, (self, other))
+    return _h_bitwise_xor_Scalar.call(ks, self, other)
+
+
+_h_bitwise_xor__Tensor = dispatcher.find("bitwise_xor_.Tensor")
+
+def _op_bitwise_xor__Tensor(self, other):
+    """bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor__Tensor, ks, (self, other))
+    return _h_bitwise_xor__Tensor.call(ks, self, other)
+
+
+_h_bitwise_xor__Scalar = dispatcher.find("bitwise_xor_.Scalar")
+
+def _op_bitwise_xor__Scalar(self, other):
+    """bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bitwise_xor__Scalar, ks, (self, other))
+    return _h_bitwise_xor__Scalar.call(ks, self, other)
+
+
+_h_relu6 = dispatcher.find("relu6")
+
+def _op_relu6(self):
+    """relu6(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_relu6, ks, (self,))
+    return _h_relu6.call(ks, self)
+
+
+_h_leaky_relu = dispatcher.find("leaky_relu")
+
+def _op_leaky_relu(self, negative_slope):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu, ks, (self, negative_slope))
+    return _h_leaky_relu.call(ks, self, negative_slope)
+
+
+_h_leaky_relu_ = dispatcher.find("leaky_relu_")
+
+def _op_leaky_relu_(self, negative_slope):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_leaky_relu_, ks, (self, negative_slope))
+    return _h_leaky_relu_.call(ks, self, negative_slope)
+
+
+_h_elu = dispatcher.find("elu")
+
+def _op_elu(self, alpha, scale, input_scale):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu, ks, (self, alpha, scale, input_scale))
+    return _h_elu.call(ks, self, alpha, scale, input_scale)
+
+
+_h_elu_ = dispatcher.find("elu_")
+
+def _op_elu_(self, alpha, scale, input_scale):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_elu_, ks, (self, alpha, scale, input_scale))
+    return _h_elu_.call(ks, self, alpha, scale, input_scale)
+
+
+_h_selu = dispatcher.find("selu")
+
+def _op_selu(self):
+    """selu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu, ks, (self,))
+    return _h_selu.call(ks, self)
+
+
+_h_selu_ = dispatcher.find("selu_")
+
+def _op_selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_selu_, ks, (self,))
+    return _h_selu_.call(ks, self)
+
+
+_h_celu = dispatcher.find("celu")
+
+def _op_celu(self, alpha):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu, ks, (self, alpha))
+    return _h_celu.call(ks, self, alpha)
+
+
+_h_celu_ = dispatcher.find("celu_")
+
+def _op_celu_(self, alpha):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_celu_, ks, (self, alpha))
+    return _h_celu_.call(ks, self, alpha)
+
+
+_h_gelu = dispatcher.find("gelu")
+
+def _op_gelu(self, approximate):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu, ks, (self, approximate))
+    return _h_gelu.call(ks, self, approximate)
+
+
+_h_gelu_ = dispatcher.find("gelu_")
+
+def _op_gelu_(self, approximate):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu_, ks, (self, approximate))
+    return _h_gelu_.call(ks, self, approximate)
+
+
+_h_silu = dispatcher.find("silu")
+
+def _op_silu(self):
+    """silu(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu, ks, (self,))
+    return _h_silu.call(ks, self)
+
+
+_h_silu_ = dispatcher.find("silu_")
+
+def _op_silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu_, ks, (self,))
+    return _h_silu_.call(ks, self)
+
+
+_h_mish = dispatcher.find("mish")
+
+def _op_mish(self):
+    """mish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish, ks, (self,))
+    return _h_mish.call(ks, self)
+
+
+_h_mish_ = dispatcher.find("mish_")
+
+def _op_mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_mish_, ks, (self,))
+    return _h_mish_.call(ks, self)
+
+
+_h_softplus = dispatcher.find("softplus")
+
+def _op_softplus(self, beta, threshold):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softplus, ks, (self, beta, threshold))
+    return _h_softplus.call(ks, self, beta, threshold)
+
+
+_h_softsign = dispatcher.find("softsign")
+
+def _op_softsign(self):
+    """softsign(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_softsign, ks, (self,))
+    return _h_softsign.call(ks, self)
+
+
+_h_hardtanh = dispatcher.find("hardtanh")
+
+def _op_hardtanh(self, min_val, max_val):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh, ks, (self, min_val, max_val))
+    return _h_hardtanh.call(ks, self, min_val, max_val)
+
+
+_h_hardtanh_ = dispatcher.find("hardtanh_")
+
+def _op_hardtanh_(self, min_val, max_val):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardtanh_, ks, (self, min_val, max_val))
+    return _h_hardtanh_.call(ks, self, min_val, max_val)
+
+
+_h_hardsigmoid = dispatcher.find("hardsigmoid")
+
+def _op_hardsigmoid(self):
+    """hardsigmoid(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid, ks, (self,))
+    return _h_hardsigmoid.call(ks, self)
+
+
+_h_hardsigmoid_ = dispatcher.find("hardsigmoid_")
+
+def _op_hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardsigmoid_, ks, (self,))
+    return _h_hardsigmoid_.call(ks, self)
+
+
+_h_hardswish = dispatcher.find("hardswish")
+
+def _op_hardswish(self):
+    """hardswish(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish, ks, (self,))
+    return _h_hardswish.call(ks, self)
+
+
+_h_hardswish_ = dispatcher.find("hardswish_")
+
+def _op_hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_hardswish_, ks, (self,))
+    return _h_hardswish_.call(ks, self)
+
+
+_h_threshold = dispatcher.find("threshold")
+
+def _op_threshold(self, threshold, value):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold, ks, (self, threshold, value))
+    return _h_threshold.call(ks, self, threshold, value)
+
+
+_h_threshold_ = dispatcher.find("threshold_")
+
+def _op_threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold_, ks, (self, threshold, value))
+    return _h_threshold_.call(ks, self, threshold, value)
+
+
+_h_glu = dispatcher.find("glu")
+
+def _op_glu(self, dim):
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_glu, ks, (self, dim))
+    return _h_glu.call(ks, self, dim)
+
+
+_h_prelu = dispatcher.find("prelu")
+
+def _op_prelu(self, weight):
+    """prelu(Tensor self, Tensor weight) -> Tensor"""
+    ks = self._impl.key_set() | weight._impl.key_set()
+    if observers.active:
+        return observed(_h_prelu, ks, (self, weight))
+    return _h_prelu.call(ks, self, weight)
+
+
+_h_normal_ = dispatcher.find("normal_")
+
+def _op_normal_(self, mean, std, generator):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_normal_, ks, (self, mean, std, generator))
+    return _h_normal_.call(ks, self, mean, std, generator)
+
+
+_h_uniform_ = dispatcher.find("uniform_")
+
+def _op_uniform_(self, from_, to, generator):
+    """uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_uniform_, ks, (self, from_, to, generator))
+    return _h_uniform_.call(ks, self, from_, to, generator)
+
+
+_h_exponential_ = dispatcher.find("exponential_")
+
+def _op_exponential_(self, lambd, generator):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_exponential_, ks, (self, lambd, generator))
+    return _h_exponential_.call(ks, self, lambd, generator)
+
+
+_h_bernoulli = dispatcher.find("bernoulli")
+
+def _op_bernoulli(self, generator):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli, ks, (self, generator))
+    return _h_bernoulli.call(ks, self, generator)
+
+
+_h_bernoulli_p = dispatcher.find("bernoulli.p")
+
+def _op_bernoulli_p(self, p, generator):
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli_p, ks, (self, p, generator))
+    return _h_bernoulli_p.call(ks, self, p, generator)
+
+
+_h_bernoulli__float = dispatcher.find("bernoulli_.float")
+
+def _op_bernoulli__float(self, p, generator):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__float, ks, (self, p, generator))
+    return _h_bernoulli__float.call(ks, self, p, generator)
+
+
+_h_bernoulli__Tensor = dispatcher.find("bernoulli_.Tensor")
+
+def _op_bernoulli__Tensor(self, p, generator):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"""
+    ks = self._impl.key_set() | p._impl.key_set()
+    if observers.active:
+        return observed(_h_bernoulli__Tensor, ks, (self, p, generator))
+    return _h_bernoulli__Tensor.call(ks, self, p, generator)
+
+
+_h_multinomial = dispatcher.find("multinomial")
+
+def _op_multinomial(self, num_samples, replacement, generator):
+    """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_multinomial, ks, (self, num_samples, replacement, generator))
+    return _h_multinomial.call(ks, self, num_samples, replacement, generator)
+
+
+_h_clamp_min = dispatcher.find("clamp_min")
+
+def _op_clamp_min(self, min):
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min, ks, (self, min))
+    return _h_clamp_min.call(ks, self, min)
+
+
+_h_clamp_min_Tensor = dispatcher.find("clamp_min.Tensor")
+
+def _op_clamp_min_Tensor(self, min):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_Tensor, ks, (self, min))
+    return _h_clamp_min_Tensor.call(ks, self, min)
+
+
+_h_clamp_min_ = dispatcher.find("clamp_min_")
+
+def _op_clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min_, ks, (self, min))
+    return _h_clamp_min_.call(ks, self, min)
+
+
+_h_clamp_min__Tensor = dispatcher.find("clamp_min_.Tensor")
+
+def _op_clamp_min__Tensor(self, min):
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    ks = self._impl.key_set() | min._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_min__Tensor, ks, (self, min))
+    return _h_clamp_min__Tensor.call(ks, self, min)
+
+
+_h_clamp_max = dispatcher.find("clamp_max")
+
+def _op_clamp_max(self, max):
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max, ks, (self, max))
+    return _h_clamp_max.call(ks, self, max)
+
+
+_h_clamp_max_Tensor = dispatcher.find("clamp_max.Tensor")
+
+def _op_clamp_max_Tensor(self, max):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_Tensor, ks, (self, max))
+    return _h_clamp_max_Tensor.call(ks, self, max)
+
+
+_h_clamp_max_ = dispatcher.find("clamp_max_")
+
+def _op_clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max_, ks, (self, max))
+    return _h_clamp_max_.call(ks, self, max)
+
+
+_h_clamp_max__Tensor = dispatcher.find("clamp_max_.Tensor")
+
+def _op_clamp_max__Tensor(self, max):
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    ks = self._impl.key_set() | max._impl.key_set()
+    if observers.active:
+        return observed(_h_clamp_max__Tensor, ks, (self, max))
+    return _h_clamp_max__Tensor.call(ks, self, max)
+
+
+_h_logical_not_ = dispatcher.find("logical_not_")
+
+def _op_logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_not_, ks, (self,))
+    return _h_logical_not_.call(ks, self)
+
+
+_h_logical_and_ = dispatcher.find("logical_and_")
+
+def _op_logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_and_, ks, (self, other))
+    return _h_logical_and_.call(ks, self, other)
+
+
+_h_logical_or_ = dispatcher.find("logical_or_")
+
+def _op_logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_or_, ks, (self, other))
+    return _h_logical_or_.call(ks, self, other)
+
+
+_h_logical_xor_ = dispatcher.find("logical_xor_")
+
+def _op_logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logical_xor_, ks, (self, other))
+    return _h_logical_xor_.call(ks, self, other)
+
+
+_h_true_divide__Tensor = dispatcher.find("true_divide_.Tensor")
+
+def _op_true_divide__Tensor(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Tensor, ks, (self, other))
+    return _h_true_divide__Tensor.call(ks, self, other)
+
+
+_h_true_divide__Scalar = dispatcher.find("true_divide_.Scalar")
+
+def _op_true_divide__Scalar(self, other):
+    """true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_true_divide__Scalar, ks, (self, other))
+    return _h_true_divide__Scalar.call(ks, self, other)
+
+
+_h_remainder_Scalar_Tensor = dispatcher.find("remainder.Scalar_Tensor")
+
+def _op_remainder_Scalar_Tensor(self, other):
+    """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"""
+    ks = other._impl.key_set()
+    if observers.active:
+        return observed(_h_remainder_Scalar_Tensor, ks, (self, other))
+    return _h_remainder_Scalar_Tensor.call(ks, self, other)
+
+
+_h_prod = dispatcher.find("prod")
+
+def _op_prod(self, dtype):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod, ks, (self, dtype))
+    return _h_prod.call(ks, self, dtype)
+
+
+_h_prod_dim_int = dispatcher.find("prod.dim_int")
+
+def _op_prod_dim_int(self, dim, keepdim, dtype):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_prod_dim_int, ks, (self, dim, keepdim, dtype))
+    return _h_prod_dim_int.call(ks, self, dim, keepdim, dtype)
+
+
+_h_amax = dispatcher.find("amax")
+
+def _op_amax(self, dim, keepdim):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amax, ks, (self, dim, keepdim))
+    return _h_amax.call(ks, self, dim, keepdim)
+
+
+_h_amin = dispatcher.find("amin")
+
+def _op_amin(self, dim, keepdim):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_amin, ks, (self, dim, keepdim))
+    return _h_amin.call(ks, self, dim, keepdim)
+
+
+_h_var_correction = dispatcher.find("var.correction")
+
+def _op_var_correction(self, dim, correction, keepdim):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_correction = dispatcher.find("std.correction")
+
+def _op_std_correction(self, dim, correction, keepdim):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_var_dim = dispatcher.find("var.dim")
+
+def _op_var_dim(self, dim, unbiased, keepdim):
+    """var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_var_dim.call(ks, self, dim, unbiased, keepdim)
+
+
+_h_std_dim = dispatcher.find("std.dim")
+
+def _op_std_dim(self, dim, unbiased, keepdim):
+    """std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_dim, ks, (self, dim, unbiased, keepdim))
+    return _h_std_dim.call(ks, self, dim, unbiased, keepdim)
+
+
+_h_var_mean_correction = dispatcher.find("var_mean.correction")
+
+def _op_var_mean_correction(self, dim, correction, keepdim):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_var_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_var_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_std_mean_correction = dispatcher.find("std_mean.correction")
+
+def _op_std_mean_correction(self, dim, correction, keepdim):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_std_mean_correction, ks, (self, dim, correction, keepdim))
+    return _h_std_mean_correction.call(ks, self, dim, correction, keepdim)
+
+
+_h_norm_ScalarOpt_dim = dispatcher.find("norm.ScalarOpt_dim")
+
+def _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_ScalarOpt_dim, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_ScalarOpt_dim.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_norm_str = dispatcher.find("norm.str")
+
+def _op_norm_str(self, p, dim, keepdim, dtype):
+    """norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_norm_str, ks, (self, p, dim, keepdim, dtype))
+    return _h_norm_str.call(ks, self, p, dim, keepdim, dtype)
+
+
+_h_logsumexp = dispatcher.find("logsumexp")
+
+def _op_logsumexp(self, dim, keepdim):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_logsumexp, ks, (self, dim, keepdim))
+    return _h_logsumexp.call(ks, self, dim, keepdim)
+
+
+_h_all = dispatcher.find("all")
+
+def _op_all(self):
+    """all(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all, ks, (self,))
+    return _h_all.call(ks, self)
+
+
+_h_all_dim = dispatcher.find("all.dim")
+
+def _op_all_dim(self, dim, keepdim):
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_all_dim, ks, (self, dim, keepdim))
+    return _h_all_dim.call(ks, self, dim, keepdim)
+
+
+_h_any = dispatcher.find("any")
+
+def _op_any(self):
+    """any(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any, ks, (self,))
+    return _h_any.call(ks, self)
+
+
+_h_any_dim = dispatcher.find("any.dim")
+
+def _op_any_dim(self, dim, keepdim):
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_any_dim, ks, (self, dim, keepdim))
+    return _h_any_dim.call(ks, self, dim, keepdim)
+
+
+_h_count_nonzero = dispatcher.find("count_nonzero")
+
+def _op_count_nonzero(self, dim):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_count_nonzero, ks, (self, dim))
+    return _h_count_nonzero.call(ks, self, dim)
+
+
+_h_cumsum = dispatcher.find("cumsum")
+
+def _op_cumsum(self, dim, dtype):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum, ks, (self, dim, dtype))
+    return _h_cumsum.call(ks, self, dim, dtype)
+
+
+_h_cumsum_ = dispatcher.find("cumsum_")
+
+def _op_cumsum_(self, dim, dtype):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumsum_, ks, (self, dim, dtype))
+    return _h_cumsum_.call(ks, self, dim, dtype)
+
+
+_h_cumprod = dispatcher.find("cumprod")
+
+def _op_cumprod(self, dim, dtype):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod, ks, (self, dim, dtype))
+    return _h_cumprod.call(ks, self, dim, dtype)
+
+
+_h_cumprod_ = dispatcher.find("cumprod_")
+
+def _op_cumprod_(self, dim, dtype):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_cumprod_, ks, (self, dim, dtype))
+    return _h_cumprod_.call(ks, self, dim, dtype)
+
+
+_h_cummax = dispatcher.find("cummax")
+_returns_cummax = namedtuple('cummax', ('values', 'indices'))
+
+def _op_cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummax(*observed(_h_cummax, ks, (self, dim)))
+    return _returns_cummax(*_h_cummax.call(ks, self, dim))
+
+
+_h_cummin = dispatcher.find("cummin")
+_returns_cummin = namedtuple('cummin', ('values', 'indices'))
+
+def _op_cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_cummin(*observed(_h_cummin, ks, (self, dim)))
+    return _returns_cummin(*_h_cummin.call(ks, self, dim))
+
+
+_h_median = dispatcher.find("median")
+
+def _op_median(self):
+    """median(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_median, ks, (self,))
+    return _h_median.call(ks, self)
+
+
+_h_median_dim = dispatcher.find("median.dim")
+_returns_median_dim = namedtuple('median', ('values', 'indices'))
+
+def _op_median_dim(self, dim, keepdim):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_median_dim(*observed(_h_median_dim, ks, (self, dim, keepdim)))
+    return _returns_median_dim(*_h_median_dim.call(ks, self, dim, keepdim))
+
+
+_h_mode = dispatcher.find("mode")
+_returns_mode = namedtuple('mode', ('values', 'indices'))
+
+def _op_mode(self, dim, keepdim):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_mode(*observed(_h_mode, ks, (self, dim, keepdim)))
+    return _returns_mode(*_h_mode.call(ks, self, dim, keepdim))
+
+
+_h_kthvalue = dispatcher.find("kthvalue")
+_returns_kthvalue = namedtuple('kthvalue', ('values', 'indices'))
+
+def _op_kthvalue(self, k, dim, keepdim):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_kthvalue(*observed(_h_kthvalue, ks, (self, k, dim, keepdim)))
+    return _returns_kthvalue(*_h_kthvalue.call(ks, self, k, dim, keepdim))
+
+
+_h_topk = dispatcher.find("topk")
+_returns_topk = namedtuple('topk', ('values', 'indices'))
+
+def _op_topk(self, k, dim, largest, sorted):
+    """topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_topk(*observed(_h_topk, ks, (self, k, dim, largest, sorted)))
+    return _returns_topk(*_h_topk.call(ks, self, k, dim, largest, sorted))
+
+
+_h_sort = dispatcher.find("sort")
+_returns_sort = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort(self, dim, descending):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort(*observed(_h_sort, ks, (self, dim, descending)))
+    return _returns_sort(*_h_sort.call(ks, self, dim, descending))
+
+
+_h_sort_stable = dispatcher.find("sort.stable")
+_returns_sort_stable = namedtuple('sort', ('values', 'indices'))
+
+def _op_sort_stable(self, stable, dim, descending):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return _returns_sort_stable(*observed(_h_sort_stable, ks, (self, stable, dim, descending)))
+    return _returns_sort_stable(*_h_sort_stable.call(ks, self, stable, dim, descending))
+
+
+_h_argsort = dispatcher.find("argsort")
+
+def _op_argsort(self, dim, descending):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort, ks, (self, dim, descending))
+    return _h_argsort.call(ks, self, dim, descending)
+
+
+_h_argsort_stable = dispatcher.find("argsort.stable")
+
+def _op_argsort_stable(self, stable, dim, descending):
+    """argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argsort_stable, ks, (self, stable, dim, descending))
+    return _h_argsort_stable.call(ks, self, stable, dim, descending)
+
+
+_h__gather_along = dispatcher.find("_gather_along")
+
+def _op__gather_along(self, dim, index):
+    """_gather_along(Tensor self, int dim, Tensor index) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__gather_along, ks, (self, dim, index))
+    return _h__gather_along.call(ks, self, dim, index)
+
+
+_h__scatter_add_along = dispatcher.find("_scatter_add_along")
+
+def _op__scatter_add_along(self, dim, index, sizes):
+    """_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor"""
+    ks = self._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(_h__scatter_add_along, ks, (self, dim, index, sizes))
+    return _h__scatter_add_along.call(ks, self, dim, index, sizes)
+
+
+_h_flip = dispatcher.find("flip")
+
+def _op_flip(self, dims):
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_flip, ks, (self, dims))
+    return _h_flip.call(ks, self, dims)
+
+
+_h_mv = dispatcher.find("mv")
+
+def _op_mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    ks = self._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_mv, ks, (self, vec))
+    return _h_mv.call(ks, self, vec)
+
+
+_h_dot = dispatcher.find("dot")
+
+def _op_dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    ks = self._impl.key_set() | tensor._impl.key_set()
+    if observers.active:
+        return observed(_h_dot, ks, (self, tensor))
+    return _h_dot.call(ks, self, tensor)
+
+
+_h_outer = dispatcher.find("outer")
+
+def _op_outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    ks = self._impl.key_set() | vec2._impl.key_set()
+    if observers.active:
+        return observed(_h_outer, ks, (self, vec2))
+    return _h_outer.call(ks, self, vec2)
+
+
+_h_addmm = dispatcher.find("addmm")
+
+def _op_addmm(self, mat1, mat2, beta, alpha):
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_addmm_ = dispatcher.find("addmm_")
+
+def _op_addmm_(self, mat1, mat2, beta, alpha):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    if observers.active:
+        return observed(_h_addmm_, ks, (self, mat1, mat2, beta, alpha))
+    return _h_addmm_.call(ks, self, mat1, mat2, beta, alpha)
+
+
+_h_addmv = dispatcher.find("addmv")
+
+def _op_addmv(self, mat, vec, beta, alpha):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv.call(ks, self, mat, vec, beta, alpha)
+
+
+_h_addmv_ = dispatcher.find("addmv_")
+
+def _op_addmv_(self, mat, vec, beta, alpha):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    if observers.active:
+        return observed(_h_addmv_, ks, (self, mat, vec, beta, alpha))
+    return _h_addmv_.call(ks, self, mat, vec, beta, alpha)
+
+
+_h_baddbmm = dispatcher.find("baddbmm")
+
+def _op_baddbmm(self, batch1, batch2, beta, alpha):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_baddbmm_ = dispatcher.find("baddbmm_")
+
+def _op_baddbmm_(self, batch1, batch2, beta, alpha):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    if observers.active:
+        return observed(_h_baddbmm_, ks, (self, batch1, batch2, beta, alpha))
+    return _h_baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
+
+
+_h_linear = dispatcher.find("linear")
+
+def _op_linear(input, weight, bias):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"""
+    ks = input._impl.key_set() | weight._impl.key_set() | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_linear, ks, (input, weight, bias))
+    return _h_linear.call(ks, input, weight, bias)
+
+
+_h_einsum = dispatcher.find("einsum")
+
+def _op_einsum(equation, tensors):
+    """einsum(str equation, Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_einsum, ks, (equation, tensors))
+    return _h_einsum.call(ks, equation, tensors)
+
+
+_h_tensordot = dispatcher.find("tensordot")
+
+def _op_tensordot(self, other, dims_self, dims_other):
+    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot, ks, (self, other, dims_self, dims_other))
+    return _h_tensordot.call(ks, self, other, dims_self, dims_other)
+
+
+_h_tensordot_dims = dispatcher.find("tensordot.dims")
+
+def _op_tensordot_dims(self, other, dims):
+    """tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_tensordot_dims, ks, (self, other, dims))
+    return _h_tensordot_dims.call(ks, self, other, dims)
+
+
+_h_tril = dispatcher.find("tril")
+
+def _op_tril(self, diagonal):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril, ks, (self, diagonal))
+    return _h_tril.call(ks, self, diagonal)
+
+
+_h_tril_ = dispatcher.find("tril_")
+
+def _op_tril_(self, diagonal):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tril_, ks, (self, diagonal))
+    return _h_tril_.call(ks, self, diagonal)
+
+
+_h_triu = dispatcher.find("triu")
+
+def _op_triu(self, diagonal):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu, ks, (self, diagonal))
+    return _h_triu.call(ks, self, diagonal)
+
+
+_h_triu_ = dispatcher.find("triu_")
+
+def _op_triu_(self, diagonal):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_triu_, ks, (self, diagonal))
+    return _h_triu_.call(ks, self, diagonal)
+
+
+_h_diag = dispatcher.find("diag")
+
+def _op_diag(self, diagonal):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diag, ks, (self, diagonal))
+    return _h_diag.call(ks, self, diagonal)
+
+
+_h_diagonal = dispatcher.find("diagonal")
+
+def _op_diagonal(self, offset, dim1, dim2):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_diagonal, ks, (self, offset, dim1, dim2))
+    return _h_diagonal.call(ks, self, offset, dim1, dim2)
+
+
+_h_trace = dispatcher.find("trace")
+
+def _op_trace(self):
+    """trace(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_trace, ks, (self,))
+    return _h_trace.call(ks, self)
+
+
+_h_kron = dispatcher.find("kron")
+
+def _op_kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_kron, ks, (self, other))
+    return _h_kron.call(ks, self, other)
+
+
+_h_cat = dispatcher.find("cat")
+
+def _op_cat(tensors, dim):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_cat, ks, (tensors, dim))
+    return _h_cat.call(ks, tensors, dim)
+
+
+_h_stack = dispatcher.find("stack")
+
+def _op_stack(tensors, dim):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_stack, ks, (tensors, dim))
+    return _h_stack.call(ks, tensors, dim)
+
+
+_h_hstack = dispatcher.find("hstack")
+
+def _op_hstack(tensors):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_hstack, ks, (tensors,))
+    return _h_hstack.call(ks, tensors)
+
+
+_h_vstack = dispatcher.find("vstack")
+
+def _op_vstack(tensors):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_vstack, ks, (tensors,))
+    return _h_vstack.call(ks, tensors)
+
+
+_h_split_Tensor = dispatcher.find("split.Tensor")
+
+def _op_split_Tensor(self, split_size, dim):
+    """split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_Tensor, ks, (self, split_size, dim))
+    return _h_split_Tensor.call(ks, self, split_size, dim)
+
+
+_h_split_sizes = dispatcher.find("split.sizes")
+
+def _op_split_sizes(self, split_size, dim):
+    """split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_split_sizes, ks, (self, split_size, dim))
+    return _h_split_sizes.call(ks, self, split_size, dim)
+
+
+_h_chunk = dispatcher.find("chunk")
+
+def _op_chunk(self, chunks, dim):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_chunk, ks, (self, chunks, dim))
+    return _h_chunk.call(ks, self, chunks, dim)
+
+
+_h_tensor_split_sections = dispatcher.find("tensor_split.sections")
+
+def _op_tensor_split_sections(self, sections, dim):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_sections, ks, (self, sections, dim))
+    return _h_tensor_split_sections.call(ks, self, sections, dim)
+
+
+_h_tensor_split_indices = dispatcher.find("tensor_split.indices")
+
+def _op_tensor_split_indices(self, indices, dim):
+    """tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tensor_split_indices, ks, (self, indices, dim))
+    return _h_tensor_split_indices.call(ks, self, indices, dim)
+
+
+_h_roll = dispatcher.find("roll")
+
+def _op_roll(self, shifts, dims):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_roll, ks, (self, shifts, dims))
+    return _h_roll.call(ks, self, shifts, dims)
+
+
+_h_repeat = dispatcher.find("repeat")
+
+def _op_repeat(self, repeats):
+    """repeat(Tensor self, int[] repeats) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat, ks, (self, repeats))
+    return _h_repeat.call(ks, self, repeats)
+
+
+_h_tile = dispatcher.find("tile")
+
+def _op_tile(self, dims):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_tile, ks, (self, dims))
+    return _h_tile.call(ks, self, dims)
+
+
+_h_repeat_interleave_self_int = dispatcher.find("repeat_interleave.self_int")
+
+def _op_repeat_interleave_self_int(self, repeats, dim, output_size):
+    """repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_int, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_int.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_self_Tensor = dispatcher.find("repeat_interleave.self_Tensor")
+
+def _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    """repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor"""
+    ks = self._impl.key_set() | repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_self_Tensor, ks, (self, repeats, dim, output_size))
+    return _h_repeat_interleave_self_Tensor.call(ks, self, repeats, dim, output_size)
+
+
+_h_repeat_interleave_Tensor = dispatcher.find("repeat_interleave.Tensor")
+
+def _op_repeat_interleave_Tensor(repeats, output_size):
+    """repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor"""
+    ks = repeats._impl.key_set()
+    if observers.active:
+        return observed(_h_repeat_interleave_Tensor, ks, (repeats, output_size))
+    return _h_repeat_interleave_Tensor.call(ks, repeats, output_size)
+
+
+_h_movedim_int = dispatcher.find("movedim.int")
+
+def _op_movedim_int(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_int, ks, (self, source, destination))
+    return _h_movedim_int.call(ks, self, source, destination)
+
+
+_h_movedim_intlist = dispatcher.find("movedim.intlist")
+
+def _op_movedim_intlist(self, source, destination):
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_movedim_intlist, ks, (self, source, destination))
+    return _h_movedim_intlist.call(ks, self, source, destination)
+
+
+_h_swapaxes = dispatcher.find("swapaxes")
+
+def _op_swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapaxes, ks, (self, axis0, axis1))
+    return _h_swapaxes.call(ks, self, axis0, axis1)
+
+
+_h_swapdims = dispatcher.find("swapdims")
+
+def _op_swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapdims, ks, (self, dim0, dim1))
+    return _h_swapdims.call(ks, self, dim0, dim1)
+
+
+_h_unflatten_int = dispatcher.find("unflatten.int")
+
+def _op_unflatten_int(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unflatten_int, ks, (self, dim, sizes))
+    return _h_unflatten_int.call(ks, self, dim, sizes)
+
+
+_h_broadcast_to = dispatcher.find("broadcast_to")
+
+def _op_broadcast_to(self, size):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_broadcast_to, ks, (self, size))
+    return _h_broadcast_to.call(ks, self, size)
+
+
+_h_broadcast_tensors = dispatcher.find("broadcast_tensors")
+
+def _op_broadcast_tensors(tensors):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_broadcast_tensors, ks, (tensors,))
+    return _h_broadcast_tensors.call(ks, tensors)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -1127,36 +3595,122 @@ def mul_(self, other):
     no_overload('mul_', ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
 
 
-def div(self, other):
+def _match_div_Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+def _fd_div_Tensor(self, other):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
+    return _op_div_Tensor(self, other)
+
+def _match_div_Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+def _fd_div_Scalar(self, other):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
+    return _op_div_Scalar(self, other)
+
+def _match_div_Tensor_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div_Tensor_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div', 'rounding_mode', 'str', rounding_mode)
+    return _op_div_Tensor_mode(self, other, rounding_mode)
+
+def _match_div_Scalar_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and is_number(other) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div_Scalar_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div', 'rounding_mode', 'str', rounding_mode)
+    return _op_div_Scalar_mode(self, other, rounding_mode)
+
+def div(*args, **kwargs):
     """True division (integers divide to the default float dtype).
     
     div.Tensor(Tensor self, Tensor other) -> Tensor
     div.Scalar(Tensor self, Scalar other) -> Tensor
+    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
     """
-    if isinstance(other, Tensor):  # div.Tensor
-        if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
-        if not isinstance(other, Tensor): bad_arg('div', 'other', 'Tensor', other)
-        return _op_div_Tensor(self, other)
-    if is_number(other):  # div.Scalar
-        if not isinstance(self, Tensor): bad_arg('div', 'self', 'Tensor', self)
-        if type(other) not in SCALAR_TYPES: other = as_scalar('div', 'other', other)
-        return _op_div_Scalar(self, other)
-    no_overload('div', ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+    for match, run in ((_match_div_Tensor, _fd_div_Tensor), (_match_div_Scalar, _fd_div_Scalar), (_match_div_Tensor_mode, _fd_div_Tensor_mode), (_match_div_Scalar_mode, _fd_div_Scalar_mode)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('div', ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',), args, kwargs)
 
 
-def div_(self, other):
+def _match_div__Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+def _fd_div__Tensor(self, other):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
+    return _op_div__Tensor(self, other)
+
+def _match_div__Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+def _fd_div__Scalar(self, other):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
+    return _op_div__Scalar(self, other)
+
+def _match_div__Tensor_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div__Tensor_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div_', 'rounding_mode', 'str', rounding_mode)
+    return _op_div__Tensor_mode(self, other, rounding_mode)
+
+def _match_div__Scalar_mode(self, other, *, rounding_mode):
+    if isinstance(self, Tensor) and is_number(other) and (rounding_mode is None or isinstance(rounding_mode, _b.str)):
+        return (self, other, rounding_mode,)
+    return None
+
+def _fd_div__Scalar_mode(self, other, rounding_mode):
+    if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
+    if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
+    if rounding_mode is not None and type(rounding_mode) is not _b.str: bad_arg('div_', 'rounding_mode', 'str', rounding_mode)
+    return _op_div__Scalar_mode(self, other, rounding_mode)
+
+def div_(*args, **kwargs):
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
     div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+    div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
     """
-    if isinstance(other, Tensor):  # div_.Tensor
-        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
-        if not isinstance(other, Tensor): bad_arg('div_', 'other', 'Tensor', other)
-        return _op_div__Tensor(self, other)
-    if is_number(other):  # div_.Scalar
-        if not isinstance(self, Tensor): bad_arg('div_', 'self', 'Tensor', self)
-        if type(other) not in SCALAR_TYPES: other = as_scalar('div_', 'other', other)
-        return _op_div__Scalar(self, other)
-    no_overload('div_', ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+    for match, run in ((_match_div__Tensor, _fd_div__Tensor), (_match_div__Scalar, _fd_div__Scalar), (_match_div__Tensor_mode, _fd_div__Tensor_mode), (_match_div__Scalar_mode, _fd_div__Scalar_mode)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('div_', ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', 'div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', 'div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)',), args, kwargs)
 
 
 def pow(self, exponent):
@@ -1927,6 +4481,2401 @@ def detach_(self):
     return _op_detach_(self)
 
 
+def reciprocal(self):
+    """1 / self
+    
+    reciprocal(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('reciprocal', 'self', 'Tensor', self)
+    return _op_reciprocal(self)
+
+
+def reciprocal_(self):
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('reciprocal_', 'self', 'Tensor', self)
+    return _op_reciprocal_(self)
+
+
+def rsqrt(self):
+    """1 / sqrt(self)
+    
+    rsqrt(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('rsqrt', 'self', 'Tensor', self)
+    return _op_rsqrt(self)
+
+
+def rsqrt_(self):
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('rsqrt_', 'self', 'Tensor', self)
+    return _op_rsqrt_(self)
+
+
+def exp2(self):
+    """2 ** self
+    
+    exp2(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('exp2', 'self', 'Tensor', self)
+    return _op_exp2(self)
+
+
+def exp2_(self):
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('exp2_', 'self', 'Tensor', self)
+    return _op_exp2_(self)
+
+
+def expm1(self):
+    """exp(self) - 1, accurate for small self
+    
+    expm1(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('expm1', 'self', 'Tensor', self)
+    return _op_expm1(self)
+
+
+def expm1_(self):
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('expm1_', 'self', 'Tensor', self)
+    return _op_expm1_(self)
+
+
+def log2(self):
+    """log2(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('log2', 'self', 'Tensor', self)
+    return _op_log2(self)
+
+
+def log2_(self):
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log2_', 'self', 'Tensor', self)
+    return _op_log2_(self)
+
+
+def log10(self):
+    """log10(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('log10', 'self', 'Tensor', self)
+    return _op_log10(self)
+
+
+def log10_(self):
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log10_', 'self', 'Tensor', self)
+    return _op_log10_(self)
+
+
+def log1p(self):
+    """log(1 + self), accurate for small self
+    
+    log1p(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('log1p', 'self', 'Tensor', self)
+    return _op_log1p(self)
+
+
+def log1p_(self):
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log1p_', 'self', 'Tensor', self)
+    return _op_log1p_(self)
+
+
+def tan(self):
+    """tan(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tan', 'self', 'Tensor', self)
+    return _op_tan(self)
+
+
+def tan_(self):
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tan_', 'self', 'Tensor', self)
+    return _op_tan_(self)
+
+
+def asin(self):
+    """asin(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('asin', 'self', 'Tensor', self)
+    return _op_asin(self)
+
+
+def asin_(self):
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('asin_', 'self', 'Tensor', self)
+    return _op_asin_(self)
+
+
+def acos(self):
+    """acos(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('acos', 'self', 'Tensor', self)
+    return _op_acos(self)
+
+
+def acos_(self):
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('acos_', 'self', 'Tensor', self)
+    return _op_acos_(self)
+
+
+def atan(self):
+    """atan(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('atan', 'self', 'Tensor', self)
+    return _op_atan(self)
+
+
+def atan_(self):
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('atan_', 'self', 'Tensor', self)
+    return _op_atan_(self)
+
+
+def sinh(self):
+    """sinh(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('sinh', 'self', 'Tensor', self)
+    return _op_sinh(self)
+
+
+def sinh_(self):
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sinh_', 'self', 'Tensor', self)
+    return _op_sinh_(self)
+
+
+def cosh(self):
+    """cosh(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('cosh', 'self', 'Tensor', self)
+    return _op_cosh(self)
+
+
+def cosh_(self):
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cosh_', 'self', 'Tensor', self)
+    return _op_cosh_(self)
+
+
+def erf(self):
+    """The error function.
+    
+    erf(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('erf', 'self', 'Tensor', self)
+    return _op_erf(self)
+
+
+def erf_(self):
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('erf_', 'self', 'Tensor', self)
+    return _op_erf_(self)
+
+
+def erfc(self):
+    """1 - erf(self), accurate where erf(self) is near 1.
+    
+    erfc(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('erfc', 'self', 'Tensor', self)
+    return _op_erfc(self)
+
+
+def erfc_(self):
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('erfc_', 'self', 'Tensor', self)
+    return _op_erfc_(self)
+
+
+def logit(self, eps=None):
+    """log(p / (1 - p)), p = self clamped to [eps, 1 - eps] when eps is given.
+    
+    logit(Tensor self, float? eps=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logit', 'self', 'Tensor', self)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('logit', 'eps', eps)
+    return _op_logit(self, eps)
+
+
+def logit_(self, eps=None):
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logit_', 'self', 'Tensor', self)
+    if eps is not None and type(eps) not in FLOAT_TYPES: eps = as_float('logit_', 'eps', eps)
+    return _op_logit_(self, eps)
+
+
+def floor(self):
+    """floor(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('floor', 'self', 'Tensor', self)
+    return _op_floor(self)
+
+
+def floor_(self):
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('floor_', 'self', 'Tensor', self)
+    return _op_floor_(self)
+
+
+def ceil(self):
+    """ceil(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('ceil', 'self', 'Tensor', self)
+    return _op_ceil(self)
+
+
+def ceil_(self):
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('ceil_', 'self', 'Tensor', self)
+    return _op_ceil_(self)
+
+
+def trunc(self):
+    """trunc(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('trunc', 'self', 'Tensor', self)
+    return _op_trunc(self)
+
+
+def trunc_(self):
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('trunc_', 'self', 'Tensor', self)
+    return _op_trunc_(self)
+
+
+def _match_round(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_round(self):
+    if not isinstance(self, Tensor): bad_arg('round', 'self', 'Tensor', self)
+    return _op_round(self)
+
+def _match_round_decimals(self, *, decimals):
+    if isinstance(self, Tensor) and is_int(decimals):
+        return (self, decimals,)
+    return None
+
+def _fd_round_decimals(self, decimals):
+    if not isinstance(self, Tensor): bad_arg('round', 'self', 'Tensor', self)
+    if type(decimals) is not _b.int: decimals = as_int('round', 'decimals', decimals)
+    return _op_round_decimals(self, decimals)
+
+def round(*args, **kwargs):
+    """Round half to even.
+    
+    round(Tensor self) -> Tensor
+    round.decimals(Tensor self, *, int decimals) -> Tensor
+    """
+    for match, run in ((_match_round, _fd_round), (_match_round_decimals, _fd_round_decimals)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('round', ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor',), args, kwargs)
+
+
+def _match_round_(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_round_(self):
+    if not isinstance(self, Tensor): bad_arg('round_', 'self', 'Tensor', self)
+    return _op_round_(self)
+
+def _match_round__decimals(self, *, decimals):
+    if isinstance(self, Tensor) and is_int(decimals):
+        return (self, decimals,)
+    return None
+
+def _fd_round__decimals(self, decimals):
+    if not isinstance(self, Tensor): bad_arg('round_', 'self', 'Tensor', self)
+    if type(decimals) is not _b.int: decimals = as_int('round_', 'decimals', decimals)
+    return _op_round__decimals(self, decimals)
+
+def round_(*args, **kwargs):
+    """round_(Tensor(a!) self) -> Tensor(a!)
+    round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+    """
+    for match, run in ((_match_round_, _fd_round_), (_match_round__decimals, _fd_round__decimals)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('round_', ('round_(Tensor(a!) self) -> Tensor(a!)', 'round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)',), args, kwargs)
+
+
+def frac(self):
+    """self - trunc(self).
+    
+    frac(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('frac', 'self', 'Tensor', self)
+    return _op_frac(self)
+
+
+def frac_(self):
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('frac_', 'self', 'Tensor', self)
+    return _op_frac_(self)
+
+
+def true_divide(self, other):
+    """An alias of div.
+    
+    true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+    true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # true_divide.Tensor
+        if not isinstance(self, Tensor): bad_arg('true_divide', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('true_divide', 'other', 'Tensor', other)
+        return _op_true_divide_Tensor(self, other)
+    if is_number(other):  # true_divide.Scalar
+        if not isinstance(self, Tensor): bad_arg('true_divide', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('true_divide', 'other', other)
+        return _op_true_divide_Scalar(self, other)
+    no_overload('true_divide', ('true_divide.Tensor(Tensor self, Tensor other) -> Tensor', 'true_divide.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def floor_divide(self, other):
+    """floor(self / other), computed exactly.
+    
+    floor_divide(Tensor self, Tensor other) -> Tensor
+    floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # floor_divide
+        if not isinstance(self, Tensor): bad_arg('floor_divide', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('floor_divide', 'other', 'Tensor', other)
+        return _op_floor_divide(self, other)
+    if is_number(other):  # floor_divide.Scalar
+        if not isinstance(self, Tensor): bad_arg('floor_divide', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('floor_divide', 'other', other)
+        return _op_floor_divide_Scalar(self, other)
+    no_overload('floor_divide', ('floor_divide(Tensor self, Tensor other) -> Tensor', 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def floor_divide_(self, other):
+    """floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # floor_divide_.Tensor
+        if not isinstance(self, Tensor): bad_arg('floor_divide_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('floor_divide_', 'other', 'Tensor', other)
+        return _op_floor_divide__Tensor(self, other)
+    if is_number(other):  # floor_divide_.Scalar
+        if not isinstance(self, Tensor): bad_arg('floor_divide_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('floor_divide_', 'other', other)
+        return _op_floor_divide__Scalar(self, other)
+    no_overload('floor_divide_', ('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def remainder(self, other):
+    """Python's % (the result has the sign of other).
+    
+    remainder.Tensor(Tensor self, Tensor other) -> Tensor
+    remainder.Scalar(Tensor self, Scalar other) -> Tensor
+    remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if isinstance(self, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
+        if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
+        return _op_remainder_Tensor(self, other)
+    if isinstance(self, Tensor) and is_number(other):  # remainder.Scalar
+        if not isinstance(self, Tensor): bad_arg('remainder', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('remainder', 'other', other)
+        return _op_remainder_Scalar(self, other)
+    if is_number(self) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+        if type(self) not in SCALAR_TYPES: self = as_scalar('remainder', 'self', self)
+        if not isinstance(other, Tensor): bad_arg('remainder', 'other', 'Tensor', other)
+        return _op_remainder_Scalar_Tensor(self, other)
+    no_overload('remainder', ('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'remainder.Scalar(Tensor self, Scalar other) -> Tensor', 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor',), (self, other,), {})
+
+
+def remainder_(self, other):
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # remainder_.Tensor
+        if not isinstance(self, Tensor): bad_arg('remainder_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('remainder_', 'other', 'Tensor', other)
+        return _op_remainder__Tensor(self, other)
+    if is_number(other):  # remainder_.Scalar
+        if not isinstance(self, Tensor): bad_arg('remainder_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('remainder_', 'other', other)
+        return _op_remainder__Scalar(self, other)
+    no_overload('remainder_', ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def fmod(self, other):
+    """C's fmod (the result has the sign of self).
+    
+    fmod.Tensor(Tensor self, Tensor other) -> Tensor
+    fmod.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # fmod.Tensor
+        if not isinstance(self, Tensor): bad_arg('fmod', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('fmod', 'other', 'Tensor', other)
+        return _op_fmod_Tensor(self, other)
+    if is_number(other):  # fmod.Scalar
+        if not isinstance(self, Tensor): bad_arg('fmod', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('fmod', 'other', other)
+        return _op_fmod_Scalar(self, other)
+    no_overload('fmod', ('fmod.Tensor(Tensor self, Tensor other) -> Tensor', 'fmod.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def fmod_(self, other):
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # fmod_.Tensor
+        if not isinstance(self, Tensor): bad_arg('fmod_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('fmod_', 'other', 'Tensor', other)
+        return _op_fmod__Tensor(self, other)
+    if is_number(other):  # fmod_.Scalar
+        if not isinstance(self, Tensor): bad_arg('fmod_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('fmod_', 'other', other)
+        return _op_fmod__Scalar(self, other)
+    no_overload('fmod_', ('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def atan2(self, other):
+    """The angle of the point (other, self), in (-pi, pi].
+    
+    atan2(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('atan2', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('atan2', 'other', 'Tensor', other)
+    return _op_atan2(self, other)
+
+
+def atan2_(self, other):
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('atan2_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('atan2_', 'other', 'Tensor', other)
+    return _op_atan2_(self, other)
+
+
+def hypot(self, other):
+    """sqrt(self**2 + other**2) without overflow.
+    
+    hypot(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hypot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('hypot', 'other', 'Tensor', other)
+    return _op_hypot(self, other)
+
+
+def hypot_(self, other):
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hypot_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('hypot_', 'other', 'Tensor', other)
+    return _op_hypot_(self, other)
+
+
+def _match_clamp(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clamp', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clamp', 'max', max)
+    return _op_clamp(self, min, max)
+
+def _match_clamp_Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp_Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clamp', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clamp', 'max', 'Tensor or None', max)
+    return _op_clamp_Tensor(self, min, max)
+
+def clamp(*args, **kwargs):
+    """min(max(self, min), max); nan stays nan.
+    
+    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+    clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor
+    """
+    for match, run in ((_match_clamp, _fd_clamp), (_match_clamp_Tensor, _fd_clamp_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clamp', ('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clamp.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor',), args, kwargs)
+
+
+def _match_clamp_(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp_(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp_', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clamp_', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clamp_', 'max', max)
+    return _op_clamp_(self, min, max)
+
+def _match_clamp__Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clamp__Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clamp_', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clamp_', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clamp_', 'max', 'Tensor or None', max)
+    return _op_clamp__Tensor(self, min, max)
+
+def clamp_(*args, **kwargs):
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+    clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_clamp_, _fd_clamp_), (_match_clamp__Tensor, _fd_clamp__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clamp_', ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)',), args, kwargs)
+
+
+def _match_clip(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clip', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clip', 'max', max)
+    return _op_clip(self, min, max)
+
+def _match_clip_Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip_Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clip', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clip', 'max', 'Tensor or None', max)
+    return _op_clip_Tensor(self, min, max)
+
+def clip(*args, **kwargs):
+    """An alias of clamp.
+    
+    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+    clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor
+    """
+    for match, run in ((_match_clip, _fd_clip), (_match_clip_Tensor, _fd_clip_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clip', ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor min, Tensor? max=None) -> Tensor',), args, kwargs)
+
+
+def _match_clip_(self, min=None, max=None):
+    if isinstance(self, Tensor) and (min is None or is_number(min)) and (max is None or is_number(max)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip_(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip_', 'self', 'Tensor', self)
+    if min is not None and type(min) not in SCALAR_TYPES: min = as_scalar('clip_', 'min', min)
+    if max is not None and type(max) not in SCALAR_TYPES: max = as_scalar('clip_', 'max', max)
+    return _op_clip_(self, min, max)
+
+def _match_clip__Tensor(self, min, max=None):
+    if isinstance(self, Tensor) and isinstance(min, Tensor) and (max is None or isinstance(max, Tensor)):
+        return (self, min, max,)
+    return None
+
+def _fd_clip__Tensor(self, min, max):
+    if not isinstance(self, Tensor): bad_arg('clip_', 'self', 'Tensor', self)
+    if not isinstance(min, Tensor): bad_arg('clip_', 'min', 'Tensor', min)
+    if max is not None and not isinstance(max, Tensor): bad_arg('clip_', 'max', 'Tensor or None', max)
+    return _op_clip__Tensor(self, min, max)
+
+def clip_(*args, **kwargs):
+    """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+    clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_clip_, _fd_clip_), (_match_clip__Tensor, _fd_clip__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('clip_', ('clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)',), args, kwargs)
+
+
+def lerp(self, end, weight):
+    """self + weight * (end - self).
+    
+    lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+    lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+    """
+    if is_number(weight):  # lerp.Scalar
+        if not isinstance(self, Tensor): bad_arg('lerp', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp', 'end', 'Tensor', end)
+        if type(weight) not in SCALAR_TYPES: weight = as_scalar('lerp', 'weight', weight)
+        return _op_lerp_Scalar(self, end, weight)
+    if isinstance(weight, Tensor):  # lerp.Tensor
+        if not isinstance(self, Tensor): bad_arg('lerp', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp', 'end', 'Tensor', end)
+        if not isinstance(weight, Tensor): bad_arg('lerp', 'weight', 'Tensor', weight)
+        return _op_lerp_Tensor(self, end, weight)
+    no_overload('lerp', ('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor',), (self, end, weight,), {})
+
+
+def lerp_(self, end, weight):
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+    lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+    """
+    if is_number(weight):  # lerp_.Scalar
+        if not isinstance(self, Tensor): bad_arg('lerp_', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp_', 'end', 'Tensor', end)
+        if type(weight) not in SCALAR_TYPES: weight = as_scalar('lerp_', 'weight', weight)
+        return _op_lerp__Scalar(self, end, weight)
+    if isinstance(weight, Tensor):  # lerp_.Tensor
+        if not isinstance(self, Tensor): bad_arg('lerp_', 'self', 'Tensor', self)
+        if not isinstance(end, Tensor): bad_arg('lerp_', 'end', 'Tensor', end)
+        if not isinstance(weight, Tensor): bad_arg('lerp_', 'weight', 'Tensor', weight)
+        return _op_lerp__Tensor(self, end, weight)
+    no_overload('lerp_', ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)',), (self, end, weight,), {})
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2.
+    
+    addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addcmul', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcmul', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcmul', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcmul', 'value', value)
+    return _op_addcmul(self, tensor1, tensor2, value)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addcmul_', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcmul_', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcmul_', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcmul_', 'value', value)
+    return _op_addcmul_(self, tensor1, tensor2, value)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2.
+    
+    addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addcdiv', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcdiv', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcdiv', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcdiv', 'value', value)
+    return _op_addcdiv(self, tensor1, tensor2, value)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addcdiv_', 'self', 'Tensor', self)
+    if not isinstance(tensor1, Tensor): bad_arg('addcdiv_', 'tensor1', 'Tensor', tensor1)
+    if not isinstance(tensor2, Tensor): bad_arg('addcdiv_', 'tensor2', 'Tensor', tensor2)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('addcdiv_', 'value', value)
+    return _op_addcdiv_(self, tensor1, tensor2, value)
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """nan, +inf and -inf replaced by nan (0), posinf (the largest finite value) and neginf.
+    
+    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nan_to_num', 'self', 'Tensor', self)
+    if nan is not None and type(nan) not in FLOAT_TYPES: nan = as_float('nan_to_num', 'nan', nan)
+    if posinf is not None and type(posinf) not in FLOAT_TYPES: posinf = as_float('nan_to_num', 'posinf', posinf)
+    if neginf is not None and type(neginf) not in FLOAT_TYPES: neginf = as_float('nan_to_num', 'neginf', neginf)
+    return _op_nan_to_num(self, nan, posinf, neginf)
+
+
+def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('nan_to_num_', 'self', 'Tensor', self)
+    if nan is not None and type(nan) not in FLOAT_TYPES: nan = as_float('nan_to_num_', 'nan', nan)
+    if posinf is not None and type(posinf) not in FLOAT_TYPES: posinf = as_float('nan_to_num_', 'posinf', posinf)
+    if neginf is not None and type(neginf) not in FLOAT_TYPES: neginf = as_float('nan_to_num_', 'neginf', neginf)
+    return _op_nan_to_num_(self, nan, posinf, neginf)
+
+
+def exp_(self):
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('exp_', 'self', 'Tensor', self)
+    return _op_exp_(self)
+
+
+def log_(self):
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('log_', 'self', 'Tensor', self)
+    return _op_log_(self)
+
+
+def sqrt_(self):
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sqrt_', 'self', 'Tensor', self)
+    return _op_sqrt_(self)
+
+
+def sin_(self):
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sin_', 'self', 'Tensor', self)
+    return _op_sin_(self)
+
+
+def cos_(self):
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cos_', 'self', 'Tensor', self)
+    return _op_cos_(self)
+
+
+def tanh_(self):
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tanh_', 'self', 'Tensor', self)
+    return _op_tanh_(self)
+
+
+def sigmoid_(self):
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('sigmoid_', 'self', 'Tensor', self)
+    return _op_sigmoid_(self)
+
+
+def neg_(self):
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('neg_', 'self', 'Tensor', self)
+    return _op_neg_(self)
+
+
+def abs_(self):
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('abs_', 'self', 'Tensor', self)
+    return _op_abs_(self)
+
+
+def isnan(self):
+    """True where self is nan.
+    
+    isnan(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isnan', 'self', 'Tensor', self)
+    return _op_isnan(self)
+
+
+def isinf(self):
+    """True where self is +inf or -inf.
+    
+    isinf(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isinf', 'self', 'Tensor', self)
+    return _op_isinf(self)
+
+
+def isfinite(self):
+    """True where self is neither inf nor nan.
+    
+    isfinite(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isfinite', 'self', 'Tensor', self)
+    return _op_isfinite(self)
+
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """The absolute difference within atol + rtol * abs(other), elementwise.
+    
+    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('isclose', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('isclose', 'other', 'Tensor', other)
+    if type(rtol) not in FLOAT_TYPES: rtol = as_float('isclose', 'rtol', rtol)
+    if type(atol) not in FLOAT_TYPES: atol = as_float('isclose', 'atol', atol)
+    if type(equal_nan) is not _b.bool: equal_nan = as_bool('isclose', 'equal_nan', equal_nan)
+    return _op_isclose(self, other, rtol, atol, equal_nan)
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether isclose() holds for every element (a Python bool).
+    
+    allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+    """
+    if not isinstance(self, Tensor): bad_arg('allclose', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('allclose', 'other', 'Tensor', other)
+    if type(rtol) not in FLOAT_TYPES: rtol = as_float('allclose', 'rtol', rtol)
+    if type(atol) not in FLOAT_TYPES: atol = as_float('allclose', 'atol', atol)
+    if type(equal_nan) is not _b.bool: equal_nan = as_bool('allclose', 'equal_nan', equal_nan)
+    return _op_allclose(self, other, rtol, atol, equal_nan)
+
+
+def equal(self, other):
+    """Whether both have the same shape and values (a Python bool).
+    
+    equal(Tensor self, Tensor other) -> bool
+    """
+    if not isinstance(self, Tensor): bad_arg('equal', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('equal', 'other', 'Tensor', other)
+    return _op_equal(self, other)
+
+
+def logical_not(self):
+    """logical_not(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_not', 'self', 'Tensor', self)
+    return _op_logical_not(self)
+
+
+def logical_and(self, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_and', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_and', 'other', 'Tensor', other)
+    return _op_logical_and(self, other)
+
+
+def logical_or(self, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_or', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_or', 'other', 'Tensor', other)
+    return _op_logical_or(self, other)
+
+
+def logical_xor(self, other):
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logical_xor', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_xor', 'other', 'Tensor', other)
+    return _op_logical_xor(self, other)
+
+
+def bitwise_not(self):
+    """bitwise_not(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('bitwise_not', 'self', 'Tensor', self)
+    return _op_bitwise_not(self)
+
+
+def bitwise_not_(self):
+    """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('bitwise_not_', 'self', 'Tensor', self)
+    return _op_bitwise_not_(self)
+
+
+def bitwise_and(self, other):
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_and.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_and', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_and', 'other', 'Tensor', other)
+        return _op_bitwise_and_Tensor(self, other)
+    if is_number(other):  # bitwise_and.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_and', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_and', 'other', other)
+        return _op_bitwise_and_Scalar(self, other)
+    no_overload('bitwise_and', ('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_and_(self, other):
+    """bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_and_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_and_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_and_', 'other', 'Tensor', other)
+        return _op_bitwise_and__Tensor(self, other)
+    if is_number(other):  # bitwise_and_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_and_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_and_', 'other', other)
+        return _op_bitwise_and__Scalar(self, other)
+    no_overload('bitwise_and_', ('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def bitwise_or(self, other):
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_or.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_or', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_or', 'other', 'Tensor', other)
+        return _op_bitwise_or_Tensor(self, other)
+    if is_number(other):  # bitwise_or.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_or', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_or', 'other', other)
+        return _op_bitwise_or_Scalar(self, other)
+    no_overload('bitwise_or', ('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_or_(self, other):
+    """bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_or_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_or_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_or_', 'other', 'Tensor', other)
+        return _op_bitwise_or__Tensor(self, other)
+    if is_number(other):  # bitwise_or_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_or_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_or_', 'other', other)
+        return _op_bitwise_or__Scalar(self, other)
+    no_overload('bitwise_or_', ('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def bitwise_xor(self, other):
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if isinstance(other, Tensor):  # bitwise_xor.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_xor', 'other', 'Tensor', other)
+        return _op_bitwise_xor_Tensor(self, other)
+    if is_number(other):  # bitwise_xor.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_xor', 'other', other)
+        return _op_bitwise_xor_Scalar(self, other)
+    no_overload('bitwise_xor', ('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor',), (self, other,), {})
+
+
+def bitwise_xor_(self, other):
+    """bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # bitwise_xor_.Tensor
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('bitwise_xor_', 'other', 'Tensor', other)
+        return _op_bitwise_xor__Tensor(self, other)
+    if is_number(other):  # bitwise_xor_.Scalar
+        if not isinstance(self, Tensor): bad_arg('bitwise_xor_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('bitwise_xor_', 'other', other)
+        return _op_bitwise_xor__Scalar(self, other)
+    no_overload('bitwise_xor_', ('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def relu6(self):
+    """min(max(self, 0), 6), that is hardtanh(self, 0, 6).
+    
+    relu6(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('relu6', 'self', 'Tensor', self)
+    return _op_relu6(self)
+
+
+def leaky_relu(self, negative_slope=0.01):
+    """self if self > 0 else negative_slope * self.
+    
+    leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('leaky_relu', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu', 'negative_slope', negative_slope)
+    return _op_leaky_relu(self, negative_slope)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('leaky_relu_', 'self', 'Tensor', self)
+    if type(negative_slope) not in SCALAR_TYPES: negative_slope = as_scalar('leaky_relu_', 'negative_slope', negative_slope)
+    return _op_leaky_relu_(self, negative_slope)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """scale * (self if self > 0 else alpha * (exp(input_scale * self) - 1)).
+    
+    elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('elu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu', 'input_scale', input_scale)
+    return _op_elu(self, alpha, scale, input_scale)
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('elu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('elu_', 'alpha', alpha)
+    if type(scale) not in SCALAR_TYPES: scale = as_scalar('elu_', 'scale', scale)
+    if type(input_scale) not in SCALAR_TYPES: input_scale = as_scalar('elu_', 'input_scale', input_scale)
+    return _op_elu_(self, alpha, scale, input_scale)
+
+
+def selu(self):
+    """elu with the self-normalising constants.
+    
+    selu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('selu', 'self', 'Tensor', self)
+    return _op_selu(self)
+
+
+def selu_(self):
+    """selu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('selu_', 'self', 'Tensor', self)
+    return _op_selu_(self)
+
+
+def celu(self, alpha=1.0):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    
+    celu(Tensor self, Scalar alpha=1.0) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('celu', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu', 'alpha', alpha)
+    return _op_celu(self, alpha)
+
+
+def celu_(self, alpha=1.0):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('celu_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('celu_', 'alpha', alpha)
+    return _op_celu_(self, alpha)
+
+
+def gelu(self, *, approximate='none'):
+    """self * Phi(self), exact (erf) or with the tanh approximation.
+    
+    gelu(Tensor self, *, str approximate='none') -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('gelu', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu', 'approximate', 'str', approximate)
+    return _op_gelu(self, approximate)
+
+
+def gelu_(self, *, approximate='none'):
+    """gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('gelu_', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu_', 'approximate', 'str', approximate)
+    return _op_gelu_(self, approximate)
+
+
+def silu(self):
+    """self * sigmoid(self).
+    
+    silu(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('silu', 'self', 'Tensor', self)
+    return _op_silu(self)
+
+
+def silu_(self):
+    """silu_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('silu_', 'self', 'Tensor', self)
+    return _op_silu_(self)
+
+
+def mish(self):
+    """self * tanh(softplus(self)).
+    
+    mish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('mish', 'self', 'Tensor', self)
+    return _op_mish(self)
+
+
+def mish_(self):
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('mish_', 'self', 'Tensor', self)
+    return _op_mish_(self)
+
+
+def softplus(self, beta=1, threshold=20):
+    """log(1 + exp(beta * self)) / beta, linear where beta * self > threshold; never overflows.
+    
+    softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softplus', 'self', 'Tensor', self)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('softplus', 'beta', beta)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('softplus', 'threshold', threshold)
+    return _op_softplus(self, beta, threshold)
+
+
+def softsign(self):
+    """self / (1 + abs(self)).
+    
+    softsign(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('softsign', 'self', 'Tensor', self)
+    return _op_softsign(self)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    """self clamped to [min_val, max_val].
+    
+    hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardtanh', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh', 'max_val', max_val)
+    return _op_hardtanh(self, min_val, max_val)
+
+
+def hardtanh_(self, min_val=-1, max_val=1):
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardtanh_', 'self', 'Tensor', self)
+    if type(min_val) not in SCALAR_TYPES: min_val = as_scalar('hardtanh_', 'min_val', min_val)
+    if type(max_val) not in SCALAR_TYPES: max_val = as_scalar('hardtanh_', 'max_val', max_val)
+    return _op_hardtanh_(self, min_val, max_val)
+
+
+def hardsigmoid(self):
+    """relu6(self + 3) / 6.
+    
+    hardsigmoid(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid', 'self', 'Tensor', self)
+    return _op_hardsigmoid(self)
+
+
+def hardsigmoid_(self):
+    """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardsigmoid_', 'self', 'Tensor', self)
+    return _op_hardsigmoid_(self)
+
+
+def hardswish(self):
+    """self * relu6(self + 3) / 6.
+    
+    hardswish(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('hardswish', 'self', 'Tensor', self)
+    return _op_hardswish(self)
+
+
+def hardswish_(self):
+    """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('hardswish_', 'self', 'Tensor', self)
+    return _op_hardswish_(self)
+
+
+def threshold(self, threshold, value):
+    """self where self > threshold, value elsewhere.
+    
+    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('threshold', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold', 'value', value)
+    return _op_threshold(self, threshold, value)
+
+
+def threshold_(self, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('threshold_', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold_', 'threshold', threshold)
+    if type(value) not in SCALAR_TYPES: value = as_scalar('threshold_', 'value', value)
+    return _op_threshold_(self, threshold, value)
+
+
+def glu(self, dim=-1):
+    """a * sigmoid(b), with a and b the two halves of self along dim.
+    
+    glu(Tensor self, int dim=-1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('glu', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('glu', 'dim', dim)
+    return _op_glu(self, dim)
+
+
+def prelu(self, weight):
+    """self if self > 0 else weight * self, one weight per channel (dim 1).
+    
+    prelu(Tensor self, Tensor weight) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('prelu', 'self', 'Tensor', self)
+    if not isinstance(weight, Tensor): bad_arg('prelu', 'weight', 'Tensor', weight)
+    return _op_prelu(self, weight)
+
+
+def normal_(self, mean=0, std=1, *, generator=None):
+    """Fill self with mean + std * N(0, 1) draws.
+    
+    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES: mean = as_float('normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES: std = as_float('normal_', 'std', std)
+    return _op_normal_(self, mean, std, generator)
+
+
+def uniform_(self, from_=0, to=1, *, generator=None):
+    """Fill self with draws from [from_, to) (PyTorch spells it `from`, a Python keyword).
+    
+    uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('uniform_', 'self', 'Tensor', self)
+    if type(from_) not in FLOAT_TYPES: from_ = as_float('uniform_', 'from_', from_)
+    if type(to) not in FLOAT_TYPES: to = as_float('uniform_', 'to', to)
+    return _op_uniform_(self, from_, to, generator)
+
+
+def exponential_(self, lambd=1, *, generator=None):
+    """Fill self with exponential draws of rate lambd.
+    
+    exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor): bad_arg('exponential_', 'self', 'Tensor', self)
+    if type(lambd) not in FLOAT_TYPES: lambd = as_float('exponential_', 'lambd', lambd)
+    return _op_exponential_(self, lambd, generator)
+
+
+def _match_bernoulli(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+def _fd_bernoulli(self, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    return _op_bernoulli(self, generator)
+
+def _match_bernoulli_p(self, p, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli_p(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli', 'p', p)
+    return _op_bernoulli_p(self, p, generator)
+
+def bernoulli(*args, **kwargs):
+    """1 with probability self, else 0.
+    
+    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+    """
+    for match, run in ((_match_bernoulli, _fd_bernoulli), (_match_bernoulli_p, _fd_bernoulli_p)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli', ('bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',), args, kwargs)
+
+
+def _match_bernoulli__float(self, p=0.5, *, generator=None):
+    if isinstance(self, Tensor) and is_number(p) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__float(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES: p = as_float('bernoulli_', 'p', p)
+    return _op_bernoulli__float(self, p, generator)
+
+def _match_bernoulli__Tensor(self, p, *, generator=None):
+    if isinstance(self, Tensor) and isinstance(p, Tensor) and (generator is None or True):
+        return (self, p, generator,)
+    return None
+
+def _fd_bernoulli__Tensor(self, p, generator):
+    if not isinstance(self, Tensor): bad_arg('bernoulli_', 'self', 'Tensor', self)
+    if not isinstance(p, Tensor): bad_arg('bernoulli_', 'p', 'Tensor', p)
+    return _op_bernoulli__Tensor(self, p, generator)
+
+def bernoulli_(*args, **kwargs):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+    bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in ((_match_bernoulli__float, _fd_bernoulli__float), (_match_bernoulli__Tensor, _fd_bernoulli__Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('bernoulli_', ('bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)', 'bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)',), args, kwargs)
+
+
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn with the weights in each row of self.
+    
+    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('multinomial', 'self', 'Tensor', self)
+    if type(num_samples) is not _b.int: num_samples = as_int('multinomial', 'num_samples', num_samples)
+    if type(replacement) is not _b.bool: replacement = as_bool('multinomial', 'replacement', replacement)
+    return _op_multinomial(self, num_samples, replacement, generator)
+
+
+def clamp_min(self, min):
+    """max(self, min).
+    
+    clamp_min(Tensor self, Scalar min) -> Tensor
+    clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+    """
+    if is_number(min):  # clamp_min
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min', 'min', min)
+        return _op_clamp_min(self, min)
+    if isinstance(min, Tensor):  # clamp_min.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min', 'min', 'Tensor', min)
+        return _op_clamp_min_Tensor(self, min)
+    no_overload('clamp_min', ('clamp_min(Tensor self, Scalar min) -> Tensor', 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor',), (self, min,), {})
+
+
+def clamp_min_(self, min):
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+    clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+    """
+    if is_number(min):  # clamp_min_
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if type(min) not in SCALAR_TYPES: min = as_scalar('clamp_min_', 'min', min)
+        return _op_clamp_min_(self, min)
+    if isinstance(min, Tensor):  # clamp_min_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_min_', 'self', 'Tensor', self)
+        if not isinstance(min, Tensor): bad_arg('clamp_min_', 'min', 'Tensor', min)
+        return _op_clamp_min__Tensor(self, min)
+    no_overload('clamp_min_', ('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', 'clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)',), (self, min,), {})
+
+
+def clamp_max(self, max):
+    """min(self, max).
+    
+    clamp_max(Tensor self, Scalar max) -> Tensor
+    clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+    """
+    if is_number(max):  # clamp_max
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max', 'max', max)
+        return _op_clamp_max(self, max)
+    if isinstance(max, Tensor):  # clamp_max.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max', 'max', 'Tensor', max)
+        return _op_clamp_max_Tensor(self, max)
+    no_overload('clamp_max', ('clamp_max(Tensor self, Scalar max) -> Tensor', 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor',), (self, max,), {})
+
+
+def clamp_max_(self, max):
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+    clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+    """
+    if is_number(max):  # clamp_max_
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if type(max) not in SCALAR_TYPES: max = as_scalar('clamp_max_', 'max', max)
+        return _op_clamp_max_(self, max)
+    if isinstance(max, Tensor):  # clamp_max_.Tensor
+        if not isinstance(self, Tensor): bad_arg('clamp_max_', 'self', 'Tensor', self)
+        if not isinstance(max, Tensor): bad_arg('clamp_max_', 'max', 'Tensor', max)
+        return _op_clamp_max__Tensor(self, max)
+    no_overload('clamp_max_', ('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)',), (self, max,), {})
+
+
+def logical_not_(self):
+    """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_not_', 'self', 'Tensor', self)
+    return _op_logical_not_(self)
+
+
+def logical_and_(self, other):
+    """logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_and_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_and_', 'other', 'Tensor', other)
+    return _op_logical_and_(self, other)
+
+
+def logical_or_(self, other):
+    """logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_or_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_or_', 'other', 'Tensor', other)
+    return _op_logical_or_(self, other)
+
+
+def logical_xor_(self, other):
+    """logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('logical_xor_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logical_xor_', 'other', 'Tensor', other)
+    return _op_logical_xor_(self, other)
+
+
+def true_divide_(self, other):
+    """true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if isinstance(other, Tensor):  # true_divide_.Tensor
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if not isinstance(other, Tensor): bad_arg('true_divide_', 'other', 'Tensor', other)
+        return _op_true_divide__Tensor(self, other)
+    if is_number(other):  # true_divide_.Scalar
+        if not isinstance(self, Tensor): bad_arg('true_divide_', 'self', 'Tensor', self)
+        if type(other) not in SCALAR_TYPES: other = as_scalar('true_divide_', 'other', other)
+        return _op_true_divide__Scalar(self, other)
+    no_overload('true_divide_', ('true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',), (self, other,), {})
+
+
+def _match_prod(self, *, dtype=None):
+    if isinstance(self, Tensor) and (dtype is None or is_dtype(dtype)):
+        return (self, dtype,)
+    return None
+
+def _fd_prod(self, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod(self, dtype)
+
+def _match_prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, dim, keepdim, dtype,)
+    return None
+
+def _fd_prod_dim_int(self, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('prod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('prod', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('prod', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('prod', 'dtype', dtype)
+    return _op_prod_dim_int(self, dim, keepdim, dtype)
+
+def prod(*args, **kwargs):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_prod, _fd_prod), (_match_prod_dim_int, _fd_prod_dim_int)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('prod', ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def amax(self, dim=(), keepdim=False):
+    """The maximum over `dim` (all dims when empty); the gradient is shared by ties.
+    
+    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('amax', 'self', 'Tensor', self)
+    dim = as_int_list('amax', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amax', 'keepdim', keepdim)
+    return _op_amax(self, dim, keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('amin', 'self', 'Tensor', self)
+    dim = as_int_list('amin', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('amin', 'keepdim', keepdim)
+    return _op_amin(self, dim, keepdim)
+
+
+def _match_var_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_var_correction(self, dim, correction, keepdim):
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_correction(self, dim, correction, keepdim)
+
+def _match_var_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
+
+def _fd_var_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('var', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('var', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var', 'keepdim', keepdim)
+    return _op_var_dim(self, dim, unbiased, keepdim)
+
+def var(*args, **kwargs):
+    """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
+    
+    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_var_correction, _fd_var_correction), (_match_var_dim, _fd_var_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('var', ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_std_correction(self, dim=None, *, correction=None, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and (correction is None or is_number(correction)) and is_bool(keepdim):
+        return (self, dim, correction, keepdim,)
+    return None
+
+def _fd_std_correction(self, dim, correction, keepdim):
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_correction(self, dim, correction, keepdim)
+
+def _match_std_dim(self, dim=None, *, unbiased, keepdim=False):
+    if isinstance(self, Tensor) and (dim is None or is_int_list(dim)) and is_bool(unbiased) and is_bool(keepdim):
+        return (self, dim, unbiased, keepdim,)
+    return None
+
+def _fd_std_dim(self, dim, unbiased, keepdim):
+    if not isinstance(self, Tensor): bad_arg('std', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std', 'dim', dim, 1)
+    if type(unbiased) is not _b.bool: unbiased = as_bool('std', 'unbiased', unbiased)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std', 'keepdim', keepdim)
+    return _op_std_dim(self, dim, unbiased, keepdim)
+
+def std(*args, **kwargs):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+    std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_std_correction, _fd_std_correction), (_match_std_dim, _fd_std_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('std', ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std.dim(Tensor self, int[1]? dim=None, *, bool unbiased, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('var_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('var_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('var_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('var_mean', 'keepdim', keepdim)
+    return _op_var_mean_correction(self, dim, correction, keepdim)
+
+
+def std_mean(self, dim=None, *, correction=None, keepdim=False):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    if not isinstance(self, Tensor): bad_arg('std_mean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('std_mean', 'dim', dim, 1)
+    if correction is not None and type(correction) not in SCALAR_TYPES: correction = as_scalar('std_mean', 'correction', correction)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('std_mean', 'keepdim', keepdim)
+    return _op_std_mean_correction(self, dim, correction, keepdim)
+
+
+def _match_norm_ScalarOpt_dim(self, p=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and (p is None or is_number(p)) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if p is not None and type(p) not in SCALAR_TYPES: p = as_scalar('norm', 'p', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_ScalarOpt_dim(self, p, dim, keepdim, dtype)
+
+def _match_norm_str(self, p, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and isinstance(p, _b.str) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, p, dim, keepdim, dtype,)
+    return None
+
+def _fd_norm_str(self, p, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('norm', 'self', 'Tensor', self)
+    if type(p) is not _b.str: bad_arg('norm', 'p', 'str', p)
+    if dim is not None: dim = as_int_list('norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('norm', 'dtype', dtype)
+    return _op_norm_str(self, p, dim, keepdim, dtype)
+
+def norm(*args, **kwargs):
+    """The vector p-norm over `dim` (all elements by default); p may be inf, -inf or 0.
+    
+    norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_norm_ScalarOpt_dim, _fd_norm_ScalarOpt_dim), (_match_norm_str, _fd_norm_str)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('norm', ('norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(self))) over `dim`, computed without overflow (max subtracted first).
+    
+    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logsumexp', 'self', 'Tensor', self)
+    dim = as_int_list('logsumexp', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('logsumexp', 'keepdim', keepdim)
+    return _op_logsumexp(self, dim, keepdim)
+
+
+def _match_all(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_all(self):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    return _op_all(self)
+
+def _match_all_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_all_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('all', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('all', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('all', 'keepdim', keepdim)
+    return _op_all_dim(self, dim, keepdim)
+
+def all(*args, **kwargs):
+    """all(Tensor self) -> Tensor
+    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_all, _fd_all), (_match_all_dim, _fd_all_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('all', ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def _match_any(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_any(self):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    return _op_any(self)
+
+def _match_any_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_any_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('any', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('any', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('any', 'keepdim', keepdim)
+    return _op_any_dim(self, dim, keepdim)
+
+def any(*args, **kwargs):
+    """any(Tensor self) -> Tensor
+    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+    """
+    for match, run in ((_match_any, _fd_any), (_match_any_dim, _fd_any_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('any', ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',), args, kwargs)
+
+
+def count_nonzero(self, dim=None):
+    """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('count_nonzero', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('count_nonzero', 'dim', dim, 1)
+    return _op_count_nonzero(self, dim)
+
+
+def cumsum(self, dim, *, dtype=None):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('cumsum', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum', 'dtype', dtype)
+    return _op_cumsum(self, dim, dtype)
+
+
+def cumsum_(self, dim, *, dtype=None):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumsum_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumsum_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumsum_', 'dtype', dtype)
+    return _op_cumsum_(self, dim, dtype)
+
+
+def cumprod(self, dim, *, dtype=None):
+    """Running product; its gradient is exact where the input has zeros.
+    
+    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cumprod', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod', 'dtype', dtype)
+    return _op_cumprod(self, dim, dtype)
+
+
+def cumprod_(self, dim, *, dtype=None):
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('cumprod_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cumprod_', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('cumprod_', 'dtype', dtype)
+    return _op_cumprod_(self, dim, dtype)
+
+
+def cummax(self, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummax', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummax', 'dim', dim)
+    return _op_cummax(self, dim)
+
+
+def cummin(self, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('cummin', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('cummin', 'dim', dim)
+    return _op_cummin(self, dim)
+
+
+def _match_median(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_median(self):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    return _op_median(self)
+
+def _match_median_dim(self, dim, keepdim=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (self, dim, keepdim,)
+    return None
+
+def _fd_median_dim(self, dim, keepdim):
+    if not isinstance(self, Tensor): bad_arg('median', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('median', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('median', 'keepdim', keepdim)
+    return _op_median_dim(self, dim, keepdim)
+
+def median(*args, **kwargs):
+    """The lower median ((n - 1) // 2-th smallest), NaN if there is one, as in PyTorch.
+    
+    median(Tensor self) -> Tensor
+    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_median, _fd_median), (_match_median_dim, _fd_median_dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('median', ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def mode(self, dim=-1, keepdim=False):
+    """The most frequent value (the smallest of a tie) and the index of its last occurrence.
+    
+    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    if not isinstance(self, Tensor): bad_arg('mode', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('mode', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('mode', 'keepdim', keepdim)
+    return _op_mode(self, dim, keepdim)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    if not isinstance(self, Tensor): bad_arg('kthvalue', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('kthvalue', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('kthvalue', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('kthvalue', 'keepdim', keepdim)
+    return _op_kthvalue(self, k, dim, keepdim)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) along dim, from a stable sort, so always sorted (ties keep their order).
+    
+    topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+    """
+    if not isinstance(self, Tensor): bad_arg('topk', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('topk', 'k', k)
+    if type(dim) is not _b.int: dim = as_int('topk', 'dim', dim)
+    if type(largest) is not _b.bool: largest = as_bool('topk', 'largest', largest)
+    if type(sorted) is not _b.bool: sorted = as_bool('topk', 'sorted', sorted)
+    return _op_topk(self, k, dim, largest, sorted)
+
+
+def _match_sort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_sort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort(self, dim, descending)
+
+def _match_sort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and (stable is None or is_bool(stable)) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_sort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('sort', 'self', 'Tensor', self)
+    if stable is not None and type(stable) is not _b.bool: stable = as_bool('sort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('sort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('sort', 'descending', descending)
+    return _op_sort_stable(self, stable, dim, descending)
+
+def sort(*args, **kwargs):
+    """Always stable; NaN sorts as the largest value.
+    
+    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+    """
+    for match, run in ((_match_sort, _fd_sort), (_match_sort_stable, _fd_sort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('sort', ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',), args, kwargs)
+
+
+def _match_argsort(self, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_int(dim) and is_bool(descending):
+        return (self, dim, descending,)
+    return None
+
+def _fd_argsort(self, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort(self, dim, descending)
+
+def _match_argsort_stable(self, *, stable, dim=-1, descending=False):
+    if isinstance(self, Tensor) and is_bool(stable) and is_int(dim) and is_bool(descending):
+        return (self, stable, dim, descending,)
+    return None
+
+def _fd_argsort_stable(self, stable, dim, descending):
+    if not isinstance(self, Tensor): bad_arg('argsort', 'self', 'Tensor', self)
+    if type(stable) is not _b.bool: stable = as_bool('argsort', 'stable', stable)
+    if type(dim) is not _b.int: dim = as_int('argsort', 'dim', dim)
+    if type(descending) is not _b.bool: descending = as_bool('argsort', 'descending', descending)
+    return _op_argsort_stable(self, stable, dim, descending)
+
+def argsort(*args, **kwargs):
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+    """
+    for match, run in ((_match_argsort, _fd_argsort), (_match_argsort_stable, _fd_argsort_stable)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('argsort', ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',), args, kwargs)
+
+
+def _gather_along(self, dim, index):
+    """self's values at `index` along `dim` (torch.gather); the backward of the selection ops.
+    
+    _gather_along(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_gather_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_gather_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_gather_along', 'index', 'Tensor', index)
+    return _op__gather_along(self, dim, index)
+
+
+def _scatter_add_along(self, dim, index, sizes):
+    """zeros(sizes) with self added at `index` along `dim`; the backward of sort/topk/cummax.
+    
+    _scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('_scatter_add_along', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('_scatter_add_along', 'dim', dim)
+    if not isinstance(index, Tensor): bad_arg('_scatter_add_along', 'index', 'Tensor', index)
+    sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
+    return _op__scatter_add_along(self, dim, index, sizes)
+
+
+def flip(self, *dims, **kwargs):
+    """A copy with the order of elements reversed along `dims`.
+    
+    flip(Tensor self, int[] dims) -> Tensor
+    """
+    if kwargs:
+        dims = unpack_kwargs('flip', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('flip', 'self', 'Tensor', self)
+    dims = as_int_list('flip', 'dims', dims)
+    return _op_flip(self, dims)
+
+
+def mv(self, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('mv', 'self', 'Tensor', self)
+    if not isinstance(vec, Tensor): bad_arg('mv', 'vec', 'Tensor', vec)
+    return _op_mv(self, vec)
+
+
+def dot(self, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('dot', 'self', 'Tensor', self)
+    if not isinstance(tensor, Tensor): bad_arg('dot', 'tensor', 'Tensor', tensor)
+    return _op_dot(self, tensor)
+
+
+def outer(self, vec2):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('outer', 'self', 'Tensor', self)
+    if not isinstance(vec2, Tensor): bad_arg('outer', 'vec2', 'Tensor', vec2)
+    return _op_outer(self, vec2)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2); beta=0 ignores self (even nan in it).
+    
+    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('addmm', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm', 'alpha', alpha)
+    return _op_addmm(self, mat1, mat2, beta, alpha)
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmm_', 'self', 'Tensor', self)
+    if not isinstance(mat1, Tensor): bad_arg('addmm_', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor): bad_arg('addmm_', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmm_', 'alpha', alpha)
+    return _op_addmm_(self, mat1, mat2, beta, alpha)
+
+
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('addmv', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv', 'alpha', alpha)
+    return _op_addmv(self, mat, vec, beta, alpha)
+
+
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('addmv_', 'self', 'Tensor', self)
+    if not isinstance(mat, Tensor): bad_arg('addmv_', 'mat', 'Tensor', mat)
+    if not isinstance(vec, Tensor): bad_arg('addmv_', 'vec', 'Tensor', vec)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('addmv_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('addmv_', 'alpha', alpha)
+    return _op_addmv_(self, mat, vec, beta, alpha)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm', 'alpha', alpha)
+    return _op_baddbmm(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('baddbmm_', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor): bad_arg('baddbmm_', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor): bad_arg('baddbmm_', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES: beta = as_scalar('baddbmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES: alpha = as_scalar('baddbmm_', 'alpha', alpha)
+    return _op_baddbmm_(self, batch1, batch2, beta, alpha)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (nn.Linear), one matrix product.
+    
+    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+    """
+    if not isinstance(input, Tensor): bad_arg('linear', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor): bad_arg('linear', 'weight', 'Tensor', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('linear', 'bias', 'Tensor or None', bias)
+    return _op_linear(input, weight, bias)
+
+
+def einsum(equation, *tensors, **kwargs):
+    """Einstein summation (implicit or explicit output, '...', repeated subscripts).
+    
+    einsum(str equation, Tensor[] tensors) -> Tensor
+    """
+    if kwargs:
+        tensors = unpack_kwargs('einsum', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if type(equation) is not _b.str: bad_arg('einsum', 'equation', 'str', equation)
+    tensors = as_tensor_list('einsum', 'tensors', tensors)
+    return _op_einsum(equation, tensors)
+
+
+def _match_tensordot(self, other, dims_self, dims_other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int_list(dims_self) and is_int_list(dims_other):
+        return (self, other, dims_self, dims_other,)
+    return None
+
+def _fd_tensordot(self, other, dims_self, dims_other):
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    dims_self = as_int_list('tensordot', 'dims_self', dims_self)
+    dims_other = as_int_list('tensordot', 'dims_other', dims_other)
+    return _op_tensordot(self, other, dims_self, dims_other)
+
+def _match_tensordot_dims(self, other, dims=2):
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and is_int(dims):
+        return (self, other, dims,)
+    return None
+
+def _fd_tensordot_dims(self, other, dims):
+    if not isinstance(self, Tensor): bad_arg('tensordot', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('tensordot', 'other', 'Tensor', other)
+    if type(dims) is not _b.int: dims = as_int('tensordot', 'dims', dims)
+    return _op_tensordot_dims(self, other, dims)
+
+def tensordot(*args, **kwargs):
+    """tensordot(a, b, n) contracts the last n dims of a with the first n of b.
+    
+    tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+    tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor
+    """
+    for match, run in ((_match_tensordot, _fd_tensordot), (_match_tensordot_dims, _fd_tensordot_dims)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensordot', ('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', 'tensordot.dims(Tensor self, Tensor other, int dims=2) -> Tensor',), args, kwargs)
+
+
+def tril(self, diagonal=0):
+    """tril(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('tril', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril', 'diagonal', diagonal)
+    return _op_tril(self, diagonal)
+
+
+def tril_(self, diagonal=0):
+    """tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('tril_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('tril_', 'diagonal', diagonal)
+    return _op_tril_(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    """triu(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('triu', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu', 'diagonal', diagonal)
+    return _op_triu(self, diagonal)
+
+
+def triu_(self, diagonal=0):
+    """triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('triu_', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('triu_', 'diagonal', diagonal)
+    return _op_triu_(self, diagonal)
+
+
+def diag(self, diagonal=0):
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('diag', 'self', 'Tensor', self)
+    if type(diagonal) is not _b.int: diagonal = as_int('diag', 'diagonal', diagonal)
+    return _op_diag(self, diagonal)
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('diagonal', 'self', 'Tensor', self)
+    if type(offset) is not _b.int: offset = as_int('diagonal', 'offset', offset)
+    if type(dim1) is not _b.int: dim1 = as_int('diagonal', 'dim1', dim1)
+    if type(dim2) is not _b.int: dim2 = as_int('diagonal', 'dim2', dim2)
+    return _op_diagonal(self, offset, dim1, dim2)
+
+
+def trace(self):
+    """trace(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('trace', 'self', 'Tensor', self)
+    return _op_trace(self)
+
+
+def kron(self, other):
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('kron', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('kron', 'other', 'Tensor', other)
+    return _op_kron(self, other)
+
+
+def cat(tensors, dim=0):
+    """Join tensors along dim (dtypes promoted; 1-D empty tensors skipped, as in PyTorch).
+    
+    cat(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    tensors = as_tensor_list('cat', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('cat', 'dim', dim)
+    return _op_cat(tensors, dim)
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    tensors = as_tensor_list('stack', 'tensors', tensors)
+    if type(dim) is not _b.int: dim = as_int('stack', 'dim', dim)
+    return _op_stack(tensors, dim)
+
+
+def hstack(*tensors, **kwargs):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('hstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('hstack', 'tensors', tensors)
+    return _op_hstack(tensors)
+
+
+def vstack(*tensors, **kwargs):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('vstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('vstack', 'tensors', tensors)
+    return _op_vstack(tensors)
+
+
+def split(self, split_size, dim=0):
+    """Views of split_size elements along dim (narrow), the last one possibly smaller.
+    
+    split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
+    split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]
+    """
+    if is_int(split_size):  # split.Tensor
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        if type(split_size) is not _b.int: split_size = as_int('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_Tensor(self, split_size, dim)
+    if is_int_list(split_size):  # split.sizes
+        if not isinstance(self, Tensor): bad_arg('split', 'self', 'Tensor', self)
+        split_size = as_int_list('split', 'split_size', split_size)
+        if type(dim) is not _b.int: dim = as_int('split', 'dim', dim)
+        return _op_split_sizes(self, split_size, dim)
+    no_overload('split', ('split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]', 'split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]',), (self, split_size, dim,), {})
+
+
+def chunk(self, chunks, dim=0):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    if not isinstance(self, Tensor): bad_arg('chunk', 'self', 'Tensor', self)
+    if type(chunks) is not _b.int: chunks = as_int('chunk', 'chunks', chunks)
+    if type(dim) is not _b.int: dim = as_int('chunk', 'dim', dim)
+    return _op_chunk(self, chunks, dim)
+
+
+def _match_tensor_split_sections(self, sections, dim=0):
+    if isinstance(self, Tensor) and is_int(sections) and is_int(dim):
+        return (self, sections, dim,)
+    return None
+
+def _fd_tensor_split_sections(self, sections, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    if type(sections) is not _b.int: sections = as_int('tensor_split', 'sections', sections)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_sections(self, sections, dim)
+
+def _match_tensor_split_indices(self, indices, dim=0):
+    if isinstance(self, Tensor) and is_int_list(indices) and is_int(dim):
+        return (self, indices, dim,)
+    return None
+
+def _fd_tensor_split_indices(self, indices, dim):
+    if not isinstance(self, Tensor): bad_arg('tensor_split', 'self', 'Tensor', self)
+    indices = as_int_list('tensor_split', 'indices', indices)
+    if type(dim) is not _b.int: dim = as_int('tensor_split', 'dim', dim)
+    return _op_tensor_split_indices(self, indices, dim)
+
+def tensor_split(*args, **kwargs):
+    """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]
+    tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]
+    """
+    for match, run in ((_match_tensor_split_sections, _fd_tensor_split_sections), (_match_tensor_split_indices, _fd_tensor_split_indices)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('tensor_split', ('tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]',), args, kwargs)
+
+
+def roll(self, shifts, dims=()):
+    """roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('roll', 'self', 'Tensor', self)
+    shifts = as_int_list('roll', 'shifts', shifts, 1)
+    dims = as_int_list('roll', 'dims', dims, 1)
+    return _op_roll(self, shifts, dims)
+
+
+def repeat(self, *repeats, **kwargs):
+    """The whole tensor repeated along each dim (np.tile).
+    
+    repeat(Tensor self, int[] repeats) -> Tensor
+    """
+    if kwargs:
+        repeats = unpack_kwargs('repeat', 'repeats', repeats, kwargs)
+    elif len(repeats) == 1 and type(repeats[0]) is not _b.int:
+        repeats = repeats[0]
+    if not isinstance(self, Tensor): bad_arg('repeat', 'self', 'Tensor', self)
+    repeats = as_int_list('repeat', 'repeats', repeats)
+    return _op_repeat(self, repeats)
+
+
+def tile(self, *dims, **kwargs):
+    """tile(Tensor self, int[] dims) -> Tensor"""
+    if kwargs:
+        dims = unpack_kwargs('tile', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(self, Tensor): bad_arg('tile', 'self', 'Tensor', self)
+    dims = as_int_list('tile', 'dims', dims)
+    return _op_tile(self, dims)
+
+
+def _match_repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and is_int(repeats) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_int(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if type(repeats) is not _b.int: repeats = as_int('repeat_interleave', 'repeats', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_int(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_self_Tensor(self, repeats, dim=None, *, output_size=None):
+    if isinstance(self, Tensor) and isinstance(repeats, Tensor) and (dim is None or is_int(dim)) and (output_size is None or is_int(output_size)):
+        return (self, repeats, dim, output_size,)
+    return None
+
+def _fd_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    if not isinstance(self, Tensor): bad_arg('repeat_interleave', 'self', 'Tensor', self)
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if dim is not None and type(dim) is not _b.int: dim = as_int('repeat_interleave', 'dim', dim)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_self_Tensor(self, repeats, dim, output_size)
+
+def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
+    if isinstance(repeats, Tensor) and (output_size is None or is_int(output_size)):
+        return (repeats, output_size,)
+    return None
+
+def _fd_repeat_interleave_Tensor(repeats, output_size):
+    if not isinstance(repeats, Tensor): bad_arg('repeat_interleave', 'repeats', 'Tensor', repeats)
+    if output_size is not None and type(output_size) is not _b.int: output_size = as_int('repeat_interleave', 'output_size', output_size)
+    return _op_repeat_interleave_Tensor(repeats, output_size)
+
+def repeat_interleave(*args, **kwargs):
+    """Each element repeated in place ([1, 2] -> [1, 1, 2, 2]); flattened when dim is None.
+    
+    repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor
+    repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor
+    """
+    for match, run in ((_match_repeat_interleave_self_int, _fd_repeat_interleave_self_int), (_match_repeat_interleave_self_Tensor, _fd_repeat_interleave_self_Tensor), (_match_repeat_interleave_Tensor, _fd_repeat_interleave_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('repeat_interleave', ('repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor',), args, kwargs)
+
+
+def movedim(self, source, destination):
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+    movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    """
+    if is_int(source) and is_int(destination):  # movedim.int
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        if type(source) is not _b.int: source = as_int('movedim', 'source', source)
+        if type(destination) is not _b.int: destination = as_int('movedim', 'destination', destination)
+        return _op_movedim_int(self, source, destination)
+    if is_int_list(source) and is_int_list(destination):  # movedim.intlist
+        if not isinstance(self, Tensor): bad_arg('movedim', 'self', 'Tensor', self)
+        source = as_int_list('movedim', 'source', source)
+        destination = as_int_list('movedim', 'destination', destination)
+        return _op_movedim_intlist(self, source, destination)
+    no_overload('movedim', ('movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)', 'movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)',), (self, source, destination,), {})
+
+
+def swapaxes(self, axis0, axis1):
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapaxes', 'self', 'Tensor', self)
+    if type(axis0) is not _b.int: axis0 = as_int('swapaxes', 'axis0', axis0)
+    if type(axis1) is not _b.int: axis1 = as_int('swapaxes', 'axis1', axis1)
+    return _op_swapaxes(self, axis0, axis1)
+
+
+def swapdims(self, dim0, dim1):
+    """swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('swapdims', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int: dim0 = as_int('swapdims', 'dim0', dim0)
+    if type(dim1) is not _b.int: dim1 = as_int('swapdims', 'dim1', dim1)
+    return _op_swapdims(self, dim0, dim1)
+
+
+def unflatten(self, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('unflatten', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('unflatten', 'dim', dim)
+    sizes = as_int_list('unflatten', 'sizes', sizes)
+    return _op_unflatten_int(self, dim, sizes)
+
+
+def broadcast_to(self, *size, **kwargs):
+    """broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)"""
+    if kwargs:
+        size = unpack_kwargs('broadcast_to', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor): bad_arg('broadcast_to', 'self', 'Tensor', self)
+    size = as_int_list('broadcast_to', 'size', size)
+    return _op_broadcast_to(self, size)
+
+
+def broadcast_tensors(*tensors, **kwargs):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    if kwargs:
+        tensors = unpack_kwargs('broadcast_tensors', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
+    return _op_broadcast_tensors(tensors)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -1983,4 +6932,173 @@ FUNCTIONS = (
     'unbind',
     'detach',
     'detach_',
+    'reciprocal',
+    'reciprocal_',
+    'rsqrt',
+    'rsqrt_',
+    'exp2',
+    'exp2_',
+    'expm1',
+    'expm1_',
+    'log2',
+    'log2_',
+    'log10',
+    'log10_',
+    'log1p',
+    'log1p_',
+    'tan',
+    'tan_',
+    'asin',
+    'asin_',
+    'acos',
+    'acos_',
+    'atan',
+    'atan_',
+    'sinh',
+    'sinh_',
+    'cosh',
+    'cosh_',
+    'erf',
+    'erf_',
+    'erfc',
+    'erfc_',
+    'logit',
+    'logit_',
+    'floor',
+    'floor_',
+    'ceil',
+    'ceil_',
+    'trunc',
+    'trunc_',
+    'round',
+    'round_',
+    'frac',
+    'frac_',
+    'true_divide',
+    'floor_divide',
+    'remainder',
+    'fmod',
+    'atan2',
+    'hypot',
+    'clamp',
+    'clamp_',
+    'clip',
+    'clip_',
+    'lerp',
+    'addcmul',
+    'addcdiv',
+    'nan_to_num',
+    'nan_to_num_',
+    'exp_',
+    'log_',
+    'sqrt_',
+    'sin_',
+    'cos_',
+    'tanh_',
+    'sigmoid_',
+    'neg_',
+    'abs_',
+    'isnan',
+    'isinf',
+    'isfinite',
+    'isclose',
+    'allclose',
+    'equal',
+    'logical_not',
+    'logical_and',
+    'logical_or',
+    'logical_xor',
+    'bitwise_not',
+    'bitwise_and',
+    'bitwise_or',
+    'bitwise_xor',
+    'relu6',
+    'leaky_relu',
+    'leaky_relu_',
+    'elu',
+    'elu_',
+    'selu',
+    'selu_',
+    'celu',
+    'celu_',
+    'gelu',
+    'gelu_',
+    'silu',
+    'silu_',
+    'mish',
+    'mish_',
+    'softplus',
+    'softsign',
+    'hardtanh',
+    'hardtanh_',
+    'hardsigmoid',
+    'hardsigmoid_',
+    'hardswish',
+    'hardswish_',
+    'threshold',
+    'threshold_',
+    'glu',
+    'prelu',
+    'bernoulli',
+    'multinomial',
+    'clamp_min',
+    'clamp_min_',
+    'clamp_max',
+    'clamp_max_',
+    'prod',
+    'amax',
+    'amin',
+    'var',
+    'std',
+    'var_mean',
+    'std_mean',
+    'norm',
+    'logsumexp',
+    'all',
+    'any',
+    'count_nonzero',
+    'cumsum',
+    'cumprod',
+    'cummax',
+    'cummin',
+    'median',
+    'mode',
+    'kthvalue',
+    'topk',
+    'sort',
+    'argsort',
+    '_gather_along',
+    '_scatter_add_along',
+    'flip',
+    'mv',
+    'dot',
+    'outer',
+    'addmm',
+    'addmv',
+    'baddbmm',
+    'linear',
+    'einsum',
+    'tensordot',
+    'tril',
+    'triu',
+    'diag',
+    'diagonal',
+    'trace',
+    'kron',
+    'cat',
+    'stack',
+    'hstack',
+    'vstack',
+    'split',
+    'chunk',
+    'tensor_split',
+    'roll',
+    'tile',
+    'repeat_interleave',
+    'movedim',
+    'swapaxes',
+    'swapdims',
+    'unflatten',
+    'broadcast_to',
+    'broadcast_tensors',
 )

@@ -84,6 +84,181 @@ class TensorMethods:
     contiguous = F.contiguous
     detach = F.detach
     detach_ = F.detach_
+    reciprocal = F.reciprocal
+    reciprocal_ = F.reciprocal_
+    rsqrt = F.rsqrt
+    rsqrt_ = F.rsqrt_
+    exp2 = F.exp2
+    exp2_ = F.exp2_
+    expm1 = F.expm1
+    expm1_ = F.expm1_
+    log2 = F.log2
+    log2_ = F.log2_
+    log10 = F.log10
+    log10_ = F.log10_
+    log1p = F.log1p
+    log1p_ = F.log1p_
+    tan = F.tan
+    tan_ = F.tan_
+    asin = F.asin
+    asin_ = F.asin_
+    acos = F.acos
+    acos_ = F.acos_
+    atan = F.atan
+    atan_ = F.atan_
+    sinh = F.sinh
+    sinh_ = F.sinh_
+    cosh = F.cosh
+    cosh_ = F.cosh_
+    erf = F.erf
+    erf_ = F.erf_
+    erfc = F.erfc
+    erfc_ = F.erfc_
+    logit = F.logit
+    logit_ = F.logit_
+    floor = F.floor
+    floor_ = F.floor_
+    ceil = F.ceil
+    ceil_ = F.ceil_
+    trunc = F.trunc
+    trunc_ = F.trunc_
+    round = F.round
+    round_ = F.round_
+    frac = F.frac
+    frac_ = F.frac_
+    true_divide = F.true_divide
+    floor_divide = F.floor_divide
+    floor_divide_ = F.floor_divide_
+    remainder = F.remainder
+    remainder_ = F.remainder_
+    fmod = F.fmod
+    fmod_ = F.fmod_
+    atan2 = F.atan2
+    atan2_ = F.atan2_
+    hypot = F.hypot
+    hypot_ = F.hypot_
+    clamp = F.clamp
+    clamp_ = F.clamp_
+    clip = F.clip
+    clip_ = F.clip_
+    lerp = F.lerp
+    lerp_ = F.lerp_
+    addcmul = F.addcmul
+    addcmul_ = F.addcmul_
+    addcdiv = F.addcdiv
+    addcdiv_ = F.addcdiv_
+    nan_to_num = F.nan_to_num
+    nan_to_num_ = F.nan_to_num_
+    exp_ = F.exp_
+    log_ = F.log_
+    sqrt_ = F.sqrt_
+    sin_ = F.sin_
+    cos_ = F.cos_
+    tanh_ = F.tanh_
+    sigmoid_ = F.sigmoid_
+    neg_ = F.neg_
+    abs_ = F.abs_
+    isnan = F.isnan
+    isinf = F.isinf
+    isfinite = F.isfinite
+    isclose = F.isclose
+    allclose = F.allclose
+    equal = F.equal
+    logical_not = F.logical_not
+    logical_and = F.logical_and
+    logical_or = F.logical_or
+    logical_xor = F.logical_xor
+    bitwise_not = F.bitwise_not
+    bitwise_not_ = F.bitwise_not_
+    bitwise_and = F.bitwise_and
+    bitwise_and_ = F.bitwise_and_
+    bitwise_or = F.bitwise_or
+    bitwise_or_ = F.bitwise_or_
+    bitwise_xor = F.bitwise_xor
+    bitwise_xor_ = F.bitwise_xor_
+    relu6 = F.relu6
+    leaky_relu = F.leaky_relu
+    elu = F.elu
+    selu = F.selu
+    celu = F.celu
+    gelu = F.gelu
+    silu = F.silu
+    mish = F.mish
+    softplus = F.softplus
+    softsign = F.softsign
+    hardtanh = F.hardtanh
+    hardsigmoid = F.hardsigmoid
+    hardswish = F.hardswish
+    threshold = F.threshold
+    glu = F.glu
+    prelu = F.prelu
+    normal_ = F.normal_
+    uniform_ = F.uniform_
+    exponential_ = F.exponential_
+    bernoulli = F.bernoulli
+    bernoulli_ = F.bernoulli_
+    multinomial = F.multinomial
+    clamp_min = F.clamp_min
+    clamp_min_ = F.clamp_min_
+    clamp_max = F.clamp_max
+    clamp_max_ = F.clamp_max_
+    logical_not_ = F.logical_not_
+    logical_and_ = F.logical_and_
+    logical_or_ = F.logical_or_
+    logical_xor_ = F.logical_xor_
+    true_divide_ = F.true_divide_
+    prod = F.prod
+    amax = F.amax
+    amin = F.amin
+    var = F.var
+    std = F.std
+    norm = F.norm
+    logsumexp = F.logsumexp
+    all = F.all
+    any = F.any
+    count_nonzero = F.count_nonzero
+    cumsum = F.cumsum
+    cumsum_ = F.cumsum_
+    cumprod = F.cumprod
+    cumprod_ = F.cumprod_
+    cummax = F.cummax
+    cummin = F.cummin
+    median = F.median
+    mode = F.mode
+    kthvalue = F.kthvalue
+    topk = F.topk
+    sort = F.sort
+    argsort = F.argsort
+    flip = F.flip
+    mv = F.mv
+    dot = F.dot
+    outer = F.outer
+    addmm = F.addmm
+    addmm_ = F.addmm_
+    addmv = F.addmv
+    addmv_ = F.addmv_
+    baddbmm = F.baddbmm
+    baddbmm_ = F.baddbmm_
+    tril = F.tril
+    tril_ = F.tril_
+    triu = F.triu
+    triu_ = F.triu_
+    diag = F.diag
+    diagonal = F.diagonal
+    trace = F.trace
+    kron = F.kron
+    split = F.split
+    chunk = F.chunk
+    tensor_split = F.tensor_split
+    roll = F.roll
+    repeat = F.repeat
+    tile = F.tile
+    repeat_interleave = F.repeat_interleave
+    movedim = F.movedim
+    swapaxes = F.swapaxes
+    swapdims = F.swapdims
+    unflatten = F.unflatten
+    broadcast_to = F.broadcast_to
 
     def __add__(self, other):
         if not is_operand(other):
@@ -187,3 +362,71 @@ class TensorMethods:
         if not is_operand(other):
             return NotImplemented
         return F.matmul(self, other)
+
+    def __floordiv__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.floor_divide(wrap_number(other, self), self)
+
+    def __ifloordiv__(self, other):
+        return F.floor_divide_(self, other)
+
+    def __mod__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.remainder(self, other)
+
+    def __rmod__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.remainder(wrap_number(other, self), self)
+
+    def __imod__(self, other):
+        return F.remainder_(self, other)
+
+    def __invert__(self):
+        return F.bitwise_not(self)
+
+    def __and__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_and(wrap_number(other, self), self)
+
+    def __iand__(self, other):
+        return F.bitwise_and_(self, other)
+
+    def __or__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_or(self, other)
+
+    def __ror__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_or(wrap_number(other, self), self)
+
+    def __ior__(self, other):
+        return F.bitwise_or_(self, other)
+
+    def __xor__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_xor(wrap_number(other, self), self)
+
+    def __ixor__(self, other):
+        return F.bitwise_xor_(self, other)

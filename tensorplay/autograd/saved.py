@@ -129,3 +129,22 @@ class SavedVariable:
         if self._tensor is None and self._memory is None:
             return "<SavedVariable released>" if self._released else "<SavedVariable None>"
         return f"<SavedVariable {fmt_shape(self.sizes)} {self.dtype.name}>"
+
+
+class SavedVariableList:
+    """A Tensor[] argument saved for backward (einsum's operands): one SavedVariable per
+    tensor, unpacked and released together."""
+
+    __slots__ = ("_items",)
+    sizes = None   # (graph drawing lists single tensors only)
+
+    def __init__(self, tensors, is_output):
+        self._items = None if tensors is None else \
+            [SavedVariable(t, is_output) for t in tensors]
+
+    def unpack(self, node=None):
+        return None if self._items is None else [v.unpack(node) for v in self._items]
+
+    def release(self):
+        for v in self._items or ():
+            v.release()

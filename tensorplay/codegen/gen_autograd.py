@@ -296,12 +296,15 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
         lines.append(f"    node.self_ = SavedVariable({value}, False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+    lists = {name for name, is_list, _ in spec.inputs if is_list}
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
-        lines.append(f"        node.{t}_ = SavedVariable({value}, False)")
+        # A Tensor[] argument (einsum's operands) is saved as a list of SavedVariables.
+        saver = "SavedVariableList" if t in lists else "SavedVariable"
+        lines.append(f"        node.{t}_ = {saver}({value}, False)")
     lines.append(f"        result = {call}")
     if inplace:
         lines.append("    rebase_history(self, node)")
@@ -359,12 +362,26 @@ def _needs_expr(spec: NodeSpec, inputs) -> str:
     return " or ".join(parts)
 
 
-def inplace_spec_name(e: OpEntry) -> str | None:
-    """In-place ops reuse the out-of-place formula: `add_.Tensor` -> `add.Tensor`."""
-    if not e.schema.name.inplace:
-        return None
+def spec_for(e: OpEntry, specs: dict):
+    """The backward node spec of an op. In-place ops reuse the out-of-place entry:
+    `add_.Tensor` -> `add.Tensor`, and `floor_divide_.Tensor` -> `floor_divide` when
+    the out-of-place op has no overload name."""
     n = e.schema.name
-    return f"{n.base}.{n.overload}" if n.overload else n.base
+    if n.full in specs:
+        return specs[n.full]
+    if not n.inplace:
+        return None
+    for name in (f"{n.base}.{n.overload}" if n.overload else n.base, n.base):
+        spec = specs.get(name)
+        if spec is not None and _same_arguments(spec.entry.schema, e.schema):
+            return spec
+    return None
+
+
+def _same_arguments(a, b) -> bool:
+    def shape(schema):
+        return [(x.name, x.type.name, x.type.is_list, x.type.optional) for x in schema.arguments]
+    return shape(a) == shape(b)
 
 
 def gen_wrappers(ctx) -> str:
@@ -374,7 +391,7 @@ def gen_wrappers(ctx) -> str:
              "read, run the op below autograd with the autograd keys excluded (so the ops\n"
              'a kernel calls do not record a second graph), and attach the node."""',
              "from tensorplay.autograd.grad_mode import grad_state",
-             "from tensorplay.autograd.saved import SavedVariable",
+             "from tensorplay.autograd.saved import SavedVariable, SavedVariableList",
              "from tensorplay.autograd.graph_edges import (",
              "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
              "    set_history,",
@@ -388,8 +405,7 @@ def gen_wrappers(ctx) -> str:
     lines += ["from tensorplay._generated.functional import ("]
     registered = []
     for e in ctx.ops:
-        spec = ctx.node_specs.get(e.schema.name.full) or \
-            ctx.node_specs.get(inplace_spec_name(e) or "")
+        spec = spec_for(e, ctx.node_specs)
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
     lines += [f"    {handle_var(e)}," for e, _ in registered] + [")", "",

@@ -22,7 +22,7 @@ def _stub_params(params, method):
             out.append("self")
             continue
         if p.vararg:
-            out.append(f"*{p.name}: int")
+            out.append(f"*{p.name}: {'Tensor' if p.type.name == 'Tensor' else 'int'}")
             star = True
             continue
         if p.kwonly and not star:

@@ -16,7 +16,7 @@ class PyParam:
     type: Type
     default: str | None     # Python source text, or None when required
     kwonly: bool
-    vararg: bool = False    # `x.view(2, 3)`: a lone int[] taken as *size
+    vararg: bool = False    # `x.view(2, 3)`: a lone int[] taken as *size (or a Tensor[])
 
 
 def py_params(schema: FunctionSchema) -> list[PyParam]:
@@ -30,12 +30,23 @@ def py_params(schema: FunctionSchema) -> list[PyParam]:
     if len(rest) == 1 and _is_int_list(rest[0].type) and rest[0].type.size is None \
             and rest[0].default is None and not rest[0].type.optional:
         vararg = rest[0].name
+    # And one whose positional arguments end with its only Tensor[] (after strs) takes
+    # the tensors one by one, as torch.einsum("ij,jk", a, b) and broadcast_tensors(a, b).
+    lead = positional[:-1]
+    if positional and _is_tensor_list(positional[-1]) and \
+            all(a.type.name == "str" and not a.type.is_list for a in lead):
+        vararg = positional[-1].name
     return [PyParam(a.name, a.type, a.python_default(), a.kwarg_only, a.name == vararg)
             for a in args]
 
 
 def _is_int_list(t: Type) -> bool:
     return t.is_list and t.name in ("int", "SymInt")
+
+
+def _is_tensor_list(a) -> bool:
+    return a.type.is_list and a.type.name == "Tensor" and not a.type.optional \
+        and a.default is None
 
 
 def signature(params: list[PyParam]) -> str:
@@ -60,10 +71,12 @@ def vararg_lines(op: str, params: list[PyParam]) -> list[str]:
     """Normalise `*size`: (2, 3) from view(2, 3), view((2, 3)) or view(size=(2, 3))."""
     for p in params:
         if p.vararg:
+            single = f"type({p.name}[0]) is not _b.int" if p.type.name != "Tensor" else \
+                f"not isinstance({p.name}[0], Tensor)"
             return [
                 "if kwargs:",
                 f"    {p.name} = unpack_kwargs({op!r}, {p.name!r}, {p.name}, kwargs)",
-                f"elif len({p.name}) == 1 and type({p.name}[0]) is not _b.int:",
+                f"elif len({p.name}) == 1 and {single}:",
                 f"    {p.name} = {p.name}[0]",
             ]
     return []

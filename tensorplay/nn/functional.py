@@ -6,3 +6,4 @@ Python functions that pick an op and its arguments (`F.conv2d` calls the single
 """
 from tensorplay.nn._functional_spatial import *  # noqa: F401,F403
 from tensorplay.nn._functional_layers import *  # noqa: F401,F403
+from tensorplay.nn._functional_activations import *  # noqa: F401,F403

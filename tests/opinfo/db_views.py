@@ -117,7 +117,7 @@ def errors_to(op, device):
     yield E(S(_t((3,), device=device), ("float33",)), ArgumentError,
             r"to\(\): argument 'device' must be a device, but got 'float33'", arg="device",
             meta=False)
-    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):   # no Triton backend
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
         yield E(S(_t((3,), device=device), ("cuda",)), DeviceError, r"cuda", meta=False)
 
 

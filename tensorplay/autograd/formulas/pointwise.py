@@ -1,1 +1,111 @@
-"""Backward helpers for the pointwise ops (see derivatives.yaml)."""
+"""Backward helpers for the pointwise ops (see derivatives.yaml).
+
+Written with TensorPlay ops only, so they can themselves be differentiated.
+"""
+from __future__ import annotations
+
+from tensorplay._generated import functional as F
+
+
+def logit_backward(grad, self, eps):
+    """d/dp log(p / (1 - p)) = 1 / (p (1 - p)); with eps, 0 where p was clamped. Without
+    eps, nan outside [0, 1] (PyTorch's choice: logit is undefined there)."""
+    dp = grad / (self * (1 - self))
+    if eps is None:
+        outside = F.logical_or(self < 0, self > 1)
+        return F.where(outside, float("nan"), dp)
+    return F.where(F.logical_or(self < eps, self > 1 - eps), 0.0, dp)
+
+
+def div_mode_backward_self(grad, other, rounding_mode):
+    """A rounded quotient is piecewise constant: zero gradient (PyTorch's choice too)."""
+    if rounding_mode is None:
+        return grad / other
+    return grad * 0
+
+
+def div_mode_backward_other(grad, self, other, rounding_mode):
+    if rounding_mode is None:
+        return -grad * self / (other * other)
+    return grad * 0
+
+
+def rounded_quotient(self, other, rounding_mode):
+    """self / other rounded as in remainder ('floor') or fmod ('trunc'): their derivative
+    with respect to other is -quotient."""
+    return F.div(self, other, rounding_mode=rounding_mode)
+
+
+def clamp_backward(grad, self, min, max):  # noqa: A002 - the schema's names
+    """The gradient flows where self was inside [min, max] (bounds included)."""
+    if min is not None and max is not None:
+        inside = F.logical_and(self >= min, self <= max)
+    elif min is not None:
+        inside = self >= min
+    else:
+        inside = self <= max
+    return F.where(inside, grad, 0.0)
+
+
+def clamp_backward_self(grad, self, min, max):  # noqa: A002
+    inside = self >= min
+    if max is not None:
+        inside = F.logical_and(inside, self <= max)
+    return F.where(inside, grad, 0.0)
+
+
+def clamp_backward_min(grad, self, min, max):  # noqa: A002
+    """Where self < min the output is min (unless max cut it), so min gets the gradient.
+    NOTE: PyTorch's exact choices, nan included: with both bounds it uses `not self >= min`
+    (a nan self sends its gradient to the bounds), and with min > max both bounds may
+    receive it; with one bound it uses `self < min`."""
+    if max is None:
+        return F.where(self < min, grad, 0.0)
+    return F.where(F.logical_not(self >= min), grad, 0.0)
+
+
+def clamp_backward_max(grad, self, min, max):  # noqa: A002
+    if min is None:
+        return F.where(self > max, grad, 0.0)
+    return F.where(F.logical_not(self <= max), grad, 0.0)
+
+
+# ---- activations --------------------------------------------------------------------
+_SQRT_HALF = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def elu_backward(grad, self, alpha, scale, input_scale):
+    """scale for x > 0; scale * alpha * input_scale * exp(input_scale * x) elsewhere."""
+    neg = grad * (scale * alpha * input_scale) * (F.clamp(self, None, 0) * input_scale).exp()
+    return F.where(self <= 0, neg, grad * scale)   # nan takes the x > 0 branch, as in torch
+
+
+def gelu_backward(grad, self, approximate):
+    """d/dx x Phi(x) = Phi(x) + x phi(x), with the tanh approximation's own derivative."""
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (self + 0.044715 * self * self * self)
+        t = inner.tanh()
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * d_inner)
+    cdf = 0.5 * (1 + F.erf(self * _SQRT_HALF))
+    pdf = _INV_SQRT_2PI * (-0.5 * self * self).exp()
+    return grad * (cdf + self * pdf)
+
+
+def silu_backward(grad, self):
+    s = self.sigmoid()
+    return grad * s * (1 + self * (1 - s))
+
+
+def mish_backward(grad, self):
+    """d/dx x tanh(sp(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), sp = softplus."""
+    t = F.softplus(self).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+def hardswish_backward(grad, self):
+    """0 up to -3, x / 3 + 1/2 on (-3, 3), 1 from 3 on (PyTorch's choice at the kinks)."""
+    middle = F.where(self < 3, grad * (self / 3 + 0.5), grad)
+    return F.where(self <= -3, 0.0, middle)

@@ -1,1 +1,178 @@
-"""Backward helpers for the reduction ops (see derivatives.yaml)."""
+"""Backward helpers for the reduction ops (see derivatives.yaml): statistics and scans.
+Linear algebra and shape-op helpers: reduction_linalg.py and reduction_shape.py.
+
+All are written with TensorPlay ops, so their results can be differentiated again.
+"""
+from __future__ import annotations
+
+import math
+
+from tensorplay import _creation
+from tensorplay._frontdoor import wrap_dim
+from tensorplay._generated import functional as F
+# The family's other helper modules, made visible through this one (the package imports
+# one module per family).
+from tensorplay.autograd.formulas.reduction_linalg import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.reduction_shape import *  # noqa: F401,F403
+
+
+def _reduced_dims(ndim, dims):
+    if dims is None or len(dims) == 0:
+        return list(range(ndim))
+    return sorted({wrap_dim("reduction", "dim", d, ndim) for d in dims}) if ndim else []
+
+
+def restore_reduced(t, sizes, dims, keepdim):
+    """A reduced tensor (a gradient or a result) with the reduced dims back as size 1, so
+    that it broadcasts against the input: [3] from x[3, 4].sum(1) -> [3, 1]."""
+    if keepdim or not sizes:
+        return t
+    for d in _reduced_dims(len(sizes), dims):
+        t = t.unsqueeze(d)
+    return t
+
+
+def _count(sizes, dims):
+    n = 1
+    for d in _reduced_dims(len(sizes), dims):
+        n *= sizes[d]
+    return n
+
+
+# ---- prod ------------------------------------------------------------------------------
+def _positions(n, device):
+    """Row and column positions of an n x n grid, for masks like `j > i`."""
+    ar = _creation.arange(n, device=device)
+    return ar.view([n, 1]), ar.view([1, n])
+
+
+def _product_of_others(x):
+    """others[..., i] = prod_{j != i} x[..., j] (last dim), exact with zeros and twice
+    differentiable: x is spread to an n x n grid with the diagonal set to 1, then multiplied
+    along rows. O(n^2), so only used where x has zeros."""
+    n = x.shape[-1]
+    i, j = _positions(n, x.device)
+    return F.prod(F.where(i == j, 1, x.unsqueeze(-2)), -1)
+
+
+def prod_dim_backward(grad, self, result, dim, keepdim):
+    """d prod / dx_i = prod / x_i without zeros; the product of the others with them."""
+    if self.dim() == 0:
+        return grad
+    d = wrap_dim("prod", "dim", dim, self.dim())
+    g = restore_reduced(grad, self.shape, [d], keepdim)
+    if not bool(F.any(self == 0)):
+        return g * restore_reduced(result, self.shape, [d], keepdim) / self
+    return g * _product_of_others(self.transpose(d, -1)).transpose(d, -1)
+
+
+def prod_backward(grad, self, result):
+    flat = self.reshape([-1])
+    return prod_dim_backward(grad.reshape([1]), flat, result.reshape([1]), 0, True) \
+        .reshape(self.shape)
+
+
+# ---- amax / amin, var, norm, logsumexp -------------------------------------------------
+def amax_backward(grad, self, result, dim, keepdim):
+    """The gradient is shared evenly by the elements equal to the max (PyTorch's rule)."""
+    sizes = tuple(self.shape)
+    mask = self == restore_reduced(result, sizes, dim, keepdim)
+    count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
+    return F.where(mask, restore_reduced(grad, sizes, dim, keepdim) / count, 0.0)
+
+
+def std_backward(grad, self, dim, correction, keepdim, result):
+    """d std = d var / (2 std); 0 where std is 0 (as PyTorch), not 0/0."""
+    # (the denominator is made safe first: where() alone would pass 0 * inf = nan to the
+    # gradient of `grad` in double backward)
+    zero = result == 0
+    g = F.where(zero, 0.0, grad / (2 * F.where(zero, 1.0, result)))
+    return var_backward(g, self, dim, correction, keepdim)
+
+
+def var_backward(grad, self, dim, correction, keepdim):
+    """d var / dx_i = 2 (x_i - mean) / (N - correction)."""
+    sizes = tuple(self.shape)
+    dof = _count(sizes, dim) - (1 if correction is None else correction)
+    scale = 2.0 / dof if dof > 0 else math.inf
+    dims = _reduced_dims(len(sizes), dim) or None
+    centered = self - F.mean(self, dims, keepdim=True)
+    return restore_reduced(grad, sizes, dim, keepdim) * scale * centered
+
+
+def norm_backward(grad, self, p, result, dim, keepdim):
+    """p = 2: x / |x|   p = 1: sign(x)   p = +-inf: sign(x) shared by the ties of |x|
+    p = 0: 0   other p: sign(x) |x|**(p-1) / |x|_p**(p-1); 0 wherever the norm is 0."""
+    sizes = tuple(self.shape)
+    p = 2.0 if p is None else float(p)
+    g = restore_reduced(grad, sizes, dim, keepdim)
+    r = restore_reduced(result, sizes, dim, keepdim)
+    x = self.to(g.dtype)
+    if p == 0:
+        out = x * 0.0
+    elif p == 1:
+        out = g * x.sign()
+    elif p == 2:
+        out = F.where(r == 0, 0.0, g * x / r)
+    elif math.isinf(p):
+        mask = x.abs() == r
+        count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
+        out = g * x.sign() * mask / count
+    else:
+        scaled = F.where(x == 0, 0.0, x.sign() * x.abs().pow(p - 1))
+        out = F.where(r == 0, 0.0, g * scaled / r.pow(p - 1))
+    return out.to(self.dtype)
+
+
+def logsumexp_backward(grad, self, result, dim, keepdim):
+    """d lse / dx_i = exp(x_i - lse): the softmax, computed from the saved result."""
+    sizes = tuple(self.shape)
+    return restore_reduced(grad, sizes, dim, keepdim) * \
+        F.exp(self - restore_reduced(result, sizes, dim, keepdim))
+
+
+# ---- scans -----------------------------------------------------------------------------
+def reversed_cumsum(t, dim):
+    """out_i = sum_{k >= i} t_k along dim."""
+    return t.flip([dim]).cumsum(dim).flip([dim])
+
+
+def cumsum_backward(grad, self, dim):
+    if self.dim() == 0:
+        return grad.to(self.dtype)
+    return reversed_cumsum(grad, dim).to(self.dtype)
+
+
+def cumprod_backward(grad, self, dim, result):
+    """d out_k / dx_i = prod_{j <= k, j != i} x_j for i <= k.
+
+    Without zeros: sum_{k >= i} grad_k out_k / x_i, a reversed cumsum. With zeros (where
+    dividing fails) the exact form, on an n x n grid per slice:
+        grad_i = (prod_{j < i} x_j) * sum_{k >= i} grad_k prod_{i < j <= k} x_j
+    It is a polynomial in x built from cumprod and prod, so it is twice differentiable."""
+    if self.dim() == 0:
+        return grad
+    if not bool(F.any(self == 0)):
+        return reversed_cumsum(grad * result, dim) / self
+    x = self.transpose(dim, -1)
+    g = grad.transpose(dim, -1)
+    i, j = _positions(x.shape[-1], x.device)
+    spread = x.unsqueeze(-2)                                   # [..., i, j] = x_j
+    tails = F.where(j > i, spread, 1).cumprod(-1)              # prod_{i < j <= k} x_j
+    after = F.where(j >= i, tails * g.unsqueeze(-2), 0.0).sum([-1])
+    before = F.prod(F.where(j < i, spread, 1), -1)             # prod_{j < i} x_j
+    return (before * after).transpose(dim, -1)
+
+
+def cummaxmin_backward(grad, self, indices, dim):
+    """Each output's gradient goes to the element it copied (repeats accumulate)."""
+    if self.dim() == 0:
+        return grad
+    return F._scatter_add_along(grad, dim, indices, self.shape)
+
+
+def select_many_backward(grad, self, dim, indices):
+    """sort/topk: route the gradient of each output back to the position it came from."""
+    if self.dim() == 0:
+        return grad.reshape(())
+    return F._scatter_add_along(grad, dim, indices, self.shape)

@@ -1,0 +1,146 @@
+"""Linear algebra beyond mm/bmm: mv, dot, addmm, addmv, baddbmm, linear, einsum, tril/triu, diag.
+
+Products accumulate half types in float32 and round once (as PyTorch does, and as
+linalg.py's mm does). `linear` is one np.matmul (plus the bias): it is the hot path of
+every nn.Linear, so it does not go through a chain of generic ops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.meta import reduction_linalg as rules
+from cpu_kernels._common import accumulate_dtype, out
+
+
+def _acc(*tensors):
+    """The tensors' data in the dtype products accumulate in (all share one dtype)."""
+    acc = accumulate_dtype(tensors[0]._impl.dtype)
+    arrays = [t._impl.array() for t in tensors]
+    return [a if a.dtype == acc else a.astype(acc) for a in arrays]
+
+
+def mv(self, vec):
+    rules.mv("mv", (self, vec))
+    a, v = _acc(self, vec)
+    return out(np.matmul(a, v), self._impl.dtype)
+
+
+def dot(self, tensor):
+    rules.dot("dot", (self, tensor))
+    a, b = _acc(self, tensor)
+    return out(np.dot(a, b), self._impl.dtype)
+
+
+def _scaled_sum(op, self, product, beta, alpha):
+    """beta * self + alpha * product; beta == 0 ignores self (nan and inf in it too)."""
+    s = self._impl.array().astype(product.dtype, copy=False)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return np.broadcast_to(product, product.shape).copy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        return product + (s if beta == 1 else s * beta)
+
+
+def addmm(self, mat1, mat2, beta, alpha):
+    """beta * self + alpha * (mat1 @ mat2)."""
+    rules.addmm("addmm", (self, mat1, mat2, beta, alpha))
+    a, b = _acc(mat1, mat2)
+    return out(_scaled_sum("addmm", self, np.matmul(a, b), beta, alpha), self._impl.dtype)
+
+
+def addmm_(self, mat1, mat2, beta, alpha):
+    rules.addmm("addmm_", (self, mat1, mat2, beta, alpha))
+    a, b = _acc(mat1, mat2)
+    np.copyto(self._impl.array(), _scaled_sum("addmm_", self, np.matmul(a, b), beta, alpha),
+              casting="unsafe")
+    return self
+
+
+def addmv(self, mat, vec, beta, alpha):
+    """beta * self + alpha * (mat @ vec)."""
+    rules.addmv("addmv", (self, mat, vec, beta, alpha))
+    a, v = _acc(mat, vec)
+    return out(_scaled_sum("addmv", self, np.matmul(a, v), beta, alpha), self._impl.dtype)
+
+
+def addmv_(self, mat, vec, beta, alpha):
+    rules.addmv("addmv_", (self, mat, vec, beta, alpha))
+    a, v = _acc(mat, vec)
+    np.copyto(self._impl.array(), _scaled_sum("addmv_", self, np.matmul(a, v), beta, alpha),
+              casting="unsafe")
+    return self
+
+
+def baddbmm(self, batch1, batch2, beta, alpha):
+    """beta * self + alpha * (batch1 @ batch2), batch by batch."""
+    rules.baddbmm("baddbmm", (self, batch1, batch2, beta, alpha))
+    a, b = _acc(batch1, batch2)
+    return out(_scaled_sum("baddbmm", self, np.matmul(a, b), beta, alpha), self._impl.dtype)
+
+
+def baddbmm_(self, batch1, batch2, beta, alpha):
+    rules.baddbmm("baddbmm_", (self, batch1, batch2, beta, alpha))
+    a, b = _acc(batch1, batch2)
+    np.copyto(self._impl.array(), _scaled_sum("baddbmm_", self, np.matmul(a, b), beta, alpha),
+              casting="unsafe")
+    return self
+
+
+def linear(input, weight, bias):  # noqa: A002 - the schema's name
+    """input @ weight.T + bias, for input of shape [..., in_features]:
+
+        out[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]"""
+    rules.linear("linear", (input, weight, bias))
+    x, w = _acc(input, weight)
+    r = np.matmul(x, w.T)
+    if bias is not None:
+        r += bias._impl.array()
+    return out(r, input._impl.dtype)
+
+
+def einsum(equation, tensors):
+    """np.einsum on the equation with '...' spelled out as letters (the backward formula
+    builds its equations from the same parse)."""
+    spec = rules.einsum("einsum", (equation, tensors))
+    parsed = rules.parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
+    arrays = _acc(*tensors)
+    r = np.einsum(parsed.equation, *arrays, optimize=len(arrays) > 2)
+    return out(r, spec.dtype)
+
+
+def _triangle(op, pick, self, diagonal):
+    rules.tril(op, (self, diagonal))
+    return out(pick(self._impl.array(), diagonal), self._impl.dtype)
+
+
+def tril(self, diagonal):
+    return _triangle("tril", np.tril, self, diagonal)
+
+
+def triu(self, diagonal):
+    return _triangle("triu", np.triu, self, diagonal)
+
+
+def tril_(self, diagonal):
+    rules.tril("tril_", (self, diagonal))
+    a = self._impl.array()
+    np.copyto(a, np.tril(a, diagonal))
+    return self
+
+
+def triu_(self, diagonal):
+    rules.tril("triu_", (self, diagonal))
+    a = self._impl.array()
+    np.copyto(a, np.triu(a, diagonal))
+    return self
+
+
+def diag(self, diagonal):
+    """A vector becomes a square matrix with it on diagonal `diagonal`; a matrix gives
+    (a copy of) that diagonal."""
+    spec = rules.diag("diag", (self, diagonal))
+    a = self._impl.array()
+    if a.ndim == 2 and spec.sizes[0] == 0:
+        return out(np.zeros(0, a.dtype), self._impl.dtype)
+    return out(np.diag(a, diagonal).copy(), self._impl.dtype)

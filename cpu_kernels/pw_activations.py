@@ -1,0 +1,125 @@
+"""Activation kernels: leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, hardsigmoid,
+hardswish, threshold, and their in-place forms. (relu6, selu, celu, softsign, glu and
+prelu are compositions: tensorplay/composite/pw_activations.py.)
+
+Everything that exponentiates does it on a non-positive argument, so nothing overflows
+for large |x|: softplus(x) = max(x, 0) + log1p(exp(-|x|)), sigmoid via exp(-|x|).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tensorplay.meta import pointwise as rules
+from cpu_kernels._common import out
+from cpu_kernels._pw_common import arrays, inplace_of
+from cpu_kernels._pw_erf import erf as _erf
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _input(op, self):
+    """The input as a float array in its compute dtype (floating dtypes only)."""
+    rules.unary_floating(op, (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    return x
+
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _softplus(x):
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def leaky_relu(self, negative_slope):
+    """x if x > 0 else negative_slope * x."""
+    x = _input("leaky_relu", self)
+    return out(np.where(x > 0, x, x * negative_slope), self._impl.dtype)
+
+
+def elu(self, alpha, scale, input_scale):
+    """scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1)); selu and celu are
+    elu with particular constants."""
+    x = _input("elu", self)
+    with np.errstate(over="ignore", invalid="ignore"):
+        neg = alpha * np.expm1(np.minimum(x, 0) * input_scale)
+    return out(scale * np.where(x > 0, x, neg), self._impl.dtype)
+
+
+def gelu(self, approximate):
+    """x * Phi(x), Phi the standard normal CDF: exact ('none', with erf) or PyTorch's
+    tanh approximation ('tanh')."""
+    rules.check_gelu_approximate("gelu", approximate)
+    x = _input("gelu", self)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return out(0.5 * x * (1 + np.tanh(inner)), self._impl.dtype)
+    cdf = 0.5 * (1 + _erf(x * _SQRT_HALF))
+    return out(x * cdf, self._impl.dtype)
+
+
+def silu(self):
+    """x * sigmoid(x)."""
+    x = _input("silu", self)
+    with np.errstate(invalid="ignore"):   # inf * 0 at -inf: nan, as in torch
+        return out(x * _sigmoid(x), self._impl.dtype)
+
+
+def mish(self):
+    """x * tanh(softplus(x))."""
+    x = _input("mish", self)
+    with np.errstate(invalid="ignore"):
+        return out(x * np.tanh(_softplus(x)), self._impl.dtype)
+
+
+def softplus(self, beta, threshold):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (PyTorch's
+    linear regime; the two agree there to far below float precision)."""
+    x = _input("softplus", self)
+    bx = x * beta
+    return out(np.where(bx > threshold, x, _softplus(bx) / beta), self._impl.dtype)
+
+
+def hardtanh(self, min_val, max_val):
+    """min(max(x, min_val), max_val), for integers too."""
+    rules.hardtanh("hardtanh", (self, min_val, max_val))
+    (x,) = arrays(self._impl.dtype, self)
+    lo, hi = np.array(min_val).astype(x.dtype), np.array(max_val).astype(x.dtype)
+    return out(np.minimum(np.maximum(x, lo), hi), self._impl.dtype)
+
+
+def hardsigmoid(self):
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between."""
+    x = _input("hardsigmoid", self)
+    return out(np.clip(x + 3, 0, 6) / 6, self._impl.dtype)
+
+
+def hardswish(self):
+    """x * relu6(x + 3) / 6."""
+    x = _input("hardswish", self)
+    with np.errstate(invalid="ignore"):
+        return out(x * np.clip(x + 3, 0, 6) / 6, self._impl.dtype)
+
+
+def threshold(self, threshold, value):
+    """value if x <= threshold else x (so nan stays nan)."""
+    rules.unary_no_bool("threshold", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    return out(np.where(x <= threshold, np.array(value).astype(x.dtype), x), self._impl.dtype)
+
+
+leaky_relu_ = inplace_of(leaky_relu, rules.unary_floating, "leaky_relu_")
+elu_ = inplace_of(elu, rules.unary_floating, "elu_")
+gelu_ = inplace_of(gelu, rules.unary_floating, "gelu_")
+silu_ = inplace_of(silu, rules.unary_floating, "silu_")
+mish_ = inplace_of(mish, rules.unary_floating, "mish_")
+hardtanh_ = inplace_of(hardtanh, rules.hardtanh, "hardtanh_")
+hardsigmoid_ = inplace_of(hardsigmoid, rules.unary_floating, "hardsigmoid_")
+hardswish_ = inplace_of(hardswish, rules.unary_floating, "hardswish_")
+threshold_ = inplace_of(threshold, rules.unary_no_bool, "threshold_")

@@ -1,0 +1,120 @@
+"""Pointwise kernels that combine several inputs or bounds: clamp (number or tensor
+bounds), lerp, addcmul, addcdiv, nan_to_num; and the in-place forms of the foundation's
+unary ops (exp_, log_, ..., which compute with the foundation's kernels)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from tensorplay.meta import pointwise as rules
+from cpu_kernels import pointwise as foundation
+from cpu_kernels._common import out
+from cpu_kernels._pw_common import arrays, compute_np, inplace_of, promoted
+
+
+def clamp(self, min, max):  # noqa: A002 - the schema's names
+    """min(max(self, min), max) with number bounds; a nan input stays nan.
+
+        for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
+    """
+    spec = rules.clamp_scalar("clamp", (self, min, max))
+    (x,) = arrays(spec.dtype, self)
+    return out(_clamp(x, min, max), spec.dtype)
+
+
+def clamp_tensor(self, min, max):  # noqa: A002
+    """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
+    rules.clamp("clamp" if min is not None else "clamp_max", (self, min, max))
+    dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
+    it = iter(arrs[1:])
+    lo = next(it) if min is not None else None
+    hi = next(it) if max is not None else None
+    return out(_clamp(arrs[0], lo, hi), dtype)
+
+
+def _clamp(x, lo, hi):
+    # np.maximum/np.minimum propagate nan from either side, as torch.clamp does.
+    # A number bound is converted to the tensor's dtype first, wrapping like a C cast
+    # (PyTorch: clamp(uint8, -1, 1) uses 255 as the lower bound).
+    if lo is not None:
+        x = np.maximum(x, np.array(lo).astype(x.dtype))
+    if hi is not None:
+        x = np.minimum(x, np.array(hi).astype(x.dtype))
+    return x
+
+
+def lerp_scalar(self, end, weight):
+    """self + weight * (end - self), with a number weight."""
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b = arrays(spec.dtype, self, end)
+    return out(_lerp(a, b, np.asarray(weight, a.dtype)), spec.dtype)
+
+
+def lerp_tensor(self, end, weight):
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b, w = arrays(spec.dtype, self, end, weight)
+    return out(_lerp(a, b, w), spec.dtype)
+
+
+def _lerp(a, b, w):
+    # PyTorch's form: exact at both ends (w = 0 gives a, w = 1 gives b) and monotone.
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def addcmul(self, tensor1, tensor2, value):
+    """self + value * tensor1 * tensor2."""
+    spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    return out(a + value * (t1 * t2) if value != 1 else a + t1 * t2, spec.dtype)
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    """self + value * tensor1 / tensor2."""
+    spec = rules.addcdiv("addcdiv", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        return out(a + value * (t1 / t2), spec.dtype)
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    """nan -> `nan` (0), +inf -> `posinf` (the dtype's largest), -inf -> `neginf`
+    (the dtype's lowest). Integers and bool have none of these: a copy."""
+    dtype = self._impl.dtype
+    a = self._impl.array()
+    if not dtype.is_floating_point:
+        return out(a.copy(), dtype)
+    info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = a.astype(compute_np(dtype))
+    r = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
+    r = np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, r))
+    return out(r.astype(x.dtype), dtype)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+clamp_ = inplace_of(clamp, rules.clamp_scalar, "clamp_")
+clamp_tensor_ = inplace_of(clamp_tensor, rules.clamp, "clamp_")
+lerp_scalar_ = inplace_of(lerp_scalar, rules.lerp, "lerp_")
+lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
+addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
+addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
+nan_to_num_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+
+exp_ = inplace_of(foundation.exp, rules.unary_float, "exp_")
+log_ = inplace_of(foundation.log, rules.unary_float, "log_")
+sqrt_ = inplace_of(foundation.sqrt, rules.unary_float, "sqrt_")
+sin_ = inplace_of(foundation.sin, rules.unary_float, "sin_")
+cos_ = inplace_of(foundation.cos, rules.unary_float, "cos_")
+tanh_ = inplace_of(foundation.tanh, rules.unary_float, "tanh_")
+sigmoid_ = inplace_of(foundation.sigmoid, rules.unary_float, "sigmoid_")
+neg_ = inplace_of(foundation.neg, rules.unary_neg, "neg_")
+abs_ = inplace_of(foundation.abs, rules.unary_no_bool, "abs_")
+
+
+def clamp_max_tensor(self, max):  # noqa: A002
+    """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""
+    return clamp_tensor(self, None, max)
+
+
+clamp_max_tensor_ = inplace_of(clamp_max_tensor, rules.clamp_max, "clamp_max_")

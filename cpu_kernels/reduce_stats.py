@@ -1,0 +1,165 @@
+"""Statistical reductions: prod, amax/amin, var/std, norm,
+logsumexp, all/any, count_nonzero.
+
+Half types accumulate in float32 and are rounded once at the end, as PyTorch does.
+The shape rules (tensorplay/meta/reduction.py) check dims and dtypes first: NumPy would
+accept what PyTorch refuses (var of an int tensor, amax over an empty dim with keepdim).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay.meta import reduction as rules
+from cpu_kernels._common import accumulate_dtype, out
+
+
+def axes_of(op, self, dim):
+    """The axes `dim` names (None or [] = all); a 0-dim tensor accepts 0 / -1 but has none."""
+    ndim = len(self._impl.sizes)
+    if dim is None or len(dim) == 0:
+        return tuple(range(ndim))
+    dims = rules.reduce_dim_list(op, dim, ndim)
+    return dims if ndim else ()
+
+
+def _acc(self, dtype=None):
+    """The tensor's data in the dtype the reduction accumulates in."""
+    a = self._impl.array()
+    acc = accumulate_dtype(dtype or self._impl.dtype)
+    return a if a.dtype == acc else a.astype(acc)
+
+
+# ---- prod ------------------------------------------------------------------------------
+def prod(self, dtype):
+    dtype = rules.integral_to_long(self, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return out(np.prod(_acc(self, dtype)), dtype)
+
+
+def prod_dim(self, dim, keepdim, dtype):
+    rules.prod_dim("prod", (self, dim, keepdim, dtype))
+    dtype = rules.integral_to_long(self, dtype)
+    axes = axes_of("prod", self, [dim])
+    with np.errstate(over="ignore", invalid="ignore"):
+        return out(np.prod(_acc(self, dtype), axis=axes, keepdims=keepdim), dtype)
+
+
+# ---- amax / amin -----------------------------------------------------------------------
+def _extreme(op, pick, self, dim, keepdim):
+    rules.amax(op, (self, dim, keepdim))
+    axes = axes_of(op, self, dim)
+    with np.errstate(invalid="ignore"):   # nan propagates (bfloat16 warns about it)
+        return out(pick(self._impl.array(), axis=axes, keepdims=keepdim), self._impl.dtype)
+
+
+def amax(self, dim, keepdim):
+    return _extreme("amax", np.max, self, dim, keepdim)
+
+
+def amin(self, dim, keepdim):
+    return _extreme("amin", np.min, self, dim, keepdim)
+
+
+# ---- variance --------------------------------------------------------------------------
+def std(self, dim, correction, keepdim):
+    rules.var("std", (self, dim, correction, keepdim))
+    return out(np.sqrt(_variance(self, dim, correction, keepdim)), self._impl.dtype)
+
+
+def var(self, dim, correction, keepdim):
+    rules.var("var", (self, dim, correction, keepdim))
+    return out(_variance(self, dim, correction, keepdim), self._impl.dtype)
+
+
+def _variance(self, dim, correction, keepdim):
+    """Two passes, as PyTorch: mean first, then the mean squared deviation.
+
+        m = mean(x over dims);  var = sum((x - m)**2) / max(0, N - correction)
+    N - correction <= 0 gives inf (or nan for 0/0), as in PyTorch."""
+    axes = axes_of("var", self, dim)
+    a = _acc(self)
+    n = 1
+    for axis in axes:
+        n *= a.shape[axis]
+    correction = 1 if correction is None else correction
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
+        d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
+        np.multiply(d, d, out=d)   # squared in place: one temporary, not two
+        return np.sum(d, axis=axes, keepdims=keepdim) / a.dtype.type(max(0, n - correction))
+
+
+# ---- norm ------------------------------------------------------------------------------
+def norm(self, p, dim, keepdim, dtype):
+    """Vector p-norm over `dim` (all elements by default).
+
+        p = 2: sqrt(sum(x**2))   p = 1: sum(|x|)   p = inf / -inf: max / min |x|
+        p = 0: number of non-zeros   other p: sum(|x|**p) ** (1/p)"""
+    rules.norm("norm", (self, p, dim, keepdim, dtype))
+    dtype = dtype or self._impl.dtype
+    axes = axes_of("norm", self, dim)
+    a = np.abs(_acc(self, dtype))
+    p = 2.0 if p is None else float(p)
+    kw = dict(axis=axes, keepdims=keepdim)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if p == 2:
+            r = np.sqrt(np.sum(a * a, **kw))
+        elif p == 1:
+            r = np.sum(a, **kw)
+        elif p == np.inf:
+            r = np.max(a, initial=0, **kw)
+        elif p == -np.inf:
+            r = np.min(a, initial=np.inf, **kw)
+        elif p == 0:
+            r = np.sum(a != 0, dtype=a.dtype, **kw)
+        else:
+            r = np.power(np.sum(np.power(a, p), **kw), 1.0 / p)
+    return out(r, dtype)
+
+
+# ---- logsumexp -------------------------------------------------------------------------
+def logsumexp(self, dim, keepdim):
+    """log(sum(exp(x))) without overflow: subtract the max first.
+
+        m = max(x);  m = 0 where m is +-inf (all -inf, or an inf: the answer is m itself)
+        result = m + log(sum(exp(x - m)))"""
+    spec = rules.logsumexp("logsumexp", (self, dim, keepdim))
+    axes = axes_of("logsumexp", self, dim)
+    a = self._impl.array().astype(accumulate_dtype(spec.dtype), copy=False)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        m = np.max(a, axis=axes, keepdims=True, initial=-np.inf)
+        m = np.where(np.isinf(m), np.zeros((), a.dtype), m)
+        r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
+    if not keepdim:
+        r = np.squeeze(r, axis=axes)
+    return out(r, spec.dtype)
+
+
+# ---- logic -----------------------------------------------------------------------------
+def _logic(op, fn, self, dim, keepdim):
+    spec = rules.all_any(op, (self,) if dim is None else (self, dim, keepdim))
+    axes = axes_of(op, self, None if dim is None else [dim])
+    return out(fn(self._impl.array(), axis=axes, keepdims=keepdim), spec.dtype)
+
+
+def all(self):  # noqa: A001 - the op's name
+    return _logic("all", np.all, self, None, False)
+
+
+def all_dim(self, dim, keepdim):
+    return _logic("all", np.all, self, dim, keepdim)
+
+
+def any(self):  # noqa: A001 - the op's name
+    return _logic("any", np.any, self, None, False)
+
+
+def any_dim(self, dim, keepdim):
+    return _logic("any", np.any, self, dim, keepdim)
+
+
+def count_nonzero(self, dim):
+    rules.count_nonzero("count_nonzero", (self, dim))
+    axes = axes_of("count_nonzero", self, dim)
+    return out(np.count_nonzero(self._impl.array(), axis=axes), dt.int64)

@@ -1,0 +1,239 @@
+"""Scans (cumsum, cumprod, cummax, cummin), sorting and selection (sort, topk, kthvalue,
+median, mode), and the gather/scatter-add pair their backward formulas use.
+
+Sorting is always stable (NumPy's `kind="stable"`), and NaN sorts as the largest value,
+as in PyTorch. A 0-dim tensor is sorted/scanned as a 1-element vector.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay.meta import reduction as rules
+from cpu_kernels._common import accumulate_dtype, out
+
+
+def _as_1d_if_scalar(a):
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+# ---- cumsum / cumprod ------------------------------------------------------------------
+def _scan(op, ufunc, self, dim, dtype):
+    spec = rules.cumsum(op, (self, dim, dtype))
+    a = self._impl.array()
+    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    acc = accumulate_dtype(spec.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = ufunc.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
+    return r.reshape(a.shape), spec.dtype
+
+
+def cumsum(self, dim, dtype):
+    r, dtype = _scan("cumsum", np.add, self, dim, dtype)
+    return out(r, dtype)
+
+
+def cumprod(self, dim, dtype):
+    r, dtype = _scan("cumprod", np.multiply, self, dim, dtype)
+    return out(r, dtype)
+
+
+def cumsum_(self, dim, dtype):
+    rules.cumsum_("cumsum_", (self, dim, dtype))
+    r, _ = _scan("cumsum_", np.add, self, dim, None)
+    np.copyto(self._impl.array(), r, casting="unsafe")
+    return self
+
+
+def cumprod_(self, dim, dtype):
+    rules.cumsum_("cumprod_", (self, dim, dtype))
+    r, _ = _scan("cumprod_", np.multiply, self, dim, None)
+    np.copyto(self._impl.array(), r, casting="unsafe")
+    return self
+
+
+# ---- cummax / cummin -------------------------------------------------------------------
+def _cum_extreme(op, ufunc, self, dim):
+    """Running max/min and where it was last reached (PyTorch: ties move the index on;
+    from the first NaN on, the value is NaN and the index stays at that NaN).
+
+        update[i] = i == 0 or x[i] == run[i] or (x[i] is the first nan)
+        index[i]  = the last j <= i with update[j]"""
+    rules.cummax(op, (self, dim))
+    a = self._impl.array()
+    x = _as_1d_if_scalar(a)
+    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    with np.errstate(invalid="ignore"):
+        run = ufunc.accumulate(x, axis=d)
+    update = x == run
+    if x.dtype.kind == "f" or self._impl.dtype is dt.bfloat16:
+        nan = np.isnan(x.astype(np.float32) if x.dtype.kind != "f" else x)
+        seen = np.logical_or.accumulate(nan, axis=d)
+        first_nan = nan & (np.cumsum(nan, axis=d) == 1)
+        update = (update & ~seen) | first_nan
+    shape = [1] * x.ndim
+    shape[d] = x.shape[d]
+    positions = np.arange(x.shape[d]).reshape(shape)
+    idx = np.maximum.accumulate(np.where(update, positions, 0), axis=d) if x.size else \
+        np.zeros(x.shape, np.int64)
+    return out(run.reshape(a.shape), self._impl.dtype), out(idx.reshape(a.shape), dt.int64)
+
+
+def cummax(self, dim):
+    return _cum_extreme("cummax", np.maximum, self, dim)
+
+
+def cummin(self, dim):
+    return _cum_extreme("cummin", np.minimum, self, dim)
+
+
+# ---- sorting ---------------------------------------------------------------------------
+def sort_keys(x):
+    """What to sort by: bfloat16 (ml_dtypes) as float32, so NaN sorts last like in NumPy."""
+    return x.astype(np.float32) if x.dtype.name == "bfloat16" else x
+
+
+def stable_argsort(x, axis, descending):
+    """Stable argsort; descending keeps equal elements in their original order too.
+
+    Descending = ascending on the reversed axis, reversed back: equal elements, reversed
+    twice, are back in their original order; positions map back as n - 1 - i."""
+    x = sort_keys(x)
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    rev = np.flip(x, axis=axis)
+    return n - 1 - np.flip(np.argsort(rev, axis=axis, kind="stable"), axis=axis)
+
+
+def _sort(op, self, dim, descending):
+    rules.sort(op, (self, dim, descending))
+    a = self._impl.array()
+    x = _as_1d_if_scalar(a)
+    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    idx = stable_argsort(x, d, descending)
+    values = np.take_along_axis(x, idx, axis=d)
+    return out(values.reshape(a.shape), self._impl.dtype), out(idx.reshape(a.shape), dt.int64)
+
+
+def sort(self, dim, descending):
+    return _sort("sort", self, dim, descending)
+
+
+def sort_stable(self, stable, dim, descending):
+    return _sort("sort", self, dim, descending)
+
+
+def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
+    """The k largest (smallest) along dim: a stable sort, then the first k (always sorted)."""
+    rules.topk("topk", (self, k, dim, largest, sorted))
+    a = self._impl.array()
+    x = _as_1d_if_scalar(a)
+    d = rules.wrap_dim("topk", dim, a.ndim) if a.ndim else 0
+    idx = np.take(stable_argsort(x, d, largest), np.arange(k), axis=d)
+    values = np.take_along_axis(x, idx, axis=d)
+    if a.ndim == 0:
+        values, idx = values.reshape(()), idx.reshape(())
+    return out(values, self._impl.dtype), out(idx, dt.int64)
+
+
+# ---- selection: one value (and its index) per slice ------------------------------------
+def _pick(op, self, dim, keepdim, position, a=None):
+    """Sort each slice along dim (stably) and take the element at `position(sorted, d)`,
+    an index array with a size-1 dim d. (`a`: the data, if not the tensor's own array.)"""
+    a = self._impl.array() if a is None else a
+    x = _as_1d_if_scalar(a)
+    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    order = np.argsort(sort_keys(x), axis=d, kind="stable")
+    s = np.take_along_axis(x, order, axis=d)
+    pos = position(s, d)
+    values = np.take_along_axis(s, pos, axis=d)
+    idx = np.take_along_axis(order, pos, axis=d)
+    if a.ndim == 0:
+        values, idx = values.reshape(()), idx.reshape(())
+    elif not keepdim:
+        values, idx = np.squeeze(values, d), np.squeeze(idx, d)
+    return out(values, self._impl.dtype), out(idx, dt.int64)
+
+
+def _lower_median_position(s, d):
+    """(n - 1) // 2, or the first NaN when the slice has one (the median is then NaN)."""
+    n = s.shape[d]
+    pos = np.full(s.shape[:d] + (1,) + s.shape[d + 1:], (n - 1) // 2, np.int64)
+    if s.dtype.kind == "f" or s.dtype.name == "bfloat16":
+        nans = np.sum(np.isnan(s.astype(np.float32)), axis=d, keepdims=True)
+        pos = np.where(nans > 0, n - nans, pos)
+    return pos
+
+
+def median(self):
+    rules.median("median", (self,))
+    flat = self._impl.array().reshape(-1)
+    values, _ = _pick("median", self, 0, False, _lower_median_position, a=flat)
+    return values
+
+
+def median_dim(self, dim, keepdim):
+    rules.value_and_index("median", (self, dim, keepdim))
+    return _pick("median", self, dim, keepdim, _lower_median_position)
+
+
+def kthvalue(self, k, dim, keepdim):
+    rules.kthvalue("kthvalue", (self, k, dim, keepdim))
+    return _pick("kthvalue", self, dim, keepdim,
+                 lambda s, d: np.full(s.shape[:d] + (1,) + s.shape[d + 1:], k - 1, np.int64))
+
+
+def mode(self, dim, keepdim):
+    """The most frequent value of each slice (the smallest of equally frequent ones) and
+    the index of its last occurrence, as PyTorch's CPU kernel.
+
+        s = sort(x);  run[j] = length of the run of equal values ending at j
+        value = s[first j with the longest run];  index = last i with x[i] == value"""
+    rules.value_and_index("mode", (self, dim, keepdim))
+    a = self._impl.array()
+    x = _as_1d_if_scalar(a)
+    d = rules.wrap_dim("mode", dim, a.ndim) if a.ndim else 0
+    xm = np.moveaxis(x, d, -1)
+    s = np.sort(xm, axis=-1)
+    n = s.shape[-1]
+    starts = np.ones(s.shape, bool)
+    starts[..., 1:] = s[..., 1:] != s[..., :-1]
+    positions = np.arange(n)
+    run = positions - np.maximum.accumulate(np.where(starts, positions, 0), axis=-1) + 1
+    best = np.argmax(run, axis=-1)[..., None]
+    value = np.take_along_axis(s, best, axis=-1)
+    last = n - 1 - np.argmax(np.flip(xm == value, axis=-1), axis=-1)
+    value = value[..., 0]
+    if a.ndim == 0:
+        value, last = value.reshape(()), last.reshape(())
+    elif keepdim:
+        value, last = np.expand_dims(value, d), np.expand_dims(last, d)
+    return out(value, self._impl.dtype), out(last, dt.int64)
+
+
+# ---- gather / scatter-add along a dim (the selection ops' backward) ---------------------
+def gather_along(self, dim, index):
+    """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`."""
+    spec = rules.gather_along("_gather_along", (self, dim, index))
+    a, idx = self._impl.array(), index._impl.array()
+    if a.ndim == 0:
+        return out(a.copy(), spec.dtype)
+    d = rules.wrap_dim("_gather_along", dim, a.ndim)
+    return out(np.take_along_axis(a, idx, axis=d), spec.dtype)
+
+
+def scatter_add_along(self, dim, index, sizes):
+    """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along `dim`
+    (repeated indices accumulate: np.add.at, not fancy assignment)."""
+    spec = rules.scatter_add_along("_scatter_add_along", (self, dim, index, sizes))
+    a, idx = self._impl.array(), index._impl.array()
+    r = np.zeros(spec.sizes, accumulate_dtype(spec.dtype))
+    if a.ndim == 0:
+        r[...] = a
+        return out(r, spec.dtype)
+    d = rules.wrap_dim("_scatter_add_along", dim, a.ndim)
+    coords = list(np.indices(idx.shape, sparse=True))
+    coords[d] = idx
+    np.add.at(r, tuple(coords), a)
+    return out(r, spec.dtype)

@@ -1,0 +1,65 @@
+"""Backward helpers for the reduction family's shape ops that copy (cat, roll, repeat,
+repeat_interleave), written with TensorPlay ops so they can be differentiated again."""
+from __future__ import annotations
+
+from tensorplay import _creation
+from tensorplay._frontdoor import wrap_dim
+from tensorplay._generated import functional as F
+
+
+def cat_backward(grad, dim, tensors):
+    """Each input's slice of the gradient (a 1-D empty input, which cat skips, gets an
+    empty gradient), in the input's own dtype (cat promotes)."""
+    d = wrap_dim("cat", "dim", dim, grad.dim())
+    grads, start = [], 0
+    for t in tensors:
+        if tuple(t.shape) == (0,) and grad.dim() != 1:
+            grads.append(_creation.zeros(0, dtype=t.dtype, device=grad.device))
+            continue
+        n = t.shape[d]
+        grads.append(grad.narrow(d, start, n).to(t.dtype))
+        start += n
+    return grads
+
+
+def roll_backward(grad, shifts, dims):
+    return grad.roll([-s for s in shifts], dims)
+
+
+def repeat_backward(grad, repeats, sizes):
+    """Sum the copies: view the gradient as [r0, s0, r1, s1, ...] and sum the r dims."""
+    padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
+    interleaved = []
+    for r, s in zip(repeats, padded):
+        interleaved += [r, s]
+    g = grad.reshape(interleaved)
+    if interleaved:
+        g = F.sum(g, list(range(0, len(interleaved), 2)))
+    return g.reshape(sizes)
+
+
+def repeat_interleave_int_backward(grad, self, repeats, dim):
+    """Each element was copied `repeats` times in a row: [.., n * r, ..] -> [.., n, r, ..]."""
+    if dim is None or self.dim() == 0:
+        return F.sum(grad.reshape([-1, repeats]), [1]).reshape(self.shape)
+    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
+    shape = list(self.shape)
+    g = grad.reshape(shape[:d] + [shape[d], repeats] + shape[d + 1:])
+    return F.sum(g, [d + 1])
+
+
+def repeat_interleave_tensor_backward(grad, self, repeats, dim):
+    """Sum each run of copies back into its source: scatter-add along dim at the index
+    each output position was copied from, repeat_interleave(arange(n), repeats)."""
+    flat = dim is None or self.dim() == 0
+    n = self.numel() if flat else self.shape[wrap_dim("repeat_interleave", "dim", dim,
+                                                      self.dim())]
+    counts = repeats.reshape([-1]).expand([n]) if repeats.numel() == 1 else repeats
+    source = F.repeat_interleave(counts)
+    if flat:
+        return F._scatter_add_along(grad, 0, source, [n]).reshape(self.shape)
+    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
+    shape = [1] * self.dim()
+    shape[d] = -1
+    index = source.view(shape).expand(grad.shape)
+    return F._scatter_add_along(grad, d, index, self.shape)

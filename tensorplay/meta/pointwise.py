@@ -1,0 +1,305 @@
+"""Shape and dtype rules of the pointwise expansion: math, logic, activations, random.
+
+Same contract as rules.py: `rule(op, args) -> OutSpec | SELF`, or a typed error that
+names the op and the argument. In-place rules (op names ending in `_`) check that the
+result's dtype can be written into `self` and return SELF.
+"""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay._promotion import result_type
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.rules import (
+    SELF, OutSpec, binary, broadcast, check_devices, check_inplace_cast,
+)
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+def _finish(op, spec, self):
+    """Out-of-place: the spec. In-place: the result must fit into `self` (shape, dtype)."""
+    if not op.endswith("_"):
+        return spec
+    if spec.sizes != _sizes(self):
+        raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
+                         f"the broadcast shape {fmt_shape(spec.sizes)} (the output is argument "
+                         f"'self')", op=op, arg="self")
+    check_inplace_cast(op, spec.dtype, self)
+    return SELF
+
+
+def _float(dtype):
+    return dtype if dtype.is_floating_point else dt.get_default_dtype()
+
+
+def reject_dtypes(op, name, t, bad, what):
+    if t._impl.dtype in bad:
+        raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors (argument "
+                         f"'{name}' is {t._impl.dtype.name}; expected {what})", op=op, arg=name)
+
+
+def require_float(op, name, t):
+    if not t._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors (argument "
+                         f"'{name}' is {t._impl.dtype.name}; expected a floating point "
+                         f"tensor)", op=op, arg=name)
+
+
+_NOT_BOOL = (dt.bool,)
+_INTEGRAL = (dt.bool, dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)
+
+
+# ---- unary --------------------------------------------------------------------------
+def unary_float(op, args):
+    """exp2, log1p, asin, ...: integers and bool compute in the default float dtype."""
+    self = args[0]
+    return _finish(op, OutSpec(_sizes(self), _float(self._impl.dtype)), self)
+
+
+def unary_same(op, args):
+    """nan_to_num, neg_, ...: the output has the input's dtype."""
+    self = args[0]
+    return _finish(op, OutSpec(_sizes(self), self._impl.dtype), self)
+
+
+def unary_no_bool(op, args):
+    """floor, ceil, round, trunc, abs_: any dtype but bool, kept as it is."""
+    reject_dtypes(op, "self", args[0], _NOT_BOOL, "a number tensor")
+    return unary_same(op, args)
+
+
+def unary_neg(op, args):
+    if args[0]._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): negation, the `-` operator, on a bool tensor (argument "
+                         f"'self') is not supported; use the `~` or logical_not() operator "
+                         f"instead", op=op, arg="self")
+    return unary_same(op, args)
+
+
+def unary_floating(op, args):
+    """frac, the activations: floating inputs only (PyTorch has no integer kernels)."""
+    require_float(op, "self", args[0])
+    return unary_same(op, args)
+
+
+def unary_bool_out(op, args):
+    """isnan, isinf, isfinite, logical_not: a bool tensor of the input's shape."""
+    return OutSpec(_sizes(args[0]), dt.bool)
+
+
+def unary_integral(op, args):
+    """bitwise_not: integers and bool only."""
+    if args[0]._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): not implemented for {args[0]._impl.dtype.name} tensors "
+                         f"(argument 'self'; expected an integer or bool tensor)", op=op,
+                         arg="self")
+    return unary_same(op, args)
+
+
+# ---- binary -------------------------------------------------------------------------
+def binary_float(op, args):
+    """atan2, true division: integers and bool compute in the default float dtype."""
+    spec = binary(op, args)
+    return _finish(op, OutSpec(spec.sizes, _float(spec.dtype)), args[0])
+
+
+def binary_no_bool(op, args):
+    """floor_divide, remainder, fmod: numbers; bool only as one side of a promotion
+    (`x % True` is fine, `bool_tensor % bool_tensor` is not)."""
+    spec = binary(op, args)
+    if spec.dtype is dt.bool:
+        reject_dtypes(op, "self", args[0], _NOT_BOOL, "a number tensor")
+    return _finish(op, spec, args[0])
+
+
+def binary_floating(op, args):
+    """hypot: the promoted dtype must be floating (PyTorch has no integer kernel)."""
+    spec = binary(op, args)
+    if not spec.dtype.is_floating_point:
+        require_float(op, "self", args[0])
+        require_float(op, "other", args[1])
+    return _finish(op, spec, args[0])
+
+
+def div_mode(op, args):
+    self, other, mode = args
+    check_rounding_mode(op, mode)
+    if mode is None:
+        return binary_float(op, (self, other))
+    return binary_no_bool(op, (self, other))
+
+
+def check_rounding_mode(op, mode):
+    if mode not in (None, "trunc", "floor"):
+        raise ArgumentError(f"{op}(): argument 'rounding_mode' must be None, 'trunc' or "
+                            f"'floor', but got {mode!r}", op=op, arg="rounding_mode")
+
+
+def logical(op, args):
+    """logical_and/or/xor: any dtypes, a bool result."""
+    return OutSpec(binary(op, args).sizes, dt.bool)
+
+
+def logical_inplace(op, args):
+    """logical_and_ ...: the 0/1 result is written in self's own dtype (every dtype holds
+    it), so only the shape must fit."""
+    sizes = binary(op, args).sizes if len(args) > 1 else _sizes(args[0])
+    return _finish(op, OutSpec(sizes, dt.bool), args[0])
+
+
+def bitwise(op, args):
+    """bitwise_and/or/xor: integers and bool."""
+    for name, t in (("self", args[0]), ("other", args[1])):
+        if t._impl.dtype.is_floating_point:
+            raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors "
+                             f"(argument '{name}'; expected an integer or bool tensor)", op=op,
+                             arg=name)
+    return _finish(op, binary(op, args), args[0])
+
+
+def isclose(op, args):
+    self, other, rtol, atol = args[:4]
+    check_devices(op, [("self", self), ("other", other)])
+    if self._impl.dtype is not other._impl.dtype:
+        raise DTypeError(f"{op}(): 'self' and 'other' must have the same dtype, but got "
+                         f"{self._impl.dtype.name} and {other._impl.dtype.name}", op=op,
+                         arg="other")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise ArgumentError(f"{op}(): argument '{name}' must be greater than or equal to "
+                                f"zero, but got {v}", op=op, arg=name)
+    return OutSpec(broadcast(op, [("self", _sizes(self)), ("other", _sizes(other))]), dt.bool)
+
+
+# ---- several tensors ----------------------------------------------------------------
+def ternary(op, args, names, floating=False, no_bool=False):
+    """addcmul, addcdiv, lerp: broadcast every tensor argument, promote their dtypes."""
+    tensors = [(n, t) for n, t in zip(names, args) if t is not None and hasattr(t, "_impl")]
+    check_devices(op, tensors)
+    for name, t in tensors:
+        if floating:
+            require_float(op, name, t)
+        elif no_bool:
+            reject_dtypes(op, name, t, _NOT_BOOL, "a number tensor")
+    sizes = broadcast(op, [(n, _sizes(t)) for n, t in tensors])
+    return _finish(op, OutSpec(sizes, result_type(*[t for _, t in tensors])), args[0])
+
+
+def addcmul(op, args):
+    return ternary(op, args, ("self", "tensor1", "tensor2"), no_bool=True)
+
+
+def addcdiv(op, args):
+    self, t1, t2 = args[:3]
+    if not (t1._impl.dtype.is_floating_point or t2._impl.dtype.is_floating_point):
+        raise DTypeError(f"{op}(): integer division with addcdiv is not supported (arguments "
+                         f"'tensor1' and 'tensor2' are {t1._impl.dtype.name} and "
+                         f"{t2._impl.dtype.name}); use a floating point tensor", op=op,
+                         arg="tensor2")
+    return ternary(op, args, ("self", "tensor1", "tensor2"), no_bool=True)
+
+
+def lerp(op, args):
+    spec = ternary(op, args, ("self", "end", "weight"), floating=True)
+    self, end = args[0], args[1]
+    if end._impl.dtype is not self._impl.dtype:
+        raise DTypeError(f"{op}(): expected dtype {self._impl.dtype.name} for argument 'end' "
+                         f"but got dtype {end._impl.dtype.name}", op=op, arg="end")
+    return spec
+
+
+def clamp(op, args):
+    self, lo, hi = args
+    if lo is None and hi is None:
+        raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
+                            arg="min")
+    return ternary(op, args, ("self", "min", "max"))
+
+
+def clamp_max(op, args):
+    """clamp_max.Tensor(self, max): clamp with no lower bound."""
+    return ternary(op, (args[0], None, args[1]), ("self", "min", "max"))
+
+
+def clamp_scalar(op, args):
+    self, lo, hi = args
+    if lo is None and hi is None:
+        raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
+                            arg="min")
+    # Number bounds promote like Python scalars: int tensor with 0.5 -> float32.
+    return _finish(op, OutSpec(_sizes(self), result_type(self, lo, hi)), self)
+
+
+# ---- activations --------------------------------------------------------------------
+def check_gelu_approximate(op, approximate):
+    if approximate not in ("none", "tanh"):
+        raise ArgumentError(f"{op}(): argument 'approximate' must be 'none' or 'tanh', but "
+                            f"got {approximate!r}", op=op, arg="approximate")
+
+
+def gelu(op, args):
+    check_gelu_approximate(op, args[1])
+    return unary_floating(op, args)
+
+
+def hardtanh(op, args):
+    self, min_val, max_val = args
+    if self._impl.dtype is dt.uint8 and min_val < 0:
+        raise ArgumentError(f"{op}(): cannot clamp an unsigned tensor (argument 'self' is "
+                            f"uint8) to a negative limit (argument 'min_val' is {min_val})",
+                            op=op, arg="min_val")
+    return unary_no_bool(op, args)
+
+
+# ---- random -------------------------------------------------------------------------
+def random_float_inplace(op, args):
+    """normal_, uniform_, exponential_, bernoulli_(p): fill a floating tensor in place."""
+    self = args[0]
+    if op != "bernoulli_":   # bernoulli_ writes 0/1, which every dtype holds
+        require_float(op, "self", self)
+    if op == "normal_" and args[2] < 0:
+        raise ArgumentError(f"{op}(): argument 'std' must be non-negative, but got {args[2]}",
+                            op=op, arg="std")
+    if op == "uniform_" and args[1] > args[2]:
+        raise ArgumentError(f"{op}(): expects 'from_' <= 'to', but got from_={args[1]} and "
+                            f"to={args[2]}", op=op, arg="from_")
+    if op == "exponential_" and not args[1] > 0:
+        raise ArgumentError(f"{op}(): argument 'lambd' must be positive, but got {args[1]}",
+                            op=op, arg="lambd")
+    return SELF
+
+
+def bernoulli_tensor_inplace(op, args):
+    self, p = args[0], args[1]
+    sizes = broadcast(op, [("self", _sizes(self)), ("p", _sizes(p))])
+    if sizes != _sizes(self):
+        raise ShapeError(f"{op}(): argument 'p' (shape {fmt_shape(_sizes(p))}) cannot be "
+                         f"broadcast to 'self' (shape {fmt_shape(_sizes(self))})", op=op,
+                         arg="p")
+    return SELF
+
+
+def bernoulli(op, args):
+    return unary_floating(op, args[:1])
+
+
+def multinomial(op, args):
+    self, num_samples = args[0], args[1]
+    sizes = _sizes(self)
+    if len(sizes) not in (1, 2):
+        raise ShapeError(f"{op}(): argument 'self' must be 1-D or 2-D, but got shape "
+                         f"{fmt_shape(sizes)}", op=op, arg="self")
+    require_float(op, "self", self)
+    if num_samples <= 0:
+        raise ArgumentError(f"{op}(): argument 'num_samples' must be positive, but got "
+                            f"{num_samples}", op=op, arg="num_samples")
+    if sizes[-1] == 0:
+        raise ShapeError(f"{op}(): argument 'self' has no categories (its last dim is 0)",
+                         op=op, arg="self")
+    if not args[2] and num_samples > sizes[-1]:
+        raise ShapeError(f"{op}(): cannot draw {num_samples} samples without replacement from "
+                         f"{sizes[-1]} categories (argument 'num_samples')", op=op,
+                         arg="num_samples")
+    return OutSpec(sizes[:-1] + (num_samples,), dt.int64)

@@ -1,0 +1,143 @@
+"""Database entries for the logic ops: isnan/isinf/isfinite, isclose/allclose/equal,
+logical_* and bitwise_* (their Python operators: tests/test_pointwise_operators.py)."""
+from __future__ import annotations
+
+from functools import partial
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
+from opinfo.core import (
+    INTEGRAL, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+)
+from opinfo.samples import sample_inputs_binary, sample_inputs_unary
+
+E = ErrorInput
+S = SampleInput
+EDGES = (0.0, -0.0, 1.0, float("inf"), float("-inf"), float("nan"), 1e4)
+INTEGRAL_AND_BOOL = (tp.bool,) + INTEGRAL
+
+
+def _t(shape, dtype=tp.float32, device="cpu"):
+    return make_tensor(shape, dtype, device, rng=rng_for("errors", shape, dtype))
+
+
+def _close_samples(op, device, dtype, requires_grad):
+    """Pairs where some elements are equal, some within the tolerance, some not."""
+    rng = rng_for(op.full_name, dtype)
+    for shape, other_shape, layout in (((3, 4), (3, 4), "transposed"), ((3, 4), (4,), "strided"),
+                                       ((), (), "contiguous"), ((0, 2), (2,), "contiguous")):
+        a = make_tensor(shape, dtype, device, rng=rng, layout=layout)
+        b = make_tensor(other_shape, dtype, device, rng=rng)
+        yield S(a, (b,), name=f"{list(shape)} vs {list(other_shape)}")
+    a = make_tensor((3, 4), dtype, device, rng=rng)
+    yield S(a, (a.clone(),), name="equal")
+    if dtype.is_floating_point:
+        x = tp.tensor([1.0, 1.0, 100.0, float("nan"), float("inf"), 0.0], dtype=dtype)
+        y = tp.tensor([1.0 + 5e-6, 1.2, 100.5, float("nan"), float("inf"), 1e-9], dtype=dtype)
+        for kwargs in ({}, {"rtol": 0.1}, {"atol": 1.0, "rtol": 0.0}, {"equal_nan": True}):
+            yield S(x, (y,), kwargs, name=f"near values {kwargs}")
+    else:
+        other = tp.logical_not(a) if dtype is tp.bool else a + 1
+        yield S(a, (other,), {"atol": 1.0}, name="atol 1")
+
+
+def errors_isclose(op, device):
+    yield E(S(_t((3,), device=device), (_t((3,), tp.float64, device),)), DTypeError,
+            rf"{op.name}\(\): 'self' and 'other' must have the same dtype", arg="other")
+    yield E(S(_t((3,), device=device), (_t((3,), device=device),), {"rtol": -1.0}),
+            ArgumentError, rf"{op.name}\(\): argument 'rtol' must be greater than or equal to "
+            "zero", arg="rtol")
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device),)), ShapeError,
+            rf"{op.name}\(\): argument 'other' \(shape \[5\]\) is not broadcastable",
+            arg="other")
+
+
+def _equal_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    a = make_tensor((3, 4), dtype, device, rng=rng, layout="transposed")
+    yield S(a, (a.contiguous(),), name="equal values, other strides")
+    yield S(a, (make_tensor((3, 4), dtype, device, rng=rng),), name="different values")
+    yield S(a, (a.reshape(4, 3),), name="different shapes")
+    yield S(make_tensor((0,), dtype, device, rng=rng), (make_tensor((0,), dtype, device,
+                                                                    rng=rng),), name="empty")
+
+
+TESTS = [
+    OpInfo(name, overloads=(name,), supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES))
+    for name in ("isnan", "isinf", "isfinite")
+] + [
+    OpInfo("isclose", overloads=("isclose",), supports_autograd=False,
+           sample_inputs_func=_close_samples, error_inputs_func=errors_isclose),
+    # allclose and equal answer with a Python bool: they read data, so no Meta kernel.
+    OpInfo("allclose", overloads=("allclose",), supports_autograd=False, supports_meta=False,
+           sample_inputs_func=_close_samples),
+    OpInfo("equal", overloads=("equal",), supports_autograd=False, supports_meta=False,
+           sample_inputs_func=_equal_samples),
+]
+
+
+# ---- logical and bitwise ------------------------------------------------------------
+def _logic_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_binary(op, device, dtype, False, low=-2, high=2, rhs_low=-2,
+                                    rhs_high=2)
+
+
+def _bitwise_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_binary(op, device, dtype, False, mixed=False)
+    rng = rng_for(op.full_name, dtype, "mixed")
+    for other_dtype in (tp.bool, tp.int64, tp.uint8):
+        yield S(make_tensor((3, 4), dtype, device, rng=rng),
+                (make_tensor((4,), other_dtype, device, rng=rng),), name=f"with {other_dtype}")
+
+
+def _bitwise_scalar_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    values = (True, False, 3) if dtype is tp.bool else (3, True, 6)
+    for v in values:
+        for shape, layout in (((3, 4), "transposed"), ((), "contiguous"), ((0, 2), "contiguous")):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout), (v,),
+                    name=f"{list(shape)} {layout} with {v!r}")
+
+
+def errors_bitwise(op, device):
+    yield E(S(_t((3,), device=device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for float32 tensors \(argument 'self'", arg="self")
+    yield E(S(_t((3, 4), tp.int64, device), (_t((5,), tp.int64, device),)), ShapeError,
+            rf"{op.name}\(\): argument 'other' \(shape \[5\]\) is not broadcastable",
+            arg="other")
+    yield E(S(_t((3,), tp.bool, device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.inplace}\(\): result type int64 can't be cast to the desired output type "
+            "bool", arg="self", inplace=True)
+
+
+def errors_bitwise_not(op, device):
+    yield E(S(_t((3,), device=device)), DTypeError,
+            r"bitwise_not\(\): not implemented for float32 tensors", arg="self")
+
+
+LOGIC = [
+    OpInfo("logical_not", overloads=("logical_not", "logical_not_"), inplace="logical_not_",
+           supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
+] + [
+    OpInfo(f"logical_{n}", overloads=(f"logical_{n}", f"logical_{n}_"), inplace=f"logical_{n}_",
+           supports_autograd=False, sample_inputs_func=_logic_samples)
+    for n in ("and", "or", "xor")
+] + [
+    OpInfo("bitwise_not", overloads=("bitwise_not", "bitwise_not_"), inplace="bitwise_not_",
+           dtypes=INTEGRAL_AND_BOOL, supports_autograd=False,
+           sample_inputs_func=sample_inputs_unary, error_inputs_func=errors_bitwise_not),
+]
+for _n in ("and", "or", "xor"):
+    LOGIC += [
+        OpInfo(f"bitwise_{_n}", overloads=(f"bitwise_{_n}.Tensor", f"bitwise_{_n}_.Tensor"),
+               inplace=f"bitwise_{_n}_", dtypes=INTEGRAL_AND_BOOL, supports_autograd=False,
+               sample_inputs_func=_bitwise_samples, error_inputs_func=errors_bitwise),
+        OpInfo(f"bitwise_{_n}", "scalar",
+               overloads=(f"bitwise_{_n}.Scalar", f"bitwise_{_n}_.Scalar"),
+               inplace=f"bitwise_{_n}_", dtypes=INTEGRAL_AND_BOOL, supports_autograd=False,
+               sample_inputs_func=_bitwise_scalar_samples),
+    ]
+
+op_db = TESTS + LOGIC

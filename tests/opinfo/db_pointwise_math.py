@@ -1,0 +1,384 @@
+"""Database entries for the pointwise math of the expansion: float functions, rounding,
+the division family, clamp/clip, lerp, addcmul/addcdiv, nan_to_num, and the in-place
+forms of the foundation's unary ops."""
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
+from opinfo.core import (
+    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+)
+from opinfo.samples import sample_inputs_binary, sample_inputs_scalar, sample_inputs_unary
+
+E = ErrorInput
+S = SampleInput
+EDGES = (0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan"), 30.0, -30.0)
+
+
+def _t(shape, dtype=tp.float32, device="cpu"):
+    return make_tensor(shape, dtype, device, rng=rng_for("errors", shape, dtype))
+
+
+def with_kwargs(gen, **kwargs):
+    """A sample generator whose samples all get `kwargs` added."""
+    def samples(op, device, dtype, requires_grad):
+        for s in gen(op, device, dtype, requires_grad):
+            yield S(s.input, s.args, {**s.kwargs, **kwargs}, s.name + f" {kwargs}", s.meta,
+                    s.grad)
+    return samples
+
+
+def errors_inplace_int(op, device):
+    """A float result can't be written into an integer tensor."""
+    yield E(S(_t((3,), tp.int64, device)), DTypeError,
+            rf"{op.inplace}\(\): result type float32 can't be cast to the desired output type "
+            r"int64", arg="self", inplace=True)
+
+
+def errors_bool(op, device, arg="self"):
+    yield E(S(_t((3,), tp.bool, device)), DTypeError,
+            rf"{op.name}\(\): not implemented for bool tensors", arg=arg)
+
+
+def errors_integral(op, device, kwargs=None):
+    yield E(S(_t((3,), tp.int64, device), kwargs=kwargs or {}), DTypeError,
+            rf"{op.name}\(\): not implemented for int64 tensors", arg="self")
+
+
+def errors_binary_shape(op, device, other="other", extra=()):
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device), *extra)), ShapeError,
+            rf"{op.name}\(\): argument '{other}' \(shape \[5\]\) is not broadcastable",
+            arg=other)
+    if op.inplace:
+        yield E(S(_t((3, 1), device=device), (_t((3, 4), device=device), *extra)), ShapeError,
+                rf"{op.inplace}\(\): output with shape \[3, 1\] doesn't match the broadcast "
+                r"shape", arg="self", inplace=True)
+
+
+# ---- float functions ----------------------------------------------------------------
+# (name, low, high, extra sample options): the sampled domain keeps gradients finite.
+FLOAT_FUNCTIONS = (
+    ("reciprocal", None, None, {"exclude_zero": True}),
+    ("rsqrt", 0.1, 5, {}),
+    ("exp2", None, None, {}),
+    ("expm1", None, None, {}),
+    ("log2", 0.1, 5, {}),
+    ("log10", 0.1, 5, {}),
+    ("log1p", -0.9, 5, {}),
+    ("tan", -1.2, 1.2, {}),
+    ("asin", -0.95, 0.95, {}),
+    ("acos", -0.95, 0.95, {}),
+    ("atan", None, None, {}),
+    ("sinh", None, None, {}),
+    ("cosh", None, None, {}),
+    ("erf", None, None, {}),
+    ("erfc", None, None, {}),
+)
+
+UNARY = [
+    OpInfo(name, overloads=(name, f"{name}_"), inplace=f"{name}_",
+           sample_inputs_func=partial(sample_inputs_unary, low=low, high=high,
+                                      extra_values=EDGES, **opts),
+           error_inputs_func=errors_inplace_int)
+    for name, low, high, opts in FLOAT_FUNCTIONS
+]
+
+
+def _logit_samples(op, device, dtype, requires_grad):
+    floating = dtype.is_floating_point
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, low=0.05 if floating else 0,
+                                   high=0.95 if floating else 2,
+                                   extra_values=(0.0, 1.0, 0.5, -0.5, 1.5, float("nan")))
+    rng = rng_for(op.full_name, dtype, "eps")
+    for eps in (0.2, 1e-6):
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, low=0.05 if floating else 0,
+                            high=0.95 if floating else 2,
+                            requires_grad=requires_grad and dtype.is_floating_point),
+                (eps,), name=f"eps={eps}")
+
+
+UNARY += [
+    OpInfo("logit", overloads=("logit", "logit_"), inplace="logit_",
+           sample_inputs_func=_logit_samples, error_inputs_func=errors_inplace_int),
+]
+
+# The foundation's unary ops, in place.
+_FOUNDATION_INPLACE = (
+    ("exp", ALL_DTYPES, {}), ("log", ALL_DTYPES, {"low": 0.1, "high": 5}),
+    ("sqrt", ALL_DTYPES, {"low": 0.1, "high": 5}), ("sin", ALL_DTYPES, {}),
+    ("cos", ALL_DTYPES, {}), ("tanh", ALL_DTYPES, {}), ("sigmoid", ALL_DTYPES, {}),
+    ("neg", ALL_BUT_BOOL, {}), ("abs", ALL_BUT_BOOL, {"exclude_zero": True}),
+)
+UNARY += [
+    OpInfo(name, "inplace", overloads=(f"{name}_",), inplace=f"{name}_", dtypes=dtypes,
+           supports_autograd=False, sample_inputs_func=partial(sample_inputs_unary, **opts),
+           error_inputs_func=errors_inplace_int if dtypes is ALL_DTYPES else None)
+    for name, dtypes, opts in _FOUNDATION_INPLACE
+]
+
+
+# ---- rounding -----------------------------------------------------------------------
+ROUNDING = [
+    OpInfo(name, overloads=(name, f"{name}_"), inplace=f"{name}_", dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES + (2.5, -0.5)),
+           error_inputs_func=errors_bool)
+    for name in ("floor", "ceil", "trunc", "round")
+] + [
+    OpInfo("round", "decimals", overloads=("round.decimals", "round_.decimals"),
+           inplace="round_", dtypes=FLOATING,
+           sample_inputs_func=with_kwargs(partial(sample_inputs_unary, low=-50, high=50),
+                                          decimals=1),
+           error_inputs_func=partial(errors_integral, kwargs={"decimals": 1}), method=False),
+    OpInfo("round", "negative_decimals", overloads=("round.decimals",), dtypes=FLOATING,
+           sample_inputs_func=with_kwargs(partial(sample_inputs_unary, low=-500, high=500),
+                                          decimals=-2), method=False),
+    OpInfo("frac", overloads=("frac", "frac_"), inplace="frac_", dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES),
+           error_inputs_func=errors_integral),
+]
+
+
+# ---- division family ----------------------------------------------------------------
+def errors_division(op, device):
+    yield from errors_binary_shape(op, device)
+    yield E(S(_t((3,), tp.bool, device), (_t((3,), tp.bool, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for bool tensors", arg="self")
+    yield E(S(tp.tensor([1, 2], device=device), (tp.tensor([1, 0], device=device),)),
+            ArgumentError, rf"{op.name}\(\): integer division by zero", arg="other",
+            meta=False)
+
+
+def errors_div_mode(op, device):
+    yield E(S(_t((3,), device=device), (_t((3,), device=device),), {"rounding_mode": "up"}),
+            ArgumentError, r"div\(\): argument 'rounding_mode' must be None, 'trunc' or "
+            r"'floor', but got 'up'", arg="rounding_mode")
+
+
+_division = partial(sample_inputs_binary, rhs_exclude_zero=True)
+
+DIVISION = [
+    OpInfo("true_divide", overloads=("true_divide.Tensor", "true_divide_.Tensor"),
+           inplace="true_divide_", ref="true_divide", sample_inputs_func=_division),
+    OpInfo("true_divide", "scalar", overloads=("true_divide.Scalar", "true_divide_.Scalar"),
+           inplace="true_divide_",
+           sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True)),
+    # torch: floor_divide has no derivative ("not implemented"); neither do we.
+    OpInfo("floor_divide", overloads=("floor_divide", "floor_divide_.Tensor"),
+           inplace="floor_divide_", dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_division, error_inputs_func=errors_division),
+    OpInfo("floor_divide", "scalar", overloads=("floor_divide.Scalar", "floor_divide_.Scalar"),
+           inplace="floor_divide_", dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True)),
+]
+for _name in ("remainder", "fmod"):
+    DIVISION += [
+        OpInfo(_name, overloads=(f"{_name}.Tensor", f"{_name}_.Tensor"), inplace=f"{_name}_",
+               dtypes=ALL_BUT_BOOL, sample_inputs_func=_division,
+               error_inputs_func=errors_division),
+        OpInfo(_name, "scalar", overloads=(f"{_name}.Scalar", f"{_name}_.Scalar"),
+               inplace=f"{_name}_", dtypes=ALL_BUT_BOOL,
+               sample_inputs_func=partial(sample_inputs_scalar, exclude_zero=True)),
+    ]
+def _number_by_tensor_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for number in (7, -2.5, True):
+        for shape, layout in (((3, 4), "transposed"), ((), "contiguous"), ((0, 2), "contiguous")):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, exclude_zero=True),
+                    (number,), name=f"{number!r} % {list(shape)} {layout}")
+
+
+DIVISION += [
+    # torch has no derivative for remainder(number, tensor); ours comes from remainder.Tensor.
+    OpInfo("remainder", "scalar_tensor", overloads=("remainder.Scalar_Tensor",),
+           dtypes=ALL_BUT_BOOL, method=False, supports_meta=False,
+           op=lambda x, number: tp.remainder(number, x),
+           ref=lambda x, number: torch.remainder(number, x), supports_autograd=False,
+           sample_inputs_func=_number_by_tensor_samples),
+]
+for _mode in ("trunc", "floor"):
+    DIVISION += [
+        OpInfo("div", _mode, overloads=("div.Tensor_mode", "div_.Tensor_mode"), inplace="div_",
+               dtypes=ALL_BUT_BOOL, ref=partial(torch.div, rounding_mode=_mode),
+               sample_inputs_func=with_kwargs(_division, rounding_mode=_mode),
+               error_inputs_func=errors_div_mode),
+        OpInfo("div", f"{_mode}_scalar", overloads=("div.Scalar_mode", "div_.Scalar_mode"),
+               inplace="div_", dtypes=ALL_BUT_BOOL, ref=partial(torch.div, rounding_mode=_mode),
+               sample_inputs_func=with_kwargs(partial(sample_inputs_scalar, exclude_zero=True),
+                                              rounding_mode=_mode)),
+    ]
+DIVISION += [
+    OpInfo("div", "mode_none", overloads=("div.Tensor_mode", "div_.Tensor_mode"),
+           inplace="div_", ref=partial(torch.div, rounding_mode=None),
+           sample_inputs_func=with_kwargs(_division, rounding_mode=None)),
+    OpInfo("atan2", overloads=("atan2", "atan2_"), inplace="atan2_",
+           sample_inputs_func=sample_inputs_binary, error_inputs_func=errors_binary_shape),
+    OpInfo("hypot", overloads=("hypot", "hypot_"), inplace="hypot_", dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_binary, mixed=False),
+           error_inputs_func=lambda op, device: [*errors_binary_shape(op, device), E(
+               S(_t((3,), tp.int64, device), (_t((3,), tp.int64, device),)), DTypeError,
+               r"hypot\(\): not implemented for int64 tensors", arg="self")]),
+]
+
+
+# ---- clamp, lerp, addcmul/addcdiv, nan_to_num ---------------------------------------
+def _clamp_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    bounds = [(-1, 1), (0, None), (None, 2), (2, -2), (-1.5, 0.5)]
+    for (lo, hi), (shape, layout) in zip(bounds, [((3, 4), "contiguous"), ((3, 4), "transposed"),
+                                                  ((), "contiguous"), ((2, 3), "strided"),
+                                                  ((0, 3), "contiguous")]):
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                (lo, hi), name=f"{layout} [{lo}, {hi}]")
+    if dtype.is_floating_point:
+        yield S(tp.tensor(list(EDGES), dtype=dtype, device=device), (-2, 2), name="edges",
+                grad=False)
+
+
+def _clamp_tensor_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    for shape, lo, hi, what in (((3, 4), (3, 4), (4,), "broadcast bounds"),
+                                ((3, 4), (1, 4), None, "min only"),
+                                ((), (), (), "0-dim"), ((2, 3), (3,), (2, 1), "mixed shapes"),
+                                ((4,), (3, 4), None, "bounds broadcast self")):
+        def bound(s, low, high):
+            return None if s is None else make_tensor(s, dtype, device, rng=rng, low=low,
+                                                      high=high, requires_grad=grad)
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout="transposed",
+                            requires_grad=grad),
+                (bound(lo, -3, 0), bound(hi, 0, 3)), name=what)
+
+
+def errors_clamp(op, device):
+    yield E(S(_t((3,), device=device), (None, None)), ArgumentError,
+            rf"{op.name}\(\): at least one of 'min' or 'max' must not be None", arg="min")
+
+
+def _clamp_max_samples(op, device, dtype, requires_grad):
+    for s in _clamp_tensor_samples(op, device, dtype, requires_grad):
+        bound = s.args[1] if s.args[1] is not None else s.args[0]
+        yield S(s.input, (bound,), name=s.name)
+
+
+def _clamp_min_samples(op, device, dtype, requires_grad):
+    for s in _clamp_tensor_samples(op, device, dtype, requires_grad):
+        yield S(s.input, (s.args[0],), name=s.name)
+
+
+def _one_bound_scalar_samples(op, device, dtype, requires_grad):
+    for s in _clamp_samples(op, device, dtype, requires_grad):
+        bound = s.args[0] if s.args[0] is not None else s.args[1]
+        yield S(s.input, (bound,), name=s.name, grad=s.grad)
+
+
+def errors_clamp_tensor(op, device):
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device), None)), ShapeError,
+            rf"{op.name}\(\): argument 'min' \(shape \[5\]\) is not broadcastable", arg="min")
+
+
+def _lerp_samples(op, device, dtype, requires_grad, tensor_weight):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad
+
+    def t(shape, layout="contiguous", low=None, high=None):
+        return make_tensor(shape, dtype, device, rng=rng, layout=layout, low=low, high=high,
+                           requires_grad=grad)
+    for a, b, w, what in (((3, 4), (3, 4), (3, 4), "same shape"),
+                          ((3, 4), (4,), (3, 1), "broadcast"),
+                          ((), (), (), "0-dim"), ((0, 4), (4,), (1,), "empty")):
+        weight = t(w, low=-0.5, high=1.5) if tensor_weight else 0.75
+        yield S(t(a, "transposed"), (t(b), weight), name=what)
+    if not tensor_weight:
+        yield S(t((3, 4)), (t((3, 4)), 0.25), name="weight 0.25")
+
+
+def errors_lerp(op, device):
+    yield E(S(_t((3,), device=device), (_t((3,), tp.float64, device), 0.5)), DTypeError,
+            r"lerp\(\): expected dtype float32 for argument 'end' but got dtype float64",
+            arg="end")
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device), 0.5)), ShapeError,
+            r"lerp\(\): argument 'end' \(shape \[5\]\) is not broadcastable", arg="end")
+
+
+def _addc_samples(op, device, dtype, requires_grad, divide=False):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+
+    def t(shape, layout="contiguous", exclude_zero=False):
+        return make_tensor(shape, dtype, device, rng=rng, layout=layout,
+                           exclude_zero=exclude_zero, requires_grad=grad)
+    value = 0.5 if dtype.is_floating_point else 2
+    for a, b, c, what in (((3, 4), (3, 4), (3, 4), "same shape"),
+                          ((3, 4), (4,), (3, 1), "broadcast"),
+                          ((4,), (3, 4), (1, 4), "broadcast self"),
+                          ((), (), (), "0-dim"), ((0, 4), (4,), (1,), "empty")):
+        for kwargs in ({}, {"value": value}):
+            yield S(t(a, "transposed"), (t(b), t(c, exclude_zero=divide)), kwargs, name=what)
+
+
+def errors_addcmul(op, device):
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device), _t((3, 4), device=device))),
+            ShapeError, rf"{op.name}\(\): argument 'tensor1' \(shape \[5\]\) is not "
+            r"broadcastable", arg="tensor1")
+
+
+def errors_addcdiv(op, device):
+    yield from errors_addcmul(op, device)
+    yield E(S(_t((3,), device=device), (_t((3,), tp.int64, device), _t((3,), tp.int64, device))),
+            DTypeError, r"addcdiv\(\): integer division with addcdiv is not supported",
+            arg="tensor2")
+
+
+def _nan_to_num_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, extra_values=EDGES)
+    if dtype.is_floating_point:
+        for kwargs in ({"nan": 1.5}, {"posinf": 100.0, "neginf": -100.0}):
+            yield S(tp.tensor(list(EDGES), dtype=dtype, device=device), kwargs=kwargs,
+                    name=f"edges {kwargs}", grad=False)
+
+
+BLEND = [
+    OpInfo("clamp", overloads=("clamp", "clamp_"), inplace="clamp_",
+           sample_inputs_func=_clamp_samples, error_inputs_func=errors_clamp),
+    OpInfo("clamp", "tensor", overloads=("clamp.Tensor", "clamp_.Tensor"), inplace="clamp_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_tensor_samples,
+           error_inputs_func=errors_clamp_tensor),
+    OpInfo("clip", overloads=("clip", "clip_"), inplace="clip_", dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_clamp_samples),
+    OpInfo("clip", "tensor", overloads=("clip.Tensor", "clip_.Tensor"), inplace="clip_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_tensor_samples),
+    OpInfo("clamp_min", overloads=("clamp_min", "clamp_min_"), inplace="clamp_min_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+    OpInfo("clamp_min", "tensor", overloads=("clamp_min.Tensor", "clamp_min_.Tensor"),
+           inplace="clamp_min_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_min_samples),
+    OpInfo("clamp_max", overloads=("clamp_max", "clamp_max_"), inplace="clamp_max_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+    OpInfo("clamp_max", "tensor", overloads=("clamp_max.Tensor", "clamp_max_.Tensor"),
+           inplace="clamp_max_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_max_samples,
+           error_inputs_func=lambda op, device: [E(
+               S(_t((3, 4), device=device), (_t((5,), device=device),)), ShapeError,
+               r"clamp_max\(\): argument 'max' \(shape \[5\]\) is not broadcastable",
+               arg="max")]),
+    OpInfo("lerp", overloads=("lerp.Scalar", "lerp_.Scalar"), inplace="lerp_", dtypes=FLOATING,
+           sample_inputs_func=partial(_lerp_samples, tensor_weight=False),
+           error_inputs_func=errors_lerp),
+    OpInfo("lerp", "tensor", overloads=("lerp.Tensor", "lerp_.Tensor"), inplace="lerp_",
+           dtypes=FLOATING, sample_inputs_func=partial(_lerp_samples, tensor_weight=True)),
+    OpInfo("addcmul", overloads=("addcmul", "addcmul_"), inplace="addcmul_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_addc_samples,
+           error_inputs_func=errors_addcmul,
+           tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (2e-2, 3e-2)}),
+    OpInfo("addcdiv", overloads=("addcdiv", "addcdiv_"), inplace="addcdiv_", dtypes=FLOATING,
+           sample_inputs_func=partial(_addc_samples, divide=True),
+           error_inputs_func=errors_addcdiv,
+           tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (2e-2, 3e-2)}),
+    OpInfo("nan_to_num", overloads=("nan_to_num", "nan_to_num_"), inplace="nan_to_num_",
+           sample_inputs_func=_nan_to_num_samples),
+]
+
+op_db = UNARY + ROUNDING + DIVISION + BLEND

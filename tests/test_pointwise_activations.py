@@ -1,0 +1,87 @@
+"""tp.nn.functional activations against torch.nn.functional (PyTorch's signatures, the
+`inplace=` flag), and the extreme inputs where a naive formula overflows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import tensorplay as tp
+import tensorplay.nn.functional as F
+
+X = [-40.0, -3.0, -1.0, -0.25, 0.0, 0.5, 2.0, 3.0, 7.0, 40.0]
+
+CALLS = [
+    ("relu6", {}), ("leaky_relu", {"negative_slope": 0.1}), ("elu", {"alpha": 0.7}),
+    ("selu", {}), ("celu", {"alpha": 1.5}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
+    ("silu", {}), ("mish", {}), ("softplus", {"beta": 2.0, "threshold": 10.0}),
+    ("softsign", {}), ("hardtanh", {"min_val": -2.0, "max_val": 2.5}), ("hardsigmoid", {}),
+    ("hardswish", {}), ("threshold", {"threshold": 0.1, "value": -5.0}),
+]
+
+
+def _call(module, name, x, kwargs):
+    if name == "threshold":   # positional in torch
+        return module.threshold(x, kwargs["threshold"], kwargs["value"])
+    return getattr(module, name)(x, **kwargs)
+
+
+@pytest.mark.parametrize("name, kwargs", CALLS, ids=[f"{n}{k}" for n, k in CALLS])
+def test_functional_matches_torch(name, kwargs):
+    x = tp.tensor(X, dtype=tp.float64)
+    expected = _call(TF, name, torch.tensor(X, dtype=torch.float64), kwargs)
+    np.testing.assert_allclose(_call(F, name, x, kwargs).tolist(), expected.tolist(),
+                               rtol=1e-12, atol=1e-14)
+
+
+INPLACE = ["relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh",
+           "hardsigmoid", "hardswish"]
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_functional_inplace_writes_into_input(name):
+    x = tp.tensor(X, dtype=tp.float64)
+    t = torch.tensor(X, dtype=torch.float64)
+    version = x._version
+    result = getattr(F, name)(x, inplace=True)
+    getattr(TF, name)(t, inplace=True)
+    assert result is x and x._version > version
+    np.testing.assert_allclose(x.tolist(), t.tolist(), rtol=1e-12, atol=1e-14)
+
+
+def test_threshold_inplace():
+    x = tp.tensor(X)
+    assert F.threshold(x, 0.0, 9.0, inplace=True) is x
+    assert x.tolist() == TF.threshold(torch.tensor(X), 0.0, 9.0).tolist()
+
+
+def test_glu_and_prelu():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4) / 10
+    for dim in (-1, 1):
+        np.testing.assert_allclose(F.glu(tp.tensor(a), dim).tolist(),
+                                   TF.glu(torch.tensor(a), dim).tolist(), rtol=1e-12)
+    w = np.array([0.1, 0.2, 0.3])
+    x = a.reshape(2, 3, 2) - 0.6
+    np.testing.assert_allclose(F.prelu(tp.tensor(x), tp.tensor(w)).tolist(),
+                               TF.prelu(torch.tensor(x), torch.tensor(w)).tolist(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16])
+def test_extreme_inputs_do_not_overflow(dtype):
+    """exp(1000) overflows; softplus, silu, mish, elu and gelu must not go through it."""
+    x = tp.tensor([-1000.0, -100.0, 100.0, 1000.0], dtype=tp.float32).to(dtype)
+    finite = np.isfinite
+    for fn in (F.softplus, F.silu, F.mish, F.elu, F.gelu, F.selu, F.celu):
+        out = fn(x).tolist()
+        for v_in, v_out in zip(x.tolist(), out):
+            if finite(v_in):
+                assert finite(v_out), f"{fn.__name__}({v_in}) = {v_out}"
+    assert F.softplus(tp.tensor([1000.0])).tolist() == [1000.0]
+    assert F.softplus(tp.tensor([-1000.0])).tolist() == [0.0]
+
+
+def test_softplus_gradient_in_the_tails():
+    x = tp.tensor([-800.0, 800.0], dtype=tp.float64, requires_grad=True)
+    F.softplus(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0]

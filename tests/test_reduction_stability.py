@@ -1,0 +1,57 @@
+"""Numerical stability of the reduction family at extreme inputs, against PyTorch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+
+
+def _both(values, dtype=np.float32, requires_grad=False):
+    data = np.asarray(values, dtype=dtype)
+    return (tp.tensor(data, requires_grad=requires_grad),
+            torch.tensor(data, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("values", [[1e30, -1e30, 0.0], [88.0, 89.0, 90.0], [-1e4, -1e4 + 1],
+                                    [float("-inf"), float("-inf")], [float("inf"), 0.0]])
+def test_logsumexp_does_not_overflow(values):
+    x, t = _both(values)
+    np.testing.assert_allclose(tp.logsumexp(x, [0]).item(), torch.logsumexp(t, 0).item(),
+                               rtol=1e-6)
+
+
+def test_logsumexp_gradient_is_the_softmax_at_large_inputs():
+    x, t = _both([1000.0, 999.0, -1000.0], np.float64, requires_grad=True)
+    tp.logsumexp(x, [0]).backward()
+    torch.logsumexp(t, 0).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert np.all(np.isfinite(x.grad.numpy()))
+
+
+def test_var_with_a_large_mean_is_two_pass():
+    rng = np.random.default_rng(0)
+    x, t = _both(1e4 + rng.standard_normal(1000), np.float32)
+    np.testing.assert_allclose(tp.var(x).item(), torch.var(t).item(), rtol=1e-3)
+    np.testing.assert_allclose(tp.std(x).item(), 1.0, rtol=0.1)
+
+
+@pytest.mark.parametrize("zeros", [[], [2], [0, 3], [4]])
+def test_prod_and_cumprod_gradients_with_zeros(zeros):
+    values = [0.5, -1.5, 2.0, 0.75, 1.25]
+    for z in zeros:
+        values[z] = 0.0
+    for fn in (lambda m, a: m.prod(a), lambda m, a: m.cumprod(a, 0)):
+        x, t = _both(values, np.float64, requires_grad=True)
+        g = np.arange(1.0, 6.0)[:5] if fn(torch, t).dim() else np.float64(2.0)
+        fn(tp, x).backward(tp.tensor(g))
+        fn(torch, t).backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_norm_gradient_at_zero_vector_is_zero():
+    x, t = _both([0.0, 0.0, 0.0], np.float64, requires_grad=True)
+    tp.norm(x).backward()
+    torch.norm(t).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
