@@ -191,8 +191,8 @@ def test_generated_source_is_viewable_and_cached():
     assert "def add_kernel_rank1(" in text and "i0 = index" in text
     rank3 = tp.cuda.source("sigmoid", rank=3)
     assert "i2 = rest % size2" in rank3 and "tl.sigmoid(x)" in rank3
-    first = _template.kernel("add", "x + y * alpha", 2, 1)
-    assert _template.kernel("add", "x + y * alpha", 2, 1) is first
+    first = _template.kernel("add", "x + y * alpha", 2, 1, ("alpha",))
+    assert _template.kernel("add", "x + y * alpha", 2, 1, ("alpha",)) is first
 
 
 def test_every_pointwise_kernel_has_an_expression():

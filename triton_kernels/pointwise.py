@@ -24,12 +24,12 @@ from triton_kernels._launch import (
     new_tensor, operands, pointer,
 )
 
-# op -> (arity, expression over x, y, z and alpha). The expression sees its inputs
-# converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
+# op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
+# inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
 EXPRESSIONS = {
     # binary arithmetic
-    "add": (2, "x + y * alpha"),
-    "sub": (2, "x - y * alpha"),
+    "add": (2, "x + y * alpha", ("alpha",)),
+    "sub": (2, "x - y * alpha", ("alpha",)),
     "mul": (2, "x * y"),
     "div": (2, "x / y"),
     "pow": (2, "_math.pow(x, y)"),
@@ -66,28 +66,43 @@ EXPRESSIONS = {
 BLOCK = 8192 if INTERPRETED else 1024
 
 
+def _entry(name):
+    arity, expr, *scalars = EXPRESSIONS[name]
+    return arity, expr, tuple(scalars[0]) if scalars else ()
+
+
 def source(name, rank=1):
     """The generated Triton source of pointwise kernel `name` for a rank-`rank` result."""
-    arity, expr = EXPRESSIONS[name]
-    return _template.source(name, expr, arity, rank)
+    from triton_kernels import elementwise
+    if name not in EXPRESSIONS:
+        return elementwise.source(name, rank)
+    arity, expr, scalars = _entry(name)
+    return _template.source(name, expr, arity, rank, scalars)
 
 
 def run(name, out, inputs, compute, alpha=1):
     """Compute EXPRESSIONS[name] of the `inputs` tensors into `out` (already allocated,
     any strides), broadcasting each input to out's sizes and computing in the TensorPlay
     dtype `compute`."""
+    arity, expr, scalars = _entry(name)
+    values = {"alpha": alpha} if scalars else {}
+    return run_expression(name, expr, out, inputs, compute, values)
+
+
+def run_expression(name, expr, out, inputs, compute, scalars):
+    """The launcher every pointwise kernel shares: `expr` (named `name`, unique per
+    expression) of `inputs` into `out`, with the `scalars` dict as kernel arguments."""
     sizes = out._impl.sizes
     n = numel_of(sizes)
     if n == 0:
         return out
-    arity, expr = EXPRESSIONS[name]
     shape, strides = coalesce(sizes, [out._impl.strides]
                               + [broadcast_strides(t, sizes) for t in inputs])
-    fn = _template.kernel(name, expr, arity, len(shape))
+    fn = _template.kernel(name, expr, len(inputs), len(shape), tuple(scalars))
     flat_strides = [s for per_operand in strides for s in per_operand]
     launch(_template.kernel_name(name, len(shape)), fn, (triton.cdiv(n, BLOCK),),
-           pointer(out), *[pointer(t) for t in inputs], alpha, n, *shape, *flat_strides,
-           COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
+           pointer(out), *[pointer(t) for t in inputs], *scalars.values(), n, *shape,
+           *flat_strides, COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
            WIDE_INDEX=needs_wide_index(n, out, *inputs))
     return out
 
