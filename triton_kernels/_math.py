@@ -10,6 +10,12 @@ import triton.language as tl
 
 
 @triton.jit
+def multiply(a, b):
+    """tl.reduce's combine function for a product."""
+    return a * b
+
+
+@triton.jit
 def convert(x, dtype: tl.constexpr):
     """x as `dtype`. A bfloat16 on either side converts through float32: that is how
     PyTorch converts (float64 -> float -> bfloat16), and the only bf16 conversion the

@@ -38,9 +38,10 @@ def kernel_name(name, rank):
     return f"{name}_kernel_rank{rank}"
 
 
-def render(name, expr, arity, rank, scalars=()):
+def render(name, expr, arity, rank, scalars=(), matrix=False):
     """The Triton source of op `name`'s kernel for `arity` inputs, the named `scalars`
-    and a rank-`rank` result."""
+    and a rank-`rank` result. `matrix`: the expression may read the element's `row` and
+    `col` (its coordinates in the last two dims; tril, triu)."""
     ins = INPUTS[:arity]
     dims = range(rank)
     decorator = "@triton.jit" if not scalars else \
@@ -81,6 +82,9 @@ def render(name, expr, arity, rank, scalars=()):
             lines.append(f"    i{d} = rest % size{d}")
             lines.append(f"    rest = rest // size{d}")
         lines.append("    i0 = rest")
+    if matrix:
+        lines.append(f"    row = i{rank - 2}")
+        lines.append(f"    col = i{rank - 1}")
     for v in ("out",) + ins:
         terms = " + ".join(f"i{d} * {v}_stride{d}" for d in dims)
         lines.append(f"    {v}_offset = {terms}")
@@ -95,21 +99,21 @@ def render(name, expr, arity, rank, scalars=()):
     return "\n".join(lines)
 
 
-def source(name, expr, arity, rank, scalars=()):
+def source(name, expr, arity, rank, scalars=(), matrix=False):
     key = (name, arity, rank)
     text = _sources.get(key)
     if text is None:
-        text = _sources[key] = render(name, expr, arity, rank, scalars)
+        text = _sources[key] = render(name, expr, arity, rank, scalars, matrix)
     return text
 
 
-def kernel(name, expr, arity, rank, scalars=()):
+def kernel(name, expr, arity, rank, scalars=(), matrix=False):
     """The compiled kernel for (name, arity, rank), generated on first use. `name` is
     unique per expression (an op with variants names each one)."""
     key = (name, arity, rank)
     fn = _kernels.get(key)
     if fn is None:
-        text = source(name, expr, arity, rank, scalars)
+        text = source(name, expr, arity, rank, scalars, matrix)
         fn = _kernels[key] = _compile(kernel_name(name, rank), text)
     return fn
 

@@ -94,13 +94,23 @@ def cases(quick):
                     continue
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
-    for op in ("sum", "max", "min"):
+    from triton_kernels import scan
+    for kind in ("sum", "prod"):
+        for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i64")):
+            yield (f"scan {kind} {acc}", scan.scan_kernel, {"in_ptr": ptr, "out_ptr": ptr},
+                   dict(OP=kind, ACC=acc, BLOCK_M=4, BLOCK_N=256), {})
+    tril = _template.kernel("tril", "tl.where(col - row <= diagonal, x, 0)", 1, 3,
+                            ("diagonal",), matrix=True)
+    yield ("tril rank 3", tril, {"out_ptr": "*fp32", "x_ptr": "*fp32"},
+           dict(COMPUTE=tl.float32, BLOCK=1024, WIDE_INDEX=False), {})
+    for op in ("sum", "prod", "max", "min"):
         for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i32"), (tl.int8, "*i1"),
                          (tl.float64, "*fp64")):
             types = {"in_ptr": ptr, "idx_in_ptr": "*i64", "out_ptr": ptr, "idx_out_ptr": "*i64",
                      "init": "fp32" if acc.is_floating() else "i32"}
             const = dict(OP=op, MEAN=op == "sum" and acc.is_floating(),
-                         WITH_INDEX=op != "sum", INDEXED_INPUT=op != "sum", ACC=acc,
+                         WITH_INDEX=op in ("max", "min"), INDEXED_INPUT=op in ("max", "min"),
+                         ACC=acc,
                          BLOCK_M=4, BLOCK_N=1024)
             yield f"reduce {op} {acc}", reduction.reduce_kernel, types, const, {}
             if quick:

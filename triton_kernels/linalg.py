@@ -181,6 +181,21 @@ def _launch(name, kernel, a, b, c, batch, masked):
     return c
 
 
+def product(a, b, dtype):
+    """a @ b (2-D or 3-D, any strides) into a new tensor of `dtype`: the aligned kernel
+    when its rule holds, the masked one otherwise. linalg_ext.py builds addmm, mv,
+    linear... on it, with a float32 `dtype` for half inputs so that the sum with a bias
+    rounds once."""
+    sizes = tuple(a._impl.sizes[:-1]) + (b._impl.sizes[-1],)
+    c = new_tensor(sizes, dtype, a._impl.device)
+    batch = a._impl.sizes[0] if len(sizes) == 3 else 0
+    aligned = a._impl.dtype in _MATMUL_DTYPES and _aligned(a, b) and \
+        _dividing(CONFIGS, dict(M=sizes[-2], N=sizes[-1], K=a._impl.sizes[-1]))
+    if aligned:
+        return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, batch, False)
+    return _launch("matmul (masked)", matmul_generic, a, b, c, batch, masked=True)
+
+
 def _mm_prepare(self, mat2):
     spec = rules.mm("mm", (self, mat2))
     device, (a, b) = operands("mm", self=self, mat2=mat2)

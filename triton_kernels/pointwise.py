@@ -89,16 +89,20 @@ def run(name, out, inputs, compute, alpha=1):
     return run_expression(name, expr, out, inputs, compute, values)
 
 
-def run_expression(name, expr, out, inputs, compute, scalars):
+def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
     """The launcher every pointwise kernel shares: `expr` (named `name`, unique per
-    expression) of `inputs` into `out`, with the `scalars` dict as kernel arguments."""
+    expression) of `inputs` into `out`, with the `scalars` dict as kernel arguments.
+    `matrix`: the expression reads `row` and `col`, so no dimension is merged."""
     sizes = out._impl.sizes
     n = numel_of(sizes)
     if n == 0:
         return out
-    shape, strides = coalesce(sizes, [out._impl.strides]
-                              + [broadcast_strides(t, sizes) for t in inputs])
-    fn = _template.kernel(name, expr, len(inputs), len(shape), tuple(scalars))
+    all_strides = [list(out._impl.strides)] + [broadcast_strides(t, sizes) for t in inputs]
+    if matrix:
+        shape, strides = list(sizes), all_strides
+    else:
+        shape, strides = coalesce(sizes, all_strides)
+    fn = _template.kernel(name, expr, len(inputs), len(shape), tuple(scalars), matrix)
     flat_strides = [s for per_operand in strides for s in per_operand]
     launch(_template.kernel_name(name, len(shape)), fn, (triton.cdiv(n, BLOCK),),
            pointer(out), *[pointer(t) for t in inputs], *scalars.values(), n, *shape,

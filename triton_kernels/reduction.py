@@ -1,5 +1,5 @@
-"""Reductions on the `cuda` device: sum, mean, max/min (with indices), argmax/argmin,
-over any dims, with keepdim. One Triton kernel serves them all.
+"""Reductions on the `cuda` device: sum, mean, prod, max/min (with indices),
+argmax/argmin, over any dims, with keepdim. One Triton kernel serves them all.
 
 Every reduction is read as a matrix: M rows (the kept dims, in order) of N elements
 each (the reduced dims). When the dims collapse to one stride each, the kernel reads
@@ -49,7 +49,7 @@ def reduce_kernel(
     chunk,  # elements of a row handled by one program (a multiple of BLOCK_N)
     divisor,  # MEAN: the result is divided by it
     init,  # the identity: 0 for a sum, the lowest/highest value for max/min
-    OP: tl.constexpr,  # "sum", "max" or "min"
+    OP: tl.constexpr,  # "sum", "prod", "max" or "min"
     MEAN: tl.constexpr,
     WITH_INDEX: tl.constexpr,
     INDEXED_INPUT: tl.constexpr,
@@ -76,6 +76,8 @@ def reduce_kernel(
         x = tl.where(mask, x, fill)
         if OP == "sum":
             acc += x
+        elif OP == "prod":
+            acc *= x
         else:
             # Strict comparisons: among equal values the first one stays. A NaN wins over
             # any number (max and min propagate NaN, as in PyTorch), the first NaN stays.
@@ -95,6 +97,8 @@ def reduce_kernel(
         result = tl.sum(acc, axis=1)
         if MEAN:
             result = result / divisor
+    elif OP == "prod":
+        result = tl.reduce(acc, 1, _math.multiply)
     else:
         # Across the lanes: the best number, unless some lane holds a NaN.
         is_nan = acc != acc
@@ -136,6 +140,8 @@ def plan(M, N):
 def _init(op, acc):
     if op == "sum":
         return 0
+    if op == "prod":
+        return 1
     if acc.is_floating():
         return float("-inf") if op == "max" else float("inf")
     info = acc.primitive_bitwidth
@@ -212,13 +218,21 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     idx = new_tensor(out_sizes, dt.int64, device) if indices else None
     if M == 0:
         return out, idx
-    if N == 0:                       # only sums get here: max/min rules reject it
-        fill_(out, float("nan") if mean else 0)
+    if N == 0:
+        # An empty sum is 0 and an empty product 1 (mean: nan); max/min rules reject an
+        # empty input, so here they are all()/any() of nothing: True / False.
+        fill_(out, float("nan") if mean else {"sum": 0, "prod": 1, "min": 1, "max": 0}[op])
         return out, idx
     matrix, stride_m, stride_n = _as_matrix(x, kept, reduced)
     target = out if out is not None else new_tensor(out_sizes, x._impl.dtype, device)
     _run(op, matrix, target, idx, M, N, stride_m, stride_n, compute_dtype(acc_from), mean)
     return out, idx
+
+
+def reduce_any(name, op, self, dims, keepdim, out_dtype, acc_from):
+    """`op` ("sum", "prod", "max", "min") of `self` over `dims` (None or [] = all), the
+    result in `out_dtype`, accumulated in the compute dtype of `acc_from`."""
+    return _reduce(name, op, self, dims, keepdim, out_dtype, acc_from)[0]
 
 
 # ---- the kernels ops.yaml names --------------------------------------------------------
