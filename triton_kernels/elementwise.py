@@ -43,6 +43,7 @@ class Pointwise:
 
     compute:  "result"  the result's dtype (half types widened to float32)
               "inputs"  the inputs' promoted dtype (tests such as isnan, logical ops)
+              "float"   the inputs' dtype if floating, else float64 (isclose of integers)
     expr:     a string, or fn(args) -> (string, {scalar name: value}) where `args` maps
               the schema's argument names to the call's values
     check:    fn(op, args, compute dtype) run before the launch (integer division by 0)
@@ -168,6 +169,27 @@ def _nonzero_divisor(op, a, compute):
                             f"element)", op=op, arg="other")
 
 
+def _probabilities(arg):
+    """bernoulli's probabilities must lie in [0, 1] (a reduction on the device; the
+    offending value is looked up on the host only to write the error)."""
+    def check(op, a, compute):
+        p = a[arg]
+        if isinstance(p, (int, float)):
+            bad = not 0 <= p <= 1
+            value = p
+        else:
+            inside = F.logical_and(F.ge(p, 0), F.le(p, 1))
+            bad = p.numel() > 0 and not F.all(inside).item()
+            value = None
+            if bad:
+                host = p.detach().cpu().numpy().astype("float64").reshape(-1)
+                value = host[~((host >= 0) & (host <= 1))][0]
+        if bad:
+            raise ArgumentError(f"{op}(): argument '{arg}' must hold probabilities in [0, 1], "
+                                f"but it contains {value}", op=op, arg=arg)
+    return check
+
+
 _FOUNDATION = {name: EXPRESSIONS[name][1] for name in
                ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
 
@@ -220,7 +242,7 @@ OPS = {
     "isnan": Pointwise("isnan", "x != x", compute="inputs"),
     "isinf": Pointwise("isinf", "_math.isinf(x)", compute="inputs"),
     "isfinite": Pointwise("isfinite", "_math.isfinite(x)", compute="inputs"),
-    "isclose": Pointwise("isclose", _isclose, compute="inputs"),
+    "isclose": Pointwise("isclose", _isclose, compute="float"),
     "logical_not": Pointwise("logical_not", "x == 0", compute="inputs"),
     "logical_and": Pointwise("logical_and", "(x != 0) & (y != 0)", compute="inputs"),
     "logical_or": Pointwise("logical_or", "(x != 0) | (y != 0)", compute="inputs"),
@@ -259,13 +281,16 @@ OPS = {
                                               "from_", "to")),
     "exponential_": Pointwise("exponential_", _random(f"-_math.log1p(-{_UNIFORM}) / lambd",
                                                       "lambd")),
-    "bernoulli": Pointwise("bernoulli", _random(f"tl.where({_UNIFORM} < x, 1.0, 0.0)")),
+    "bernoulli": Pointwise("bernoulli", _random(f"tl.where({_UNIFORM} < x, 1.0, 0.0)"),
+                           check=_probabilities("self")),
     "bernoulli_p": Pointwise("bernoulli.p", _random(f"tl.where({_UNIFORM} < p, 1.0, 0.0)",
-                                                    "p")),
+                                                    "p"), check=_probabilities("p")),
     "bernoulli__float": Pointwise("bernoulli_.float",
-                                  _random(f"tl.where({_UNIFORM} < p, 1.0, 0.0)", "p")),
+                                  _random(f"tl.where({_UNIFORM} < p, 1.0, 0.0)", "p"),
+                                  check=_probabilities("p")),
     "bernoulli__tensor": Pointwise("bernoulli_.Tensor",
-                                   _random(f"tl.where({_UNIFORM} < y, 1.0, 0.0)")),
+                                   _random(f"tl.where({_UNIFORM} < y, 1.0, 0.0)"),
+                                   check=_probabilities("p")),
 }
 
 # In-place forms: the same expression, written into self.
@@ -319,8 +344,11 @@ def _rule(op):
 def _compute_dtype(entry, spec, tensors):
     """In place (spec is SELF) and for tests: the tensors' promoted dtype. Otherwise the
     result's dtype, as the op's rule gives it."""
-    if entry.compute == "inputs" or spec is SELF:
-        return result_type(*tensors)
+    if entry.compute in ("inputs", "float") or spec is SELF:
+        dtype = result_type(*tensors)
+        if entry.compute == "float" and not dtype.is_floating_point:
+            return dt.float64       # |x - y| of unsigned integers must not wrap around
+        return dtype
     return spec.dtype
 
 
