@@ -188,16 +188,18 @@ def synchronize(device=None):
 # ---- randomness -----------------------------------------------------------------------
 class _Seed:
     value = 0
+    offset = 0
 
 
 _seed = _Seed()
 
 
 def manual_seed(seed):
-    """Seed the `cuda` generator (`tp.manual_seed` calls it too). Random tensors created
-    on `cuda` today are drawn on the host by the default generator and copied over; the
-    seed is kept for device-side random kernels (Philox via `tl.rand(seed, offset)`)."""
-    _seed.value = int(seed)
+    """Seed the `cuda` generator (`tp.manual_seed` calls it too): the random fills of
+    triton_kernels/elementwise.py (normal_, uniform_, bernoulli...) draw Philox numbers
+    at (seed, offset). (`tp.randn(..., device="cuda")` draws on the host and copies.)"""
+    _seed.value = int(seed) % (2 ** 31)
+    _seed.offset = 0
 
 
 manual_seed_all = manual_seed
@@ -205,6 +207,14 @@ manual_seed_all = manual_seed
 
 def initial_seed():
     return _seed.value
+
+
+def philox_seed_offset(count):
+    """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
+    them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""
+    offset = _seed.offset
+    _seed.offset = (offset + count) % (2 ** 31)
+    return _seed.value, offset
 
 
 # ---- interop --------------------------------------------------------------------------

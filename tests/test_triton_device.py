@@ -8,6 +8,7 @@ import pytest
 from triton_util import CUDA, assert_same, host, make
 
 import tensorplay as tp
+import triton_kernels.pointwise
 from tensorplay.errors import DeviceError
 
 ALL = [tp.bool, tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64, tp.float16, tp.bfloat16,
@@ -51,6 +52,19 @@ def test_transfer_spellings():
     assert e.device == tp.device("cpu") and e.dtype is tp.float32
     assert a.to("cuda") is a                 # nothing to do: no copy
     assert a.to("cuda", copy=True) is not a
+
+
+@pytest.mark.parametrize("src", [tp.bool, tp.int8, tp.int64, tp.float16, tp.float64],
+                         ids=lambda d: d.name)
+def test_conversions_to_and_from_bfloat16(src):
+    """bfloat16 converts through float32 (as PyTorch does; the interpreter converts bf16
+    correctly only to and from float32)."""
+    x = make((3, 5), src, low=-50, high=50)
+    assert_same(x.cuda().to(tp.bfloat16), x.to(tp.bfloat16))
+    y = x.to(tp.bfloat16)
+    assert_same(y.cuda().to(src), y.to(src))
+    assert_same(tp.zeros(3, 5, dtype=tp.bfloat16, device="cuda").copy_(x.cuda().t().t()),
+                tp.zeros(3, 5, dtype=tp.bfloat16).copy_(x))
 
 
 def test_conversion_on_device_and_to_host_of_views():
@@ -114,13 +128,16 @@ def test_dlpack_and_torch_interop():
 # ---- devices must agree -------------------------------------------------------------------
 def test_mixing_devices_names_the_op_and_the_argument():
     a, b = tp.ones(3), tp.ones(3, device="cuda")
-    with pytest.raises(DeviceError, match=r"add\(\): .* argument 'self' is on cpu .* "
-                                          r"argument 'other' is on cuda:0"):
+    with pytest.raises(DeviceError, match=r"add\(\): expected all tensors to be on the same "
+                                          r"device, but argument 'other' is on cuda:0 and "
+                                          r"argument 'self' is on cpu"):
         tp.add(a, b)
     with pytest.raises(DeviceError, match=r"mm\(\): .*argument 'mat2' is on cpu"):
         tp.mm(tp.ones(2, 2, device="cuda"), tp.ones(2, 2))
     with pytest.raises(DeviceError, match=r"where\(\): .*'condition' is on cpu"):
         tp.where(tp.ones(3) > 0, b, b)
+    with pytest.raises(DeviceError, match=r"exp\(\): argument 'self' is on cpu"):
+        triton_kernels.pointwise.exp(a)          # what a CUDA kernel says if one got it
     with pytest.raises(DeviceError) as info:
         b.add_(a)
     assert info.value.op == "add_" and info.value.arg == "other"

@@ -5,7 +5,7 @@ import pytest
 from triton_util import assert_same, make
 
 import tensorplay as tp
-from tensorplay.errors import NoKernelError, ShapeError
+from tensorplay.errors import ShapeError
 from triton_kernels import linalg
 
 MATMUL_TOL = {tp.float32: (1e-4, 1e-4), tp.float16: (2e-2, 5e-2), tp.bfloat16: (3e-2, 2e-1),
@@ -78,9 +78,16 @@ def test_empty_and_zero_k():
 def test_errors_name_the_op():
     with pytest.raises(ShapeError, match=r"mm\(\): 'self' and 'mat2' shapes cannot be"):
         tp.mm(tp.ones(2, 3, device="cuda"), tp.ones(2, 3, device="cuda"))
-    with pytest.raises(NoKernelError, match=r"mm: no CUDA kernel accepts \(int64, int64"):
-        tp.mm(tp.ones(2, 2, dtype=tp.int64, device="cuda"),
-              tp.ones(2, 2, dtype=tp.int64, device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", [tp.int64, tp.int32, tp.int8, tp.uint8], ids=lambda d: d.name)
+def test_integer_matmul_without_tl_dot(dtype):
+    """tl.dot takes no int64: integers take the multiply-and-sum path (int8 wraps around
+    exactly as the CPU's int8 matmul does)."""
+    a, b = make((5, 37), dtype, low=-20, high=20), make((37, 6), dtype, low=-20, high=20)
+    assert_same(tp.mm(a.cuda(), b.cuda()), tp.mm(a, b))
+    x, y = make((2, 3, 9), dtype), make((2, 9, 4), dtype, seed=1)
+    assert_same(tp.bmm(x.cuda(), y.cuda()), tp.bmm(x, y))
 
 
 def test_autotuning_picks_a_config_with_the_cpu_timer():

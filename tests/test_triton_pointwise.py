@@ -80,8 +80,15 @@ def test_special_values_match_the_cpu():
 
 def test_integer_pow_and_negative_exponents():
     check("pow", [make((6,), tp.int64), tp.tensor([0, 1, 2, 3, 5, 7])])
-    with pytest.raises(ValueError, match="negative integer powers"):
-        tp.pow(tp.tensor([2, 3], device="cuda"), tp.tensor([1, -1], device="cuda"))
+    base = tp.tensor([2, -1, -1, 1, 0, 3, -2], dtype=tp.int32)
+    check("pow", [base, tp.tensor([-1, -3, -2, -5, 2, -2, 3], dtype=tp.int32)])
+    with pytest.raises(DTypeError, match=r"pow\(\): Integers to negative integer powers"):
+        tp.tensor([2, 3], device="cuda") ** -1
+
+
+def test_bool_abs_is_refused_like_on_the_cpu():
+    with pytest.raises(DTypeError, match=r"abs\(\): not implemented for bool"):
+        tp.abs(tp.ones(2, dtype=tp.bool, device="cuda"))
 
 
 def test_where_bool_and_mixed_dtypes():
@@ -184,8 +191,8 @@ def test_generated_source_is_viewable_and_cached():
     assert "def add_kernel_rank1(" in text and "i0 = index" in text
     rank3 = tp.cuda.source("sigmoid", rank=3)
     assert "i2 = rest % size2" in rank3 and "tl.sigmoid(x)" in rank3
-    first = _template.kernel("add", "x + y * alpha", 2, 1)
-    assert _template.kernel("add", "x + y * alpha", 2, 1) is first
+    first = _template.kernel("add", "x + y * alpha", 2, 1, ("alpha",))
+    assert _template.kernel("add", "x + y * alpha", 2, 1, ("alpha",)) is first
 
 
 def test_every_pointwise_kernel_has_an_expression():

@@ -72,6 +72,15 @@ def test_ties_pick_the_first_index_like_the_cpu():
         both(fn, x)
 
 
+def test_nan_propagates_through_max_min_and_their_indices():
+    nan = float("nan")
+    x = tp.tensor([[1.0, nan, 3.0, nan], [2.0, 5.0, -1.0, 0.0], [nan, 0.0, 9.0, 1.0]])
+    for fn in (lambda t: t.max(), lambda t: t.min(), lambda t: t.max(1)[0], lambda t: t.max(1)[1],
+               lambda t: t.min(1)[1], lambda t: t.argmax(), lambda t: t.argmin(0),
+               lambda t: t.argmax(1)):
+        both(fn, x)
+
+
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_argmax_argmin(keepdim):
     x = make((3, 5, 2), seed=4)

@@ -6,11 +6,22 @@ ops.yaml names them as `module.function` (`dispatch: {CUDA: pointwise.add}` is
 themselves through a `tp.library.Library("CUDA", ...)` block in their module.
 
 Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
-(triton_kernels/_launch.py). Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
+(triton_kernels/_launch.py). The modules:
+
+    _template.py     pointwise kernels generated from one template per arity
+    pointwise.py     the foundation's pointwise ops (one expression each)
+    elementwise.py   the pointwise expansion: math, logic, activations, random fills
+    copy.py          copy_, fill_, clone, _to_copy (and the device -> host path)
+    reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices)
+    reduce_stats.py  amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
+    scan.py          cumsum, cumprod
+    linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates)
+    linalg_ext.py    addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
+    shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
+    _math.py         the scalar math the expressions call
+    compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host
 memory: slow, but every line can be stepped through with a debugger.
-`python -m triton_kernels.compile_check` compiles them for a real GPU (sm_90 by
-default) with Triton's compiler and ptxas, also without one.
 """
 # Imported first, whatever submodule is asked for: tensorplay.cuda decides interpreter
 # mode (TRITON_INTERPRET) before any @triton.jit function below is defined.

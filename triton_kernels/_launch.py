@@ -19,6 +19,7 @@ from tensorplay import cuda
 from tensorplay._creation import empty
 from tensorplay.dispatch import trace
 from tensorplay.errors import DeviceError
+from tensorplay.meta import rules
 
 INTERPRETED = cuda.is_interpreted()
 MODE = "interpreter" if INTERPRETED else "GPU"
@@ -43,35 +44,25 @@ def compute_dtype(dtype):
 
 
 def operands(op, **tensors):
-    """Check that every tensor argument of `op` lives on one `cuda` device and return
-    (device, tensors in the order given).
+    """Check that the tensor arguments of `op` live on one `cuda` device and return
+    (device, tensors in the order given), 0-dim CPU tensors copied to that device.
 
-    This is the single device check of the CUDA backend: dispatch sends a call that
-    mixes devices here (CUDA outranks CPU in the key set), and every launcher calls this
-    before it turns a tensor into a pointer, because a host pointer handed to a GPU
-    kernel is a crash, not an error message. A 0-dim CPU tensor is a number, as in
-    PyTorch: it is copied to the device.
+    Dispatch sends any call that mixes devices here (CUDA outranks CPU in the key set),
+    and every launcher calls this before it turns a tensor into a pointer: a host
+    pointer handed to a GPU kernel is a crash, not an error message. The rule itself,
+    and its message, is the shape rules' `check_devices` (a 0-dim CPU tensor is a
+    number and may join any device, as in PyTorch).
     """
-    device = None
-    first = None
-    for name, t in tensors.items():
-        if t is not None and t._impl.device.type == "cuda":
-            device, first = t._impl.device, name
-            break
+    rules.check_devices(op, [(name, t) for name, t in tensors.items() if t is not None])
+    device = next((t._impl.device for t in tensors.values()
+                   if t is not None and t._impl.device.type == "cuda"), None)
     out = []
     for name, t in tensors.items():
-        if t is None:
-            out.append(t)
-            continue
-        d = t._impl.device
-        if d is not device:
-            if d.type == "cpu" and not t._impl.sizes and device is not None:
-                t = t.to(device)
-            else:
-                raise DeviceError(
-                    f"{op}(): expected all tensors to be on the same device, but argument "
-                    f"'{name}' is on {d} and argument '{first}' is on {device} (move it with "
-                    f".to('{device}'))", op=op, arg=name)
+        if t is not None and t._impl.device is not device:
+            if device is None or t._impl.sizes:      # only numbers may cross over
+                raise DeviceError(f"{op}(): argument '{name}' is on {t._impl.device}, but "
+                                  f"this kernel runs on the cuda device", op=op, arg=name)
+            t = t.to(device)
         out.append(t)
     return device, out
 

@@ -10,6 +10,22 @@ import triton.language as tl
 
 
 @triton.jit
+def multiply(a, b):
+    """tl.reduce's combine function for a product."""
+    return a * b
+
+
+@triton.jit
+def convert(x, dtype: tl.constexpr):
+    """x as `dtype`. A bfloat16 on either side converts through float32: that is how
+    PyTorch converts (float64 -> float -> bfloat16), and the only bf16 conversion the
+    interpreter gets right."""
+    if x.dtype == tl.bfloat16 or dtype == tl.bfloat16:
+        x = x.to(tl.float32)
+    return x.to(dtype)
+
+
+@triton.jit
 def tanh(x):
     # tanh(x) = sign(x) * (1 - e) / (1 + e) with e = exp(-2|x|) <= 1: never overflows.
     e = tl.exp(-2.0 * tl.abs(x))
@@ -19,8 +35,7 @@ def tanh(x):
 
 @triton.jit
 def sign(x):
-    s = tl.where(x > 0, 1, 0) - tl.where(x < 0, 1, 0)
-    return tl.where(x != x, 0.0, s).to(x.dtype)   # PyTorch: sign(nan) is 0
+    return (tl.where(x > 0, 1, 0) - tl.where(x < 0, 1, 0)).to(x.dtype)   # sign(nan) is 0
 
 
 @triton.jit
@@ -49,13 +64,217 @@ def pow(x, y):  # noqa: A001 - the op's name
         r = tl.where(x < 0, tl.where(y_integral, tl.where(y_odd, -r, r), float("nan")), r)
         return tl.where((y == 0) | (x == 1), 1.0, r)   # 0 ** 0 == 1 ** nan == 1
     else:
-        # Exponentiation by squaring, one bit of the exponent per step (the host has
-        # checked that no exponent is negative).
+        # Exponentiation by squaring, one bit of the exponent per step. A negative
+        # exponent gives 1 / x**|y| truncated toward zero, as in PyTorch: 0, except for
+        # x == 1 (1) and x == -1 (+1 or -1 by the parity of y).
         result = x * 0 + 1
         base = x
         e = y
+        if x.dtype.is_int_signed():
+            e = tl.where(y < 0, 0, y)
         for _ in range(x.dtype.primitive_bitwidth):
             result = tl.where((e & 1) != 0, result * base, result)
             base = base * base
             e = e >> 1
+        if x.dtype.is_int_signed():
+            inverse = tl.where(x == 1, 1, tl.where(x == -1, tl.where((y & 1) != 0, -1, 1), 0))
+            result = tl.where(y < 0, inverse.to(result.dtype), result)
         return result
+
+
+# ---- the pointwise expansion (triton_kernels/elementwise.py) ---------------------------
+@triton.jit
+def floor(x):
+    if x.dtype.is_floating():
+        return tl.floor(x)
+    else:
+        return x          # integers are whole already
+
+
+@triton.jit
+def ceil(x):
+    if x.dtype.is_floating():
+        return tl.ceil(x)
+    else:
+        return x
+
+
+@triton.jit
+def trunc(x):
+    if x.dtype.is_floating():
+        return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+    else:
+        return x
+
+
+@triton.jit
+def round_half_even(x):
+    if x.dtype.is_floating():
+        r = tl.floor(x + 0.5)
+        tie = (r - x) == 0.5
+        odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
+        return tl.where(tie & odd, r - 1.0, r)
+    else:
+        return x
+
+
+@triton.jit
+def expm1(x):
+    # Kahan: (u - 1) * x / log(u) with u = exp(x) cancels the rounding error of u.
+    u = tl.exp(x)
+    r = (u - 1.0) * x / tl.log(u)
+    r = tl.where(u == 1.0, x, r)
+    r = tl.where(u - 1.0 == -1.0, -1.0, r)
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def log1p(x):
+    # Kahan: log(u) * x / (u - 1) with u = 1 + x.
+    u = 1.0 + x
+    r = tl.log(u) * x / (u - 1.0)
+    r = tl.where(u == 1.0, x, r)
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def sinh(x):
+    # Near 0: from expm1 (no cancellation). Elsewhere h - 1/(4h) with h = exp(|x|) / 2,
+    # computed as exp(|x| - ln 2) so that it overflows only where sinh does.
+    small = (expm1(x) - expm1(-x)) * 0.5
+    h = tl.exp(tl.abs(x) - 0.6931471805599453)
+    big = h - 0.25 / h
+    return tl.where(tl.abs(x) < 1.0, small, tl.where(x < 0, -big, big))
+
+
+@triton.jit
+def cosh(x):
+    h = tl.exp(tl.abs(x) - 0.6931471805599453)    # exp(|x|) / 2
+    return h + 0.25 / h
+
+
+@triton.jit
+def logit(x, eps):
+    p = minimum(maximum(x, eps), 1.0 - eps)
+    return tl.log(p / (1.0 - p))
+
+
+@triton.jit
+def atan(x):
+    # Cephes atanf: reduce |x| to [0, tan(pi/8)], then a degree-9 odd polynomial.
+    a = tl.abs(x)
+    big = a > 2.414213562373095
+    mid = (a > 0.4142135623730950) & (~big)
+    y0 = tl.where(big, 1.5707963267948966, tl.where(mid, 0.7853981633974483, 0.0))
+    t = tl.where(big, -1.0 / a, tl.where(mid, (a - 1.0) / (a + 1.0), a))
+    z = t * t
+    p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+         - 3.33329491539e-1) * z * t + t
+    r = y0 + p
+    return tl.where(x < 0, -r, r)
+
+
+@triton.jit
+def atan2(y, x):
+    r = atan(y / x)
+    pi = 3.141592653589793
+    r = tl.where(x < 0, tl.where(y < 0, r - pi, r + pi), r)
+    r = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), r)
+    # atan2(+-0, x<0) is +-pi: y == 0 takes the sign of y
+    zero_y = (y == 0) & (x < 0)
+    return tl.where(zero_y, tl.where(1.0 / y < 0, -pi, pi), r)
+
+
+@triton.jit
+def asin(x):
+    return atan2(x, tl.sqrt((1.0 - x) * (1.0 + x)))
+
+
+@triton.jit
+def acos(x):
+    return atan2(tl.sqrt((1.0 - x) * (1.0 + x)), x)
+
+
+@triton.jit
+def erfc(x):
+    # 1 - erf(x) loses every digit for large x: use exp(-x^2) times a Chebyshev fit
+    # (Numerical Recipes' erfcc, relative error < 1.2e-7) where erf(x) is near 1.
+    z = tl.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+            -0.82215223 + t * 0.17087277))))))))
+    tail = t * tl.exp(poly)
+    r = tl.where(x >= 0, tail, 2.0 - tail)
+    return tl.where(tl.abs(x) < 0.5, 1.0 - tl.erf(x), r)
+
+
+@triton.jit
+def hypot(x, y):
+    # max * sqrt(1 + (min/max)^2): the squares never overflow.
+    a = tl.abs(x)
+    b = tl.abs(y)
+    hi = tl.maximum(a, b)
+    lo = tl.minimum(a, b)
+    q = lo / tl.where(hi == 0, 1.0, hi)
+    r = hi * tl.sqrt(1.0 + q * q)
+    r = tl.where((a == float("inf")) | (b == float("inf")), float("inf"), r)
+    return tl.where((x != x) | (y != y), tl.where(r == float("inf"), r, float("nan")), r)
+
+
+@triton.jit
+def remainder(x, y):
+    # Python's %: the sign of the divisor. `%` on a Triton tensor is C's fmod.
+    r = x % y
+    return tl.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
+
+
+@triton.jit
+def floor_divide(x, y):
+    if x.dtype.is_floating():
+        # NumPy's divmod: exact where floor(x / y) would round (1.0 // 0.1 is 9.0).
+        mod = x % y
+        div = (x - mod) / y
+        div = tl.where((mod != 0) & ((y < 0) != (mod < 0)), div - 1.0, div)
+        q = tl.floor(div)
+        q = tl.where(div - q > 0.5, q + 1.0, q)
+        return tl.where(y == 0, x / y, q)
+    else:
+        q = x // y      # C division: toward zero
+        return q - ((x % y != 0) & ((x < 0) != (y < 0))).to(q.dtype)
+
+
+@triton.jit
+def trunc_divide(x, y):
+    if x.dtype.is_floating():
+        return trunc(x / y)
+    else:
+        return x // y
+
+
+@triton.jit
+def isinf(x):
+    return tl.abs(x) == float("inf")
+
+
+@triton.jit
+def isfinite(x):
+    return (x == x) & (tl.abs(x) != float("inf"))
+
+
+@triton.jit
+def softplus(x):
+    # max(x, 0) + log1p(exp(-|x|)): exp of a non-positive number never overflows.
+    return tl.maximum(x, 0.0) + log1p(tl.exp(-tl.abs(x)))
+
+
+@triton.jit
+def stable_sigmoid(x):
+    e = tl.exp(-tl.abs(x))
+    return tl.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+@triton.jit
+def lerp(x, y, w):
+    # PyTorch's form: exact at both ends (w = 0 gives x, w = 1 gives y).
+    return tl.where(tl.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1.0 - w))

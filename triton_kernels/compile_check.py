@@ -24,16 +24,67 @@ def _signature(fn, types, constexprs):
             for name in fn.arg_names}
 
 
+# Sample values for the non-tensor arguments an expression depends on.
+_SAMPLE_ARGS = {"rounding_mode": "floor", "approximate": "tanh", "equal_nan": True, "eps": 0.1,
+                "decimals": 2, "generator": None, "min": 0.5, "max": 1.5, "nan": None,
+                "posinf": None, "neginf": None}
+
+
+class _FakeTensor:
+    """What an expression builder reads of a tensor argument."""
+    dtype = None
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def numel(self):
+        return 8
+
+
+def _scalar_type(value):
+    if isinstance(value, bool):
+        return "i1"
+    return "i32" if isinstance(value, int) else "fp32"
+
+
+def _elementwise_cases(quick):
+    """The pointwise expansion: each expression (with sample arguments when it depends
+    on the call), float32 inputs, a rank-2 result."""
+    import triton.language as tl
+    from tensorplay import _dtype as dt
+    from tensorplay.dispatch.dispatcher import dispatcher
+    from triton_kernels import _template, elementwise
+    for kernel, entry in sorted(elementwise.OPS.items()):
+        if kernel.endswith("_") and kernel[:-1] in elementwise.OPS:
+            continue                     # the in-place form compiles the same expression
+        schema = dispatcher.find(entry.op).schema
+        tensors = [schema.arg_names[i] for i in schema.tensor_positions]
+        integral = kernel.startswith("bitwise")
+        dtype, ptr, compute = (dt.int32, "*i32", tl.int32) if integral else \
+            (dt.float32, "*fp32", tl.float32)
+        a = {n: _FakeTensor(dtype) if n in tensors else _SAMPLE_ARGS.get(n, 0.5)
+             for n in schema.arg_names}
+        expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
+        name = elementwise._variant(kernel, expr)
+        fn = _template.kernel(name, expr, len(tensors), 2, tuple(scalars))
+        types = {f"{v}_ptr": ptr for v in ("out", "x", "y", "z")}
+        types.update({k: _scalar_type(v) for k, v in scalars.items()})
+        yield kernel, fn, types, dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=False), {}
+        if quick and kernel > "c":
+            return
+
+
 def cases(quick):
     """(label, kernel, argument types, constexprs, options) for each compilation."""
     import triton.language as tl
     from triton_kernels import _template, linalg, pointwise, reduction
-    names = ["add", "div", "pow", "where", "eq", "tanh", "copy"] if quick \
+    yield from _elementwise_cases(quick)
+    names = ["add", "div", "pow", "where", "eq", "tanh", "copy", "sign"] if quick \
         else list(pointwise.EXPRESSIONS)
     for name in names:
-        arity, expr = pointwise.EXPRESSIONS[name]
+        arity, expr, scalars = pointwise._entry(name)
         for rank in ((3,) if quick else (1, 2, 4)):
-            fn = _template.kernel(name, expr, arity, rank)
+            fn = _template.kernel(name, expr, arity, rank, scalars)
             types = {"out_ptr": "*bf16", "x_ptr": "*fp16", "y_ptr": "*fp32", "z_ptr": "*i64"}
             if name == "where":
                 types["x_ptr"] = "*i1"
@@ -43,12 +94,23 @@ def cases(quick):
                     continue
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
-    for op in ("sum", "max", "min"):
-        for acc, ptr in ((tl.float32, "*fp16"), (tl.int64, "*i32"), (tl.int8, "*i1")):
+    from triton_kernels import scan
+    for kind in ("sum", "prod"):
+        for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i64")):
+            yield (f"scan {kind} {acc}", scan.scan_kernel, {"in_ptr": ptr, "out_ptr": ptr},
+                   dict(OP=kind, ACC=acc, BLOCK_M=4, BLOCK_N=256), {})
+    tril = _template.kernel("tril", "tl.where(col - row <= diagonal, x, 0)", 1, 3,
+                            ("diagonal",), matrix=True)
+    yield ("tril rank 3", tril, {"out_ptr": "*fp32", "x_ptr": "*fp32"},
+           dict(COMPUTE=tl.float32, BLOCK=1024, WIDE_INDEX=False), {})
+    for op in ("sum", "prod", "max", "min"):
+        for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i32"), (tl.int8, "*i1"),
+                         (tl.float64, "*fp64")):
             types = {"in_ptr": ptr, "idx_in_ptr": "*i64", "out_ptr": ptr, "idx_out_ptr": "*i64",
-                     "init": "fp32" if acc is tl.float32 else "i32"}
-            const = dict(OP=op, MEAN=op == "sum" and acc is tl.float32,
-                         WITH_INDEX=op != "sum", INDEXED_INPUT=op != "sum", ACC=acc,
+                     "init": "fp32" if acc.is_floating() else "i32"}
+            const = dict(OP=op, MEAN=op == "sum" and acc.is_floating(),
+                         WITH_INDEX=op in ("max", "min"), INDEXED_INPUT=op in ("max", "min"),
+                         ACC=acc,
                          BLOCK_M=4, BLOCK_N=1024)
             yield f"reduce {op} {acc}", reduction.reduce_kernel, types, const, {}
             if quick:
@@ -57,12 +119,17 @@ def cases(quick):
                      ("*fp64", tl.float64))
     for ptr, acc in matmul_dtypes[:2] if quick else matmul_dtypes:
         for masked in (True, False):
-            const = dict(MASKED=masked, UPCAST=False,
+            const = dict(MASKED=masked, USE_DOT=True, UPCAST=False,
                          PRECISION="ieee" if ptr in ("*fp32", "*fp64") else "tf32", ACC=acc,
                          BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
             yield (f"matmul {ptr[1:]} masked={masked}", linalg.matmul_kernel,
                    {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const,
                    dict(num_warps=4, num_stages=3))
+    for ptr in ("*i64", "*u8"):
+        const = dict(MASKED=True, USE_DOT=False, UPCAST=False, PRECISION="ieee", ACC=tl.int64,
+                     **linalg.INTEGER_BLOCKS)
+        yield (f"matmul {ptr[1:]} (integer)", linalg.matmul_kernel,
+               {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const, {})
 
 
 def main(argv=None):

@@ -25,7 +25,7 @@ import triton.language as tl
 import tensorplay._generated.registrations  # noqa: F401 - defines mm and bmm
 from tensorplay import _dtype as dt
 from tensorplay.errors import KernelConstraintError
-from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.library import Library, ShapeRule
 from tensorplay.meta import rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 
@@ -44,6 +44,7 @@ def matmul_kernel(
     stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn,
     MASKED: tl.constexpr,  # False only when the blocks divide M, N and K exactly
+    USE_DOT: tl.constexpr,  # tl.dot (floating inputs) or a broadcast multiply-sum (integers)
     UPCAST: tl.constexpr,  # interpreter: do half-precision dots in float32
     PRECISION: tl.constexpr,  # "ieee" for fp32/fp64 inputs (no TF32)
     ACC: tl.constexpr,  # accumulator dtype: float32 (float64 for fp64 inputs)
@@ -82,7 +83,14 @@ def matmul_kernel(
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        if USE_DOT:
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        else:
+            # Integers: tl.dot has no int64 (or int16/int32) inputs, so multiply a
+            # [BLOCK_M, BLOCK_K, BLOCK_N] block of products and sum over K. Wrapping
+            # modulo 2**bits commutes with + and *, so int64 accumulation then the
+            # narrowing store gives what an int8 (or uint8...) accumulator would.
+            acc += tl.sum(a.to(ACC)[:, :, None] * b.to(ACC)[None, :, :], axis=1)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c = acc.to(c_ptr.dtype.element_ty)
@@ -140,6 +148,11 @@ def _dot_options(dtype):
                 ACC=tl.float64 if dtype is dt.float64 else tl.float32)
 
 
+# Integers run the kernel without autotuning, in blocks small enough for the
+# [BLOCK_M, BLOCK_K, BLOCK_N] products to stay in registers.
+INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
+
+
 def _launch(name, kernel, a, b, c, batch, masked):
     """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0)."""
     sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
@@ -147,18 +160,40 @@ def _launch(name, kernel, a, b, c, batch, masked):
         sa, sb, sc = (0,) + sa, (0,) + sb, (0,) + sc
     M, K = a._impl.sizes[-2:]
     N = b._impl.sizes[-1]
-    if M == 0 or N == 0 or (len(a._impl.sizes) == 3 and batch == 0):
-        return c   # nothing to compute (a launch over an empty batch would read past it)
+    if c._impl.numel() == 0:          # nothing to write (an empty batch, M or N)
+        return c
     if K == 0:
         from triton_kernels.copy import fill_
         return fill_(c, 0)
+    dtype = a._impl.dtype
+    if dtype.is_floating_point:
+        options = dict(USE_DOT=True, **_dot_options(dtype))
+    else:
+        name, kernel = "matmul (integer, masked)", matmul_kernel
+        options = dict(USE_DOT=False, UPCAST=False, PRECISION="ieee", ACC=tl.int64,
+                       **INTEGER_BLOCKS)
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), max(batch, 1))
 
     launch(name, kernel, grid, pointer(a), pointer(b), pointer(c), M, N, K, *sa, *sb, *sc,
-           MASKED=masked, **_dot_options(a._impl.dtype))
+           MASKED=masked, **options)
     return c
+
+
+def product(a, b, dtype):
+    """a @ b (2-D or 3-D, any strides) into a new tensor of `dtype`: the aligned kernel
+    when its rule holds, the masked one otherwise. linalg_ext.py builds addmm, mv,
+    linear... on it, with a float32 `dtype` for half inputs so that the sum with a bias
+    rounds once."""
+    sizes = tuple(a._impl.sizes[:-1]) + (b._impl.sizes[-1],)
+    c = new_tensor(sizes, dtype, a._impl.device)
+    batch = a._impl.sizes[0] if len(sizes) == 3 else 0
+    aligned = a._impl.dtype in _MATMUL_DTYPES and _aligned(a, b) and \
+        _dividing(CONFIGS, dict(M=sizes[-2], N=sizes[-1], K=a._impl.sizes[-1]))
+    if aligned:
+        return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, batch, False)
+    return _launch("matmul (masked)", matmul_generic, a, b, c, batch, masked=True)
 
 
 def _mm_prepare(self, mat2):
@@ -173,18 +208,12 @@ def _bmm_prepare(self, mat2):
     return a, b, new_tensor(spec.sizes, spec.dtype, device)
 
 
-# ---- the generic candidates (ops.yaml names them) ---------------------------------------
-# tl.dot takes floating inputs; integer matmuls on `cuda` find no candidate and say so.
-FLOATING = {dt.float16, dt.bfloat16, dt.float32, dt.float64}
-
-
-@kernel(dtypes=FLOATING)
+# ---- the generic candidates (ops.yaml names them): any dtype, any shape -------------------
 def mm(self, mat2):
     a, b, c = _mm_prepare(self, mat2)
     return _launch("matmul (masked)", matmul_generic, a, b, c, 0, masked=True)
 
 
-@kernel(dtypes=FLOATING)
 def bmm(self, mat2):
     a, b, c = _bmm_prepare(self, mat2)
     return _launch("matmul (masked)", matmul_generic, a, b, c, a._impl.sizes[0], masked=True)

@@ -15,8 +15,8 @@ import triton
 
 from tensorplay import _dtype as dt
 from tensorplay._impl import numel_of
-from tensorplay._generated import functional as F
 from tensorplay._promotion import result_type2
+from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
 from triton_kernels import _template
 from triton_kernels._launch import (
@@ -24,12 +24,12 @@ from triton_kernels._launch import (
     new_tensor, operands, pointer,
 )
 
-# op -> (arity, expression over x, y, z and alpha). The expression sees its inputs
-# converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
+# op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
+# inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
 EXPRESSIONS = {
     # binary arithmetic
-    "add": (2, "x + y * alpha"),
-    "sub": (2, "x - y * alpha"),
+    "add": (2, "x + y * alpha", ("alpha",)),
+    "sub": (2, "x - y * alpha", ("alpha",)),
     "mul": (2, "x * y"),
     "div": (2, "x / y"),
     "pow": (2, "_math.pow(x, y)"),
@@ -66,28 +66,47 @@ EXPRESSIONS = {
 BLOCK = 8192 if INTERPRETED else 1024
 
 
+def _entry(name):
+    arity, expr, *scalars = EXPRESSIONS[name]
+    return arity, expr, tuple(scalars[0]) if scalars else ()
+
+
 def source(name, rank=1):
     """The generated Triton source of pointwise kernel `name` for a rank-`rank` result."""
-    arity, expr = EXPRESSIONS[name]
-    return _template.source(name, expr, arity, rank)
+    from triton_kernels import elementwise
+    if name not in EXPRESSIONS:
+        return elementwise.source(name, rank)
+    arity, expr, scalars = _entry(name)
+    return _template.source(name, expr, arity, rank, scalars)
 
 
 def run(name, out, inputs, compute, alpha=1):
     """Compute EXPRESSIONS[name] of the `inputs` tensors into `out` (already allocated,
     any strides), broadcasting each input to out's sizes and computing in the TensorPlay
     dtype `compute`."""
+    arity, expr, scalars = _entry(name)
+    values = {"alpha": alpha} if scalars else {}
+    return run_expression(name, expr, out, inputs, compute, values)
+
+
+def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
+    """The launcher every pointwise kernel shares: `expr` (named `name`, unique per
+    expression) of `inputs` into `out`, with the `scalars` dict as kernel arguments.
+    `matrix`: the expression reads `row` and `col`, so no dimension is merged."""
     sizes = out._impl.sizes
     n = numel_of(sizes)
     if n == 0:
         return out
-    arity, expr = EXPRESSIONS[name]
-    shape, strides = coalesce(sizes, [out._impl.strides]
-                              + [broadcast_strides(t, sizes) for t in inputs])
-    fn = _template.kernel(name, expr, arity, len(shape))
+    all_strides = [list(out._impl.strides)] + [broadcast_strides(t, sizes) for t in inputs]
+    if matrix:
+        shape, strides = list(sizes), all_strides
+    else:
+        shape, strides = coalesce(sizes, all_strides)
+    fn = _template.kernel(name, expr, len(inputs), len(shape), tuple(scalars), matrix)
     flat_strides = [s for per_operand in strides for s in per_operand]
     launch(_template.kernel_name(name, len(shape)), fn, (triton.cdiv(n, BLOCK),),
-           pointer(out), *[pointer(t) for t in inputs], alpha, n, *shape, *flat_strides,
-           COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
+           pointer(out), *[pointer(t) for t in inputs], *scalars.values(), n, *shape,
+           *flat_strides, COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
            WIDE_INDEX=needs_wide_index(n, out, *inputs))
     return out
 
@@ -131,8 +150,12 @@ def xlogy(self, other):
 def pow(self, exponent):  # noqa: A001 - the op's name
     device, (a, b) = operands("pow", self=self, exponent=exponent)
     spec = rules.binary_pow("pow", (self, exponent))
-    if not spec.dtype.is_floating_point and b._impl.numel() and F.min(b).item() < 0:
-        raise ValueError("Integers to negative integer powers are not allowed.")
+    if not spec.dtype.is_floating_point and exponent._impl.wrapped_number:
+        value = exponent.item()       # a Python number: PyTorch refuses a negative one
+        if value < 0:
+            raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
+                             f"(argument 'exponent' is {value} and 'self' is "
+                             f"{spec.dtype.name})", op="pow", arg="exponent")
     out = new_tensor(spec.sizes, spec.dtype, device)
     return run("pow", out, (a, b), spec.dtype)
 
@@ -174,7 +197,7 @@ def _unary(name, rule):
 
 
 neg = _unary("neg", rules.unary_neg)
-abs = _unary("abs", rules.unary)  # noqa: A001
+abs = _unary("abs", rules.unary_abs)  # noqa: A001
 sign = _unary("sign", rules.unary)
 exp = _unary("exp", rules.unary_float)
 log = _unary("log", rules.unary_float)

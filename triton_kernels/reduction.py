@@ -1,5 +1,5 @@
-"""Reductions on the `cuda` device: sum, mean, max/min (with indices), argmax/argmin,
-over any dims, with keepdim. One Triton kernel serves them all.
+"""Reductions on the `cuda` device: sum, mean, prod, max/min (with indices),
+argmax/argmin, over any dims, with keepdim. One Triton kernel serves them all.
 
 Every reduction is read as a matrix: M rows (the kept dims, in order) of N elements
 each (the reduced dims). When the dims collapse to one stride each, the kernel reads
@@ -23,6 +23,7 @@ import triton.language as tl
 from tensorplay import _dtype as dt
 from tensorplay._impl import numel_of
 from tensorplay.meta import rules
+from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
@@ -48,7 +49,7 @@ def reduce_kernel(
     chunk,  # elements of a row handled by one program (a multiple of BLOCK_N)
     divisor,  # MEAN: the result is divided by it
     init,  # the identity: 0 for a sum, the lowest/highest value for max/min
-    OP: tl.constexpr,  # "sum", "max" or "min"
+    OP: tl.constexpr,  # "sum", "prod", "max" or "min"
     MEAN: tl.constexpr,
     WITH_INDEX: tl.constexpr,
     INDEXED_INPUT: tl.constexpr,
@@ -71,15 +72,19 @@ def reduce_kernel(
         n = n0 + cols
         mask = row_mask[:, None] & (n[None, :] < end)
         offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
-        x = tl.load(in_ptr + offsets, mask=mask).to(ACC)
+        x = _math.convert(tl.load(in_ptr + offsets, mask=mask), ACC)
         x = tl.where(mask, x, fill)
         if OP == "sum":
             acc += x
+        elif OP == "prod":
+            acc *= x
         else:
+            # Strict comparisons: among equal values the first one stays. A NaN wins over
+            # any number (max and min propagate NaN, as in PyTorch), the first NaN stays.
             if OP == "max":
-                take = x > acc       # strict: among equal values the first one stays
+                take = (x > acc) | ((x != x) & (acc == acc))
             else:
-                take = x < acc
+                take = (x < acc) | ((x != x) & (acc == acc))
             acc = tl.where(take, x, acc)
             if WITH_INDEX:
                 if INDEXED_INPUT:
@@ -92,19 +97,28 @@ def reduce_kernel(
         result = tl.sum(acc, axis=1)
         if MEAN:
             result = result / divisor
+    elif OP == "prod":
+        result = tl.reduce(acc, 1, _math.multiply)
     else:
+        # Across the lanes: the best number, unless some lane holds a NaN.
+        is_nan = acc != acc
+        numbers = tl.where(is_nan, fill, acc)
         if OP == "max":
-            result = tl.max(acc, axis=1)
+            result = tl.max(numbers, axis=1)
         else:
-            result = tl.min(acc, axis=1)
+            result = tl.min(numbers, axis=1)
+        any_nan = tl.max(is_nan.to(tl.int32), axis=1) > 0
+        if acc.dtype.is_floating():
+            result = tl.where(any_nan, float("nan"), result).to(ACC)
         if WITH_INDEX:
             # The first position holding the result: the smallest index among the lanes
-            # whose value equals it.
-            hit = acc == result[:, None]
+            # that hold it (the NaN lanes, when there are any).
+            hit = tl.where(any_nan[:, None], is_nan, acc == result[:, None])
             big = tl.zeros([BLOCK_M, BLOCK_N], tl.int64) + 9223372036854775807
             index = tl.min(tl.where(hit, acc_idx, big), axis=1)
             tl.store(idx_out_ptr + out_offsets, index, mask=row_mask)
-    tl.store(out_ptr + out_offsets, result.to(out_ptr.dtype.element_ty), mask=row_mask)
+    tl.store(out_ptr + out_offsets, _math.convert(result, out_ptr.dtype.element_ty),
+             mask=row_mask)
 
 
 def _pow2(n):
@@ -126,6 +140,8 @@ def plan(M, N):
 def _init(op, acc):
     if op == "sum":
         return 0
+    if op == "prod":
+        return 1
     if acc.is_floating():
         return float("-inf") if op == "max" else float("inf")
     info = acc.primitive_bitwidth
@@ -191,6 +207,8 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     ndim = len(sizes)
     reduced = tuple(range(ndim)) if dims is None or len(dims) == 0 else \
         rules.reduce_dim_list(name, dims, ndim)
+    if ndim == 0:                    # dim 0 or -1 of a 0-dim tensor: the one element
+        reduced = ()
     kept = tuple(d for d in range(ndim) if d not in reduced)
     out_sizes = tuple(1 if d in reduced else sizes[d] for d in range(ndim)) if keepdim \
         else tuple(sizes[d] for d in kept)
@@ -200,13 +218,21 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     idx = new_tensor(out_sizes, dt.int64, device) if indices else None
     if M == 0:
         return out, idx
-    if N == 0:                       # only sums get here: max/min rules reject it
-        fill_(out, float("nan") if mean else 0)
+    if N == 0:
+        # An empty sum is 0 and an empty product 1 (mean: nan); max/min rules reject an
+        # empty input, so here they are all()/any() of nothing: True / False.
+        fill_(out, float("nan") if mean else {"sum": 0, "prod": 1, "min": 1, "max": 0}[op])
         return out, idx
     matrix, stride_m, stride_n = _as_matrix(x, kept, reduced)
     target = out if out is not None else new_tensor(out_sizes, x._impl.dtype, device)
     _run(op, matrix, target, idx, M, N, stride_m, stride_n, compute_dtype(acc_from), mean)
     return out, idx
+
+
+def reduce_any(name, op, self, dims, keepdim, out_dtype, acc_from):
+    """`op` ("sum", "prod", "max", "min") of `self` over `dims` (None or [] = all), the
+    result in `out_dtype`, accumulated in the compute dtype of `acc_from`."""
+    return _reduce(name, op, self, dims, keepdim, out_dtype, acc_from)[0]
 
 
 # ---- the kernels ops.yaml names --------------------------------------------------------

@@ -32,8 +32,10 @@ def _close_samples(op, device, dtype, requires_grad):
     a = make_tensor((3, 4), dtype, device, rng=rng)
     yield S(a, (a.clone(),), name="equal")
     if dtype.is_floating_point:
-        x = tp.tensor([1.0, 1.0, 100.0, float("nan"), float("inf"), 0.0], dtype=dtype)
-        y = tp.tensor([1.0 + 5e-6, 1.2, 100.5, float("nan"), float("inf"), 1e-9], dtype=dtype)
+        x = tp.tensor([1.0, 1.0, 100.0, float("nan"), float("inf"), 0.0], dtype=dtype,
+                      device=device)
+        y = tp.tensor([1.0 + 5e-6, 1.2, 100.5, float("nan"), float("inf"), 1e-9], dtype=dtype,
+                      device=device)
         for kwargs in ({}, {"rtol": 0.1}, {"atol": 1.0, "rtol": 0.0}, {"equal_nan": True}):
             yield S(x, (y,), kwargs, name=f"near values {kwargs}")
     else:

@@ -1,0 +1,410 @@
+"""The pointwise expansion on the `cuda` device: math, rounding, division, logic,
+bitwise, blends (clamp, lerp, addcmul...), activations and random fills, each one an
+expression put into the per-arity template of triton_kernels/_template.py.
+
+An entry names the op it serves and its expression; everything else comes from the
+op itself. The kernel's parameters are the schema's (the dispatcher checks them), its
+result's shape and dtype come from the op's shape rule (ops.yaml `meta:`, the same
+rule the Meta backend runs), and the in-place forms (`exp_`, `clamp_`...) write
+through self's strides. An expression that depends on a non-tensor argument (gelu's
+`approximate`, clamp's optional bounds) is a function of the call's arguments that
+returns the expression text and its scalar arguments.
+
+    >>> import triton_kernels; print(triton_kernels.source("leaky_relu"))
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable, Union
+
+import ml_dtypes
+
+from tensorplay import _dtype as dt
+from tensorplay import cuda
+from tensorplay._backends import resolve
+from tensorplay._generated import functional as F
+from tensorplay._generated.registrations import META_RULES
+from tensorplay._promotion import result_type
+from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.errors import ArgumentError
+from tensorplay.meta.rules import SELF
+from triton_kernels import _template
+from triton_kernels._launch import new_tensor, operands
+from triton_kernels.pointwise import EXPRESSIONS, run_expression
+
+Expression = Union[str, Callable]
+
+
+@dataclass(frozen=True)
+class Pointwise:
+    """One op: `expr` over x, y, z (its tensor arguments in schema order, converted to
+    the compute dtype) and scalar arguments by name.
+
+    compute:  "result"  the result's dtype (half types widened to float32)
+              "inputs"  the inputs' promoted dtype (tests such as isnan, logical ops)
+              "float"   the inputs' dtype if floating, else float64 (isclose of integers)
+    expr:     a string, or fn(args) -> (string, {scalar name: value}) where `args` maps
+              the schema's argument names to the call's values
+    check:    fn(op, args, compute dtype) run before the launch (integer division by 0)
+    """
+    op: str
+    expr: Expression
+    compute: str = "result"
+    check: Callable = None
+
+
+# ---- expressions that depend on the call ---------------------------------------------
+def _scalars(expr, *names):
+    """An expression whose named scalars are the schema arguments of the same name."""
+    return lambda a: (expr, {n: a[n] for n in names})
+
+
+def _logit(a):
+    if a["eps"] is None:
+        return "tl.log(x / (1.0 - x))", {}
+    return "_math.logit(x, eps)", {"eps": a["eps"]}
+
+
+def _round_decimals(a):
+    d = a["decimals"]
+    if d >= 0:
+        return "_math.round_half_even(x * scale) / scale", {"scale": 10.0 ** d}
+    return "_math.round_half_even(x / scale) * scale", {"scale": 10.0 ** -d}
+
+
+def _div_mode(a):
+    mode = a["rounding_mode"]
+    if mode is None:
+        return "x / y", {}
+    if mode == "trunc":
+        return "_math.trunc_divide(x, y)", {}
+    return "_math.floor_divide(x, y)", {}
+
+
+def _as_compute(name):
+    """A scalar argument converted to the compute dtype, as the CPU kernels convert it
+    (a bound 2.5 clamps an int tensor at 2)."""
+    return f"tl.full([BLOCK], {name}, COMPUTE)"
+
+
+def _clamp_scalar(a):
+    expr, scalars = "x", {}
+    if a["min"] is not None:
+        expr, scalars["lo"] = f"_math.maximum({expr}, {_as_compute('lo')})", a["min"]
+    if a["max"] is not None:
+        expr, scalars["hi"] = f"_math.minimum({expr}, {_as_compute('hi')})", a["max"]
+    return expr, scalars
+
+
+def _clamp_tensor(a):
+    # The bounds are the inputs after x, in order, the absent one skipped.
+    if a["min"] is not None and a["max"] is not None:
+        return "_math.minimum(_math.maximum(x, y), z)", {}
+    if a["min"] is not None:
+        return "_math.maximum(x, y)", {}
+    return "_math.minimum(x, y)", {}
+
+
+def _nan_to_num(a):
+    dtype = a["self"].dtype
+    if not dtype.is_floating_point:
+        return "x", {}                      # integers and bool have no nan or inf
+    info = ml_dtypes.finfo(dtype.np)
+    nan = 0.0 if a["nan"] is None else float(a["nan"])
+    big = float(info.max) if a["posinf"] is None else float(a["posinf"])
+    small = float(info.min) if a["neginf"] is None else float(a["neginf"])
+    # Literal constants: a Python float argument would reach the kernel as float32,
+    # and float64's largest value is not one.
+    return (f"tl.where(x != x, {nan!r}, tl.where(x == float('inf'), {big!r}, "
+            f"tl.where(x == -float('inf'), {small!r}, x)))"), {}
+
+
+def _isclose(a):
+    expr = ("(x == y) | (_math.isfinite(x) & _math.isfinite(y) & "
+            "(tl.abs(x - y) <= atol + rtol * tl.abs(y)))")
+    if a["equal_nan"]:
+        expr += " | ((x != x) & (y != y))"
+    return expr, {"rtol": a["rtol"], "atol": a["atol"]}
+
+
+def _bitwise_not(a):
+    return ("x == 0" if a["self"].dtype is dt.bool else "~x"), {}
+
+
+def _gelu(a):
+    if a["approximate"] == "tanh":
+        return ("0.5 * x * (1.0 + _math.tanh(0.7978845608028654 * "
+                "(x + 0.044715 * x * x * x)))"), {}
+    return "x * 0.5 * (1.0 + tl.erf(x * 0.7071067811865476))", {}
+
+
+def _random(expr, *names):
+    """Philox random numbers (tl.rand/tl.randn) at (seed, offset + element index): the
+    `cuda` generator's seed, and an offset that advances with every call, so a run is
+    reproducible after tp.manual_seed and no two calls draw the same numbers."""
+    def build(a):
+        n = a["self"].numel()
+        generator = a.get("generator")
+        if generator is not None:
+            seed, offset = int(generator.numpy.integers(2 ** 31 - 1)), 0
+        else:
+            seed, offset = cuda.philox_seed_offset(n)
+        scalars = {name: a[name] for name in names}
+        scalars.update(seed=seed, offset=offset)
+        return expr, scalars
+    return build
+
+
+_UNIFORM = "tl.rand(seed, index + offset)"
+
+
+# ---- integer division by zero: an error, as on the CPU ---------------------------------
+def _nonzero_divisor(op, a, compute):
+    if compute.is_floating_point or a.get("rounding_mode", "floor") is None:
+        return
+    other = a["other"]
+    if other.numel() and F.eq(other, 0).max().item():
+        raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
+                            f"element)", op=op, arg="other")
+
+
+def _probabilities(arg):
+    """bernoulli's probabilities must lie in [0, 1] (a reduction on the device; the
+    offending value is looked up on the host only to write the error)."""
+    def check(op, a, compute):
+        p = a[arg]
+        if isinstance(p, (int, float)):
+            bad = not 0 <= p <= 1
+            value = p
+        else:
+            inside = F.logical_and(F.ge(p, 0), F.le(p, 1))
+            bad = p.numel() > 0 and not F.all(inside).item()
+            value = None
+            if bad:
+                host = p.detach().cpu().numpy().astype("float64").reshape(-1)
+                value = host[~((host >= 0) & (host <= 1))][0]
+        if bad:
+            raise ArgumentError(f"{op}(): argument '{arg}' must hold probabilities in [0, 1], "
+                                f"but it contains {value}", op=op, arg=arg)
+    return check
+
+
+_FOUNDATION = {name: EXPRESSIONS[name][1] for name in
+               ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
+
+# kernel name (what ops.yaml's `CUDA:` names) -> the op and its expression
+OPS = {
+    # float functions: integers and bool compute in the default float dtype
+    "reciprocal": Pointwise("reciprocal", "1.0 / x"),
+    "rsqrt": Pointwise("rsqrt", "1.0 / tl.sqrt(x)"),
+    "exp2": Pointwise("exp2", "tl.exp2(x)"),
+    "expm1": Pointwise("expm1", "_math.expm1(x)"),
+    "log2": Pointwise("log2", "tl.log2(x)"),
+    "log10": Pointwise("log10", "tl.log(x) * 0.4342944819032518"),
+    "log1p": Pointwise("log1p", "_math.log1p(x)"),
+    "tan": Pointwise("tan", "tl.sin(x) / tl.cos(x)"),
+    "asin": Pointwise("asin", "_math.asin(x)"),
+    "acos": Pointwise("acos", "_math.acos(x)"),
+    "atan": Pointwise("atan", "_math.atan(x)"),
+    "sinh": Pointwise("sinh", "_math.sinh(x)"),
+    "cosh": Pointwise("cosh", "_math.cosh(x)"),
+    "erf": Pointwise("erf", "tl.erf(x)"),
+    "erfc": Pointwise("erfc", "_math.erfc(x)"),
+    "logit": Pointwise("logit", _logit),
+    # rounding (integers are whole: a copy)
+    "floor": Pointwise("floor", "_math.floor(x)"),
+    "ceil": Pointwise("ceil", "_math.ceil(x)"),
+    "trunc": Pointwise("trunc", "_math.trunc(x)"),
+    "round": Pointwise("round", "_math.round_half_even(x)"),
+    "round_decimals": Pointwise("round.decimals", _round_decimals),
+    "frac": Pointwise("frac", "x - _math.trunc(x)"),
+    # the division family
+    "div_mode": Pointwise("div.Tensor_mode", _div_mode, check=_nonzero_divisor),
+    "floor_divide": Pointwise("floor_divide", "_math.floor_divide(x, y)",
+                              check=_nonzero_divisor),
+    "remainder": Pointwise("remainder.Tensor", "_math.remainder(x, y)",
+                           check=_nonzero_divisor),
+    "fmod": Pointwise("fmod.Tensor", "x % y", check=_nonzero_divisor),
+    "atan2": Pointwise("atan2", "_math.atan2(x, y)"),
+    "hypot": Pointwise("hypot", "_math.hypot(x, y)"),
+    # blends
+    "clamp": Pointwise("clamp", _clamp_scalar),
+    "clamp_tensor": Pointwise("clamp.Tensor", _clamp_tensor),
+    "clamp_max_tensor": Pointwise("clamp_max.Tensor", "_math.minimum(x, y)"),
+    "lerp_scalar": Pointwise("lerp.Scalar", _scalars(f"_math.lerp(x, y, {_as_compute('weight')})",
+                                                     "weight")),
+    "lerp_tensor": Pointwise("lerp.Tensor", "_math.lerp(x, y, z)"),
+    "addcmul": Pointwise("addcmul", _scalars(f"x + {_as_compute('value')} * (y * z)", "value")),
+    "addcdiv": Pointwise("addcdiv", _scalars(f"x + {_as_compute('value')} * (y / z)", "value")),
+    "nan_to_num": Pointwise("nan_to_num", _nan_to_num),
+    # tests and logic (computed in the inputs' dtype, a bool result)
+    "isnan": Pointwise("isnan", "x != x", compute="inputs"),
+    "isinf": Pointwise("isinf", "_math.isinf(x)", compute="inputs"),
+    "isfinite": Pointwise("isfinite", "_math.isfinite(x)", compute="inputs"),
+    "isclose": Pointwise("isclose", _isclose, compute="float"),
+    "logical_not": Pointwise("logical_not", "x == 0", compute="inputs"),
+    "logical_and": Pointwise("logical_and", "(x != 0) & (y != 0)", compute="inputs"),
+    "logical_or": Pointwise("logical_or", "(x != 0) | (y != 0)", compute="inputs"),
+    "logical_xor": Pointwise("logical_xor", "(x != 0) != (y != 0)", compute="inputs"),
+    "bitwise_not": Pointwise("bitwise_not", _bitwise_not),
+    "bitwise_and": Pointwise("bitwise_and.Tensor", "x & y"),
+    "bitwise_or": Pointwise("bitwise_or.Tensor", "x | y"),
+    "bitwise_xor": Pointwise("bitwise_xor.Tensor", "x ^ y"),
+    # activations
+    "leaky_relu": Pointwise("leaky_relu", _scalars("tl.where(x > 0, x, x * negative_slope)",
+                                                   "negative_slope")),
+    "elu": Pointwise("elu", _scalars("scale * tl.where(x > 0, x, alpha * _math.expm1("
+                                     "_math.minimum(x, 0.0) * input_scale))",
+                                     "alpha", "scale", "input_scale")),
+    "gelu": Pointwise("gelu", _gelu),
+    "silu": Pointwise("silu", "x * _math.stable_sigmoid(x)"),
+    "mish": Pointwise("mish", "x * _math.tanh(_math.softplus(x))"),
+    "softplus": Pointwise("softplus", _scalars("tl.where(x * beta > threshold, x, "
+                                               "_math.softplus(x * beta) / beta)",
+                                               "beta", "threshold")),
+    "hardtanh": Pointwise("hardtanh", _scalars(f"_math.minimum(_math.maximum(x, "
+                                               f"{_as_compute('min_val')}), "
+                                               f"{_as_compute('max_val')})",
+                                               "min_val", "max_val")),
+    "hardsigmoid": Pointwise("hardsigmoid",
+                             "_math.minimum(_math.maximum(x + 3.0, 0.0), 6.0) / 6.0"),
+    "hardswish": Pointwise("hardswish",
+                           "x * _math.minimum(_math.maximum(x + 3.0, 0.0), 6.0) / 6.0"),
+    "threshold": Pointwise("threshold", _scalars(f"tl.where(x <= threshold, "
+                                                 f"{_as_compute('value')}, x)",
+                                                 "threshold", "value")),
+    # random fills (Philox)
+    "normal_": Pointwise("normal_", _random("mean + std * tl.randn(seed, index + offset)",
+                                            "mean", "std")),
+    "uniform_": Pointwise("uniform_", _random(f"from_ + (to - from_) * {_UNIFORM}",
+                                              "from_", "to")),
+    "exponential_": Pointwise("exponential_", _random(f"-_math.log1p(-{_UNIFORM}) / lambd",
+                                                      "lambd")),
+    "bernoulli": Pointwise("bernoulli", _random(f"tl.where({_UNIFORM} < x, 1.0, 0.0)"),
+                           check=_probabilities("self")),
+    "bernoulli_p": Pointwise("bernoulli.p", _random(f"tl.where({_UNIFORM} < p, 1.0, 0.0)",
+                                                    "p"), check=_probabilities("p")),
+    "bernoulli__float": Pointwise("bernoulli_.float",
+                                  _random(f"tl.where({_UNIFORM} < p, 1.0, 0.0)", "p"),
+                                  check=_probabilities("p")),
+    "bernoulli__tensor": Pointwise("bernoulli_.Tensor",
+                                   _random(f"tl.where({_UNIFORM} < y, 1.0, 0.0)"),
+                                   check=_probabilities("p")),
+}
+
+# In-place forms: the same expression, written into self.
+_INPLACE = {
+    "reciprocal", "rsqrt", "exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "erf", "erfc", "logit", "floor", "ceil", "trunc", "round",
+    "round_decimals", "frac", "div_mode", "floor_divide", "remainder", "fmod", "atan2",
+    "hypot", "clamp", "clamp_tensor", "clamp_max_tensor", "lerp_scalar", "lerp_tensor",
+    "addcmul", "addcdiv", "nan_to_num", "logical_not", "logical_and", "logical_or",
+    "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "leaky_relu",
+    "elu", "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "threshold",
+}
+
+
+def _inplace_op(op):
+    if op == "floor_divide":
+        return "floor_divide_.Tensor"
+    name, dot, overload = op.partition(".")
+    return f"{name}_{dot}{overload}"
+
+
+for _kernel in sorted(_INPLACE):
+    _entry = OPS[_kernel]
+    OPS[f"{_kernel}_"] = Pointwise(_inplace_op(_entry.op), _entry.expr, _entry.compute,
+                                   _entry.check)
+for _name, _expr in _FOUNDATION.items():   # exp_, neg_, ...: the foundation's expressions
+    OPS[f"{_name}_"] = Pointwise(f"{_name}_", _expr)
+del _kernel, _entry, _name, _expr
+
+
+# ---- the launchers ----------------------------------------------------------------------
+_variants = {}     # (kernel name, expression) -> the template name of that variant
+
+
+def _variant(kernel, expr):
+    name = _variants.get((kernel, expr))
+    if name is None:
+        count = sum(1 for k, _ in _variants if k == kernel)
+        name = _variants[(kernel, expr)] = kernel if count == 0 else f"{kernel}_v{count}"
+    return name
+
+
+def _rule(op):
+    rule_name = META_RULES[op]
+    if "." in rule_name:
+        return resolve("tensorplay.meta", rule_name)
+    from tensorplay.meta import rules
+    return getattr(rules, rule_name)
+
+
+def _compute_dtype(entry, spec, tensors):
+    """In place (spec is SELF) and for tests: the tensors' promoted dtype. Otherwise the
+    result's dtype, as the op's rule gives it."""
+    if entry.compute in ("inputs", "float") or spec is SELF:
+        dtype = result_type(*tensors)
+        if entry.compute == "float" and not dtype.is_floating_point:
+            return dt.float64       # |x - y| of unsigned integers must not wrap around
+        return dtype
+    return spec.dtype
+
+
+def make_launcher(kernel_name, entry):
+    """The CUDA kernel of `entry.op`, with the schema's parameter names."""
+    handle = dispatcher.find(entry.op)
+    names = handle.schema.arg_names
+    positions = handle.schema.tensor_positions
+    inplace = bool(handle.schema.mutable_positions)
+    op = entry.op.partition(".")[0]                 # the name errors use: "clamp_"
+    rule = _rule(entry.op)
+
+    def launcher(*args):
+        a = dict(zip(names, args))
+        tensors = {names[i]: args[i] for i in positions if args[i] is not None}
+        device, moved = operands(op, **tensors)
+        spec = rule(op, args)        # the checks; SELF for the in-place forms
+        compute = _compute_dtype(entry, spec, list(tensors.values()))
+        if entry.check is not None:
+            entry.check(op, a, compute)
+        expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
+        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
+        run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
+        return out
+
+    launcher.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    launcher.__name__ = launcher.__qualname__ = kernel_name
+    launcher.__doc__ = f"{entry.op} on cuda, elementwise: {entry.expr}"
+    return launcher
+
+
+for _kernel, _entry in OPS.items():
+    globals()[_kernel] = make_launcher(_kernel, _entry)
+del _kernel, _entry
+
+
+def equal(self, other):
+    """True when both have the same shape and values (not a pointwise result: a bool)."""
+    operands("equal", self=self, other=other)
+    if self._impl.sizes != other._impl.sizes:
+        return False
+    if self._impl.numel() == 0:
+        return True
+    return bool(F.eq(self, other).min().item())
+
+
+def source(kernel, rank=1):
+    """The generated source of `kernel` (its first variant, for an expression that
+    depends on the call)."""
+    entry = OPS[kernel]
+    if callable(entry.expr):
+        raise ValueError(f"{kernel}: the expression depends on the call's arguments; call "
+                         f"the op once and read triton_kernels._template._sources")
+    arity = len(dispatcher.find(entry.op).schema.tensor_positions)
+    return _template.source(_variant(kernel, entry.expr), entry.expr, arity, rank)
+
+
+__all__ = sorted(OPS) + ["equal", "source"]

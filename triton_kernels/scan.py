@@ -1,0 +1,105 @@
+"""Running sums and products on the `cuda` device: cumsum, cumprod and their in-place
+forms. The scanned dim is moved last and the input read as [M rows, N elements] (a copy
+only when the rows do not lie at one stride); each program scans BLOCK_M rows, BLOCK_N
+elements at a time with tl.cumsum/tl.cumprod, carrying each row's total from one block
+to the next.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay.meta import reduction as rules
+from triton_kernels import _math
+from triton_kernels._launch import (
+    INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
+)
+from triton_kernels.pointwise import run
+
+MAX_BLOCK_N = 4096 if INTERPRETED else 1024
+
+
+@triton.jit
+def scan_kernel(
+    in_ptr,  # the input, read as [M, N]
+    out_ptr,  # the result, [M, N] contiguous
+    M, N,
+    stride_m, stride_n,  # the input's strides in elements
+    OP: tl.constexpr,  # "sum" or "prod"
+    ACC: tl.constexpr,  # accumulator dtype (float32 for half types, int64 for integers)
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    # Memory traffic: each element read once and written once.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    cols = tl.arange(0, BLOCK_N)
+    if OP == "sum":
+        carry = tl.zeros([BLOCK_M], ACC)
+    else:
+        carry = tl.zeros([BLOCK_M], ACC) + 1
+    for n0 in range(0, N, BLOCK_N):
+        n = n0 + cols
+        mask = row_mask[:, None] & (n[None, :] < N)
+        offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
+        x = _math.convert(tl.load(in_ptr + offsets, mask=mask), ACC)
+        if OP == "sum":
+            x = tl.where(mask, x, 0)
+            running = tl.cumsum(x, axis=1) + carry[:, None]
+            carry = carry + tl.sum(x, axis=1)
+        else:
+            x = tl.where(mask, x, 1)
+            running = tl.cumprod(x, axis=1) * carry[:, None]
+            carry = carry * tl.reduce(x, 1, _math.multiply)
+        out_offsets = rows[:, None].to(tl.int64) * N + n[None, :]
+        tl.store(out_ptr + out_offsets, _math.convert(running, out_ptr.dtype.element_ty),
+                 mask=mask)
+
+
+def _scan(op, kind, self, dim, dtype, out=None):
+    device, _ = operands(op, self=self)
+    sizes = self._impl.sizes
+    out_dtype = rules.integral_to_long(self, dtype) if out is None else out._impl.dtype
+    result = new_tensor(sizes, out_dtype, device)
+    if not sizes:
+        run("copy", result, (self,), self._impl.dtype)
+    elif result._impl.numel():
+        d = rules.wrap_dim(op, dim, len(sizes))
+        order = [i for i in range(len(sizes)) if i != d] + [d]
+        moved = self.permute(order)
+        if not moved.is_contiguous():
+            moved = moved.contiguous()
+        N = sizes[d]
+        M = result._impl.numel() // N
+        block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
+        block_m = max(1, min(triton.next_power_of_2(M), 4 * MAX_BLOCK_N // block_n))
+        scanned = new_tensor([sizes[i] for i in order], out_dtype, device)
+        launch(f"scan_{kind}", scan_kernel, (triton.cdiv(M, block_m),), pointer(moved),
+               pointer(scanned), M, N, N, 1, OP=kind, ACC=compute_dtype(out_dtype),
+               BLOCK_M=block_m, BLOCK_N=block_n)
+        inverse = [order.index(i) for i in range(len(sizes))]
+        run("copy", result, (scanned.permute(inverse),), out_dtype)
+    if out is not None:
+        run("copy", out, (result,), out_dtype)
+        return out
+    return result
+
+
+def cumsum(self, dim, dtype):
+    rules.cumsum("cumsum", (self, dim, dtype))
+    return _scan("cumsum", "sum", self, dim, dtype)
+
+
+def cumprod(self, dim, dtype):
+    rules.cumsum("cumprod", (self, dim, dtype))
+    return _scan("cumprod", "prod", self, dim, dtype)
+
+
+def cumsum_(self, dim, dtype):
+    rules.cumsum_("cumsum_", (self, dim, dtype))
+    return _scan("cumsum_", "sum", self, dim, None, out=self)
+
+
+def cumprod_(self, dim, dtype):
+    rules.cumsum_("cumprod_", (self, dim, dtype))
+    return _scan("cumprod_", "prod", self, dim, None, out=self)

@@ -1,0 +1,96 @@
+"""Shape ops that copy, on the `cuda` device: cat, flip, roll, repeat. Each is the
+pointwise `copy` kernel between strided views (a copy kernel reads any strides, even
+negative ones), so no new Triton code is needed:
+
+    flip    a view with negative strides, copied
+    cat     each input copied into its slice of the result
+    roll    cat of the two slices of each rolled dim
+    repeat  the input viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...]
+"""
+from __future__ import annotations
+
+from tensorplay._impl import TensorImpl
+from tensorplay._tensor import wrap
+from tensorplay.meta import reduction_shape as rules
+from triton_kernels._launch import new_tensor, operands
+from triton_kernels.pointwise import run
+
+
+def _copy(src, dtype=None):
+    out = new_tensor(src._impl.sizes, dtype or src._impl.dtype, src._impl.device)
+    return run("copy", out, (src,), src._impl.dtype)
+
+
+def flip(self, dims):
+    rules.flip("flip", (self, dims))
+    operands("flip", self=self)
+    impl = self._impl
+    sizes, strides, offset = impl.sizes, list(impl.strides), impl.offset
+    for d in {rules.wrap_dim("flip", d, len(sizes)) for d in dims} if sizes else ():
+        offset += (sizes[d] - 1) * strides[d] if sizes[d] else 0
+        strides[d] = -strides[d]
+    view = wrap(TensorImpl(impl.storage, sizes, tuple(strides), offset, impl.dtype,
+                           impl.device, inference=impl.inference))
+    return _copy(view)
+
+
+def cat(tensors, dim):
+    """Join along dim after type promotion (1-D empty tensors are skipped, as on the CPU)."""
+    spec = rules.cat("cat", (tensors, dim))
+    device, _ = operands("cat", **{f"tensors[{i}]": t for i, t in enumerate(tensors)})
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    d = rules.wrap_dim("cat", dim, len(spec.sizes))
+    start = 0
+    for t in rules.cat_inputs("cat", tensors):
+        size = t._impl.sizes[d]
+        run("copy", out.narrow(d, start, size), (t,), t._impl.dtype)
+        start += size
+    return out
+
+
+def roll(self, shifts, dims):
+    """Shift elements along dims, wrapping around; no dims: roll the flattened tensor."""
+    rules.roll("roll", (self, shifts, dims))
+    operands("roll", self=self)
+    if len(dims) == 0:
+        return roll(self.reshape([-1]), shifts, [0]).view(self._impl.sizes)
+    x = self
+    for shift, dim in zip(shifts, dims):
+        d = rules.wrap_dim("roll", dim, len(x._impl.sizes))
+        size = x._impl.sizes[d]
+        s = shift % size if size else 0
+        if s:
+            x = cat([x.narrow(d, size - s, s), x.narrow(d, 0, size - s)], d)
+    return x if x is not self else _copy(self)
+
+
+def repeat(self, repeats):
+    """The whole tensor repeated along each dim (leading dims added as needed)."""
+    spec = rules.repeat("repeat", (self, repeats))
+    device, _ = operands("repeat", self=self)
+    out = new_tensor(spec.sizes, self._impl.dtype, device)
+    if out._impl.numel() == 0:
+        return out
+    sizes = (1,) * (len(repeats) - len(self._impl.sizes)) + tuple(self._impl.sizes)
+    pairs, ones = [], []
+    for r, s in zip(repeats, sizes):
+        pairs += [r, s]
+        ones += [1, s]
+    source = self.reshape(list(sizes)).view(ones).expand(pairs)
+    run("copy", out.view(pairs), (source,), self._impl.dtype)
+    return out
+
+
+def repeat_interleave_int(self, repeats, dim, output_size):
+    """Each element `repeats` times in a row along dim ([1, 2] -> [1, 1, 2, 2]): the input
+    with a new dim of size `repeats` after `dim`, expanded (stride 0), then copied."""
+    spec = rules.repeat_interleave_int("repeat_interleave", (self, repeats, dim, output_size))
+    device, _ = operands("repeat_interleave", self=self)
+    x = self.reshape([-1]) if dim is None or not self._impl.sizes else self
+    d = rules.wrap_dim("repeat_interleave", 0 if dim is None else dim, len(x._impl.sizes))
+    sizes = list(x._impl.sizes)
+    expanded = x.unsqueeze(d + 1).expand(sizes[:d + 1] + [repeats] + sizes[d + 1:])
+    out = new_tensor(spec.sizes, self._impl.dtype, device)
+    if out._impl.numel():
+        run("copy", out.view(expanded._impl.sizes), (expanded,), self._impl.dtype)
+    return out
