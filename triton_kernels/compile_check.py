@@ -94,7 +94,33 @@ def cases(quick):
                     continue
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
-    from triton_kernels import scan
+    from triton_kernels import nn_fused, scan
+    for log in (False, True):
+        for one_pass, block in ((True, 8192), (False, 2048)):
+            yield (f"softmax log={log} one_pass={one_pass}", nn_fused.softmax_kernel,
+                   {"in_ptr": "*bf16", "out_ptr": "*fp32"},
+                   dict(LOG=log, ONE_PASS=one_pass, ACC=tl.float32, BLOCK=block), {})
+        yield (f"softmax backward log={log}", nn_fused.softmax_backward_kernel,
+               {"grad_ptr": "*fp32", "out_ptr": "*fp32", "result_ptr": "*fp16"},
+               dict(LOG=log, ACC=tl.float32, BLOCK=2048), {})
+    for rms in (False, True):
+        yield (f"norm rms={rms}", nn_fused.norm_kernel,
+               {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
+                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "eps": "fp32"},
+               dict(RMS=rms, HAS_W=True, HAS_B=not rms, ACC=tl.float32, BLOCK=4096), {})
+    yield ("cross_entropy", nn_fused.cross_entropy_kernel,
+           {"x_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
+            "probs_ptr": "*fp32", "row_weight_ptr": "*fp32"},
+           dict(HAS_W=True, ACC=tl.float32, BLOCK=2048), {})
+    yield ("cross_entropy backward", nn_fused.cross_entropy_backward_kernel,
+           {"probs_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32",
+            "grad_ptr": "*fp32", "total_ptr": "*fp32", "out_ptr": "*fp32"},
+           dict(HAS_W=False, MEAN=True, ACC=tl.float32, BLOCK=2048), {})
+    mask = _template.kernel("dropout_mask", "tl.rand(seed, index + offset) >= p", 0, 1,
+                            ("seed", "offset", "p"))
+    yield ("dropout mask", mask, {"out_ptr": "*i1", "seed": "i32", "offset": "i32",
+                                  "p": "fp32"},
+           dict(COMPUTE=tl.float32, BLOCK=1024, WIDE_INDEX=False), {})
     for kind in ("sum", "prod"):
         for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i64")):
             yield (f"scan {kind} {acc}", scan.scan_kernel, {"in_ptr": ptr, "out_ptr": ptr},

@@ -56,7 +56,7 @@ def cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoo
     if self.dim() == 0:
         raise ShapeError(f"{op}(): argument 'self' must have at least 1 dimension (the "
                          f"classes), but got shape []", op=op, arg="self")
-    if label_smoothing == 0.0 and self.dim() == 2 and self.device.type == "cpu" \
+    if label_smoothing == 0.0 and self.dim() == 2 and self.device.type in ("cpu", "cuda") \
             and not target.dtype.is_floating_point:
         # The common case has a fused kernel: one pass for the loss, one for its gradient.
         return F._cross_entropy_forward(self, target, weight, reduction, ignore_index)[0]

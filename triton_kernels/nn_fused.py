@@ -1,0 +1,451 @@
+"""Fused row kernels on the `cuda` device: softmax / log_softmax forward and backward,
+layer_norm and rms_norm forward, cross-entropy forward and backward, dropout.
+
+Each program owns one row (the reduced dim moved last and made contiguous when it is
+not already). When a row fits in one block it is read once, kept in registers, and
+written once (Triton tutorial 02, the fused softmax):
+
+    softmax:  m = max(x);  e = exp(x - m);  out = e / sum(e)
+    memory:   N reads + N writes per row, against 3N + 2N for the unfused
+              max / sub / exp / sum / div chain
+
+A longer row is walked in blocks twice: once for the statistics (an online max and
+sum for softmax), once to write. Half types compute in float32 and round once.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay import cuda
+from tensorplay._generated import functional as F
+from tensorplay.errors import DimError
+from tensorplay.meta import nn_layers as rules
+from triton_kernels import _math
+from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels.pointwise import run, run_expression
+
+# The longest row kept in registers (one program, one pass); longer rows loop.
+MAX_ONE_PASS = 16384
+
+
+@triton.jit
+def softmax_kernel(
+    in_ptr, out_ptr,  # [rows, N], contiguous
+    N,  # the row length
+    LOG: tl.constexpr,  # log_softmax
+    ONE_PASS: tl.constexpr,  # the row fits in BLOCK
+    ACC: tl.constexpr,  # float32 (float64 for float64 rows)
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    base_in = in_ptr + row * N
+    base_out = out_ptr + row * N
+    if ONE_PASS:
+        mask = cols < N
+        x = _math.convert(tl.load(base_in + cols, mask=mask, other=float("-inf")), ACC)
+        m = tl.max(x, axis=0)
+        e = tl.exp(x - m)
+        s = tl.sum(e, axis=0)
+        if LOG:
+            y = x - m - tl.log(s)
+        else:
+            y = e / s
+        tl.store(base_out + cols, _math.convert(y, out_ptr.dtype.element_ty), mask=mask)
+    else:
+        # Online max and sum: rescale the running sum whenever the max grows.
+        m = tl.zeros([BLOCK], ACC) + float("-inf")
+        s = tl.zeros([BLOCK], ACC)
+        for start in range(0, N, BLOCK):
+            mask = start + cols < N
+            x = _math.convert(tl.load(base_in + start + cols, mask=mask, other=float("-inf")),
+                              ACC)
+            m_new = tl.maximum(m, x)
+            s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
+            s = tl.where(m_new == float("-inf"), 0.0, s)
+            m = m_new
+        row_max = tl.max(m, axis=0)
+        total = tl.sum(s * tl.exp(m - row_max), axis=0)
+        for start in range(0, N, BLOCK):
+            mask = start + cols < N
+            x = _math.convert(tl.load(base_in + start + cols, mask=mask), ACC)
+            if LOG:
+                y = x - row_max - tl.log(total)
+            else:
+                y = tl.exp(x - row_max) / total
+            tl.store(base_out + start + cols, _math.convert(y, out_ptr.dtype.element_ty),
+                     mask=mask)
+
+
+@triton.jit
+def softmax_backward_kernel(
+    grad_ptr, out_ptr, result_ptr,  # [rows, N] contiguous: grad_output, forward output
+    N,
+    LOG: tl.constexpr,  # log_softmax: g - exp(o) * sum(g);  softmax: o * (g - sum(g * o))
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], ACC)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        g = _math.convert(tl.load(grad_ptr + row * N + start + cols, mask=mask, other=0.0),
+                          ACC)
+        if LOG:
+            acc += g
+        else:
+            o = _math.convert(tl.load(out_ptr + row * N + start + cols, mask=mask, other=0.0),
+                              ACC)
+            acc += g * o
+    total = tl.sum(acc, axis=0)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        g = _math.convert(tl.load(grad_ptr + row * N + start + cols, mask=mask, other=0.0),
+                          ACC)
+        o = _math.convert(tl.load(out_ptr + row * N + start + cols, mask=mask, other=0.0),
+                          ACC)
+        if LOG:
+            r = g - tl.exp(o) * total
+        else:
+            r = o * (g - total)
+        tl.store(result_ptr + row * N + start + cols,
+                 _math.convert(r, result_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def norm_kernel(
+    x_ptr, w_ptr, b_ptr,  # input [rows, N] contiguous; weight, bias [N] (HAS_W, HAS_B)
+    y_ptr, mean_ptr, rstd_ptr,  # output [rows, N]; per-row statistics [rows]
+    N, eps,
+    RMS: tl.constexpr,  # rms_norm: no mean; x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    # Two passes over the row, as the CPU backend: the mean, then the mean squared deviation.
+    if RMS:
+        mean = 0.0
+    else:
+        acc = tl.zeros([BLOCK], ACC)
+        for start in range(0, N, BLOCK):
+            mask = start + cols < N
+            acc += _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
+                                 ACC)
+        mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK], ACC)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        x = _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
+                          ACC)
+        d = tl.where(mask, x - mean, 0.0)
+        acc += d * d
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        x = _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
+                          ACC)
+        y = (x - mean) * rstd
+        if HAS_W:
+            y = y * _math.convert(tl.load(w_ptr + start + cols, mask=mask, other=0.0),
+                                  ACC)
+        if HAS_B:
+            y = y + _math.convert(tl.load(b_ptr + start + cols, mask=mask, other=0.0),
+                                  ACC)
+        tl.store(y_ptr + row * N + start + cols, _math.convert(y, y_ptr.dtype.element_ty),
+                 mask=mask)
+    if not RMS:
+        tl.store(mean_ptr + row, _math.convert(mean, mean_ptr.dtype.element_ty))
+    tl.store(rstd_ptr + row, _math.convert(rstd, rstd_ptr.dtype.element_ty))
+
+
+@triton.jit
+def cross_entropy_kernel(
+    x_ptr, target_ptr, weight_ptr,  # logits [rows, C] contiguous, targets [rows], weight [C]
+    loss_ptr, probs_ptr, row_weight_ptr,  # per-row loss and weight, probs [rows, C]
+    C, ignore_index,
+    HAS_W: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    # Per row: m = max(x), s = sum(exp(x - m)); loss = w * (log(s) - (x[t] - m));
+    # probs = exp(x - m) / s, kept for the backward kernel.
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    base = x_ptr + row * C
+    t = tl.load(target_ptr + row)
+    valid = t != ignore_index
+    t_safe = tl.where(valid, t, 0)
+    w = tl.where(valid, 1.0, 0.0)
+    if HAS_W:
+        w = w * _math.convert(tl.load(weight_ptr + t_safe), ACC)
+    m = tl.zeros([BLOCK], ACC) + float("-inf")
+    s = tl.zeros([BLOCK], ACC)
+    for start in range(0, C, BLOCK):
+        mask = start + cols < C
+        x = _math.convert(tl.load(base + start + cols, mask=mask, other=float("-inf")),
+                          ACC)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
+        s = tl.where(m_new == float("-inf"), 0.0, s)
+        m = m_new
+    row_max = tl.max(m, axis=0)
+    total = tl.sum(s * tl.exp(m - row_max), axis=0)
+    picked = _math.convert(tl.load(base + t_safe), ACC)
+    tl.store(loss_ptr + row, w * (tl.log(total) - (picked - row_max)))
+    tl.store(row_weight_ptr + row, w)
+    for start in range(0, C, BLOCK):
+        mask = start + cols < C
+        x = _math.convert(tl.load(base + start + cols, mask=mask), ACC)
+        p = tl.exp(x - row_max) / total
+        tl.store(probs_ptr + row * C + start + cols,
+                 _math.convert(p, probs_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def cross_entropy_backward_kernel(
+    probs_ptr, target_ptr, weight_ptr, grad_ptr, total_ptr,  # grad_output: scalar or [rows]
+    out_ptr,  # [rows, C]: (probs - onehot(target)) * w * g
+    C, ignore_index, grad_stride,  # grad_stride 0: one grad_output for every row
+    HAS_W: tl.constexpr, MEAN: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    t = tl.load(target_ptr + row)
+    valid = t != ignore_index
+    t_safe = tl.where(valid, t, 0)
+    w = tl.where(valid, 1.0, 0.0)
+    if HAS_W:
+        w = w * _math.convert(tl.load(weight_ptr + t_safe), ACC)
+    g = _math.convert(tl.load(grad_ptr + row * grad_stride), ACC)
+    if MEAN:
+        g = g / _math.convert(tl.load(total_ptr), ACC)
+    scale = w * g
+    for start in range(0, C, BLOCK):
+        mask = start + cols < C
+        p = _math.convert(tl.load(probs_ptr + row * C + start + cols, mask=mask), ACC)
+        r = (p - tl.where(start + cols == t_safe, 1.0, 0.0)) * scale
+        tl.store(out_ptr + row * C + start + cols, _math.convert(r, out_ptr.dtype.element_ty),
+                 mask=mask)
+
+
+# ---- launchers ---------------------------------------------------------------------------
+def _acc(dtype):
+    return tl.float64 if dtype is dt.float64 else tl.float32
+
+
+def _block(n):
+    """(BLOCK, one pass?) for rows of n elements."""
+    block = triton.next_power_of_2(max(n, 1))
+    if block <= MAX_ONE_PASS:
+        return block, True
+    return (4096 if INTERPRETED else 2048), False
+
+
+def _rows_last(t, dim):
+    """t with `dim` moved last, contiguous, read as rows; and the order to undo it."""
+    ndim = len(t._impl.sizes)
+    if ndim == 0:
+        return t.reshape([1]), None
+    d = rules.wrap_dim("softmax", dim, ndim)
+    order = [i for i in range(ndim) if i != d] + [d]
+    moved = t.permute(order) if d != ndim - 1 else t
+    if not moved.is_contiguous():
+        moved = moved.contiguous()
+    return moved, order
+
+
+def _restore(result, order, like, dtype):
+    """The row-major result back in `like`'s dim order, as a new contiguous tensor."""
+    if order is None:
+        return result.view(like._impl.sizes)
+    if order == sorted(order):
+        return result
+    out = new_tensor(like._impl.sizes, dtype, like._impl.device)
+    inverse = [order.index(i) for i in range(len(order))]
+    return run("copy", out, (result.permute(inverse),), dtype)
+
+
+def _softmax(op, log, self, dim, half_to_float):
+    rules.softmax(op, (self, dim, False))
+    device, _ = operands(op, self=self)
+    dtype = dt.float32 if half_to_float and self._impl.dtype.itemsize == 2 else \
+        self._impl.dtype
+    rows, order = _rows_last(self, dim)
+    result = new_tensor(rows._impl.sizes, dtype, device)
+    if result._impl.numel():
+        n = rows._impl.sizes[-1]
+        block, one_pass = _block(n)
+        launch(op, softmax_kernel, (result._impl.numel() // n,), pointer(rows), pointer(result),
+               n, LOG=log, ONE_PASS=one_pass, ACC=_acc(self._impl.dtype), BLOCK=block)
+    return _restore(result, order, self, dtype)
+
+
+def softmax(self, dim, half_to_float):
+    return _softmax("_softmax", False, self, dim, half_to_float)
+
+
+def log_softmax(self, dim, half_to_float):
+    return _softmax("_log_softmax", True, self, dim, half_to_float)
+
+
+def _softmax_backward(op, log, grad_output, output, dim, input_dtype):
+    spec = rules.softmax_backward(op, (grad_output, output, dim, input_dtype))
+    device, _ = operands(op, grad_output=grad_output, output=output)
+    g, order = _rows_last(grad_output, dim)
+    o, _ = _rows_last(output, dim)
+    result = new_tensor(o._impl.sizes, spec.dtype, device)
+    if result._impl.numel():
+        n = o._impl.sizes[-1]
+        block, _ = _block(n)
+        launch(op, softmax_backward_kernel, (result._impl.numel() // n,), pointer(g),
+               pointer(o), pointer(result), n, LOG=log, ACC=_acc(o._impl.dtype), BLOCK=block)
+    return _restore(result, order, output, spec.dtype)
+
+
+def softmax_backward_data(grad_output, probs, dim, input_dtype):
+    return _softmax_backward("_softmax_backward_data", False, grad_output, probs, dim,
+                             input_dtype)
+
+
+def log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    return _softmax_backward("_log_softmax_backward_data", True, grad_output, log_probs, dim,
+                             input_dtype)
+
+
+def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    n = 1
+    for s in normalized_shape:
+        n *= s
+    x = x if x.is_contiguous() else x.contiguous()
+    y = new_tensor(specs[0].sizes, specs[0].dtype, device)
+    stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
+    rows = y._impl.numel() // n if n else 0
+    if rows and n:
+        block = min(triton.next_power_of_2(n), MAX_ONE_PASS)
+        mean = stats[0] if not rms else stats[-1]
+        launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
+               pointer(b if b is not None else x), pointer(y), pointer(mean),
+               pointer(stats[-1]), n, eps, RMS=rms, HAS_W=w is not None,
+               HAS_B=b is not None, ACC=_acc(x._impl.dtype), BLOCK=block)
+    return (y, *stats)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(out, mean, rstd), the statistics over the trailing `normalized_shape` dims."""
+    specs = rules.native_layer_norm("native_layer_norm",
+                                    (input, normalized_shape, weight, bias, eps))
+    return _norm("native_layer_norm", False, input, normalized_shape, weight, bias, eps,
+                 specs)
+
+
+def fused_rms_norm(input, normalized_shape, weight, eps):
+    """(out, rstd): out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps);
+    eps None is the dtype's machine epsilon (PyTorch's default)."""
+    specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    if eps is None:
+        eps = rules.machine_eps(input._impl.dtype)
+    return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
+
+
+# ---- cross entropy -------------------------------------------------------------------------
+def _check_targets(op, target, classes, ignore_index):
+    """Class indices must lie in [0, C) (or be ignore_index): checked on the device, the
+    bad value fetched only for the message. An index past C would read out of bounds."""
+    if not target._impl.numel():
+        return
+    valid = F.ne(target, ignore_index)
+    bad = F.logical_and(valid, F.logical_or(F.lt(target, 0), F.ge(target, classes)))
+    if F.any(bad).item():
+        host = target.cpu().numpy().reshape(-1)
+        value = host[(host != ignore_index) & ((host < 0) | (host >= classes))][0]
+        raise DimError(f"{op}(): Target {value} is out of bounds: argument 'target' must hold "
+                       f"class indices in [0, {classes - 1}] (or ignore_index={ignore_index})",
+                       op=op, arg="target")
+
+
+def cross_entropy_forward(self, target, weight, reduction, ignore_index):
+    """(loss, probs, total_weight) for (N, C) logits at class indices, in one row kernel;
+    the reduction over rows is the reduction kernel."""
+    op = "_cross_entropy_forward"
+    specs = rules.cross_entropy_forward(op, (self, target, weight, reduction, ignore_index))
+    device, (x, t, w) = operands(op, self=self, target=target, weight=weight)
+    rows_n, classes = x._impl.sizes
+    _check_targets(op, t, classes, ignore_index)
+    x = x if x.is_contiguous() else x.contiguous()
+    t = t.contiguous()
+    probs = new_tensor(x._impl.sizes, x._impl.dtype, device)
+    acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
+    losses = new_tensor((rows_n,), acc, device)
+    row_weight = new_tensor((rows_n,), acc, device)
+    if rows_n:
+        block, _ = _block(classes)
+        launch(op, cross_entropy_kernel, (rows_n,), pointer(x), pointer(t),
+               pointer(w if w is not None else x), pointer(losses), pointer(probs),
+               pointer(row_weight), classes, ignore_index, HAS_W=w is not None,
+               ACC=_acc(acc), BLOCK=block)
+    dtype = self._impl.dtype
+    total = F.sum(row_weight)
+    if reduction == "none":
+        loss = losses
+    else:
+        loss = F.sum(losses)
+        if reduction == "mean":
+            loss = F.div(loss, total)
+    return loss.to(dtype).view(specs[0].sizes), probs, total.to(dtype).view(specs[2].sizes)
+
+
+def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index,
+                           total_weight):
+    """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
+    op = "_cross_entropy_backward"
+    rules.cross_entropy_backward(op, (grad_output, probs, target, weight, reduction,
+                                      ignore_index, total_weight))
+    device, (g, p, t, w, total) = operands(op, grad_output=grad_output, probs=probs,
+                                           target=target, weight=weight,
+                                           total_weight=total_weight)
+    rows_n, classes = p._impl.sizes
+    p = p if p.is_contiguous() else p.contiguous()
+    t = t.contiguous()
+    g = g.contiguous()
+    out = new_tensor(p._impl.sizes, p._impl.dtype, device)
+    if rows_n and classes:
+        block, _ = _block(classes)
+        launch(op, cross_entropy_backward_kernel, (rows_n,), pointer(p), pointer(t),
+               pointer(w if w is not None else p), pointer(g), pointer(total), pointer(out),
+               classes, ignore_index, 1 if g._impl.numel() > 1 else 0,
+               HAS_W=w is not None, MEAN=reduction == "mean", ACC=_acc(p._impl.dtype),
+               BLOCK=block)
+    return out
+
+
+# ---- dropout -----------------------------------------------------------------------------
+def native_dropout(input, p, train, generator):
+    """(output, keep mask): keep = uniform(0, 1) >= p (Philox at the cuda generator's seed
+    and offset), output = input * keep / (1 - p). Not training: a copy, all True."""
+    rules.native_dropout("native_dropout", (input, p, train, generator))
+    device, (x,) = operands("native_dropout", input=input)
+    sizes, dtype = x._impl.sizes, x._impl.dtype
+    out = new_tensor(sizes, dtype, device)
+    keep = new_tensor(sizes, dt.bool, device)
+    if train is False:
+        run("copy", out, (x,), dtype)
+        return out, F.fill_(keep, True)
+    n = x._impl.numel()
+    if generator is not None:
+        seed, offset = int(generator.numpy.integers(2 ** 31 - 1)), 0
+    else:
+        seed, offset = cuda.philox_seed_offset(n)
+    run_expression("dropout_mask", "tl.rand(seed, index + offset) >= p", keep, (), dtype,
+                   {"seed": seed, "offset": offset, "p": p})
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    run_expression("dropout_apply", "x * (y * scale)", out, (x, keep), dtype,
+                   {"scale": scale})
+    return out, keep
