@@ -123,3 +123,24 @@ def test_dropout_is_reproducible_and_unbiased():
 
     y, g = grad("cuda")
     assert g.tolist() == y.detach().tolist()      # d(x * keep * scale)/dx = keep * scale
+
+
+def test_nll_loss_and_the_other_cross_entropy_forms():
+    logp = tp.log_softmax(make((6, 5), seed=7), 1)
+    check(lambda x, t: NF.nll_loss(x, t), logp, TARGET)
+    check(lambda x, t: NF.nll_loss(x, t, reduction="none", ignore_index=4), logp, TARGET)
+    images = make((2, 5, 3, 4), seed=8)                       # (N, C, d1, d2)
+    labels = tp.tensor(np.random.default_rng(0).integers(0, 5, (2, 3, 4)))
+    check(lambda x, t: NF.cross_entropy(x, t), images, labels)
+    check(lambda x, t: NF.cross_entropy(x, t, label_smoothing=0.2), make((6, 5)), TARGET)
+    check_grads(lambda x: NF.cross_entropy(x, labels.to(x.device)), images)
+    check_grads(lambda x: NF.nll_loss(x, TARGET.to(x.device), reduction="sum"), logp)
+
+
+def test_binary_cross_entropy_with_logits():
+    x, y = make((3, 4), low=-30, high=30, seed=9), make((3, 4), low=0, high=1, seed=10)
+    pos = make((4,), low=0.5, high=2, seed=11)
+    for reduction in ("mean", "sum", "none"):
+        check(lambda a, b: NF.binary_cross_entropy_with_logits(a, b, reduction=reduction), x, y)
+    check(lambda a, b, p: NF.binary_cross_entropy_with_logits(a, b, pos_weight=p), x, y, pos)
+    check_grads(lambda a: NF.binary_cross_entropy_with_logits(a, y.to(a.device)), x)

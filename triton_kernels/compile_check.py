@@ -115,7 +115,10 @@ def cases(quick):
     yield ("cross_entropy backward", nn_fused.cross_entropy_backward_kernel,
            {"probs_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32",
             "grad_ptr": "*fp32", "total_ptr": "*fp32", "out_ptr": "*fp32"},
-           dict(HAS_W=False, MEAN=True, ACC=tl.float32, BLOCK=2048), {})
+           dict(HAS_PROBS=True, HAS_W=False, MEAN=True, ACC=tl.float32, BLOCK=2048), {})
+    yield ("nll", nn_fused.nll_kernel,
+           {"x_ptr": "*fp32", "target_ptr": "*u8", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
+            "row_weight_ptr": "*fp32"}, dict(HAS_W=True, ACC=tl.float32, BLOCK=1024), {})
     mask = _template.kernel("dropout_mask", "tl.rand(seed, index + offset) >= p", 0, 1,
                             ("seed", "offset", "p"))
     yield ("dropout mask", mask, {"out_ptr": "*i1", "seed": "i32", "offset": "i32",

@@ -209,15 +209,15 @@ def cross_entropy_kernel(
 @triton.jit
 def cross_entropy_backward_kernel(
     probs_ptr, target_ptr, weight_ptr, grad_ptr, total_ptr,  # grad_output: scalar or [rows]
-    out_ptr,  # [rows, C]: (probs - onehot(target)) * w * g
+    out_ptr,  # [rows, C]: (probs - onehot(target)) * w * g   (nll_loss: probs = 0)
     C, ignore_index, grad_stride,  # grad_stride 0: one grad_output for every row
-    HAS_W: tl.constexpr, MEAN: tl.constexpr,
+    HAS_PROBS: tl.constexpr, HAS_W: tl.constexpr, MEAN: tl.constexpr,
     ACC: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
-    t = tl.load(target_ptr + row)
+    t = tl.load(target_ptr + row).to(tl.int64)
     valid = t != ignore_index
     t_safe = tl.where(valid, t, 0)
     w = tl.where(valid, 1.0, 0.0)
@@ -229,10 +229,37 @@ def cross_entropy_backward_kernel(
     scale = w * g
     for start in range(0, C, BLOCK):
         mask = start + cols < C
-        p = _math.convert(tl.load(probs_ptr + row * C + start + cols, mask=mask), ACC)
-        r = (p - tl.where(start + cols == t_safe, 1.0, 0.0)) * scale
+        onehot = tl.where(start + cols == t_safe, 1.0, 0.0)
+        if HAS_PROBS:
+            p = _math.convert(tl.load(probs_ptr + row * C + start + cols, mask=mask), ACC)
+            r = (p - onehot) * scale
+        else:
+            r = -onehot * scale
         tl.store(out_ptr + row * C + start + cols, _math.convert(r, out_ptr.dtype.element_ty),
                  mask=mask)
+
+
+@triton.jit
+def nll_kernel(
+    x_ptr, target_ptr, weight_ptr,  # log-probabilities [R, C] contiguous, targets [R], [C]
+    loss_ptr, row_weight_ptr,  # [R]: -w * x[r, target[r]], and w
+    R, C, ignore_index,
+    HAS_W: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = rows < R
+    t = tl.load(target_ptr + rows, mask=mask, other=0).to(tl.int64)
+    valid = (t != ignore_index) & mask
+    t_safe = tl.where(valid, t, 0)
+    w = tl.where(valid, 1.0, 0.0)
+    if HAS_W:
+        w = w * _math.convert(tl.load(weight_ptr + t_safe, mask=valid, other=0.0), ACC)
+    picked = _math.convert(tl.load(x_ptr + rows.to(tl.int64) * C + t_safe, mask=mask,
+                                   other=0.0), ACC)
+    tl.store(loss_ptr + rows, -picked * w, mask=mask)
+    tl.store(row_weight_ptr + rows, w, mask=mask)
 
 
 # ---- launchers ---------------------------------------------------------------------------
@@ -420,10 +447,81 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
         block, _ = _block(classes)
         launch(op, cross_entropy_backward_kernel, (rows_n,), pointer(p), pointer(t),
                pointer(w if w is not None else p), pointer(g), pointer(total), pointer(out),
-               classes, ignore_index, 1 if g._impl.numel() > 1 else 0,
+               classes, ignore_index, 1 if g._impl.numel() > 1 else 0, HAS_PROBS=True,
                HAS_W=w is not None, MEAN=reduction == "mean", ACC=_acc(p._impl.dtype),
                BLOCK=block)
     return out
+
+
+def _class_rows(x):
+    """(N, C, d1, ...) -> rows (N * d1 * ..., C) with the class dim last; (C,) -> (1, C)."""
+    sizes = x._impl.sizes
+    if len(sizes) == 1:
+        return x.reshape([1, sizes[0]])
+    if len(sizes) > 2:
+        x = x.permute([0] + list(range(2, len(sizes))) + [1])
+    return x.reshape([-1, sizes[1]])
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """(loss, total_weight): loss[r] = -w[r] * self[r, target[r]] (one gather per row),
+    reduced by the reduction kernel; 'mean' divides the sum by total_weight = sum(w)."""
+    op = "nll_loss_forward"
+    spec, total_spec = rules.nll_loss_forward(op, (self, target, weight, reduction,
+                                                   ignore_index))
+    device, (x, t, w) = operands(op, self=self, target=target, weight=weight)
+    rows = _class_rows(x).contiguous()
+    classes = rows._impl.sizes[1]
+    t = t.reshape([-1]).contiguous()
+    _check_targets(op, t, classes, ignore_index)
+    acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
+    losses = new_tensor((rows._impl.sizes[0],), acc, device)
+    row_weight = new_tensor((rows._impl.sizes[0],), acc, device)
+    if rows._impl.sizes[0]:
+        block = min(triton.next_power_of_2(rows._impl.sizes[0]), 1024)
+        launch(op, nll_kernel, (triton.cdiv(rows._impl.sizes[0], block),), pointer(rows),
+               pointer(t), pointer(w if w is not None else rows), pointer(losses),
+               pointer(row_weight), rows._impl.sizes[0], classes, ignore_index,
+               HAS_W=w is not None, ACC=_acc(acc), BLOCK=block)
+    dtype = self._impl.dtype
+    total = F.sum(row_weight)
+    if reduction == "none":
+        loss = losses
+    else:
+        loss = F.sum(losses)
+        if reduction == "mean":
+            loss = F.div(loss, total)
+    return loss.to(dtype).view(spec.sizes), total.to(dtype).view(total_spec.sizes)
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+                      total_weight):
+    """grad_input[r, target[r]] = -w[r] * g (g / total_weight for 'mean'), 0 elsewhere."""
+    op = "nll_loss_backward"
+    rules.nll_loss_backward(op, (grad_output, self, target, weight, reduction, ignore_index,
+                                 total_weight))
+    device, (g, x, t, w, total) = operands(op, grad_output=grad_output, self=self,
+                                           target=target, weight=weight,
+                                           total_weight=total_weight)
+    sizes = x._impl.sizes
+    classes = sizes[0] if len(sizes) == 1 else sizes[1]
+    moved = [sizes[0]] + list(sizes[2:]) + [classes] if len(sizes) > 2 else [-1, classes]
+    rows_n = x._impl.numel() // classes if classes else 0
+    t = t.reshape([-1]).contiguous()
+    g = g.reshape([-1]).contiguous()
+    grad_rows = new_tensor((rows_n, classes), x._impl.dtype, device)
+    if rows_n and classes:
+        block, _ = _block(classes)
+        launch(op, cross_entropy_backward_kernel, (rows_n,), pointer(grad_rows), pointer(t),
+               pointer(w if w is not None else grad_rows), pointer(g), pointer(total),
+               pointer(grad_rows), classes, ignore_index, 1 if g._impl.numel() > 1 else 0,
+               HAS_PROBS=False, HAS_W=w is not None, MEAN=reduction == "mean",
+               ACC=_acc(x._impl.dtype), BLOCK=block)
+    if len(sizes) <= 2:
+        return grad_rows.view(sizes)
+    back = [0, len(sizes) - 1] + list(range(1, len(sizes) - 1))
+    out = new_tensor(sizes, x._impl.dtype, device)
+    return run("copy", out, (grad_rows.view(moved).permute(back),), x._impl.dtype)
 
 
 # ---- dropout -----------------------------------------------------------------------------
@@ -449,3 +547,28 @@ def native_dropout(input, p, train, generator):
     run_expression("dropout_apply", "x * (y * scale)", out, (x, keep), dtype,
                    {"scale": scale})
     return out, keep
+
+
+# ---- binary cross-entropy with logits ------------------------------------------------------
+def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    """loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x), times weight: one
+    pointwise kernel into float32 (softplus never overflows), then the reduction kernel."""
+    op = "binary_cross_entropy_with_logits"
+    rules.bce_with_logits(op, (self, target, weight, pos_weight, reduction))
+    device, (x, y, w, pw) = operands(op, self=self, target=target, weight=weight,
+                                     pos_weight=pos_weight)
+    acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
+    loss = new_tensor(x._impl.sizes, acc, device)
+    if pw is None:
+        run_expression("bce_logits", "(1.0 - y) * x + _math.softplus(-x)", loss, (x, y), acc,
+                       {})
+    else:
+        run_expression("bce_logits_pos", "(1.0 - y) * x + (1.0 + (z - 1.0) * y) * "
+                       "_math.softplus(-x)", loss, (x, y, pw), acc, {})
+    if w is not None:
+        loss = F.mul(loss, w.to(acc))
+    if reduction == "sum":
+        loss = F.sum(loss)
+    elif reduction == "mean":
+        loss = F.mean(loss)
+    return loss.to(self._impl.dtype)

@@ -79,8 +79,8 @@ def _nll_backward_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype, "grad")
     for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, False):
         _, total = _ref_nll_forward(
-            torch.tensor(x.float().numpy()), torch.tensor(t.numpy()),
-            None if w is None else torch.tensor(w.float().numpy()), reduction, ignore)
+            torch.tensor(x.float().cpu().numpy()), torch.tensor(t.cpu().numpy()),
+            None if w is None else torch.tensor(w.float().cpu().numpy()), reduction, ignore)
         shape = tuple(t.shape) if reduction == "none" else ()
         g = make_tensor(shape, dtype, device, rng=rng, requires_grad=_grad(dtype, requires_grad))
         # (an empty batch's 'mean' divides by a total weight of 0: nan, no finite differences)
@@ -160,8 +160,8 @@ def _fused_ce_backward_samples(op, device, dtype, requires_grad):
     for x, t, w, reduction, ignore, what in _nll_cases(op, device, dtype, False):
         if x.dim() != 2:
             continue
-        tx, tt = torch.tensor(x.float().numpy()), torch.tensor(t.numpy())
-        tw = None if w is None else torch.tensor(w.float().numpy())
+        tx, tt = torch.tensor(x.float().cpu().numpy()), torch.tensor(t.cpu().numpy())
+        tw = None if w is None else torch.tensor(w.float().cpu().numpy())
         total = _ref_nll_forward(tx, tt, tw, reduction, ignore)[1]
         grad = _grad(dtype, requires_grad)
         g = make_tensor(tuple(t.shape) if reduction == "none" else (), dtype, device, rng=rng,
