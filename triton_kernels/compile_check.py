@@ -74,10 +74,20 @@ def _elementwise_cases(quick):
             return
 
 
+# Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
+# the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
+# so a new kernel module adds its kernels here by one name.
+MODULES_WITH_CASES = ()
+
+
 def cases(quick):
     """(label, kernel, argument types, constexprs, options) for each compilation."""
+    import importlib
+
     import triton.language as tl
     from triton_kernels import _template, linalg, pointwise, reduction
+    for name in MODULES_WITH_CASES:
+        yield from importlib.import_module(f"triton_kernels.{name}").compile_cases(quick)
     yield from _elementwise_cases(quick)
     names = ["add", "div", "pow", "where", "eq", "tanh", "copy", "sign"] if quick \
         else list(pointwise.EXPRESSIONS)
