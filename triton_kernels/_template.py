@@ -89,14 +89,21 @@ def render(name, expr, arity, rank, scalars=(), matrix=False):
         terms = " + ".join(f"i{d} * {v}_stride{d}" for d in dims)
         lines.append(f"    {v}_offset = {terms}")
     for v in ins:
-        lines.append(f"    {v} = _math.convert(tl.load({v}_ptr + {v}_offset, mask=mask), COMPUTE)")
-    lines += [
-        f"    result = {expr}",
-        "    result = _math.convert(result, out_ptr.dtype.element_ty)",
-        "    tl.store(out_ptr + out_offset, result, mask=mask)",
-        "",
-    ]
+        lines.append(f"    {v} = tl.load({v}_ptr + {v}_offset, mask=mask)")
+        lines += _convert(v, "COMPUTE")
+    lines.append(f"    result = {expr}")
+    lines += _convert("result", "out_ptr.dtype.element_ty")
+    lines += ["    tl.store(out_ptr + out_offset, result, mask=mask)", ""]
     return "\n".join(lines)
+
+
+def _convert(v, dtype):
+    """`_math.convert` written out: the Triton interpreter re-patches triton.language
+    on every call of a nested @triton.jit function (~0.5 ms each), and the template's
+    kernels run on every pointwise op. (The `if` is decided at compile time.)"""
+    return [f"    if {v}.dtype == tl.bfloat16 or {dtype} == tl.bfloat16:",
+            f"        {v} = {v}.to(tl.float32)",
+            f"    {v} = {v}.to({dtype})"]
 
 
 def source(name, expr, arity, rank, scalars=(), matrix=False):
