@@ -37,21 +37,53 @@ NOT_IN_DATABASE = {
 }
 
 
-def _marks(op, test):
+# On `cuda` every kernel launch costs milliseconds when the Triton interpreter runs it
+# (no GPU), so a plain `pytest` runs the database there in a reduced form: one float and
+# one integer dtype for values, float32 for gradients against PyTorch. The rest of the
+# cuda sweep (every dtype, float64 gradcheck/gradgradcheck, and the checks that do not
+# depend on the device: `out=`, overload coverage) carries the `slow` mark:
+# `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their
+# samples to the meta device, so they run once, from the cpu samples.
+DEVICE_INDEPENDENT = {"test_meta", "test_meta_errors"}
+SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_rejected",
+                "test_gradcheck", "test_gradgradcheck"}
+
+
+def _cuda_dtypes(op, test):
+    """The dtypes the reduced cuda run tests `op` in."""
+    if test == "test_grad_matches_torch":
+        return (tp.float32,)
+    first = tp.float32 if tp.float32 in op.dtypes else op.dtypes[0]
+    if test == "test_aliasing_matches_torch":
+        return (first,)
+    second = next((d for d in (tp.int64, tp.int32, tp.bool) if d in op.dtypes), first)
+    return (first, second)
+
+
+def _marks(op, test, device="cpu", dtype=None):
     reason = op.xfails.get(test)
-    return [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    if device == "cuda" and (test in SLOW_ON_CUDA or
+                             dtype is not None and dtype not in _cuda_dtypes(op, test)):
+        marks.append(pytest.mark.slow)
+    return marks
+
+
+def _devices(test):
+    return [d for d in DEVICES if d == "cpu" or test not in DEVICE_INDEPENDENT]
 
 
 def _params(test, select=lambda op: True):
     """(device, op, dtype) for every entry `select` keeps and every dtype it supports."""
     return [pytest.param(device, op, dtype, id=f"{device}-{op.full_name}-{dtype.name}",
-                         marks=_marks(op, test))
-            for device in DEVICES for op in op_db if select(op) for dtype in op.dtypes]
+                         marks=_marks(op, test, device, dtype))
+            for device in _devices(test) for op in op_db if select(op) for dtype in op.dtypes]
 
 
 def _op_params(test, select=lambda op: True):
-    return [pytest.param(device, op, id=f"{device}-{op.full_name}", marks=_marks(op, test))
-            for device in DEVICES for op in op_db if select(op)]
+    return [pytest.param(device, op, id=f"{device}-{op.full_name}",
+                         marks=_marks(op, test, device))
+            for device in _devices(test) for op in op_db if select(op)]
 
 
 @contextmanager

@@ -84,7 +84,8 @@ def matmul_kernel(
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         if USE_DOT:
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+            # out_dtype: triton 3.6 takes float32 for a float64 dot unless told.
+            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
         else:
             # Integers: tl.dot has no int64 (or int16/int32) inputs, so multiply a
             # [BLOCK_M, BLOCK_K, BLOCK_N] block of products and sum over K. Wrapping

@@ -72,7 +72,10 @@ def reduce_kernel(
         n = n0 + cols
         mask = row_mask[:, None] & (n[None, :] < end)
         offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
-        x = _math.convert(tl.load(in_ptr + offsets, mask=mask), ACC)
+        # ACC is never bfloat16 (half types accumulate in float32), so a plain cast is
+        # _math.convert here; inline, because the interpreter re-patches
+        # triton.language on every nested @triton.jit call, each loop iteration.
+        x = tl.load(in_ptr + offsets, mask=mask).to(ACC)
         x = tl.where(mask, x, fill)
         if OP == "sum":
             acc += x

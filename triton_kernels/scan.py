@@ -42,7 +42,10 @@ def scan_kernel(
         n = n0 + cols
         mask = row_mask[:, None] & (n[None, :] < N)
         offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
-        x = _math.convert(tl.load(in_ptr + offsets, mask=mask), ACC)
+        # ACC is never bfloat16 (half types accumulate in float32), so a plain cast is
+        # _math.convert here; inline, because the interpreter re-patches
+        # triton.language on every nested @triton.jit call, each loop iteration.
+        x = tl.load(in_ptr + offsets, mask=mask).to(ACC)
         if OP == "sum":
             x = tl.where(mask, x, 0)
             running = tl.cumsum(x, axis=1) + carry[:, None]

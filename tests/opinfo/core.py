@@ -221,8 +221,18 @@ def make_tensor(shape, dtype, device="cpu", *, rng, low=None, high=None, layout=
 
 
 # ---- the PyTorch bridge -----------------------------------------------------------------
+def _cuda_memory(t):
+    """A `cuda` tensor's elements read straight from its memory as a host torch tensor.
+    The oracle side of a comparison must not run the kernels under test (`.cpu()` of a
+    non-contiguous tensor launches the copy kernel), and under the interpreter each
+    launch costs milliseconds. (`to.device` has its own database entry.)"""
+    return tp.cuda.as_torch(t.detach()).cpu()
+
+
 def tp_to_numpy(t):
     """Values of a TensorPlay tensor as a NumPy array (bfloat16 widened to float32)."""
+    if t.device.type == "cuda":
+        return torch_to_numpy(_cuda_memory(t).clone())
     arr = np.asarray(t.detach().cpu().numpy())
     if arr.dtype == ml_dtypes.bfloat16:
         arr = arr.astype(np.float32)
@@ -252,13 +262,14 @@ def to_torch(value, requires_grad=None):
                                    dtype=TORCH_DTYPE[value.dtype], device="meta")
     if isinstance(value, tp.Tensor):
         sizes, strides = tuple(value.shape), value.stride()
-        arr = np.asarray(value.detach().cpu().numpy())
+        cuda = value.device.type == "cuda"
+        arr = _cuda_memory(value) if cuda else np.asarray(value.detach().cpu().numpy())
         # Stride-0 dims are stored once: build that and expand, like `make_tensor` does.
         small = tuple(1 if st == 0 and s > 0 else s for s, st in zip(sizes, strides))
         arr = arr[tuple(slice(0, 1) if st == 0 and s > 0 else slice(None)
                         for s, st in zip(sizes, strides))]
         out = torch.empty_strided(small, strides, dtype=TORCH_DTYPE[value.dtype])
-        out.copy_(_numpy_to_torch(arr, value.dtype))
+        out.copy_(arr if cuda else _numpy_to_torch(arr, value.dtype))
         if small != sizes:
             out = out.expand(sizes)
         grad = value.requires_grad if requires_grad is None else requires_grad
