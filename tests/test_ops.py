@@ -38,26 +38,22 @@ NOT_IN_DATABASE = {
 
 
 # On `cuda` every kernel launch costs milliseconds when the Triton interpreter runs it
-# (no GPU), so a plain `pytest` runs the database there in a reduced form: one float and
-# one integer dtype for values, float32 for gradients against PyTorch. The rest of the
-# cuda sweep (every dtype, float64 gradcheck/gradgradcheck, and the checks that do not
-# depend on the device: `out=`, overload coverage) carries the `slow` mark:
+# (no GPU), so a plain `pytest` runs the database there in a reduced form: values,
+# in-place forms, typed errors and float32 gradients against PyTorch, in one dtype per
+# op (float32 where the op takes it). The rest of the cuda sweep carries the `slow`
+# mark: every other dtype (tests/test_triton_*.py check the kernels' dtype paths),
+# float64 gradcheck/gradgradcheck, aliasing (decided by the device-independent view
+# ops) and the checks that do not depend on the device (`out=`, overload coverage).
 # `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their
 # samples to the meta device, so they run once, from the cpu samples.
 DEVICE_INDEPENDENT = {"test_meta", "test_meta_errors"}
 SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_rejected",
-                "test_gradcheck", "test_gradgradcheck"}
+                "test_aliasing_matches_torch", "test_gradcheck", "test_gradgradcheck"}
 
 
 def _cuda_dtypes(op, test):
     """The dtypes the reduced cuda run tests `op` in."""
-    if test == "test_grad_matches_torch":
-        return (tp.float32,)
-    first = tp.float32 if tp.float32 in op.dtypes else op.dtypes[0]
-    if test == "test_aliasing_matches_torch":
-        return (first,)
-    second = next((d for d in (tp.int64, tp.int32, tp.bool) if d in op.dtypes), first)
-    return (first, second)
+    return (tp.float32 if tp.float32 in op.dtypes else op.dtypes[0],)
 
 
 def _marks(op, test, device="cpu", dtype=None):
