@@ -98,12 +98,14 @@ def render(name, expr, arity, rank, scalars=(), matrix=False):
 
 
 def _convert(v, dtype):
-    """`_math.convert` written out: the Triton interpreter re-patches triton.language
-    on every call of a nested @triton.jit function (~0.5 ms each), and the template's
-    kernels run on every pointwise op. (The `if` is decided at compile time.)"""
+    """`_math.convert` where bfloat16 is involved, a plain cast otherwise: the Triton
+    interpreter re-patches triton.language on every call of a nested @triton.jit
+    function (~0.5 ms each), and the template's kernels run on every pointwise op.
+    (The `if` is decided at compile time.)"""
     return [f"    if {v}.dtype == tl.bfloat16 or {dtype} == tl.bfloat16:",
-            f"        {v} = {v}.to(tl.float32)",
-            f"    {v} = {v}.to({dtype})"]
+            f"        {v} = _math.convert({v}, {dtype})",
+            "    else:",
+            f"        {v} = {v}.to({dtype})"]
 
 
 def source(name, expr, arity, rank, scalars=(), matrix=False):
