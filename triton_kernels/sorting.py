@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
 from tensorplay.meta import reduction as rules
 from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math
@@ -412,3 +413,105 @@ def cummax(self, dim):
 
 def cummin(self, dim):
     return _cum_extreme("cummin", self, dim)
+
+
+# ---- unique: sorted keys, where a new value starts, a running count of starts ------------
+@triton.jit
+def group_starts_kernel(
+    keys_ptr,  # [N, K] sorted keys, contiguous
+    starts_ptr,  # [N] int64: 1 where a key differs from the one before it, else 0
+    N, K,
+    COMPUTE: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < N
+    new = i == 0
+    for k in range(0, K):
+        a = tl.load(keys_ptr + i * K + k, mask=mask, other=0).to(COMPUTE)
+        b = tl.load(keys_ptr + (i - 1) * K + k, mask=mask & (i > 0), other=0).to(COMPUTE)
+        new = new | (a != b)   # NaN != NaN: every NaN is a value of its own, as in PyTorch
+    tl.store(starts_ptr + i, new.to(tl.int64), mask=mask)
+
+
+@triton.jit
+def unique_scatter_kernel(
+    keys_ptr, order_ptr,  # [N, K] sorted keys and [N] where each was before sorting
+    starts_ptr, groups_ptr,  # [N] int64: group starts, and their running count
+    values_ptr,  # [U, K]: the first key of each group
+    inverse_ptr,  # [N]: the group of each unsorted key
+    first_ptr, end_ptr,  # [U]: where each group starts and ends in the sorted keys
+    N, K,
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < N
+    group = tl.load(groups_ptr + i, mask=mask, other=1) - 1
+    new = tl.load(starts_ptr + i, mask=mask, other=0) != 0
+    last = (i == N - 1) | (tl.load(starts_ptr + i + 1, mask=mask & (i + 1 < N), other=0) != 0)
+    tl.store(inverse_ptr + tl.load(order_ptr + i, mask=mask, other=0), group, mask=mask)
+    tl.store(first_ptr + group, i, mask=mask & new)
+    tl.store(end_ptr + group, i + 1, mask=mask & last)
+    for k in range(0, K):
+        tl.store(values_ptr + group * K + k, tl.load(keys_ptr + i * K + k, mask=mask),
+                 mask=mask & new)
+
+
+def _unique_keys(op, x, N, K, strides):
+    """Distinct keys of x read as [N keys, K elements]: (values [U, K] sorted, inverse [N],
+    counts [U]). Sort, mark where a new key starts, count the starts (cumsum): a key's
+    group is the count so far; then scatter the first key of each group and its span."""
+    device, dtype = x._impl.device, x._impl.dtype
+    keys, order = sort_keys(op, x, 1, N, K, strides, False)
+    starts = new_tensor([N], dt.int64, device)
+    block = min(max(16, triton.next_power_of_2(N)), TILE)
+    grid = (triton.cdiv(N, block),)
+    if N:
+        launch(op, group_starts_kernel, grid, pointer(keys), pointer(starts), N, K,
+               COMPUTE=compute_dtype(dtype), BLOCK=block)
+    groups = F.cumsum(starts, 0)
+    # One host sync: the number of distinct keys is the size of the results.
+    count = int(groups[N - 1].item()) if N else 0
+    values = new_tensor([count, K], dtype, device)
+    inverse = new_tensor([N], dt.int64, device)
+    first = new_tensor([count], dt.int64, device)
+    end = new_tensor([count], dt.int64, device)
+    if N:
+        launch(op, unique_scatter_kernel, grid, pointer(keys), pointer(order), pointer(starts),
+               pointer(groups), pointer(values), pointer(inverse), pointer(first), pointer(end),
+               N, K, BLOCK=block)
+    return values, inverse, F.sub(end, first)
+
+
+def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
+    """The distinct values in ascending order (sorted or not: sorting is how they are
+    found), each element's position among them, and how often each occurs. NaNs are
+    each distinct (PyTorch's behaviour; the CPU kernel's np.unique merges them)."""
+    device, (self,) = operands("_unique2", self=self)
+    flat = self.reshape([-1])
+    if not flat.is_contiguous():
+        flat = flat.contiguous()
+    n = flat._impl.numel()
+    values, inverse, counts = _unique_keys("_unique2", flat, n, 1, (0, 1, 0))
+    return values.view([-1]), inverse.view(self._impl.sizes), counts
+
+
+def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
+    """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
+    d = wrap_dim("unique_dim", dim, self.dim())
+    device, (self,) = operands("unique_dim", self=self)
+    x = self if self.dim() else self.reshape([1])
+    order = [d] + [i for i in range(x.dim()) if i != d]
+    moved = x.permute(order)
+    if not moved.is_contiguous():
+        moved = moved.contiguous()
+    sizes = moved._impl.sizes
+    n = sizes[0]
+    k = moved._impl.numel() // n if n else 0
+    values, inverse, counts = _unique_keys("unique_dim", moved, n, k, (0, k, 1))
+    values = values.view([values._impl.sizes[0]] + list(sizes[1:]))
+    inverse_order = [order.index(i) for i in range(len(order))]
+    result = new_tensor([values._impl.sizes[i] for i in inverse_order], self._impl.dtype,
+                        device)
+    return run("copy", result, (values.permute(inverse_order),), self._impl.dtype), inverse, \
+        counts

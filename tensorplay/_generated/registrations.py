@@ -1424,6 +1424,8 @@ DISPATCH = {
         ('roll', 'shape_ops.roll'),
         ('repeat', 'shape_ops.repeat'),
         ('repeat_interleave.self_int', 'shape_ops.repeat_interleave_int'),
+        ('_unique2', 'sorting.unique2'),
+        ('unique_dim', 'sorting.unique_dim'),
         ('_softmax', 'nn_fused.softmax'),
         ('_log_softmax', 'nn_fused.log_softmax'),
         ('_softmax_backward_data', 'nn_fused.softmax_backward_data'),
