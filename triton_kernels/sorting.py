@@ -178,6 +178,13 @@ def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     return values, indices
 
 
+def row_walk(M, N):
+    """(grid, BLOCK_M, BLOCK_N) for the kernels that walk M rows of N, BLOCK_N at a time."""
+    block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
+    block_m = max(1, min(triton.next_power_of_2(M), TILE // block_n))
+    return (triton.cdiv(M, block_m),), block_m, block_n
+
+
 # ---- selection: one element of each sorted row ------------------------------------------
 @triton.jit
 def select_kernel(
@@ -218,16 +225,15 @@ def _pick(op, self, dim, keepdim, position, nan_first):
     out_values = new_tensor([M], dtype, device)
     out_indices = new_tensor([M], dt.int64, device)
     if M:
-        block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
-        block_m = max(1, min(triton.next_power_of_2(M), TILE // block_n))
-        launch(op, select_kernel, (triton.cdiv(M, block_m),), pointer(values),
+        grid, block_m, block_n = row_walk(M, N)
+        launch(op, select_kernel, grid, pointer(values),
                pointer(indices), pointer(out_values), pointer(out_indices), M, N, position,
                NAN_FIRST=nan_first and dtype.is_floating_point, BLOCK_M=block_m,
                BLOCK_N=block_n)
-    return _place(self, dim, keepdim, out_values, out_indices, sizes, order)
+    return _place(op, self, dim, keepdim, out_values, out_indices, sizes, order)
 
 
-def _place(self, dim, keepdim, values, indices, sizes, order):
+def _place(op, self, dim, keepdim, values, indices, sizes, order):
     """Per-row results [M] back in self's dim order: the dim dropped, or kept as size 1."""
     if not self.dim():
         return values.view([]), indices.view([])
@@ -236,7 +242,7 @@ def _place(self, dim, keepdim, values, indices, sizes, order):
     values = values.view(kept).permute(inverse)
     indices = indices.view(kept).permute(inverse)
     if not keepdim:
-        d = wrap_dim("select", dim, self.dim())
+        d = wrap_dim(op, dim, self.dim())
         values, indices = values.squeeze(d), indices.squeeze(d)
     return values.contiguous(), indices.contiguous()
 
@@ -316,12 +322,11 @@ def mode(self, dim, keepdim):
     out_values = new_tensor([M], self._impl.dtype, device)
     out_indices = new_tensor([M], dt.int64, device)
     if M:
-        block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
-        block_m = max(1, min(triton.next_power_of_2(M), TILE // block_n))
-        launch("mode", mode_kernel, (triton.cdiv(M, block_m),), pointer(values),
+        grid, block_m, block_n = row_walk(M, N)
+        launch("mode", mode_kernel, grid, pointer(values),
                pointer(indices), pointer(out_values), pointer(out_indices), M, N,
                BLOCK_M=block_m, BLOCK_N=block_n)
-    return _place(self, dim, keepdim, out_values, out_indices, sizes, order)
+    return _place("mode", self, dim, keepdim, out_values, out_indices, sizes, order)
 
 
 # ---- cummax / cummin ---------------------------------------------------------------------
@@ -397,9 +402,8 @@ def _cum_extreme(op, self, dim):
     values = new_tensor(sizes, dtype, device)
     indices = new_tensor(sizes, dt.int64, device)
     if M:
-        block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
-        block_m = max(1, min(triton.next_power_of_2(M), TILE // block_n))
-        launch(op, cum_extreme_kernel, (triton.cdiv(M, block_m),), pointer(rows),
+        grid, block_m, block_n = row_walk(M, N)
+        launch(op, cum_extreme_kernel, grid, pointer(rows),
                pointer(values), pointer(indices), M, N, MAX=op == "cummax",
                COMPUTE=compute_dtype(dtype), BLOCK_M=block_m, BLOCK_N=block_n)
     values = back(values, order, dtype, device)
