@@ -1,0 +1,552 @@
+"""Sorting, selection and the remaining scans on the `cuda` device: sort, topk,
+kthvalue, median, mode, cummax/cummin, unique (flat and along a dim).
+
+Every op works on rows: the dim is moved last and the input read as [M rows, N
+elements] (copied to contiguous rows when the moved dims do not lie at one stride).
+
+Sorting is a rank sort. An element's place in its sorted row is the number of elements
+that come before it:
+
+    rank[i] = #{ j : x[j] < x[i]  or  (x[j] == x[i] and j < i) }     (NaN the largest)
+    values[rank[i]] = x[i];  indices[rank[i]] = i
+
+Equal elements keep their order (the sort is stable, in both directions; descending
+flips only the `<`), and the indices come out with the values. Each program ranks
+BLOCK elements against the row, BLOCK_J at a time: O(N^2) comparisons per row, against
+O(N log^2 N) for a bitonic network, but every comparison is independent, and the
+kernel reads as the definition above. The same kernel sorts rows of K-element keys
+lexicographically (unique along a dim compares whole slices): K = 1 for a plain sort.
+
+Selection is a sort and a pick (kthvalue, median: select_kernel; topk: the first k of
+a sorted row). mode walks each sorted row once, measuring runs of equal values.
+cummax/cummin are one tl.associative_scan over (value, index) pairs.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
+from tensorplay.meta import reduction as rules
+from tensorplay.meta.rules import wrap_dim
+from triton_kernels import _math
+from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
+    pointer
+from triton_kernels.pointwise import run
+
+# The interpreter pays about a millisecond per operation whatever the tile size, so it
+# takes large tiles; a GPU keeps the rank sort's [BLOCK_M, BLOCK_I, BLOCK_J] comparison
+# tile in registers.
+SORT_TILE = 2 ** 18 if INTERPRETED else 4096
+MAX_BLOCK_J = 4096 if INTERPRETED else 64
+TILE = 16384 if INTERPRETED else 4096          # the row walks: select, mode, cummax
+MAX_BLOCK_N = 4096 if INTERPRETED else 1024
+
+
+# ---- the rank sort ---------------------------------------------------------------------
+@triton.jit
+def rank_sort_kernel(
+    x_ptr,  # the input, read as [M, N, K]: M rows of N keys of K elements
+    values_ptr,  # [M, N, K] contiguous: the keys in sorted order
+    indices_ptr,  # [M, N] contiguous int64: where each sorted key was in its row
+    M, N, K,
+    stride_m, stride_n, stride_k,  # the input's strides in elements
+    DESCENDING: tl.constexpr,
+    COMPUTE: tl.constexpr,  # the dtype compared in (float32 for half types, int8 for bool)
+    BLOCK_M: tl.constexpr,  # rows per program (1 for long rows)
+    BLOCK_I: tl.constexpr,  # keys of each row ranked per program
+    BLOCK_J: tl.constexpr,  # keys compared against at a time
+):
+    # The comparisons dominate: N^2 K per row. Memory traffic: each key read once per
+    # program of its row (N / BLOCK_I times), written once.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
+    mine_mask = (rows[:, None] < M) & (i[None, :] < N)      # [BLOCK_M, BLOCK_I]
+    row_base = rows.to(tl.int64) * stride_m
+    mine_ptr = x_ptr + row_base[:, None] + i[None, :].to(tl.int64) * stride_n
+    rank = tl.zeros([BLOCK_M, BLOCK_I], tl.int32)
+    for j0 in range(0, N, BLOCK_J):
+        j = j0 + tl.arange(0, BLOCK_J)
+        theirs_mask = (rows[:, None] < M) & (j[None, :] < N)   # [BLOCK_M, BLOCK_J]
+        theirs_ptr = x_ptr + row_base[:, None] + j[None, :].to(tl.int64) * stride_n
+        pair = mine_mask[:, :, None] & theirs_mask[:, None, :]
+        before = tl.zeros([BLOCK_M, BLOCK_I, BLOCK_J], tl.int1)
+        undecided = pair
+        for k in range(0, K):   # lexicographic: the first differing element decides
+            a = tl.load(mine_ptr + k * stride_k, mask=mine_mask, other=0)
+            b = tl.load(theirs_ptr + k * stride_k, mask=theirs_mask, other=0)
+            a = a.to(COMPUTE)[:, :, None]
+            b = b.to(COMPUTE)[:, None, :]
+            # NaN is the largest value and equal to NaN (written out, not as @triton.jit
+            # helpers: the interpreter pays milliseconds for each nested call).
+            a_nan = a != a
+            b_nan = b != b
+            if DESCENDING:   # b first: b > a
+                first = (a < b) | (b_nan & ~a_nan)
+            else:            # b first: b < a
+                first = (b < a) | (a_nan & ~b_nan)
+            before = before | (undecided & first)
+            undecided = undecided & ((a == b) | (a_nan & b_nan))
+        before = before | (undecided & (j[None, None, :] < i[None, :, None]))  # ties
+        rank += tl.sum(before.to(tl.int32), axis=2)
+    place = rows[:, None].to(tl.int64) * N + rank
+    tl.store(indices_ptr + place, tl.zeros([BLOCK_M, BLOCK_I], tl.int64) + i[None, :],
+             mask=mine_mask)
+    for k in range(0, K):
+        tl.store(values_ptr + place * K + k, tl.load(mine_ptr + k * stride_k, mask=mine_mask),
+                 mask=mine_mask)
+
+
+def rows_of(t, d):
+    """t with dim d moved last, as contiguous [..., N] rows (a copy only when needed),
+    and the permutation used."""
+    order = [i for i in range(t.dim()) if i != d] + [d]
+    moved = t.permute(order)
+    return (moved if moved.is_contiguous() else moved.contiguous()), order
+
+
+def back(rows, order, dtype, device):
+    """The inverse of rows_of: a new contiguous tensor in the original dim order."""
+    inverse = [order.index(i) for i in range(len(order))]
+    result = new_tensor([rows._impl.sizes[i] for i in inverse], dtype, device)
+    return run("copy", result, (rows.permute(inverse),), dtype)
+
+
+def sort_keys(op, x, M, N, K, strides, descending):
+    """Rank-sort M rows of N keys (K elements each, read at `strides`) of tensor x:
+    (values [M, N, K], indices [M, N]), both contiguous."""
+    device = x._impl.device
+    values = new_tensor([M, N, K], x._impl.dtype, device)
+    indices = new_tensor([M, N], dt.int64, device)
+    if M * N == 0:
+        return values, indices
+    block_j = min(triton.next_power_of_2(N), MAX_BLOCK_J)
+    block_i = max(1, min(triton.next_power_of_2(N), SORT_TILE // block_j))
+    block_m = max(1, min(triton.next_power_of_2(M), SORT_TILE // (block_i * block_j)))
+    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_i))
+    launch(op, rank_sort_kernel, grid, pointer(x), pointer(values), pointer(indices), M, N,
+           K, *strides, DESCENDING=bool(descending), COMPUTE=compute_dtype(x._impl.dtype),
+           BLOCK_M=block_m, BLOCK_I=block_i, BLOCK_J=block_j)
+    return values, indices
+
+
+def sorted_rows(op, self, dim, descending):
+    """Sort self along dim: (values, indices) as [M, N] rows in moved order, the moved
+    sizes and the permutation. A 0-dim tensor is one row of one element."""
+    x = self if self.dim() else self.reshape([1])
+    d = wrap_dim(op, dim, x.dim())
+    rows, order = rows_of(x, d)
+    sizes = rows._impl.sizes
+    N = sizes[-1]
+    M = rows._impl.numel() // N if N else 0
+    values, indices = sort_keys(op, rows, M, N, 1, (N, 1, 1), descending)
+    return values.view([M, N]), indices, sizes, order
+
+
+def _sort(op, self, dim, descending):
+    rules.sort(op, (self, dim, descending))
+    device, (self,) = operands(op, self=self)
+    values, indices, sizes, order = sorted_rows(op, self, dim, descending)
+    dtype = self._impl.dtype
+    values = back(values.view(sizes), order, dtype, device)
+    indices = back(indices.view(sizes), order, dt.int64, device)
+    if not self.dim():
+        return values.view([]), indices.view([])
+    return values, indices
+
+
+def sort(self, dim, descending):
+    return _sort("sort", self, dim, descending)
+
+
+def sort_stable(self, stable, dim, descending):
+    return _sort("sort", self, dim, descending)   # the rank sort is always stable
+
+
+def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
+    """The first k of a stable sort (descending for the largest): always sorted, ties in
+    index order, as the CPU kernel."""
+    rules.topk("topk", (self, k, dim, largest, sorted))
+    device, (self,) = operands("topk", self=self)
+    values, indices, sizes, order = sorted_rows("topk", self, dim, largest)
+    picked = list(sizes[:-1]) + [k]
+    values = back(values.narrow(1, 0, k).view(picked), order, self._impl.dtype, device)
+    indices = back(indices.narrow(1, 0, k).view(picked), order, dt.int64, device)
+    if not self.dim():
+        return values.view([]), indices.view([])
+    return values, indices
+
+
+def row_walk(M, N):
+    """(grid, BLOCK_M, BLOCK_N) for the kernels that walk M rows of N, BLOCK_N at a time."""
+    block_n = min(triton.next_power_of_2(N), MAX_BLOCK_N)
+    block_m = max(1, min(triton.next_power_of_2(M), TILE // block_n))
+    return (triton.cdiv(M, block_m),), block_m, block_n
+
+
+# ---- selection: one element of each sorted row ------------------------------------------
+@triton.jit
+def select_kernel(
+    values_ptr, indices_ptr,  # [M, N] sorted rows and their indices, contiguous
+    out_values_ptr, out_indices_ptr,  # [M] the picked element of each row
+    M, N,
+    position,  # the position picked in each sorted row
+    NAN_FIRST: tl.constexpr,  # median: a row with NaN picks its first NaN instead
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    base = rows.to(tl.int64) * N
+    pos = tl.zeros([BLOCK_M], tl.int64) + position
+    if NAN_FIRST:   # NaN sorts last: the first NaN sits at N - (number of NaNs)
+        nans = tl.zeros([BLOCK_M], tl.int64)
+        for n0 in range(0, N, BLOCK_N):
+            n = n0 + tl.arange(0, BLOCK_N)
+            mask = row_mask[:, None] & (n[None, :] < N)
+            v = tl.load(values_ptr + base[:, None] + n[None, :], mask=mask, other=0)
+            v = v.to(tl.float32)
+            nans += tl.sum((mask & (v != v)).to(tl.int64), axis=1)
+        pos = tl.where(nans > 0, N - nans, pos)
+    tl.store(out_values_ptr + rows, tl.load(values_ptr + base + pos, mask=row_mask),
+             mask=row_mask)
+    tl.store(out_indices_ptr + rows, tl.load(indices_ptr + base + pos, mask=row_mask),
+             mask=row_mask)
+
+
+def _pick(op, self, dim, keepdim, position, nan_first):
+    """Sort each slice along dim (stably, ascending) and take the element at `position`
+    (or, nan_first, the first NaN of a slice that has one)."""
+    device, (self,) = operands(op, self=self)
+    values, indices, sizes, order = sorted_rows(op, self, dim, False)
+    M, N = values._impl.sizes
+    dtype = self._impl.dtype
+    out_values = new_tensor([M], dtype, device)
+    out_indices = new_tensor([M], dt.int64, device)
+    if M:
+        grid, block_m, block_n = row_walk(M, N)
+        launch(op, select_kernel, grid, pointer(values),
+               pointer(indices), pointer(out_values), pointer(out_indices), M, N, position,
+               NAN_FIRST=nan_first and dtype.is_floating_point, BLOCK_M=block_m,
+               BLOCK_N=block_n)
+    return _place(op, self, dim, keepdim, out_values, out_indices, sizes, order)
+
+
+def _place(op, self, dim, keepdim, values, indices, sizes, order):
+    """Per-row results [M] back in self's dim order: the dim dropped, or kept as size 1."""
+    if not self.dim():
+        return values.view([]), indices.view([])
+    kept = list(sizes[:-1]) + [1]
+    inverse = [order.index(i) for i in range(len(order))]
+    values = values.view(kept).permute(inverse)
+    indices = indices.view(kept).permute(inverse)
+    if not keepdim:
+        d = wrap_dim(op, dim, self.dim())
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values.contiguous(), indices.contiguous()
+
+
+def median(self):
+    """The lower median of all elements ((n - 1) // 2-th smallest), NaN if there is one."""
+    rules.median("median", (self,))
+    flat = self.reshape([-1])
+    values, _ = _pick("median", flat, 0, False, (flat._impl.numel() - 1) // 2, True)
+    return values
+
+
+def median_dim(self, dim, keepdim):
+    rules.value_and_index("median", (self, dim, keepdim))
+    n = self._impl.sizes[wrap_dim("median", dim, self.dim())] if self.dim() else 1
+    return _pick("median", self, dim, keepdim, (n - 1) // 2, True)
+
+
+def kthvalue(self, k, dim, keepdim):
+    rules.kthvalue("kthvalue", (self, k, dim, keepdim))
+    return _pick("kthvalue", self, dim, keepdim, k - 1, False)
+
+
+# ---- mode: the longest run of equal values in each sorted row ---------------------------
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def mode_kernel(
+    values_ptr, indices_ptr,  # [M, N] rows sorted stably (ascending), contiguous
+    out_values_ptr, out_indices_ptr,  # [M] the mode of each row and its last index
+    M, N,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    # In a sorted row, equal values form runs; run[j] = j - (start of j's run) + 1. The
+    # mode ends the first longest run (the smallest of equally frequent values), and,
+    # the sort being stable, the run's last element has the largest original index.
+    # NaN != NaN: every NaN is a run of its own, as in the CPU kernel.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    base = rows.to(tl.int64) * N
+    best_run = tl.zeros([BLOCK_M], tl.int64)
+    best_pos = tl.zeros([BLOCK_M], tl.int64)
+    start = tl.zeros([BLOCK_M], tl.int64)   # where the run reaching this block began
+    for n0 in range(0, N, BLOCK_N):
+        n = n0 + tl.arange(0, BLOCK_N).to(tl.int64)
+        mask = row_mask[:, None] & (n[None, :] < N)
+        offsets = base[:, None] + n[None, :]
+        v = tl.load(values_ptr + offsets, mask=mask, other=0)
+        prev = tl.load(values_ptr + offsets - 1, mask=mask & (n[None, :] > 0), other=0)
+        starts = (n[None, :] == 0) | (v != prev)
+        begun = tl.associative_scan(tl.where(starts & mask, n[None, :], 0), 1, _max_combine)
+        begun = tl.maximum(begun, start[:, None])
+        run = tl.where(mask, n[None, :] - begun + 1, 0)
+        longest = tl.max(run, axis=1)
+        at = tl.argmax(run, axis=1, tie_break_left=True)   # the first longest run
+        better = longest > best_run
+        best_pos = tl.where(better, n0 + at, best_pos)
+        best_run = tl.where(better, longest, best_run)
+        start = tl.max(tl.where(mask, begun, 0), axis=1)
+    tl.store(out_values_ptr + rows, tl.load(values_ptr + base + best_pos, mask=row_mask),
+             mask=row_mask)
+    tl.store(out_indices_ptr + rows, tl.load(indices_ptr + base + best_pos, mask=row_mask),
+             mask=row_mask)
+
+
+def mode(self, dim, keepdim):
+    """The most frequent value of each slice (the smallest of equally frequent ones) and
+    the index of its last occurrence, as the CPU kernel and PyTorch's CPU kernel."""
+    rules.value_and_index("mode", (self, dim, keepdim))
+    device, (self,) = operands("mode", self=self)
+    values, indices, sizes, order = sorted_rows("mode", self, dim, False)
+    M, N = values._impl.sizes
+    out_values = new_tensor([M], self._impl.dtype, device)
+    out_indices = new_tensor([M], dt.int64, device)
+    if M:
+        grid, block_m, block_n = row_walk(M, N)
+        launch("mode", mode_kernel, grid, pointer(values),
+               pointer(indices), pointer(out_values), pointer(out_indices), M, N,
+               BLOCK_M=block_m, BLOCK_N=block_n)
+    return _place("mode", self, dim, keepdim, out_values, out_indices, sizes, order)
+
+
+# ---- cummax / cummin ---------------------------------------------------------------------
+# The scan's combine takes (value, index) of the earlier part `a` and the later part `b`
+# and keeps the later one on ties (PyTorch moves the index on), except that the first
+# NaN, once reached, stays: a total order, so the combine is associative.
+@triton.jit
+def _cummax_combine(va, ia, vb, ib):
+    later = (va == va) & ((vb != vb) | (vb >= va))
+    return tl.where(later, vb, va), tl.where(later, ib, ia)
+
+
+@triton.jit
+def _cummin_combine(va, ia, vb, ib):
+    later = (va == va) & ((vb != vb) | (vb <= va))
+    return tl.where(later, vb, va), tl.where(later, ib, ia)
+
+
+@triton.jit
+def cum_extreme_kernel(
+    in_ptr,  # the input, [M, N] contiguous rows
+    values_ptr, indices_ptr,  # [M, N] contiguous: the running extreme and where it was
+    M, N,
+    MAX: tl.constexpr,  # cummax (else cummin)
+    COMPUTE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    # Memory traffic: each element read once (plus one carry per row and block), the
+    # value and the index written once.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    base = rows.to(tl.int64) * N
+    cols = tl.arange(0, BLOCK_N)
+    carry_i = tl.zeros([BLOCK_M], tl.int64)
+    for n0 in range(0, N, BLOCK_N):
+        n = n0 + cols.to(tl.int64)
+        mask = row_mask[:, None] & (n[None, :] < N)
+        offsets = base[:, None] + n[None, :]
+        x = _math.convert(tl.load(in_ptr + offsets, mask=mask, other=0), COMPUTE)
+        idx = tl.zeros([BLOCK_M, BLOCK_N], tl.int64) + n[None, :]
+        # The previous blocks' result enters the scan as the first element's past.
+        carry_v = _math.convert(tl.load(in_ptr + base + carry_i, mask=row_mask, other=0),
+                                COMPUTE)
+        if MAX:
+            cv, ci = _cummax_combine(carry_v[:, None], carry_i[:, None], x, idx)
+        else:
+            cv, ci = _cummin_combine(carry_v[:, None], carry_i[:, None], x, idx)
+        first = (cols[None, :] == 0) & (n0 > 0)
+        x = tl.where(first, cv, x)
+        idx = tl.where(first, ci, idx)
+        if MAX:
+            run_v, run_i = tl.associative_scan((x, idx), 1, _cummax_combine)
+        else:
+            run_v, run_i = tl.associative_scan((x, idx), 1, _cummin_combine)
+        tl.store(values_ptr + offsets, _math.convert(run_v, values_ptr.dtype.element_ty),
+                 mask=mask)
+        tl.store(indices_ptr + offsets, run_i, mask=mask)
+        # The running value is always x[run index]: carry the index, reload the value.
+        last = tl.minimum(N - n0, BLOCK_N) - 1
+        carry_i = tl.max(tl.where(cols[None, :] == last, run_i, 0), axis=1)
+
+
+def _cum_extreme(op, self, dim):
+    rules.cummax(op, (self, dim))
+    device, (self,) = operands(op, self=self)
+    x = self if self.dim() else self.reshape([1])
+    rows, order = rows_of(x, wrap_dim(op, dim, x.dim()))
+    sizes = rows._impl.sizes
+    N = sizes[-1]
+    M = rows._impl.numel() // N if N else 0
+    dtype = self._impl.dtype
+    values = new_tensor(sizes, dtype, device)
+    indices = new_tensor(sizes, dt.int64, device)
+    if M:
+        grid, block_m, block_n = row_walk(M, N)
+        launch(op, cum_extreme_kernel, grid, pointer(rows),
+               pointer(values), pointer(indices), M, N, MAX=op == "cummax",
+               COMPUTE=compute_dtype(dtype), BLOCK_M=block_m, BLOCK_N=block_n)
+    values = back(values, order, dtype, device)
+    indices = back(indices, order, dt.int64, device)
+    return values.view(self._impl.sizes), indices.view(self._impl.sizes)
+
+
+def cummax(self, dim):
+    return _cum_extreme("cummax", self, dim)
+
+
+def cummin(self, dim):
+    return _cum_extreme("cummin", self, dim)
+
+
+# ---- unique: sorted keys, where a new value starts, a running count of starts ------------
+@triton.jit
+def group_starts_kernel(
+    keys_ptr,  # [N, K] sorted keys, contiguous
+    starts_ptr,  # [N] int64: 1 where a key differs from the one before it, else 0
+    N, K,
+    COMPUTE: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < N
+    new = i == 0
+    for k in range(0, K):
+        a = tl.load(keys_ptr + i * K + k, mask=mask, other=0).to(COMPUTE)
+        b = tl.load(keys_ptr + (i - 1) * K + k, mask=mask & (i > 0), other=0).to(COMPUTE)
+        new = new | (a != b)   # NaN != NaN: every NaN is a value of its own, as in PyTorch
+    tl.store(starts_ptr + i, new.to(tl.int64), mask=mask)
+
+
+@triton.jit
+def unique_scatter_kernel(
+    keys_ptr, order_ptr,  # [N, K] sorted keys and [N] where each was before sorting
+    starts_ptr, groups_ptr,  # [N] int64: group starts, and their running count
+    values_ptr,  # [U, K]: the first key of each group
+    inverse_ptr,  # [N]: the group of each unsorted key
+    first_ptr, end_ptr,  # [U]: where each group starts and ends in the sorted keys
+    N, K,
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < N
+    group = tl.load(groups_ptr + i, mask=mask, other=1) - 1
+    new = tl.load(starts_ptr + i, mask=mask, other=0) != 0
+    last = (i == N - 1) | (tl.load(starts_ptr + i + 1, mask=mask & (i + 1 < N), other=0) != 0)
+    tl.store(inverse_ptr + tl.load(order_ptr + i, mask=mask, other=0), group, mask=mask)
+    tl.store(first_ptr + group, i, mask=mask & new)
+    tl.store(end_ptr + group, i + 1, mask=mask & last)
+    for k in range(0, K):
+        tl.store(values_ptr + group * K + k, tl.load(keys_ptr + i * K + k, mask=mask),
+                 mask=mask & new)
+
+
+def _unique_keys(op, x, N, K, strides):
+    """Distinct keys of x read as [N keys, K elements]: (values [U, K] sorted, inverse [N],
+    counts [U]). Sort, mark where a new key starts, count the starts (cumsum): a key's
+    group is the count so far; then scatter the first key of each group and its span."""
+    device, dtype = x._impl.device, x._impl.dtype
+    keys, order = sort_keys(op, x, 1, N, K, strides, False)
+    starts = new_tensor([N], dt.int64, device)
+    block = min(max(16, triton.next_power_of_2(N)), TILE)
+    grid = (triton.cdiv(N, block),)
+    if N:
+        launch(op, group_starts_kernel, grid, pointer(keys), pointer(starts), N, K,
+               COMPUTE=compute_dtype(dtype), BLOCK=block)
+    groups = F.cumsum(starts, 0)
+    # One host sync: the number of distinct keys is the size of the results.
+    count = int(groups[N - 1].item()) if N else 0
+    values = new_tensor([count, K], dtype, device)
+    inverse = new_tensor([N], dt.int64, device)
+    first = new_tensor([count], dt.int64, device)
+    end = new_tensor([count], dt.int64, device)
+    if N:
+        launch(op, unique_scatter_kernel, grid, pointer(keys), pointer(order), pointer(starts),
+               pointer(groups), pointer(values), pointer(inverse), pointer(first), pointer(end),
+               N, K, BLOCK=block)
+    return values, inverse, F.sub(end, first)
+
+
+def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
+    """The distinct values in ascending order (sorted or not: sorting is how they are
+    found), each element's position among them, and how often each occurs. NaNs are
+    each distinct (PyTorch's behaviour; the CPU kernel's np.unique merges them)."""
+    device, (self,) = operands("_unique2", self=self)
+    flat = self.reshape([-1])
+    if not flat.is_contiguous():
+        flat = flat.contiguous()
+    n = flat._impl.numel()
+    values, inverse, counts = _unique_keys("_unique2", flat, n, 1, (0, 1, 0))
+    return values.view([-1]), inverse.view(self._impl.sizes), counts
+
+
+def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
+    """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
+    d = wrap_dim("unique_dim", dim, self.dim())
+    device, (self,) = operands("unique_dim", self=self)
+    x = self if self.dim() else self.reshape([1])
+    order = [d] + [i for i in range(x.dim()) if i != d]
+    moved = x.permute(order)
+    if not moved.is_contiguous():
+        moved = moved.contiguous()
+    sizes = moved._impl.sizes
+    n = sizes[0]
+    k = moved._impl.numel() // n if n else 0
+    values, inverse, counts = _unique_keys("unique_dim", moved, n, k, (0, k, 1))
+    values = values.view([values._impl.sizes[0]] + list(sizes[1:]))
+    inverse_order = [order.index(i) for i in range(len(order))]
+    result = new_tensor([values._impl.sizes[i] for i in inverse_order], self._impl.dtype,
+                        device)
+    return run("copy", result, (values.permute(inverse_order),), self._impl.dtype), inverse, \
+        counts
+
+
+def compile_cases(quick):
+    """The kernels of this module for compile_check.py."""
+    sort_types = (("*fp32", tl.float32), ("*bf16", tl.float32), ("*i1", tl.int8),
+                  ("*i64", tl.int64), ("*fp64", tl.float64))
+    for ptr, compute in sort_types[:2] if quick else sort_types:
+        for descending in (False, True):
+            yield (f"rank sort {ptr[1:]} descending={descending}", rank_sort_kernel,
+                   {"x_ptr": ptr, "values_ptr": ptr, "indices_ptr": "*i64"},
+                   dict(DESCENDING=descending, COMPUTE=compute, BLOCK_M=1, BLOCK_I=64,
+                        BLOCK_J=64), {})
+        for is_max in (True, False):
+            yield (f"cum extreme {ptr[1:]} max={is_max}", cum_extreme_kernel,
+                   {"in_ptr": ptr, "values_ptr": ptr, "indices_ptr": "*i64"},
+                   dict(MAX=is_max, COMPUTE=compute, BLOCK_M=4, BLOCK_N=256), {})
+        yield (f"mode {ptr[1:]}", mode_kernel, {"values_ptr": ptr, "indices_ptr": "*i64",
+                                                "out_values_ptr": ptr,
+                                                "out_indices_ptr": "*i64"},
+               dict(BLOCK_M=4, BLOCK_N=256), {})
+        yield (f"unique starts {ptr[1:]}", group_starts_kernel,
+               {"keys_ptr": ptr, "starts_ptr": "*i64"}, dict(COMPUTE=compute, BLOCK=1024), {})
+    for nan_first, ptr in ((True, "*fp16"), (False, "*i32")):
+        yield (f"select nan_first={nan_first}", select_kernel,
+               {"values_ptr": ptr, "indices_ptr": "*i64", "out_values_ptr": ptr,
+                "out_indices_ptr": "*i64", "position": "i64"},
+               dict(NAN_FIRST=nan_first, BLOCK_M=4, BLOCK_N=256), {})
+    yield ("unique scatter", unique_scatter_kernel,
+           {"keys_ptr": "*fp32", "order_ptr": "*i64", "starts_ptr": "*i64",
+            "groups_ptr": "*i64", "values_ptr": "*fp32", "inverse_ptr": "*i64",
+            "first_ptr": "*i64", "end_ptr": "*i64"}, dict(BLOCK=1024), {})
