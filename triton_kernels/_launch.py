@@ -121,7 +121,11 @@ def coalesce(sizes, all_strides):
 
 
 def needs_wide_index(n, *tensors):
-    """Offsets past 2**31 - 1 elements need int64 arithmetic in the kernel."""
+    """Offsets past 2**31 - 1 elements need int64 arithmetic in the kernel. The
+    interpreter always takes it: it checks every 32-bit integer operation for overflow
+    (extra NumPy work per operation) and no 64-bit one."""
+    if INTERPRETED:
+        return True
     limit = 2 ** 31 - 1
     if n > limit:
         return True
