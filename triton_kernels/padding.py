@@ -12,7 +12,8 @@ i = o - left, mapped into range by the mode (as cpu_kernels/padding.py):
 One kernel walks the padded positions of a [B, P0, P1, P2, T] view (up to three padded
 dims P between the unpadded leading dims B and trailing dims T). The forward is a
 gather through the map; the backward is its adjoint, adding each gradient into the
-position it was read from (tl.atomic_add: a border pixel is read several times).
+position it was read from (tl.atomic_add: a border pixel is read several times), one
+padded dim at a time.
 constant_pad_nd may pad more than three dims: it pads three at a time, innermost first.
 """
 from __future__ import annotations
@@ -146,13 +147,24 @@ def _pad_nd(self, pad, mode):
 
 
 def _pad_nd_backward(grad_output, input_sizes, pad, mode):
-    """grad_input[j] = the sum of grad_output over the padded positions that read j."""
-    spec = rules.pad_nd_backward("_pad_nd_backward", (grad_output, input_sizes, pad, mode))
-    device, _ = operands("_pad_nd_backward", grad_output=grad_output)
-    acc = accumulator(spec.sizes, grad_output._impl.dtype, device)
-    _run("_pad_nd_backward", grad_output, acc, len(spec.sizes) - len(pad) // 2, pad, mode,
-         True)
-    return finish(acc, grad_output._impl.dtype)
+    """grad_input[j] = the sum of grad_output over the padded positions that read j.
+
+    One padded dim at a time, innermost first, rounding to the gradient's dtype between
+    dims: that is the order PyTorch and the CPU kernel add in, and for half types a
+    single float32 sum over all dims can differ from theirs by more than the tolerance
+    where the sums cancel."""
+    op = "_pad_nd_backward"
+    spec = rules.pad_nd_backward(op, (grad_output, input_sizes, pad, mode))
+    device, _ = operands(op, grad_output=grad_output)
+    g, ndim = grad_output, len(spec.sizes)
+    for i in range(len(pad) // 2):
+        d = ndim - 1 - i
+        sizes = list(g._impl.sizes)
+        sizes[d] = spec.sizes[d]
+        acc = accumulator(sizes, grad_output._impl.dtype, device)
+        _run(op, g, acc, d, pad[2 * i:2 * i + 2], mode, True)
+        g = finish(acc, grad_output._impl.dtype)
+    return g
 
 
 def compile_cases(quick):
