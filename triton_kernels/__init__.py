@@ -20,6 +20,9 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
     shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
     nn_fused.py      softmax/log_softmax (+ backward), layer_norm, rms_norm,
                      cross-entropy (+ backward), dropout: one program per row
+    pool.py          max/avg/adaptive pooling (+ backward); _spatial.py holds what it
+                     shares with resample.py (nearest/bilinear upsampling) and
+                     padding.py (constant/reflect/replicate/circular, + backward)
     _math.py         the scalar math the expressions call
     compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host

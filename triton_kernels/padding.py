@@ -28,8 +28,7 @@ from tensorplay import cuda
 from tensorplay.meta import nn_spatial as rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels._spatial import accumulator, finish
-from triton_kernels.copy import clone, fill_
-from triton_kernels.pointwise import run
+from triton_kernels.copy import clone
 
 BLOCK = 4096 if INTERPRETED else 512     # padded positions per program
 MODE_IDS = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
@@ -120,7 +119,7 @@ def _run(op, padded, plain, first, pads, mode, backward, value=None):
 
 
 def constant_pad_nd(self, pad, value):
-    spec = rules.constant_pad_nd("constant_pad_nd", (self, pad, value))
+    rules.constant_pad_nd("constant_pad_nd", (self, pad, value))
     device, _ = operands("constant_pad_nd", self=self)
     # The value travels as a one-element tensor of self's dtype: a Python float argument
     # would reach the kernel as float32 (wrong for float64 and large int64 values).
@@ -136,7 +135,6 @@ def constant_pad_nd(self, pad, value):
         out = new_tensor(sizes, self._impl.dtype, device)
         _run("constant_pad_nd", out, x, first, group, "constant", False, fill)
         x = out
-    assert tuple(x._impl.sizes) == tuple(spec.sizes)
     return x
 
 
@@ -148,32 +146,27 @@ def _pad_nd(self, pad, mode):
     return out
 
 
-def _circular_backward(grad_output, input_sizes, pad, device):
+def _circular_backward(grad_output, pad):
     """PyTorch defines circular padding by composition: it copies the input into the
     middle of the result, then, innermost dim first, each border from the opposite end
     of the (already padded) result. Its backward undoes those copies in reverse order,
     adding each border's gradient into the middle, one rounding per add in the
     gradient's dtype. The same adds here (the pointwise kernel on narrowed views) give
-    PyTorch's result to the bit, also for half types where a sum rounded once differs
-    from it by more than the tolerance when the terms cancel."""
+    PyTorch's result to the bit, also for half types, where a sum rounded once differs
+    from it by more than the tolerance when the terms cancel. (Pads >= 0 only: with a
+    negative pad PyTorch's copies no longer follow the index map that _pad_nd uses.)"""
     g = clone(grad_output)
-    ndim = len(input_sizes)
-    middle = []
+    middle = g
+    ndim = len(g._impl.sizes)
     for i in reversed(range(len(pad) // 2)):          # outermost padded dim first
         d, left, right = ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         size = g._impl.sizes[d]
-        begin, end = max(left, 0), size - max(right, 0)
-        if right > 0:
-            g.narrow(d, begin, right).add_(g.narrow(d, size - right, right))
-        if left > 0:
-            g.narrow(d, end - left, left).add_(g.narrow(d, 0, left))
-        middle.append((d, begin, end - begin, max(-left, 0)))
-    out = fill_(new_tensor(input_sizes, grad_output._impl.dtype, device), 0)
-    src, dst = g, out
-    for d, begin, length, crop in middle:           # a negative pad cropped the input
-        src, dst = src.narrow(d, begin, length), dst.narrow(d, crop, length)
-    run("copy", dst, (src,), src._impl.dtype)
-    return out
+        if right:
+            g.narrow(d, left, right).add_(g.narrow(d, size - right, right))
+        if left:
+            g.narrow(d, size - right - left, left).add_(g.narrow(d, 0, left))
+        middle = middle.narrow(d, left, size - left - right)
+    return clone(middle)
 
 
 def _pad_nd_backward(grad_output, input_sizes, pad, mode):
@@ -181,8 +174,8 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode):
     op = "_pad_nd_backward"
     spec = rules.pad_nd_backward(op, (grad_output, input_sizes, pad, mode))
     device, _ = operands(op, grad_output=grad_output)
-    if mode == "circular":
-        return _circular_backward(grad_output, spec.sizes, pad, device)
+    if mode == "circular" and min(pad) >= 0:
+        return _circular_backward(grad_output, pad)
     acc = accumulator(spec.sizes, grad_output._impl.dtype, device)
     _run(op, grad_output, acc, len(spec.sizes) - len(pad) // 2, pad, mode, True)
     return finish(acc, grad_output._impl.dtype)
