@@ -24,6 +24,9 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
                      cummax/cummin as an associative scan over (value, index)
     sampling.py      multinomial: inverse-CDF and exponential-race sampling
     einsum.py        einsum as diagonal views, sums and bmm (host composition)
+    pool.py          max/avg/adaptive pooling (+ backward); _spatial.py holds what it
+                     shares with resample.py (nearest/bilinear upsampling) and
+                     padding.py (constant/reflect/replicate/circular, + backward)
     _math.py         the scalar math the expressions call
     compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host

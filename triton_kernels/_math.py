@@ -8,6 +8,8 @@ converts inputs to the compute dtype before the expression runs).
 import triton
 import triton.language as tl
 
+from tensorplay import cuda
+
 
 @triton.jit
 def multiply(a, b):
@@ -15,14 +17,34 @@ def multiply(a, b):
     return a * b
 
 
+# The interpreter's float32 -> bfloat16 cast truncates the mantissa, where a GPU (and
+# PyTorch) rounds to nearest even; `convert` rounds explicitly there.
+INTERPRETED = tl.constexpr(cuda.is_interpreted())
+
+
+@triton.jit
+def round_to_bfloat16(x):
+    """float32 x rounded to nearest even bfloat16 by integer arithmetic (PyTorch's
+    round_to_nearest_even): add half an ulp of bf16, plus one if the kept part is odd,
+    then drop the low 16 bits. NaN stays a quiet NaN."""
+    bits = x.to(tl.uint32, bitcast=True)
+    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
+    rounded = tl.where(x != x, bits | 0x400000, rounded)
+    return (rounded >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
 @triton.jit
 def convert(x, dtype: tl.constexpr):
     """x as `dtype`. A bfloat16 on either side converts through float32: that is how
     PyTorch converts (float64 -> float -> bfloat16), and the only bf16 conversion the
-    interpreter gets right."""
+    interpreter gets right (rounding explicitly, see INTERPRETED)."""
     if x.dtype == tl.bfloat16 or dtype == tl.bfloat16:
         x = x.to(tl.float32)
-    return x.to(dtype)
+    if INTERPRETED and dtype == tl.bfloat16:
+        y = round_to_bfloat16(x)
+    else:
+        y = x.to(dtype)
+    return y
 
 
 @triton.jit
