@@ -85,6 +85,7 @@ from tensorplay._generated.autograd_nodes import (
     GatherAlongBackward0,
     GatherBackward0,
     GeluBackward0,
+    GeluBackwardBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
@@ -168,6 +169,7 @@ from tensorplay._generated.autograd_nodes import (
     SigmoidBackward0,
     SignBackward0,
     SiluBackward0,
+    SiluBackwardBackward0,
     SinBackward0,
     SinhBackward0,
     SliceBackward0,
@@ -341,6 +343,8 @@ from tensorplay._generated.functional import (
     _h_gelu_,
     _h_silu,
     _h_silu_,
+    _h_gelu_backward,
+    _h_silu_backward,
     _h_mish,
     _h_mish_,
     _h_softplus,
@@ -2300,6 +2304,37 @@ def silu_(ks, self):
     with ExcludeKeys(AUTOGRAD_MASK):
         result = _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
+    return result
+
+
+def gelu_backward(ks, grad_output, self, approximate):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+    node = GeluBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.approximate_ = approximate
+    node.grad_output_sizes = grad_output._impl.sizes
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
+        node.self_ = SavedVariable(self, False)
+        result = _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+    set_history(result, node)
+    return result
+
+
+def silu_backward(ks, grad_output, self):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    node = SiluBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.grad_output_sizes = grad_output._impl.sizes
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
+        node.self_ = SavedVariable(self, False)
+        result = _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    set_history(result, node)
     return result
 
 
@@ -4357,6 +4392,8 @@ WRAPPERS = {
     'gelu_': gelu_,
     'silu': silu,
     'silu_': silu_,
+    'gelu_backward': gelu_backward,
+    'silu_backward': silu_backward,
     'mish': mish,
     'mish_': mish_,
     'softplus': softplus,
