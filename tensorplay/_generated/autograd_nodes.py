@@ -4169,6 +4169,55 @@ class FusedRmsNormBackward0(Node):
         return (d_input, d_weight)
 
 
+class NativeLayerNormBackwardBackward0(Node):
+    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_out, input, mean, rstd, weight, bias: not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'native_layer_norm_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_grad_out = None
+        d_input = None
+        d_mean = None
+        d_rstd = None
+        d_weight = None
+        d_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5):
+            d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias = not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+        return (d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias)
+
+
+class FusedRmsNormBackwardBackward0(Node):
+    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_out, input, rstd, weight: not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_fused_rms_norm_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_out = None
+        d_input = None
+        d_rstd = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
+            d_grad_out, d_input, d_rstd, d_weight = not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+        return (d_grad_out, d_input, d_rstd, d_weight)
+
+
 class NativeDropoutBackward0(Node):
     """Backward of `native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)`.
 

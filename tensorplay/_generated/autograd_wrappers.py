@@ -82,6 +82,7 @@ from tensorplay._generated.autograd_nodes import (
     FmodBackward0,
     FracBackward0,
     FusedRmsNormBackward0,
+    FusedRmsNormBackwardBackward0,
     GatherAlongBackward0,
     GatherBackward0,
     GeluBackward0,
@@ -137,6 +138,7 @@ from tensorplay._generated.autograd_nodes import (
     NativeDropoutBackward0,
     NativeGroupNormBackward0,
     NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0,
     NegBackward0,
     NllLossBackwardBackward0,
     NllLossForwardBackward0,
@@ -473,6 +475,8 @@ from tensorplay._generated.functional import (
     _h_native_layer_norm,
     _h_native_group_norm,
     _h__fused_rms_norm,
+    _h_native_layer_norm_backward,
+    _h__fused_rms_norm_backward,
     _h_native_dropout,
     _h_embedding,
     _h_embedding_dense_backward,
@@ -4175,6 +4179,28 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     return result
 
 
+def native_layer_norm_backward(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or mean._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    node = NativeLayerNormBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    set_history(result, node)
+    return result
+
+
+def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
+    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
+        return _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+    node = FusedRmsNormBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_out, input, rstd, weight))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+    set_history(result, node)
+    return result
+
+
 def native_dropout(ks, input, p, train, generator):
     if not (grad_state.enabled and (input._impl.requires_grad)):
         return _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
@@ -4522,6 +4548,8 @@ WRAPPERS = {
     'native_layer_norm': native_layer_norm,
     'native_group_norm': native_group_norm,
     '_fused_rms_norm': _fused_rms_norm,
+    'native_layer_norm_backward': native_layer_norm_backward,
+    '_fused_rms_norm_backward': _fused_rms_norm_backward,
     'native_dropout': native_dropout,
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,
