@@ -213,7 +213,7 @@ def test_norm_backward_ops_in_other_dtypes(dtype):
 
 def test_long_rows_take_the_looped_norm_backward(monkeypatch):
     from triton_kernels import norm_fused
-    monkeypatch.setattr(norm_fused, "MAX_ONE_PASS", 8)
+    monkeypatch.setattr(norm_fused, "BACKWARD_ONE_PASS", 8)
     monkeypatch.setattr(norm_fused, "PROGRAMS", 2)
     _layer_norm_backward_vs_torch("cuda", (5, 50), 1, tp.float32, True, 1e-4)
 

@@ -35,6 +35,9 @@ from triton_kernels.nn_fused import MAX_ONE_PASS, _acc
 # partial sums, so the column sums read PROGRAMS x N values. The interpreter pays per
 # program, so it gets a few long-running ones.
 PROGRAMS = 8 if INTERPRETED else 512
+# The longest row the backward keeps in registers. Five row vectors live at once there
+# (x, grad, weight and the two partial sums), so it is shorter than the forward's.
+BACKWARD_ONE_PASS = MAX_ONE_PASS // 4
 
 
 @triton.jit
@@ -236,9 +239,10 @@ def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weigh
     dw = _zeros((max(programs, 1), n), acc, device) if partials else dx
     db = _zeros((max(programs, 1), n), acc, device) if partials else dx
     if rows and n:
-        block, one_pass = triton.next_power_of_2(n), True
-        if block > MAX_ONE_PASS:
-            block, one_pass = (4096 if INTERPRETED else 2048), False
+        block = triton.next_power_of_2(n)
+        one_pass = block <= BACKWARD_ONE_PASS
+        if not one_pass:
+            block = min(BACKWARD_ONE_PASS, 4096 if INTERPRETED else 2048)
         launch(op, norm_backward_kernel, (programs,), pointer(g), pointer(x),
                pointer(w if w is not None else x), pointer(m if m is not None else r),
                pointer(r), pointer(dx), pointer(dw), pointer(db), rows, n, per_program,
