@@ -5,6 +5,8 @@ interpreter), or whose edge cases must match PyTorch (NaN propagation, 0 ** 0).
 Each is a `@triton.jit` function of already-converted values (the pointwise template
 converts inputs to the compute dtype before the expression runs).
 """
+import os
+
 import triton
 import triton.language as tl
 
@@ -15,13 +17,31 @@ def multiply(a, b):
     return a * b
 
 
+# The interpreter rounds float32 -> bfloat16 toward zero (it drops the low 16 bits);
+# a GPU rounds to nearest even. Under the interpreter `convert` rounds by hand.
+INTERPRETED: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
+
+
+@triton.jit
+def round_to_bfloat16(x):
+    """float32 -> bfloat16, to nearest even, with integer arithmetic on the bits: add
+    0x7FFF plus the lowest kept bit, keep the high 16 bits (NaN stays a quiet NaN;
+    a value past the largest bfloat16 rounds to inf, as on a GPU)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
+    rounded = tl.where(x != x, bits | 0x400000, rounded)
+    return (rounded >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
 @triton.jit
 def convert(x, dtype: tl.constexpr):
     """x as `dtype`. A bfloat16 on either side converts through float32: that is how
     PyTorch converts (float64 -> float -> bfloat16), and the only bf16 conversion the
-    interpreter gets right."""
+    interpreter has (which `round_to_bfloat16` corrects)."""
     if x.dtype == tl.bfloat16 or dtype == tl.bfloat16:
         x = x.to(tl.float32)
+    if INTERPRETED and dtype == tl.bfloat16:
+        return round_to_bfloat16(x)
     return x.to(dtype)
 
 
