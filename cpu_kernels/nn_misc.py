@@ -74,6 +74,13 @@ def one_hot(self, num_classes):
     """out[..., c] = 1 where self[...] == c; num_classes=-1 takes max(self) + 1."""
     rules.one_hot("one_hot", (self, num_classes))
     a = self._impl.array()
-    if a.size:
-        num_classes = rules.one_hot_classes("one_hot", int(a.min()), int(a.max()), num_classes)
+    if a.size and a.min() < 0:
+        raise DimError(f"one_hot(): Class values must be non-negative (argument 'self' holds "
+                       f"{a.min()})", op="one_hot", arg="self")
+    if num_classes == -1:
+        num_classes = int(a.max()) + 1
+    elif a.size and a.max() >= num_classes:
+        raise DimError(f"one_hot(): Class values must be smaller than num_classes "
+                       f"({num_classes}), but argument 'self' holds {a.max()}", op="one_hot",
+                       arg="self")
     return out((a[..., None] == np.arange(num_classes)).astype(np.int64), dt.int64)

@@ -261,15 +261,3 @@ def test_double_backward_through_the_fused_backwards(device):
     assert gradgradcheck(lambda a: NF.gelu(a), (x,))
     assert gradgradcheck(lambda a: NF.gelu(a, approximate="tanh"), (x,))
     assert gradgradcheck(lambda a: NF.silu(a), (x,))
-
-
-def test_one_hot_sizes_from_the_data_and_checks_classes_on_the_device():
-    labels = tp.tensor([[3, 0, 1], [2, 2, 0]])
-    check(lambda t: NF.one_hot(t), labels)
-    check(lambda t: NF.one_hot(t, 6), labels)
-    check(lambda t: NF.one_hot(t.t(), 4), labels)                 # a strided input
-    with pytest.raises(DimError, match=r"one_hot\(\): Class values must be smaller than "
-                                       r"num_classes \(3\), but argument 'self' holds 3"):
-        NF.one_hot(labels.cuda(), 3)
-    with pytest.raises(DimError, match=r"Class values must be non-negative"):
-        NF.one_hot(tp.tensor([1, -1], device="cuda"), 3)

@@ -129,10 +129,6 @@ def cases(quick):
     yield ("dropout mask", mask, {"out_ptr": "*i1", "seed": "i32", "offset": "i32",
                                   "p": "fp32"},
            dict(COMPUTE=tl.float32, BLOCK=1024, WIDE_INDEX=False), {})
-    one_hot = _template.kernel("one_hot", "tl.where(x == index % classes, 1, 0)", 1, 2,
-                               ("classes",))
-    yield ("one_hot", one_hot, {"out_ptr": "*i64", "x_ptr": "*i64", "classes": "i32"},
-           dict(COMPUTE=tl.int64, BLOCK=1024, WIDE_INDEX=False), {})
     for kind in ("sum", "prod"):
         for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i64")):
             yield (f"scan {kind} {acc}", scan.scan_kernel, {"in_ptr": ptr, "out_ptr": ptr},

@@ -1,5 +1,5 @@
 """Fused row kernels on the `cuda` device: softmax / log_softmax forward and backward,
-cross-entropy forward and backward, nll_loss, dropout, one_hot. (layer_norm and rms_norm:
+cross-entropy forward and backward, nll_loss, dropout. (layer_norm and rms_norm:
 norm_fused.py.)
 
 Each program owns one row (the reduced dim moved last and made contiguous when it is
@@ -465,22 +465,6 @@ def native_dropout(input, p, train, generator):
     run_expression("dropout_apply", "x * (y * scale)", out, (x, keep), dtype,
                    {"scale": scale})
     return out, keep
-
-
-# ---- one_hot -------------------------------------------------------------------------------
-def one_hot(self, num_classes):
-    """out[..., c] = (self[...] == c): one pointwise kernel over the contiguous (..., C)
-    result, whose flat index modulo C is the class, with self broadcast along it."""
-    op = "one_hot"
-    rules.one_hot(op, (self, num_classes))
-    device, (x,) = operands(op, self=self)
-    if x._impl.numel():
-        # Host sync: num_classes=-1 sizes the result from the data, and a class value
-        # outside [0, C) is an error (two device reductions, two numbers read back).
-        num_classes = rules.one_hot_classes(op, x.min().item(), x.max().item(), num_classes)
-    out = new_tensor(tuple(x._impl.sizes) + (num_classes,), dt.int64, device)
-    return run_expression("one_hot", "tl.where(x == index % classes, 1, 0)", out,
-                          (x.unsqueeze(-1),), dt.int64, {"classes": num_classes})
 
 
 # ---- binary cross-entropy with logits ------------------------------------------------------

@@ -1441,7 +1441,6 @@ DISPATCH = {
         ('native_layer_norm_backward', 'norm_fused.native_layer_norm_backward'),
         ('_fused_rms_norm_backward', 'norm_fused.fused_rms_norm_backward'),
         ('native_dropout', 'nn_fused.native_dropout'),
-        ('one_hot', 'nn_fused.one_hot'),
         ('_cross_entropy_forward', 'nn_fused.cross_entropy_forward'),
         ('_cross_entropy_backward', 'nn_fused.cross_entropy_backward'),
     ),

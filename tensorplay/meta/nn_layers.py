@@ -11,7 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta.rules import OutSpec, broadcast, check_devices, wrap_dim
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -308,20 +308,6 @@ def one_hot(op, args):
                                 f"the data, which a meta tensor does not have (pass "
                                 f"argument 'num_classes')", op=op, arg="num_classes")
     return OutSpec(tuple(_sizes(self)) + (num_classes,), dt.int64)
-
-
-def one_hot_classes(op, low, high, num_classes):
-    """The number of classes, given the smallest and largest class value of a non-empty
-    input (num_classes=-1: high + 1); a value outside [0, num_classes) is an error."""
-    if low < 0:
-        raise DimError(f"{op}(): Class values must be non-negative (argument 'self' holds "
-                       f"{low})", op=op, arg="self")
-    if num_classes == -1:
-        return high + 1
-    if high >= num_classes:
-        raise DimError(f"{op}(): Class values must be smaller than num_classes "
-                       f"({num_classes}), but argument 'self' holds {high}", op=op, arg="self")
-    return num_classes
 
 
 def cross_entropy_forward(op, args):
