@@ -122,6 +122,51 @@ def fused_rms_norm(input, normalized_shape, weight, eps):
     return out(y, spec[0].dtype), out(rstd, spec[1].dtype)
 
 
+def _norm_backward(grad_out, input, k, mean, rstd, weight, mask, specs):
+    """The gradients of y = xhat * weight (+ bias), xhat = (x - mean) * rstd, over the
+    trailing k dims, from the saved statistics (mean None: rms_norm):
+
+        g = grad * weight
+        grad_input  = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) for rms)
+        grad_weight = sum over the leading dims of grad * xhat;  grad_bias: of grad
+    """
+    a = _compute(input)
+    g = grad_out._impl.array().astype(a.dtype, copy=False)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    lead = tuple(range(a.ndim - k))
+    stat_shape = a.shape[:a.ndim - k] + (1,) * k
+    r = rstd._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
+    centered = a if mean is None else \
+        a - mean._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
+    with np.errstate(invalid="ignore"):
+        xhat = centered * r
+        gx = g if weight is None else g * _param(weight, a.ndim - k, 0, a)
+        inner = gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True)
+        if mean is not None:
+            inner -= np.mean(gx, axis=axes, keepdims=True)
+        values = (r * inner if mask[0] else None,
+                  np.sum(g * xhat, axis=lead) if mask[1] else None,
+                  np.sum(g, axis=lead) if len(mask) > 2 and mask[2] else None)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm; see _norm_backward."""
+    specs = rules.native_layer_norm_backward("native_layer_norm_backward", (
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
+    return _norm_backward(grad_out, input, len(normalized_shape), mean, rstd, weight,
+                          output_mask, specs)
+
+
+def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of _fused_rms_norm; see _norm_backward."""
+    specs = rules.fused_rms_norm_backward("_fused_rms_norm_backward", (
+        grad_out, input, normalized_shape, rstd, weight, output_mask))
+    return _norm_backward(grad_out, input, len(normalized_shape), None, rstd, weight,
+                          output_mask, specs)
+
+
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """Split the C channels into `group` groups; normalize each (sample, group) over its
     channels and spatial positions; then scale and shift per channel.

@@ -1,6 +1,6 @@
 """Activation kernels: leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, hardsigmoid,
-hardswish, threshold, and their in-place forms. (relu6, selu, celu, softsign, glu and
-prelu are compositions: tensorplay/composite/pw_activations.py.)
+hardswish, threshold, and their in-place forms; gelu's and silu's backward. (relu6, selu,
+celu, softsign, glu and prelu are compositions: tensorplay/composite/pw_activations.py.)
 
 Everything that exponentiates does it on a non-positive argument, so nothing overflows
 for large |x|: softplus(x) = max(x, 0) + log1p(exp(-|x|)), sigmoid via exp(-|x|).
@@ -18,6 +18,7 @@ from cpu_kernels._pw_erf import erf as _erf
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2.0 * math.pi)
 
 
 def _input(op, self):
@@ -69,6 +70,35 @@ def silu(self):
     x = _input("silu", self)
     with np.errstate(invalid="ignore"):   # inf * 0 at -inf: nan, as in torch
         return out(x * _sigmoid(x), self._impl.dtype)
+
+
+def _pair(op, rule, grad_output, self, *extra):
+    """(grad, x, result dtype) of an activation backward, in its compute dtype."""
+    spec = rule(op, (grad_output, self, *extra))
+    g, x = arrays(spec.dtype, grad_output, self)
+    return g, x, spec.dtype
+
+
+def gelu_backward(grad_output, self, approximate):
+    """grad * d/dx x Phi(x) = grad * (Phi(x) + x phi(x)); with 'tanh', the derivative of
+    0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3)."""
+    g, x, dtype = _pair("gelu_backward", rules.gelu_backward, grad_output, self, approximate)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
+        else:
+            d = 0.5 * (1 + _erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+        return out(g * d, dtype)
+
+
+def silu_backward(grad_output, self):
+    """grad * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    g, x, dtype = _pair("silu_backward", rules.activation_backward, grad_output, self)
+    s = _sigmoid(x)
+    with np.errstate(invalid="ignore"):
+        return out(g * s * (1 + x * (1 - s)), dtype)
 
 
 def mish(self):

@@ -1,6 +1,8 @@
 """The fused row kernels on `cuda` (triton_kernels/nn_fused.py) against the CPU backend:
 softmax / log_softmax forward and backward (one-pass rows and long, looped rows),
-layer_norm, rms_norm, cross-entropy forward and backward, dropout."""
+layer_norm, rms_norm, cross-entropy forward and backward, dropout; the fused norm and
+activation backward ops (triton_kernels/norm_fused.py, gelu_backward / silu_backward)
+against PyTorch on both devices, and double backward through them."""
 import numpy as np
 import pytest
 
@@ -144,3 +146,118 @@ def test_binary_cross_entropy_with_logits():
         check(lambda a, b: NF.binary_cross_entropy_with_logits(a, b, reduction=reduction), x, y)
     check(lambda a, b, p: NF.binary_cross_entropy_with_logits(a, b, pos_weight=p), x, y, pos)
     check_grads(lambda a: NF.binary_cross_entropy_with_logits(a, y.to(a.device)), x)
+
+
+# ---- the fused backward ops, against PyTorch on both devices --------------------------------
+def _torch(t):
+    import torch
+    return torch.from_numpy(np.asarray(t.detach().cpu()).astype(np.float64))
+
+
+def _assert_torch(got, expected, tol):
+    assert got is not None
+    np.testing.assert_allclose(np.asarray(got.detach().cpu()).astype(np.float64),
+                               expected.detach().numpy(), rtol=tol, atol=tol)
+
+
+def _layer_norm_backward_vs_torch(device, shape, k, dtype, affine, tol):
+    """native_layer_norm_backward (and _fused_rms_norm_backward) on `device` against
+    PyTorch's float64 autograd of layer_norm (rms_norm) at the same values."""
+    import torch
+    x, g = make(shape, dtype, seed=20), make(shape, dtype, seed=21)
+    norm = list(shape[len(shape) - k:])
+    w = make(norm, dtype, low=0.5, high=1.5, seed=22) if affine else None
+    b = make(norm, dtype, seed=23) if affine else None
+    on = [None if t is None else t.to(device) for t in (x, g, w, b)]
+    xd, gd, wd, bd = on
+    gd = gd.t().contiguous().t() if len(shape) == 2 else gd      # a column-major grad_out
+    tx = _torch(x).requires_grad_()
+    tw, tb = [None if t is None else _torch(t).requires_grad_() for t in (w, b)]
+    mask = [True, affine, affine]
+
+    _, mean, rstd = tp.native_layer_norm(xd, norm, wd, bd, 1e-5)
+    got = tp.native_layer_norm_backward(gd, xd, norm, mean, rstd, wd, bd, mask)
+    torch.nn.functional.layer_norm(tx, norm, tw, tb, 1e-5).backward(_torch(g))
+    for out, leaf in zip(got, (tx, tw, tb)):
+        if leaf is None:
+            assert out is None
+        else:
+            assert out.device.type == device and out.dtype is dtype
+            _assert_torch(out, leaf.grad, tol)
+
+    tx.grad = None
+    tw = None if w is None else _torch(w).requires_grad_()
+    _, rstd = tp._fused_rms_norm(xd, norm, wd, 1e-5)
+    got = tp._fused_rms_norm_backward(gd, xd, norm, rstd, wd, mask[:2])
+    torch.nn.functional.rms_norm(tx, norm, tw, 1e-5).backward(_torch(g))
+    _assert_torch(got[0], tx.grad, tol)
+    if affine:
+        _assert_torch(got[1], tw.grad, tol)
+    else:
+        assert got[1] is None
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("shape, k", [((3, 7), 1), ((20, 5), 1), ((2, 3, 4), 2), ((0, 4), 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_norm_backward_ops_match_pytorch(device, shape, k, affine):
+    # (20, 5): more rows than the backward kernel's programs, so each sums several rows.
+    _layer_norm_backward_vs_torch(device, shape, k, tp.float32, affine, 1e-4)
+
+
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float64])
+def test_norm_backward_ops_in_other_dtypes(dtype):
+    tol = {tp.float16: 2e-2, tp.bfloat16: 8e-2, tp.float64: 1e-10}[dtype]
+    _layer_norm_backward_vs_torch("cuda", (6, 9), 1, dtype, True, tol)
+
+
+def test_long_rows_take_the_looped_norm_backward(monkeypatch):
+    from triton_kernels import norm_fused
+    monkeypatch.setattr(norm_fused, "BACKWARD_ONE_PASS", 8)
+    monkeypatch.setattr(norm_fused, "PROGRAMS", 2)
+    _layer_norm_backward_vs_torch("cuda", (5, 50), 1, tp.float32, True, 1e-4)
+
+
+def test_plain_backward_takes_the_fused_norm_kernel(monkeypatch):
+    from triton_kernels import norm_fused
+    launched = []
+
+    def spy(name, kernel, *args, **meta):
+        launched.append(name)
+        return launch(name, kernel, *args, **meta)
+    launch = norm_fused.launch
+    monkeypatch.setattr(norm_fused, "launch", spy)
+    w, b = make((5,), seed=3).cuda(), make((5,), seed=4).cuda()
+    x = X.cuda().requires_grad_()
+    NF.layer_norm(x, [5], w, b).sum().backward()
+    assert launched == ["native_layer_norm", "native_layer_norm_backward"]
+    launched.clear()
+    (g,) = tp.autograd.grad(NF.rms_norm(x, [5], w).sum(), [x], create_graph=True)
+    assert launched == ["_fused_rms_norm"] and g.requires_grad   # composed, differentiable
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_activation_backward_ops_match_pytorch(device):
+    import torch
+    x, g = make((4, 6), seed=30, low=-6, high=6), make((4, 6), seed=31)
+    for approximate in ("none", "tanh"):
+        got = tp.gelu_backward(g.to(device), x.to(device), approximate=approximate)
+        _assert_torch(got, torch.ops.aten.gelu_backward(_torch(g), _torch(x),
+                                                        approximate=approximate), 1e-5)
+    _assert_torch(tp.silu_backward(g.to(device), x.to(device)),
+                  torch.ops.aten.silu_backward(_torch(g), _torch(x)), 1e-5)
+    half = tp.silu_backward(g.half().to(device), x.to(device))   # promotes to float32
+    assert half.dtype is tp.float32 and half.device.type == device
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_double_backward_through_the_fused_backwards(device):
+    from tensorplay.autograd import gradgradcheck
+    x = make((3, 4), tp.float64, seed=40).to(device).requires_grad_()
+    w = make((4,), tp.float64, low=0.5, high=1.5, seed=41).to(device).requires_grad_()
+    b = make((4,), tp.float64, seed=42).to(device).requires_grad_()
+    assert gradgradcheck(lambda a, c, d: NF.layer_norm(a, [4], c, d), (x, w, b))
+    assert gradgradcheck(lambda a, c: NF.rms_norm(a, [4], c, 1e-5), (x, w))
+    assert gradgradcheck(lambda a: NF.gelu(a), (x,))
+    assert gradgradcheck(lambda a: NF.gelu(a, approximate="tanh"), (x,))
+    assert gradgradcheck(lambda a: NF.silu(a), (x,))

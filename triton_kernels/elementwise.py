@@ -139,6 +139,17 @@ def _gelu(a):
     return "x * 0.5 * (1.0 + tl.erf(x * 0.7071067811865476))", {}
 
 
+def _gelu_backward(a):
+    # x: grad_output, y: self.  d/dy y Phi(y) = Phi(y) + y phi(y); with 'tanh', the
+    # derivative of 0.5 y (1 + tanh(u)), u = sqrt(2 / pi) (y + 0.044715 y^3).
+    if a["approximate"] == "tanh":
+        t = "_math.tanh(0.7978845608028654 * (y + 0.044715 * y * y * y))"
+        return (f"x * (0.5 * (1.0 + {t}) + 0.5 * y * (1.0 - {t} * {t}) * "
+                f"0.7978845608028654 * (1.0 + 0.134145 * y * y))"), {}
+    return ("x * (0.5 * (1.0 + tl.erf(y * 0.7071067811865476)) + "
+            "y * 0.3989422804014327 * tl.exp(-0.5 * y * y))"), {}
+
+
 def _random(expr, *names):
     """Philox random numbers (tl.rand/tl.randn) at (seed, offset + element index): the
     `cuda` generator's seed, and an offset that advances with every call, so a run is
@@ -259,6 +270,9 @@ OPS = {
                                      "alpha", "scale", "input_scale")),
     "gelu": Pointwise("gelu", _gelu),
     "silu": Pointwise("silu", "x * _math.stable_sigmoid(x)"),
+    "gelu_backward": Pointwise("gelu_backward", _gelu_backward),
+    "silu_backward": Pointwise("silu_backward", "x * _math.stable_sigmoid(y) * "
+                               "(1.0 + y * (1.0 - _math.stable_sigmoid(y)))"),
     "mish": Pointwise("mish", "x * _math.tanh(_math.softplus(x))"),
     "softplus": Pointwise("softplus", _scalars("tl.where(x * beta > threshold, x, "
                                                "_math.softplus(x * beta) / beta)",

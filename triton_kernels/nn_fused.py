@@ -1,5 +1,6 @@
 """Fused row kernels on the `cuda` device: softmax / log_softmax forward and backward,
-layer_norm and rms_norm forward, cross-entropy forward and backward, dropout.
+cross-entropy forward and backward, nll_loss, dropout. (layer_norm and rms_norm:
+norm_fused.py.)
 
 Each program owns one row (the reduced dim moved last and made contiguous when it is
 not already). When a row fits in one block it is read once, kept in registers, and
@@ -31,6 +32,30 @@ MAX_ONE_PASS = 16384
 
 
 @triton.jit
+def row_max_and_sum(
+    row_ptr,  # one row of N elements, contiguous
+    N,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    """(max(x), sum(exp(x - max(x)))) of a row walked in blocks, in one read: an online
+    max and sum that rescales the running sum whenever the max grows (a row of -inf
+    gives (-inf, 0))."""
+    cols = tl.arange(0, BLOCK)
+    m = tl.zeros([BLOCK], ACC) + float("-inf")
+    s = tl.zeros([BLOCK], ACC)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        x = _math.convert(tl.load(row_ptr + start + cols, mask=mask, other=float("-inf")), ACC)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
+        s = tl.where(m_new == float("-inf"), 0.0, s)
+        m = m_new
+    row_max = tl.max(m, axis=0)
+    return row_max, tl.sum(s * tl.exp(m - row_max), axis=0)
+
+
+@triton.jit
 def softmax_kernel(
     in_ptr, out_ptr,  # [rows, N], contiguous
     N,  # the row length
@@ -55,19 +80,7 @@ def softmax_kernel(
             y = e / s
         tl.store(base_out + cols, _math.convert(y, out_ptr.dtype.element_ty), mask=mask)
     else:
-        # Online max and sum: rescale the running sum whenever the max grows.
-        m = tl.zeros([BLOCK], ACC) + float("-inf")
-        s = tl.zeros([BLOCK], ACC)
-        for start in range(0, N, BLOCK):
-            mask = start + cols < N
-            x = _math.convert(tl.load(base_in + start + cols, mask=mask, other=float("-inf")),
-                              ACC)
-            m_new = tl.maximum(m, x)
-            s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
-            s = tl.where(m_new == float("-inf"), 0.0, s)
-            m = m_new
-        row_max = tl.max(m, axis=0)
-        total = tl.sum(s * tl.exp(m - row_max), axis=0)
+        row_max, total = row_max_and_sum(base_in, N, ACC, BLOCK)
         for start in range(0, N, BLOCK):
             mask = start + cols < N
             x = _math.convert(tl.load(base_in + start + cols, mask=mask), ACC)
@@ -116,54 +129,6 @@ def softmax_backward_kernel(
 
 
 @triton.jit
-def norm_kernel(
-    x_ptr, w_ptr, b_ptr,  # input [rows, N] contiguous; weight, bias [N] (HAS_W, HAS_B)
-    y_ptr, mean_ptr, rstd_ptr,  # output [rows, N]; per-row statistics [rows]
-    N, eps,
-    RMS: tl.constexpr,  # rms_norm: no mean; x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)
-    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-    ACC: tl.constexpr,
-    BLOCK: tl.constexpr,
-):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    # Two passes over the row, as the CPU backend: the mean, then the mean squared deviation.
-    if RMS:
-        mean = 0.0
-    else:
-        acc = tl.zeros([BLOCK], ACC)
-        for start in range(0, N, BLOCK):
-            mask = start + cols < N
-            acc += _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
-                                 ACC)
-        mean = tl.sum(acc, axis=0) / N
-    acc = tl.zeros([BLOCK], ACC)
-    for start in range(0, N, BLOCK):
-        mask = start + cols < N
-        x = _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
-                          ACC)
-        d = tl.where(mask, x - mean, 0.0)
-        acc += d * d
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-    for start in range(0, N, BLOCK):
-        mask = start + cols < N
-        x = _math.convert(tl.load(x_ptr + row * N + start + cols, mask=mask, other=0.0),
-                          ACC)
-        y = (x - mean) * rstd
-        if HAS_W:
-            y = y * _math.convert(tl.load(w_ptr + start + cols, mask=mask, other=0.0),
-                                  ACC)
-        if HAS_B:
-            y = y + _math.convert(tl.load(b_ptr + start + cols, mask=mask, other=0.0),
-                                  ACC)
-        tl.store(y_ptr + row * N + start + cols, _math.convert(y, y_ptr.dtype.element_ty),
-                 mask=mask)
-    if not RMS:
-        tl.store(mean_ptr + row, _math.convert(mean, mean_ptr.dtype.element_ty))
-    tl.store(rstd_ptr + row, _math.convert(rstd, rstd_ptr.dtype.element_ty))
-
-
-@triton.jit
 def cross_entropy_kernel(
     x_ptr, target_ptr, weight_ptr,  # logits [rows, C] contiguous, targets [rows], weight [C]
     loss_ptr, probs_ptr, row_weight_ptr,  # per-row loss and weight, probs [rows, C]
@@ -183,18 +148,7 @@ def cross_entropy_kernel(
     w = tl.where(valid, 1.0, 0.0)
     if HAS_W:
         w = w * _math.convert(tl.load(weight_ptr + t_safe), ACC)
-    m = tl.zeros([BLOCK], ACC) + float("-inf")
-    s = tl.zeros([BLOCK], ACC)
-    for start in range(0, C, BLOCK):
-        mask = start + cols < C
-        x = _math.convert(tl.load(base + start + cols, mask=mask, other=float("-inf")),
-                          ACC)
-        m_new = tl.maximum(m, x)
-        s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
-        s = tl.where(m_new == float("-inf"), 0.0, s)
-        m = m_new
-    row_max = tl.max(m, axis=0)
-    total = tl.sum(s * tl.exp(m - row_max), axis=0)
+    row_max, total = row_max_and_sum(base, C, ACC, BLOCK)
     picked = _math.convert(tl.load(base + t_safe), ACC)
     tl.store(loss_ptr + row, w * (tl.log(total) - (picked - row_max)))
     tl.store(row_weight_ptr + row, w)
@@ -344,42 +298,6 @@ def softmax_backward_data(grad_output, probs, dim, input_dtype):
 def log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
     return _softmax_backward("_log_softmax_backward_data", True, grad_output, log_probs, dim,
                              input_dtype)
-
-
-def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
-    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
-    n = 1
-    for s in normalized_shape:
-        n *= s
-    x = x if x.is_contiguous() else x.contiguous()
-    y = new_tensor(specs[0].sizes, specs[0].dtype, device)
-    stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
-    rows = y._impl.numel() // n if n else 0
-    if rows and n:
-        block = min(triton.next_power_of_2(n), MAX_ONE_PASS)
-        mean = stats[0] if not rms else stats[-1]
-        launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
-               pointer(b if b is not None else x), pointer(y), pointer(mean),
-               pointer(stats[-1]), n, eps, RMS=rms, HAS_W=w is not None,
-               HAS_B=b is not None, ACC=_acc(x._impl.dtype), BLOCK=block)
-    return (y, *stats)
-
-
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    """(out, mean, rstd), the statistics over the trailing `normalized_shape` dims."""
-    specs = rules.native_layer_norm("native_layer_norm",
-                                    (input, normalized_shape, weight, bias, eps))
-    return _norm("native_layer_norm", False, input, normalized_shape, weight, bias, eps,
-                 specs)
-
-
-def fused_rms_norm(input, normalized_shape, weight, eps):
-    """(out, rstd): out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps);
-    eps None is the dtype's machine epsilon (PyTorch's default)."""
-    specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
-    if eps is None:
-        eps = rules.machine_eps(input._impl.dtype)
-    return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
 
 
 # ---- cross entropy -------------------------------------------------------------------------

@@ -5,8 +5,8 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_backward, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_backward, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
+from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
+from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
 class AddBackward0(Node):
@@ -1781,7 +1781,7 @@ class EluBackward0(Node):
 class GeluBackward0(Node):
     """Backward of `gelu(Tensor self, *, str approximate='none') -> Tensor`.
 
-    self: gelu_backward(grad, self, approximate)
+    self: gelu_backward(grad, self, approximate=approximate)
     """
 
     __slots__ = ('self_', 'approximate_')
@@ -1794,7 +1794,7 @@ class GeluBackward0(Node):
         approximate = self.approximate_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = gelu_backward(grad, self_, approximate)
+            d_self = gelu_backward(grad, self_, approximate=approximate)
         return (d_self,)
 
 
@@ -1815,6 +1815,59 @@ class SiluBackward0(Node):
         if self.needs_input_grad(0):
             d_self = silu_backward(grad, self_)
         return (d_self,)
+
+
+class GeluBackwardBackward0(Node):
+    """Backward of `gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor`.
+
+    grad_output: sum_to(gelu_backward(grad, self, approximate=approximate), grad_output.sizes())
+    self: sum_to(grad * grad_output * gelu_second_derivative(self, approximate), self.sizes())
+    """
+
+    __slots__ = ('grad_output_', 'self_', 'approximate_', 'grad_output_sizes', 'self_sizes')
+    SAVED = ('grad_output_', 'self_')
+    OP = 'gelu_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        self_ = self.self_.unpack(self)
+        approximate = self.approximate_
+        grad_output_sizes = self.grad_output_sizes
+        self_sizes = self.self_sizes
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = sum_to(gelu_backward(grad, self_, approximate=approximate), grad_output_sizes)
+        if self.needs_input_grad(1):
+            d_self = sum_to(grad * grad_output * gelu_second_derivative(self_, approximate), self_sizes)
+        return (d_grad_output, d_self)
+
+
+class SiluBackwardBackward0(Node):
+    """Backward of `silu_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: sum_to(silu_backward(grad, self), grad_output.sizes())
+    self: sum_to(grad * grad_output * silu_second_derivative(self), self.sizes())
+    """
+
+    __slots__ = ('grad_output_', 'self_', 'grad_output_sizes', 'self_sizes')
+    SAVED = ('grad_output_', 'self_')
+    OP = 'silu_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = self.grad_output_.unpack(self)
+        self_ = self.self_.unpack(self)
+        grad_output_sizes = self.grad_output_sizes
+        self_sizes = self.self_sizes
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = sum_to(silu_backward(grad, self_), grad_output_sizes)
+        if self.needs_input_grad(1):
+            d_self = sum_to(grad * grad_output * silu_second_derivative(self_), self_sizes)
+        return (d_grad_output, d_self)
 
 
 class MishBackward0(Node):
@@ -4114,6 +4167,55 @@ class FusedRmsNormBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_input, d_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
         return (d_input, d_weight)
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_out, input, mean, rstd, weight, bias: not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'native_layer_norm_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_grad_out = None
+        d_input = None
+        d_mean = None
+        d_rstd = None
+        d_weight = None
+        d_bias = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5):
+            d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias = not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+        return (d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias)
+
+
+class FusedRmsNormBackwardBackward0(Node):
+    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_out, input, rstd, weight: not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_fused_rms_norm_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_out = None
+        d_input = None
+        d_rstd = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
+            d_grad_out, d_input, d_rstd, d_weight = not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+        return (d_grad_out, d_input, d_rstd, d_weight)
 
 
 class NativeDropoutBackward0(Node):

@@ -82,9 +82,11 @@ from tensorplay._generated.autograd_nodes import (
     FmodBackward0,
     FracBackward0,
     FusedRmsNormBackward0,
+    FusedRmsNormBackwardBackward0,
     GatherAlongBackward0,
     GatherBackward0,
     GeluBackward0,
+    GeluBackwardBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
@@ -136,6 +138,7 @@ from tensorplay._generated.autograd_nodes import (
     NativeDropoutBackward0,
     NativeGroupNormBackward0,
     NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0,
     NegBackward0,
     NllLossBackwardBackward0,
     NllLossForwardBackward0,
@@ -168,6 +171,7 @@ from tensorplay._generated.autograd_nodes import (
     SigmoidBackward0,
     SignBackward0,
     SiluBackward0,
+    SiluBackwardBackward0,
     SinBackward0,
     SinhBackward0,
     SliceBackward0,
@@ -341,6 +345,8 @@ from tensorplay._generated.functional import (
     _h_gelu_,
     _h_silu,
     _h_silu_,
+    _h_gelu_backward,
+    _h_silu_backward,
     _h_mish,
     _h_mish_,
     _h_softplus,
@@ -469,6 +475,8 @@ from tensorplay._generated.functional import (
     _h_native_layer_norm,
     _h_native_group_norm,
     _h__fused_rms_norm,
+    _h_native_layer_norm_backward,
+    _h__fused_rms_norm_backward,
     _h_native_dropout,
     _h_embedding,
     _h_embedding_dense_backward,
@@ -2300,6 +2308,37 @@ def silu_(ks, self):
     with ExcludeKeys(AUTOGRAD_MASK):
         result = _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
+    return result
+
+
+def gelu_backward(ks, grad_output, self, approximate):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+    node = GeluBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.approximate_ = approximate
+    node.grad_output_sizes = grad_output._impl.sizes
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
+        node.self_ = SavedVariable(self, False)
+        result = _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+    set_history(result, node)
+    return result
+
+
+def silu_backward(ks, grad_output, self):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    node = SiluBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.grad_output_sizes = grad_output._impl.sizes
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
+        node.self_ = SavedVariable(self, False)
+        result = _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    set_history(result, node)
     return result
 
 
@@ -4140,6 +4179,28 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     return result
 
 
+def native_layer_norm_backward(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or mean._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
+        return _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    node = NativeLayerNormBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    set_history(result, node)
+    return result
+
+
+def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
+    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
+        return _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+    node = FusedRmsNormBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_out, input, rstd, weight))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+    set_history(result, node)
+    return result
+
+
 def native_dropout(ks, input, p, train, generator):
     if not (grad_state.enabled and (input._impl.requires_grad)):
         return _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
@@ -4357,6 +4418,8 @@ WRAPPERS = {
     'gelu_': gelu_,
     'silu': silu,
     'silu_': silu_,
+    'gelu_backward': gelu_backward,
+    'silu_backward': silu_backward,
     'mish': mish,
     'mish_': mish_,
     'softplus': softplus,
@@ -4485,6 +4548,8 @@ WRAPPERS = {
     'native_layer_norm': native_layer_norm,
     'native_group_norm': native_group_norm,
     '_fused_rms_norm': _fused_rms_norm,
+    'native_layer_norm_backward': native_layer_norm_backward,
+    '_fused_rms_norm_backward': _fused_rms_norm_backward,
     'native_dropout': native_dropout,
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,

@@ -2323,6 +2323,26 @@ def _op_silu_(self):
     return _h_silu_.call(ks, self)
 
 
+_h_gelu_backward = dispatcher.find("gelu_backward")
+
+def _op_gelu_backward(grad_output, self, approximate):
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_gelu_backward, ks, (grad_output, self, approximate))
+    return _h_gelu_backward.call(ks, grad_output, self, approximate)
+
+
+_h_silu_backward = dispatcher.find("silu_backward")
+
+def _op_silu_backward(grad_output, self):
+    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_silu_backward, ks, (grad_output, self))
+    return _h_silu_backward.call(ks, grad_output, self)
+
+
 _h_mish = dispatcher.find("mish")
 
 def _op_mish(self):
@@ -4340,6 +4360,26 @@ def _op__fused_rms_norm(input, normalized_shape, weight, eps):
     if observers.active:
         return observed(_h__fused_rms_norm, ks, (input, normalized_shape, weight, eps))
     return _h__fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
+
+
+_h_native_layer_norm_backward = dispatcher.find("native_layer_norm_backward")
+
+def _op_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    ks = grad_out._impl.key_set() | input._impl.key_set() | mean._impl.key_set() | rstd._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (bias._impl.key_set() if bias is not None else 0)
+    if observers.active:
+        return observed(_h_native_layer_norm_backward, ks, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
+    return _h_native_layer_norm_backward.call(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+
+
+_h__fused_rms_norm_backward = dispatcher.find("_fused_rms_norm_backward")
+
+def _op__fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)"""
+    ks = grad_out._impl.key_set() | input._impl.key_set() | rstd._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    if observers.active:
+        return observed(_h__fused_rms_norm_backward, ks, (grad_out, input, normalized_shape, rstd, weight, output_mask))
+    return _h__fused_rms_norm_backward.call(ks, grad_out, input, normalized_shape, rstd, weight, output_mask)
 
 
 _h_batch_norm = dispatcher.find("batch_norm")
@@ -6609,6 +6649,27 @@ def silu_(self):
     """silu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor): bad_arg('silu_', 'self', 'Tensor', self)
     return _op_silu_(self)
+
+
+def gelu_backward(grad_output, self, *, approximate='none'):
+    """grad_output * gelu'(self), one pass (gelu's backward).
+    
+    gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('gelu_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('gelu_backward', 'self', 'Tensor', self)
+    if type(approximate) is not _b.str: bad_arg('gelu_backward', 'approximate', 'str', approximate)
+    return _op_gelu_backward(grad_output, self, approximate)
+
+
+def silu_backward(grad_output, self):
+    """grad_output * sigmoid(self) * (1 + self * (1 - sigmoid(self))), one pass (silu's backward).
+    
+    silu_backward(Tensor grad_output, Tensor self) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('silu_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('silu_backward', 'self', 'Tensor', self)
+    return _op_silu_backward(grad_output, self)
 
 
 def mish(self):
@@ -8926,6 +8987,34 @@ def _fused_rms_norm(input, normalized_shape, weight, eps):
     return _op__fused_rms_norm(input, normalized_shape, weight, eps)
 
 
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm from its saved mean and rstd; an output output_mask leaves out is None.
+    
+    native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(grad_out, Tensor): bad_arg('native_layer_norm_backward', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor): bad_arg('native_layer_norm_backward', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('native_layer_norm_backward', 'normalized_shape', normalized_shape)
+    if not isinstance(mean, Tensor): bad_arg('native_layer_norm_backward', 'mean', 'Tensor', mean)
+    if not isinstance(rstd, Tensor): bad_arg('native_layer_norm_backward', 'rstd', 'Tensor', rstd)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_layer_norm_backward', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor): bad_arg('native_layer_norm_backward', 'bias', 'Tensor or None', bias)
+    return _op_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+
+
+def _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of _fused_rms_norm from its saved rstd; an output output_mask leaves out is None.
+    
+    _fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)
+    """
+    if not isinstance(grad_out, Tensor): bad_arg('_fused_rms_norm_backward', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor): bad_arg('_fused_rms_norm_backward', 'input', 'Tensor', input)
+    normalized_shape = as_int_list('_fused_rms_norm_backward', 'normalized_shape', normalized_shape)
+    if not isinstance(rstd, Tensor): bad_arg('_fused_rms_norm_backward', 'rstd', 'Tensor', rstd)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('_fused_rms_norm_backward', 'weight', 'Tensor or None', weight)
+    return _op__fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask)
+
+
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
     if not isinstance(input, Tensor): bad_arg('batch_norm', 'input', 'Tensor', input)
@@ -9255,6 +9344,8 @@ FUNCTIONS = (
     'gelu_',
     'silu',
     'silu_',
+    'gelu_backward',
+    'silu_backward',
     'mish',
     'mish_',
     'softplus',
@@ -9396,6 +9487,8 @@ FUNCTIONS = (
     'native_layer_norm',
     'native_group_norm',
     '_fused_rms_norm',
+    'native_layer_norm_backward',
+    '_fused_rms_norm_backward',
     'batch_norm',
     'layer_norm',
     'group_norm',

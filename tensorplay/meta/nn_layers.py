@@ -188,6 +188,49 @@ def fused_rms_norm(op, args):
     return OutSpec(_sizes(input), d), OutSpec(stats, dt.float32 if d.itemsize == 2 else d)
 
 
+def _norm_backward(op, grad_out, input, normalized_shape, stats, params):
+    """The checks both norm backwards share: grad_out has the input's shape, each saved
+    statistic one value per normalized row; `params` = [(name, tensor, wanted)] are the
+    affine parameters and whether output_mask asks for their gradient."""
+    check_floating(op, input, "input")
+    stat_sizes = _normalized(op, input, normalized_shape)
+    check_size(op, grad_out, "grad_out", _sizes(input), "the input's shape")
+    rows = 1
+    for s in stat_sizes:
+        rows *= s
+    for name, t in stats:
+        if t._impl.numel() != rows:
+            raise ShapeError(f"{op}(): argument '{name}' must hold one value per normalized "
+                             f"row ({rows}), but got shape {fmt_shape(_sizes(t))}", op=op,
+                             arg=name)
+    specs = []
+    for name, t, wanted in params:
+        check_size(op, t, name, tuple(normalized_shape), "the normalized shape")
+        if wanted and t is None:
+            raise ArgumentError(f"{op}(): output_mask asks for the gradient of '{name}', "
+                                f"but argument '{name}' is None", op=op, arg=name)
+        specs.append(OutSpec(_sizes(t), t._impl.dtype) if wanted else None)
+    return specs
+
+
+def native_layer_norm_backward(op, args):
+    grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = args
+    grad_w, grad_b = _norm_backward(op, grad_out, input, normalized_shape,
+                                    [("mean", mean), ("rstd", rstd)],
+                                    [("weight", weight, output_mask[1]),
+                                     ("bias", bias, output_mask[2])])
+    grad_in = OutSpec(_sizes(input), input._impl.dtype) if output_mask[0] else None
+    return grad_in, grad_w, grad_b
+
+
+def fused_rms_norm_backward(op, args):
+    grad_out, input, normalized_shape, rstd, weight, output_mask = args
+    (grad_w,) = _norm_backward(op, grad_out, input, normalized_shape, [("rstd", rstd)],
+                               [("weight", weight, output_mask[1])])
+    grad_in = OutSpec(_sizes(input), input._impl.dtype) if output_mask[0] else None
+    return grad_in, grad_w
+
+
 def machine_eps(dtype):
     """The distance from 1.0 to the next float of `dtype` (rms_norm's default eps)."""
     return float(ml_dtypes.finfo(dtype.np).eps)

@@ -243,6 +243,21 @@ def gelu(op, args):
     return unary_floating(op, args)
 
 
+def activation_backward(op, args):
+    """silu_backward, gelu_backward: grad_output and self broadcast; a floating result
+    (PyTorch has no integer kernels)."""
+    spec = binary(op, args[:2], names=("grad_output", "self"))
+    if not spec.dtype.is_floating_point:
+        require_float(op, "self", args[1])
+        require_float(op, "grad_output", args[0])
+    return spec
+
+
+def gelu_backward(op, args):
+    check_gelu_approximate(op, args[2])
+    return activation_backward(op, args)
+
+
 def hardtanh(op, args):
     self, min_val, max_val = args
     if self._impl.dtype is dt.uint8 and min_val < 0:

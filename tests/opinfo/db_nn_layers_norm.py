@@ -118,6 +118,53 @@ def _fused_rms_norm_samples(op, device, dtype, requires_grad):
         yield S(x, (norm, w, None if i % 2 else 1e-5), name=what)
 
 
+def _norm_backward_cases(op, device, dtype, rms):
+    """(grad_out, input, normalized_shape, statistics, weight, bias, output_mask, name):
+    the statistics from the forward op, a grad_out in another layout than the input, and
+    once the parameter gradients alone. (The Meta test compares every output: it runs the
+    samples whose mask leaves none out.)"""
+    rng = rng_for(op.full_name, dtype, "grad_out")
+    for x, norm, w, b, what in _layer_norm_cases(op, device, dtype, False):
+        with tp.no_grad():
+            if rms:
+                stats = tp._fused_rms_norm(x, norm, w, None)[1:]
+            else:
+                stats = tp.native_layer_norm(x, norm, w, b, 1e-5)[1:]
+        g = make_tensor(tuple(x.shape), dtype, device, rng=rng,
+                        layout="strided" if x.is_contiguous() else "contiguous")
+        masks = [[True, w is not None, b is not None]]
+        if w is not None:
+            masks.append([False, True, False])
+        for mask in masks:
+            yield g, x, norm, stats, w, b, mask, f"{what} output_mask={mask}"
+
+
+def _native_layer_norm_backward_samples(op, device, dtype, requires_grad):
+    for g, x, norm, (mean, rstd), w, b, mask, what in _norm_backward_cases(op, device, dtype,
+                                                                           False):
+        yield S(g, (x, norm, mean, rstd, w, b, mask), name=what, meta=all(mask))
+
+
+def _fused_rms_norm_backward_samples(op, device, dtype, requires_grad):
+    for g, x, norm, (rstd,), w, _, mask, what in _norm_backward_cases(op, device, dtype, True):
+        yield S(g, (x, norm, rstd, w, mask[:2]), name=what, meta=all(mask[:2]))
+
+
+def errors_norm_backward(op, device):
+    x, g = _t((3, 4), device=device), _t((3, 5), device=device)
+    stats = _t((3, 1), device=device)
+    rms = op.name == "_fused_rms_norm_backward"
+    args = (x, [4], stats, _t((4,), device=device), [True, True]) if rms else \
+        (x, [4], stats, stats, _t((4,), device=device), None, [True, True, False])
+    # (PyTorch's CPU native_layer_norm_backward does not check grad_out's shape.)
+    yield E(S(g, args), ShapeError, rf"{op.name}\(\): argument 'grad_out' must have shape "
+            r"\[3, 4\]", arg="grad_out", torch_raises=rms)
+    bad_stats = (x, [4], _t((4, 1), device=device), None, [True, False]) if rms else \
+        (x, [4], stats, _t((4, 1), device=device), None, None, [True, False, False])
+    yield E(S(x, bad_stats), ShapeError, rf"{op.name}\(\): argument 'rstd' must hold one "
+            r"value per normalized row \(3\)", arg="rstd", torch_raises=False)
+
+
 def errors_layer_norm(op, device):
     yield E(S(_t((3, 4), device=device), ([3],)), ShapeError,
             rf"{op.name}\(\): argument 'normalized_shape' \[3\] must be the trailing "
@@ -187,6 +234,12 @@ def _ref_native_group_norm(x, *args):
     return out, mean.detach(), rstd.detach()
 
 
+def _ref_fused_rms_norm_backward(*args):
+    # PyTorch has no CPU kernel for it: its own decomposition is the reference.
+    from torch._decomp.decompositions import _fused_rms_norm_backward
+    return _fused_rms_norm_backward(*args)
+
+
 def _ref_fused_rms_norm(*args):
     out, rstd = torch._fused_rms_norm(*args)
     return out, rstd.detach()   # a statistic, not differentiable here (nor in native_layer_norm)
@@ -211,6 +264,18 @@ op_db = [
            tolerances=TOL),
     OpInfo("_fused_rms_norm", ref=_ref_fused_rms_norm, overloads=("_fused_rms_norm",),
            dtypes=FLOATING, gradcheck=False, sample_inputs_func=_fused_rms_norm_samples, tolerances=TOL),
+    # The fused backward ops run inside the backward of a plain backward() only; with
+    # create_graph the formulas compose differentiable ops instead (see
+    # formulas/nn_layers.py), so these ops have no derivative of their own, as in
+    # PyTorch's rms case. Their gradients are tested through layer_norm and rms_norm.
+    OpInfo("native_layer_norm_backward", ref=torch.ops.aten.native_layer_norm_backward,
+           overloads=("native_layer_norm_backward",), dtypes=FLOATING,
+           supports_autograd=False, sample_inputs_func=_native_layer_norm_backward_samples,
+           error_inputs_func=errors_norm_backward, tolerances=TOL),
+    OpInfo("_fused_rms_norm_backward", ref=_ref_fused_rms_norm_backward,
+           overloads=("_fused_rms_norm_backward",), dtypes=FLOATING,
+           supports_autograd=False, sample_inputs_func=_fused_rms_norm_backward_samples,
+           error_inputs_func=errors_norm_backward, tolerances=TOL),
     OpInfo("group_norm", op=F.group_norm, ref=TF.group_norm, overloads=("group_norm",),
            dtypes=FLOATING, sample_inputs_func=_group_norm_samples,
            error_inputs_func=errors_group_norm, tolerances=TOL),

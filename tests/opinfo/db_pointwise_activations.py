@@ -115,6 +115,67 @@ ACTIVATIONS = [entry for entries in [
 ] for entry in entries]
 
 
+# ---- gelu's and silu's backward ops --------------------------------------------------
+def backward_samples(edges=EDGES, **kwargs):
+    """(grad_output, self, **kwargs): the unary samples (and edge values) as `self`, a
+    grad_output of the same shape and dtype, contiguous, and once a half-type grad_output
+    with a float32 self (the result promotes). PyTorch's CPU gelu_backward cannot
+    broadcast (oneDNN refuses), so the shapes match."""
+    def gen(op, device, dtype, requires_grad):
+        rng = rng_for(op.full_name, dtype, "grad_output")
+        grad = requires_grad and dtype in (tp.float32, tp.float64)
+        for s in sample_inputs_unary(op, device, dtype, requires_grad, low=-5, high=5,
+                                     extra_values=edges):
+            g = make_tensor(tuple(s.input.shape), dtype, device, rng=rng, requires_grad=grad)
+            yield S(g, (s.input,), dict(kwargs), f"{s.name} {kwargs}", s.meta, s.grad)
+        if dtype is tp.float32:
+            yield S(make_tensor((3, 4), tp.float16, device, rng=rng),
+                    (make_tensor((3, 4), dtype, device, rng=rng),), dict(kwargs),
+                    "float16 grad_output, float32 self")
+    return gen
+
+
+def errors_activation_backward(op, device):
+    yield E(S(_t((3,), tp.int64, device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for int64 tensors \(argument 'self'", arg="self")
+    yield E(S(_t((3,), device=device), (_t((4,), device=device),)), ShapeError,
+            rf"{op.name}\(\): argument 'self' \(shape \[4\]\) is not broadcastable",
+            arg="self")
+
+
+def errors_gelu_backward(op, device):
+    yield from errors_activation_backward(op, device)
+    yield E(S(_t((3,), device=device), (_t((3,), device=device),), {"approximate": "fast"}),
+            ArgumentError, r"gelu_backward\(\): argument 'approximate' must be 'none' or "
+            r"'tanh', but got 'fast'", arg="approximate")
+
+
+def _torch_silu_backward(grad_output, self):
+    """PyTorch's silu_backward has no derivative (its silu formula composes one under
+    create_graph): when a gradient is asked for, the same value from differentiable ops."""
+    if not (grad_output.requires_grad or self.requires_grad):
+        return torch.ops.aten.silu_backward(grad_output, self)
+    s = torch.sigmoid(self)
+    return grad_output * s * (1 + self * (1 - s))
+
+
+ACTIVATION_BACKWARDS = [
+    # (no inf edges, as for gelu: torch's float32 and float64 kernels disagree there.)
+    OpInfo("gelu_backward", overloads=("gelu_backward",), dtypes=FLOATING, method=False,
+           ref=torch.ops.aten.gelu_backward,
+           sample_inputs_func=backward_samples(edges=EDGES[:11] + EDGES[13:]),
+           error_inputs_func=errors_gelu_backward, tolerances=_HALF_TOL),
+    OpInfo("gelu_backward", "tanh", overloads=("gelu_backward",), dtypes=FLOATING,
+           method=False, ref=torch.ops.aten.gelu_backward,
+           sample_inputs_func=backward_samples(edges=EDGES[:11] + EDGES[13:],
+                                               approximate="tanh"),
+           tolerances=_HALF_TOL),
+    OpInfo("silu_backward", overloads=("silu_backward",), dtypes=FLOATING, method=False,
+           ref=_torch_silu_backward, sample_inputs_func=backward_samples(),
+           error_inputs_func=errors_activation_backward, tolerances=_HALF_TOL),
+]
+
+
 # ---- glu and prelu: shapes matter ---------------------------------------------------
 def _glu_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
@@ -168,4 +229,4 @@ SHAPED = [
            sample_inputs_func=_prelu_samples, error_inputs_func=errors_prelu),
 ]
 
-op_db = ACTIVATIONS + SHAPED
+op_db = ACTIVATIONS + ACTIVATION_BACKWARDS + SHAPED

@@ -154,7 +154,16 @@ def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, trainin
 
 
 def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd, eps):
-    """Gradients of native_layer_norm for (input, weight, bias)."""
+    """Gradients of native_layer_norm for (input, weight, bias).
+
+    A plain backward() (grad mode off while it runs: nothing records this backward) takes
+    the fused op native_layer_norm_backward, one kernel over the saved mean and rstd.
+    With create_graph=True the backward is itself recorded, so it is composed from
+    differentiable ops instead, the statistics recomputed from the input (the fused op
+    has no derivative; the saved statistics are constants to autograd)."""
+    if not grad_state.enabled:
+        return F.native_layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight,
+                                            bias, [True, weight is not None, bias is not None])
     k = len(normalized_shape)
     lead = input.dim() - k
     dims = list(range(lead, input.dim()))
@@ -183,23 +192,25 @@ def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group,
 
 def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
     """Gradients of _fused_rms_norm for (input, weight): with xhat = x * rstd,
-    grad_input = rstd * (g - xhat * mean(g * xhat)), g = grad * weight."""
+    grad_input = rstd * (g - xhat * mean(g * xhat)), g = grad * weight.
+
+    As layer_norm_backward: the fused op _fused_rms_norm_backward when this backward is
+    not recorded (grad mode off), the composition below with create_graph=True."""
+    if not grad_state.enabled:
+        return F._fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight,
+                                          [True, weight is not None])
     k = len(normalized_shape)
     lead = input.dim() - k
     dims = list(range(lead, input.dim()))
-    if grad_state.enabled:
-        if eps is None:
-            eps = machine_eps(input.dtype)
-        rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
-    elif rstd.dtype is not input.dtype:
-        rstd = rstd.to(input.dtype)   # float32 statistics of a half input
+    if eps is None:
+        eps = machine_eps(input.dtype)
+    rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
     xhat = input * rstd
     grad_xhat = grad if weight is None else grad * weight
     gi = rstd * (grad_xhat - xhat * (grad_xhat * xhat).mean(dims, True))
     gw = None if weight is None else \
         (grad * xhat).sum(list(range(lead))).reshape(tuple(normalized_shape))
     return gi, gw
-
 
 
 # ---- dropout and embedding ----------------------------------------------------------

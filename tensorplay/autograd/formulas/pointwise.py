@@ -71,7 +71,6 @@ def clamp_backward_max(grad, self, min, max):  # noqa: A002
 
 
 # ---- activations --------------------------------------------------------------------
-_SQRT_HALF = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 _SQRT_2_OVER_PI = 0.7978845608028654
 
@@ -82,21 +81,29 @@ def elu_backward(grad, self, alpha, scale, input_scale):
     return F.where(self <= 0, neg, grad * scale)   # nan takes the x > 0 branch, as in torch
 
 
-def gelu_backward(grad, self, approximate):
-    """d/dx x Phi(x) = Phi(x) + x phi(x), with the tanh approximation's own derivative."""
+def gelu_second_derivative(self, approximate):
+    """d2/dx2 of x Phi(x): phi(x) (2 - x^2). With 'tanh', of f (1 + tanh(u)), f = x / 2,
+    u = k (x + c x^3): f' g h + (f' g h + f g' h + f g h') with g = 1 - tanh(u)^2 = sech^2,
+    h = u'. NOTE: g' = -2 sech(u)^2 tanh(u) h is written with 1 / cosh, as PyTorch does:
+    1 - tanh^2 loses every digit in float32 where tanh(u) rounds to +-1."""
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (self + 0.044715 * self * self * self)
         t = inner.tanh()
-        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * self * self)
-        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * d_inner)
-    cdf = 0.5 * (1 + F.erf(self * _SQRT_HALF))
+        sech = 1 / inner.cosh()
+        f = 0.5 * self
+        g = 1 - t * t
+        h = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * self * self)
+        g_prime = (2 * sech) * (-sech * t) * h
+        h_prime = 6 * 0.044715 * _SQRT_2_OVER_PI * self
+        return 2 * (0.5 * g * h) + f * h * g_prime + f * g * h_prime
     pdf = _INV_SQRT_2PI * (-0.5 * self * self).exp()
-    return grad * (cdf + self * pdf)
+    return pdf * (2 - self * self)
 
 
-def silu_backward(grad, self):
+def silu_second_derivative(self):
+    """d2/dx2 of x sigmoid(x): s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)."""
     s = self.sigmoid()
-    return grad * s * (1 + self * (1 - s))
+    return s * (1 - s) * (2 + self * (1 - 2 * s))
 
 
 def mish_backward(grad, self):

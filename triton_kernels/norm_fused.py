@@ -1,0 +1,294 @@
+"""Fused layer_norm and rms_norm on the `cuda` device, forward and backward.
+
+Both normalize each row of the trailing `normalized_shape` dims (the input read as
+[rows, N], contiguous). The forward kernel keeps one row per program; it saves the
+statistics the backward reads (mean and rstd = 1 / sqrt(var + eps); rms_norm has no
+mean and rstd = 1 / sqrt(mean(x^2) + eps)).
+
+The backward needs two kinds of results (Triton tutorial 05, the layer-norm backward):
+
+    per row:      xhat = (x - mean) * rstd,  g = grad * weight
+                  grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat))
+                  (rms_norm: no mean(g) term)
+    per column:   grad_weight = sum over rows of grad * xhat,  grad_bias = sum of grad
+
+The first kernel gives each program a run of rows: it writes their grad_input and adds
+their grad * xhat and grad into the program's own row of a [programs, N] partial-sum
+buffer (no two programs touch one row, so no atomics). The column sums are then the
+reduction kernel over that buffer's dim 0. A row that fits in one block is read once
+(x, grad and weight in registers) and its partial sums stay in registers across rows;
+a longer row is walked in blocks twice (statistics, then the write).
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
+from tensorplay.meta import nn_layers as rules
+from triton_kernels import _math
+from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels.nn_fused import MAX_ONE_PASS, _acc
+
+# Programs of the backward's row kernel: each owns rows / PROGRAMS rows and a row of the
+# partial sums, so the column sums read PROGRAMS x N values. The interpreter pays per
+# program, so it gets a few long-running ones.
+PROGRAMS = 8 if INTERPRETED else 512
+# The longest row the backward keeps in registers. Five row vectors live at once there
+# (x, grad, weight and the two partial sums), so it is shorter than the forward's.
+BACKWARD_ONE_PASS = MAX_ONE_PASS // 4
+
+
+@triton.jit
+def load_acc(ptr, mask, ACC: tl.constexpr):
+    """Masked elements of a row block in the accumulation dtype (0 where masked)."""
+    return _math.convert(tl.load(ptr, mask=mask, other=0.0), ACC)
+
+
+@triton.jit
+def norm_kernel(
+    x_ptr, w_ptr, b_ptr,  # input [rows, N] contiguous; weight, bias [N] (HAS_W, HAS_B)
+    y_ptr, mean_ptr, rstd_ptr,  # output [rows, N]; per-row statistics [rows]
+    N, eps,
+    RMS: tl.constexpr,  # rms_norm: no mean; x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    # Two passes over the row, as the CPU backend: the mean, then the mean squared deviation.
+    if RMS:
+        mean = 0.0
+    else:
+        acc = tl.zeros([BLOCK], ACC)
+        for start in range(0, N, BLOCK):
+            acc += load_acc(x_ptr + row * N + start + cols, start + cols < N, ACC)
+        mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK], ACC)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        d = tl.where(mask, load_acc(x_ptr + row * N + start + cols, mask, ACC) - mean, 0.0)
+        acc += d * d
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        y = (load_acc(x_ptr + row * N + start + cols, mask, ACC) - mean) * rstd
+        if HAS_W:
+            y = y * load_acc(w_ptr + start + cols, mask, ACC)
+        if HAS_B:
+            y = y + load_acc(b_ptr + start + cols, mask, ACC)
+        tl.store(y_ptr + row * N + start + cols, _math.convert(y, y_ptr.dtype.element_ty),
+                 mask=mask)
+    if not RMS:
+        tl.store(mean_ptr + row, _math.convert(mean, mean_ptr.dtype.element_ty))
+    tl.store(rstd_ptr + row, _math.convert(rstd, rstd_ptr.dtype.element_ty))
+
+
+@triton.jit
+def norm_backward_kernel(
+    grad_ptr, x_ptr, w_ptr,  # grad_out and input [rows, N] contiguous; weight [N] (HAS_W)
+    mean_ptr, rstd_ptr,  # the forward's statistics [rows] (no mean with RMS)
+    dx_ptr,  # grad_input [rows, N]
+    dw_ptr, db_ptr,  # [programs, N] in ACC, zeroed: column sums of grad * xhat and grad
+    rows, N, rows_per_program,
+    RMS: tl.constexpr,  # rms_norm: xhat = x * rstd, no mean(g) term
+    HAS_W: tl.constexpr,
+    PARTIALS: tl.constexpr,  # write the partial column sums (grad_weight or grad_bias wanted)
+    ONE_PASS: tl.constexpr,  # a row fits in BLOCK
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    first = pid.to(tl.int64) * rows_per_program  # int64 bounds: the loop's row is int64
+    last = tl.minimum(first + rows_per_program, rows)
+    part = pid.to(tl.int64) * N
+    if ONE_PASS:
+        # Memory: 2N reads + N writes per row; weight and the partial sums stay in registers.
+        mask = cols < N
+        if HAS_W:
+            w = load_acc(w_ptr + cols, mask, ACC)
+        else:
+            w = 1.0
+        dw = tl.zeros([BLOCK], ACC)
+        db = tl.zeros([BLOCK], ACC)
+        for row in range(first, last):
+            rstd = _math.convert(tl.load(rstd_ptr + row), ACC)
+            if RMS:
+                mean = 0.0
+            else:
+                mean = _math.convert(tl.load(mean_ptr + row), ACC)
+            x = load_acc(x_ptr + row * N + cols, mask, ACC)
+            dy = load_acc(grad_ptr + row * N + cols, mask, ACC)
+            xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+            g = dy * w
+            dx = g - xhat * (tl.sum(g * xhat, axis=0) / N)
+            if not RMS:
+                dx = dx - tl.sum(g, axis=0) / N
+            tl.store(dx_ptr + row * N + cols, _math.convert(dx * rstd, dx_ptr.dtype.element_ty),
+                     mask=mask)
+            dw += dy * xhat
+            db += dy
+        if PARTIALS:
+            tl.store(dw_ptr + part + cols, dw, mask=mask)
+            tl.store(db_ptr + part + cols, db, mask=mask)
+    else:
+        for row in range(first, last):
+            rstd = _math.convert(tl.load(rstd_ptr + row), ACC)
+            if RMS:
+                mean = 0.0
+            else:
+                mean = _math.convert(tl.load(mean_ptr + row), ACC)
+            # Pass 1: mean(g * xhat) and mean(g).
+            acc_gx = tl.zeros([BLOCK], ACC)
+            acc_g = tl.zeros([BLOCK], ACC)
+            for start in range(0, N, BLOCK):
+                mask = start + cols < N
+                x = load_acc(x_ptr + row * N + start + cols, mask, ACC)
+                g = load_acc(grad_ptr + row * N + start + cols, mask, ACC)
+                if HAS_W:
+                    g = g * load_acc(w_ptr + start + cols, mask, ACC)
+                acc_gx += g * tl.where(mask, (x - mean) * rstd, 0.0)
+                acc_g += g
+            c_gx = tl.sum(acc_gx, axis=0) / N
+            if RMS:
+                c_g = 0.0
+            else:
+                c_g = tl.sum(acc_g, axis=0) / N
+            # Pass 2: grad_input, and this row's share of the column sums.
+            for start in range(0, N, BLOCK):
+                mask = start + cols < N
+                x = load_acc(x_ptr + row * N + start + cols, mask, ACC)
+                dy = load_acc(grad_ptr + row * N + start + cols, mask, ACC)
+                xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+                g = dy
+                if HAS_W:
+                    g = g * load_acc(w_ptr + start + cols, mask, ACC)
+                dx = (g - xhat * c_gx - c_g) * rstd
+                tl.store(dx_ptr + row * N + start + cols,
+                         _math.convert(dx, dx_ptr.dtype.element_ty), mask=mask)
+                if PARTIALS:
+                    offs = part + start + cols
+                    tl.store(dw_ptr + offs, tl.load(dw_ptr + offs, mask=mask) + dy * xhat,
+                             mask=mask)
+                    tl.store(db_ptr + offs, tl.load(db_ptr + offs, mask=mask) + dy,
+                             mask=mask)
+
+
+# ---- launchers ---------------------------------------------------------------------------
+def _row_length(normalized_shape):
+    n = 1
+    for s in normalized_shape:
+        n *= s
+    return n
+
+
+def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    n = _row_length(normalized_shape)
+    x = x if x.is_contiguous() else x.contiguous()
+    y = new_tensor(specs[0].sizes, specs[0].dtype, device)
+    stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
+    rows = y._impl.numel() // n if n else 0
+    if rows and n:
+        block = min(triton.next_power_of_2(n), MAX_ONE_PASS)
+        mean = stats[0] if not rms else stats[-1]
+        launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
+               pointer(b if b is not None else x), pointer(y), pointer(mean),
+               pointer(stats[-1]), n, eps, RMS=rms, HAS_W=w is not None,
+               HAS_B=b is not None, ACC=_acc(x._impl.dtype), BLOCK=block)
+    return (y, *stats)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(out, mean, rstd), the statistics over the trailing `normalized_shape` dims."""
+    specs = rules.native_layer_norm("native_layer_norm",
+                                    (input, normalized_shape, weight, bias, eps))
+    return _norm("native_layer_norm", False, input, normalized_shape, weight, bias, eps,
+                 specs)
+
+
+def fused_rms_norm(input, normalized_shape, weight, eps):
+    """(out, rstd): out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps);
+    eps None is the dtype's machine epsilon (PyTorch's default)."""
+    specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    if eps is None:
+        eps = rules.machine_eps(input._impl.dtype)
+    return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
+
+
+def _zeros(sizes, dtype, device):
+    return F.fill_(new_tensor(sizes, dtype, device), 0)
+
+
+def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weight, specs):
+    """(grad_input, grad_weight, grad_bias) as `specs` asks (None where it says None)."""
+    device, (g, x, m, r, w) = operands(op, grad_out=grad_out, input=input, mean=mean,
+                                       rstd=rstd, weight=weight)
+    n = _row_length(normalized_shape)
+    rows = x._impl.numel() // n if n else 0
+    g, x, r = (t if t.is_contiguous() else t.contiguous() for t in (g, x, r))
+    m = None if m is None else m.contiguous()
+    dx = new_tensor(x._impl.sizes, x._impl.dtype, device)
+    partials = any(s is not None for s in specs[1:])
+    acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
+    per_program = triton.cdiv(rows, PROGRAMS) if rows else 1
+    programs = triton.cdiv(rows, per_program)
+    dw = _zeros((max(programs, 1), n), acc, device) if partials else dx
+    db = _zeros((max(programs, 1), n), acc, device) if partials else dx
+    if rows and n:
+        block = triton.next_power_of_2(n)
+        one_pass = block <= BACKWARD_ONE_PASS
+        if not one_pass:
+            block = min(BACKWARD_ONE_PASS, 4096 if INTERPRETED else 2048)
+        launch(op, norm_backward_kernel, (programs,), pointer(g), pointer(x),
+               pointer(w if w is not None else x), pointer(m if m is not None else r),
+               pointer(r), pointer(dx), pointer(dw), pointer(db), rows, n, per_program,
+               RMS=rms, HAS_W=w is not None, PARTIALS=partials, ONE_PASS=one_pass,
+               ACC=_acc(x._impl.dtype), BLOCK=block)
+    # The column sums: the reduction kernel over the programs' partial sums.
+    columns = [dx, dw, db]
+    for i in (1, 2):
+        if specs[i] is not None:
+            columns[i] = columns[i].sum(0).to(specs[i].dtype).view(specs[i].sizes)
+    return tuple(c if s is not None else None for c, s in zip(columns, specs))
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm from its saved mean and
+    rstd; an output output_mask leaves out is None."""
+    op = "native_layer_norm_backward"
+    specs = rules.native_layer_norm_backward(op, (grad_out, input, normalized_shape, mean, rstd,
+                                                  weight, bias, output_mask))
+    return _norm_backward(op, False, grad_out, input, normalized_shape, mean, rstd, weight,
+                          specs)
+
+
+def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of _fused_rms_norm from its saved rstd."""
+    op = "_fused_rms_norm_backward"
+    specs = rules.fused_rms_norm_backward(op, (grad_out, input, normalized_shape, rstd, weight,
+                                               output_mask))
+    return _norm_backward(op, True, grad_out, input, normalized_shape, None, rstd, weight,
+                          (*specs, None))[:2]
+
+
+def compile_cases(quick):
+    """The forward and backward kernels, half inputs with float32 statistics."""
+    halves = {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
+              "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "eps": "fp32"}
+    for rms in (False, True):
+        yield (f"norm rms={rms}", norm_kernel, halves,
+               dict(RMS=rms, HAS_W=True, HAS_B=not rms, ACC=tl.float32, BLOCK=4096), {})
+        for one_pass, block in ((True, 1024), (False, 2048)):
+            yield (f"norm backward rms={rms} one_pass={one_pass}", norm_backward_kernel,
+                   {"grad_ptr": "*bf16", "x_ptr": "*bf16", "w_ptr": "*bf16",
+                    "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "*bf16",
+                    "dw_ptr": "*fp32", "db_ptr": "*fp32"},
+                   dict(RMS=rms, HAS_W=not rms, PARTIALS=True, ONE_PASS=one_pass,
+                        ACC=tl.float32, BLOCK=block), {})
+            if quick:
+                break
