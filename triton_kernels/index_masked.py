@@ -12,7 +12,7 @@ sync per call (as in PyTorch, whose CUDA nonzero / masked_select synchronise too
 """
 from __future__ import annotations
 
-from cpu_kernels import shape_ops as cpu_shape_ops
+from cpu_kernels import shape_ops as cpu_shape_ops   # its repeats check (the same error)
 from tensorplay import _dtype as dt
 from tensorplay._creation import arange
 from tensorplay._generated import functional as F

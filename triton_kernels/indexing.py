@@ -28,7 +28,6 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._creation import scalar_tensor
-from tensorplay._generated import functional as F
 from tensorplay._impl import TensorImpl, numel_of
 from tensorplay._tensor import wrap
 from tensorplay.meta import indexing as rules
@@ -39,6 +38,15 @@ from triton_kernels._launch import (
 from triton_kernels.pointwise import run
 
 BLOCK = 4096 if INTERPRETED else 1024
+
+
+def block_for(n):
+    """Elements per program for n elements. The interpreter pays for every lane of a
+    block (it runs each operation on whole NumPy arrays), so small problems get a block
+    just large enough; a GPU keeps one block size (one compiled kernel)."""
+    if not INTERPRETED:
+        return BLOCK
+    return min(BLOCK, max(16, triton.next_power_of_2(n)))
 # The walks take up to MAX_RANK (coalesced) dimensions; a higher rank is split on the
 # host into one launch per leading coordinate (rare: coalescing merges most dims).
 MAX_RANK = 4
@@ -211,6 +219,21 @@ def compact_kernel(
     tl.store(out_ptr + p, _math.convert(v, out_ptr.dtype.element_ty), mask=keep)
 
 
+@triton.jit
+def bounds_kernel(
+    idx_ptr,  # the index, contiguous
+    n,  # its elements
+    low, high,  # the valid range [low, high)
+    flag_ptr,  # one int32, set to 1 if any index lies outside
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = i < n
+    v = tl.load(idx_ptr + i, mask=inside, other=0)
+    bad = inside & ((v < low) | (v >= high))
+    tl.atomic_max(flag_ptr, tl.max(bad.to(tl.int32), 0))
+
+
 # ---- launchers -------------------------------------------------------------------------
 def _shifted(t, delta):
     """t's elements starting `delta` elements further on (a pointer offset, same strides)."""
@@ -242,8 +265,9 @@ def _walk(name, kernel, sizes, tensors, strides, args, meta, keep_last=False):
     rank = len(shape)
     pad = [1] * (MAX_RANK - rank)
     flat = [s for st in walk for s in st + [0] * (MAX_RANK - rank)]
-    launch(name, kernel, (triton.cdiv(n, BLOCK),), *[pointer(t) for t in tensors], n, *args,
-           *(shape + pad)[1:], *flat, RANK=rank, BLOCK=BLOCK,
+    block = block_for(n)
+    launch(name, kernel, (triton.cdiv(n, block),), *[pointer(t) for t in tensors], n, *args,
+           *(shape + pad)[1:], *flat, RANK=rank, BLOCK=block,
            WIDE_INDEX=needs_wide_index(n, *tensors), **meta)
 
 
@@ -282,9 +306,10 @@ def compact(out, src, keep, pos, index=False):
     n = keep._impl.numel()
     if n == 0:
         return out
-    launch("compact", compact_kernel, (triton.cdiv(n, BLOCK),), pointer(out),
+    block = block_for(n)
+    launch("compact", compact_kernel, (triton.cdiv(n, block),), pointer(out),
            pointer(src if src is not None else keep), pointer(keep), pointer(pos), n,
-           INDEX=index, BLOCK=BLOCK, WIDE_INDEX=needs_wide_index(n, out, keep))
+           INDEX=index, BLOCK=block, WIDE_INDEX=needs_wide_index(n, out, keep))
     return out
 
 
@@ -294,11 +319,16 @@ def check_in_range(op, index, size, dim, arg="index", allow_negative=False, rais
     reduced on the device, one host sync for the verdict. Only a failing check copies
     the index to the host, to raise the CPU kernel's own error (`raise_from(host
     array)`, by default the shape rules' check_in_range)."""
-    if not index._impl.numel():
+    n = index._impl.numel()
+    if not n:
         return
     low = -size if allow_negative else 0
-    bad = F.logical_or(F.lt(index, low), F.ge(index, size))
-    if F.any(bad).item():       # host sync: no kernel may run with this index
+    idx = index if index.is_contiguous() else copy_of(index)
+    flag = scalar_tensor(0, dtype=dt.int32, device=index._impl.device)
+    block = block_for(n)
+    launch("bounds", bounds_kernel, (triton.cdiv(n, block),), pointer(idx), n, low, size,
+           pointer(flag), BLOCK=block)
+    if flag.item():         # host sync: no kernel may run with this index
         host = index.cpu().numpy()
         if raise_from is not None:
             raise_from(host)
@@ -373,6 +403,8 @@ def compile_cases(quick):
                         BLOCK=1024, WIDE_INDEX=False), {})
             if quick:
                 break
+    yield ("bounds", bounds_kernel, {"idx_ptr": "*i64", "low": "i64", "high": "i64",
+                                     "flag_ptr": "*i32"}, dict(BLOCK=1024), {})
     for index in (False, True):
         yield (f"compact index={index}", compact_kernel,
                {"out_ptr": "*i64" if index else "*fp32", "src_ptr": "*fp32", "keep_ptr": "*i1",
