@@ -234,7 +234,14 @@ def bounds_kernel(
     tl.atomic_max(flag_ptr, tl.max(bad.to(tl.int32), 0))
 
 
-# ---- launchers -------------------------------------------------------------------------
+# ---- launchers ---------------------------------------------------------------------------
+def wide_index(n, *tensors):
+    """int64 positions past 2**31 elements; and always in the interpreter, which checks
+    every 32-bit integer operation for overflow (NumPy work on each lane) but not 64-bit
+    ones: there int64 index math is the faster kind, on a GPU the slower one."""
+    return INTERPRETED or needs_wide_index(n, *tensors)
+
+
 def _shifted(t, delta):
     """t's elements starting `delta` elements further on (a pointer offset, same strides)."""
     impl = t._impl
@@ -268,7 +275,7 @@ def _walk(name, kernel, sizes, tensors, strides, args, meta, keep_last=False):
     block = block_for(n)
     launch(name, kernel, (triton.cdiv(n, block),), *[pointer(t) for t in tensors], n, *args,
            *(shape + pad)[1:], *flat, RANK=rank, BLOCK=block,
-           WIDE_INDEX=needs_wide_index(n, *tensors), **meta)
+           WIDE_INDEX=wide_index(n, *tensors), **meta)
 
 
 def gather_walk(out, src, idx, sizes, out_strides, src_strides, idx_strides, dim_size,
@@ -309,7 +316,7 @@ def compact(out, src, keep, pos, index=False):
     block = block_for(n)
     launch("compact", compact_kernel, (triton.cdiv(n, block),), pointer(out),
            pointer(src if src is not None else keep), pointer(keep), pointer(pos), n,
-           INDEX=index, BLOCK=block, WIDE_INDEX=needs_wide_index(n, out, keep))
+           INDEX=index, BLOCK=block, WIDE_INDEX=wide_index(n, out, keep))
     return out
 
 
