@@ -18,7 +18,6 @@ types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel
 from __future__ import annotations
 
 from cpu_kernels import nn_misc      # its index check, for the identical error on a bad index
-from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.meta import indexing as rules
 from tensorplay.meta import nn_layers as nn_rules

@@ -20,6 +20,12 @@ in index_dim.py, index_masked.py and index_advanced.py build the walks).
 Negative indices wrap (`i + dim_size`) in the kernel; whether they are allowed is the
 op's business, checked before any launch by `check_in_range` (the interpreter has no
 bounds checks, and a GPU's out-of-bounds write corrupts memory silently).
+
+Where this differs from PyTorch's CUDA kernels (and agrees with the CPU backend):
+half-type sums accumulate in float32 and round once (PyTorch's fp16 atomics round
+after every add); prod/amax/amin/mean are deterministic. As in PyTorch, repeated
+indices in a plain scatter (scatter, index_copy, index_put) leave an unspecified one
+of the writes on a GPU; the interpreter runs programs in order, so there the last wins.
 """
 from __future__ import annotations
 
