@@ -27,6 +27,11 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
     pool.py          max/avg/adaptive pooling (+ backward); _spatial.py holds what it
                      shares with resample.py (nearest/bilinear upsampling) and
                      padding.py (constant/reflect/replicate/circular, + backward)
+    indexing.py      the indexing kernels: gather / scatter / atomic-add walks, the
+                     deterministic scatter-reduce, mask compaction, bounds checks
+    index_dim.py     gather, scatter(_reduce), index_select/add/copy/fill, take, embedding
+    index_masked.py  masked_fill/select/scatter, nonzero, one_hot, repeat_interleave
+    index_advanced.py  x[idx] and x[idx] = v (index.Tensor, index_put): linearised indices
     _math.py         the scalar math the expressions call
     compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host

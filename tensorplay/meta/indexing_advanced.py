@@ -30,6 +30,8 @@ def mask_count(op, mask):
     if mask._impl.device.type == "meta":
         raise ArgumentError(f"{op}(): a bool mask in argument 'indices' gives a data-dependent "
                             f"shape, which a meta tensor cannot compute", op=op, arg="indices")
+    if mask._impl.device.type != "cpu":
+        return int(mask.ne(0).sum().item())     # a device reduction, one host sync
     return int(mask._impl.array().astype(bool).sum())
 
 
