@@ -77,7 +77,7 @@ def _elementwise_cases(quick):
 # Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
-MODULES_WITH_CASES = ()
+MODULES_WITH_CASES = ("conv",)
 
 
 def cases(quick):
@@ -113,11 +113,18 @@ def cases(quick):
         yield (f"softmax backward log={log}", nn_fused.softmax_backward_kernel,
                {"grad_ptr": "*fp32", "out_ptr": "*fp32", "result_ptr": "*fp16"},
                dict(LOG=log, ACC=tl.float32, BLOCK=2048), {})
-    for rms in (False, True):
-        yield (f"norm rms={rms}", nn_fused.norm_kernel,
+    # layer norm, rms norm, batch norm (training, eval), group norm
+    for label, rms, segmented, param, given in (
+            ("layer", False, False, "feature", False), ("rms", True, False, "feature", False),
+            ("batch", False, True, "row", False), ("batch eval", False, False, "row", True),
+            ("group", False, False, "group", False)):
+        yield (f"norm {label}", nn_fused.norm_kernel,
                {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
-                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "eps": "fp32"},
-               dict(RMS=rms, HAS_W=True, HAS_B=not rms, ACC=tl.float32, BLOCK=4096), {})
+                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "run_mean_ptr": "*fp32",
+                "run_var_ptr": "*fp32", "eps": "fp32", "momentum": "fp32"},
+               dict(RMS=rms, SEGMENTED=segmented, PARAM=param, STATS_GIVEN=given,
+                    RUNNING=param == "row" and not given, HAS_W=True, HAS_B=not rms,
+                    ACC=tl.float32, BLOCK=4096), {})
     yield ("cross_entropy", nn_fused.cross_entropy_kernel,
            {"x_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
             "probs_ptr": "*fp32", "row_weight_ptr": "*fp32"},
