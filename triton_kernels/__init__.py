@@ -18,8 +18,10 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates)
     linalg_ext.py    addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
     shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
-    nn_fused.py      softmax/log_softmax (+ backward), layer_norm, rms_norm,
-                     cross-entropy (+ backward), dropout: one program per row
+    nn_fused.py      softmax/log_softmax (+ backward), layer_norm, rms_norm, batch_norm,
+                     group_norm, cross-entropy (+ backward), dropout: one program per row
+    conv.py          convolution (+ backward): im2col / col2im gathers around the matmul
+    fold.py          im2col (F.unfold), col2im (F.fold) on conv.py's kernels
     _math.py         the scalar math the expressions call
     compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host

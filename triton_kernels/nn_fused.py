@@ -1,5 +1,6 @@
 """Fused row kernels on the `cuda` device: softmax / log_softmax forward and backward,
-layer_norm and rms_norm forward, cross-entropy forward and backward, dropout.
+layer_norm, rms_norm, batch_norm and group_norm forward (one norm kernel, whose rows
+are laid out three ways), cross-entropy forward and backward, dropout.
 
 Each program owns one row (the reduced dim moved last and made contiguous when it is
 not already). When a row fits in one block it is read once, kept in registers, and
@@ -121,7 +122,7 @@ def softmax_backward_kernel(
 def _norm_offset(i, inner, seg_stride, SEGMENTED: tl.constexpr):
     """Element i of a row, relative to the row's start."""
     if SEGMENTED:
-        return (i // inner) * seg_stride + i % inner
+        return (i // inner).to(tl.int64) * seg_stride + i % inner   # runs lie far apart
     return i
 
 
