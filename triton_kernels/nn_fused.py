@@ -122,8 +122,10 @@ def softmax_backward_kernel(
 def _norm_offset(i, inner, seg_stride, SEGMENTED: tl.constexpr):
     """Element i of a row, relative to the row's start."""
     if SEGMENTED:
-        return (i // inner).to(tl.int64) * seg_stride + i % inner   # runs lie far apart
-    return i
+        offset = (i // inner).to(tl.int64) * seg_stride + i % inner   # runs lie far apart
+    else:
+        offset = i
+    return offset
 
 
 @triton.jit
