@@ -18,8 +18,10 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates)
     linalg_ext.py    addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
     shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
-    nn_fused.py      softmax/log_softmax (+ backward), layer_norm, rms_norm,
-                     cross-entropy (+ backward), dropout: one program per row
+    nn_fused.py      softmax/log_softmax (+ backward), cross-entropy and nll_loss
+                     (+ backward), dropout: one program per row
+    norm_fused.py    layer_norm, rms_norm (+ backward), batch_norm, group_norm: one norm
+                     kernel whose rows are laid out three ways
     sorting.py       a stable rank sort (sort, topk, kthvalue, median, mode, unique),
                      cummax/cummin as an associative scan over (value, index)
     sampling.py      multinomial: inverse-CDF and exponential-race sampling
@@ -32,8 +34,12 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
     index_dim.py     gather, scatter(_reduce), index_select/add/copy/fill, take, embedding
     index_masked.py  masked_fill/select/scatter, nonzero, one_hot, repeat_interleave
     index_advanced.py  x[idx] and x[idx] = v (index.Tensor, index_put): linearised indices
+    conv.py          convolution (+ backward): im2col / col2im gathers around the matmul
+    fold.py          im2col (F.unfold), col2im (F.fold) on conv.py's kernels
     _math.py         the scalar math the expressions call
-    compile_check.py every kernel compiled for a real GPU, without one Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
+    compile_check.py every kernel compiled for a real GPU, without one
+
+Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host
 memory: slow, but every line can be stepped through with a debugger.
 """

@@ -77,7 +77,8 @@ def _elementwise_cases(quick):
 # Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
-MODULES_WITH_CASES = ("sorting", "sampling", "pool", "resample", "padding", "norm_fused", "indexing")
+MODULES_WITH_CASES = ("norm_fused", "indexing", "sorting", "sampling", "conv", "pool", "resample",
+                      "padding")
 
 
 def cases(quick):

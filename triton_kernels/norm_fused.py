@@ -1,4 +1,6 @@
-"""Fused layer_norm and rms_norm on the `cuda` device, forward and backward.
+"""Fused layer_norm and rms_norm on the `cuda` device, forward and backward; batch_norm
+and group_norm forward through the same forward kernel, whose rows are laid out three
+ways (see norm_kernel).
 
 Both normalize each row of the trailing `normalized_shape` dims (the input read as
 [rows, N], contiguous). The forward kernel keeps one row per program; it saves the
@@ -25,7 +27,9 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay._creation import ones_like, zeros_like
 from tensorplay._generated import functional as F
+from tensorplay._impl import numel_of
 from tensorplay.meta import nn_layers as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
@@ -47,43 +51,109 @@ def load_acc(ptr, mask, ACC: tl.constexpr):
 
 
 @triton.jit
+def _norm_offset(i, inner, seg_stride, SEGMENTED: tl.constexpr):
+    """Element i of a row, relative to the row's start."""
+    if SEGMENTED:
+        offset = (i // inner).to(tl.int64) * seg_stride + i % inner   # runs lie far apart
+    else:
+        offset = i
+    return offset
+
+
+@triton.jit
 def norm_kernel(
-    x_ptr, w_ptr, b_ptr,  # input [rows, N] contiguous; weight, bias [N] (HAS_W, HAS_B)
-    y_ptr, mean_ptr, rstd_ptr,  # output [rows, N]; per-row statistics [rows]
-    N, eps,
+    x_ptr, w_ptr, b_ptr,  # input, contiguous; weight, bias (HAS_W, HAS_B), see PARAM
+    y_ptr, mean_ptr, rstd_ptr,  # output, like the input; per-row statistics [rows]
+    run_mean_ptr, run_var_ptr,  # running statistics [rows] (RUNNING, or read when STATS_GIVEN)
+    N, eps, momentum,  # elements per row; momentum of the running statistics
+    inner, seg_stride,  # SEGMENTED rows: N // inner runs of `inner`, seg_stride apart
+    groups, group_channels, pixels,  # PARAM == "group": the weight index of an element
     RMS: tl.constexpr,  # rms_norm: no mean; x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)
+    SEGMENTED: tl.constexpr,  # row r starts at r * inner (else r * N) and is split in runs
+    PARAM: tl.constexpr,  # weight/bias index: "feature" (i: layer norm), "row" (r: batch
+    #                       norm), "group" ((r % groups) * group_channels + i // pixels)
+    STATS_GIVEN: tl.constexpr,  # mean, var read from run_mean, run_var (batch norm eval)
+    RUNNING: tl.constexpr,  # run_* <- (1 - momentum) * run_* + momentum * (mean, unbiased var)
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
     ACC: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
+    # One program per row. The rows of each norm:
+    #   layer/rms norm  [rows, N] contiguous                     PARAM "feature"
+    #   group norm      (n, g): C/G * HxW contiguous elements    PARAM "group"
+    #   batch norm      channel c: N runs of HxW, C * HxW apart   PARAM "row", SEGMENTED
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
-    # Two passes over the row, as the CPU backend: the mean, then the mean squared deviation.
-    if RMS:
-        mean = 0.0
+    if SEGMENTED:
+        base = x_ptr + row * inner
+        out_base = y_ptr + row * inner
     else:
+        base = x_ptr + row * N
+        out_base = y_ptr + row * N
+    if STATS_GIVEN:
+        mean = _math.convert(tl.load(run_mean_ptr + row), ACC)
+        var = _math.convert(tl.load(run_var_ptr + row), ACC)
+    else:
+        # Two passes over the row, as the CPU backend: the mean, then the mean squared
+        # deviation.
+        if RMS:
+            mean = 0.0
+        else:
+            acc = tl.zeros([BLOCK], ACC)
+            for start in range(0, N, BLOCK):
+                i = start + cols
+                mask = i < N
+                acc += _math.convert(tl.load(base + _norm_offset(i, inner, seg_stride,
+                                                                 SEGMENTED),
+                                             mask=mask, other=0.0), ACC)
+            mean = tl.sum(acc, axis=0) / N
         acc = tl.zeros([BLOCK], ACC)
         for start in range(0, N, BLOCK):
-            acc += load_acc(x_ptr + row * N + start + cols, start + cols < N, ACC)
-        mean = tl.sum(acc, axis=0) / N
-    acc = tl.zeros([BLOCK], ACC)
-    for start in range(0, N, BLOCK):
-        mask = start + cols < N
-        d = tl.where(mask, load_acc(x_ptr + row * N + start + cols, mask, ACC) - mean, 0.0)
-        acc += d * d
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-    for start in range(0, N, BLOCK):
-        mask = start + cols < N
-        y = (load_acc(x_ptr + row * N + start + cols, mask, ACC) - mean) * rstd
+            i = start + cols
+            mask = i < N
+            x = _math.convert(tl.load(base + _norm_offset(i, inner, seg_stride, SEGMENTED),
+                                      mask=mask, other=0.0), ACC)
+            d = tl.where(mask, x - mean, 0.0)
+            acc += d * d
+        var = tl.sum(acc, axis=0) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    if PARAM == "row":       # one weight and bias for the whole row
         if HAS_W:
-            y = y * load_acc(w_ptr + start + cols, mask, ACC)
+            w_row = _math.convert(tl.load(w_ptr + row), ACC)
         if HAS_B:
-            y = y + load_acc(b_ptr + start + cols, mask, ACC)
-        tl.store(y_ptr + row * N + start + cols, _math.convert(y, y_ptr.dtype.element_ty),
-                 mask=mask)
+            b_row = _math.convert(tl.load(b_ptr + row), ACC)
+    for start in range(0, N, BLOCK):
+        i = start + cols
+        mask = i < N
+        offset = _norm_offset(i, inner, seg_stride, SEGMENTED)
+        x = _math.convert(tl.load(base + offset, mask=mask, other=0.0), ACC)
+        y = (x - mean) * rstd
+        if PARAM == "group":
+            p = (row % groups) * group_channels + i // pixels
+        else:
+            p = i
+        if HAS_W:
+            if PARAM == "row":
+                y = y * w_row
+            else:
+                y = y * _math.convert(tl.load(w_ptr + p, mask=mask, other=0.0), ACC)
+        if HAS_B:
+            if PARAM == "row":
+                y = y + b_row
+            else:
+                y = y + _math.convert(tl.load(b_ptr + p, mask=mask, other=0.0), ACC)
+        tl.store(out_base + offset, _math.convert(y, y_ptr.dtype.element_ty), mask=mask)
     if not RMS:
         tl.store(mean_ptr + row, _math.convert(mean, mean_ptr.dtype.element_ty))
     tl.store(rstd_ptr + row, _math.convert(rstd, rstd_ptr.dtype.element_ty))
+    if RUNNING:
+        old_mean = _math.convert(tl.load(run_mean_ptr + row), ACC)
+        old_var = _math.convert(tl.load(run_var_ptr + row), ACC)
+        unbiased = var * N / (N - 1)
+        tl.store(run_mean_ptr + row, _math.convert((1 - momentum) * old_mean + momentum * mean,
+                                                   run_mean_ptr.dtype.element_ty))
+        tl.store(run_var_ptr + row, _math.convert((1 - momentum) * old_var + momentum * unbiased,
+                                                  run_var_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -185,6 +255,27 @@ def _row_length(normalized_shape):
     return n
 
 
+def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=None,
+                param="feature", group=(1, 1, 1), running=(None, None), momentum=0.0,
+                stats_given=False):
+    """norm_kernel over `rows` rows of `n` elements of the contiguous `x` (see the kernel
+    for the layouts): `segments` = (inner, seg_stride) of a row made of runs; `group` =
+    (groups, channels per group, pixels) for PARAM "group"; `running` = the running
+    statistics, updated (training) or read (stats_given). y, mean, rstd are written."""
+    inner, seg_stride = segments if segments is not None else (n, 0)
+    run_mean, run_var = running
+    updating = run_mean is not None and not stats_given
+    # A pointer that a variant never reads is given as some other tensor's.
+    launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
+           pointer(b if b is not None else x), pointer(y), pointer(mean), pointer(rstd),
+           pointer(run_mean if run_mean is not None else mean),
+           pointer(run_var if run_var is not None else rstd), n, eps, momentum, inner,
+           seg_stride, *group, RMS=rms, SEGMENTED=segments is not None, PARAM=param,
+           STATS_GIVEN=stats_given, RUNNING=updating, HAS_W=w is not None,
+           HAS_B=b is not None, ACC=_acc(x._impl.dtype),
+           BLOCK=min(triton.next_power_of_2(max(n, 1)), MAX_ONE_PASS))
+
+
 def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
     device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
     n = _row_length(normalized_shape)
@@ -193,12 +284,7 @@ def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
     stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
     rows = y._impl.numel() // n if n else 0
     if rows and n:
-        block = min(triton.next_power_of_2(n), MAX_ONE_PASS)
-        mean = stats[0] if not rms else stats[-1]
-        launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
-               pointer(b if b is not None else x), pointer(y), pointer(mean),
-               pointer(stats[-1]), n, eps, RMS=rms, HAS_W=w is not None,
-               HAS_B=b is not None, ACC=_acc(x._impl.dtype), BLOCK=block)
+        launch_norm(op, x, w, b, y, stats[0], stats[-1], rows, n, eps, rms=rms)
     return (y, *stats)
 
 
@@ -217,6 +303,61 @@ def fused_rms_norm(input, normalized_shape, weight, eps):
     if eps is None:
         eps = rules.machine_eps(input._impl.dtype)
     return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
+
+
+# ---- batch norm and group norm: the same kernel over other rows ---------------------------
+def _dense(t):
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """(out, mean, rstd): one row per channel, the N runs of HxW elements it owns.
+
+        training:  the row's mean and biased variance normalise it; the running
+                   statistics are updated in the same program (variance unbiased)
+        eval:      mean, var = running_mean, running_var
+    The statistics used are returned in both modes, as the CPU kernel does."""
+    op = "native_batch_norm"
+    specs = rules.native_batch_norm(op, (input, weight, bias, running_mean, running_var,
+                                         training, momentum, eps))
+    device, (x, w, b, rm, rv) = operands(op, input=input, weight=weight, bias=bias,
+                                         running_mean=running_mean, running_var=running_var)
+    y, mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs)
+    sizes = x._impl.sizes
+    n, c = sizes[0], sizes[1]
+    pixels = numel_of(sizes[2:])
+    if training and (rm is None) != (rv is None):      # the kernel updates both or neither
+        rm = rm if rm is not None else zeros_like(rv)
+        rv = rv if rv is not None else ones_like(rm)
+    stats = (_dense(rm), _dense(rv))
+    if c:
+        launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
+                    segments=(pixels, c * pixels) if n > 1 else None, param="row",
+                    running=stats, momentum=momentum, stats_given=not training)
+    if training:
+        for given, updated in zip((running_mean, running_var), stats):
+            if given is None:
+                continue
+            if updated is not given:
+                F.copy_(given, updated)           # a non-contiguous running statistic
+            else:
+                given._impl.version.value += 1    # written in place, as an in-place op
+    return y, mean, rstd
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(out, mean, rstd): one row per (sample, group), its C / group * HxW contiguous
+    elements; the weight of element i of row (n, g) is channel g * C / group + i // HxW."""
+    op = "native_group_norm"
+    specs = rules.native_group_norm(op, (input, weight, bias, N, C, HxW, group, eps))
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    y, mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs)
+    n = C // group * HxW
+    if N * group and n:
+        launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, N * group, n, eps,
+                    param="group", group=(group, C // group, HxW))
+    return y, mean, rstd
 
 
 def _zeros(sizes, dtype, device):
@@ -278,11 +419,19 @@ def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, out
 
 def compile_cases(quick):
     """The forward and backward kernels, half inputs with float32 statistics."""
-    halves = {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
-              "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "eps": "fp32"}
+    # layer norm, rms norm, batch norm (training, eval), group norm
+    for label, rms, segmented, param, given in (
+            ("layer", False, False, "feature", False), ("rms", True, False, "feature", False),
+            ("batch", False, True, "row", False), ("batch eval", False, False, "row", True),
+            ("group", False, False, "group", False)):
+        yield (f"norm {label}", norm_kernel,
+               {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
+                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "run_mean_ptr": "*fp32",
+                "run_var_ptr": "*fp32", "eps": "fp32", "momentum": "fp32"},
+               dict(RMS=rms, SEGMENTED=segmented, PARAM=param, STATS_GIVEN=given,
+                    RUNNING=param == "row" and not given, HAS_W=True, HAS_B=not rms,
+                    ACC=tl.float32, BLOCK=4096), {})
     for rms in (False, True):
-        yield (f"norm rms={rms}", norm_kernel, halves,
-               dict(RMS=rms, HAS_W=True, HAS_B=not rms, ACC=tl.float32, BLOCK=4096), {})
         for one_pass, block in ((True, 1024), (False, 2048)):
             yield (f"norm backward rms={rms} one_pass={one_pass}", norm_backward_kernel,
                    {"grad_ptr": "*bf16", "x_ptr": "*bf16", "w_ptr": "*bf16",
