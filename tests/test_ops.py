@@ -38,10 +38,10 @@ NOT_IN_DATABASE = {
 
 
 # On `cuda` every kernel launch costs milliseconds when the Triton interpreter runs it
-# (no GPU), so a plain `pytest` runs the database there in a reduced form: values,
-# in-place forms, typed errors and float32 gradients against PyTorch, in one dtype per
-# op (float32 where the op takes it). The rest of the cuda sweep carries the `slow`
-# mark: every other dtype (tests/test_triton_*.py check the kernels' dtype paths),
+# (no GPU), so a plain `pytest` runs the database there in a reduced form: values and
+# in-place forms in float32 and one integer dtype (integer kernels are other code),
+# typed errors, and float32 gradients against PyTorch. The rest of the cuda sweep
+# carries the `slow` mark: the other dtypes (tests/test_triton_*.py check the half paths),
 # float64 gradcheck/gradgradcheck, aliasing (decided by the device-independent view
 # ops) and the checks that do not depend on the device (`out=`, overload coverage).
 # `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their
@@ -53,7 +53,11 @@ SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_rejected",
 
 def _cuda_dtypes(op, test):
     """The dtypes the reduced cuda run tests `op` in."""
-    return (tp.float32 if tp.float32 in op.dtypes else op.dtypes[0],)
+    first = tp.float32 if tp.float32 in op.dtypes else op.dtypes[0]
+    if test not in ("test_forward", "test_inplace"):
+        return (first,)
+    integer = next((d for d in (tp.int64, tp.int32, tp.uint8) if d in op.dtypes), first)
+    return (first, integer)
 
 
 def _marks(op, test, device="cpu", dtype=None):
