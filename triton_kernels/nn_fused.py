@@ -316,6 +316,19 @@ def _check_targets(op, target, classes, ignore_index):
                        op=op, arg="target")
 
 
+def _reduce_losses(losses, row_weight, reduction, dtype):
+    """(loss, total weight) from the per-row losses and weights the kernels wrote, in
+    `dtype`: the rows themselves ("none"), their sum, or their weighted mean."""
+    total = F.sum(row_weight)
+    if reduction == "none":
+        loss = losses
+    else:
+        loss = F.sum(losses)
+        if reduction == "mean":
+            loss = F.div(loss, total)
+    return loss.to(dtype), total.to(dtype)
+
+
 def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     """(loss, probs, total_weight) for (N, C) logits at class indices, in one row kernel;
     the reduction over rows is the reduction kernel."""
@@ -336,15 +349,8 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
                pointer(w if w is not None else x), pointer(losses), pointer(probs),
                pointer(row_weight), classes, ignore_index, HAS_W=w is not None,
                ACC=_acc(acc), BLOCK=block)
-    dtype = self._impl.dtype
-    total = F.sum(row_weight)
-    if reduction == "none":
-        loss = losses
-    else:
-        loss = F.sum(losses)
-        if reduction == "mean":
-            loss = F.div(loss, total)
-    return loss.to(dtype).view(specs[0].sizes), probs, total.to(dtype).view(specs[2].sizes)
+    loss, total = _reduce_losses(losses, row_weight, reduction, self._impl.dtype)
+    return loss.view(specs[0].sizes), probs, total.view(specs[2].sizes)
 
 
 def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index,
@@ -401,15 +407,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
                pointer(t), pointer(w if w is not None else rows), pointer(losses),
                pointer(row_weight), rows._impl.sizes[0], classes, ignore_index,
                HAS_W=w is not None, ACC=_acc(acc), BLOCK=block)
-    dtype = self._impl.dtype
-    total = F.sum(row_weight)
-    if reduction == "none":
-        loss = losses
-    else:
-        loss = F.sum(losses)
-        if reduction == "mean":
-            loss = F.div(loss, total)
-    return loss.to(dtype).view(spec.sizes), total.to(dtype).view(total_spec.sizes)
+    loss, total = _reduce_losses(losses, row_weight, reduction, self._impl.dtype)
+    return loss.view(spec.sizes), total.view(total_spec.sizes)
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
