@@ -22,6 +22,8 @@ from tensorplay._creation import (  # noqa: F401
 )
 from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
+from tensorplay import optim, utils  # noqa: F401
+from tensorplay.serialization import save, load  # noqa: F401
 from tensorplay import _backends
 
 _backends.load_default()

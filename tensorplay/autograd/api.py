@@ -43,9 +43,9 @@ def set_data(tensor, value):
     if impl.requires_grad and not new.dtype.is_floating_point:
         raise RuntimeError("data set to a tensor that requires gradients must be floating "
                            "point")
-    if impl.device != new.device:
-        raise RuntimeError(f"Attempted to set the storage of a tensor on device {impl.device} "
-                           f"to a storage on different device {new.device}.")
+    # A new device is allowed, as in PyTorch: `Module.to("cuda")` moves parameters this
+    # way, so that a Parameter object (and an optimizer's reference to it) survives the move.
+    impl.device = new.device
     impl.storage = new.storage
     impl.sizes = new.sizes
     impl.strides = new.strides

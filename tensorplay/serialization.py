@@ -1,0 +1,9 @@
+"""(being written)"""
+
+
+def save(obj, f):
+    raise NotImplementedError
+
+
+def load(f):
+    raise NotImplementedError

@@ -1,0 +1,2 @@
+"""`tp.utils`: data loading (tp.utils.data)."""
+from tensorplay.utils import data  # noqa: F401
