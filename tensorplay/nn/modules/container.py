@@ -241,7 +241,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(f"({i}): Parameter containing: [{p.dtype} of size "
+        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size "
                          f"{'x'.join(map(str, p.shape))}]" for i, p in enumerate(self))
 
     def forward(self, *args, **kwargs):
@@ -301,7 +301,7 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self):
-        return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size "
+        return "\n".join(f"  ({k}): Parameter containing: [{p.dtype} of size "
                          f"{'x'.join(map(str, p.shape))}]" for k, p in self.items())
 
     def forward(self, *args, **kwargs):

@@ -538,7 +538,8 @@ def _as_tensor(value):
     if arr.dtype == object:
         raise TypeError(f"load_state_dict(): expected a Tensor or an array, got "
                         f"{type(value).__name__}")
-    return from_numpy(np.ascontiguousarray(arr))
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one.)
+    return from_numpy(arr if arr.flags.c_contiguous else arr.copy())
 
 
 def _parse_to(args, kwargs):
