@@ -1,0 +1,74 @@
+"""`tp.optim.Adagrad` (PyTorch's dense update).
+
+    g = grad (negated when maximize) + weight_decay * p
+    clr = lr / (1 + (t - 1) * lr_decay)
+    s = s + g * g                    (s starts at initial_accumulator_value)
+    p = p - clr * g / (sqrt(s) + eps)
+
+Unlike the other optimizers, Adagrad creates its state in __init__, as PyTorch does, so a
+state_dict taken before the first step already lists every parameter.
+"""
+from __future__ import annotations
+
+import tensorplay as tp
+from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = new_step_counter()
+                state["sum"] = tp.full_like(p, group["initial_accumulator_value"])
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+
+    @no_grad_step
+    def step(self, closure=None):
+        """One Adagrad update of every parameter that has a gradient."""
+        loss = eval_closure(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            lr_decay = group["lr_decay"]
+            weight_decay = group["weight_decay"]
+            eps = group["eps"]
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                state = self.state[p]
+                step_t = state["step"]
+                step_t.add_(1)
+                step = step_t.item()
+                if group["maximize"]:
+                    grad = -grad
+                if weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                clr = lr / (1 + (step - 1) * lr_decay)
+                state_sum = state["sum"]
+                state_sum.addcmul_(grad, grad, value=1)
+                std = state_sum.sqrt().add_(eps)
+                p.addcdiv_(grad, std, value=-clr)
+        return loss

@@ -1,0 +1,338 @@
+"""tp.optim against torch.optim: the same parameters and gradients for 20 steps must give
+PyTorch's parameters; state_dicts round-trip and match PyTorch's layout; bad arguments raise
+PyTorch's errors."""
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+
+SHAPES = [(), (3,), (4, 5)]
+
+# (name, kwargs): several option combinations per optimizer.
+CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict()),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6)),
+    ("Adam", dict(lr=0.02, weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.02, maximize=True)),
+    ("AdamW", dict(lr=0.02)),
+    ("AdamW", dict(lr=0.02, weight_decay=0.2, amsgrad=True, maximize=True)),
+    ("RMSprop", dict()),
+    ("RMSprop", dict(lr=0.01, centered=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, alpha=0.9)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1)),
+    ("Adagrad", dict(lr=0.1, eps=1e-6, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
+    ("Adadelta", dict(lr=0.5, maximize=True)),
+]
+
+
+def _grad(values, target):
+    """A deterministic non-linear gradient: that of sum((p - t)^2 + 0.3 sin(3p))."""
+    return np.asarray(2 * (values - target) + 0.9 * np.cos(3 * values), dtype=values.dtype)
+
+
+def _pair(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    inits = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in SHAPES]
+    targets = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in SHAPES]
+    torch_params = [torch.tensor(a, requires_grad=True) for a in inits]
+    tp_params = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+    return torch_params, tp_params, targets
+
+
+def _set_grads(torch_params, tp_params, targets):
+    for tpar, ppar, target in zip(torch_params, tp_params, targets):
+        tpar.grad = torch.from_numpy(_grad(tpar.detach().numpy(), target))
+        ppar.grad = tp.tensor(_grad(ppar.detach().numpy(), target))
+
+
+def _assert_params_close(torch_params, tp_params, dtype):
+    # float32: parameters drift to |p| ~ 10 in some cases, where an ulp is ~1e-6.
+    rtol, atol = (1e-5, 1e-5) if dtype == np.float32 else (1e-12, 1e-13)
+    for tpar, ppar in zip(torch_params, tp_params):
+        np.testing.assert_allclose(ppar.detach().numpy(), tpar.detach().numpy(),
+                                   rtol=rtol, atol=atol)
+
+
+def _case_id(case):
+    name, kwargs = case
+    return name + "-" + "-".join(f"{k}={v}" for k, v in kwargs.items())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_twenty_steps_match_torch(case, dtype):
+    name, kwargs = case
+    torch_params, tp_params, targets = _pair(dtype)
+    topt = getattr(torch.optim, name)(torch_params, **kwargs)
+    popt = getattr(tp.optim, name)(tp_params, **kwargs)
+    for _ in range(20):
+        _set_grads(torch_params, tp_params, targets)
+        topt.step()
+        popt.step()
+    _assert_params_close(torch_params, tp_params, dtype)
+    # State tensors carry PyTorch's names, values and dtypes.
+    tstate = topt.state_dict()["state"]
+    pstate = popt.state_dict()["state"]
+    assert tstate.keys() == pstate.keys()
+    for idx in tstate:
+        assert tstate[idx].keys() == pstate[idx].keys()
+        for key, tval in tstate[idx].items():
+            pval = pstate[idx][key]
+            assert str(pval.dtype).split(".")[-1] == str(tval.dtype).split(".")[-1]
+            # Tolerance relative to the buffer's scale: a momentum buffer of |x| ~ 10 carries
+            # float32 noise of that order into its small entries.
+            rtol = 1e-5 if dtype == np.float32 else 1e-10
+            scale = max(1.0, float(np.abs(tval.numpy()).max()))
+            np.testing.assert_allclose(pval.numpy(), tval.numpy(), rtol=rtol, atol=rtol * scale)
+    # The step itself records no autograd history.
+    for p in tp_params:
+        assert p.is_leaf and p.grad_fn is None and p.requires_grad
+    for entry in pstate.values():
+        assert all(not v.requires_grad for v in entry.values())
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.1, momentum=0.9)),
+                                         ("Adam", dict(lr=0.01)),
+                                         ("RMSprop", dict(lr=0.01, centered=True))])
+def test_param_groups_with_own_options(name, kwargs):
+    torch_params, tp_params, targets = _pair(np.float64, seed=1)
+    tgroups = [{"params": torch_params[:2]}, {"params": torch_params[2:], "lr": 0.003}]
+    pgroups = [{"params": tp_params[:2]}, {"params": tp_params[2:], "lr": 0.003}]
+    topt = getattr(torch.optim, name)(tgroups, **kwargs)
+    popt = getattr(tp.optim, name)(pgroups, **kwargs)
+    for _ in range(10):
+        _set_grads(torch_params, tp_params, targets)
+        topt.step()
+        popt.step()
+    _assert_params_close(torch_params, tp_params, np.float64)
+    assert repr(popt) == repr(topt)
+
+
+def test_training_a_linear_model_end_to_end():
+    """Loss and gradients from tp's own autograd, Adam steps: the weights follow torch's."""
+    torch.manual_seed(0)
+    tlin = torch.nn.Linear(4, 3)
+    plin = tp.nn.Linear(4, 3)
+    plin.weight.data = tp.tensor(tlin.weight.detach().numpy().copy())
+    plin.bias.data = tp.tensor(tlin.bias.detach().numpy().copy())
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    topt = torch.optim.Adam(tlin.parameters(), lr=0.05)
+    popt = tp.optim.Adam(plin.parameters(), lr=0.05)
+    for _ in range(20):
+        topt.zero_grad()
+        popt.zero_grad()
+        ((tlin(torch.from_numpy(x)) - 1.0) ** 2).mean().backward()
+        ((plin(tp.tensor(x)) - 1.0) ** 2).mean().backward()
+        topt.step()
+        popt.step()
+    np.testing.assert_allclose(plin.weight.detach().numpy(), tlin.weight.detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(plin.bias.detach().numpy(), tlin.bias.detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_closure_runs_with_grad_enabled_and_returns_loss():
+    w = tp.tensor(np.array([1.0, -2.0]), requires_grad=True)
+    opt = tp.optim.SGD([w], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with tp.no_grad():
+        loss = opt.step(closure)
+    assert float(loss.item()) == pytest.approx(5.0)
+    np.testing.assert_allclose(w.detach().numpy(), [0.8, -1.6])
+
+
+def test_params_without_grad_are_skipped_and_get_no_state():
+    a = tp.tensor(np.ones(2), requires_grad=True)
+    b = tp.tensor(np.ones(2), requires_grad=True)
+    opt = tp.optim.Adam([a, b], lr=0.1)
+    a.grad = tp.tensor(np.ones(2))
+    opt.step()
+    assert b not in opt.state
+    np.testing.assert_array_equal(b.detach().numpy(), [1.0, 1.0])
+    assert float(opt.state[a]["step"].item()) == 1.0
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad(set_to_none):
+    w = tp.tensor(np.ones(3), requires_grad=True)
+    opt = tp.optim.SGD([w], lr=0.1)
+    (w * 2).sum().backward()
+    opt.zero_grad(set_to_none=set_to_none)
+    if set_to_none:
+        assert w.grad is None
+    else:
+        np.testing.assert_array_equal(w.grad.numpy(), np.zeros(3))
+
+
+def test_named_parameters_are_kept_in_groups():
+    lin = tp.nn.Linear(2, 2)
+    opt = tp.optim.SGD(lin.named_parameters(), lr=0.1)
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert opt.state_dict()["param_groups"][0]["param_names"] == ["weight", "bias"]
+    assert opt.state_dict()["param_groups"][0]["params"] == [0, 1]
+
+
+# ---- state_dict ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[7], CASES[10], CASES[14], CASES[16],
+                                  CASES[19]], ids=_case_id)
+def test_state_dict_round_trip_continues_like_uninterrupted(case):
+    name, kwargs = case
+    _, params_a, targets = _pair(np.float32, seed=2)
+    opt_a = getattr(tp.optim, name)(params_a, **kwargs)
+
+    def run(params, opt, steps):
+        for _ in range(steps):
+            for p, t in zip(params, targets):
+                p.grad = tp.tensor(_grad(p.detach().numpy(), t))
+            opt.step()
+
+    run(params_a, opt_a, 10)
+    # Through pickle, as a checkpoint file would be (tp.save is not written yet).
+    saved = pickle.dumps(opt_a.state_dict())
+    params_b = [tp.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params_a]
+    opt_b = getattr(tp.optim, name)(params_b, lr=123.0)
+    opt_b.load_state_dict(pickle.loads(saved))
+    assert opt_b.param_groups[0]["lr"] == opt_a.param_groups[0]["lr"]
+    run(params_a, opt_a, 10)
+    run(params_b, opt_b, 10)
+    for pa, pb in zip(params_a, params_b):
+        np.testing.assert_array_equal(pa.detach().numpy(), pb.detach().numpy())
+
+
+def test_state_dict_layout_matches_torch_and_loads_torch_state():
+    """A torch state_dict (tensors converted) loaded into tp continues as torch does."""
+    torch_params, tp_params, targets = _pair(np.float64, seed=3)
+    topt = torch.optim.Adam(torch_params, lr=0.01, amsgrad=True)
+    for _ in range(5):
+        _set_grads(torch_params, [tp.tensor(p.detach().numpy()) for p in torch_params],
+                   targets)
+        topt.step()
+    tsd = topt.state_dict()
+    psd = {"state": {k: {n: tp.tensor(v.numpy().copy()) for n, v in s.items()}
+                     for k, s in tsd["state"].items()},
+           "param_groups": copy.deepcopy(tsd["param_groups"])}
+    for tpar, ppar in zip(torch_params, tp_params):
+        ppar.data = tp.tensor(tpar.detach().numpy().copy())
+    popt = tp.optim.Adam(tp_params, lr=0.5)
+    popt.load_state_dict(psd)
+    own = popt.state_dict()
+    assert own["param_groups"] == tsd["param_groups"]
+    assert {k: sorted(v) for k, v in own["state"].items()} == \
+        {k: sorted(v) for k, v in tsd["state"].items()}
+    for _ in range(10):
+        _set_grads(torch_params, tp_params, targets)
+        topt.step()
+        popt.step()
+    _assert_params_close(torch_params, tp_params, np.float64)
+
+
+def test_loaded_state_is_a_copy():
+    _, params, targets = _pair(np.float32)
+    opt = tp.optim.SGD(params, lr=0.1, momentum=0.9)
+    for p, t in zip(params, targets):
+        p.grad = tp.tensor(_grad(p.detach().numpy(), t))
+    opt.step()
+    other = tp.optim.SGD([tp.tensor(p.detach().numpy(), requires_grad=True) for p in params],
+                         lr=0.1)
+    other.load_state_dict(opt.state_dict())
+    buf = opt.state[params[1]]["momentum_buffer"]
+    assert other.state[other.param_groups[0]["params"][1]]["momentum_buffer"] is not buf
+    assert other.param_groups[0]["momentum"] == 0.9
+
+
+def test_load_state_dict_checks_group_sizes():
+    _, params, _ = _pair(np.float32)
+    sd = tp.optim.SGD(params, lr=0.1).state_dict()
+    with pytest.raises(ValueError, match="doesn't match the size"):
+        tp.optim.SGD(params[:2], lr=0.1).load_state_dict(sd)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        tp.optim.SGD([{"params": params[:1]}, {"params": params[1:]}],
+                     lr=0.1).load_state_dict(sd)
+
+
+# ---- errors -------------------------------------------------------------------------------
+
+BAD_ARGS = [
+    ("SGD", dict(lr=-1)), ("SGD", dict(lr=0.1, momentum=-0.5)),
+    ("SGD", dict(lr=0.1, weight_decay=-1)), ("SGD", dict(lr=0.1, nesterov=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True)),
+    ("Adam", dict(lr=-1)), ("Adam", dict(eps=-1.0)), ("Adam", dict(betas=(1.0, 0.9))),
+    ("Adam", dict(betas=(0.9, -0.1))), ("Adam", dict(weight_decay=-0.1)),
+    ("AdamW", dict(lr=-0.5)), ("RMSprop", dict(alpha=-1)), ("RMSprop", dict(momentum=-1)),
+    ("Adagrad", dict(lr_decay=-1)), ("Adagrad", dict(initial_accumulator_value=-1)),
+    ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1)),
+]
+
+
+@pytest.mark.parametrize("case", BAD_ARGS, ids=_case_id)
+def test_bad_arguments_raise_like_torch(case):
+    name, kwargs = case
+    with pytest.raises(Exception) as texc:
+        getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kwargs)
+    with pytest.raises(type(texc.value), match=re.escape(str(texc.value))):
+        getattr(tp.optim, name)([tp.zeros(2, requires_grad=True)], **kwargs)
+
+
+def test_bad_params_raise_like_torch():
+    w = tp.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match="iterable of Tensors or dicts"):
+        tp.optim.SGD(w, lr=0.1)
+    with pytest.raises(ValueError, match="empty parameter list"):
+        tp.optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="ordered collections"):
+        tp.optim.SGD([{"params": {w}}], lr=0.1)
+    with pytest.raises(TypeError, match="can only optimize Tensors"):
+        tp.optim.SGD([w, 3.0], lr=0.1)
+    with pytest.raises(ValueError, match="non-leaf"):
+        tp.optim.SGD([w * 2], lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        tp.optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
+    opt = tp.optim.SGD([w], lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": w})
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        tp.optim.SGD([("a", w), tp.zeros(1, requires_grad=True)], lr=0.1)
+
+
+def test_required_option_must_be_given():
+    class Plain(tp.optim.Optimizer):
+        def __init__(self, params, lr=tp.optim.optimizer.required):
+            super().__init__(params, dict(lr=lr))
+
+    w = tp.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match="required optimization parameter lr"):
+        Plain([w])
+    opt = Plain([{"params": [w], "lr": 0.5}])
+    opt.add_param_group({"params": [tp.zeros(1, requires_grad=True)], "lr": 0.1})
+    assert [g["lr"] for g in opt.param_groups] == [0.5, 0.1]
+    with pytest.raises(ValueError, match="required optimization parameter lr"):
+        opt.add_param_group({"params": [tp.zeros(1, requires_grad=True)]})
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
+def test_repr_matches_torch(name):
+    kwargs = dict(lr=0.1)
+    t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)], **kwargs)
+    p = getattr(tp.optim, name)([tp.zeros(1, requires_grad=True)], **kwargs)
+    assert repr(p) == repr(t)
