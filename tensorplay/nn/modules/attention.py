@@ -33,7 +33,8 @@ _OP = "multi_head_attention_forward"
 
 
 # ---- masks --------------------------------------------------------------------------
-def _canonical_mask(mask, mask_name, other_type, other_name, target_type, op=_OP):
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, op=_OP,
+                    stacklevel=3):
     """A bool mask becomes a float one (-inf where True, 0 elsewhere) of `target_type`;
     a float mask passes through. Masks of two different dtypes still work (PyTorch warns
     that mixing them is deprecated, and so do we)."""
@@ -44,7 +45,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, op=_OP
                          f"tensor, but got {mask.dtype}", op=op, arg=mask_name)
     if other_type is not None and mask.dtype is not other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
-                      f"Use same type for both instead.", stacklevel=3)
+                      f"Use same type for both instead.", stacklevel=stacklevel)
     if mask.dtype is dt.bool:
         return tp.zeros_like(mask, dtype=target_type).masked_fill(mask, float("-inf"))
     return mask
@@ -357,7 +358,7 @@ class MultiheadAttention(Module):
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                            attn_mask.dtype if attn_mask is not None
                                            else None, "attn_mask", query.dtype,
-                                           op="MultiheadAttention.forward")
+                                           op="MultiheadAttention.forward", stacklevel=4)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                     op="MultiheadAttention.forward")
         if self.batch_first and batched:
