@@ -1,2 +1,299 @@
-"""(being written)"""
-__all__ = []
+"""RNN, LSTM and GRU: multi-layer, optionally bidirectional recurrent layers.
+
+Parameters carry PyTorch's names, shapes and order, so state dicts exchange both ways:
+
+    for layer k, for direction ("" then "_reverse"):
+        weight_ih_l{k}{sfx}  (G*hidden, in_k)   in_0 = input_size, in_k = D * out_size
+        weight_hh_l{k}{sfx}  (G*hidden, out_size)
+        bias_ih_l{k}{sfx}, bias_hh_l{k}{sfx}  (G*hidden,)
+        weight_hr_l{k}{sfx}  (proj_size, hidden)        LSTM with proj_size > 0 only
+
+with G = 1 (RNN), 4 (LSTM) or 3 (GRU), D = 2 if bidirectional else 1 and out_size =
+proj_size or hidden_size. Each layer and direction projects its whole input sequence with
+one matmul (x @ W_ih.T + b for every step at once); the loop over time then pays only
+`h @ W_hh.T` and the gate arithmetic per step (rnn_cells.py). Everything is tp ops, so
+autograd and the cuda device work unchanged.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.nn.modules.module import Module
+from tensorplay.nn.modules.rnn_cells import (
+    GRUCell, LSTMCell, RNNCell, RNNCellBase, check_size, gru_step, lstm_step, reset_uniform,
+    rnn_relu_step, rnn_tanh_step,
+)
+from tensorplay.nn.parameter import Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+class RNNBase(Module):
+    """The shared machinery: parameters, argument checks, the layer/direction loop."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        check_size(name, "input_size", input_size)
+        check_size(name, "hidden_size", hidden_size)
+        check_size(name, "num_layers", num_layers)
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) \
+                or not 0 <= dropout <= 1:
+            raise ValueError(f"{name}(): dropout should be a number in range [0, 1] "
+                             f"representing the probability of an element being zeroed, "
+                             f"but got {dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"{name}: dropout option adds dropout after all but last recurrent "
+                          f"layer, so non-zero dropout expects num_layers greater than 1, "
+                          f"but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(f"{name}(): proj_size should be a non-negative integer, "
+                             f"but got {proj_size!r}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"{name}(): proj_size argument is only supported for LSTM, "
+                             f"not RNN or GRU")
+        if proj_size >= hidden_size:
+            raise ValueError(f"{name}(): proj_size has to be smaller than hidden_size, "
+                             f"but got proj_size={proj_size} and hidden_size={hidden_size}")
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+
+        directions = 2 if bidirectional else 1
+        out_size = proj_size or hidden_size
+        gates = _GATES[mode] * hidden_size
+        kw = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            in_size = input_size if layer == 0 else out_size * directions
+            for direction in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (gates, in_size)), ("weight_hh", (gates, out_size))]
+                if bias:
+                    shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for base, shape in shapes:
+                    setattr(self, base + sfx, Parameter(tp.empty(*shape, **kw)))
+                    self._flat_weights_names.append(base + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        reset_uniform(self, self.hidden_size)
+
+    def flatten_parameters(self):
+        """A no-op. PyTorch packs the weights into one cuDNN buffer here; we have no
+        cuDNN, and our kernels read each weight where it lives."""
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """The parameters grouped per layer and direction, as PyTorch's `all_weights`."""
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional
+                                                                   else 1))
+        flat = self._flat_weights
+        return [flat[i:i + per] for i in range(0, len(flat), per)]
+
+    def extra_repr(self):
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        if self.batch_first is not False:
+            text += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            text += f", bidirectional={self.bidirectional}"
+        return text
+
+    # ---- forward ---------------------------------------------------------------------------
+    def _check_input(self, input):
+        name = f"{type(self).__name__}.forward"
+        if getattr(input, "_impl", None) is None:
+            raise ArgumentError(f"{name}(): argument 'input' must be a Tensor, but got "
+                                f"{type(input).__name__}", op=name, arg="input")
+        if input.dim() not in (2, 3):
+            raise ShapeError(f"{name}(): expected input to be 2-D (unbatched) or 3-D, but got "
+                             f"{input.dim()}-D input of shape {fmt_shape(tuple(input.shape))}",
+                             op=name, arg="input")
+        if input.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}(): input.size(-1) must be equal to input_size. "
+                             f"Expected {self.input_size}, got {input.shape[-1]}",
+                             op=name, arg="input")
+
+    def _states(self, input, state, arg, size, batched):
+        """The initial state `arg` as (layers * D, N, size), zeros when None."""
+        name = f"{type(self).__name__}.forward"
+        batch = input.shape[1]
+        rows = self.num_layers * (2 if self.bidirectional else 1)
+        if state is None:
+            return tp.zeros(rows, batch, size, dtype=input.dtype, device=input.device)
+        if getattr(state, "_impl", None) is None:
+            raise ArgumentError(f"{name}(): argument '{arg}' must be a Tensor, but got "
+                                f"{type(state).__name__}", op=name, arg=arg)
+        expected = (rows, batch, size) if batched else (rows, size)
+        if tuple(state.shape) != expected:
+            raise ShapeError(f"{name}(): expected hidden size {fmt_shape(expected)} for "
+                             f"argument '{arg}', got {fmt_shape(tuple(state.shape))}"
+                             + ("" if batched else " (unbatched input needs 2-D states)"),
+                             op=name, arg=arg)
+        if state.dtype != input.dtype:
+            raise ArgumentError(f"{name}(): argument '{arg}' has dtype {state.dtype}, but the "
+                                f"input has dtype {input.dtype}", op=name, arg=arg)
+        return state if batched else state.unsqueeze(1)
+
+    def _run(self, input, states):
+        """input (L, N, in); states: a list (one per state kind) of (layers * D, N, *).
+        Returns (output (L, N, D * out), final states in the same layout)."""
+        directions = 2 if self.bidirectional else 1
+        finals = [[] for _ in states]
+        layer_input = input
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                row = layer * directions + direction
+                sfx = f"_l{layer}" + ("_reverse" if direction else "")
+                out, last = self._run_direction(layer_input, [s[row] for s in states], sfx,
+                                                reverse=direction == 1)
+                outputs.append(out)
+                for kind, value in zip(finals, last):
+                    kind.append(value)
+            layer_input = outputs[0] if directions == 1 else tp.cat(outputs, 2)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = tp.nn.functional.dropout(layer_input, self.dropout, True)
+        return layer_input, [tp.stack(kind, 0) for kind in finals]
+
+    def _run_direction(self, input, states, sfx, reverse):
+        """One layer, one direction over the whole sequence; returns (output, states)."""
+        w_ih = getattr(self, "weight_ih" + sfx)
+        w_hh_t = getattr(self, "weight_hh" + sfx).t()
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+        if b_ih is not None and self.mode != "GRU":
+            b_ih = b_ih + b_hh        # added once here instead of once per step
+        steps = tp.linear(input, w_ih, b_ih).unbind(0)
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        outs = [None] * len(steps)
+        if self.mode == "LSTM":
+            h, c = states
+            w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
+            w_hr_t = None if w_hr is None else w_hr.t()
+            for t in order:
+                h, c = lstm_step(steps[t], h, c, w_hh_t, w_hr_t)
+                outs[t] = h
+            return tp.stack(outs, 0), (h, c)
+        (h,) = states
+        if self.mode == "GRU":
+            for t in order:
+                h = gru_step(steps[t], h, w_hh_t, b_hh)
+                outs[t] = h
+        else:
+            step = rnn_tanh_step if self.mode == "RNN_TANH" else rnn_relu_step
+            for t in order:
+                h = step(steps[t], h, w_hh_t)
+                outs[t] = h
+        return tp.stack(outs, 0), (h,)
+
+    def _forward(self, input, states):
+        """Shared by the three forwards: layout changes around `_run`. `states` lists
+        (arg name, tensor or None, size) per state kind."""
+        self._check_input(input)
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        full = [self._states(input, value, arg, size, batched) for arg, value, size in states]
+        output, finals = self._run(input, full)
+        if not batched:
+            return output.squeeze(1), [f.squeeze(1) for f in finals]
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        return output, finals
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t @ W_ih.T + b_ih + h_{t-1} @ W_hh.T + b_hh) (or relu).
+
+    Input (L, N, input_size), (N, L, input_size) with batch_first, or unbatched
+    (L, input_size); hx (num_layers * D, N, hidden_size). Returns (output, h_n)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None,
+                 dtype=None):
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if nonlinearity not in modes:
+            raise ValueError(f"RNN(): unknown nonlinearity {nonlinearity!r}; expected 'tanh' "
+                             f"or 'relu'")
+        self.nonlinearity = nonlinearity
+        super().__init__(modes[nonlinearity], input_size, hidden_size, num_layers, bias,
+                         batch_first, dropout, bidirectional, 0, device, dtype)
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        if self.nonlinearity != "tanh":
+            text += f", nonlinearity={self.nonlinearity!r}"
+        return text
+
+    def forward(self, input, hx=None):
+        output, (h_n,) = self._forward(input, [("hx", hx, self.hidden_size)])
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates [i | f | g | o]; with proj_size > 0 the hidden state is
+    projected by weight_hr to proj_size features (h_0 and the output then have proj_size).
+
+    Returns (output, (h_n, c_n))."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+    def forward(self, input, hx=None):
+        if hx is None:
+            hx = (None, None)
+        elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise ArgumentError(f"LSTM.forward(): argument 'hx' must be a pair (h_0, c_0), "
+                                f"but got {type(hx).__name__}", op="LSTM.forward", arg="hx")
+        output, (h_n, c_n) = self._forward(
+            input, [("h_0", hx[0], self.proj_size or self.hidden_size),
+                    ("c_0", hx[1], self.hidden_size)])
+        return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates [r | z | n], n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).
+
+    Returns (output, h_n)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)
+
+    def forward(self, input, hx=None):
+        output, (h_n,) = self._forward(input, [("hx", hx, self.hidden_size)])
+        return output, h_n
