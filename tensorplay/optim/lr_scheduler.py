@@ -303,8 +303,8 @@ def _per_group(name, optimizer, value):
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"optimizer.param_groups has {len(optimizer.param_groups)} values, "
-                             f"{name} has {len(value)} values.")
+                             f"{name} has {len(value)} values, param_groups has "
+                             f"{len(optimizer.param_groups)}.")
         return list(value)
     return [value] * len(optimizer.param_groups)
 
