@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import tensorplay as tp
+from tensorplay.nn import init
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
@@ -38,11 +39,11 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-        with tp.no_grad():
-            self.weight.uniform_(-bound, bound)
-            if self.bias is not None:
-                self.bias.uniform_(-bound, bound)
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
         return tp.linear(input, self.weight, self.bias)
@@ -71,10 +72,9 @@ class Bilinear(Module):
 
     def reset_parameters(self):
         bound = 1 / math.sqrt(self.weight.shape[1])
-        with tp.no_grad():
-            self.weight.uniform_(-bound, bound)
-            if self.bias is not None:
-                self.bias.uniform_(-bound, bound)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
         # einsum over the batch dims: "...i,kij,...j->...k"
