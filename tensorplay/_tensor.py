@@ -7,6 +7,8 @@ and mixed in as the base class `TensorMethods`.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tensorplay import _dtype as dt
@@ -135,6 +137,93 @@ class Tensor(TensorMethods, TensorBase):
         if not self._impl.sizes:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    # ---- transposes ---------------------------------------------------------------
+    @property
+    def T(self):
+        """All dimensions reversed (a view); meant for matrices, as in NumPy."""
+        ndim = len(self._impl.sizes)
+        if ndim == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the "
+                          "identity in these cases.", UserWarning, stacklevel=2)
+        elif ndim != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+        return self.permute(tuple(range(ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped (a view): a batch of matrices, transposed."""
+        _check_matrices("mT", self, batched=True)
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix; tensors are real, so the transpose."""
+        _check_matrices("H", self, batched=False)
+        return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of a batch of matrices; for real tensors, `mT`."""
+        _check_matrices("mH", self, batched=True)
+        return self.transpose(-2, -1)
+
+    # ---- new tensors with this one's dtype and device -----------------------------
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A copy of `data` with this tensor's dtype and device (unless given); never part
+        of `data`'s graph."""
+        from tensorplay._creation import tensor
+        if isinstance(data, Tensor):
+            warnings.warn("To copy construct from a tensor, it is recommended to use "
+                          "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                          ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                          UserWarning, stacklevel=2)
+            data = data.detach()
+        dtype, device = self._new_dtype_device(dtype, device)
+        return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from tensorplay._creation import empty
+        dtype, device = self._new_dtype_device(dtype, device)
+        return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from tensorplay._creation import zeros
+        dtype, device = self._new_dtype_device(dtype, device)
+        return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from tensorplay._creation import ones
+        dtype, device = self._new_dtype_device(dtype, device)
+        return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from tensorplay._creation import full
+        dtype, device = self._new_dtype_device(dtype, device)
+        return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def _new_dtype_device(self, dtype, device):
+        return (self._impl.dtype if dtype is None else dtype,
+                self._impl.device if device is None else device)
+
+    def type_as(self, other):
+        """This tensor converted to `other`'s dtype (itself when they already match)."""
+        return self.to(other.dtype)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    @property
+    def itemsize(self):
+        return self._impl.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._impl.numel() * self._impl.dtype.itemsize
 
     # ---- autograd state -----------------------------------------------------------
     @property
@@ -311,6 +400,18 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _check_matrices(name, t, *, batched):
+    """`t.mT`/`t.mH` need at least 2 dimensions, `t.H` exactly 2 (PyTorch's messages)."""
+    ndim = len(t._impl.sizes)
+    if batched and ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {ndim}-D tensor.")
+    if not batched and ndim != 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices (2-D tensors). Got "
+                           f"{ndim}-D tensor." + (" For batches of matrices, consider using "
+                                                  "tensor.mH" if ndim > 2 else ""))
 
 
 def _wrap_dim(op, dim, ndim):

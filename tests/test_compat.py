@@ -17,6 +17,7 @@ import io
 import math
 import pathlib
 import re
+import warnings
 
 import pytest
 
@@ -118,3 +119,87 @@ def test_program_matches_torch(name):
     assert got == pytest.approx(expected, rel=RTOL), (
         f"{name}: final loss {got} under TensorPlay, {expected} under torch\n"
         f"--- torch output ---\n{torch_out}--- TensorPlay output ---\n{tp_out}")
+
+
+# ---- the small Tensor pieces torch programs reach for (tensorplay/_tensor.py) -------------
+# Each case is one expression over the module `m` (torch or tensorplay); the two results,
+# made comparable by _plain, must be equal.
+_A = [[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]],
+      [[12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0], [20.0, 21.0, 22.0, 23.0]]]
+SURFACE_CASES = {
+    "T of a matrix": lambda m: m.tensor(_A[0]).T,
+    "mT": lambda m: m.tensor(_A).mT,
+    "H": lambda m: m.tensor(_A[0]).H,
+    "mH": lambda m: m.tensor(_A).mH,
+    "T is a view": lambda m: m.tensor(_A[0]).T.stride(),
+    "new_tensor keeps dtype": lambda m: m.ones(2, dtype=m.float64).new_tensor([1, 2]),
+    "new_tensor dtype=": lambda m: m.ones(2).new_tensor([1, 2], dtype=m.int32),
+    "new_zeros varargs": lambda m: m.ones(2, dtype=m.float64).new_zeros(2, 3),
+    "new_zeros tuple": lambda m: m.ones(2, dtype=m.int64).new_zeros((2, 3)),
+    "new_ones": lambda m: m.ones(2, dtype=m.float64).new_ones([3]),
+    "new_full": lambda m: m.ones(2, dtype=m.float64).new_full((2, 2), 3),
+    "new_empty": lambda m: m.ones(2, dtype=m.int32).new_empty(4, 1).shape,
+    "new_zeros requires_grad": lambda m: m.ones(2).new_zeros(2, requires_grad=True)
+    .requires_grad,
+    "type_as": lambda m: m.tensor([1.5, 2.5]).type_as(m.ones(1, dtype=m.int64)),
+    "reshape_as": lambda m: m.tensor(_A).reshape_as(m.ones(4, 6)),
+    "nbytes, itemsize": lambda m: (m.tensor(_A).nbytes, m.tensor(_A).itemsize),
+    "gradient through T": lambda m: _grad_through(m, lambda y: (y.T * m.arange(3.0)).sum()),
+    "gradient through mT": lambda m: _grad_through(m, lambda y: (y.mT @ y).sum()),
+}
+
+
+def _grad_through(m, f):
+    y = m.tensor(_A[0], requires_grad=True)
+    f(y).backward()
+    return y.grad
+
+
+def _plain(value):
+    """A framework-free form of a result: tensors become (dtype name, shape, values)."""
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return (str(value.dtype).split(".")[-1], tuple(value.shape), value.tolist())
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("case", SURFACE_CASES)
+def test_tensor_surface_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    assert _plain(SURFACE_CASES[case](tensorplay)) == _plain(SURFACE_CASES[case](torch))
+
+
+@pytest.mark.parametrize("expr", ["ones(3).mT", "ones(3).mH", "ones(3).H", "ones(2, 3, 4).H"])
+def test_transpose_errors_match_torch(expr):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as expected:
+        eval(f"torch.{expr}")
+    with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+        eval(f"tensorplay.{expr}")
+
+
+_T_ON_A_SCALAR = "Tensor.T is deprecated on 0-D tensors"
+_T_OFF_MATRICES = "The use of `x.T` on tensors of dimension other than 2 to reverse their shape"
+
+
+# torch raises these warnings once per process (TORCH_WARN_ONCE), so its words are
+# written out here rather than caught from it.
+@pytest.mark.parametrize("shape, message", [((), _T_ON_A_SCALAR), ((3,), _T_OFF_MATRICES),
+                                            ((2, 3, 4), _T_OFF_MATRICES)])
+def test_T_off_matrices_warns_as_torch_does(shape, message):
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match=re.escape(message)):
+        got = tensorplay.arange(float(math.prod(shape))).reshape(shape).T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = torch.arange(float(math.prod(shape))).reshape(shape).T
+    assert _plain(got) == _plain(want)
+
+
+def test_new_tensor_from_a_tensor_is_detached():
+    x = tensorplay.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="sourceTensor.detach"):
+        copy = x.new_tensor(x * 3)
+    assert copy.grad_fn is None and not copy.requires_grad
+    assert copy.tolist() == [3.0, 3.0]
