@@ -43,5 +43,10 @@ class NoKernelError(TensorPlayError, NotImplementedError):
     """No kernel (and no fallback) serves this op for these inputs."""
 
 
+class SerializationError(TensorPlayError):
+    """`tp.load()` met a file that is not a TensorPlay save: corrupt, truncated, foreign, or
+    of a newer format version. The message names the file."""
+
+
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
