@@ -1,2 +1,256 @@
-"""(being written)"""
-__all__ = []
+"""Loss layers: each calls its tp.nn.functional form with the settings it was built with.
+
+`reduction` is 'mean' (default), 'sum' or 'none'; the deprecated `size_average` and
+`reduce` flags are translated as PyTorch does. Per-class weights (and BCEWithLogitsLoss's
+pos_weight) are buffers, so they move with `to()` and appear in the state_dict.
+"""
+from __future__ import annotations
+
+from tensorplay.errors import ArgumentError, ShapeError
+from tensorplay.nn import functional as F
+from tensorplay.nn._functional_losses import _legacy_reduction
+from tensorplay.nn.modules.module import Module
+
+__all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+           "KLDivLoss", "SmoothL1Loss", "HuberLoss", "MarginRankingLoss", "CosineEmbeddingLoss",
+           "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+           "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = _legacy_reduction(size_average, reduce, reduction)
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Logits (N, C, ...) against class indices (N, ...) or class probabilities."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_WeightedLoss):
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Sigmoid and binary cross entropy in one (stable); pos_weight scales the positive
+    term per class."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, self.weight,
+                                             reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """KL(target || exp(input)); input is log-probabilities (target too if log_target)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class _MarginLoss(_Loss):
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ArgumentError(f"MultiMarginLoss(): only p == 1 and p == 2 are supported, but "
+                                f"got p={p}", op="MultiMarginLoss", arg="p")
+        if weight is not None and weight.dim() != 1:
+            raise ShapeError(f"MultiMarginLoss(): expected argument 'weight' to be None or "
+                             f"a 1-D tensor, but got {weight.dim()}-D", op="MultiMarginLoss",
+                             arg="weight")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ArgumentError(f"TripletMarginLoss(): argument 'margin' must be greater than "
+                                f"0, but got {margin}", op="TripletMarginLoss", arg="margin")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """distance_function: any callable of two tensors (default: PairwiseDistance); a
+    Module is registered as a child, as PyTorch does."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ArgumentError(f"TripletMarginWithDistanceLoss(): argument 'margin' must be "
+                                f"greater than 0, but got {margin}",
+                                op="TripletMarginWithDistanceLoss", arg="margin")
+        self.distance_function = (distance_function if distance_function is not None
+                                  else _PairwiseDistance())
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class _PairwiseDistance(Module):
+    """The default distance of TripletMarginWithDistanceLoss (named as PyTorch's
+    nn.PairwiseDistance so the repr matches; that layer itself lives with the distances)."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def _get_name(self):
+        return "PairwiseDistance"
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)

@@ -1,2 +1,313 @@
-"""(being written)"""
-__all__ = []
+"""Normalization layers: batch, instance, layer, group, RMS and local response norm.
+
+Batch and instance norm share `_NormBase`: an optional affine (weight, bias) per channel
+and, when tracking, the buffers running_mean, running_var and num_batches_tracked (int64).
+In training, batch norm normalizes with the batch's statistics and folds them into the
+running ones with weight `momentum` (momentum=None: 1 / num_batches_tracked, a cumulative
+average); in eval it normalizes with the running ones.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.nn import functional as F
+from tensorplay.nn.modules.module import Module
+from tensorplay.nn.parameter import Parameter
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+
+
+class _NormBase(Module):
+    """Parameters, buffers and repr shared by batch and instance norm."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(tp.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(tp.empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", tp.zeros(num_features, device=device,
+                                                          dtype=dtype))
+            self.register_buffer("running_var", tp.ones(num_features, device=device,
+                                                        dtype=dtype))
+            # The counter is int64 whatever `dtype` is (and `to(dtype)` leaves it so).
+            self.register_buffer("num_batches_tracked", tp.tensor(0, dtype=tp.int64,
+                                                                  device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            with tp.no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            with tp.no_grad():
+                self.weight.fill_(1)
+                if self.bias is not None:
+                    self.bias.zero_()
+
+    def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys,
+                              unexpected_keys, error_msgs, assign=False):
+        # Checkpoints from before the counter existed lack it: keep ours, as PyTorch does.
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:
+            state_dict = dict(state_dict)
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, strict, missing_keys,
+                                      unexpected_keys, error_msgs, assign)
+
+    def _check_dims(self, input, dims, shapes):
+        if input.dim() not in dims:
+            raise ShapeError(f"{type(self).__name__}: expected {shapes} input, but got "
+                             f"{input.dim()}-D input of shape "
+                             f"{fmt_shape(tuple(input.shape))}", op=type(self).__name__,
+                             arg="input")
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _dims = ()
+    _shapes = ""
+
+    def forward(self, input):
+        self._check_dims(input, self._dims, self._shapes)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with tp.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:   # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        # Eval normalizes with the batch's statistics only when there are no running ones.
+        use_batch_stats = self.training or (self.running_mean is None
+                                            and self.running_var is None)
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if track else None,
+                            self.running_var if track else None, self.weight, self.bias,
+                            use_batch_stats, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L): statistics per channel C."""
+    _dims = (2, 3)
+    _shapes = "2-D (N, C) or 3-D (N, C, L)"
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W)."""
+    _dims = (4,)
+    _shapes = "4-D (N, C, H, W)"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W)."""
+    _dims = (5,)
+    _shapes = "5-D (N, C, D, H, W)"
+
+
+class _InstanceNorm(_NormBase):
+    """Per-sample, per-channel statistics; by default no affine and no running stats."""
+    _dims = ()
+    _shapes = ""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def forward(self, input):
+        self._check_dims(input, self._dims, self._shapes)
+        batched = input.dim() == self._dims[1]
+        feature_dim = 1 if batched else 0
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ShapeError(f"{type(self).__name__}: expected input's size at "
+                                 f"dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.", op=type(self).__name__,
+                                 arg="input")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                          "You can silence this warning by not passing in num_features, "
+                          "which is not used because affine=False", stacklevel=2)
+        x = input if batched else input.unsqueeze(0)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out if batched else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or unbatched (C, L)."""
+    _dims = (2, 3)
+    _shapes = "2-D (C, L) or 3-D (N, C, L)"
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or unbatched (C, H, W)."""
+    _dims = (3, 4)
+    _shapes = "3-D (C, H, W) or 4-D (N, C, H, W)"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W)."""
+    _dims = (4, 5)
+    _shapes = "4-D (C, D, H, W) or 5-D (N, C, D, H, W)"
+
+
+def _as_shape(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalize over the last len(normalized_shape) dims, then weight * x + bias
+    (elementwise, of shape normalized_shape; init 1 and 0)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(tp.empty(*self.normalized_shape, device=device,
+                                             dtype=dtype))
+            if bias:
+                self.bias = Parameter(tp.empty(*self.normalized_shape, device=device,
+                                               dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        with tp.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Split the C channels into num_groups groups and normalize each (per sample) over
+    its channels and spatial positions; then a per-channel affine (init 1 and 0)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ArgumentError(f"GroupNorm(): argument 'num_channels' ({num_channels}) must "
+                                f"be divisible by argument 'num_groups' ({num_groups})",
+                                op="GroupNorm", arg="num_channels")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(tp.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(tp.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        with tp.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) over the last dims, times weight (init 1); eps=None
+    means the dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(tp.empty(*self.normalized_shape, device=device,
+                                             dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            with tp.no_grad():
+                self.weight.fill_(1)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
