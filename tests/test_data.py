@@ -385,3 +385,17 @@ def test_per_batch_overhead_is_small():
     per_batch = (time.perf_counter() - start) / n
     assert n == 64
     assert per_batch < 2e-3, f"{per_batch * 1e6:.0f} us per batch"
+
+
+def test_tensor_dataset_on_cuda_batches_on_cuda():
+    pytest.importorskip("triton")
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    x = tp.arange(12.0).reshape(6, 2)
+    ds = D.TensorDataset(x.to("cuda"), tp.arange(6))
+    loader = D.DataLoader(ds, batch_size=4, shuffle=True, generator=tp.Generator().manual_seed(2))
+    batches = list(loader)
+    assert [tuple(b[0].shape) for b in batches] == [(4, 2), (2, 2)]
+    assert batches[0][0].device == tp.device("cuda") and batches[0][1].device == tp.device("cpu")
+    for xb, yb in batches:
+        assert xb.cpu().tolist() == x.index_select(0, yb).tolist()
