@@ -11,6 +11,9 @@ from tensorplay.errors import DTypeError, ShapeError
 
 torch = pytest.importorskip("torch")
 
+# torch.nn.Transformer builds an encoder that cannot take its nested-tensor path and says so
+pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+
 RTOL, ATOL = 1e-4, 1e-5
 
 
@@ -36,12 +39,13 @@ def as_list(out):
 
 
 def check(tmod, mod, tout, out, tinputs, inputs, rtol=RTOL, atol=ATOL):
-    """Same outputs; then, with the same random cotangents, the same gradients of the
-    inputs and of every parameter (by name)."""
+    """Same outputs (finite: no NaN to compare equal by accident); then, with the same
+    random cotangents, the same gradients of the inputs and of every parameter (by name)."""
     touts, outs = as_list(tout), as_list(out)
     assert len(touts) == len(outs)
     for t, o in zip(touts, outs):
         assert tuple(o.shape) == tuple(t.shape)
+        assert np.isfinite(t.detach().numpy()).all()
         np.testing.assert_allclose(np.asarray(o.detach()), t.detach().numpy(), rtol=rtol,
                                    atol=atol, equal_nan=True)
     tloss, loss = 0, 0
@@ -333,3 +337,215 @@ def test_bad_inputs():
         mod(q, k, q)
     with pytest.warns(UserWarning, match="mismatched key_padding_mask and attn_mask"):
         mod(q, k, k, attn_mask=tp.zeros(L, S), key_padding_mask=tp.zeros(N, S, dtype=tp.bool))
+
+
+# ---- Transformer layers -------------------------------------------------------------
+D, NH, FF = 8, 2, 16   # d_model, heads, feed-forward width
+
+
+def layer_pair(cls, *args, **kwargs):
+    torch.manual_seed(0)
+    tmod = getattr(torch.nn, cls)(*args, **kwargs).eval()
+    mod = getattr(tp.nn, cls)(*args, **kwargs).eval()
+    copy_weights(tmod, mod)
+    return tmod, mod
+
+
+def stack_pair(kind, num_layers=2, norm=True, batch_first=False, **kwargs):
+    """TransformerEncoder / TransformerDecoder of `num_layers` layers (and a final
+    LayerNorm) in both libraries, tp's weights copied from torch's."""
+    torch.manual_seed(0)
+    tlayer = getattr(torch.nn, f"Transformer{kind}Layer")(D, NH, FF, dropout=0.0,
+                                                          batch_first=batch_first, **kwargs)
+    layer = getattr(tp.nn, f"Transformer{kind}Layer")(D, NH, FF, dropout=0.0,
+                                                      batch_first=batch_first, **kwargs)
+    extra = {"enable_nested_tensor": False} if kind == "Encoder" else {}
+    tmod = getattr(torch.nn, f"Transformer{kind}")(
+        tlayer, num_layers, torch.nn.LayerNorm(D) if norm else None, **extra).eval()
+    mod = getattr(tp.nn, f"Transformer{kind}")(
+        layer, num_layers, tp.nn.LayerNorm(D) if norm else None, **extra).eval()
+    # The copies must be independent (deepcopy), so give every parameter its own values.
+    with torch.no_grad():
+        for p in tmod.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    copy_weights(tmod, mod)
+    return tmod, mod
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer(norm_first, activation):
+    tmod, mod = layer_pair("TransformerEncoderLayer", D, NH, FF, activation=activation,
+                           norm_first=norm_first)
+    assert [n for n, _ in mod.named_parameters()] == [n for n, _ in tmod.named_parameters()]
+    tx, x = pair((L, N, D), 0)
+    tm, m = mask_pair(attention_mask("bool", (L, L)))
+    check(tmod, mod, tmod(tx, src_mask=tm), mod(x, src_mask=m), [tx], [x])
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_encoder(norm_first):
+    tmod, mod = stack_pair("Encoder", norm_first=norm_first, activation="gelu")
+    assert sorted(mod.state_dict()) == sorted(tmod.state_dict())
+    tx, x = pair((S, N, D), 0)
+    tm, m = mask_pair(attention_mask("float", (S, S)))
+    tkp, kp = mask_pair(padding_mask("float"))
+    check(tmod, mod, tmod(tx, mask=tm, src_key_padding_mask=tkp),
+          mod(x, mask=m, src_key_padding_mask=kp), [tx], [x])
+
+
+@pytest.mark.parametrize("is_causal", [None, True])
+def test_encoder_causal_batch_first(is_causal):
+    """The causal mask (detected when is_causal is None) with bool padding, batch_first."""
+    tmod, mod = stack_pair("Encoder", batch_first=True)
+    tx, x = pair((N, S, D), 0)
+    tcausal = torch.nn.Transformer.generate_square_subsequent_mask(S)
+    causal = tp.nn.Transformer.generate_square_subsequent_mask(S)
+    np.testing.assert_array_equal(np.asarray(causal), tcausal.numpy())
+    tkp, kp = mask_pair(padding_mask("float"))
+    check(tmod, mod, tmod(tx, mask=tcausal, src_key_padding_mask=tkp, is_causal=is_causal),
+          mod(x, mask=causal, src_key_padding_mask=kp, is_causal=is_causal), [tx], [x])
+
+
+def test_encoder_bool_padding_train_mode():
+    """A bool key-padding mask with a module in training mode (dropout=0): the path where
+    PyTorch runs no nested-tensor shortcut either."""
+    tmod, mod = stack_pair("Encoder")
+    tmod.train()
+    mod.train()
+    tx, x = pair((S, N, D), 0)
+    tkp, kp = mask_pair(padding_mask("bool"))
+    check(tmod, mod, tmod(tx, src_key_padding_mask=tkp), mod(x, src_key_padding_mask=kp),
+          [tx], [x])
+
+
+def test_encoder_unbatched_no_bias():
+    tmod, mod = stack_pair("Encoder", num_layers=1, norm=False, bias=False)
+    tx, x = pair((S, D), 0)
+    tkp, kp = mask_pair(padding_mask("bool")[0])
+    check(tmod, mod, tmod(tx, src_key_padding_mask=tkp), mod(x, src_key_padding_mask=kp),
+          [tx], [x])
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_decoder(norm_first):
+    tmod, mod = stack_pair("Decoder", norm_first=norm_first)
+    assert sorted(mod.state_dict()) == sorted(tmod.state_dict())
+    ttgt, tgt = pair((L, N, D), 0)
+    tmem, mem = pair((S, N, D), 1)
+    tcausal = torch.nn.Transformer.generate_square_subsequent_mask(L)
+    causal = tp.from_numpy(tcausal.numpy())
+    tmm, mm = mask_pair(attention_mask("bool", (L, S)))
+    tkp, kp = mask_pair(padding_mask("bool"))
+    ttp, tp_ = mask_pair(np.array([[False, False, True], [False, False, False]]))
+    tout = tmod(ttgt, tmem, tgt_mask=tcausal, memory_mask=tmm, memory_key_padding_mask=tkp,
+                tgt_key_padding_mask=ttp.float().masked_fill(ttp, float("-inf")))
+    out = mod(tgt, mem, tgt_mask=causal, memory_mask=mm, memory_key_padding_mask=kp,
+              tgt_key_padding_mask=tp.from_numpy(np.where(ttp.numpy(), -np.inf, 0)
+                                                 .astype(np.float32)))
+    check(tmod, mod, tout, out, [ttgt, tmem], [tgt, mem])
+
+
+def test_decoder_layer_callable_activation():
+    tmod, mod = layer_pair("TransformerDecoderLayer", D, NH, FF, batch_first=True)
+    tmod.activation = torch.nn.functional.silu
+    mod.activation = tp.nn.functional.silu
+    ttgt, tgt = pair((N, L, D), 0)
+    tmem, mem = pair((N, S, D), 1)
+    causal = np.triu(np.full((L, L), -np.inf, np.float32), 1)
+    tc, c = mask_pair(causal)
+    check(tmod, mod, tmod(ttgt, tmem, tgt_mask=tc, tgt_is_causal=True),
+          mod(tgt, mem, tgt_mask=c, tgt_is_causal=True), [ttgt, tmem], [tgt, mem])
+
+
+def test_transformer():
+    kwargs = dict(d_model=D, nhead=NH, num_encoder_layers=1, num_decoder_layers=2,
+                  dim_feedforward=FF, dropout=0.0)
+    torch.manual_seed(0)
+    tmod = torch.nn.Transformer(**kwargs).eval()
+    mod = tp.nn.Transformer(**kwargs).eval()
+    assert sorted(mod.state_dict()) == sorted(tmod.state_dict())
+    copy_weights(tmod, mod)
+    tsrc, src = pair((S, N, D), 0)
+    ttgt, tgt = pair((L, N, D), 1)
+    tcausal = torch.nn.Transformer.generate_square_subsequent_mask(L)
+    causal = tp.nn.Transformer.generate_square_subsequent_mask(L)
+    tkp, kp = mask_pair(padding_mask("bool"))
+    tout = tmod(tsrc, ttgt, tgt_mask=tcausal, src_key_padding_mask=tkp,
+                memory_key_padding_mask=tkp)
+    out = mod(src, tgt, tgt_mask=causal, src_key_padding_mask=kp, memory_key_padding_mask=kp)
+    check(tmod, mod, tout, out, [tsrc, ttgt], [src, tgt])
+
+
+def test_transformer_init():
+    """Every weight matrix is xavier_uniform_ (in_proj: fans (64, 192); linear1: (64, 96))."""
+    tp.manual_seed(0)
+    mod = tp.nn.Transformer(64, 4, 1, 1, 96)
+    w = np.asarray(mod.encoder.layers[0].linear1.weight.detach())
+    bound = np.sqrt(6 / (64 + 96))
+    assert bound * 0.95 < np.abs(w).max() <= bound
+    ln = mod.decoder.norm
+    assert np.asarray(ln.weight.detach()).min() == 1 and not np.asarray(ln.bias.detach()).any()
+
+
+def test_clones_are_independent():
+    layer = tp.nn.TransformerEncoderLayer(D, NH, FF)
+    enc = tp.nn.TransformerEncoder(layer, 2)
+    a, b = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
+    assert a is not b and a is not layer.linear1.weight
+    np.testing.assert_array_equal(np.asarray(a.detach()), np.asarray(b.detach()))
+    with tp.no_grad():
+        a.add_(1.0)
+    assert not np.allclose(np.asarray(a.detach()), np.asarray(b.detach()))
+    assert a.requires_grad and type(a) is tp.nn.Parameter
+
+
+def test_transformer_dropout_in_training():
+    tp.manual_seed(0)
+    layer = tp.nn.TransformerEncoderLayer(D, NH, FF, dropout=0.5)
+    _, x = pair((L, N, D), 0, requires_grad=False)
+    train_out = np.asarray(layer(x))
+    layer.eval()
+    eval_a, eval_b = np.asarray(layer(x)), np.asarray(layer(x))
+    np.testing.assert_array_equal(eval_a, eval_b)
+    assert not np.allclose(train_out, eval_a)
+
+
+def test_transformer_bad_arguments():
+    with pytest.raises(ValueError, match="activation should be 'relu', 'gelu' or a "
+                                         "callable, but got 'tanh'"):
+        tp.nn.TransformerEncoderLayer(D, NH, activation="tanh")
+    with pytest.raises(TypeError, match="encoder_layer must be a Module"):
+        tp.nn.TransformerEncoder("layer", 2)
+    mod = tp.nn.Transformer(D, NH, 1, 1, FF)
+    _, src = pair((S, N, D), 0, requires_grad=False)
+    _, tgt = pair((L, N + 1, D), 1, requires_grad=False)
+    with pytest.raises(ShapeError, match="same batch size"):
+        mod(src, tgt)
+    with pytest.raises(ShapeError, match="must be d_model=8"):
+        mod(src[..., :4], tgt[:, :N, :4])
+
+
+def test_cuda_matches_cpu():
+    """A tiny encoder-decoder on the `cuda` device (Triton kernels; the interpreter
+    without a GPU) gives the CPU's values and gradients."""
+    util = pytest.importorskip("triton_util")
+    tp.manual_seed(0)
+    cpu = tp.nn.Transformer(D, NH, 1, 1, FF, dropout=0.0).eval()
+    gpu = copy.deepcopy(cpu).to(util.CUDA)
+    _, src = pair((L, N, D), 0)
+    _, tgt = pair((L, N, D), 1)
+    causal = tp.nn.Transformer.generate_square_subsequent_mask(L)
+    kp = tp.from_numpy(np.array([[False, False, True], [False, False, False]]))
+    out = cpu(src, tgt, tgt_mask=causal, src_key_padding_mask=kp)
+    src_g = src.detach().to(util.CUDA).requires_grad_()
+    out_g = gpu(src_g, tgt.detach().to(util.CUDA), tgt_mask=causal.to(util.CUDA),
+                src_key_padding_mask=kp.to(util.CUDA))
+    util.assert_same(out_g, out, rtol=1e-4, atol=1e-5)
+    out.sum().backward()
+    out_g.sum().backward()
+    np.testing.assert_allclose(util.host(src_g.grad), util.host(src.grad), rtol=1e-4,
+                               atol=1e-5)
+    for (name, p), p_g in zip(cpu.named_parameters(), gpu.parameters()):
+        np.testing.assert_allclose(util.host(p_g.grad), util.host(p.grad), rtol=1e-4,
+                                   atol=1e-5, err_msg=name)
