@@ -194,7 +194,11 @@ def _erfinv_(y):
     """erfinv in place, from tensor ops (there is no erfinv op): Giles' single-precision
     polynomial ("Approximating the erfinv function", 2010), then two Newton steps on
     erf(x) = y, which bring it to the dtype's precision. |y| = 1 gives +-inf."""
-    w = -tp.log((1 - y) * (1 + y))
+    finite = tp.abs(y) < 1
+    inf = tp.full_like(y, math.inf)
+    edge = tp.where(y > 0, inf, -inf)  # erfinv(+-1) = +-inf
+    y_in = tp.where(finite, y, 0.0)  # keeps inf - inf (and its warnings) out of the steps
+    w = -tp.log((1 - y_in) * (1 + y_in))
     central = w - 2.5          # |y| <= 0.9933 (w < 5)
     p = tp.full_like(y, 2.81022636e-08)
     for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
@@ -205,13 +209,11 @@ def _erfinv_(y):
     for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
         q = c + q * tail
-    x = tp.where(w < 5, p, q) * y
-    finite = tp.abs(y) < 1
+    x = tp.where(w < 5, p, q) * y_in
     for _ in range(2):
         # Newton: d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2)
-        step = (tp.erf(x) - y) / (2 / math.sqrt(math.pi) * tp.exp(-x * x))
-        x = tp.where(finite, x - step, x)
-    return y.copy_(x)
+        x = x - (tp.erf(x) - y_in) / (2 / math.sqrt(math.pi) * tp.exp(-x * x))
+    return y.copy_(tp.where(finite, x, edge))
 
 
 def _norm_cdf(x):
