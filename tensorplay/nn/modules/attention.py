@@ -23,6 +23,7 @@ import tensorplay as tp
 from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
 from tensorplay.nn import functional as F
+from tensorplay.nn import init
 from tensorplay.nn.modules.linear import Linear
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
@@ -84,12 +85,12 @@ def _in_projection_packed(query, key, value, w, b):
     b_q, b_k, b_v = b.chunk(3) if b is not None else (None, None, None)
     if key is value:
         if query is key:
-            return tuple(tp.linear(query, w, b).chunk(3, -1))
+            return tuple(F.linear(query, w, b).chunk(3, -1))
         w_kv = w[w_q.shape[0]:]
         b_kv = b[w_q.shape[0]:] if b is not None else None
-        k, v = tp.linear(key, w_kv, b_kv).chunk(2, -1)
-        return tp.linear(query, w_q, b_q), k, v
-    return tp.linear(query, w_q, b_q), tp.linear(key, w_k, b_k), tp.linear(value, w_v, b_v)
+        k, v = F.linear(key, w_kv, b_kv).chunk(2, -1)
+        return F.linear(query, w_q, b_q), k, v
+    return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -146,9 +147,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None,) * 3
-        q = tp.linear(query, q_proj_weight, b_q)
-        k = tp.linear(key, k_proj_weight, b_k)
-        v = tp.linear(value, v_proj_weight, b_v)
+        q = F.linear(query, q_proj_weight, b_q)
+        k = F.linear(key, k_proj_weight, b_k)
+        v = F.linear(value, v_proj_weight, b_v)
 
     if attn_mask is not None:
         want = (tgt_len, src_len) if attn_mask.dim() == 2 else \
@@ -211,7 +212,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             weights = F.dropout(weights, p=dropout_p)
         out = tp.bmm(weights, v)                                         # (N * H, L, D)
         out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = tp.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -230,7 +231,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     v = v.view(bsz, num_heads, src_len, head_dim)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = tp.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
+    out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
     if not batched:
         out = out.squeeze(1)
     return out, None
@@ -250,30 +251,6 @@ def _heads(t, static, name, batch_heads, head_dim):
                          f"head_dim) = ({batch_heads}, S, {head_dim}), but got "
                          f"{fmt_shape(static.shape)}", op=_OP, arg=name)
     return static
-
-
-# ---- initialisation -----------------------------------------------------------------
-# NOTE: written here rather than taken from tp.nn.init, which was being written at the
-# same time; both follow PyTorch's formulas (fans of a 2-D weight: (in, out) = (cols, rows);
-# of an N-D one: dims 1 and 0 times the product of the rest).
-def _fans(t):
-    receptive = 1
-    for s in t.shape[2:]:
-        receptive *= s
-    return t.shape[1] * receptive, t.shape[0] * receptive
-
-
-def _xavier_uniform_(t):
-    fan_in, fan_out = _fans(t)
-    bound = math.sqrt(6.0 / (fan_in + fan_out))
-    with tp.no_grad():
-        return t.uniform_(-bound, bound)
-
-
-def _xavier_normal_(t):
-    fan_in, fan_out = _fans(t)
-    with tp.no_grad():
-        return t.normal_(0.0, math.sqrt(2.0 / (fan_in + fan_out)))
 
 
 # ---- the module ---------------------------------------------------------------------
@@ -338,17 +315,16 @@ class MultiheadAttention(Module):
         """PyTorch's init: xavier_uniform_ projections, zero biases (out_proj's weight
         keeps Linear's own init), xavier_normal_ bias_k / bias_v."""
         if self._qkv_same_embed_dim:
-            _xavier_uniform_(self.in_proj_weight)
+            init.xavier_uniform_(self.in_proj_weight)
         else:
             for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
-                _xavier_uniform_(w)
+                init.xavier_uniform_(w)
         if self.in_proj_bias is not None:
-            with tp.no_grad():
-                self.in_proj_bias.zero_()
-                self.out_proj.bias.zero_()
+            init.zeros_(self.in_proj_bias)
+            init.zeros_(self.out_proj.bias)
         if self.bias_k is not None:
-            _xavier_normal_(self.bias_k)
-            _xavier_normal_(self.bias_v)
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):

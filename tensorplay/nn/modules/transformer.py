@@ -27,8 +27,8 @@ import copy
 import tensorplay as tp
 from tensorplay.errors import ShapeError, fmt_shape
 from tensorplay.nn import functional as F
-from tensorplay.nn.modules.attention import MultiheadAttention, _canonical_mask, \
-    _xavier_uniform_
+from tensorplay.nn import init
+from tensorplay.nn.modules.attention import MultiheadAttention, _canonical_mask
 from tensorplay.nn.modules.container import ModuleList
 from tensorplay.nn.modules.dropout import Dropout
 from tensorplay.nn.modules.linear import Linear
@@ -43,7 +43,7 @@ def _activation(name_or_fn, where):
     """"relu" / "gelu" (PyTorch's two names) or any callable (a function or a module)."""
     if isinstance(name_or_fn, str):
         if name_or_fn == "relu":
-            return tp.relu
+            return F.relu
         if name_or_fn == "gelu":
             return F.gelu
         raise ValueError(f"{where}(): activation should be 'relu', 'gelu' or a callable, "
@@ -88,7 +88,7 @@ class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual connection and a
     LayerNorm (after it, or before it with norm_first)."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
@@ -129,7 +129,7 @@ class TransformerDecoderLayer(Module):
     """Self-attention on the target, cross-attention on `memory` (the encoder's output),
     then a feed-forward block; residuals and LayerNorms as in the encoder layer."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
@@ -257,7 +257,7 @@ class Transformer(Module):
     xavier_uniform_, as PyTorch does."""
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
-                 dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
+                 dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False,
                  norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
@@ -312,4 +312,4 @@ class Transformer(Module):
     def _reset_parameters(self):
         for p in self.parameters():
             if p.dim() > 1:
-                _xavier_uniform_(p)
+                init.xavier_uniform_(p)
