@@ -214,8 +214,9 @@ def test_unbatched(need_weights):
     tq, q = pair((L, E), 0)
     tk, k = pair((S, E), 1)
     tm, m = mask_pair(padding_mask("bool")[1])
-    tout = tmod(tq, tk, tk, key_padding_mask=tm, need_weights=need_weights)
-    out = mod(q, k, k, key_padding_mask=m, need_weights=need_weights)
+    tam, am = mask_pair(attention_mask("bool", (H, L, S)))   # 3-D: (num_heads, L, S)
+    tout = tmod(tq, tk, tk, key_padding_mask=tm, attn_mask=tam, need_weights=need_weights)
+    out = mod(q, k, k, key_padding_mask=m, attn_mask=am, need_weights=need_weights)
     assert tuple(out[0].shape) == (L, E)
     check(tmod, mod, tout, out, [tq, tk], [q, k])
 

@@ -52,7 +52,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, op=_OP
     return mask
 
 
-def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+def _shape_check(query, key, value, key_padding_mask, attn_mask):
     """Whether the input is batched (3-D query) or not (2-D), with every mask's rank
     checked against it."""
     if query.dim() not in (2, 3):
@@ -107,7 +107,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     is_causal is a hint that attn_mask is the causal mask: it needs attn_mask, and it
     replaces the mask by scaled_dot_product_attention's own causal masking only where
     nothing else needs the mask (no key_padding_mask, need_weights=False)."""
-    batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    batched = _shape_check(query, key, value, key_padding_mask, attn_mask)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
@@ -136,12 +136,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if head_dim * num_heads != embed_dim:
         raise ValueError(f"{_OP}(): embed_dim {embed_dim} is not divisible by "
                          f"num_heads {num_heads}")
-    if tuple(key.shape[:2]) != tuple(value.shape[:2]) or (
-            not use_separate_proj_weight and tuple(key.shape) != tuple(value.shape)):
-        raise ShapeError(f"{_OP}(): 'key' and 'value' must agree in shape"
-                         f"{'' if not use_separate_proj_weight else ' (sequence and batch)'}"
-                         f", but got {fmt_shape(key.shape)} and {fmt_shape(value.shape)}",
-                         op=_OP, arg="value")
+    # Separate projections allow kdim != vdim: then only (S, N) must agree.
+    agree = 2 if use_separate_proj_weight else 3
+    if tuple(key.shape[:agree]) != tuple(value.shape[:agree]):
+        what = " (sequence and batch)" if use_separate_proj_weight else ""
+        raise ShapeError(f"{_OP}(): 'key' and 'value' must agree in shape{what}, but got "
+                         f"{fmt_shape(key.shape)} and {fmt_shape(value.shape)}", op=_OP,
+                         arg="value")
 
     if not use_separate_proj_weight:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
