@@ -31,6 +31,9 @@ PROGRAMS = [
     "polynomial_tensor.py",
     "polynomial_autograd.py",
     "polynomial_custom_function.py",
+    "polynomial_nn.py",
+    "polynomial_optim.py",
+    "dynamic_net.py",
 ]
 
 RTOL = 1e-4
