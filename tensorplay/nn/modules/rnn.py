@@ -26,6 +26,7 @@ from tensorplay.nn.modules.rnn_cells import (
     GRUCell, LSTMCell, RNNCell, RNNCellBase, check_size, gru_step, lstm_step, reset_uniform,
     rnn_relu_step, rnn_tanh_step,
 )
+from tensorplay.nn.modules.rnn_fused import LSTMSequence
 from tensorplay.nn.parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -137,6 +138,10 @@ class RNNBase(Module):
             raise ShapeError(f"{name}(): expected input to be 2-D (unbatched) or 3-D, but got "
                              f"{input.dim()}-D input of shape {fmt_shape(tuple(input.shape))}",
                              op=name, arg="input")
+        if input.shape[0] == 0 or (input.dim() == 3 and input.shape[1] == 0):
+            raise ShapeError(f"{name}(): expected a non-empty sequence and batch, but got "
+                             f"input of shape {fmt_shape(tuple(input.shape))}",
+                             op=name, arg="input")
         if input.shape[-1] != self.input_size:
             raise ShapeError(f"{name}(): input.size(-1) must be equal to input_size. "
                              f"Expected {self.input_size}, got {input.shape[-1]}",
@@ -192,7 +197,16 @@ class RNNBase(Module):
         b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
         if b_ih is not None and self.mode != "GRU":
             b_ih = b_ih + b_hh        # added once here instead of once per step
-        steps = tp.linear(input, w_ih, b_ih).unbind(0)
+        projected = tp.linear(input, w_ih, b_ih)
+        if self.mode == "LSTM" and not self.proj_size:
+            # The whole recurrence as one autograd node (rnn_fused.py), always run forward
+            # in time: the reverse direction flips its input and output around it.
+            if reverse:
+                projected = projected.flip([0])
+            out, h, c = LSTMSequence.apply(projected, states[0], states[1],
+                                           getattr(self, "weight_hh" + sfx))
+            return (out.flip([0]) if reverse else out), (h, c)
+        steps = projected.unbind(0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
         outs = [None] * len(steps)
         if self.mode == "LSTM":
