@@ -59,9 +59,8 @@ class Adagrad(Optimizer):
                 if grad is None:
                     continue
                 state = self.state[p]
-                step_t = state["step"]
-                step_t.add_(1)
-                step = step_t.item()
+                step = state["step"].item() + 1
+                state["step"].fill_(step)
                 if group["maximize"]:
                     grad = -grad
                 if weight_decay != 0:

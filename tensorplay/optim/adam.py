@@ -13,7 +13,8 @@ path does (it reads the float32 `step` tensor with .item()).
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
+from tensorplay.optim.optimizer import (Optimizer, eval_closure, lerp_, new_step_counter,
+                                      no_grad_step)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -75,8 +76,9 @@ class Adam(Optimizer):
                 state = self._state_for(p, amsgrad)
                 if maximize:
                     grad = -grad
-                step_t = state["step"]
-                step_t.add_(1)
+                # The count is read back as a Python float anyway: fill_ is cheaper than add_.
+                step = state["step"].item() + 1
+                state["step"].fill_(step)
                 if weight_decay != 0:
                     if decoupled:
                         p.mul_(1 - lr * weight_decay)
@@ -84,10 +86,9 @@ class Adam(Optimizer):
                         grad = grad.add(p, alpha=weight_decay)
                 exp_avg = state["exp_avg"]
                 exp_avg_sq = state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
+                lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
-                step = step_t.item()
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
                 step_size = lr / bias_correction1

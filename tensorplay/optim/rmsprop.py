@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
+from tensorplay.optim.optimizer import (Optimizer, eval_closure, lerp_, new_step_counter,
+                                      no_grad_step)
 
 __all__ = ["RMSprop"]
 
@@ -73,7 +74,7 @@ class RMSprop(Optimizer):
                 square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
                 if centered:
                     grad_avg = state["grad_avg"]
-                    grad_avg.lerp_(grad, 1 - alpha)
+                    lerp_(grad_avg, grad, 1 - alpha)
                     avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
                 else:
                     avg = square_avg.sqrt()
