@@ -67,7 +67,8 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         # F.pad's argument for the non-zero padding modes: last dim first, (left, right)
-        # per dim. For 'same' the odd element of a total padding goes right, as PyTorch.
+        # per dim. For 'same' the odd element of a total padding goes right. (A list for a
+        # padding string, a tuple otherwise: PyTorch's types, which its tests may compare.)
         n = len(kernel_size)
         if isinstance(padding, str):
             pads = [0, 0] * n
@@ -78,7 +79,7 @@ class _ConvNd(Module):
                     pads[2 * j] = total // 2
                     pads[2 * j + 1] = total - total // 2
         else:
-            pads = [p for p in reversed(padding) for _ in range(2)]
+            pads = tuple(p for p in reversed(padding) for _ in range(2))
         self._reversed_padding_repeated_twice = pads
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
