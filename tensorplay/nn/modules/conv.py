@@ -142,7 +142,7 @@ class _Conv(_ConvNd):
                          device=device, dtype=dtype)
 
     def _conv_forward(self, input, weight, bias):
-        conv = type(self)._functional
+        conv = self._functional   # a staticmethod: F.conv1d, F.conv2d or F.conv3d
         if self.padding_mode != "zeros":
             # Pad explicitly in the chosen mode, then convolve without padding.
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
@@ -222,8 +222,8 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding,
-                                      output_padding, self.groups, self.dilation)
+        return self._functional(input, self.weight, self.bias, self.stride, self.padding,
+                                output_padding, self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):
