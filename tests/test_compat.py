@@ -5,12 +5,13 @@ The test runs it twice in this process: once as written, with torch, and once wi
 torch imports rewritten to TensorPlay's (`import torch` -> `import tensorplay as torch`).
 Both runs must finish, and their final losses must agree.
 
-Tolerance: rtol=1e-4. The programs compute in float32, and the two frameworks sum the
-2000-point losses and gradients in different orders, so every step differs by a few
-float32 ulps (a relative 1e-7 or so); the fits are contractive, so the differences stay
-that small (about 3e-7 relative measured after 500 steps). 1e-4 leaves room for that
-and is still far below any real bug: a wrong gradient or update rule moves the final
-loss by whole percent.
+Tolerance, per program (PROGRAMS): rtol=1e-4 for float32 programs. The two frameworks
+sum the 2000-point losses and gradients in different orders, so each step differs by a
+few float32 ulps (a relative 1e-7 or so); gradient descent on these fits damps such
+differences, so they stay that small (3e-7 relative measured after 500 steps; RMSprop
+can amplify them, and polynomial_optim.py says why its run stays short). rtol=1e-6 for
+the float64 program (the printed six decimals allow no tighter). Both are far below any
+real bug: a wrong gradient or update rule moves the final loss by whole percent.
 """
 import contextlib
 import io
@@ -25,18 +26,22 @@ import tensorplay
 
 COMPAT_DIR = pathlib.Path(__file__).parent / "compat"
 
-# Every program the runner runs. A program in tests/compat/ that is missing here fails
-# test_every_program_is_run, so none is left out silently.
-PROGRAMS = [
-    "polynomial_tensor.py",
-    "polynomial_autograd.py",
-    "polynomial_custom_function.py",
-    "polynomial_nn.py",
-    "polynomial_optim.py",
-    "dynamic_net.py",
-]
+FLOAT32 = 1e-4
+FLOAT64 = 1e-6
 
-RTOL = 1e-4
+# Every program the runner runs, with the relative tolerance on its final loss. A program
+# in tests/compat/ that is missing here fails test_every_program_is_run, so none is left
+# out silently.
+PROGRAMS = {
+    "polynomial_tensor.py": FLOAT32,
+    "polynomial_autograd.py": FLOAT32,
+    "polynomial_custom_function.py": FLOAT32,
+    "polynomial_matrix.py": FLOAT64,
+    "polynomial_nn.py": FLOAT32,
+    "polynomial_optim.py": FLOAT32,
+    "dynamic_net.py": FLOAT32,
+    "classifier.py": FLOAT32,
+}
 
 # The import forms a program may use, and what each becomes under TensorPlay.
 #   import torch                 -> import tensorplay as torch
@@ -119,7 +124,7 @@ def test_program_matches_torch(name):
     expected = final_loss(torch_out, name)
     got = final_loss(tp_out, name)
     assert math.isfinite(expected)
-    assert got == pytest.approx(expected, rel=RTOL), (
+    assert got == pytest.approx(expected, rel=PROGRAMS[name]), (
         f"{name}: final loss {got} under TensorPlay, {expected} under torch\n"
         f"--- torch output ---\n{torch_out}--- TensorPlay output ---\n{tp_out}")
 
