@@ -47,7 +47,12 @@ def lerp_scalar(self, end, weight):
     """self + weight * (end - self), with a number weight."""
     spec = rules.lerp("lerp", (self, end, weight))
     a, b = arrays(spec.dtype, self, end)
-    return out(_lerp(a, b, np.asarray(weight, a.dtype)), spec.dtype)
+    w = np.asarray(weight, a.dtype)
+    # One weight: choose PyTorch's formula once instead of computing both per element.
+    diff = b - a
+    if abs(float(weight)) < 0.5:
+        return out(a + w * diff, spec.dtype)
+    return out(b - diff * (1 - w), spec.dtype)
 
 
 def lerp_tensor(self, end, weight):
