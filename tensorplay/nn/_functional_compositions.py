@@ -25,6 +25,14 @@ __all__ = ["local_response_norm", "channel_shuffle", "native_channel_shuffle", "
            "adaptive_max_pool2d_with_indices", "linear_cross_entropy", "embedding"]
 
 
+def _pow(input, exponent):
+    """input ** exponent with the exponent as a tensor of the input's dtype.
+
+    NOTE: works around the float exponent of pow.Tensor_Scalar, whose gradient is
+    computed at float32 precision (x ** 0.6 in float64 is off by ~1e-8)."""
+    return input.pow(tensor(float(exponent), dtype=input.dtype, device=input.device))
+
+
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta; the window
     is centred (size // 2 before, (size - 1) // 2 after) and zero-padded."""
@@ -42,7 +50,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     window = squares.narrow(1, 0, channels)
     for shift in range(1, size):
         window = window + squares.narrow(1, shift, channels)
-    div = (window / size * alpha + k) ** beta
+    div = _pow(window / size * alpha + k, beta)
     return input / div
 
 
@@ -77,18 +85,18 @@ def pdist(input, p=2):
 
 def _power_average(avg, kernel_area, norm_type):
     """(area * avg(x^p))^(1/p); relu(|.|) * sign keeps PyTorch's gradient at 0."""
-    return (_ops.sign(avg) * _ops.relu(avg.abs())).mul(kernel_area).pow(1.0 / norm_type)
+    return _pow((_ops.sign(avg) * _ops.relu(avg.abs())).mul(kernel_area), 1.0 / norm_type)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum of x^p over each window)^(1/p)."""
     kh, kw = _pool._pair("lp_pool2d", "kernel_size", kernel_size)
-    avg = _pool.avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    avg = _pool.avg_pool2d(_pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
     return _power_average(avg, kh * kw, norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    avg = _pool.avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    avg = _pool.avg_pool1d(_pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
     k = kernel_size[0] if isinstance(kernel_size, (list, tuple)) else kernel_size
     return _power_average(avg, k, norm_type)
 

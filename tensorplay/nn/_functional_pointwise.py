@@ -31,9 +31,13 @@ def sigmoid(input):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = -softplus(-x): softplus switches to the identity for large
-    arguments, so neither exp(-x) overflows nor log(0) appears."""
-    return -_ops.softplus(-input, 1, 20)
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exp never overflows and no
+    digits are lost for large |x| (softplus's threshold would drop them).
+
+    NOTE: |x| is written where(x < 0, -x, x) so that at x == 0 the gradient is
+    sigmoid(0) = 0.5, as PyTorch's, rather than 0 (abs has gradient 0 there)."""
+    magnitude = _ops.where(input < 0, -input, input)
+    return _ops.where(input < 0, input, 0.0) - (-magnitude).exp().log1p()
 
 
 def _check_lambd(op, lambd):
