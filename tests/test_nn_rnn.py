@@ -311,3 +311,41 @@ def test_repr_follows_torch():
     assert repr(tp.nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)) == \
         repr(torch.nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True))
     assert repr(tp.nn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
+
+
+# ---- the fused LSTM recurrence (rnn_fused.py) ------------------------------------------------
+def test_lstm_sequence_passes_gradcheck():
+    from tensorplay.autograd import gradcheck
+    from tensorplay.nn.modules.rnn_fused import LSTMSequence
+    rng = np.random.default_rng(0)
+    args = [tp.tensor(rng.standard_normal(shape), dtype=tp.float64, requires_grad=True)
+            for shape in [(3, 2, 8), (2, 2), (2, 2), (8, 2)]]
+    assert gradcheck(lambda *a: LSTMSequence.apply(*a), args)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_sequence_of_one_step_matches_torch(bidirectional):
+    tm, m = make_pair("LSTM", 3, 4, bidirectional=bidirectional)
+    rows = 2 if bidirectional else 1
+    check_against_torch(tm, m, [random(1, 2, 3), (random(rows, 2, 4, seed=2),
+                                                  random(rows, 2, 4, seed=3))])
+
+
+def test_lstm_second_derivative_matches_torch():
+    """create_graph=True takes the recorded path of rnn_fused.py: a gradient of a gradient
+    must equal torch's (the fast backward alone would drop the second-order terms)."""
+    tm, m = make_pair("LSTM", 3, 4, bidirectional=True)
+    x, xt = leaf(random(3, 2, 3))
+    (g,) = tp.autograd.grad((m(x)[0] ** 2).sum(), x, create_graph=True)
+    (gt,) = torch.autograd.grad((tm(xt)[0] ** 2).sum(), xt, create_graph=True)
+    close(g, gt)
+    (g ** 2).sum().backward()
+    (gt ** 2).sum().backward()
+    close(x.grad, xt.grad, what="second derivative wrt the input")
+    for name, tparam in tm.named_parameters():
+        close(m.get_parameter(name).grad, tparam.grad, what=f"second derivative, {name}")
+
+
+def test_empty_sequence_is_rejected():
+    with pytest.raises(ShapeError, match="expected a non-empty sequence and batch"):
+        tp.nn.LSTM(3, 4)(tp.zeros(0, 2, 3))

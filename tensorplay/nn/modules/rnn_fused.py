@@ -19,13 +19,16 @@ pass. `LSTMSequence` runs the forward loop untracked and writes the backward by 
 M and the (1 - tanh^2) factor are computed for every step together before the loop, so
 the per-step work stays at five ops. Everything is tp ops, so the cuda device works too.
 
-NOTE: the backward is once_differentiable: the saved activations were computed without
-a graph, so a second derivative through them would be silently wrong; it raises instead.
+NOTE: the saved activations were computed without a graph, so the fast backward is not
+itself differentiable. When a backward runs with create_graph=True, `backward` instead
+recomputes the recurrence op by op (lstm_step, recorded) and differentiates that, so
+second derivatives come out right, at the op-by-op speed.
 """
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.autograd.function import Function, once_differentiable
+from tensorplay.autograd.function import Function
+from tensorplay.nn.modules.rnn_cells import lstm_step
 
 __all__ = ["LSTMSequence"]
 
@@ -44,7 +47,10 @@ class LSTMSequence(Function):
         for gi_t in gi.unbind(0):
             gates = tp.addmm(gi_t, h, w_hh_t)
             sig = tp.sigmoid(gates)
-            i, f, _, o = sig.chunk(4, 1)
+            # Three narrows, not chunk: chunk goes through split and makes all four views.
+            i = sig.narrow(1, 0, hidden)
+            f = sig.narrow(1, hidden, hidden)
+            o = sig.narrow(1, 3 * hidden, hidden)
             g = tp.tanh(gates.narrow(1, 2 * hidden, hidden))
             c = tp.addcmul(f * c, i, g)
             tc = tp.tanh(c)
@@ -57,14 +63,15 @@ class LSTMSequence(Function):
                 tcs.append(tc)
         output = tp.stack(hs, 0)
         if keep:
-            ctx.save_for_backward(output, h0, c0, w_hh, tp.stack(cs, 0), tp.stack(sigs, 0),
-                                  tp.stack(gs, 0), tp.stack(tcs, 0))
+            ctx.save_for_backward(gi, output, h0, c0, w_hh, tp.stack(cs, 0),
+                                  tp.stack(sigs, 0), tp.stack(gs, 0), tp.stack(tcs, 0))
         return output, h, c
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, d_output, d_hn, d_cn):
-        output, h0, c0, w_hh, cells, sigs, gs, tcs = ctx.saved_tensors
+        gi, output, h0, c0, w_hh, cells, sigs, gs, tcs = ctx.saved_tensors
+        if tp.is_grad_enabled():
+            return _recorded_backward(ctx, (gi, h0, c0, w_hh), (d_output, d_hn, d_cn))
         steps, hidden = output.shape[0], h0.shape[-1]
         i, f, _, o = sigs.chunk(4, 2)
         c_prev = tp.cat([c0.unsqueeze(0), cells.narrow(0, 0, steps - 1)], 0)
@@ -90,3 +97,18 @@ class LSTMSequence(Function):
         d_h0 = dgates[0].mm(w_hh)
         d_c0 = dc * forget[0]
         return d_gi, d_h0, d_c0, d_w_hh
+
+
+def _recorded_backward(ctx, inputs, grads):
+    """The backward of create_graph=True: recompute the steps with autograd recording and
+    differentiate them, so the result carries a graph (a second derivative is exact)."""
+    gi, h, c, w_hh = inputs
+    w_hh_t = w_hh.t()
+    outs = []
+    for gi_t in gi.unbind(0):
+        h, c = lstm_step(gi_t, h, c, w_hh_t)
+        outs.append(h)
+    wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
+    found = iter(tp.autograd.grad([tp.stack(outs, 0), h, c], wanted, list(grads),
+                                  create_graph=True, allow_unused=True))
+    return tuple(next(found) if need else None for need in ctx.needs_input_grad)
