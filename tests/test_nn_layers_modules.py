@@ -534,3 +534,95 @@ def test_functional_embedding_keeps_torchs_positional_signature():
     t_out = TF.embedding(torch.tensor([1, 2]), tw, None, 1.0)
     _compare(t_out, out)
     np.testing.assert_allclose(w.numpy(), tw.numpy(), rtol=1e-12)
+
+
+# ---- the cuda device (Triton kernels; the interpreter without a GPU) ------------------
+def _cuda_or_skip():
+    pytest.importorskip("triton")
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    return tp.device("cuda")
+
+
+CUDA_MODULES = [   # (factory, [differentiable input shapes / arrays], [other inputs])
+    (lambda: tp.nn.LayerNorm(3), [(2, 3)], []),
+    (lambda: tp.nn.GroupNorm(2, 4), [(2, 4, 2)], []),
+    (lambda: tp.nn.RMSNorm(3, eps=1e-5), [(2, 3)], []),
+    (lambda: tp.nn.InstanceNorm1d(2, affine=True), [(2, 2, 3)], []),
+    (lambda: tp.nn.LocalResponseNorm(2), [(1, 3, 2)], []),
+    (lambda: tp.nn.PReLU(2), [(2, 2, 2)], []),
+    (lambda: tp.nn.Sequential(tp.nn.GELU("tanh"), tp.nn.LogSigmoid(), tp.nn.Softshrink(0.1),
+                              tp.nn.Hardshrink(0.05), tp.nn.Tanhshrink()), [(2, 3)], []),
+    (lambda: tp.nn.Softmax2d(), [(1, 3, 2, 1)], []),
+    (lambda: tp.nn.Embedding(5, 2, padding_idx=-1, max_norm=1.0), [],
+     [np.array([[0, 4], [2, 0]])]),
+    (lambda: tp.nn.CrossEntropyLoss(weight=tp.tensor([0.5, 1.0, 2.0]), label_smoothing=0.1),
+     [(4, 3)], [np.array([0, 2, 1, 2])]),
+    (lambda: tp.nn.BCEWithLogitsLoss(pos_weight=tp.tensor([2.0, 0.5])),
+     [(3, 2)], [_probs((3, 2), 5)]),
+    (lambda: tp.nn.MultiMarginLoss(p=2, weight=tp.tensor([1.0, 2.0, 0.5])), [(4, 3)],
+     [np.array([0, 2, 1, 2])]),
+    (lambda: tp.nn.MultiLabelMarginLoss(), [(2, 3)], [np.array([[2, -1, 0], [0, 1, 2]])]),
+    (lambda: tp.nn.TripletMarginLoss(swap=True), [(3, 2), (3, 2), (3, 2)], []),
+    (lambda: tp.nn.GaussianNLLLoss(full=True), [(3, 2), (3, 2), _probs((3, 1), 6)], []),
+    (lambda: tp.nn.PoissonNLLLoss(full=True), [(4,)], [_rand((4,), 7, 0, 3)]),
+    (lambda: tp.nn.MultiLabelSoftMarginLoss(), [(2, 3)], [np.array([[1.0, 0, 1], [0, 1, 0]])]),
+    (lambda: tp.nn.HingeEmbeddingLoss(), [(4,)], [np.array([1.0, -1, -1, 1])]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CUDA_MODULES)))
+def test_module_on_cuda_matches_cpu(case):
+    cuda = _cuda_or_skip()
+    factory, shapes, extra = CUDA_MODULES[case]
+    m = factory()
+    mc = factory()
+    with tp.no_grad():
+        for p in m.parameters():
+            p.uniform_(0.5, 1.5)
+    mc.load_state_dict(m.state_dict())
+    mc.to(cuda)
+    for buf in mc.buffers():
+        assert buf.device == cuda
+    arrays = [a if isinstance(a, np.ndarray) else _rand(a, 8 + i) for i, a in enumerate(shapes)]
+    xs = [tp.tensor(a, dtype=tp.float32, requires_grad=True) for a in arrays]
+    xcs = [tp.tensor(a, dtype=tp.float32, device=cuda, requires_grad=True) for a in arrays]
+    others = [tp.tensor(e, dtype=tp.float32) if e.dtype.kind == "f" else tp.tensor(e)
+              for e in extra]
+    out = m(*xs, *others)
+    outc = mc(*xcs, *[o.to(cuda) for o in others])
+    assert outc.device == cuda
+    np.testing.assert_allclose(outc.detach().cpu().numpy(), out.detach().numpy(), rtol=2e-5,
+                               atol=1e-6)
+    up = _rand(tuple(out.shape), 9).astype(np.float32)
+    out.backward(tp.tensor(up))
+    outc.backward(tp.tensor(up, device=cuda))
+    for x, xc in zip(xs, xcs):
+        np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), rtol=2e-5, atol=1e-6)
+    for (name, p), pc in zip(m.named_parameters(), mc.parameters()):
+        assert pc.device == cuda, name
+        np.testing.assert_allclose(pc.grad.cpu().numpy(), p.grad.numpy(), rtol=2e-5,
+                                   atol=1e-6, err_msg=name)
+
+
+def test_batch_norm_and_dropout_on_cuda():
+    cuda = _cuda_or_skip()
+    m = tp.nn.BatchNorm1d(2, momentum=None)
+    mc = tp.nn.BatchNorm1d(2, momentum=None).to(cuda)
+    for step in range(2):
+        a = _rand((3, 2, 2), 100 + step)
+        np.testing.assert_allclose(mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy(),
+                                   m(tp.tensor(a, dtype=tp.float32)).detach().numpy(),
+                                   rtol=2e-5, atol=1e-6)
+    assert mc.num_batches_tracked.device == cuda and mc.num_batches_tracked.item() == 2
+    assert mc.num_batches_tracked.dtype == tp.int64
+    np.testing.assert_allclose(mc.running_var.cpu().numpy(), m.running_var.numpy(), rtol=1e-5)
+    mc.eval()
+    m.eval()
+    a = _rand((2, 2), 102)
+    np.testing.assert_allclose(mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy(),
+                               m(tp.tensor(a, dtype=tp.float32)).detach().numpy(), rtol=2e-5)
+    y = tp.nn.Dropout2d(0.5)(tp.ones(20, 10, 1, 2, device=cuda)).cpu().numpy()
+    assert np.all(y.min((2, 3)) == y.max((2, 3))) and set(np.unique(y)) == {0.0, 2.0}
+    y = F.alpha_dropout(tp.ones(50, device=cuda), 0.3, True).cpu().numpy()
+    assert len(np.unique(y)) == 2
