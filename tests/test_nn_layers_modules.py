@@ -186,7 +186,8 @@ def test_batch_norm_no_bias_and_bad_dims():
 
 
 def test_batch_norm_loads_a_checkpoint_without_the_counter():
-    m = tp.nn.BatchNorm1d(2)
+    m = tp.nn.BatchNorm1d(2).double()
+    assert m.num_batches_tracked.dtype == tp.int64 and m.running_mean.dtype == tp.float64
     sd = {k: v for k, v in m.state_dict().items() if k != "num_batches_tracked"}
     m.load_state_dict(sd)
     assert m.num_batches_tracked.item() == 0
@@ -272,6 +273,9 @@ def test_dropout_scales_kept_elements_and_zeros_whole_channels():
     assert unbatched.shape == (30, 4) and np.all(unbatched.min(1) == unbatched.max(1))
     with pytest.raises(ShapeError, match="dropout1d"):
         tp.nn.Dropout1d()(tp.ones(2, 3, 4, 5))
+    for fn in (F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout):
+        with pytest.raises(ArgumentError, match="between 0 and 1, but got -0.1"):
+            fn(tp.ones(2, 3, 4, 5, 6), -0.1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tp.nn.Dropout2d()(tp.ones(2, 3, 4))
@@ -611,8 +615,8 @@ def test_batch_norm_and_dropout_on_cuda():
     mc = tp.nn.BatchNorm1d(2, momentum=None).to(cuda)
     for step in range(2):
         a = _rand((3, 2, 2), 100 + step)
-        np.testing.assert_allclose(mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy(),
-                                   m(tp.tensor(a, dtype=tp.float32)).detach().numpy(),
+        got = mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy()
+        np.testing.assert_allclose(got, m(tp.tensor(a, dtype=tp.float32)).detach().numpy(),
                                    rtol=2e-5, atol=1e-6)
     assert mc.num_batches_tracked.device == cuda and mc.num_batches_tracked.item() == 2
     assert mc.num_batches_tracked.dtype == tp.int64
@@ -620,8 +624,9 @@ def test_batch_norm_and_dropout_on_cuda():
     mc.eval()
     m.eval()
     a = _rand((2, 2), 102)
-    np.testing.assert_allclose(mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy(),
-                               m(tp.tensor(a, dtype=tp.float32)).detach().numpy(), rtol=2e-5)
+    got = mc(tp.tensor(a, dtype=tp.float32, device=cuda)).detach().cpu().numpy()
+    np.testing.assert_allclose(got, m(tp.tensor(a, dtype=tp.float32)).detach().numpy(),
+                               rtol=2e-5)
     y = tp.nn.Dropout2d(0.5)(tp.ones(20, 10, 1, 2, device=cuda)).cpu().numpy()
     assert np.all(y.min((2, 3)) == y.max((2, 3))) and set(np.unique(y)) == {0.0, 2.0}
     y = F.alpha_dropout(tp.ones(50, device=cuda), 0.3, True).cpu().numpy()

@@ -116,7 +116,7 @@ def _unpool_size(op, spatial, kernel, stride, padding, output_size):
     return size
 
 
-def _max_unpool(op, input, indices, size):
+def _max_unpool(input, indices, size):
     """Scatter each value to its flat index in the output plane (zeros elsewhere)."""
     lead = tuple(input.shape[:-len(size)])
     flat_in = input.reshape(*lead, -1)
@@ -133,19 +133,19 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     stride = _pool._pair(op, "stride", stride) or kernel
     padding = _pool._pair(op, "padding", padding)
     size = _unpool_size(op, tuple(input.shape[-2:]), kernel, stride, padding, output_size)
-    return _max_unpool(op, input, indices, size)
+    return _max_unpool(input, indices, size)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     op = "max_unpool1d"
 
-    def single(name, value):
+    def single(value):
         return value[0] if isinstance(value, (list, tuple)) else value
-    kernel = (single("kernel_size", kernel_size),)
-    stride = (single("stride", stride),) if stride is not None else kernel
-    padding = (single("padding", padding),)
+    kernel = (single(kernel_size),)
+    stride = (single(stride),) if stride is not None else kernel
+    padding = (single(padding),)
     size = _unpool_size(op, tuple(input.shape[-1:]), kernel, stride, padding, output_size)
-    return _max_unpool(op, input, indices, size)
+    return _max_unpool(input, indices, size)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -71,6 +71,7 @@ def _channel_dropout(op, input, p, training, inplace, batched_dim):
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, L) or (C, L) with probability p; scale by 1/(1-p)."""
+    _check_p("dropout1d", p)
     if input.dim() not in (2, 3):
         raise ShapeError(f"dropout1d(): expected a 2-D (C, L) or 3-D (N, C, L) input, but got "
                          f"shape {fmt_shape(tuple(input.shape))} (argument 'input')",
@@ -96,6 +97,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p."""
+    _check_p("dropout3d", p)
     if input.dim() not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
                       f"deprecated; use dropout instead", stacklevel=2)
