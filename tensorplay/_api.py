@@ -42,3 +42,80 @@ def numel(t):
 
 
 __version__ = "0.1.0"
+
+
+# ---- constants, dtype limits and predicates that torch programs reach for ---------------
+# NOTE: `float`, `int` and `bool` in this module are tp's dtypes (torch.float is float32),
+# so Python's own conversions are reached through `builtins` here.
+import builtins as _builtins  # noqa: E402
+import math as _math  # noqa: E402
+
+import numpy as _np  # noqa: E402
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+def is_floating_point(input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return input.is_floating_point()
+
+
+class finfo:
+    """The numerical limits of a floating dtype (the default dtype when none is given):
+    `tp.finfo(tp.float32).eps`. Read from NumPy's (ml_dtypes' for bfloat16) `finfo`."""
+
+    def __init__(self, type=None):
+        import ml_dtypes
+        type = get_default_dtype() if type is None else type
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = ml_dtypes.finfo(type.np)
+        self.bits = type.itemsize * 8
+        self.eps = _builtins.float(info.eps)
+        self.max = _builtins.float(info.max)
+        self.min = _builtins.float(info.min)
+        self.tiny = _builtins.float(info.smallest_normal)
+        self.smallest_normal = self.tiny
+        self.resolution = 10.0 ** -_builtins.int(info.precision)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype: `tp.iinfo(tp.int32).max`."""
+
+    def __init__(self, type):
+        if type is bool:   # tp.bool
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = _np.iinfo(type.np)
+        self.bits = type.itemsize * 8
+        self.max = _builtins.int(info.max)
+        self.min = _builtins.int(info.min)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -211,3 +211,46 @@ def test_new_tensor_from_a_tensor_is_detached():
         copy = x.new_tensor(x * 3)
     assert copy.grad_fn is None and not copy.requires_grad
     assert copy.tolist() == [3.0, 3.0]
+
+
+# ---- top-level names (tensorplay/_api.py) -------------------------------------------------
+@pytest.mark.parametrize("name", ["pi", "e", "inf", "nan", "newaxis"])
+def test_constants_match_torch(name):
+    torch = pytest.importorskip("torch")
+    assert repr(getattr(tensorplay, name)) == repr(getattr(torch, name))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", None])
+def test_finfo_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    args = () if dtype is None else (getattr(torch, dtype),)
+    want = torch.finfo(*args)
+    got = tensorplay.finfo(*(() if dtype is None else (getattr(tensorplay, dtype),)))
+    for field in ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                  "dtype"]:
+        assert getattr(got, field) == getattr(want, field), field
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_iinfo_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    want = torch.iinfo(getattr(torch, dtype))
+    got = tensorplay.iinfo(getattr(tensorplay, dtype))
+    assert (got.bits, got.max, got.min, got.dtype) == (want.bits, want.max, want.min, want.dtype)
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("call", ["finfo(m.int64)", "iinfo(m.float32)", "iinfo(m.bool)",
+                                  "is_floating_point(3.0)"])
+def test_limit_errors_match_torch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as expected:
+        eval(f"m.{call}", {"m": torch})
+    with pytest.raises(TypeError, match=re.escape(str(expected.value))):
+        eval(f"m.{call}", {"m": tensorplay})
+
+
+def test_is_floating_point():
+    assert tensorplay.is_floating_point(tensorplay.ones(2))
+    assert not tensorplay.is_floating_point(tensorplay.ones(2, dtype=tensorplay.int64))
