@@ -41,6 +41,7 @@ PROGRAMS = {
     "polynomial_optim.py": FLOAT32,
     "dynamic_net.py": FLOAT32,
     "classifier.py": FLOAT32,
+    "two_layer_net.py": FLOAT32,
 }
 
 # The import forms a program may use, and what each becomes under TensorPlay.
