@@ -42,7 +42,11 @@ def not_implemented(name):
 
 def pow_backward_self(grad, self, exponent):
     """d/dself self**e = e * self**(e-1), and 0 where e == 0 (avoids 0 * inf at self == 0)."""
-    return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))
+    # NOTE: not `exponent - 1`: for `x ** 0.6` the exponent is a wrapped Python number, and
+    # wrapped number minus Python number promotes like two Python numbers, to the default
+    # dtype, so a float64 x would get a float32-rounded gradient. A clone is an ordinary
+    # 0-d tensor and keeps its dtype.
+    return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
 
 
 def pow_backward_exponent(grad, self, exponent, result):
