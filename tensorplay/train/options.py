@@ -18,7 +18,7 @@ DEFAULT_LR = {"sgd": 0.05, "adam": 2e-3, "adamw": 2e-3}
 MODEL_DEFAULTS = {   # the CNN and MLP settings were chosen with PyTorch over several seeds
     "mlp": {"epochs": 20, "batch_size": 32, "optimizer": "adam"},
     "cnn": {"epochs": 10, "batch_size": 32, "optimizer": "adam"},
-    "transformer": {"epochs": 2, "batch_size": 32, "optimizer": "adamw"},
+    "transformer": {"epochs": 15, "batch_size": 32, "optimizer": "adamw"},
 }
 RESUMED = ("model", "optimizer", "lr", "batch_size", "seed", "context", "limit")
 DEFAULT_SEED = 0
@@ -54,7 +54,7 @@ def add_arguments(parser):
                         help="cpu (NumPy kernels) or cuda (Triton kernels; without a GPU "
                              "run with TRITON_INTERPRET=1)")
     parser.add_argument("--epochs", type=positive_int, default=None,
-                        help="epochs to train in this run (cnn 10, mlp 20, transformer 2)")
+                        help="epochs to train in this run (cnn 10, mlp 20, transformer 15)")
     parser.add_argument("--batch-size", type=positive_int, default=None,
                         help="examples per step (default 32)")
     parser.add_argument("--lr", type=positive_float, default=None,

@@ -121,5 +121,5 @@ def summarise(phases, max_rows=40):
             if i == max_rows:
                 out.append(f"  ... {len(rows) - max_rows} more routes")
                 break
-            out.append(f"  {op:<28} x{count:<4} {route}")
+            out.append(f"  {op:<32} x{count:<4} {route}")
     return "\n".join(out)
