@@ -11,6 +11,7 @@ computes exactly what the uninterrupted run computes.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -200,11 +201,25 @@ def sample_text(run, length=SAMPLE_LENGTH):
     return SAMPLE_PROMPT + run.vocab.decode(new.tolist())
 
 
+def blas_threads(count):
+    """Limit NumPy's BLAS to `count` threads inside the block (threadpoolctl comes with
+    scikit-learn; without it the block changes nothing)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=count, user_api="blas")
+
+
 def run_training(options, checkpoint=None, out=None, progress=True):
     """Train as `options` say and print the report to `out` (stdout by default).
 
     Returns a dict: test_acc, test_loss, history, checkpoint and curves paths, seconds."""
-    out = out or sys.stdout
+    with blas_threads(options.get("threads", 1)):
+        return train_and_report(options, checkpoint, out or sys.stdout, progress)
+
+
+def train_and_report(options, checkpoint, out, progress):
     started = time.perf_counter()
     run = prepare(options, checkpoint)
     first = run.start_epoch

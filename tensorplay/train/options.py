@@ -78,6 +78,10 @@ def add_arguments(parser):
                         help="print the dispatch route of the first training step")
     parser.add_argument("--profile", action="store_true",
                         help="print the op profile of the first epoch")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="BLAS threads of the NumPy kernels (default 1: the matrices "
+                             "here are small, and spinning BLAS threads on busy cores cost "
+                             "more than they give)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bars")
 
@@ -106,6 +110,7 @@ def resolve(parser, args):
         options["context"] = DEFAULT_CONTEXT
     options["epochs"] = args.epochs or defaults["epochs"]
     options["device"] = args.device
+    options["threads"] = args.threads
     options["explain"] = args.explain
     options["profile"] = args.profile
     if args.out is not None:
