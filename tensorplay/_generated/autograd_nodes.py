@@ -4336,3 +4336,57 @@ class CrossEntropyBackwardBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_grad_output, d_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
         return (d_grad_output, d_probs)
+
+
+class LstmSequenceBackward0(Node):
+    """Backward of `_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    gi, h0, c0, w_hh: not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_lstm_sequence'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_result3 = grads[3]
+        d_gi = None
+        d_h0 = None
+        d_c0 = None
+        d_w_hh = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
+            d_gi, d_h0, d_c0, d_w_hh = not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+        return (d_gi, d_h0, d_c0, d_w_hh)
+
+
+class LstmSequenceBackwardBackward0(Node):
+    """Backward of `_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace: not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_lstm_sequence_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_result3 = grads[3]
+        d_grad_output = None
+        d_grad_hn = None
+        d_grad_cn = None
+        d_output = None
+        d_h0 = None
+        d_c0 = None
+        d_w_hh = None
+        d_workspace = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5) or self.needs_input_grad(6) or self.needs_input_grad(7):
+            d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace = not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+        return (d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace)

@@ -112,6 +112,8 @@ from tensorplay._generated.autograd_nodes import (
     LogSoftmaxBackwardDataBackward0,
     LogitBackward0,
     LogsumexpBackward0,
+    LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
     MaskedScatterBackward0,
@@ -482,6 +484,8 @@ from tensorplay._generated.functional import (
     _h_embedding_dense_backward,
     _h__cross_entropy_forward,
     _h__cross_entropy_backward,
+    _h__lstm_sequence,
+    _h__lstm_sequence_backward,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -4280,6 +4284,28 @@ def _cross_entropy_backward(ks, grad_output, probs, target, weight, reduction, i
     return result
 
 
+def _lstm_sequence(ks, gi, h0, c0, w_hh):
+    if not (grad_state.enabled and (gi._impl.requires_grad or h0._impl.requires_grad or c0._impl.requires_grad or w_hh._impl.requires_grad)):
+        return _h__lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+    node = LstmSequenceBackward0()
+    node.set_next_edges(collect_next_edges(gi, h0, c0, w_hh))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+    set_history(result, node)
+    return result
+
+
+def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or grad_hn._impl.requires_grad or grad_cn._impl.requires_grad or output._impl.requires_grad or h0._impl.requires_grad or c0._impl.requires_grad or w_hh._impl.requires_grad or workspace._impl.requires_grad)):
+        return _h__lstm_sequence_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+    node = LstmSequenceBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h__lstm_sequence_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4555,4 +4581,6 @@ WRAPPERS = {
     'embedding_dense_backward': embedding_dense_backward,
     '_cross_entropy_forward': _cross_entropy_forward,
     '_cross_entropy_backward': _cross_entropy_backward,
+    '_lstm_sequence': _lstm_sequence,
+    '_lstm_sequence_backward': _lstm_sequence_backward,
 }

@@ -4533,6 +4533,26 @@ def _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, i
     return _h__cross_entropy_backward.call(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
 
 
+_h__lstm_sequence = dispatcher.find("_lstm_sequence")
+
+def _op__lstm_sequence(gi, h0, c0, w_hh):
+    """_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)"""
+    ks = gi._impl.key_set() | h0._impl.key_set() | c0._impl.key_set() | w_hh._impl.key_set()
+    if observers.active:
+        return observed(_h__lstm_sequence, ks, (gi, h0, c0, w_hh))
+    return _h__lstm_sequence.call(ks, gi, h0, c0, w_hh)
+
+
+_h__lstm_sequence_backward = dispatcher.find("_lstm_sequence_backward")
+
+def _op__lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
+    """_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)"""
+    ks = grad_output._impl.key_set() | grad_hn._impl.key_set() | grad_cn._impl.key_set() | output._impl.key_set() | h0._impl.key_set() | c0._impl.key_set() | w_hh._impl.key_set() | workspace._impl.key_set()
+    if observers.active:
+        return observed(_h__lstm_sequence_backward, ks, (grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace))
+    return _h__lstm_sequence_backward.call(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -9195,6 +9215,34 @@ def _cross_entropy_backward(grad_output, probs, target, weight, reduction, ignor
     return _op__cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index, total_weight)
 
 
+def _lstm_sequence(gi, h0, c0, w_hh):
+    """(output, h_n, c_n, workspace) of the LSTM over gi (L, N, 4H) = x @ W_ih.T + b_ih + b_hh; the workspace feeds _lstm_sequence_backward.
+    
+    _lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if not isinstance(gi, Tensor): bad_arg('_lstm_sequence', 'gi', 'Tensor', gi)
+    if not isinstance(h0, Tensor): bad_arg('_lstm_sequence', 'h0', 'Tensor', h0)
+    if not isinstance(c0, Tensor): bad_arg('_lstm_sequence', 'c0', 'Tensor', c0)
+    if not isinstance(w_hh, Tensor): bad_arg('_lstm_sequence', 'w_hh', 'Tensor', w_hh)
+    return _op__lstm_sequence(gi, h0, c0, w_hh)
+
+
+def _lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
+    """(grad_gi, grad_h0, grad_c0, grad_w_hh) of _lstm_sequence from its output and workspace.
+    
+    _lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('_lstm_sequence_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(grad_hn, Tensor): bad_arg('_lstm_sequence_backward', 'grad_hn', 'Tensor', grad_hn)
+    if not isinstance(grad_cn, Tensor): bad_arg('_lstm_sequence_backward', 'grad_cn', 'Tensor', grad_cn)
+    if not isinstance(output, Tensor): bad_arg('_lstm_sequence_backward', 'output', 'Tensor', output)
+    if not isinstance(h0, Tensor): bad_arg('_lstm_sequence_backward', 'h0', 'Tensor', h0)
+    if not isinstance(c0, Tensor): bad_arg('_lstm_sequence_backward', 'c0', 'Tensor', c0)
+    if not isinstance(w_hh, Tensor): bad_arg('_lstm_sequence_backward', 'w_hh', 'Tensor', w_hh)
+    if not isinstance(workspace, Tensor): bad_arg('_lstm_sequence_backward', 'workspace', 'Tensor', workspace)
+    return _op__lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -9504,4 +9552,6 @@ FUNCTIONS = (
     'scaled_dot_product_attention',
     '_cross_entropy_forward',
     '_cross_entropy_backward',
+    '_lstm_sequence',
+    '_lstm_sequence_backward',
 )

@@ -904,6 +904,10 @@ SCHEMAS = (
              ('self', 'target', 'weight', 'reduction', 'ignore_index'), (0, 1, 2), (), (), 3),
     OpSchema('_cross_entropy_backward', '_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor',
              ('grad_output', 'probs', 'target', 'weight', 'reduction', 'ignore_index', 'total_weight'), (0, 1, 2, 3, 6), (), (), 1),
+    OpSchema('_lstm_sequence', '_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)',
+             ('gi', 'h0', 'c0', 'w_hh'), (0, 1, 2, 3), (), (), 4),
+    OpSchema('_lstm_sequence_backward', '_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)',
+             ('grad_output', 'grad_hn', 'grad_cn', 'output', 'h0', 'c0', 'w_hh', 'workspace'), (0, 1, 2, 3, 4, 5, 6, 7), (), (), 4),
 )
 
 for _schema in SCHEMAS:
@@ -1214,6 +1218,8 @@ DISPATCH = {
         ('one_hot', 'nn_misc.one_hot'),
         ('_cross_entropy_forward', 'nn_loss.cross_entropy_forward'),
         ('_cross_entropy_backward', 'nn_loss.cross_entropy_backward'),
+        ('_lstm_sequence', 'rnn.lstm_sequence'),
+        ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -1668,6 +1674,8 @@ DISPATCH = {
         ('cosine_similarity', 'nn_misc.cosine_similarity'),
         ('pairwise_distance', 'nn_misc.pairwise_distance'),
         ('scaled_dot_product_attention', 'nn_attention.scaled_dot_product_attention'),
+        ('_lstm_sequence', 'rnn.lstm_sequence'),
+        ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
     ),
 }
 
@@ -1970,4 +1978,6 @@ META_RULES = {
     'one_hot': 'nn_layers.one_hot',
     '_cross_entropy_forward': 'nn_layers.cross_entropy_forward',
     '_cross_entropy_backward': 'nn_layers.cross_entropy_backward',
+    '_lstm_sequence': 'rnn.lstm_sequence',
+    '_lstm_sequence_backward': 'rnn.lstm_sequence_backward',
 }

@@ -1,0 +1,73 @@
+"""Shape and dtype rules of the recurrent ops: _lstm_sequence and its backward.
+
+Same contract as rules.py: `rule(op, args) -> tuple of OutSpec` or a typed error that
+names the op and the argument. Sizes: L steps, N batch rows, H hidden units; the
+workspace is flat, six (N, H) blocks per step (cpu_kernels/rnn.py describes them).
+"""
+from __future__ import annotations
+
+from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.nn_layers import check_floating, check_size
+from tensorplay.meta.rules import OutSpec, check_devices
+
+
+def _sequence_sizes(op, gi, h0):
+    """(L, N, H) from gi (L, N, 4H) and h0 (N, H), checking the two agree."""
+    if len(gi._impl.sizes) != 3 or gi._impl.sizes[0] == 0:
+        raise ShapeError(f"{op}(): argument 'gi' must be 3-D (steps, batch, 4 * hidden) with "
+                         f"at least one step, but got {fmt_shape(gi._impl.sizes)}",
+                         op=op, arg="gi")
+    if len(h0._impl.sizes) != 2:
+        raise ShapeError(f"{op}(): argument 'h0' must be 2-D (batch, hidden), but got "
+                         f"{fmt_shape(h0._impl.sizes)}", op=op, arg="h0")
+    steps, batch = gi._impl.sizes[:2]
+    hidden = h0._impl.sizes[1]
+    check_size(op, gi, "gi", (steps, batch, 4 * hidden), "(steps, batch, 4 * hidden)")
+    return steps, batch, hidden
+
+
+def _check_dtypes(op, named):
+    first_name, first = named[0]
+    check_floating(op, first, first_name)
+    for name, t in named[1:]:
+        if t._impl.dtype is not first._impl.dtype:
+            raise DTypeError(f"{op}(): argument '{name}' ({t._impl.dtype.name}) must have the "
+                             f"dtype of '{first_name}' ({first._impl.dtype.name})",
+                             op=op, arg=name)
+
+
+def lstm_sequence(op, args):
+    gi, h0, c0, w_hh = args
+    named = [("gi", gi), ("h0", h0), ("c0", c0), ("w_hh", w_hh)]
+    check_devices(op, named)
+    _check_dtypes(op, named)
+    steps, batch, hidden = _sequence_sizes(op, gi, h0)
+    check_size(op, c0, "c0", (batch, hidden), "h0's shape")
+    check_size(op, w_hh, "w_hh", (4 * hidden, hidden), "(4 * hidden, hidden)")
+    d = gi._impl.dtype
+    return (OutSpec((steps, batch, hidden), d), OutSpec((batch, hidden), d),
+            OutSpec((batch, hidden), d),
+            OutSpec((6 * steps * batch * hidden,), d))
+
+
+def lstm_sequence_backward(op, args):
+    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace = args
+    named = [("grad_output", grad_output), ("grad_hn", grad_hn), ("grad_cn", grad_cn),
+             ("output", output), ("h0", h0), ("c0", c0), ("w_hh", w_hh),
+             ("workspace", workspace)]
+    check_devices(op, named)
+    _check_dtypes(op, named[:-1])
+    if len(output._impl.sizes) != 3 or output._impl.sizes[0] == 0:
+        raise ShapeError(f"{op}(): argument 'output' must be 3-D (steps, batch, hidden) with "
+                         f"at least one step, but got {fmt_shape(output._impl.sizes)}",
+                         op=op, arg="output")
+    steps, batch, hidden = output._impl.sizes
+    for name, t in (("h0", h0), ("c0", c0), ("grad_hn", grad_hn), ("grad_cn", grad_cn)):
+        check_size(op, t, name, (batch, hidden), "(batch, hidden) of the output")
+    check_size(op, grad_output, "grad_output", (steps, batch, hidden), "the output's shape")
+    check_size(op, w_hh, "w_hh", (4 * hidden, hidden), "(4 * hidden, hidden)")
+    check_size(op, workspace, "workspace", (6 * steps * batch * hidden,),
+               "6 * steps * batch * hidden")
+    d = output._impl.dtype
+    return (OutSpec((steps, batch, 4 * hidden), d), OutSpec((batch, hidden), d),
+            OutSpec((batch, hidden), d), OutSpec((4 * hidden, hidden), d))

@@ -1,0 +1,127 @@
+"""Database entries: the LSTM recurrence ops behind nn.LSTM (_lstm_sequence and its
+backward). PyTorch has no such ops, so the references are the recurrence written in
+torch ops (forward) and torch's autograd through it (backward). Their gradients are
+tested through nn.LSTM in tests/test_nn_rnn.py (the ops have no derivative of their own).
+"""
+from __future__ import annotations
+
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import DTypeError, ShapeError
+from opinfo.core import ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+
+E = ErrorInput
+S = SampleInput
+DTYPES = (tp.float32, tp.float64)
+TOL = {tp.float32: (1e-5, 1e-5)}
+
+# (steps, batch, hidden, layout of gi)
+SHAPES = ((3, 2, 4, "contiguous"), (1, 3, 2, "strided"), (4, 1, 3, "transposed"))
+
+
+def _torch_lstm(gi, h0, c0, w_hh):
+    """(output, h_n, c_n, workspace) in torch ops; the workspace is flat:
+    [gates (L, N, 4H) | cells (L, N, H) | tanh(cells) (L, N, H)]."""
+    h, c = h0, c0
+    outs, gates, cells = [], [], []
+    for gi_t in gi.unbind(0):
+        i, f, g, o = (gi_t + h @ w_hh.T).chunk(4, 1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        c = f * c + i * g
+        h = o * c.tanh()
+        outs.append(h)
+        gates.append(torch.cat([i, f, g, o], 1))
+        cells.append(c)
+    cells = torch.stack(cells)
+    workspace = torch.cat([torch.stack(gates).reshape(-1), cells.reshape(-1),
+                           cells.tanh().reshape(-1)])
+    return torch.stack(outs), h, c, workspace
+
+
+def _ref_lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh,
+                                workspace):
+    """Torch's autograd through _torch_lstm, its input gi recovered from the workspace
+    (pre-activation gates = logit / atanh of the saved activations), in float64."""
+    steps, batch, hidden = output.shape
+    dtype = output.dtype
+    gates = workspace[:4 * steps * batch * hidden].double().reshape(steps, batch, 4 * hidden)
+    i, f, g, o = gates.chunk(4, 2)
+    pre = torch.cat([i.logit(), f.logit(), g.atanh(), o.logit()], 2)
+    h_prev = torch.cat([h0.double()[None], output.double()[:-1]])
+    gi = pre - h_prev @ w_hh.double().T
+    leaves = [x.double().detach().requires_grad_() for x in (gi, h0, c0, w_hh)]
+    out, h_n, c_n, _ = _torch_lstm(*leaves)
+    grads = torch.autograd.grad([out, h_n, c_n], leaves,
+                                [grad_output.double(), grad_hn.double(), grad_cn.double()])
+    return tuple(x.to(dtype) for x in grads)
+
+
+def _from_torch(t, dtype, device):
+    return tp.tensor(t.detach().numpy(), dtype=dtype, device=device)
+
+
+def _inputs(op, device, dtype, steps, batch, hidden, layout):
+    rng = rng_for(op.full_name, dtype, steps, batch, hidden)
+    gi = make_tensor((steps, batch, 4 * hidden), dtype, device, rng=rng, layout=layout)
+    h0, c0 = (make_tensor((batch, hidden), dtype, device, rng=rng, low=-1, high=1)
+              for _ in range(2))
+    w_hh = make_tensor((4 * hidden, hidden), dtype, device, rng=rng, low=-0.5, high=0.5)
+    return gi, h0, c0, w_hh
+
+
+def _lstm_sequence_samples(op, device, dtype, requires_grad):
+    for steps, batch, hidden, layout in SHAPES:
+        gi, h0, c0, w_hh = _inputs(op, device, dtype, steps, batch, hidden, layout)
+        yield S(gi, (h0, c0, w_hh), name=f"L={steps} N={batch} H={hidden} gi {layout}")
+
+
+def _lstm_sequence_backward_samples(op, device, dtype, requires_grad):
+    for steps, batch, hidden, layout in SHAPES:
+        gi, h0, c0, w_hh = _inputs(op, device, dtype, steps, batch, hidden, layout)
+        output, _, _, workspace = _torch_lstm(*(torch.from_numpy(x.cpu().numpy().copy())
+                                                 for x in (gi, h0, c0, w_hh)))
+        rng = rng_for(op.full_name, dtype, "grads", steps)
+        grads = [make_tensor(shape, dtype, device, rng=rng)
+                 for shape in ((steps, batch, hidden), (batch, hidden), (batch, hidden))]
+        yield S(grads[0], (grads[1], grads[2], _from_torch(output, dtype, device), h0, c0,
+                           w_hh, _from_torch(workspace, dtype, device)),
+                name=f"L={steps} N={batch} H={hidden}")
+
+
+def errors_lstm_sequence(op, device):
+    rng = rng_for("lstm errors")
+    gi = make_tensor((2, 3, 8), tp.float32, device, rng=rng)
+    h = make_tensor((3, 2), tp.float32, device, rng=rng)
+    w = make_tensor((8, 2), tp.float32, device, rng=rng)
+    yield E(S(gi, (h, h, make_tensor((8, 3), tp.float32, device, rng=rng))), ShapeError,
+            r"_lstm_sequence\(\): argument 'w_hh' must have shape \[8, 2\]", arg="w_hh",
+            torch_raises=False)
+    yield E(S(make_tensor((2, 3, 6), tp.float32, device, rng=rng), (h, h, w)), ShapeError,
+            r"_lstm_sequence\(\): argument 'gi' must have shape \[2, 3, 8\]", arg="gi",
+            torch_raises=False)
+    yield E(S(gi, (h, h.double(), w)), DTypeError,
+            r"_lstm_sequence\(\): argument 'c0' \(float64\) must have the dtype of 'gi'",
+            arg="c0", torch_raises=False)
+
+
+def errors_lstm_sequence_backward(op, device):
+    rng = rng_for("lstm backward errors")
+    out = make_tensor((2, 3, 2), tp.float32, device, rng=rng)
+    h = make_tensor((3, 2), tp.float32, device, rng=rng)
+    w = make_tensor((8, 2), tp.float32, device, rng=rng)
+    work = make_tensor((6 * 2 * 3 * 2 - 1,), tp.float32, device, rng=rng)
+    yield E(S(out, (h, h, out, h, h, w, work)), ShapeError,
+            r"_lstm_sequence_backward\(\): argument 'workspace' must have shape \[72\]",
+            arg="workspace", torch_raises=False)
+
+
+op_db = [
+    OpInfo("_lstm_sequence", ref=_torch_lstm, overloads=("_lstm_sequence",), dtypes=DTYPES,
+           supports_autograd=False, sample_inputs_func=_lstm_sequence_samples,
+           error_inputs_func=errors_lstm_sequence, tolerances=TOL),
+    OpInfo("_lstm_sequence_backward", ref=_ref_lstm_sequence_backward,
+           overloads=("_lstm_sequence_backward",), dtypes=DTYPES, supports_autograd=False,
+           sample_inputs_func=_lstm_sequence_backward_samples,
+           error_inputs_func=errors_lstm_sequence_backward, tolerances=TOL),
+]
