@@ -255,7 +255,7 @@ def train_and_report(options, checkpoint, out, progress):
         if summary is not None:
             print(summary, file=out)
         if prof is not None:
-            print_profile(prof, out)
+            print_profile(prof, epoch + 1, out)
 
     test_loss, test_acc, correct, seen = evaluate(run, run.split.test)
     os.makedirs(options["out"], exist_ok=True)
@@ -280,11 +280,11 @@ def train_and_report(options, checkpoint, out, progress):
             "sample": sample, "epoch": last}
 
 
-def print_profile(prof, out):
-    """The profiler's table for the first epoch, cut to its PROFILE_ROWS costliest ops."""
+def print_profile(prof, epoch, out):
+    """The profiler's table for one epoch, cut to its PROFILE_ROWS costliest ops."""
     lines = prof.table().splitlines()
-    print(f"profile of epoch 1 (ops by total time; nested calls count in their callers too):",
-          file=out)
+    print(f"profile of epoch {epoch} (ops by total time; nested calls count in their callers "
+          f"too):", file=out)
     print("\n".join(lines[:PROFILE_ROWS + 1]), file=out)
     if len(lines) > PROFILE_ROWS + 1:
         print(f"... {len(lines) - PROFILE_ROWS - 1} more ops", file=out)
