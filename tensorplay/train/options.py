@@ -130,7 +130,7 @@ def load_checkpoint(parser, path):
     if not os.path.isfile(path):
         parser.error(f"--resume {path}: no such file")
     try:
-        checkpoint = tp.load(path)
+        checkpoint = tp.load(path, map_location="cpu")
     except Exception as e:   # a file of the wrong kind: say so, not a traceback
         parser.error(f"--resume {path}: not a checkpoint tp.load can read ({e})")
     missing = {"model", "optimizer", "epoch", "args", "history"} - set(checkpoint)
