@@ -346,6 +346,37 @@ def test_lstm_second_derivative_matches_torch():
         close(m.get_parameter(name).grad, tparam.grad, what=f"second derivative, {name}")
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_lstm_runs_the_recurrence_ops(device):
+    """The LSTM's loop is two ops (_lstm_sequence forward, _lstm_sequence_backward),
+    not a dozen ops per step: on the CPU their NumPy kernels, elsewhere their Composite."""
+    from opinfo.core import available_devices, record_calls
+    if device not in available_devices():
+        pytest.skip("no cuda backend")
+    m = tp.nn.LSTM(3, 4).to(device)
+    x = tp.tensor(random(5, 2, 3), device=device, requires_grad=True)
+    with record_calls() as called:
+        out, (h, c) = m(x)
+        (out.sum() + c.sum()).backward()
+    assert {"_lstm_sequence", "_lstm_sequence_backward"} <= called
+    per_step = {"sigmoid", "tanh", "addcmul"}
+    if device == "cpu":
+        assert not per_step & called, sorted(called)
+    else:
+        assert per_step <= called, sorted(called)
+
+
+def test_lstm_sequence_op_has_no_derivative_of_its_own():
+    """Called directly, _lstm_sequence says where its gradient lives instead of
+    returning a wrong one."""
+    rng = np.random.default_rng(1)
+    gi, h0, c0, w = (tp.tensor(rng.standard_normal(shape), requires_grad=True)
+                     for shape in [(2, 1, 8), (1, 2), (1, 2), (8, 2)])
+    out = tp._lstm_sequence(gi, h0, c0, w)[0]
+    with pytest.raises(NotImplementedError, match="differentiate nn.LSTM"):
+        out.sum().backward()
+
+
 def test_empty_sequence_is_rejected():
     with pytest.raises(ShapeError, match="expected a non-empty sequence and batch"):
         tp.nn.LSTM(3, 4)(tp.zeros(0, 2, 3))

@@ -12,9 +12,9 @@ with G = 1 (RNN), 4 (LSTM) or 3 (GRU), D = 2 if bidirectional else 1 and out_siz
 proj_size or hidden_size. Each layer and direction projects its whole input sequence with
 one matmul (x @ W_ih.T + b for every step at once); the loop over time then pays only
 `h @ W_hh.T` and the gate arithmetic per step (rnn_cells.py). The LSTM (without
-proj_size) runs that loop as one autograd node with a hand-written backward
-(rnn_fused.py); RNN, GRU and the projected LSTM record each step's ops. Everything is tp
-ops, so autograd and the cuda device work unchanged.
+proj_size) runs that loop as one autograd node whose forward and backward are one op
+each, `_lstm_sequence` and `_lstm_sequence_backward` (rnn_fused.py; a NumPy time loop on
+the CPU, tp ops elsewhere); RNN, GRU and the projected LSTM record each step's ops.
 """
 from __future__ import annotations
 
