@@ -74,6 +74,13 @@ def test_short_cnn_run_saves_checkpoint_and_curves_then_resumes(tmp_path, capsys
         assert tp.equal(value, resumed["model"][name]), name
 
 
+def test_progress_bar_shows_running_loss_and_accuracy(tmp_path, capsys):
+    assert main(["train", "--model", "mlp", "--epochs", "1", "--limit", "64",
+                 "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "epoch 1/1" in err and "/2 [" in err and re.search(r"acc=0\.\d{3}, loss=\d\.\d{4}", err)
+
+
 def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path, capsys):
     args = ("--model", "mlp", "--epochs", "1", "--limit", "200")
     first = train(capsys, tmp_path / "a", *args, "--seed", "3")
@@ -189,6 +196,9 @@ def test_cuda_smoke_under_the_interpreter(tmp_path, capsys):
     reported_accuracy(out)
     saved = tp.load(str(tmp_path / "checkpoint.tp"), map_location="cpu")
     assert all(v.device.type == "cpu" for v in saved["model"].values())
+    # a checkpoint written from cuda resumes on the CPU
+    out = train(capsys, tmp_path, "--resume", str(tmp_path / "checkpoint.tp"), "--epochs", "1")
+    assert "epochs 2..2, device cpu" in out and "epoch 2/2" in out
 
 
 def test_cuda_without_gpu_or_interpreter_fails_clearly(tmp_path):
