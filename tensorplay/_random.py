@@ -90,7 +90,7 @@ class Generator:
         """n 32-bit words, as uint64 (room for the arithmetic the transforms do)."""
         if n:
             self._next_after_seed = _N
-        return self._bits.random_raw(n).astype(np.uint64)
+        return self._bits.random_raw(n)
 
     def random64(self, n):
         """n 64-bit words, each made of two 32-bit words (high word first)."""
