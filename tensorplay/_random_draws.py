@@ -143,6 +143,8 @@ def uniform(gen, n, from_, to, np_dtype):
         vals = _fma64(x, _F64(to) - _F64(from_), _F64(from_))
     else:
         vals = _fma32(x, _F32(to) - _F32(from_), _F32(from_))
+    if vals.dtype == np_dtype and to == 1 and from_ == 0:
+        return vals                     # below 1 by construction: no clamp needed
     vals = vals.astype(np_dtype, copy=False)
     to_s, from_s = np.asarray(to).astype(np_dtype), np.asarray(from_).astype(np_dtype)
     return np.where(vals == to_s, from_s, vals)

@@ -252,3 +252,36 @@ def test_same_seed_same_numbers():
         outs.append([tp.randn(40).tolist(), tp.rand(3).tolist(), tp.randperm(10).tolist(),
                      tp.multinomial(tp.ones(6), 6).tolist()])
     assert outs[0] == outs[1]
+
+
+# ---- what the library builds on them ---------------------------------------------------------
+@pytest.mark.parametrize("make", ["Linear(5, 7)", "Conv2d(3, 4, 3)", "LSTM(4, 6)", "GRU(3, 5)",
+                                  "Embedding(10, 3)", "MultiheadAttention(8, 2)"])
+def test_module_initialisation_matches_torch(make):
+    _seed(0)
+    ours, theirs = eval("tp.nn." + make), eval("torch.nn." + make)
+    pairs = list(zip(ours.parameters(), theirs.parameters()))
+    assert len(pairs) == len(list(theirs.parameters()))
+    for a, b in pairs:
+        _same(a, b)
+    _in_step()
+
+
+def test_data_shuffling_matches_torch():
+    from torch.utils import data as tdata
+    from tensorplay.utils import data as pdata
+    _seed(3)
+    x = np.arange(50, dtype=np.float32)
+    for _ in range(2):      # two epochs: a fresh sampler seed each
+        ours = [b[0].tolist() for b in pdata.DataLoader(pdata.TensorDataset(tp.tensor(x)),
+                                                        batch_size=8, shuffle=True)]
+        theirs = [b[0].tolist() for b in tdata.DataLoader(tdata.TensorDataset(torch.tensor(x)),
+                                                          batch_size=8, shuffle=True)]
+        assert ours == theirs
+    assert [s.indices for s in pdata.random_split(range(10), [3, 7])] == \
+        [list(s.indices) for s in tdata.random_split(range(10), [3, 7])]
+    assert list(pdata.WeightedRandomSampler([0.1, 0.5, 0.4, 0.0], 12)) == \
+        list(tdata.WeightedRandomSampler([0.1, 0.5, 0.4, 0.0], 12))
+    assert list(pdata.RandomSampler(range(7), replacement=True, num_samples=40)) == \
+        list(tdata.RandomSampler(range(7), replacement=True, num_samples=40))
+    _in_step()
