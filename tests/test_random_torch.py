@@ -140,6 +140,7 @@ def test_dropout_matches_torch(p):
     x = np.random.default_rng(2).standard_normal((8, 13)).astype(np.float32)
     _same(TF.dropout(tp.tensor(x), p), torch.nn.functional.dropout(torch.tensor(x), p))
     _same(tp.nn.Dropout(p)(tp.tensor(x)), torch.nn.Dropout(p)(torch.tensor(x)))
+    _same(TF.dropout(tp.tensor(x).t(), p), torch.nn.functional.dropout(torch.tensor(x).t(), p))
     out, mask = tp.native_dropout(tp.tensor(x), p, True)
     ref_out, ref_mask = torch.native_dropout(torch.tensor(x), p, True)
     _same(out, ref_out)
