@@ -21,13 +21,21 @@ aten/src/ATen/native/cpu/{DistributionTemplates.h,avx_mathfun.h}.
 
 The libm functions must give libm's bits: `log` and `log1p` come from Python's `math`
 (the C library's, as PyTorch calls it; NumPy's SIMD versions differ in the last bit
-now and then); NumPy's double `sin`/`cos` agree with libm. Float normal fills use the
-Cephes polynomials of avx_mathfun.h evaluated as the compiler emits them (with fused
-multiply-adds), in float32 NumPy arithmetic with an exact float32 fma.
+now and then; mapping them over the values is the one per-element step, in C); NumPy's
+double `sin`/`cos` agree with libm. Where PyTorch's compiled code fuses a multiply and
+an add (uniform_'s `x * (to - from) + from`, normal's `z * std + mean`, the Cephes
+polynomials of avx_mathfun.h used by the float normal fill) we fuse too, with exact
+float32 and float64 fma emulations (`_fma32`, `_fma64`).
 
-Not reproduced: nothing among the ops here; but PyTorch's float32 normal fill depends on
-its build (the AVX2 polynomials above on x86 with AVX2 or better; libm's sinf/cosf/logf
-on other CPUs, where tensorplay's float32 randn(n >= 16) then differs in the last bits).
+Not reproduced, by design:
+- PyTorch's float32 normal fill (randn/normal_ of 16 or more contiguous elements) is the
+  AVX2 polynomial one on x86 CPUs with AVX2 or better, which is what we reproduce; on
+  other CPUs PyTorch uses libm's logf/cosf/sinf and its numbers differ from ours in the
+  last bits.
+- randperm(n) for n >= 2^32 / 20 (PyTorch switches to another algorithm there); we keep
+  the small-n algorithm, whose swaps run as a Python loop over a list.
+- The Triton (`cuda`) backend keeps its own Philox stream (tensorplay/cuda.py); only
+  the CPU numbers are PyTorch's.
 """
 from __future__ import annotations
 
@@ -153,11 +161,12 @@ def uniform(gen, n, from_, to, np_dtype):
 # ---- normal ----------------------------------------------------------------------------
 def normal_scalar(gen, n, mean, std):
     """n draws of at::normal_distribution<double>, using and refilling the generator's
-    cached sine half. Returns float64 values (the caller rounds to its dtype)."""
+    cached sine half; z * std + mean is fused by the compiler. Returns float64 values
+    (the caller rounds to its dtype)."""
     out = np.empty(n, _F64)
     start = 0
     if n and gen.next_double_normal is not None:
-        out[0] = gen.next_double_normal * std + mean
+        out[0] = _fma64(np.array([gen.next_double_normal]), std, mean)[0]
         gen.next_double_normal = None
         start = 1
     pairs = (n - start + 1) // 2
@@ -168,7 +177,7 @@ def normal_scalar(gen, n, mean, std):
         theta = _TWO_PI * u1
         z = np.empty(2 * pairs)
         z[0::2], z[1::2] = r * np.cos(theta), r * np.sin(theta)
-        out[start:] = z[:n - start] * std + mean
+        out[start:] = _fma64(z[:n - start], std, mean)     # val * std + mean, fused
         if (n - start) % 2:
             gen.next_double_normal = float(z[-1])
     return out
@@ -233,11 +242,16 @@ def _fma32(a, b, c):
 
 
 def _fma64(a, b, c):
-    """a * b + c as std::fma does it: exact when b == 1 and c == 0 (randn); otherwise
-    a product split into head and tail (Dekker) summed into c, which is the correctly
-    rounded fma except in rare double-rounding ties."""
+    """round(a * b + c) with a single rounding (std::fma), for a float64 array a and
+    float64 scalars b, c.
+
+    a * b = p + e exactly (Dekker's split), p + c = s + t exactly (Knuth's two-sum); the
+    result is s + (t + e), which is the correctly rounded one unless that last addition
+    is a tie (t + e exactly half a unit of s): those rare elements are recomputed with
+    exact rational arithmetic."""
     if b == 1.0 and c == 0.0:
         return a
+    b, c = float(b), float(c)
     p = a * b
     split = 134217729.0                        # 2^27 + 1
     ah = a * split
@@ -250,7 +264,15 @@ def _fma64(a, b, c):
     s = p + c
     bv = s - p
     t = (p - (s - bv)) + (c - bv)
-    return s + (t + e)
+    w = t + e
+    out = s + w
+    half = np.spacing(np.abs(s)) / 2
+    tie = (np.abs(w) == half) | (np.abs(w) == half / 2)
+    if tie.any():
+        from fractions import Fraction
+        idx = np.nonzero(tie)
+        out[idx] = [float(Fraction(x) * Fraction(b) + Fraction(c)) for x in a[idx].tolist()]
+    return out
 
 
 # ---- avx_mathfun.h (Cephes single precision), as compiled with FMA ----------------------

@@ -286,3 +286,33 @@ def test_data_shuffling_matches_torch():
     assert list(pdata.RandomSampler(range(7), replacement=True, num_samples=40)) == \
         list(tdata.RandomSampler(range(7), replacement=True, num_samples=40))
     _in_step()
+
+
+def test_fused_multiply_add_emulations_round_once():
+    """_fma32/_fma64 equal the exactly rounded a * b + c, ties included."""
+    from fractions import Fraction
+    from tensorplay._random_draws import _fma32, _fma64
+
+    def exact32(a, b, c):
+        v = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        f = np.float32(float(v))
+        near = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+        return min(near, key=lambda x: (abs(Fraction(float(x)) - v),
+                                        int(np.array(x).view(np.int32)) & 1))
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(2000).astype(np.float32)
+    b = rng.standard_normal(2000).astype(np.float32)
+    c = (rng.standard_normal(2000) * np.exp2(rng.integers(-40, 5, 2000))).astype(np.float32)
+    got = _fma32(a, b, c)
+    assert all(got[i] == exact32(a[i], b[i], c[i]) for i in range(2000))
+    tie = np.array([1 + 2 ** -12], np.float32)   # tie * tie is halfway between floats
+    for cc in (2.0 ** -60, -2.0 ** -60, 0.0):
+        assert _fma32(tie, tie, np.float32(cc))[0] == exact32(tie[0], tie[0], np.float32(cc))
+    x = rng.standard_normal(2000)
+    for b64, c64 in [(3.7, -2.3), (1e-3, 5.0)]:
+        want = [float(Fraction(v) * Fraction(b64) + Fraction(c64)) for v in x.tolist()]
+        assert _fma64(x, b64, c64).tolist() == want
+    one_ulp = np.array([1 + 2 ** -52])
+    assert _fma64(one_ulp, 1 + 2 ** -52, 2.0 ** -200)[0] == float(
+        Fraction(1 + 2 ** -52) ** 2 + Fraction(2.0 ** -200))
