@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out
@@ -27,7 +28,9 @@ def _broadcast_copy(self, sizes):
     return np.array(np.broadcast_to(self._impl.array(), sizes), copy=True)
 
 
-def _masked_fill(op, self, mask, value):
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
     spec = rules.masked_fill(op, (self, mask, value))
     fill = _value(value, self._impl.dtype)
     if spec == rules.SELF:
@@ -37,22 +40,6 @@ def _masked_fill(op, self, mask, value):
     result = _broadcast_copy(self, spec.sizes)
     result[np.broadcast_to(mask._impl.array(), spec.sizes)] = fill
     return out(result, self._impl.dtype)
-
-
-def masked_fill_scalar(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill_tensor(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill__scalar(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
-
-
-def masked_fill__tensor(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
 
 
 def masked_select(self, mask):

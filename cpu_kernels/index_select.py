@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out
@@ -110,7 +111,9 @@ def _index_fill_into(op, target, self, dim, index, value):
     _front(target, d)[idx] = _fill_value(value, self._impl.dtype)
 
 
-def _index_fill(op, self, dim, index, value):
+@kernel(family=True)
+def index_fill(op, self, dim, index, value):
+    """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
     rules.index_fill(op, (self, dim, index, value))
     if op.endswith("_"):
         _index_fill_into(op, self._impl.array(), self, dim, index, value)
@@ -118,19 +121,3 @@ def _index_fill(op, self, dim, index, value):
     result = np.array(self._impl.array(), copy=True)
     _index_fill_into(op, result, self, dim, index, value)
     return out(result, self._impl.dtype)
-
-
-def index_fill_scalar(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill_tensor(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill__scalar(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
-
-
-def index_fill__tensor(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)

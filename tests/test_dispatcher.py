@@ -174,6 +174,43 @@ def test_real_ops_reject_a_wrong_kernel():
         tp.library.Library("CPU", "Broken").impl("add.Tensor", lambda self, other: None)
 
 
+
+def test_family_kernel_serves_overloads_and_gets_the_op_name():
+    n = next(_counter)
+    fill = dispatcher.define(OpSchema(f"fam{n}.Scalar", "...", ("self", "value"), (0,)))
+    fill_ = dispatcher.define(OpSchema(f"fam{n}_.Tensor", "...", ("self", "value"), (0,)))
+
+    @tp.library.kernel(family=True)
+    def family(op, self, value):
+        return op, value
+
+    lib = tp.library.Library("CPU", "TestFamily")
+    lib.impl(fill.name, family)
+    lib.impl(fill_.name, family)
+    x = tp.ones(2)
+    assert call(fill, x, 2.0) == (f"fam{n}", 2.0)
+    assert call(fill_, x, 3.0) == (f"fam{n}_", 3.0)
+
+
+def test_family_kernel_star_params_take_only_the_trailing_arguments():
+    n = next(_counter)
+    op = dispatcher.define(OpSchema(f"fam{n}", "...", ("self", "size", "scale"), (0,)))
+
+    @tp.library.kernel(family=True)
+    def good(op, self, size, *params):
+        return params
+
+    @tp.library.kernel(family=True)
+    def bad(op, self, scale, *params):
+        return params
+
+    lib = tp.library.Library("CPU", "TestFamilyParams")
+    lib.impl(op.name, good)
+    assert call(op, tp.ones(1), 4, 0.5) == (0.5,)
+    with pytest.raises(ArgumentError, match=r"takes \(self, scale\) but the schema .* needs "
+                                            r"\(self, size, scale\)"):
+        lib.impl(op.name, bad)
+
 # ---- second level: the kernel registry ---------------------------------------------------
 def test_priority_orders_candidates_and_dtype_filters():
     op = new_op()

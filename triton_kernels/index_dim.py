@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from cpu_kernels import nn_misc      # its index check, for the identical error on a bad index
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta import nn_layers as nn_rules
 from tensorplay.meta import reduction as reduce_rules
@@ -267,7 +268,9 @@ def index_copy_(self, dim, index, source):
     return _index_source("index_copy_", self, dim, index, source)
 
 
-def _index_fill(op, self, dim, index, value):
+@kernel(family=True)
+def index_fill(op, self, dim, index, value):
+    """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
     rules.index_fill(op, (self, dim, index, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, idx, v) = operands(op, self=self, index=index,
@@ -284,22 +287,6 @@ def _index_fill(op, self, dim, index, value):
                 _along(x, idx, d), target._impl.sizes[d], target._impl.strides[d],
                 mode="scatter")
     return self if op.endswith("_") else target.view(self._impl.sizes)
-
-
-def index_fill_scalar(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill_tensor(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill__scalar(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
-
-
-def index_fill__tensor(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
 
 
 # ---- embedding -------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from tensorplay import _dtype as dt
 from tensorplay._creation import arange
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta import nn_layers as nn_rules
 from tensorplay.meta import reduction_shape as shape_rules
@@ -40,29 +41,15 @@ def _flat_mask(mask, sizes):
 
 
 # ---- masked_fill -----------------------------------------------------------------------
-def _masked_fill(op, self, mask, value):
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
     spec = rules.masked_fill(op, (self, mask, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, m, v) = operands(op, self=self, mask=mask, value=value if is_tensor else None)
     fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
     out = self if spec is rules.SELF else new_tensor(spec.sizes, spec.dtype, device)
     return run("where", out, (m, fill, x), self._impl.dtype)
-
-
-def masked_fill_scalar(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill_tensor(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill__scalar(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
-
-
-def masked_fill__tensor(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
 
 
 # ---- masked_select / masked_scatter / nonzero ----------------------------------------------
