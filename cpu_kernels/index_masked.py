@@ -55,17 +55,16 @@ def _masked_scatter_into(op, target, mask, source):
     target[m] = source._impl.array().reshape(-1)[:count]
 
 
-def masked_scatter(self, mask, source):
-    spec = rules.masked_scatter("masked_scatter", (self, mask, source))
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
+    spec = rules.masked_scatter(op, (self, mask, source))
+    if spec == rules.SELF:
+        _masked_scatter_into(op, self._impl.array(), mask, source)
+        return self
     result = _broadcast_copy(self, spec.sizes)
-    _masked_scatter_into("masked_scatter", result, mask, source)
+    _masked_scatter_into(op, result, mask, source)
     return out(result, self._impl.dtype)
-
-
-def masked_scatter_(self, mask, source):
-    rules.masked_scatter("masked_scatter_", (self, mask, source))
-    _masked_scatter_into("masked_scatter_", self._impl.array(), mask, source)
-    return self
 
 
 def nonzero(self):

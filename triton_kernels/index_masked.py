@@ -62,7 +62,9 @@ def masked_select(self, mask):
     return compact(out, copy_of(x.expand(sizes)).reshape([-1]), keep, pos)
 
 
-def _masked_scatter(op, self, mask, source):
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
     spec = rules.masked_scatter(op, (self, mask, source))
     device, (x, m, src) = operands(op, self=self, mask=mask, source=source)
     sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
@@ -80,14 +82,6 @@ def _masked_scatter(op, self, mask, source):
                     [1], flat._impl.numel(), flat._impl.strides[0])
         run("where", target, (keep.view(sizes), taken, target), self._impl.dtype)
     return target
-
-
-def masked_scatter(self, mask, source):
-    return _masked_scatter("masked_scatter", self, mask, source)
-
-
-def masked_scatter_(self, mask, source):
-    return _masked_scatter("masked_scatter_", self, mask, source)
 
 
 def nonzero(self):
