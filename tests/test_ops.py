@@ -147,13 +147,30 @@ def test_forward(device, op, dtype):
                          op.reference(sample), tol, where="method variant")
 
 
-@pytest.mark.parametrize("device, op", _op_params("test_out_is_rejected",
+@pytest.mark.parametrize("device, op", _op_params("test_out_is_written_or_rejected",
                                                   lambda op: not op.supports_out))
-def test_out_is_rejected(device, op):
-    """No foundation op has an `out=` argument: passing one is an error, not ignored."""
+def test_out_is_written_or_rejected(device, op):
+    """`out=` (PyTorch's keyword) is never ignored: the result is written into `out` and
+    `out` returned, or (views, in-place ops, helpers without it) the call is an error."""
     sample = op.sample_inputs(device, op.dtypes[-1])[0]
-    with pytest.raises(TypeError):
-        op.op(sample.input, *sample.args, out=sample.input, **sample.kwargs)
+    with tp.no_grad():
+        expected = op.op(sample.input, *sample.args, **sample.kwargs)
+        results = expected if isinstance(expected, tuple) else (expected,)
+        if not all(isinstance(r, tp.Tensor) for r in results):
+            return
+        outs = tuple(tp.empty(0, dtype=r.dtype, device=r.device) for r in results)
+        out = outs if isinstance(expected, tuple) else outs[0]
+        try:
+            got = op.op(sample.input, *sample.args, out=out, **sample.kwargs)
+        except (TypeError, TensorPlayError):
+            return
+        again = op.op(sample.input, *sample.args, **sample.kwargs)
+    assert all(g is o for g, o in zip(got, outs)) if isinstance(expected, tuple) else got is out
+    for o, r, r2 in zip(outs, results, again if isinstance(again, tuple) else (again,)):
+        assert o.shape == r.shape and o.dtype == r.dtype
+        first, second, written = (t.cpu().numpy() for t in (r, r2, o))
+        if np.array_equal(first, second, equal_nan=first.dtype.kind in "fc"):   # not random
+            assert np.array_equal(written, first, equal_nan=first.dtype.kind in "fc")
 
 
 # ---- in-place ---------------------------------------------------------------------------
