@@ -3,7 +3,7 @@
     test_database_covers_ops_yaml     every ops.yaml overload has an entry
     test_declared_overloads_are_called  an entry's samples really reach its overloads
     test_forward                      values, dtype and shape vs PyTorch; method == function
-    test_out_is_rejected              `out=` raises unless the entry says supports_out
+    test_out_is_written_or_rejected   `out=` writes the result into out, or raises; never ignored
     test_inplace                      in-place == out-of-place, returns self, bumps _version
     test_aliasing_matches_torch       an output aliases its input exactly when PyTorch's
                                       does: storage, offset, strides, version, write-through
@@ -47,7 +47,7 @@ NOT_IN_DATABASE = {
 # `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their
 # samples to the meta device, so they run once, from the cpu samples.
 DEVICE_INDEPENDENT = {"test_meta", "test_meta_errors"}
-SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_rejected",
+SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_written_or_rejected",
                 "test_aliasing_matches_torch", "test_gradcheck", "test_gradgradcheck"}
 
 
