@@ -267,8 +267,10 @@ def gen_nodes(ctx) -> str:
                        f"({', '.join(sorted(function_calls))})")
     nodes = []
     for spec in ctx.node_specs.values():
-        nodes += gen_node(spec) + ["", ""]
-    lines = NODES.substitute(imports=imports, nodes=nodes[:-3])
+        nodes += gen_node(spec) + [""]
+    while nodes and not nodes[-1]:
+        nodes.pop()
+    lines = NODES.substitute(imports=imports, nodes=nodes)
     return HEADER + "\n".join(fit(lines)) + "\n"
 
 
