@@ -1,7 +1,7 @@
 """Helpers the generated front doors call: argument checks, overload errors, PyTorch's
 keyword forms (`out=`, the NumPy names `axis` and `keepdims`), and the profiler /
-shape-capture hook. (In-place ops bump the version counter in their backend kernels,
-not here: every path to a kernel then bumps it, the front door or a redispatch.)
+shape-capture hook. (Nothing here bumps a version counter: the dispatcher's backend
+slot does, right after an in-place kernel runs, so every path to the kernel bumps it.)
 
 Checks are written so the common case costs one `type(x) in SET` test; only a
 value of an unexpected type goes through the slower conversion that either

@@ -219,7 +219,8 @@ def test_out_with_several_results_takes_a_tuple():
 
 def test_out_must_be_a_tensor():
     x = tp.ones(2)
-    with pytest.raises(ArgumentError, match=r"add\(\): argument 'out' must be Tensor, but got list"):
+    with pytest.raises(ArgumentError,
+                       match=r"add\(\): argument 'out' must be Tensor, but got list"):
         tp.add(x, x, out=[1.0, 2.0])
 
 
