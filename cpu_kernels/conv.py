@@ -1,15 +1,35 @@
 """Convolution (1-D, 2-D, 3-D, transposed, grouped) and its backward, by im2col.
 
 A convolution is one matrix product per group once the input's windows are laid
-out as rows ("im2col"):
+out as columns ("im2col"):
 
-    cols[g]  = windows of the input, (N * out_pixels, C_in/G * kernel_numel)
-    out[g]   = cols[g] @ weight[g].T                  (N * out_pixels, C_out/G)
+    cols[g]  = windows of the input, (C_in/G * kernel_numel, N * L)
+    out[g]   = weight[g] @ cols[g]                    (C_out/G, N * L)
+    grad_weight[g] = grad[g] @ cols[g]^T              (the same columns, one product)
+    grad_cols[g]   = weight[g]^T @ grad[g]            then added back into an image
+                                                      ("col2im"): grad_input
 
-A transposed convolution is the adjoint of that map: multiply first, then add the
-columns back into an image (`add_windows`, "col2im"). The backward of each is the
-other one, which is why both live here. The only Python loops run over groups
-(one np.matmul does all of them) and kernel offsets (inside col2im).
+The columns are laid out channel- and kernel-major, (C, *K, N, L), so that the long
+axis of both products is N * L and the copy that builds them reads runs of the input.
+Two layouts of the L positions:
+
+  runs (stride 1, the common case): the padded input is read as one flat array per
+      channel; kernel offset k starts at a fixed flat position off_k, and output
+      position o (on the padded grid) reads element off_k + o. Every kernel offset's
+      column block is then one contiguous run per (channel, image):
+
+          padded row width Wp = W + 2p;  L = OH * Wp;  off_(kh,kw) = kh*d*Wp + kw*d
+          cols[c, kh, kw, n, :] = flat(padded x[n, c])[off : off + L]
+
+      The Wp - OW extra positions per row are wrapped garbage: the forward crops them,
+      and the backward feeds them zero gradients. For the digits CNN's 8x8 images this
+      computes 25% more products but makes the copy 3.5x faster than windows ending in
+      3-element kernel rows.
+  windows (any stride): L = the output positions, read through a strided view.
+
+A transposed convolution is the adjoint of the map above: multiply first, then add the
+columns back into an image (`add_windows`, col2im). The only Python loops run over
+kernel offsets (inside col2im).
 """
 from __future__ import annotations
 
@@ -32,35 +52,144 @@ def _numel(sizes):
     return int(np.prod(sizes, dtype=np.int64))
 
 
-def _im2col(x, kernel, stride, padding, dilation, groups, out_sizes=None):
-    """(G, N * P, C/G * K) rows of windows, and the output's spatial sizes. `out_sizes`
-    keeps only the first windows along each dim (a transposed convolution's output_padding
-    can leave windows that no gradient position reads)."""
-    n, c = x.shape[:2]
-    k = len(kernel)
-    win = windows(pad_spatial(x, padding), kernel, stride, dilation)   # (N, C, *O, *K)
-    if out_sizes is not None:
-        win = win[(slice(None), slice(None)) + tuple(slice(0, s) for s in out_sizes)]
-    out_sizes = win.shape[2:2 + k]
-    win = win.reshape((n, groups, c // groups) + win.shape[2:])
-    # (G, N, *O, C/G, *K): one copy, made by the reshape.
-    order = (1, 0) + tuple(range(3, 3 + k)) + (2,) + tuple(range(3 + k, 3 + 2 * k))
-    cols = win.transpose(order).reshape(groups, n * _numel(out_sizes),
-                                        c // groups * _numel(kernel))
-    return cols, out_sizes
+class _Columns:
+    """im2col of x (N, C, *S) for a kernel: `cols` (G, C/G * K, N * L) and where its L
+    positions lie (see the module doc).
+
+    Attributes:
+        cols: the columns, contiguous.
+        out_sizes: the convolution's output spatial sizes.
+        grid: the L positions as an array shape (runs: the padded grid's rows; windows:
+            out_sizes); the outputs are grid[:out_sizes] in every dim.
+        runs: the run layout (stride 1); else the windows layout.
+    """
+
+    def __init__(self, shape, kernel, stride, padding, dilation, groups, x=None):
+        """The geometry for an input of `shape`; the columns too when x is given."""
+        n, c = shape[:2]
+        self.shape = tuple(shape)
+        self.kernel, self.padding = tuple(kernel), padding
+        self.stride, self.dilation = stride, dilation
+        self.groups = groups
+        padded = tuple(s + 2 * p for s, p in zip(shape[2:], padding))
+        self.padded = padded
+        self.out_sizes = tuple((p - d * (k - 1) - 1) // st + 1 for p, k, d, st
+                               in zip(padded, kernel, dilation, stride))
+        self.runs = all(st == 1 for st in stride)
+        cg = c // groups
+        self.cols = None
+        if self.runs:
+            self.plane = _numel(padded)
+            # Row-major strides of the padded grid; L covers the first dim's output rows.
+            self.pstrides = [_numel(padded[i + 1:]) for i in range(len(padded))]
+            self.grid = (self.out_sizes[0],) + padded[1:]
+            self.offsets = [sum(k * d * ps for k, d, ps in zip(ks, dilation, self.pstrides))
+                            for ks in np.ndindex(*kernel)]
+            if x is None:
+                return
+            length = _numel(self.grid)
+            flat = self.padded_flat(x)
+            item = flat.itemsize
+            view = np.lib.stride_tricks.as_strided(
+                flat, (groups, cg) + self.kernel + (n, length),
+                tuple(item * v for v in (cg * self.plane, self.plane)) +
+                tuple(item * d * ps for d, ps in zip(dilation, self.pstrides)) +
+                (item * c * self.plane, item), writeable=False)
+        else:
+            self.grid = self.out_sizes
+            if x is None:
+                return
+            length = _numel(self.grid)
+            win = windows(pad_spatial(x, padding), kernel, stride, dilation)  # (N, C, *O, *K)
+            win = win.reshape((n, groups, cg) + win.shape[2:])
+            k = len(kernel)
+            order = ((1, 2) + tuple(range(3 + k, 3 + 2 * k)) + (0,) +
+                     tuple(range(3, 3 + k)))
+            view = win.transpose(order)                       # (G, C/G, *K, N, *O)
+        # The one copy of the forward pass.
+        self.cols = np.ascontiguousarray(view).reshape(groups, cg * _numel(kernel),
+                                                       n * length)
+
+    def padded_flat(self, x):
+        """x zero-padded, flattened, with room after the last plane for the runs that
+        start near its end (their tails are garbage positions)."""
+        n, c = x.shape[:2]
+        length = _numel(self.grid)
+        slack = max(0, max(self.offsets) + length - self.plane)
+        flat = np.zeros(n * c * self.plane + slack, x.dtype)
+        image = flat[:n * c * self.plane].reshape((n, c) + self.padded)
+        image[(slice(None), slice(None)) +
+              tuple(slice(p, p + s) for p, s in zip(self.padding, x.shape[2:]))] = x
+        return flat
+
+    def crop(self, r):
+        """(..., *grid) -> (..., *out_sizes): the real outputs (a view)."""
+        k = len(self.grid)
+        return r[(Ellipsis,) + tuple(slice(0, s) for s in self.out_sizes[-k:])]
+
+    def on_grid(self, g):
+        """A gradient (N, C_out, *sizes) as (G, C_out/G, N * L), zero at the grid's garbage
+        positions (so they add nothing to either gradient). `sizes` may be smaller than
+        out_sizes: a transposed convolution's output_padding leaves windows no gradient
+        position reads."""
+        n, c_out = g.shape[:2]
+        groups = self.groups
+        k = len(self.grid)
+        moved = g.reshape((n, groups, c_out // groups) + g.shape[2:])
+        moved = moved.transpose((1, 2, 0) + tuple(range(3, 3 + k)))   # (G, O/G, N, *O)
+        if tuple(g.shape[2:]) == self.grid:
+            grid = np.ascontiguousarray(moved)
+        else:
+            grid = np.zeros((groups, c_out // groups, n) + self.grid, g.dtype)
+            grid[(Ellipsis,) + tuple(slice(0, s) for s in g.shape[2:])] = moved
+        return grid.reshape(groups, c_out // groups, n * _numel(self.grid))
+
+    def add_back(self, dcols):
+        """col2im: dcols (G, C/G * K, N * L) added into an (N, C, *S) image, the padding
+        dropped. The run layout adds one strided block per kernel offset; the windows
+        layout goes through add_windows."""
+        n, c = self.shape[:2]
+        groups = self.groups
+        cg = c // groups
+        k = len(self.kernel)
+        keep = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s
+                                                  in zip(self.padding, self.shape[2:]))
+        if not self.runs:
+            d = dcols.reshape((groups, cg) + self.kernel + (n,) + self.out_sizes)
+            order = ((2 + k, 0, 1) + tuple(range(3 + k, 3 + 2 * k)) +
+                     tuple(range(2, 2 + k)))                           # (N, G, C/G, *O, *K)
+            image = add_windows(d.transpose(order), self.padded, self.stride, self.dilation)
+            return image.reshape((n, c) + self.padded)[keep]
+        length = _numel(self.grid)
+        dcols = dcols.reshape((groups, cg, len(self.offsets), n, length))
+        slack = max(0, max(self.offsets) + length - self.plane)
+        flat = np.zeros(n * c * self.plane + slack, dcols.dtype)
+        item = flat.itemsize
+        for i, off in enumerate(self.offsets):
+            # The runs of one offset never overlap each other: L <= one plane.
+            block = np.lib.stride_tricks.as_strided(
+                flat[off:], (groups, cg, n, length),
+                (item * cg * self.plane, item * self.plane, item * c * self.plane, item))
+            block += dcols[:, :, i]
+        return flat[:n * c * self.plane].reshape((n, c) + self.padded)[keep]
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K)."""
+def _conv(x, w, stride, padding, dilation, groups, bias=None):
+    """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K), plus bias."""
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
-    cols, out_sizes = _im2col(x, kernel, stride, padding, dilation, groups)
-    wm = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # (G, C/G * K, O/G)
-    r = np.matmul(cols, wm)                                            # (G, N * P, O/G)
-    r = r.reshape((groups, n) + tuple(out_sizes) + (c_out // groups,))
+    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups, x)
+    wm = w.reshape(groups, c_out // groups, -1)                        # (G, O/G, C/G * K)
+    r = np.matmul(wm, cols.cols)                                       # (G, O/G, N * L)
+    if bias is not None:   # into the contiguous product: a broadcast along its rows
+        r += bias.reshape(groups, c_out // groups, 1)
+    r = cols.crop(r.reshape((groups, c_out // groups, n) + cols.grid))
     k = len(kernel)
-    r = r.transpose((1, 0, 2 + k) + tuple(range(2, 2 + k)))            # (N, G, O/G, *O)
-    return r.reshape((n, c_out) + tuple(out_sizes))
+    result = np.empty((n, c_out) + cols.out_sizes, r.dtype)
+    # The second copy: the product's (O, N) order to the output's (N, O), garbage dropped.
+    np.copyto(result.reshape((n, groups, c_out // groups) + cols.out_sizes),
+              r.transpose((2, 0, 1) + tuple(range(3, 3 + k))))        # (N, G, O/G, *O)
+    return result
 
 
 def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
@@ -90,19 +219,24 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
     return image[(slice(None), slice(None)) + keep]
 
 
-def _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups):
-    """d(sum(conv(x, w) * g)) / dw for a regular convolution: (C_out, C_in/G, *K).
-    `g` may cover fewer output positions than the windows do (the transposed case)."""
-    g_sizes = g.shape[2:]
-    cols, _ = _im2col(x, kernel, stride, padding, dilation, groups, g_sizes)
-    n, c_out = g.shape[:2]
-    gm = g.reshape(n, groups, c_out // groups, _numel(g_sizes)).transpose(1, 0, 3, 2)
-    gm = gm.reshape(groups, n * _numel(g_sizes), c_out // groups)     # (G, N * P, O/G)
-    # cols^T @ gm rather than gm^T @ cols: both operands then run along their long
-    # N * P axis in memory order, which OpenBLAS handles several times faster.
-    gw = np.matmul(cols.transpose(0, 2, 1), gm)                        # (G, C/G * K, O/G)
-    gw = gw.transpose(0, 2, 1)
-    return gw.reshape((c_out, x.shape[1] // groups) + tuple(kernel))
+def _weight_grad(x, g, kernel, stride, padding, dilation, groups):
+    """d(sum(conv(x, w) * g)) / dw for a regular convolution: (C_out, C_in/G, *K), one
+    product per group of the gradient with the columns. `g` may cover fewer output
+    positions than the windows do (the transposed case)."""
+    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups, x)
+    gm = cols.on_grid(g)                                               # (G, O/G, N * L)
+    # cols are (C/G * K, N * L) row-major: the product reads both along N * L.
+    gw = np.matmul(gm, cols.cols.transpose(0, 2, 1))                   # (G, O/G, C/G * K)
+    return gw.reshape((g.shape[1], x.shape[1] // groups) + tuple(kernel))
+
+
+def _input_grad(g, w, x_shape, stride, padding, dilation, groups):
+    """d(sum(conv(x, w) * g)) / dx for a regular convolution: col2im of W^T @ g."""
+    c_out, kernel = w.shape[0], w.shape[2:]
+    geometry = _Columns(x_shape, kernel, stride, padding, dilation, groups)
+    wm = w.reshape(groups, c_out // groups, -1)                        # (G, O/G, C/G * K)
+    dcols = np.matmul(wm.transpose(0, 2, 1), geometry.on_grid(g))      # (G, C/G * K, N * L)
+    return geometry.add_back(dcols)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -116,10 +250,11 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     w = weight._impl.array().astype(acc, copy=False)
     if transposed:
         r = _conv_transpose(x, w, stride, padding, dilation, output_padding, groups)
+        if bias is not None:
+            r = r + bias._impl.array().astype(acc).reshape((-1,) + (1,) * (r.ndim - 2))
     else:
-        r = _conv(x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        r = r + bias._impl.array().astype(acc).reshape((-1,) + (1,) * (r.ndim - 2))
+        b = None if bias is None else bias._impl.array().astype(acc, copy=False)
+        r = _conv(x, w, stride, padding, dilation, groups, b)
     assert r.shape == tuple(spec.sizes)
     return out(np.ascontiguousarray(r), dtype)
 
@@ -150,17 +285,13 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
             gi = _conv(g, w, stride, padding, dilation, groups)
             gi = gi[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
         else:
-            # The output_padding that makes the transposed conv give back input's sizes.
-            made = rules.conv_output_sizes(g.shape, w.shape, stride, padding, dilation, True,
-                                           (0,) * len(kernel))
-            extra = tuple(s - m for s, m in zip(spatial, made))
-            gi = _conv_transpose(g, w, stride, padding, dilation, extra, groups)
+            gi = _input_grad(g, w, x.shape, stride, padding, dilation, groups)
         gi = out(np.ascontiguousarray(gi), dtype)
     if output_mask[1]:
         if transposed:
-            gw = _conv_weight_grad(g, x, kernel, stride, padding, dilation, groups)
+            gw = _weight_grad(g, x, kernel, stride, padding, dilation, groups)
         else:
-            gw = _conv_weight_grad(x, g, kernel, stride, padding, dilation, groups)
+            gw = _weight_grad(x, g, kernel, stride, padding, dilation, groups)
         gw = out(np.ascontiguousarray(gw), dtype)
     if output_mask[2]:
         gb = out(g.sum(axis=(0,) + tuple(range(2, g.ndim))), dtype)
