@@ -144,7 +144,7 @@ def $name($signature):
     $checks
     $branches""")
 
-OUT_AND_ALIASES = CodeTemplate("""\
+OUT = CodeTemplate("""\
 if out is not None:
     return into_out($op, out, $reentry)""")
 
@@ -177,7 +177,7 @@ def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
         signature += ", **kwargs"
     prologue = []
     if out:
-        prologue += OUT_AND_ALIASES.substitute(
+        prologue += OUT.substitute(
             op=repr(name), reentry=_reentry(name, ps, "kwargs" if vararg or aliases else None))
     if aliases and not vararg:
         bound = "{" + ", ".join(f"{p.name!r}: {p.name}" for p in ps) + "}"
@@ -259,7 +259,7 @@ def _matched_front_door(name, entries, params, out) -> list[str]:
         lines += ["", ""]
     prologue = []
     if out:
-        prologue += OUT_AND_ALIASES.substitute(
+        prologue += OUT.substitute(
             op=repr(name), reentry=f"{name}(*args, **kwargs)")
         prologue = ['out = kwargs.pop("out", None)'] + prologue
     if aliases:
