@@ -66,6 +66,7 @@ RUN_CASES = [
     ("conv2d", (2, 1, 4, 4), (3, 1, 4, 4), {}),
     ("conv2d", (2, 1, 3, 2), (3, 1, 5, 3), dict(padding=1)),
     ("conv2d", (2, 3, 6, 5), (4, 3, 1, 1), {}),
+    ("conv2d", (2, 3, 5, 4), (2, 3, 3, 2), dict(padding=(1, 2))),      # rows keep own padding
     ("conv3d", (2, 4, 3, 4, 5), (4, 2, 2, 3, 2), dict(padding=(1, 0, 2), dilation=(1, 1, 2),
                                                       groups=2)),
     ("conv2d", (4, 16, 8, 8), (32, 16, 3, 3), dict(padding=1)),          # the digits CNN
