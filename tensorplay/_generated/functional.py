@@ -2453,6 +2453,16 @@ def _op_threshold(self, threshold, value):
     return _h_threshold.call(ks, self, threshold, value)
 
 
+_h_threshold_backward = dispatcher.find("threshold_backward")
+
+def _op_threshold_backward(grad_output, self, threshold):
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold_backward, ks, (grad_output, self, threshold))
+    return _h_threshold_backward.call(ks, grad_output, self, threshold)
+
+
 _h_threshold_ = dispatcher.find("threshold_")
 
 def _op_threshold_(self, threshold, value):
@@ -6797,6 +6807,17 @@ def threshold(self, threshold, value):
     return _op_threshold(self, threshold, value)
 
 
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0; relu's backward.
+    
+    threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('threshold_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('threshold_backward', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold_backward', 'threshold', threshold)
+    return _op_threshold_backward(grad_output, self, threshold)
+
+
 def threshold_(self, threshold, value):
     """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
     if not isinstance(self, Tensor): bad_arg('threshold_', 'self', 'Tensor', self)
@@ -9432,6 +9453,7 @@ FUNCTIONS = (
     'hardswish',
     'hardswish_',
     'threshold',
+    'threshold_backward',
     'threshold_',
     'glu',
     'prelu',

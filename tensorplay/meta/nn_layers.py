@@ -12,7 +12,7 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import OutSpec, broadcast, check_devices, wrap_dim
+from tensorplay.meta.rules import OutSpec, binary, broadcast, check_devices, wrap_dim
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -158,6 +158,12 @@ def native_batch_norm(op, args):
     d = input._impl.dtype
     stats = (c,)
     return OutSpec(sizes, d), OutSpec(stats, d), OutSpec(stats, d)
+
+
+def threshold_backward(op, args):
+    """grad_output and self broadcast together and promote, as a binary op."""
+    grad_output, self, threshold = args
+    return binary(op, (grad_output, self), names=("grad_output", "self"))
 
 
 def native_batch_norm_backward(op, args):
