@@ -33,8 +33,8 @@ from tensorplay._generated.functional import (
     _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
     adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
     gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward,
-    nll_loss_backward, sign, silu_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
-    upsample_nearest2d, upsample_nearest2d_backward, where,
+    nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d,
+    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
 )
 
 
@@ -467,7 +467,7 @@ class SigmoidBackward0(Node):
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
 
-    self: where(result <= 0, 0, grad)
+    self: threshold_backward(grad, result, 0)
     """
 
     __slots__ = ('result_',)
@@ -479,8 +479,33 @@ class ReluBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = where(result <= 0, 0, grad)
+            d_self = threshold_backward(grad, result, 0)
         return (d_self,)
+
+
+class ThresholdBackwardBackward0(Node):
+    """Backward of `threshold_backward(Tensor grad_output, Tensor self,
+        Scalar threshold) -> Tensor`.
+
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('self_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'threshold_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        threshold = self.threshold_
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = threshold_backward(grad, self_, threshold)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
 
 
 class SumBackward0(Node):

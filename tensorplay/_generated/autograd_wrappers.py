@@ -53,11 +53,11 @@ from tensorplay._generated.autograd_nodes import (
     SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
     SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
-    TanBackward0, TanhBackward0, ThresholdBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    UnsqueezeBackward0, UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0,
-    UpsampleNearest2dBackward0, UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0,
-    WhereBackward0, XlogyBackward0,
+    TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
+    TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -2091,6 +2091,23 @@ def threshold(ks, self, threshold, value):
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    set_history(result, node)
+    return result
+
+
+def threshold_backward(ks, grad_output, self, threshold):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return ops.threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
+    node = ThresholdBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(
+            self if grad_output._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.threshold_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, threshold,
+        )
     set_history(result, node)
     return result
 
@@ -4329,6 +4346,7 @@ WRAPPERS = {
     'hardswish': hardswish,
     'hardswish_': hardswish_,
     'threshold': threshold,
+    'threshold_backward': threshold_backward,
     'threshold_': threshold_,
     'normal_': normal_,
     'uniform_': uniform_,

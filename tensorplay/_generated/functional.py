@@ -4062,6 +4062,29 @@ def threshold(input, threshold, value, *, out=None):
     return ops.threshold.call(ks, input, threshold, value)
 
 
+# ---- threshold_backward ----------------------------------------------------------------
+
+def threshold_backward(grad_output, input, threshold, *, out=None):
+    """grad_output where self > threshold (or is NaN), else 0; relu's backward.
+
+    threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'threshold_backward', out, threshold_backward(grad_output, input, threshold),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('threshold_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('threshold_backward', 'input', 'Tensor', input)
+    if type(threshold) not in SCALAR_TYPES:
+        threshold = as_scalar('threshold_backward', 'threshold', threshold)
+    ks = grad_output._impl.key_set() | input._impl.key_set()
+    if observers.active:
+        return observed(ops.threshold_backward, ks, (grad_output, input, threshold))
+    return ops.threshold_backward.call(ks, grad_output, input, threshold)
+
+
 # ---- threshold_ ------------------------------------------------------------------------
 
 def threshold_(input, threshold, value):
@@ -8904,6 +8927,66 @@ def native_layer_norm_backward(
     )
 
 
+# ---- native_batch_norm_backward --------------------------------------------------------
+
+def native_batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+    output_mask, *, out=None,
+):
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm from the saved mean and invstd
+    (train) or the running stats; an output output_mask leaves out is None.
+
+    native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight,
+        Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd,
+        bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'native_batch_norm_backward', out,
+            native_batch_norm_backward(
+                grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+                eps, output_mask,
+            ),
+        )
+    if not isinstance(grad_out, Tensor):
+        bad_arg('native_batch_norm_backward', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor):
+        bad_arg('native_batch_norm_backward', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('native_batch_norm_backward', 'weight', 'Tensor or None', weight)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg('native_batch_norm_backward', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('native_batch_norm_backward', 'running_var', 'Tensor or None', running_var)
+    if save_mean is not None and not isinstance(save_mean, Tensor):
+        bad_arg('native_batch_norm_backward', 'save_mean', 'Tensor or None', save_mean)
+    if save_invstd is not None and not isinstance(save_invstd, Tensor):
+        bad_arg('native_batch_norm_backward', 'save_invstd', 'Tensor or None', save_invstd)
+    if type(train) is not _b.bool:
+        train = as_bool('native_batch_norm_backward', 'train', train)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('native_batch_norm_backward', 'eps', eps)
+    ks = (grad_out._impl.key_set()
+                | input._impl.key_set()
+                | (weight._impl.key_set() if weight is not None else 0)
+                | (running_mean._impl.key_set() if running_mean is not None else 0)
+                | (running_var._impl.key_set() if running_var is not None else 0)
+                | (save_mean._impl.key_set() if save_mean is not None else 0)
+                | (save_invstd._impl.key_set() if save_invstd is not None else 0))
+    if observers.active:
+        return observed(
+            ops.native_batch_norm_backward, ks,
+            (
+                grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+                eps, output_mask,
+            ),
+        )
+    return ops.native_batch_norm_backward.call(
+        ks, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask,
+    )
+
+
 # ---- _fused_rms_norm_backward ----------------------------------------------------------
 
 def _fused_rms_norm_backward(
@@ -9702,6 +9785,7 @@ FUNCTIONS = (
     'hardswish',
     'hardswish_',
     'threshold',
+    'threshold_backward',
     'threshold_',
     'glu',
     'prelu',
@@ -9833,6 +9917,7 @@ FUNCTIONS = (
     'native_group_norm',
     '_fused_rms_norm',
     'native_layer_norm_backward',
+    'native_batch_norm_backward',
     '_fused_rms_norm_backward',
     'batch_norm',
     'layer_norm',

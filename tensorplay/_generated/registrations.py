@@ -1591,6 +1591,12 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='threshold_backward',
+        text='threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor',
+        arg_names=('grad_output', 'self', 'threshold'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
         name='threshold_',
         text='threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)',
         arg_names=('self', 'threshold', 'value'),
@@ -3066,6 +3072,21 @@ SCHEMAS = (
         num_returns=3,
     ),
     OpSchema(
+        name='native_batch_norm_backward',
+        text=(
+            'native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, '
+            'Tensor? running_mean, Tensor? running_var, Tensor? save_mean, '
+            'Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, '
+            'Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_out', 'input', 'weight', 'running_mean', 'running_var', 'save_mean',
+            'save_invstd', 'train', 'eps', 'output_mask',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 5, 6),
+        num_returns=3,
+    ),
+    OpSchema(
         name='_fused_rms_norm_backward',
         text=(
             '_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, '
@@ -3409,6 +3430,7 @@ DISPATCH = {
         ('hardswish', 'pw_activations.hardswish'),
         ('hardswish_', 'pw_activations.hardswish_'),
         ('threshold', 'pw_activations.threshold'),
+        ('threshold_backward', 'nn_misc.threshold_backward'),
         ('threshold_', 'pw_activations.threshold_'),
         ('normal_', 'pw_random.normal_'),
         ('uniform_', 'pw_random.uniform_'),
@@ -3541,6 +3563,7 @@ DISPATCH = {
         ('native_group_norm', 'nn_norm.native_group_norm'),
         ('_fused_rms_norm', 'nn_norm.fused_rms_norm'),
         ('native_layer_norm_backward', 'nn_norm.native_layer_norm_backward'),
+        ('native_batch_norm_backward', 'nn_norm.native_batch_norm_backward'),
         ('_fused_rms_norm_backward', 'nn_norm.fused_rms_norm_backward'),
         ('native_dropout', 'nn_misc.native_dropout'),
         ('embedding', 'nn_misc.embedding'),
@@ -3936,6 +3959,7 @@ DISPATCH = {
         ('celu', 'pw_activations.celu'),
         ('celu_', 'pw_activations.celu_'),
         ('softsign', 'pw_activations.softsign'),
+        ('threshold_backward', 'nn_misc.threshold_backward'),
         ('glu', 'pw_activations.glu'),
         ('prelu', 'pw_activations.prelu'),
         ('clamp_min', 'pw_composite.clamp_min'),
@@ -3995,6 +4019,7 @@ DISPATCH = {
         ('kl_div', 'nn_losses.kl_div'),
         ('margin_ranking_loss', 'nn_losses.margin_ranking_loss'),
         ('cosine_embedding_loss', 'nn_losses.cosine_embedding_loss'),
+        ('native_batch_norm_backward', 'nn_norm.native_batch_norm_backward'),
         ('batch_norm', 'nn_norm.batch_norm'),
         ('layer_norm', 'nn_norm.layer_norm'),
         ('group_norm', 'nn_norm.group_norm'),
@@ -4173,6 +4198,7 @@ META_RULES = {
     'hardswish': 'pointwise.unary_floating',
     'hardswish_': 'pointwise.unary_floating',
     'threshold': 'pointwise.unary_no_bool',
+    'threshold_backward': 'nn_layers.threshold_backward',
     'threshold_': 'pointwise.unary_no_bool',
     'normal_': 'pointwise.random_float_inplace',
     'uniform_': 'pointwise.random_float_inplace',
@@ -4301,6 +4327,7 @@ META_RULES = {
     'native_group_norm': 'nn_layers.native_group_norm',
     '_fused_rms_norm': 'nn_layers.fused_rms_norm',
     'native_layer_norm_backward': 'nn_layers.native_layer_norm_backward',
+    'native_batch_norm_backward': 'nn_layers.native_batch_norm_backward',
     '_fused_rms_norm_backward': 'nn_layers.fused_rms_norm_backward',
     'native_dropout': 'nn_layers.native_dropout',
     'embedding': 'nn_layers.embedding',
