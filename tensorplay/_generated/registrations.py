@@ -3259,6 +3259,21 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 3, 4, 5, 6, 7),
         num_returns=4,
     ),
+    OpSchema(
+        name='_fused_adam_',
+        text=(
+            '_fused_adam_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, '
+            'Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, float lr, float beta1, '
+            'float beta2, float weight_decay, float eps, float step, bool maximize, '
+            'bool decoupled) -> Tensor(a!)'
+        ),
+        arg_names=(
+            'self', 'grad', 'exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'lr', 'beta1', 'beta2',
+            'weight_decay', 'eps', 'step', 'maximize', 'decoupled',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        mutable_positions=(0, 2, 3, 4),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -3573,6 +3588,7 @@ DISPATCH = {
         ('_cross_entropy_backward', 'nn_loss.cross_entropy_backward'),
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
+        ('_fused_adam_', 'optim.fused_adam_'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4031,6 +4047,7 @@ DISPATCH = {
         ('scaled_dot_product_attention', 'nn_attention.scaled_dot_product_attention'),
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
+        ('_fused_adam_', 'optim.fused_adam_'),
     ),
 }
 
@@ -4337,4 +4354,5 @@ META_RULES = {
     '_cross_entropy_backward': 'nn_layers.cross_entropy_backward',
     '_lstm_sequence': 'rnn.lstm_sequence',
     '_lstm_sequence_backward': 'rnn.lstm_sequence_backward',
+    '_fused_adam_': 'optim.fused_adam_',
 }
