@@ -1,4 +1,4 @@
-"""The fused Adam/AdamW step on NumPy arrays: _fused_adam_.
+"""The fused optimizer steps on NumPy arrays: _fused_adam_ (Adam, AdamW), _fused_sgd_.
 
 tp.optim.Adam's unfused update is a dozen dispatched ops, each allocating its result, and
 an in-place add into the parameters (about 16 passes over memory). Here the same
@@ -51,26 +51,56 @@ def fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
         lerp_rest=num(1) - num(1 - beta1), beta2=num(beta2), one_minus_beta2=num(1 - beta2),
         eps=num(eps), bias_correction2_sqrt=num((1 - beta2 ** step) ** 0.5),
         neg_step_size=num(-(lr / (1 - beta1 ** step))))
-    arrays = [t._impl.array() for t in (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
-              if t is not None]
-    if not all(a.flags.c_contiguous for a in arrays):
-        # Strided: one block of everything (the arrays are views, so the writes land).
-        scratch = [np.empty(arrays[0].shape, np_dtype) for _ in range(2)]
-        _step(*arrays, *[None] * (5 - len(arrays)), *scratch, c)
-        return self
-    flat = [a.reshape(-1) for a in arrays]       # views: contiguous
-    flat += [None] * (5 - len(flat))
+    _blocked(_adam_block, (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq), np_dtype, c)
+    return self
+
+
+def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+               maximize, first_step):
+    """One SGD step of `self` (the parameters) and its momentum buffer, in place; returns
+    self. Per block, as sgd.py's ops do:
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * p
+        buf = g  (first_step)   or   buf = buf * momentum + g * (1 - dampening)
+        g = g + buf * momentum  (nesterov)   or   g = buf
+        p += g * -lr
+    """
+    spec = rules.fused_sgd_("_fused_sgd_", (self, grad, momentum_buffer))
+    np_dtype = spec.dtype.np
+    if np_dtype not in (np.float32, np.float64):
+        return composite.fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum,
+                                    dampening, nesterov, maximize, first_step)
+    num = np_dtype.type
+    c = dict(
+        maximize=maximize, l2=num(weight_decay) if weight_decay != 0 else None,
+        first_step=first_step, momentum=num(momentum), nesterov=nesterov,
+        # add(g, alpha=1) adds g itself (cpu_kernels/pointwise.py's _scaled)
+        damped=None if 1 - dampening == 1 else num(1 - dampening), neg_lr=num(-lr))
+    _blocked(_sgd_block, (self, grad, momentum_buffer), np_dtype, c)
+    return self
+
+
+def _blocked(body, tensors, np_dtype, c):
+    """body(*arrays, g_buf, s_buf, c) over blocks of BLOCK elements of every tensor (None
+    stays None), with two scratch arrays; one block of everything when one is strided
+    (the arrays are views, so the writes land)."""
+    arrays = [None if t is None else t._impl.array() for t in tensors]
+    given = [a for a in arrays if a is not None]
+    if not all(a.flags.c_contiguous for a in given):
+        scratch = [np.empty(given[0].shape, np_dtype) for _ in range(2)]
+        body(*arrays, *scratch, c)
+        return
+    flat = [None if a is None else a.reshape(-1) for a in arrays]   # views: contiguous
     n = flat[0].size
     scratch = [np.empty(min(BLOCK, n), np_dtype) for _ in range(2)]
     for i in range(0, n, BLOCK):
         j = min(i + BLOCK, n)
-        _step(*[None if a is None else a[i:j] for a in flat],
-              *[s[:j - i] for s in scratch], c)
-    return self
+        body(*[None if a is None else a[i:j] for a in flat], *[b[:j - i] for b in scratch], c)
 
 
-def _step(p, g, m, v, vmax, g_buf, s_buf, c):
-    """One block of the step (the module doc's loop body), in place."""
+def _adam_block(p, g, m, v, vmax, g_buf, s_buf, c):
+    """One block of the Adam step (the module doc's loop body), in place."""
     if c["maximize"]:
         np.negative(g, out=g_buf)
         g = g_buf
@@ -100,3 +130,32 @@ def _step(p, g, m, v, vmax, g_buf, s_buf, c):
     if c["decay"] is not None:
         p *= c["decay"]
     p += g_buf
+
+
+def _sgd_block(p, g, buf, g_buf, s_buf, c):
+    """One block of the SGD step (fused_sgd_'s loop body), in place."""
+    if c["maximize"]:
+        np.negative(g, out=g_buf)
+        g = g_buf
+    if c["l2"] is not None:
+        np.multiply(p, c["l2"], out=s_buf)
+        np.add(g, s_buf, out=g_buf)
+        g = g_buf
+    if buf is not None:
+        if c["first_step"]:
+            np.copyto(buf, g)
+        else:
+            buf *= c["momentum"]
+            if c["damped"] is None:
+                buf += g
+            else:
+                np.multiply(g, c["damped"], out=s_buf)
+                buf += s_buf
+        if c["nesterov"]:
+            np.multiply(buf, c["momentum"], out=s_buf)
+            np.add(g, s_buf, out=g_buf)
+            g = g_buf
+        else:
+            g = buf
+    np.multiply(g, c["neg_lr"], out=s_buf)
+    p += s_buf

@@ -4734,3 +4734,29 @@ class FusedAdamBackward0(Node):
                 d_self, d_grad, d_exp_avg, d_exp_avg_sq, d_max_exp_avg_sq,
             ) = not_implemented("_fused_adam_ (use the optimizer with differentiable=True)")
         return (d_self, d_grad, d_exp_avg, d_exp_avg_sq, d_max_exp_avg_sq)
+
+
+class FusedSgdBackward0(Node):
+    """Backward of `_fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr,
+        float weight_decay, float momentum, float dampening, bool nesterov, bool maximize,
+        bool first_step) -> Tensor(a!)`.
+
+    self, grad, momentum_buffer: not_implemented(
+        "_fused_sgd_ (use the optimizer with differentiable=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_fused_sgd_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_grad = None
+        d_momentum_buffer = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            (
+                d_self, d_grad, d_momentum_buffer,
+            ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
+        return (d_self, d_grad, d_momentum_buffer)

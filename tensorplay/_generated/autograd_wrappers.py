@@ -30,19 +30,19 @@ from tensorplay._generated.autograd_nodes import (
     ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
     FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0, GatherAlongBackward0, GatherBackward0, GeluBackward0,
-    GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0,
-    HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0,
-    IndexFillBackward0, IndexFillBackward1, IndexPutBackward0, IndexSelectBackward0,
-    KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1, LinearBackward0,
-    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
-    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
+    GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
+    HardtanhBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
+    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
+    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
+    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
@@ -4222,6 +4222,29 @@ def _fused_adam_(
     return result
 
 
+def _fused_sgd_(
+    ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    first_step,
+):
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or grad._impl.requires_grad
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad)))):
+        return ops._fused_sgd_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+            nesterov, maximize, first_step,
+        )
+    check_inplace(self, '_fused_sgd_')
+    node = FusedSgdBackward0()
+    node.set_next_edges(collect_next_edges(self, grad, momentum_buffer))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._fused_sgd_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+            nesterov, maximize, first_step,
+        )
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4501,4 +4524,5 @@ WRAPPERS = {
     '_lstm_sequence': _lstm_sequence,
     '_lstm_sequence_backward': _lstm_sequence_backward,
     '_fused_adam_': _fused_adam_,
+    '_fused_sgd_': _fused_sgd_,
 }

@@ -9682,6 +9682,56 @@ def _fused_adam_(
         step, maximize, decoupled,
     )
 
+
+# ---- _fused_sgd_ -----------------------------------------------------------------------
+
+def _fused_sgd_(
+    input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    first_step,
+):
+    """One SGD step of self in place, with its momentum buffer (given when momentum != 0; set to
+    the gradient on its first_step). Returns self.
+
+    _fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr,
+        float weight_decay, float momentum, float dampening, bool nesterov, bool maximize,
+        bool first_step) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('_fused_sgd_', 'input', 'Tensor', input)
+    if not isinstance(grad, Tensor):
+        bad_arg('_fused_sgd_', 'grad', 'Tensor', grad)
+    if momentum_buffer is not None and not isinstance(momentum_buffer, Tensor):
+        bad_arg('_fused_sgd_', 'momentum_buffer', 'Tensor or None', momentum_buffer)
+    if type(lr) not in FLOAT_TYPES:
+        lr = as_float('_fused_sgd_', 'lr', lr)
+    if type(weight_decay) not in FLOAT_TYPES:
+        weight_decay = as_float('_fused_sgd_', 'weight_decay', weight_decay)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('_fused_sgd_', 'momentum', momentum)
+    if type(dampening) not in FLOAT_TYPES:
+        dampening = as_float('_fused_sgd_', 'dampening', dampening)
+    if type(nesterov) is not _b.bool:
+        nesterov = as_bool('_fused_sgd_', 'nesterov', nesterov)
+    if type(maximize) is not _b.bool:
+        maximize = as_bool('_fused_sgd_', 'maximize', maximize)
+    if type(first_step) is not _b.bool:
+        first_step = as_bool('_fused_sgd_', 'first_step', first_step)
+    ks = (input._impl.key_set()
+                | grad._impl.key_set()
+                | (momentum_buffer._impl.key_set() if momentum_buffer is not None else 0))
+    if observers.active:
+        return observed(
+            ops._fused_sgd_, ks,
+            (
+                input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first_step,
+            ),
+        )
+    return ops._fused_sgd_.call(
+        ks, input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+        first_step,
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -9996,4 +10046,5 @@ FUNCTIONS = (
     '_lstm_sequence',
     '_lstm_sequence_backward',
     '_fused_adam_',
+    '_fused_sgd_',
 )

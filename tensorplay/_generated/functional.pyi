@@ -889,3 +889,7 @@ def _fused_adam_(
     lr: float, beta1: float, beta2: float, weight_decay: float, eps: float, step: float,
     maximize: bool, decoupled: bool,
 ) -> Tensor: ...
+def _fused_sgd_(
+    input: Tensor, grad: Tensor, momentum_buffer: Tensor | None, lr: float, weight_decay: float,
+    momentum: float, dampening: float, nesterov: bool, maximize: bool, first_step: bool,
+) -> Tensor: ...

@@ -3274,6 +3274,20 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 3, 4),
         mutable_positions=(0, 2, 3, 4),
     ),
+    OpSchema(
+        name='_fused_sgd_',
+        text=(
+            '_fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, '
+            'float weight_decay, float momentum, float dampening, bool nesterov, '
+            'bool maximize, bool first_step) -> Tensor(a!)'
+        ),
+        arg_names=(
+            'self', 'grad', 'momentum_buffer', 'lr', 'weight_decay', 'momentum', 'dampening',
+            'nesterov', 'maximize', 'first_step',
+        ),
+        tensor_positions=(0, 1, 2),
+        mutable_positions=(0, 2),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -3589,6 +3603,7 @@ DISPATCH = {
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
         ('_fused_adam_', 'optim.fused_adam_'),
+        ('_fused_sgd_', 'optim.fused_sgd_'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4048,6 +4063,7 @@ DISPATCH = {
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
         ('_fused_adam_', 'optim.fused_adam_'),
+        ('_fused_sgd_', 'optim.fused_sgd_'),
     ),
 }
 
@@ -4355,4 +4371,5 @@ META_RULES = {
     '_lstm_sequence': 'rnn.lstm_sequence',
     '_lstm_sequence_backward': 'rnn.lstm_sequence_backward',
     '_fused_adam_': 'optim.fused_adam_',
+    '_fused_sgd_': 'optim.fused_sgd_',
 }

@@ -1,4 +1,4 @@
-"""Shape and dtype rule of the fused optimizer step: _fused_adam_.
+"""Shape and dtype rules of the fused optimizer steps: _fused_adam_, _fused_sgd_.
 
 Same contract as rules.py: `rule(op, args) -> OutSpec` or a typed error that names the op
 and the argument. Every tensor is one stretch of parameters: the same shape and the same
@@ -13,10 +13,19 @@ from tensorplay.meta.rules import OutSpec, check_devices
 
 def fused_adam_(op, args):
     self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = args[:5]
-    named = [(name, t) for name, t in (("self", self), ("grad", grad), ("exp_avg", exp_avg),
-                                       ("exp_avg_sq", exp_avg_sq),
-                                       ("max_exp_avg_sq", max_exp_avg_sq))
-             if t is not None]
+    return _same_stretch(op, self, [("grad", grad), ("exp_avg", exp_avg),
+                                    ("exp_avg_sq", exp_avg_sq),
+                                    ("max_exp_avg_sq", max_exp_avg_sq)])
+
+
+def fused_sgd_(op, args):
+    self, grad, momentum_buffer = args[:3]
+    return _same_stretch(op, self, [("grad", grad), ("momentum_buffer", momentum_buffer)])
+
+
+def _same_stretch(op, self, others):
+    """`self` floating; every other tensor given (not None) of its shape and dtype."""
+    named = [("self", self)] + [(name, t) for name, t in others if t is not None]
     check_devices(op, named)
     check_floating(op, self, "self")
     sizes = tuple(self._impl.sizes)

@@ -1,7 +1,8 @@
-"""Database entries: the fused optimizer step _fused_adam_ (tp.optim.Adam and AdamW call
-it). The reference is PyTorch's own single-tensor Adam update (torch.optim.adam's
-`_single_tensor_adam`, one step) written out in torch ops; tests/test_optim.py checks the
-moments it updates and whole optimizers against torch.optim.
+"""Database entries: the fused optimizer steps _fused_adam_ (tp.optim.Adam and AdamW call
+it) and _fused_sgd_ (tp.optim.SGD). The references are PyTorch's own single-tensor
+updates (torch.optim.adam's `_single_tensor_adam`, torch.optim.sgd's `_single_tensor_sgd`,
+one step) written out in torch ops; tests/test_optim.py checks the state they update and
+whole optimizers against torch.optim.
 """
 from __future__ import annotations
 
@@ -84,9 +85,63 @@ def errors_fused_adam_(op, device):
             arg="self", torch_raises=False)
 
 
+# (shape, layout, momentum, dampening, weight_decay, nesterov, maximize, first_step)
+SGD_CASES = (
+    ((5, 7), "contiguous", 0.0, 0.0, 0.0, False, False, False),
+    ((40000,), "contiguous", 0.9, 0.0, 0.01, False, False, False),
+    ((6, 5), "transposed", 0.9, 0.2, 0.0, False, True, False),
+    ((3, 4), "strided", 0.8, 0.0, 0.1, True, True, True),
+    ((17,), "contiguous", 0.5, 0.1, 0.0, False, False, True),
+)
+
+
+def _torch_fused_sgd_(param, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+                      nesterov, maximize, first_step):
+    """One step of torch.optim.sgd's _single_tensor_sgd, in place; returns param."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=weight_decay)
+    if momentum_buffer is not None:
+        if first_step:
+            momentum_buffer.copy_(grad)
+        else:
+            momentum_buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
+        grad = grad.add(momentum_buffer, alpha=momentum) if nesterov else momentum_buffer
+    return param.add_(grad, alpha=-lr)
+
+
+def _fused_sgd_samples(op, device, dtype, requires_grad):
+    for shape, layout, momentum, dampening, wd, nesterov, maximize, first in SGD_CASES:
+        rng = rng_for(op.full_name, dtype, shape, layout)
+        param, grad, buf = (make_tensor(shape, dtype, device, rng=rng, layout=layout)
+                            for _ in range(3))
+        yield S(param, (grad, buf if momentum != 0 else None, 0.05, wd, momentum, dampening,
+                        nesterov, maximize, first),
+                name=f"{shape} {layout} momentum={momentum} dampening={dampening} "
+                     f"weight_decay={wd} nesterov={nesterov} maximize={maximize} "
+                     f"first_step={first}")
+
+
+def errors_fused_sgd_(op, device):
+    rng = rng_for("fused sgd errors")
+    param, grad = (make_tensor((4, 3), tp.float32, device, rng=rng) for _ in range(2))
+    yield E(S(param, (make_tensor((12,), tp.float32, device, rng=rng), None, 0.1, 0.0, 0.0,
+                      0.0, False, False, False)),
+            ShapeError, r"_fused_sgd_\(\): argument 'grad' must have shape \[4, 3\]",
+            arg="grad", torch_raises=False)
+    yield E(S(param, (grad, grad.double(), 0.1, 0.0, 0.9, 0.0, False, False, False)),
+            DTypeError, r"_fused_sgd_\(\): argument 'momentum_buffer' \(float64\) must have "
+            r"the dtype of 'self' \(float32\)", arg="momentum_buffer", torch_raises=False)
+
+
 op_db = [
     OpInfo("_fused_adam_", ref=_torch_fused_adam_, overloads=("_fused_adam_",), dtypes=DTYPES,
            mutates_input=True, method=False, supports_autograd=False,
            sample_inputs_func=_fused_adam_samples, error_inputs_func=errors_fused_adam_,
+           tolerances={tp.float32: (1e-5, 1e-6)}),
+    OpInfo("_fused_sgd_", ref=_torch_fused_sgd_, overloads=("_fused_sgd_",), dtypes=DTYPES,
+           mutates_input=True, method=False, supports_autograd=False,
+           sample_inputs_func=_fused_sgd_samples, error_inputs_func=errors_fused_sgd_,
            tolerances={tp.float32: (1e-5, 1e-6)}),
 ]
