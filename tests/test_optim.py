@@ -497,22 +497,29 @@ def test_foreach_with_step_counts_that_differ():
     _assert_params_close(tparams, flat, np.float64)
 
 
-def test_foreach_none_is_the_flat_path_and_false_the_loop():
-    params = [tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)]
-    opt = tp.optim.Adam(params, lr=0.1)
-    assert opt.param_groups[0]["foreach"] is None
-    for p in params:
-        p.grad = tp.ones(p.shape)
-    opt.step()
-    a, b = (opt.state[p]["exp_avg"] for p in params)
-    assert a.untyped_storage() is b.untyped_storage()
-    loop = tp.optim.Adam([tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)],
-                         lr=0.1, foreach=False)
-    for p in loop.param_groups[0]["params"]:
-        p.grad = tp.ones(p.shape)
-    loop.step()
-    a, b = (loop.state[p]["exp_avg"] for p in loop.param_groups[0]["params"])
-    assert a.untyped_storage() is not b.untyped_storage()
+@pytest.mark.parametrize("name, state, flat_default", [
+    ("RMSprop", "square_avg", True),
+    # fused steps (one op per parameter): None is the loop on the CPU, True the flat path
+    ("Adam", "exp_avg", False),
+    ("SGD", "momentum_buffer", False),
+])
+def test_foreach_none_is_the_flat_path_and_false_the_loop(name, state, flat_default):
+    def storages(foreach, **kwargs):
+        params = [tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)]
+        opt = getattr(tp.optim, name)(params, lr=0.1, foreach=foreach, **kwargs)
+        for p in params:
+            p.grad = tp.ones(p.shape)
+        opt.step()
+        opt.step()
+        a, b = (opt.state[p][state] for p in params)
+        return a.untyped_storage() is b.untyped_storage()
+
+    kwargs = dict(momentum=0.9) if name == "SGD" else {}
+    default = getattr(tp.optim, name)([tp.zeros(1, requires_grad=True)])
+    assert default.param_groups[0]["foreach"] is None
+    assert storages(None, **kwargs) is flat_default
+    assert storages(True, **kwargs)
+    assert not storages(False, **kwargs)
 
 
 def test_foreach_keeps_non_contiguous_parameters_whole():

@@ -167,12 +167,13 @@ def _slice(flat, start, length):
 def use_foreach(group):
     """foreach=None picks the flat path: on the CPU it runs the same elementwise passes,
     in cache-sized chunks, plus one copy of the gradients, and it saves the per-parameter
-    overhead; on cuda it is PyTorch's default too."""
+    overhead; on cuda it is PyTorch's default too. (A fused update on the CPU is one op per
+    parameter already: batches(fused=True) gives it the loop for None.)"""
     foreach = group.get("foreach")
     return True if foreach is None else bool(foreach)
 
 
-def batches(optimizer, group, names, *, has_step, initial=0.0, whole_params=False):
+def batches(optimizer, group, names, *, has_step, initial=0.0, fused=False):
     """The Batches of one group's parameters that have gradients (see the module doc).
 
     Args:
@@ -182,27 +183,33 @@ def batches(optimizer, group, names, *, has_step, initial=0.0, whole_params=Fals
         has_step: keep PyTorch's per-parameter `step` counter (a 0-d float tensor) and pass
             its new value as Batch.step.
         initial: the value a new buffer starts at (Adagrad's initial_accumulator_value).
-        whole_params: never split a parameter between batches on the CPU (for a fused
-            update that blocks for the cache itself): a parameter of CHUNK_BYTES or more
-            is a batch of its own, its own tensors' views with no copy; smaller ones are
-            put together as usual.
+        fused: the update is one op per batch that blocks for the cache itself
+            (cpu_kernels/optim.py). Then foreach=None takes the loop for CPU parameters
+            (the flat path would add only its gradient copies), and the flat path never
+            splits a parameter between batches: one of CHUNK_BYTES or more is a batch of
+            its own (views of its own tensors, no copy), smaller ones go together.
     """
     params = [p for p in group["params"] if p.grad is not None]
     if not params:
         return []
     if not use_foreach(group):
         return [_single(optimizer, p, names, has_step, initial) for p in params]
+    single = []
+    if fused and group.get("foreach") is None:
+        single = [_single(optimizer, p, names, has_step, initial)
+                  for p in params if p.device.type == "cpu"]
+        params = [p for p in params if p.device.type != "cpu"]
     by_kind = {}
     for p in params:
         by_kind.setdefault((str(p.device), p.dtype), []).append(p)
-    out = []
+    out = single
     cache = optimizer.__dict__.setdefault("_flat_buffers", {})
     for kind, members in by_kind.items():
         key = (id(group), kind)
         flat = cache.get(key)
         if flat is None or not flat.valid(optimizer.state, members, names, has_step):
             flat = cache[key] = _FlatState(optimizer.state, members, names, has_step, initial)
-        found = flat.batches(has_step, whole_params)
+        found = flat.batches(has_step, whole_params=fused)
         if found is None:   # step counts that differ: the loop handles each on its own
             out.extend(_single(optimizer, p, names, has_step, initial) for p in members)
         else:

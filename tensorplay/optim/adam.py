@@ -61,7 +61,7 @@ class Adam(Optimizer):
             decoupled = group["decoupled_weight_decay"] and group["weight_decay"] != 0
             scale = 1 - group["lr"] * group["weight_decay"] if decoupled else None
             fused = not group["differentiable"]
-            for batch in batches(self, group, names, has_step=True, whole_params=fused):
+            for batch in batches(self, group, names, has_step=True, fused=fused):
                 if fused:
                     fused_adam_step(batch, group)
                 else:

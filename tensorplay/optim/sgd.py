@@ -49,7 +49,7 @@ class SGD(Optimizer):
         for group in self.param_groups:
             names = ("momentum_buffer",) if group["momentum"] != 0 else ()
             fused = not group["differentiable"]
-            for batch in batches(self, group, names, has_step=False, whole_params=fused):
+            for batch in batches(self, group, names, has_step=False, fused=fused):
                 # A batch whose parameters start their momentum at different steps (some
                 # got no gradient before) runs the ops, which handle each on its own.
                 if fused and (all(batch.fresh) or not any(batch.fresh)):
