@@ -9,6 +9,7 @@ from tensorplay._dtype import int64 as long, int32 as int, int16 as short  # noq
 from tensorplay._device import device  # noqa: F401
 from tensorplay._promotion import result_type  # noqa: F401
 from tensorplay._tensor import Tensor, Size  # noqa: F401
+from tensorplay._legacy_types import CPU_TYPES as _CPU_TYPES
 from tensorplay import autograd  # noqa: F401
 from tensorplay.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
@@ -42,6 +43,18 @@ def numel(t):
 
 
 __version__ = "0.1.0"
+
+# The typed classes of old PyTorch (tensorplay/_legacy_types.py): tp.FloatTensor([1, 2]).
+FloatTensor = _CPU_TYPES[float32]
+DoubleTensor = _CPU_TYPES[float64]
+HalfTensor = _CPU_TYPES[float16]
+BFloat16Tensor = _CPU_TYPES[bfloat16]
+LongTensor = _CPU_TYPES[int64]
+IntTensor = _CPU_TYPES[int32]
+ShortTensor = _CPU_TYPES[int16]
+ByteTensor = _CPU_TYPES[uint8]
+CharTensor = _CPU_TYPES[int8]
+BoolTensor = _CPU_TYPES[bool]
 
 
 # ---- constants, dtype limits and predicates that torch programs reach for ---------------
