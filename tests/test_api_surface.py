@@ -20,7 +20,10 @@ from pathlib import Path
 
 import torch
 
-import tensorplay as tp
+if __name__ == "__main__":   # run as a script: this checkout's tensorplay, not an installed one
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import tensorplay as tp  # noqa: E402
 
 MISSING_FILE = Path(__file__).with_name("api_surface_missing.txt")
 
