@@ -88,7 +88,7 @@ SKIPPED = [
      r"nonzero_static|dim_order|grad_dtype|get_device_module|is_warn_always_enabled|"
      r"set_warn_always|set_flush_denormal|init_num_threads|.*num_interop_threads|"
      r"get_deterministic_debug_mode|set_deterministic_debug_mode|"
-     r"is_deterministic_algorithms_warn_only_enabled|set_default_tensor_type|"
+     r"set_default_tensor_type|"
      r"(get|set)_float32_matmul_precision|is_inference",
      "C++-runtime controls and legacy hooks with no counterpart here"),
 ]
