@@ -18,12 +18,12 @@ from tensorplay.autograd.grad_mode import (  # noqa: F401
 from tensorplay._generated import functional as _functional
 from tensorplay._creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, from_dlpack, scalar_tensor, empty, empty_strided, zeros, ones,
-    full, empty_like, zeros_like, ones_like, full_like, arange, linspace, eye, rand, randn,
-    randint, randperm, rand_like, randn_like,
+    full, empty_like, zeros_like, ones_like, full_like, arange, linspace, logspace, eye, rand,
+    randn, randint, randperm, rand_like, randn_like, randint_like,
 )
 from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
-from tensorplay import optim, utils, testing, accelerator  # noqa: F401
+from tensorplay import optim, utils, testing, accelerator, linalg  # noqa: F401
 from tensorplay._formatting import set_printoptions, get_printoptions  # noqa: F401
 from tensorplay._runtime import (  # noqa: F401
     set_num_threads, get_num_threads, use_deterministic_algorithms,

@@ -273,6 +273,16 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), computed in double precision."""
+    dtype = dtype or dt.get_default_dtype()
+    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+    if not dtype.is_floating_point:
+        arr = np.trunc(arr)
+    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="logspace"),
+                   requires_grad)
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     arr = np.eye(n, n if m is None else m, dtype=dtype.np)
@@ -310,6 +320,17 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     dtype = dtype or dt.int64
     arr = rng(generator).permutation(int(n)).astype(dtype.np)
     return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
+
+
+def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """Integers drawn uniformly from [low, high) in t's shape (`randint_like(t, high)` draws
+    from [0, high)), with t's dtype and device unless given: `randint` underneath, so the
+    draw comes from the default generator as every tp random function's does."""
+    if high is None:
+        low, high = 0, low
+    dtype, device = _like(t, dtype, device)
+    out = randint(low, high, t.shape, dtype=dtype, device=device)
+    return _finish(out, requires_grad)
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):

@@ -486,6 +486,10 @@ from tensorplay._generated.functional import (
     _h__cross_entropy_backward,
     _h__lstm_sequence,
     _h__lstm_sequence_backward,
+    _h_unsqueeze_,
+    _h_squeeze_,
+    _h_squeeze__dim,
+    _h_transpose__int,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -4306,6 +4310,59 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
     return result
 
 
+def unsqueeze_(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    check_inplace(self, 'unsqueeze_')
+    node = UnsqueezeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    rebase_history(self, node)
+    return result
+
+
+def squeeze_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'squeeze_')
+    node = SqueezeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def squeeze__dim(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    check_inplace(self, 'squeeze_.dim')
+    node = SqueezeBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    rebase_history(self, node)
+    return result
+
+
+def transpose__int(ks, self, dim0, dim1):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return _h_transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    check_inplace(self, 'transpose_.int')
+    node = TransposeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim0_ = dim0
+    node.dim1_ = dim1
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = _h_transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4583,4 +4640,8 @@ WRAPPERS = {
     '_cross_entropy_backward': _cross_entropy_backward,
     '_lstm_sequence': _lstm_sequence,
     '_lstm_sequence_backward': _lstm_sequence_backward,
+    'unsqueeze_': unsqueeze_,
+    'squeeze_': squeeze_,
+    'squeeze_.dim': squeeze__dim,
+    'transpose_.int': transpose__int,
 }

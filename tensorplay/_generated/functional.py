@@ -4553,6 +4553,356 @@ def _op__lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w
     return _h__lstm_sequence_backward.call(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
 
 
+_h_square = dispatcher.find("square")
+
+def _op_square(self):
+    """square(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_square, ks, (self,))
+    return _h_square.call(ks, self)
+
+
+_h_square_ = dispatcher.find("square_")
+
+def _op_square_(self):
+    """square_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_square_, ks, (self,))
+    return _h_square_.call(ks, self)
+
+
+_h_nansum = dispatcher.find("nansum")
+
+def _op_nansum(self, dim, keepdim, dtype):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nansum, ks, (self, dim, keepdim, dtype))
+    return _h_nansum.call(ks, self, dim, keepdim, dtype)
+
+
+_h_nanmean = dispatcher.find("nanmean")
+
+def _op_nanmean(self, dim, keepdim, dtype):
+    """nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_nanmean, ks, (self, dim, keepdim, dtype))
+    return _h_nanmean.call(ks, self, dim, keepdim, dtype)
+
+
+_h_diff = dispatcher.find("diff")
+
+def _op_diff(self, n, dim, prepend, append):
+    """diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor"""
+    ks = self._impl.key_set() | (prepend._impl.key_set() if prepend is not None else 0) | (append._impl.key_set() if append is not None else 0)
+    if observers.active:
+        return observed(_h_diff, ks, (self, n, dim, prepend, append))
+    return _h_diff.call(ks, self, n, dim, prepend, append)
+
+
+_h_trapezoid_x = dispatcher.find("trapezoid.x")
+
+def _op_trapezoid_x(y, x, dim):
+    """trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor"""
+    ks = y._impl.key_set() | x._impl.key_set()
+    if observers.active:
+        return observed(_h_trapezoid_x, ks, (y, x, dim))
+    return _h_trapezoid_x.call(ks, y, x, dim)
+
+
+_h_trapezoid_dx = dispatcher.find("trapezoid.dx")
+
+def _op_trapezoid_dx(y, dx, dim):
+    """trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor"""
+    ks = y._impl.key_set()
+    if observers.active:
+        return observed(_h_trapezoid_dx, ks, (y, dx, dim))
+    return _h_trapezoid_dx.call(ks, y, dx, dim)
+
+
+_h_cumulative_trapezoid_x = dispatcher.find("cumulative_trapezoid.x")
+
+def _op_cumulative_trapezoid_x(y, x, dim):
+    """cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor"""
+    ks = y._impl.key_set() | x._impl.key_set()
+    if observers.active:
+        return observed(_h_cumulative_trapezoid_x, ks, (y, x, dim))
+    return _h_cumulative_trapezoid_x.call(ks, y, x, dim)
+
+
+_h_cumulative_trapezoid_dx = dispatcher.find("cumulative_trapezoid.dx")
+
+def _op_cumulative_trapezoid_dx(y, dx, dim):
+    """cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor"""
+    ks = y._impl.key_set()
+    if observers.active:
+        return observed(_h_cumulative_trapezoid_dx, ks, (y, dx, dim))
+    return _h_cumulative_trapezoid_dx.call(ks, y, dx, dim)
+
+
+_h_atleast_1d = dispatcher.find("atleast_1d")
+
+def _op_atleast_1d(self):
+    """atleast_1d(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atleast_1d, ks, (self,))
+    return _h_atleast_1d.call(ks, self)
+
+
+_h_atleast_1d_Sequence = dispatcher.find("atleast_1d.Sequence")
+
+def _op_atleast_1d_Sequence(tensors):
+    """atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_atleast_1d_Sequence, ks, (tensors,))
+    return _h_atleast_1d_Sequence.call(ks, tensors)
+
+
+_h_atleast_2d = dispatcher.find("atleast_2d")
+
+def _op_atleast_2d(self):
+    """atleast_2d(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atleast_2d, ks, (self,))
+    return _h_atleast_2d.call(ks, self)
+
+
+_h_atleast_2d_Sequence = dispatcher.find("atleast_2d.Sequence")
+
+def _op_atleast_2d_Sequence(tensors):
+    """atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_atleast_2d_Sequence, ks, (tensors,))
+    return _h_atleast_2d_Sequence.call(ks, tensors)
+
+
+_h_atleast_3d = dispatcher.find("atleast_3d")
+
+def _op_atleast_3d(self):
+    """atleast_3d(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_atleast_3d, ks, (self,))
+    return _h_atleast_3d.call(ks, self)
+
+
+_h_atleast_3d_Sequence = dispatcher.find("atleast_3d.Sequence")
+
+def _op_atleast_3d_Sequence(tensors):
+    """atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_atleast_3d_Sequence, ks, (tensors,))
+    return _h_atleast_3d_Sequence.call(ks, tensors)
+
+
+_h_meshgrid = dispatcher.find("meshgrid")
+
+def _op_meshgrid(tensors, indexing):
+    """meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_meshgrid, ks, (tensors, indexing))
+    return _h_meshgrid.call(ks, tensors, indexing)
+
+
+_h_sum_to_size = dispatcher.find("sum_to_size")
+
+def _op_sum_to_size(self, size):
+    """sum_to_size(Tensor self, int[] size) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sum_to_size, ks, (self, size))
+    return _h_sum_to_size.call(ks, self, size)
+
+
+_h_argwhere = dispatcher.find("argwhere")
+
+def _op_argwhere(self):
+    """argwhere(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_argwhere, ks, (self,))
+    return _h_argwhere.call(ks, self)
+
+
+_h_searchsorted_Tensor = dispatcher.find("searchsorted.Tensor")
+
+def _op_searchsorted_Tensor(sorted_sequence, self, out_int32, right, side, sorter):
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    ks = sorted_sequence._impl.key_set() | self._impl.key_set() | (sorter._impl.key_set() if sorter is not None else 0)
+    if observers.active:
+        return observed(_h_searchsorted_Tensor, ks, (sorted_sequence, self, out_int32, right, side, sorter))
+    return _h_searchsorted_Tensor.call(ks, sorted_sequence, self, out_int32, right, side, sorter)
+
+
+_h_searchsorted_Scalar = dispatcher.find("searchsorted.Scalar")
+
+def _op_searchsorted_Scalar(sorted_sequence, self, out_int32, right, side, sorter):
+    """searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    ks = sorted_sequence._impl.key_set() | (sorter._impl.key_set() if sorter is not None else 0)
+    if observers.active:
+        return observed(_h_searchsorted_Scalar, ks, (sorted_sequence, self, out_int32, right, side, sorter))
+    return _h_searchsorted_Scalar.call(ks, sorted_sequence, self, out_int32, right, side, sorter)
+
+
+_h_bucketize_Tensor = dispatcher.find("bucketize.Tensor")
+
+def _op_bucketize_Tensor(self, boundaries, out_int32, right):
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    ks = self._impl.key_set() | boundaries._impl.key_set()
+    if observers.active:
+        return observed(_h_bucketize_Tensor, ks, (self, boundaries, out_int32, right))
+    return _h_bucketize_Tensor.call(ks, self, boundaries, out_int32, right)
+
+
+_h_bucketize_Scalar = dispatcher.find("bucketize.Scalar")
+
+def _op_bucketize_Scalar(self, boundaries, out_int32, right):
+    """bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    ks = boundaries._impl.key_set()
+    if observers.active:
+        return observed(_h_bucketize_Scalar, ks, (self, boundaries, out_int32, right))
+    return _h_bucketize_Scalar.call(ks, self, boundaries, out_int32, right)
+
+
+_h_cdist = dispatcher.find("cdist")
+
+def _op_cdist(x1, x2, p, compute_mode):
+    """cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor"""
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(_h_cdist, ks, (x1, x2, p, compute_mode))
+    return _h_cdist.call(ks, x1, x2, p, compute_mode)
+
+
+_h_linalg_vector_norm = dispatcher.find("linalg_vector_norm")
+
+def _op_linalg_vector_norm(self, ord, dim, keepdim, dtype):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_linalg_vector_norm, ks, (self, ord, dim, keepdim, dtype))
+    return _h_linalg_vector_norm.call(ks, self, ord, dim, keepdim, dtype)
+
+
+_h_linalg_matrix_norm = dispatcher.find("linalg_matrix_norm")
+
+def _op_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
+    """linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_linalg_matrix_norm, ks, (self, ord, dim, keepdim, dtype))
+    return _h_linalg_matrix_norm.call(ks, self, ord, dim, keepdim, dtype)
+
+
+_h_linalg_matrix_norm_str_ord = dispatcher.find("linalg_matrix_norm.str_ord")
+
+def _op_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype):
+    """linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_linalg_matrix_norm_str_ord, ks, (self, ord, dim, keepdim, dtype))
+    return _h_linalg_matrix_norm_str_ord.call(ks, self, ord, dim, keepdim, dtype)
+
+
+_h_linalg_norm = dispatcher.find("linalg_norm")
+
+def _op_linalg_norm(self, ord, dim, keepdim, dtype):
+    """linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_linalg_norm, ks, (self, ord, dim, keepdim, dtype))
+    return _h_linalg_norm.call(ks, self, ord, dim, keepdim, dtype)
+
+
+_h_linalg_norm_ord_str = dispatcher.find("linalg_norm.ord_str")
+
+def _op_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
+    """linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_linalg_norm_ord_str, ks, (self, ord, dim, keepdim, dtype))
+    return _h_linalg_norm_ord_str.call(ks, self, ord, dim, keepdim, dtype)
+
+
+_h_unsqueeze_ = dispatcher.find("unsqueeze_")
+
+def _op_unsqueeze_(self, dim):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unsqueeze_, ks, (self, dim))
+    return _h_unsqueeze_.call(ks, self, dim)
+
+
+_h_squeeze_ = dispatcher.find("squeeze_")
+
+def _op_squeeze_(self):
+    """squeeze_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_squeeze_, ks, (self,))
+    return _h_squeeze_.call(ks, self)
+
+
+_h_squeeze__dim = dispatcher.find("squeeze_.dim")
+
+def _op_squeeze__dim(self, dim):
+    """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_squeeze__dim, ks, (self, dim))
+    return _h_squeeze__dim.call(ks, self, dim)
+
+
+_h_t_ = dispatcher.find("t_")
+
+def _op_t_(self):
+    """t_(Tensor(a!) self) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_t_, ks, (self,))
+    return _h_t_.call(ks, self)
+
+
+_h_transpose__int = dispatcher.find("transpose_.int")
+
+def _op_transpose__int(self, dim0, dim1):
+    """transpose_.int(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_transpose__int, ks, (self, dim0, dim1))
+    return _h_transpose__int.call(ks, self, dim0, dim1)
+
+
+_h_swapaxes_ = dispatcher.find("swapaxes_")
+
+def _op_swapaxes_(self, axis0, axis1):
+    """swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapaxes_, ks, (self, axis0, axis1))
+    return _h_swapaxes_.call(ks, self, axis0, axis1)
+
+
+_h_swapdims_ = dispatcher.find("swapdims_")
+
+def _op_swapdims_(self, dim0, dim1):
+    """swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_swapdims_, ks, (self, dim0, dim1))
+    return _h_swapdims_.call(ks, self, dim0, dim1)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -9243,6 +9593,492 @@ def _lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh,
     return _op__lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
 
 
+def square(self):
+    """self * self (a bool tensor squares to int64, as pow(bool, 2) does).
+    
+    square(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('square', 'self', 'Tensor', self)
+    return _op_square(self)
+
+
+def square_(self):
+    """square_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('square_', 'self', 'Tensor', self)
+    return _op_square_(self)
+
+
+def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    """sum with NaNs counted as zero.
+    
+    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nansum', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('nansum', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('nansum', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('nansum', 'dtype', dtype)
+    return _op_nansum(self, dim, keepdim, dtype)
+
+
+def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the non-NaN values (NaN where there are none).
+    
+    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('nanmean', 'self', 'Tensor', self)
+    if dim is not None: dim = as_int_list('nanmean', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('nanmean', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('nanmean', 'dtype', dtype)
+    return _op_nanmean(self, dim, keepdim, dtype)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (after prepend and append are joined).
+    
+    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('diff', 'self', 'Tensor', self)
+    if type(n) is not _b.int: n = as_int('diff', 'n', n)
+    if type(dim) is not _b.int: dim = as_int('diff', 'dim', dim)
+    if prepend is not None and not isinstance(prepend, Tensor): bad_arg('diff', 'prepend', 'Tensor or None', prepend)
+    if append is not None and not isinstance(append, Tensor): bad_arg('diff', 'append', 'Tensor or None', append)
+    return _op_diff(self, n, dim, prepend, append)
+
+
+def _match_trapezoid_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+def _fd_trapezoid_x(y, x, dim):
+    if not isinstance(y, Tensor): bad_arg('trapezoid', 'y', 'Tensor', y)
+    if not isinstance(x, Tensor): bad_arg('trapezoid', 'x', 'Tensor', x)
+    if type(dim) is not _b.int: dim = as_int('trapezoid', 'dim', dim)
+    return _op_trapezoid_x(y, x, dim)
+
+def _match_trapezoid_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+def _fd_trapezoid_dx(y, dx, dim):
+    if not isinstance(y, Tensor): bad_arg('trapezoid', 'y', 'Tensor', y)
+    if type(dx) not in SCALAR_TYPES: dx = as_scalar('trapezoid', 'dx', dx)
+    if type(dim) is not _b.int: dim = as_int('trapezoid', 'dim', dim)
+    return _op_trapezoid_dx(y, dx, dim)
+
+def trapezoid(*args, **kwargs):
+    """The integral of y along dim by the trapezoidal rule, sampled at x.
+    
+    trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    for match, run in ((_match_trapezoid_x, _fd_trapezoid_x), (_match_trapezoid_dx, _fd_trapezoid_dx)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('trapezoid', ('trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor',), args, kwargs)
+
+
+def _match_cumulative_trapezoid_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+def _fd_cumulative_trapezoid_x(y, x, dim):
+    if not isinstance(y, Tensor): bad_arg('cumulative_trapezoid', 'y', 'Tensor', y)
+    if not isinstance(x, Tensor): bad_arg('cumulative_trapezoid', 'x', 'Tensor', x)
+    if type(dim) is not _b.int: dim = as_int('cumulative_trapezoid', 'dim', dim)
+    return _op_cumulative_trapezoid_x(y, x, dim)
+
+def _match_cumulative_trapezoid_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+def _fd_cumulative_trapezoid_dx(y, dx, dim):
+    if not isinstance(y, Tensor): bad_arg('cumulative_trapezoid', 'y', 'Tensor', y)
+    if type(dx) not in SCALAR_TYPES: dx = as_scalar('cumulative_trapezoid', 'dx', dx)
+    if type(dim) is not _b.int: dim = as_int('cumulative_trapezoid', 'dim', dim)
+    return _op_cumulative_trapezoid_dx(y, dx, dim)
+
+def cumulative_trapezoid(*args, **kwargs):
+    """cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    for match, run in ((_match_cumulative_trapezoid_x, _fd_cumulative_trapezoid_x), (_match_cumulative_trapezoid_dx, _fd_cumulative_trapezoid_dx)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('cumulative_trapezoid', ('cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor',), args, kwargs)
+
+
+def _match_atleast_1d(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_atleast_1d(self):
+    if not isinstance(self, Tensor): bad_arg('atleast_1d', 'self', 'Tensor', self)
+    return _op_atleast_1d(self)
+
+def _match_atleast_1d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_1d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+def _fd_atleast_1d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_1d', 'tensors', tensors)
+    return _op_atleast_1d_Sequence(tensors)
+
+def atleast_1d(*args, **kwargs):
+    """atleast_1d(Tensor self) -> Tensor
+    atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in ((_match_atleast_1d, _fd_atleast_1d), (_match_atleast_1d_Sequence, _fd_atleast_1d_Sequence)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_1d', ('atleast_1d(Tensor self) -> Tensor', 'atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]',), args, kwargs)
+
+
+def _match_atleast_2d(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_atleast_2d(self):
+    if not isinstance(self, Tensor): bad_arg('atleast_2d', 'self', 'Tensor', self)
+    return _op_atleast_2d(self)
+
+def _match_atleast_2d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_2d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+def _fd_atleast_2d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_2d', 'tensors', tensors)
+    return _op_atleast_2d_Sequence(tensors)
+
+def atleast_2d(*args, **kwargs):
+    """atleast_2d(Tensor self) -> Tensor
+    atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in ((_match_atleast_2d, _fd_atleast_2d), (_match_atleast_2d_Sequence, _fd_atleast_2d_Sequence)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_2d', ('atleast_2d(Tensor self) -> Tensor', 'atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]',), args, kwargs)
+
+
+def _match_atleast_3d(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_atleast_3d(self):
+    if not isinstance(self, Tensor): bad_arg('atleast_3d', 'self', 'Tensor', self)
+    return _op_atleast_3d(self)
+
+def _match_atleast_3d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_3d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+def _fd_atleast_3d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_3d', 'tensors', tensors)
+    return _op_atleast_3d_Sequence(tensors)
+
+def atleast_3d(*args, **kwargs):
+    """atleast_3d(Tensor self) -> Tensor
+    atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in ((_match_atleast_3d, _fd_atleast_3d), (_match_atleast_3d_Sequence, _fd_atleast_3d_Sequence)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_3d', ('atleast_3d(Tensor self) -> Tensor', 'atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]',), args, kwargs)
+
+
+def meshgrid(*tensors, indexing=None, **kwargs):
+    """Coordinate grids (expanded views), indexing 'ij' (the default) or 'xy'.
+    
+    meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]
+    """
+    if kwargs:
+        tensors = unpack_kwargs('meshgrid', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('meshgrid', 'tensors', tensors)
+    if indexing is not None and type(indexing) is not _b.str: bad_arg('meshgrid', 'indexing', 'str', indexing)
+    return _op_meshgrid(tensors, indexing)
+
+
+def sum_to_size(self, *size, **kwargs):
+    """Sum self down to size, which self must be expandable from.
+    
+    sum_to_size(Tensor self, int[] size) -> Tensor
+    """
+    if kwargs:
+        size = unpack_kwargs('sum_to_size', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor): bad_arg('sum_to_size', 'self', 'Tensor', self)
+    size = as_int_list('sum_to_size', 'size', size)
+    return _op_sum_to_size(self, size)
+
+
+def argwhere(self):
+    """argwhere(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('argwhere', 'self', 'Tensor', self)
+    return _op_argwhere(self)
+
+
+def searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+    """The indices at which self's values would be inserted to keep the last dim of sorted_sequence sorted.
+    
+    searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    """
+    if isinstance(self, Tensor):  # searchsorted.Tensor
+        if not isinstance(sorted_sequence, Tensor): bad_arg('searchsorted', 'sorted_sequence', 'Tensor', sorted_sequence)
+        if not isinstance(self, Tensor): bad_arg('searchsorted', 'self', 'Tensor', self)
+        if type(out_int32) is not _b.bool: out_int32 = as_bool('searchsorted', 'out_int32', out_int32)
+        if type(right) is not _b.bool: right = as_bool('searchsorted', 'right', right)
+        if side is not None and type(side) is not _b.str: bad_arg('searchsorted', 'side', 'str', side)
+        if sorter is not None and not isinstance(sorter, Tensor): bad_arg('searchsorted', 'sorter', 'Tensor or None', sorter)
+        return _op_searchsorted_Tensor(sorted_sequence, self, out_int32, right, side, sorter)
+    if is_number(self):  # searchsorted.Scalar
+        if not isinstance(sorted_sequence, Tensor): bad_arg('searchsorted', 'sorted_sequence', 'Tensor', sorted_sequence)
+        if type(self) not in SCALAR_TYPES: self = as_scalar('searchsorted', 'self', self)
+        if type(out_int32) is not _b.bool: out_int32 = as_bool('searchsorted', 'out_int32', out_int32)
+        if type(right) is not _b.bool: right = as_bool('searchsorted', 'right', right)
+        if side is not None and type(side) is not _b.str: bad_arg('searchsorted', 'side', 'str', side)
+        if sorter is not None and not isinstance(sorter, Tensor): bad_arg('searchsorted', 'sorter', 'Tensor or None', sorter)
+        return _op_searchsorted_Scalar(sorted_sequence, self, out_int32, right, side, sorter)
+    no_overload('searchsorted', ('searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor', 'searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor',), (sorted_sequence, self, out_int32, right, side, sorter,), {})
+
+
+def bucketize(self, boundaries, *, out_int32=False, right=False):
+    """The bucket index of each element given 1-D sorted boundaries.
+    
+    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+    bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+    """
+    if isinstance(self, Tensor):  # bucketize.Tensor
+        if not isinstance(self, Tensor): bad_arg('bucketize', 'self', 'Tensor', self)
+        if not isinstance(boundaries, Tensor): bad_arg('bucketize', 'boundaries', 'Tensor', boundaries)
+        if type(out_int32) is not _b.bool: out_int32 = as_bool('bucketize', 'out_int32', out_int32)
+        if type(right) is not _b.bool: right = as_bool('bucketize', 'right', right)
+        return _op_bucketize_Tensor(self, boundaries, out_int32, right)
+    if is_number(self):  # bucketize.Scalar
+        if type(self) not in SCALAR_TYPES: self = as_scalar('bucketize', 'self', self)
+        if not isinstance(boundaries, Tensor): bad_arg('bucketize', 'boundaries', 'Tensor', boundaries)
+        if type(out_int32) is not _b.bool: out_int32 = as_bool('bucketize', 'out_int32', out_int32)
+        if type(right) is not _b.bool: right = as_bool('bucketize', 'right', right)
+        return _op_bucketize_Scalar(self, boundaries, out_int32, right)
+    no_overload('bucketize', ('bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor', 'bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor',), (self, boundaries, out_int32, right,), {})
+
+
+def cdist(x1, x2, p=2, compute_mode=None):
+    """The p-norm distance between each row of x1 and each row of x2 (batched).
+    
+    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+    """
+    if not isinstance(x1, Tensor): bad_arg('cdist', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor): bad_arg('cdist', 'x2', 'Tensor', x2)
+    if type(p) not in FLOAT_TYPES: p = as_float('cdist', 'p', p)
+    if compute_mode is not None and type(compute_mode) is not _b.int: compute_mode = as_int('cdist', 'compute_mode', compute_mode)
+    return _op_cdist(x1, x2, p, compute_mode)
+
+
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('linalg_vector_norm', 'self', 'Tensor', self)
+    if type(ord) not in SCALAR_TYPES: ord = as_scalar('linalg_vector_norm', 'ord', ord)
+    if dim is not None: dim = as_int_list('linalg_vector_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('linalg_vector_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('linalg_vector_norm', 'dtype', dtype)
+    return _op_linalg_vector_norm(self, ord, dim, keepdim, dtype)
+
+
+def _match_linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and is_number(ord) and is_int_list(dim) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, ord, dim, keepdim, dtype,)
+    return None
+
+def _fd_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('linalg_matrix_norm', 'self', 'Tensor', self)
+    if type(ord) not in SCALAR_TYPES: ord = as_scalar('linalg_matrix_norm', 'ord', ord)
+    dim = as_int_list('linalg_matrix_norm', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
+    return _op_linalg_matrix_norm(self, ord, dim, keepdim, dtype)
+
+def _match_linalg_matrix_norm_str_ord(self, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and isinstance(ord, _b.str) and is_int_list(dim) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, ord, dim, keepdim, dtype,)
+    return None
+
+def _fd_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('linalg_matrix_norm', 'self', 'Tensor', self)
+    if type(ord) is not _b.str: bad_arg('linalg_matrix_norm', 'ord', 'str', ord)
+    dim = as_int_list('linalg_matrix_norm', 'dim', dim)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
+    return _op_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype)
+
+def linalg_matrix_norm(*args, **kwargs):
+    """linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_linalg_matrix_norm, _fd_linalg_matrix_norm), (_match_linalg_matrix_norm_str_ord, _fd_linalg_matrix_norm_str_ord)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('linalg_matrix_norm', ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def _match_linalg_norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and (ord is None or is_number(ord)) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, ord, dim, keepdim, dtype,)
+    return None
+
+def _fd_linalg_norm(self, ord, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('linalg_norm', 'self', 'Tensor', self)
+    if ord is not None and type(ord) not in SCALAR_TYPES: ord = as_scalar('linalg_norm', 'ord', ord)
+    if dim is not None: dim = as_int_list('linalg_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('linalg_norm', 'dtype', dtype)
+    return _op_linalg_norm(self, ord, dim, keepdim, dtype)
+
+def _match_linalg_norm_ord_str(self, ord, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(self, Tensor) and isinstance(ord, _b.str) and (dim is None or is_int_list(dim)) and is_bool(keepdim) and (dtype is None or is_dtype(dtype)):
+        return (self, ord, dim, keepdim, dtype,)
+    return None
+
+def _fd_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
+    if not isinstance(self, Tensor): bad_arg('linalg_norm', 'self', 'Tensor', self)
+    if type(ord) is not _b.str: bad_arg('linalg_norm', 'ord', 'str', ord)
+    if dim is not None: dim = as_int_list('linalg_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool: keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE: dtype = as_dtype('linalg_norm', 'dtype', dtype)
+    return _op_linalg_norm_ord_str(self, ord, dim, keepdim, dtype)
+
+def linalg_norm(*args, **kwargs):
+    """linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+    """
+    for match, run in ((_match_linalg_norm, _fd_linalg_norm), (_match_linalg_norm_ord_str, _fd_linalg_norm_ord_str)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('linalg_norm', ('linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',), args, kwargs)
+
+
+def unsqueeze_(self, dim):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('unsqueeze_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('unsqueeze_', 'dim', dim)
+    return _op_unsqueeze_(self, dim)
+
+
+def _match_squeeze_(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+def _fd_squeeze_(self):
+    if not isinstance(self, Tensor): bad_arg('squeeze_', 'self', 'Tensor', self)
+    return _op_squeeze_(self)
+
+def _match_squeeze__dim(self, dim):
+    if isinstance(self, Tensor) and is_int(dim):
+        return (self, dim,)
+    return None
+
+def _fd_squeeze__dim(self, dim):
+    if not isinstance(self, Tensor): bad_arg('squeeze_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int: dim = as_int('squeeze_', 'dim', dim)
+    return _op_squeeze__dim(self, dim)
+
+def squeeze_(*args, **kwargs):
+    """squeeze_(Tensor(a!) self) -> Tensor(a!)
+    squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+    """
+    for match, run in ((_match_squeeze_, _fd_squeeze_), (_match_squeeze__dim, _fd_squeeze__dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('squeeze_', ('squeeze_(Tensor(a!) self) -> Tensor(a!)', 'squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)',), args, kwargs)
+
+
+def t_(self):
+    """t_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('t_', 'self', 'Tensor', self)
+    return _op_t_(self)
+
+
+def transpose_(self, dim0, dim1):
+    """transpose_.int(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('transpose_', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int: dim0 = as_int('transpose_', 'dim0', dim0)
+    if type(dim1) is not _b.int: dim1 = as_int('transpose_', 'dim1', dim1)
+    return _op_transpose__int(self, dim0, dim1)
+
+
+def swapaxes_(self, axis0, axis1):
+    """swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('swapaxes_', 'self', 'Tensor', self)
+    if type(axis0) is not _b.int: axis0 = as_int('swapaxes_', 'axis0', axis0)
+    if type(axis1) is not _b.int: axis1 = as_int('swapaxes_', 'axis1', axis1)
+    return _op_swapaxes_(self, axis0, axis1)
+
+
+def swapdims_(self, dim0, dim1):
+    """swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor): bad_arg('swapdims_', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int: dim0 = as_int('swapdims_', 'dim0', dim0)
+    if type(dim1) is not _b.int: dim1 = as_int('swapdims_', 'dim1', dim1)
+    return _op_swapdims_(self, dim0, dim1)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -9554,4 +10390,22 @@ FUNCTIONS = (
     '_cross_entropy_backward',
     '_lstm_sequence',
     '_lstm_sequence_backward',
+    'square',
+    'square_',
+    'nansum',
+    'nanmean',
+    'diff',
+    'trapezoid',
+    'cumulative_trapezoid',
+    'atleast_1d',
+    'atleast_2d',
+    'atleast_3d',
+    'meshgrid',
+    'argwhere',
+    'searchsorted',
+    'bucketize',
+    'cdist',
+    'linalg_vector_norm',
+    'linalg_matrix_norm',
+    'linalg_norm',
 )

@@ -286,6 +286,19 @@ class TensorMethods:
     index_put_ = F.index_put_
     softmax = F.softmax
     log_softmax = F.log_softmax
+    square = F.square
+    square_ = F.square_
+    nansum = F.nansum
+    nanmean = F.nanmean
+    diff = F.diff
+    sum_to_size = F.sum_to_size
+    argwhere = F.argwhere
+    unsqueeze_ = F.unsqueeze_
+    squeeze_ = F.squeeze_
+    t_ = F.t_
+    transpose_ = F.transpose_
+    swapaxes_ = F.swapaxes_
+    swapdims_ = F.swapdims_
 
     def __add__(self, other):
         if not is_operand(other):
