@@ -19,7 +19,7 @@ from tensorplay._generated import functional as _functional
 from tensorplay._creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, from_dlpack, scalar_tensor, empty, empty_strided, zeros, ones,
     full, empty_like, zeros_like, ones_like, full_like, arange, linspace, logspace, eye, rand,
-    randn, randint, randperm, rand_like, randn_like, randint_like,
+    randn, randint, randperm, rand_like, randn_like, randint_like, tril_indices, triu_indices,
 )
 from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401

@@ -289,6 +289,28 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
 
 
+def _triangle_indices(op, select, row, col, offset, dtype, device):
+    """The (2, n) coordinates of the lower or upper triangle of a row x col matrix."""
+    if row < 0 or col < 0:
+        raise ArgumentError(f"{op}(): row and col must be non-negative, but got row={row}, "
+                            f"col={col}", op=op, arg="row" if row < 0 else "col")
+    rows, cols = select(row, offset, col)
+    arr = np.stack([rows, cols]).astype(dtype.np).reshape(2, -1)
+    return _from_array(arr, dtype, device, op=op)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """Row and column indices of the lower triangle (diagonal `offset` included)."""
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset,
+                             dtype or dt.int64, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """Row and column indices of the upper triangle (diagonal `offset` included)."""
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset,
+                             dtype or dt.int64, device)
+
+
 # ---- random ---------------------------------------------------------------------------
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()

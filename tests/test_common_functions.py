@@ -151,3 +151,27 @@ def test_linalg_namespace_and_the_norms_it_cannot_compute():
     for ord in (2, -2, "nuc"):
         with pytest.raises(tp.errors.ArgumentError, match="singular values"):
             tp.linalg.matrix_norm(tp.tensor(a), ord)
+
+
+def test_vander_gradient_matches_the_powers():
+    """PyTorch's vander cannot be differentiated (its backward trips on an in-place
+    update); the columns are x ** k, whose gradient torch computes fine."""
+    data = [0.5, -1.5, 2.0, 0.0]
+    x = tp.tensor(data, requires_grad=True)
+    tx = torch.tensor(data, requires_grad=True)
+    out = tp.vander(x, 4)
+    t_out = torch.stack([tx ** k for k in (3, 2, 1)] + [torch.ones(4)], 1)
+    _same(out, t_out.detach())
+    weights = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    (out * tp.tensor(weights)).sum().backward()
+    (t_out * torch.tensor(weights)).sum().backward()
+    _same(x.grad, tx.grad)
+
+
+@pytest.mark.parametrize("row,col,offset", [(3, 3, 0), (3, 4, 1), (4, 3, -1), (0, 3, 0),
+                                            (3, 0, 0), (2, 5, -3), (5, 2, 4)])
+def test_triangle_indices_match_torch(row, col, offset):
+    for name in ("tril_indices", "triu_indices"):
+        _same(getattr(tp, name)(row, col, offset), getattr(torch, name)(row, col, offset))
+    assert tp.tril_indices(3, 3, dtype=tp.int32).dtype is tp.int32
+    assert tp.triu_indices(3, 3, device="cuda").device.type == "cuda"

@@ -4903,6 +4903,276 @@ def _op_swapdims_(self, dim0, dim1):
     return _h_swapdims_.call(ks, self, dim0, dim1)
 
 
+_h_deg2rad = dispatcher.find("deg2rad")
+
+def _op_deg2rad(self):
+    """deg2rad(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_deg2rad, ks, (self,))
+    return _h_deg2rad.call(ks, self)
+
+
+_h_rad2deg = dispatcher.find("rad2deg")
+
+def _op_rad2deg(self):
+    """rad2deg(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rad2deg, ks, (self,))
+    return _h_rad2deg.call(ks, self)
+
+
+_h_logaddexp = dispatcher.find("logaddexp")
+
+def _op_logaddexp(self, other):
+    """logaddexp(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logaddexp, ks, (self, other))
+    return _h_logaddexp.call(ks, self, other)
+
+
+_h_logaddexp2 = dispatcher.find("logaddexp2")
+
+def _op_logaddexp2(self, other):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_logaddexp2, ks, (self, other))
+    return _h_logaddexp2.call(ks, self, other)
+
+
+_h_fmax = dispatcher.find("fmax")
+
+def _op_fmax(self, other):
+    """fmax(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmax, ks, (self, other))
+    return _h_fmax.call(ks, self, other)
+
+
+_h_fmin = dispatcher.find("fmin")
+
+def _op_fmin(self, other):
+    """fmin(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_fmin, ks, (self, other))
+    return _h_fmin.call(ks, self, other)
+
+
+_h_sinc = dispatcher.find("sinc")
+
+def _op_sinc(self):
+    """sinc(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_sinc, ks, (self,))
+    return _h_sinc.call(ks, self)
+
+
+_h_float_power_Tensor_Tensor = dispatcher.find("float_power.Tensor_Tensor")
+
+def _op_float_power_Tensor_Tensor(self, exponent):
+    """float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    ks = self._impl.key_set() | exponent._impl.key_set()
+    if observers.active:
+        return observed(_h_float_power_Tensor_Tensor, ks, (self, exponent))
+    return _h_float_power_Tensor_Tensor.call(ks, self, exponent)
+
+
+_h_float_power_Tensor_Scalar = dispatcher.find("float_power.Tensor_Scalar")
+
+def _op_float_power_Tensor_Scalar(self, exponent):
+    """float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_float_power_Tensor_Scalar, ks, (self, exponent))
+    return _h_float_power_Tensor_Scalar.call(ks, self, exponent)
+
+
+_h_heaviside = dispatcher.find("heaviside")
+
+def _op_heaviside(self, values):
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    ks = self._impl.key_set() | values._impl.key_set()
+    if observers.active:
+        return observed(_h_heaviside, ks, (self, values))
+    return _h_heaviside.call(ks, self, values)
+
+
+_h_cov = dispatcher.find("cov")
+
+def _op_cov(self, correction, fweights, aweights):
+    """cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor"""
+    ks = self._impl.key_set() | (fweights._impl.key_set() if fweights is not None else 0) | (aweights._impl.key_set() if aweights is not None else 0)
+    if observers.active:
+        return observed(_h_cov, ks, (self, correction, fweights, aweights))
+    return _h_cov.call(ks, self, correction, fweights, aweights)
+
+
+_h_corrcoef = dispatcher.find("corrcoef")
+
+def _op_corrcoef(self):
+    """corrcoef(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_corrcoef, ks, (self,))
+    return _h_corrcoef.call(ks, self)
+
+
+_h_ravel = dispatcher.find("ravel")
+
+def _op_ravel(self):
+    """ravel(Tensor(a) self) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_ravel, ks, (self,))
+    return _h_ravel.call(ks, self)
+
+
+_h_fliplr = dispatcher.find("fliplr")
+
+def _op_fliplr(self):
+    """fliplr(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_fliplr, ks, (self,))
+    return _h_fliplr.call(ks, self)
+
+
+_h_flipud = dispatcher.find("flipud")
+
+def _op_flipud(self):
+    """flipud(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_flipud, ks, (self,))
+    return _h_flipud.call(ks, self)
+
+
+_h_rot90 = dispatcher.find("rot90")
+
+def _op_rot90(self, k, dims):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_rot90, ks, (self, k, dims))
+    return _h_rot90.call(ks, self, k, dims)
+
+
+_h_block_diag = dispatcher.find("block_diag")
+
+def _op_block_diag(tensors):
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_block_diag, ks, (tensors,))
+    return _h_block_diag.call(ks, tensors)
+
+
+_h_cartesian_prod = dispatcher.find("cartesian_prod")
+
+def _op_cartesian_prod(tensors):
+    """cartesian_prod(Tensor[] tensors) -> Tensor"""
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(_h_cartesian_prod, ks, (tensors,))
+    return _h_cartesian_prod.call(ks, tensors)
+
+
+_h_vander = dispatcher.find("vander")
+
+def _op_vander(x, N, increasing):
+    """vander(Tensor x, int? N=None, bool increasing=False) -> Tensor"""
+    ks = x._impl.key_set()
+    if observers.active:
+        return observed(_h_vander, ks, (x, N, increasing))
+    return _h_vander.call(ks, x, N, increasing)
+
+
+_h_unravel_index = dispatcher.find("unravel_index")
+
+def _op_unravel_index(indices, shape):
+    """unravel_index(Tensor indices, int[] shape) -> Tensor[]"""
+    ks = indices._impl.key_set()
+    if observers.active:
+        return observed(_h_unravel_index, ks, (indices, shape))
+    return _h_unravel_index.call(ks, indices, shape)
+
+
+_h_unfold = dispatcher.find("unfold")
+
+def _op_unfold(self, dimension, size, step):
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_unfold, ks, (self, dimension, size, step))
+    return _h_unfold.call(ks, self, dimension, size, step)
+
+
+_h_isin_Tensor_Tensor = dispatcher.find("isin.Tensor_Tensor")
+
+def _op_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    """isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    ks = elements._impl.key_set() | test_elements._impl.key_set()
+    if observers.active:
+        return observed(_h_isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert))
+    return _h_isin_Tensor_Tensor.call(ks, elements, test_elements, assume_unique, invert)
+
+
+_h_isin_Tensor_Scalar = dispatcher.find("isin.Tensor_Scalar")
+
+def _op_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    """isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    ks = elements._impl.key_set()
+    if observers.active:
+        return observed(_h_isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
+    return _h_isin_Tensor_Scalar.call(ks, elements, test_element, assume_unique, invert)
+
+
+_h_isin_Scalar_Tensor = dispatcher.find("isin.Scalar_Tensor")
+
+def _op_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    """isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    ks = test_elements._impl.key_set()
+    if observers.active:
+        return observed(_h_isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
+    return _h_isin_Scalar_Tensor.call(ks, element, test_elements, assume_unique, invert)
+
+
+_h_msort = dispatcher.find("msort")
+
+def _op_msort(self):
+    """msort(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_msort, ks, (self,))
+    return _h_msort.call(ks, self)
+
+
+_h_dist = dispatcher.find("dist")
+
+def _op_dist(self, other, p):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_dist, ks, (self, other, p))
+    return _h_dist.call(ks, self, other, p)
+
+
+_h_inner = dispatcher.find("inner")
+
+def _op_inner(self, other):
+    """inner(Tensor self, Tensor other) -> Tensor"""
+    ks = self._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(_h_inner, ks, (self, other))
+    return _h_inner.call(ks, self, other)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -10079,6 +10349,250 @@ def swapdims_(self, dim0, dim1):
     return _op_swapdims_(self, dim0, dim1)
 
 
+def deg2rad(self):
+    """deg2rad(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('deg2rad', 'self', 'Tensor', self)
+    return _op_deg2rad(self)
+
+
+def rad2deg(self):
+    """rad2deg(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('rad2deg', 'self', 'Tensor', self)
+    return _op_rad2deg(self)
+
+
+def logaddexp(self, other):
+    """log(exp(self) + exp(other)) without overflow.
+    
+    logaddexp(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('logaddexp', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logaddexp', 'other', 'Tensor', other)
+    return _op_logaddexp(self, other)
+
+
+def logaddexp2(self, other):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('logaddexp2', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('logaddexp2', 'other', 'Tensor', other)
+    return _op_logaddexp2(self, other)
+
+
+def fmax(self, other):
+    """maximum, ignoring a NaN when the other value is a number.
+    
+    fmax(Tensor self, Tensor other) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('fmax', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('fmax', 'other', 'Tensor', other)
+    return _op_fmax(self, other)
+
+
+def fmin(self, other):
+    """fmin(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('fmin', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('fmin', 'other', 'Tensor', other)
+    return _op_fmin(self, other)
+
+
+def sinc(self):
+    """sin(pi x) / (pi x), 1 at 0.
+    
+    sinc(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('sinc', 'self', 'Tensor', self)
+    return _op_sinc(self)
+
+
+def float_power(self, exponent):
+    """float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+    """
+    if isinstance(exponent, Tensor):  # float_power.Tensor_Tensor
+        if not isinstance(self, Tensor): bad_arg('float_power', 'self', 'Tensor', self)
+        if not isinstance(exponent, Tensor): bad_arg('float_power', 'exponent', 'Tensor', exponent)
+        return _op_float_power_Tensor_Tensor(self, exponent)
+    if is_number(exponent):  # float_power.Tensor_Scalar
+        if not isinstance(self, Tensor): bad_arg('float_power', 'self', 'Tensor', self)
+        if type(exponent) not in SCALAR_TYPES: exponent = as_scalar('float_power', 'exponent', exponent)
+        return _op_float_power_Tensor_Scalar(self, exponent)
+    no_overload('float_power', ('float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',), (self, exponent,), {})
+
+
+def heaviside(self, values):
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('heaviside', 'self', 'Tensor', self)
+    if not isinstance(values, Tensor): bad_arg('heaviside', 'values', 'Tensor', values)
+    return _op_heaviside(self, values)
+
+
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in self's rows (observations in columns).
+    
+    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+    """
+    if not isinstance(self, Tensor): bad_arg('cov', 'self', 'Tensor', self)
+    if type(correction) is not _b.int: correction = as_int('cov', 'correction', correction)
+    if fweights is not None and not isinstance(fweights, Tensor): bad_arg('cov', 'fweights', 'Tensor or None', fweights)
+    if aweights is not None and not isinstance(aweights, Tensor): bad_arg('cov', 'aweights', 'Tensor or None', aweights)
+    return _op_cov(self, correction, fweights, aweights)
+
+
+def corrcoef(self):
+    """corrcoef(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('corrcoef', 'self', 'Tensor', self)
+    return _op_corrcoef(self)
+
+
+def ravel(self):
+    """ravel(Tensor(a) self) -> Tensor(a)"""
+    if not isinstance(self, Tensor): bad_arg('ravel', 'self', 'Tensor', self)
+    return _op_ravel(self)
+
+
+def fliplr(self):
+    """fliplr(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('fliplr', 'self', 'Tensor', self)
+    return _op_fliplr(self)
+
+
+def flipud(self):
+    """flipud(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('flipud', 'self', 'Tensor', self)
+    return _op_flipud(self)
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('rot90', 'self', 'Tensor', self)
+    if type(k) is not _b.int: k = as_int('rot90', 'k', k)
+    dims = as_int_list('rot90', 'dims', dims)
+    return _op_rot90(self, k, dims)
+
+
+def block_diag(*tensors, **kwargs):
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('block_diag', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('block_diag', 'tensors', tensors)
+    return _op_block_diag(tensors)
+
+
+def cartesian_prod(*tensors, **kwargs):
+    """cartesian_prod(Tensor[] tensors) -> Tensor"""
+    if kwargs:
+        tensors = unpack_kwargs('cartesian_prod', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('cartesian_prod', 'tensors', tensors)
+    return _op_cartesian_prod(tensors)
+
+
+def vander(x, N=None, increasing=False):
+    """vander(Tensor x, int? N=None, bool increasing=False) -> Tensor"""
+    if not isinstance(x, Tensor): bad_arg('vander', 'x', 'Tensor', x)
+    if N is not None and type(N) is not _b.int: N = as_int('vander', 'N', N)
+    if type(increasing) is not _b.bool: increasing = as_bool('vander', 'increasing', increasing)
+    return _op_vander(x, N, increasing)
+
+
+def unravel_index(indices, *shape, **kwargs):
+    """unravel_index(Tensor indices, int[] shape) -> Tensor[]"""
+    if kwargs:
+        shape = unpack_kwargs('unravel_index', 'shape', shape, kwargs)
+    elif len(shape) == 1 and type(shape[0]) is not _b.int:
+        shape = shape[0]
+    if not isinstance(indices, Tensor): bad_arg('unravel_index', 'indices', 'Tensor', indices)
+    shape = as_int_list('unravel_index', 'shape', shape)
+    return _op_unravel_index(indices, shape)
+
+
+def unfold(self, dimension, size, step):
+    """Windows of size elements every step along dimension, as a new last dim (a view).
+    
+    unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+    """
+    if not isinstance(self, Tensor): bad_arg('unfold', 'self', 'Tensor', self)
+    if type(dimension) is not _b.int: dimension = as_int('unfold', 'dimension', dimension)
+    if type(size) is not _b.int: size = as_int('unfold', 'size', size)
+    if type(step) is not _b.int: step = as_int('unfold', 'step', step)
+    return _op_unfold(self, dimension, size, step)
+
+
+def _match_isin_Tensor_Tensor(elements, test_elements, *, assume_unique=False, invert=False):
+    if isinstance(elements, Tensor) and isinstance(test_elements, Tensor) and is_bool(assume_unique) and is_bool(invert):
+        return (elements, test_elements, assume_unique, invert,)
+    return None
+
+def _fd_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    if not isinstance(elements, Tensor): bad_arg('isin', 'elements', 'Tensor', elements)
+    if not isinstance(test_elements, Tensor): bad_arg('isin', 'test_elements', 'Tensor', test_elements)
+    if type(assume_unique) is not _b.bool: assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool: invert = as_bool('isin', 'invert', invert)
+    return _op_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert)
+
+def _match_isin_Tensor_Scalar(elements, test_element, *, assume_unique=False, invert=False):
+    if isinstance(elements, Tensor) and is_number(test_element) and is_bool(assume_unique) and is_bool(invert):
+        return (elements, test_element, assume_unique, invert,)
+    return None
+
+def _fd_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    if not isinstance(elements, Tensor): bad_arg('isin', 'elements', 'Tensor', elements)
+    if type(test_element) not in SCALAR_TYPES: test_element = as_scalar('isin', 'test_element', test_element)
+    if type(assume_unique) is not _b.bool: assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool: invert = as_bool('isin', 'invert', invert)
+    return _op_isin_Tensor_Scalar(elements, test_element, assume_unique, invert)
+
+def _match_isin_Scalar_Tensor(element, test_elements, *, assume_unique=False, invert=False):
+    if is_number(element) and isinstance(test_elements, Tensor) and is_bool(assume_unique) and is_bool(invert):
+        return (element, test_elements, assume_unique, invert,)
+    return None
+
+def _fd_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    if type(element) not in SCALAR_TYPES: element = as_scalar('isin', 'element', element)
+    if not isinstance(test_elements, Tensor): bad_arg('isin', 'test_elements', 'Tensor', test_elements)
+    if type(assume_unique) is not _b.bool: assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool: invert = as_bool('isin', 'invert', invert)
+    return _op_isin_Scalar_Tensor(element, test_elements, assume_unique, invert)
+
+def isin(*args, **kwargs):
+    """isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+    isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor
+    isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+    """
+    for match, run in ((_match_isin_Tensor_Tensor, _fd_isin_Tensor_Tensor), (_match_isin_Tensor_Scalar, _fd_isin_Tensor_Scalar), (_match_isin_Scalar_Tensor, _fd_isin_Scalar_Tensor)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('isin', ('isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor',), args, kwargs)
+
+
+def msort(self):
+    """msort(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('msort', 'self', 'Tensor', self)
+    return _op_msort(self)
+
+
+def dist(self, other, p=2):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('dist', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('dist', 'other', 'Tensor', other)
+    if type(p) not in SCALAR_TYPES: p = as_scalar('dist', 'p', p)
+    return _op_dist(self, other, p)
+
+
+def inner(self, other):
+    """inner(Tensor self, Tensor other) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('inner', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor): bad_arg('inner', 'other', 'Tensor', other)
+    return _op_inner(self, other)
+
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -10408,4 +10922,27 @@ FUNCTIONS = (
     'linalg_vector_norm',
     'linalg_matrix_norm',
     'linalg_norm',
+    'deg2rad',
+    'rad2deg',
+    'logaddexp',
+    'logaddexp2',
+    'fmax',
+    'fmin',
+    'sinc',
+    'float_power',
+    'heaviside',
+    'cov',
+    'corrcoef',
+    'ravel',
+    'fliplr',
+    'flipud',
+    'rot90',
+    'block_diag',
+    'cartesian_prod',
+    'vander',
+    'unravel_index',
+    'isin',
+    'msort',
+    'dist',
+    'inner',
 )

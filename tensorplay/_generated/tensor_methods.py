@@ -299,6 +299,25 @@ class TensorMethods:
     transpose_ = F.transpose_
     swapaxes_ = F.swapaxes_
     swapdims_ = F.swapdims_
+    deg2rad = F.deg2rad
+    rad2deg = F.rad2deg
+    logaddexp = F.logaddexp
+    logaddexp2 = F.logaddexp2
+    fmax = F.fmax
+    fmin = F.fmin
+    sinc = F.sinc
+    float_power = F.float_power
+    heaviside = F.heaviside
+    cov = F.cov
+    corrcoef = F.corrcoef
+    ravel = F.ravel
+    fliplr = F.fliplr
+    flipud = F.flipud
+    rot90 = F.rot90
+    unfold = F.unfold
+    msort = F.msort
+    dist = F.dist
+    inner = F.inner
 
     def __add__(self, other):
         if not is_operand(other):

@@ -1,5 +1,5 @@
-"""tp.linalg's norms and cdist, composed of the `norm` reduction (whose backward is in
-derivatives.yaml) and abs/sum/amax.
+"""tp.linalg's norms, cdist, dist and inner, composed of the `norm` reduction (whose
+backward is in derivatives.yaml), abs/sum/amax and tensordot.
 
     vector_norm(x, ord)      the ord-norm of the elements over dim (all by default)
     matrix_norm(A, ord)      'fro', or the induced 1 / -1 / inf / -inf norms
@@ -131,3 +131,24 @@ def cdist(x1, x2, p, compute_mode):
                          f"{x1.dtype.name}, X2 got: {x2.dtype.name}", op=op, arg="x1")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return F.norm(d, p, [-1], False)
+
+
+def dist(self, other, p):
+    """The p-norm of self - other (broadcast), over all elements."""
+    if not self.is_floating_point() or not other.is_floating_point():
+        raise DTypeError(f"dist(): input dtype should be floating point, but got "
+                         f"{self.dtype.name} and {other.dtype.name} (argument 'self')",
+                         op="dist", arg="self")
+    return F.norm(self - other, p)
+
+
+def inner(self, other):
+    """Sum over the last dims of both: a dot product for vectors, self @ other.T for
+    matrices (a 0-dim operand multiplies)."""
+    if self.dim() == 0 or other.dim() == 0:
+        return self * other
+    if self.shape[-1] != other.shape[-1]:
+        raise ShapeError(f"inner(): inner() the last dimension must match on both input "
+                         f"tensors but got shapes {list(self.shape)} and "
+                         f"{list(other.shape)} (argument 'other')", op="inner", arg="other")
+    return F.tensordot(self, other, [self.dim() - 1], [other.dim() - 1])

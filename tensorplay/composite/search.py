@@ -1,4 +1,5 @@
-"""Binary search in sorted tensors: searchsorted and bucketize, composed of comparisons.
+"""Searching: searchsorted and bucketize (binary search in sorted tensors), isin and
+msort, composed of comparisons and sort.
 
 For each value v, the insertion index into a sorted sequence s is a count:
 
@@ -91,3 +92,25 @@ def bucketize(self, boundaries, out_int32, right):
 def bucketize_scalar(self, boundaries, out_int32, right):
     value = wrap_number(self, boundaries)
     return bucketize(value, boundaries, out_int32, right)
+
+
+def isin(elements, test_elements, assume_unique, invert):
+    """Whether each element occurs in test_elements (an element-by-element comparison;
+    assume_unique changes nothing here)."""
+    tests = test_elements.reshape([-1])
+    hits = F.any(F.eq(elements.unsqueeze(-1), tests), -1)
+    return F.logical_not(hits) if invert else hits
+
+
+def isin_scalar_test(elements, test_element, assume_unique, invert):
+    hits = F.eq(elements, test_element)
+    return F.logical_not(hits) if invert else hits
+
+
+def isin_scalar_element(element, test_elements, assume_unique, invert):
+    return isin(wrap_number(element, test_elements), test_elements, assume_unique, invert)
+
+
+def msort(self):
+    """self sorted along its first dim."""
+    return F.sort(self, 0)[0]

@@ -1,9 +1,12 @@
 """Shape helpers scripts reach for, composed of views and existing ops: atleast_1d/2d/3d,
-meshgrid, sum_to_size, argwhere."""
+meshgrid, sum_to_size, argwhere, ravel, fliplr, flipud, rot90, block_diag, cartesian_prod,
+vander, unravel_index and Tensor.unfold (sliding windows as a view)."""
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
+from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
-from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
 
 def atleast_1d(self):
@@ -98,3 +101,148 @@ def sum_to_size(self, size):
 def argwhere(self):
     """The indices of the non-zero elements, one row each: nonzero(self)."""
     return F.nonzero(self)
+
+
+def ravel(self):
+    """self as one dim (a view when the layout allows, as reshape)."""
+    return self.reshape([-1])
+
+
+def fliplr(self):
+    if self.dim() < 2:
+        raise ShapeError(f"fliplr(): Input must be >= 2-d (argument 'self' is "
+                         f"{self.dim()}-d).", op="fliplr", arg="self")
+    return self.flip([1])
+
+
+def flipud(self):
+    if self.dim() < 1:
+        raise ShapeError("flipud(): Input must be >= 1-d (argument 'self' is 0-d).",
+                         op="flipud", arg="self")
+    return self.flip([0])
+
+
+def rot90(self, k, dims):
+    """Rotates the plane of dims by 90 degrees k times, from dims[0] towards dims[1]."""
+    op = "rot90"
+    if len(dims) != 2:
+        raise ArgumentError(f"rot90(): expected total rotation dims == 2, but got dims = "
+                            f"{len(dims)} (argument 'dims')", op=op, arg="dims")
+    if self.dim() < 2:
+        raise ShapeError(f"rot90(): expected total dims >= 2, but got total dims = "
+                         f"{self.dim()} (argument 'self')", op=op, arg="self")
+    d0, d1 = (wrap_dim(op, "dims", d, self.dim()) for d in dims)
+    if d0 == d1:
+        raise ArgumentError(f"rot90(): expected rotation dims to be different, but got "
+                            f"dim0 = {dims[0]} and dim1 = {dims[1]} (argument 'dims')", op=op,
+                            arg="dims")
+    k = k % 4
+    if k == 1:
+        return self.flip([d1]).transpose(d0, d1)
+    if k == 2:
+        return self.flip([d0, d1])
+    if k == 3:
+        return self.flip([d0]).transpose(d0, d1)
+    return self.clone()
+
+
+def block_diag(tensors):
+    """The matrices (0-D and 1-D tensors count as 1x1 and 1xn) along the diagonal of one
+    matrix, zeros elsewhere; the dtype is promoted over all of them."""
+    op = "block_diag"
+    if not tensors:
+        raise ArgumentError("block_diag(): expects at least one tensor (argument 'tensors')",
+                            op=op, arg="tensors")
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise ShapeError(f"block_diag(): Input tensors must have 2 or fewer dimensions. "
+                             f"Input {i} has {t.dim()} dimensions (argument 'tensors[{i}]')",
+                             op=op, arg=f"tensors[{i}]")
+        mats.append(t.reshape([1, 1]) if t.dim() == 0 else
+                    t.reshape([1, -1]) if t.dim() == 1 else t)
+    dtype = mats[0].dtype
+    for m in mats[1:]:
+        dtype = dt.promote_types(dtype, m.dtype)
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        pieces = [m.new_zeros((r, left), dtype=dtype), m.to(dtype),
+                  m.new_zeros((r, width - left - c), dtype=dtype)]
+        rows.append(F.cat(pieces, 1))
+        left += c
+    return F.cat(rows, 0)
+
+
+def cartesian_prod(tensors):
+    """Every combination of one element from each 1-D tensor, one row each (a single
+    tensor comes back as itself)."""
+    for i, t in enumerate(tensors):
+        if t.dim() != 1:
+            raise ShapeError(f"cartesian_prod(): Expect a 1D vector, but got shape "
+                             f"{fmt_shape(t.shape)} (argument 'tensors[{i}]')",
+                             op="cartesian_prod", arg=f"tensors[{i}]")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(tensors, "ij")
+    return F.stack([g.reshape([-1]) for g in grids], 1)
+
+
+def vander(x, N, increasing):
+    """Columns x ** 0 ... x ** (N - 1) (reversed unless increasing), as a cumulative
+    product so that no power of zero is differentiated through a log."""
+    op = "vander"
+    if x.dim() != 1:
+        raise ShapeError(f"vander(): x must be a one-dimensional tensor (argument 'x' is "
+                         f"{x.dim()}-D).", op=op, arg="x")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise ArgumentError("vander(): N must be non-negative (argument 'N').", op=op, arg="N")
+    if x.dtype is dt.bool or x.dtype in (dt.uint8, dt.int8, dt.int16, dt.int32):
+        x = x.to(dt.int64)
+    ones = x.new_ones((x.shape[0], min(n, 1)))
+    if n > 1:
+        powers = F.cumprod(x.unsqueeze(1).expand([x.shape[0], n - 1]), 1)
+        out = F.cat([ones, powers], 1)
+    else:
+        out = ones
+    return out if increasing else out.flip([1])
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat indices, one tensor per dim."""
+    op = "unravel_index"
+    if indices.is_floating_point() or indices.dtype is dt.bool:
+        raise DTypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
+                         f"{indices.dtype.name}", op=op, arg="indices")
+    if any(s < 0 for s in shape):
+        raise ArgumentError(f"unravel_index(): 'shape' cannot have negative values, but got "
+                            f"{tuple(shape)}", op=op, arg="shape")
+    coords, rest = [], indices.to(dt.int64)
+    for s in reversed(shape):
+        coords.append(F.remainder(rest, s))
+        rest = F.floor_divide(rest, s)
+    return list(reversed(coords))
+
+
+def unfold(self, dimension, size, step):
+    """Windows of `size` elements every `step` along `dimension`, as a new last dim (a
+    view): (..., n, ...) -> (..., (n - size) // step + 1, ..., size)."""
+    op = "unfold"
+    ndim = self.dim()
+    d = wrap_dim(op, "dimension", dimension, max(ndim, 1))
+    length = self.shape[d] if ndim else 1
+    if size > length:
+        raise ShapeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but "
+                         f"size is {size} (argument 'size')", op=op, arg="size")
+    if step <= 0:
+        raise ArgumentError(f"unfold(): step is {step} but must be > 0 (argument 'step')",
+                            op=op, arg="step")
+    sizes, strides = list(self.shape), list(self.stride())
+    if ndim == 0:
+        return self.as_strided([size], [1], self.storage_offset())
+    sizes[d] = (length - size) // step + 1
+    stride = strides[d]
+    strides[d] = stride * step
+    return self.as_strided(sizes + [size], strides + [stride], self.storage_offset())

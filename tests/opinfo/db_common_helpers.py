@@ -1,7 +1,8 @@
 """Database entries: the common helpers (the last section of ops.yaml): square, nansum,
 nanmean, diff, trapezoid, cumulative_trapezoid, atleast_1d/2d/3d, meshgrid, sum_to_size,
 argwhere, searchsorted, bucketize, cdist, the tp.linalg norms and the in-place view ops
-(unsqueeze_, squeeze_, t_, transpose_, swapaxes_, swapdims_)."""
+(unsqueeze_, squeeze_, t_, transpose_, swapaxes_, swapdims_); then the pointwise and
+shape helpers (deg2rad ... inner) in tests/opinfo/db_common_helpers_more.py."""
 from __future__ import annotations
 
 import math
@@ -15,8 +16,8 @@ from opinfo.core import (
     rng_for,
 )
 from opinfo.reduction_common import grad_for, t_
-from opinfo.samples import sample_inputs_reduce_all, sample_inputs_reduce_dims, \
-    sample_inputs_unary
+from opinfo.db_common_helpers_more import op_db as MORE
+from opinfo.samples import sample_inputs_unary
 
 TOL = {tp.float32: (1e-5, 1e-5), tp.float16: (2e-3, 2e-3), tp.bfloat16: (1.6e-2, 1e-2)}
 NUMERIC = (tp.int32, tp.int64) + FLOATING
@@ -419,4 +420,5 @@ op_db = [
            sample_inputs_func=_cdist_samples, error_inputs_func=_errors_cdist),
     *LINALG,
     *INPLACE_VIEWS,
+    *MORE,
 ]
