@@ -47,6 +47,18 @@ def numel(t):
     return t.numel()
 
 
+def is_nonzero(input):
+    return input.is_nonzero()
+
+
+def is_same_size(input, other):
+    return input.is_same_size(other)
+
+
+def is_signed(input):
+    return input.is_signed()
+
+
 # The typed classes of old PyTorch (tensorplay/_legacy_types.py): tp.FloatTensor([1, 2]).
 FloatTensor = _CPU_TYPES[float32]
 DoubleTensor = _CPU_TYPES[float64]

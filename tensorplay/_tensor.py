@@ -100,6 +100,29 @@ class Tensor(TensorMethods, TensorBase):
     def is_inference(self):
         return self._impl.inference
 
+    def is_signed(self):
+        """Whether the dtype holds negative numbers (not bool, not uint8)."""
+        return self._impl.dtype not in (dt.bool, dt.uint8)
+
+    def is_nonzero(self):
+        """The truth of a one-element tensor (PyTorch's errors for any other)."""
+        n = self._impl.numel()
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def is_same_size(self, other):
+        return self._impl.sizes == other._impl.sizes
+
+    def get_device(self):
+        """The device index of a cuda tensor, -1 for a CPU one."""
+        device = self._impl.device
+        if device.type == "cpu":
+            return -1
+        return device.index or 0
+
     @property
     def _version(self):
         return self._impl.version.value

@@ -175,3 +175,25 @@ def test_triangle_indices_match_torch(row, col, offset):
         _same(getattr(tp, name)(row, col, offset), getattr(torch, name)(row, col, offset))
     assert tp.tril_indices(3, 3, dtype=tp.int32).dtype is tp.int32
     assert tp.triu_indices(3, 3, device="cuda").device.type == "cuda"
+
+
+# ---- predicates --------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int64", "float16", "float32"])
+def test_is_signed_matches_torch(dtype):
+    ours, theirs = tp.ones(2, dtype=getattr(tp, dtype)), torch.ones(2, dtype=getattr(torch, dtype))
+    assert ours.is_signed() == theirs.is_signed() == tp.is_signed(ours)
+
+
+def test_is_nonzero_is_same_size_get_device_match_torch():
+    for value in ([1.0], [0.0], 3, [True], [False]):
+        assert tp.tensor(value).is_nonzero() == torch.tensor(value).is_nonzero()
+    assert tp.is_nonzero(tp.tensor([2]))
+    for value in ([1.0, 2.0], []):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.tensor(value).is_nonzero()
+        with pytest.raises(RuntimeError, match=str(theirs.value)):
+            tp.tensor(value).is_nonzero()
+    assert tp.ones(2, 3).is_same_size(tp.zeros(2, 3)) and tp.is_same_size(tp.ones(2), tp.ones(2))
+    assert not tp.ones(2, 3).is_same_size(tp.ones(3, 2))
+    assert tp.ones(2).get_device() == torch.ones(2).get_device() == -1
+    assert tp.ones(2, device="cuda").get_device() == 0

@@ -5173,6 +5173,36 @@ def _op_inner(self, other):
     return _h_inner.call(ks, self, other)
 
 
+_h_byte = dispatcher.find("byte")
+
+def _op_byte(self):
+    """byte(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_byte, ks, (self,))
+    return _h_byte.call(ks, self)
+
+
+_h_char = dispatcher.find("char")
+
+def _op_char(self):
+    """char(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_char, ks, (self,))
+    return _h_char.call(ks, self)
+
+
+_h_short = dispatcher.find("short")
+
+def _op_short(self):
+    """short(Tensor self) -> Tensor"""
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(_h_short, ks, (self,))
+    return _h_short.call(ks, self)
+
+
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting.
     
@@ -10591,6 +10621,24 @@ def inner(self, other):
     if not isinstance(self, Tensor): bad_arg('inner', 'self', 'Tensor', self)
     if not isinstance(other, Tensor): bad_arg('inner', 'other', 'Tensor', other)
     return _op_inner(self, other)
+
+
+def byte(self):
+    """byte(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('byte', 'self', 'Tensor', self)
+    return _op_byte(self)
+
+
+def char(self):
+    """char(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('char', 'self', 'Tensor', self)
+    return _op_char(self)
+
+
+def short(self):
+    """short(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor): bad_arg('short', 'self', 'Tensor', self)
+    return _op_short(self)
 
 
 FUNCTIONS = (

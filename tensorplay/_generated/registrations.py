@@ -1032,6 +1032,12 @@ SCHEMAS = (
              ('self', 'other', 'p'), (0, 1), (), (), 1),
     OpSchema('inner', 'inner(Tensor self, Tensor other) -> Tensor',
              ('self', 'other'), (0, 1), (), (), 1),
+    OpSchema('byte', 'byte(Tensor self) -> Tensor',
+             ('self',), (0,), (), (), 1),
+    OpSchema('char', 'char(Tensor self) -> Tensor',
+             ('self',), (0,), (), (), 1),
+    OpSchema('short', 'short(Tensor self) -> Tensor',
+             ('self',), (0,), (), (), 1),
 )
 
 for _schema in SCHEMAS:
@@ -1862,6 +1868,9 @@ DISPATCH = {
         ('msort', 'search.msort'),
         ('dist', 'norms.dist'),
         ('inner', 'norms.inner'),
+        ('byte', 'conversions.to_byte'),
+        ('char', 'conversions.to_char'),
+        ('short', 'conversions.to_short'),
     ),
 }
 

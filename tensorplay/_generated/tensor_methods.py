@@ -318,6 +318,9 @@ class TensorMethods:
     msort = F.msort
     dist = F.dist
     inner = F.inner
+    byte = F.byte
+    char = F.char
+    short = F.short
 
     def __add__(self, other):
         if not is_operand(other):

@@ -1,7 +1,7 @@
 """Database entries: the pointwise, statistics and shape helpers of ops.yaml's last section
 (deg2rad, rad2deg, logaddexp, logaddexp2, fmax, fmin, sinc, float_power, heaviside, cov,
 corrcoef, ravel, fliplr, flipud, rot90, block_diag, cartesian_prod, vander, unravel_index,
-Tensor.unfold, isin, msort, dist, inner)."""
+Tensor.unfold, isin, msort, dist, inner) and the conversions byte, char, short."""
 from __future__ import annotations
 
 from functools import partial
@@ -228,7 +228,15 @@ def _errors_dist(op, device):
             DTypeError, r"dist\(\): input dtype should be floating point", arg="self")
 
 
+def _conversion_samples(op, device, dtype, requires_grad):
+    """Values every target holds (uint8 takes no negatives; int8 no more than 127)."""
+    low, high = (0, 100) if op.name == "byte" or dtype is tp.uint8 else (-100, 100)
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, low=low, high=high)
+
+
 op_db = [
+    *[OpInfo(name, overloads=(name,), ref=f"Tensor.{name}", gradcheck=False,
+             sample_inputs_func=_conversion_samples) for name in ("byte", "char", "short")],
     OpInfo("deg2rad", overloads=("deg2rad",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
            sample_inputs_func=sample_inputs_unary),
     OpInfo("rad2deg", overloads=("rad2deg",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
