@@ -33,6 +33,7 @@ kernel offsets (inside col2im).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 
@@ -136,7 +137,7 @@ class _Columns:
             self.pstrides = [_numel(self.layout[i + 1:]) for i in range(len(padded))]
             self.grid = (self.out_sizes[0],) + self.layout[1:]
             self.offsets = [sum(k * d * ps for k, d, ps in zip(ks, dilation, self.pstrides))
-                            for ks in np.ndindex(*kernel)]
+                            for ks in itertools.product(*(range(k) for k in kernel))]
             if x is None:
                 return
             length = _numel(self.grid)

@@ -197,3 +197,12 @@ def test_is_nonzero_is_same_size_get_device_match_torch():
     assert not tp.ones(2, 3).is_same_size(tp.ones(3, 2))
     assert tp.ones(2).get_device() == torch.ones(2).get_device() == -1
     assert tp.ones(2, device="cuda").get_device() == 0
+
+
+@pytest.mark.parametrize("dtype,args", [("float32", (10,)), ("int32", (3, 9)), ("int64", (-5, 5))])
+def test_randint_like_draws_pytorchs_numbers_when_seeded(dtype, args):
+    tp.manual_seed(11)
+    torch.manual_seed(11)
+    ours = tp.randint_like(tp.zeros(2, 5, dtype=getattr(tp, dtype)), *args)
+    theirs = torch.randint_like(torch.zeros(2, 5, dtype=getattr(torch, dtype)), *args)
+    assert ours.tolist() == theirs.tolist()
