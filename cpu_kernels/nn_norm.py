@@ -88,6 +88,48 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
 
 
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
+    saved statistics (training) or the running ones (evaluation), per channel c:
+
+        xc = x - mean;  sum_g = sum(grad);  dot = sum(grad * xc)   (over N and space)
+        grad_weight = dot * invstd;  grad_bias = sum_g
+        training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
+        evaluation: grad_input = grad * invstd * w   (the running stats are constants)
+    """
+    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+        eps, output_mask))
+    a = _compute(input)
+    n, c = a.shape[0], a.shape[1]
+    # (N, C, L): every reduction below is over axes 0 and 2.
+    x = a.reshape(n, c, -1)
+    g = grad_out._impl.array().astype(a.dtype, copy=False).reshape(x.shape)
+    if train:
+        mean = _compute(save_mean).astype(a.dtype, copy=False)
+        invstd = _compute(save_invstd).astype(a.dtype, copy=False)
+    else:
+        mean = _compute(running_mean).astype(a.dtype, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = 1 / np.sqrt(_compute(running_var).astype(a.dtype, copy=False) + eps)
+    count = n * x.shape[2]
+    w = invstd if weight is None else invstd * _compute(weight).astype(a.dtype, copy=False)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        xc = x - mean[:, None]
+        sum_g = np.einsum("ncl->c", g)
+        dot = np.einsum("ncl,ncl->c", g, xc)
+        grad_in = None
+        if output_mask[0]:
+            grad_in = g * w[:, None]
+            if train:
+                xc *= (dot * invstd * invstd / count * w)[:, None]
+                grad_in -= xc
+                grad_in -= (sum_g / count * w)[:, None]
+        values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Normalize over the trailing `normalized_shape` dims; weight and bias have that shape.
 

@@ -1,6 +1,8 @@
 """The few conversions the dispatcher's fallbacks and the kernels need, in one place."""
 from __future__ import annotations
 
+from tensorplay import _tensor_factory as factory
+
 
 def cast(t, dtype):
     return t.to(dtype)
@@ -23,7 +25,6 @@ def host_to_device(array, dtype, device):
     from tensorplay._device import as_device
     device = as_device(device)
     if device.type == "meta":
-        from tensorplay._creation import empty
-        return empty(array.shape, dtype=dtype, device=device)
+        return factory.empty(array.shape, dtype=dtype, device=device)
     from tensorplay import cuda
     return cuda.from_host(array, dtype, device)

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from tensorplay import _cuda_state
 
 
 class PrintOptions:
@@ -176,8 +177,7 @@ def tensor_repr(t):
             suffix.append(f"size={tuple(impl.sizes)}")
     if impl.device.type != "cpu":
         suffix.append(f"device='{impl.device}'")
-        from tensorplay import cuda
-        if impl.device.type == "cuda" and cuda.is_interpreted():
+        if impl.device.type == "cuda" and _cuda_state.is_interpreted():
             suffix.append("triton='interpreter'")
     default_types = (dt.get_default_dtype(), dt.int64, dt.bool)
     if impl.dtype not in default_types or (impl.numel() == 0 and impl.dtype is not dt.float32):

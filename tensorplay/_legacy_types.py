@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
+from tensorplay._device import as_device
 
 # The class names PyTorch gives each dtype ("Float" + "Tensor").
 TYPE_NAMES = {
@@ -33,9 +35,9 @@ def type_name(dtype, device_type):
 
 
 def is_size(args):
-    """`Tensor(2, 3)` and `Tensor(tp.Size([2, 3]))` ask for a shape, not for data."""
-    from tensorplay._tensor import Size
-    if len(args) == 1 and isinstance(args[0], Size):
+    """`Tensor(2, 3)` and `Tensor(tp.Size([2, 3]))` ask for a shape, not for data (of
+    tuples, only a Size does: the tuple with a `numel()`)."""
+    if len(args) == 1 and isinstance(args[0], tuple) and hasattr(args[0], "numel"):
         return True
     return bool(args) and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
                               for a in args)
@@ -44,23 +46,21 @@ def is_size(args):
 def construct(args, dtype, device):
     """PyTorch's legacy constructor: no argument (an empty tensor), sizes (uninitialised
     memory), a tensor of the same dtype (an alias of it), or data (a copy)."""
-    from tensorplay._creation import empty, tensor
-    from tensorplay._tensor import Tensor
     if not args:
-        return empty(0, dtype=dtype, device=device)
+        return factory.empty(0, dtype=dtype, device=device)
     if is_size(args):
-        return empty(*args, dtype=dtype, device=device)
+        return factory.empty(*args, dtype=dtype, device=device)
     if len(args) > 1:
         raise TypeError(f"new(): expected sizes (ints) or one data argument, but got "
                         f"{len(args)} arguments of types "
                         f"({', '.join(type(a).__name__ for a in args)})")
     data = args[0]
-    if isinstance(data, Tensor):
+    if isinstance(data, factory.Tensor):
         if data.dtype is not dtype:
             raise TypeError(f"new(): expected a tensor of dtype {dtype.name}, but got one of "
                             f"dtype {data.dtype.name}")
         return data.detach()
-    return tensor(data, dtype=dtype, device=device)
+    return factory.tensor(data, dtype=dtype, device=device)
 
 
 class LegacyTensorType(type):
@@ -68,15 +68,13 @@ class LegacyTensorType(type):
     `isinstance` checks dtype and device type."""
 
     def __call__(cls, *args, device=None):
-        from tensorplay._device import as_device
         if device is not None and as_device(device).type != cls.device_type:
             raise RuntimeError(f"legacy constructor expects device type: {cls.device_type} "
                                f"but device type: {as_device(device).type} was passed")
         return construct(args, cls.dtype, cls.device_type if device is None else device)
 
     def __instancecheck__(cls, obj):
-        from tensorplay._tensor import Tensor
-        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+        return (isinstance(obj, factory.Tensor) and obj.dtype is cls.dtype
                 and obj.device.type == cls.device_type)
 
     def __repr__(cls):

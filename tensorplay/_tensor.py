@@ -12,7 +12,9 @@ import warnings
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
 from tensorplay._generated.tensor_methods import TensorMethods
+from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
 
 
@@ -25,10 +27,8 @@ class Tensor(TensorMethods, TensorBase):
     def __new__(cls, *args, **kwargs):
         """`tp.Tensor([1, 2])` copies data into a tensor of the default dtype, and
         `tp.Tensor(2, 3)` allocates an uninitialised 2x3 one, as torch.Tensor does."""
-        from tensorplay._legacy_types import construct, is_size
         if kwargs or (args and not is_size(args) and not isinstance(args[0], Tensor)):
-            from tensorplay._creation import tensor
-            return tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
+            return factory.tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
         return construct(args, dt.get_default_dtype(), None)
 
     # ---- metadata -----------------------------------------------------------------
@@ -201,7 +201,6 @@ class Tensor(TensorMethods, TensorBase):
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         """A copy of `data` with this tensor's dtype and device (unless given); never part
         of `data`'s graph."""
-        from tensorplay._creation import tensor
         if isinstance(data, Tensor):
             warnings.warn("To copy construct from a tensor, it is recommended to use "
                           "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
@@ -209,27 +208,24 @@ class Tensor(TensorMethods, TensorBase):
                           UserWarning, stacklevel=2)
             data = data.detach()
         dtype, device = self._new_dtype_device(dtype, device)
-        return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import empty
         dtype, device = self._new_dtype_device(dtype, device)
-        return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import zeros
         dtype, device = self._new_dtype_device(dtype, device)
-        return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import ones
         dtype, device = self._new_dtype_device(dtype, device)
-        return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import full
         dtype, device = self._new_dtype_device(dtype, device)
-        return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.full(size, fill_value, dtype=dtype, device=device,
+                            requires_grad=requires_grad)
 
     def _new_dtype_device(self, dtype, device):
         return (self._impl.dtype if dtype is None else dtype,
@@ -389,7 +385,6 @@ class Tensor(TensorMethods, TensorBase):
         """With no argument, the legacy type name ('tensorplay.FloatTensor'); otherwise this
         tensor converted to a dtype, a typed class (`tp.LongTensor`) or its name
         ('torch.cuda.FloatTensor' and 'tensorplay.FloatTensor' both work)."""
-        from tensorplay._legacy_types import parse_type, type_name
         impl = self._impl
         if dtype is None:
             return type_name(impl.dtype, impl.device.type)
@@ -451,8 +446,7 @@ def _check_assigned_grad(tensor, grad):
 
 
 def _rebuild(array, device, requires_grad):
-    from tensorplay._creation import from_numpy
-    t = from_numpy(array)
+    t = factory.from_numpy(array)
     if device != "cpu":
         t = t.to(device)
     if requires_grad:

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay._tensor import Tensor
 
 _TOLERANCES = {dt.float16: (1e-3, 1e-5), dt.bfloat16: (1.6e-2, 1e-5),
                dt.float32: (1.3e-6, 1e-5), dt.float64: (1e-7, 1e-7)}
@@ -163,7 +164,6 @@ def _is_sequence(x):
 
 
 def _compare(actual, expected, where, **options):
-    from tensorplay._tensor import Tensor
     try:
         if isinstance(actual, Tensor) and isinstance(expected, Tensor):
             _compare_tensors(actual, expected, **options)

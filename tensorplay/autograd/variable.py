@@ -6,17 +6,17 @@ every tensor is an instance of `Variable`.
 """
 from __future__ import annotations
 
+from tensorplay import _tensor_factory as factory
+
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj):
-        from tensorplay._tensor import Tensor
-        return isinstance(obj, Tensor)
+        return isinstance(obj, factory.Tensor)
 
 
 class Variable(metaclass=_VariableMeta):
     def __new__(cls, data, requires_grad=False, volatile=False):
-        from tensorplay._tensor import Tensor
-        if not isinstance(data, Tensor):
+        if not isinstance(data, factory.Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got "
                             f"{type(data).__name__}")
         out = data.detach()
