@@ -36,12 +36,13 @@ def _affine(y, weight, bias):
 
 
 def _moments(a, axes):
-    """(mean, biased variance) over `axes`, kept as size-1 dims."""
+    """(mean, biased variance) over `axes`, kept as size-1 dims, and the centered input
+    a - mean, which the caller normalizes next (a fresh array: free to scale in place)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.mean(a, axis=axes, keepdims=True)
         d = a - mean
         var = np.mean(d * d, axis=axes, keepdims=True)
-    return mean, var
+    return mean, var, d
 
 
 def _update_running(stat, value):
@@ -70,7 +71,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
-        mean, var = _moments(a, axes)
+        mean, var, centered = _moments(a, axes)
         rstd = 1 / np.sqrt(var + eps)
         n = a.size // a.shape[1]
         if running_mean is not None:
@@ -83,7 +84,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     else:
         mean = _param(running_mean, 1, after, a)
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
-    y = _affine((a - mean) * rstd, _param(weight, 1, after, a), _param(bias, 1, after, a))
+        centered = a - mean
+    centered *= rstd
+    y = _affine(centered, _param(weight, 1, after, a), _param(bias, 1, after, a))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
 
@@ -140,10 +143,11 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     a = _compute(input)
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
-    mean, var = _moments(a, axes)
+    mean, var, centered = _moments(a, axes)
     rstd = 1 / np.sqrt(var + eps)
     before = a.ndim - k
-    y = _affine((a - mean) * rstd, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    centered *= rstd
+    y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean, dtype), out(rstd, dtype)
 
@@ -220,9 +224,10 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
                                    (input, weight, bias, N, C, HxW, group, eps))
     a = _compute(input)
     grouped = a.reshape(N, group, (C // group) * HxW)
-    mean, var = _moments(grouped, (2,))
+    mean, var, centered = _moments(grouped, (2,))
     rstd = 1 / np.sqrt(var + eps)
-    y = ((grouped - mean) * rstd).reshape(a.shape)
+    centered *= rstd
+    y = centered.reshape(a.shape)
     after = a.ndim - 2
     y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
     dtype = spec[0].dtype
