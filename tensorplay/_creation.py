@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
-from tensorplay._device import CPU, as_device
+from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, wrap
@@ -60,7 +60,7 @@ def _device_errors(op):
 
 def _from_array(arr, dtype, device, op):
     """A new tensor holding a copy (or the array itself, when fresh) on `device`."""
-    device = as_device(device)
+    device = factory_device(device)
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
     from tensorplay._fallback_ops import host_to_device
@@ -70,7 +70,7 @@ def _from_array(arr, dtype, device, op):
 
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
-    device = as_device(device)
+    device = factory_device(device)
     if strides is None:
         strides = contiguous_strides(sizes)
         n = numel_of(sizes)
@@ -143,7 +143,7 @@ def as_tensor(data, dtype=None, device=None):
             out = data.to(device=device or data.device, dtype=dtype)
         return out
     if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) \
-            and as_device(device) is CPU:
+            and factory_device(device) is CPU:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -201,7 +201,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 
 def _full(op, sizes, fill_value, dtype, device, requires_grad):
-    device = as_device(device)
+    device = factory_device(device)
     if device is CPU:
         t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU, op=op)
     else:
@@ -273,10 +273,42 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), computed in double precision."""
+    dtype = dtype or dt.get_default_dtype()
+    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+    if not dtype.is_floating_point:
+        arr = np.trunc(arr)
+    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="logspace"),
+                   requires_grad)
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     arr = np.eye(n, n if m is None else m, dtype=dtype.np)
     return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
+
+
+def _triangle_indices(op, select, row, col, offset, dtype, device):
+    """The (2, n) coordinates of the lower or upper triangle of a row x col matrix."""
+    if row < 0 or col < 0:
+        raise ArgumentError(f"{op}(): row and col must be non-negative, but got row={row}, "
+                            f"col={col}", op=op, arg="row" if row < 0 else "col")
+    rows, cols = select(row, offset, col)
+    arr = np.stack([rows, cols]).astype(dtype.np).reshape(2, -1)
+    return _from_array(arr, dtype, device, op=op)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """Row and column indices of the lower triangle (diagonal `offset` included)."""
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset,
+                             dtype or dt.int64, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """Row and column indices of the upper triangle (diagonal `offset` included)."""
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset,
+                             dtype or dt.int64, device)
 
 
 # ---- random ---------------------------------------------------------------------------
@@ -325,6 +357,17 @@ def _empty_like_layout(t, dtype):
     axes = draws.iteration_axes(a)
     shape = tuple(a.shape[i] for i in axes)
     return np.empty(shape, dtype.np).transpose(np.argsort(axes))
+
+
+def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """Integers drawn uniformly from [low, high) in t's shape (`randint_like(t, high)` draws
+    from [0, high)), with t's dtype and device unless given. `randint` draws them, in
+    row-major order: a seeded program gets PyTorch's numbers when t is contiguous."""
+    if high is None:
+        low, high = 0, low
+    dtype, device = _like(t, dtype, device)
+    out = randint(low, high, t.shape, dtype=dtype, device=device)
+    return _finish(out, requires_grad)
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):

@@ -4245,6 +4245,59 @@ def _fused_sgd_(
     return result
 
 
+def unsqueeze_(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    check_inplace(self, 'unsqueeze_')
+    node = UnsqueezeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim_ = dim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    rebase_history(self, node)
+    return result
+
+
+def squeeze_(ks, self):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+    check_inplace(self, 'squeeze_')
+    node = SqueezeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+    rebase_history(self, node)
+    return result
+
+
+def squeeze__dim(ks, self, dim):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    check_inplace(self, 'squeeze_.dim')
+    node = SqueezeBackward1()
+    node.set_next_edges(collect_next_edges(self))
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    rebase_history(self, node)
+    return result
+
+
+def transpose__int(ks, self, dim0, dim1):
+    if not (grad_state.enabled and (self._impl.requires_grad)):
+        return ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    check_inplace(self, 'transpose_.int')
+    node = TransposeBackward0()
+    node.set_next_edges(collect_next_edges(self))
+    node.dim0_ = dim0
+    node.dim1_ = dim1
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4525,4 +4578,8 @@ WRAPPERS = {
     '_lstm_sequence_backward': _lstm_sequence_backward,
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
+    'unsqueeze_': unsqueeze_,
+    'squeeze_': squeeze_,
+    'squeeze_.dim': squeeze__dim,
+    'transpose_.int': transpose__int,
 }

@@ -9732,6 +9732,1398 @@ def _fused_sgd_(
         first_step,
     )
 
+
+# ---- square ----------------------------------------------------------------------------
+
+def square(input, *, out=None):
+    """self * self (a bool tensor squares to int64, as pow(bool, 2) does).
+
+    square(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('square', out, square(input))
+    if not isinstance(input, Tensor):
+        bad_arg('square', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.square, ks, (input,))
+    return ops.square.call(ks, input)
+
+
+# ---- square_ ---------------------------------------------------------------------------
+
+def square_(input):
+    """square_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('square_', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.square_, ks, (input,))
+    return ops.square_.call(ks, input)
+
+
+# ---- nansum ----------------------------------------------------------------------------
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
+    """sum with NaNs counted as zero.
+
+    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('nansum', out, nansum(input, dim, keepdim, dtype=dtype, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'nansum', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype},
+        )
+        return nansum(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('nansum', 'input', 'Tensor', input)
+    if dim is not None:
+        dim = as_int_list('nansum', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nansum', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('nansum', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.nansum, ks, (input, dim, keepdim, dtype))
+    return ops.nansum.call(ks, input, dim, keepdim, dtype)
+
+
+# ---- nanmean ---------------------------------------------------------------------------
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
+    """The mean of the non-NaN values (NaN where there are none).
+
+    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('nanmean', out, nanmean(input, dim, keepdim, dtype=dtype, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'nanmean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype},
+        )
+        return nanmean(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('nanmean', 'input', 'Tensor', input)
+    if dim is not None:
+        dim = as_int_list('nanmean', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nanmean', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('nanmean', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.nanmean, ks, (input, dim, keepdim, dtype))
+    return ops.nanmean.call(ks, input, dim, keepdim, dtype)
+
+
+# ---- diff ------------------------------------------------------------------------------
+
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None, **kwargs):
+    """The n-th forward difference along dim (after prepend and append are joined).
+
+    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('diff', out, diff(input, n, dim, prepend, append, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'diff', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'prepend': prepend, 'append': append},
+        )
+        return diff(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('diff', 'input', 'Tensor', input)
+    if type(n) is not _b.int:
+        n = as_int('diff', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('diff', 'dim', dim)
+    if prepend is not None and not isinstance(prepend, Tensor):
+        bad_arg('diff', 'prepend', 'Tensor or None', prepend)
+    if append is not None and not isinstance(append, Tensor):
+        bad_arg('diff', 'append', 'Tensor or None', append)
+    ks = (input._impl.key_set()
+                | (prepend._impl.key_set() if prepend is not None else 0)
+                | (append._impl.key_set() if append is not None else 0))
+    if observers.active:
+        return observed(ops.diff, ks, (input, n, dim, prepend, append))
+    return ops.diff.call(ks, input, n, dim, prepend, append)
+
+
+# ---- trapezoid (x, dx) -----------------------------------------------------------------
+
+def _match_trapezoid_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+
+def _run_trapezoid_x(y, x, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('trapezoid', 'dim', dim)
+    ks = y._impl.key_set() | x._impl.key_set()
+    if observers.active:
+        return observed(ops.trapezoid_x, ks, (y, x, dim))
+    return ops.trapezoid_x.call(ks, y, x, dim)
+
+
+def _match_trapezoid_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+
+def _run_trapezoid_dx(y, dx, dim):
+    if type(dx) not in SCALAR_TYPES:
+        dx = as_scalar('trapezoid', 'dx', dx)
+    if type(dim) is not _b.int:
+        dim = as_int('trapezoid', 'dim', dim)
+    ks = y._impl.key_set()
+    if observers.active:
+        return observed(ops.trapezoid_dx, ks, (y, dx, dim))
+    return ops.trapezoid_dx.call(ks, y, dx, dim)
+
+
+def trapezoid(*args, **kwargs):
+    """The integral of y along dim by the trapezoidal rule, sampled at x.
+
+    trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('trapezoid', out, trapezoid(*args, **kwargs))
+        kwargs = numpy_aliases('trapezoid', {'axis': 'dim'}, kwargs)
+    for match, run in (
+        (_match_trapezoid_x, _run_trapezoid_x), (_match_trapezoid_dx, _run_trapezoid_dx),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('trapezoid', (ops.trapezoid_x, ops.trapezoid_dx), args, kwargs)
+
+
+# ---- cumulative_trapezoid (x, dx) ------------------------------------------------------
+
+def _match_cumulative_trapezoid_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+
+def _run_cumulative_trapezoid_x(y, x, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('cumulative_trapezoid', 'dim', dim)
+    ks = y._impl.key_set() | x._impl.key_set()
+    if observers.active:
+        return observed(ops.cumulative_trapezoid_x, ks, (y, x, dim))
+    return ops.cumulative_trapezoid_x.call(ks, y, x, dim)
+
+
+def _match_cumulative_trapezoid_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+
+def _run_cumulative_trapezoid_dx(y, dx, dim):
+    if type(dx) not in SCALAR_TYPES:
+        dx = as_scalar('cumulative_trapezoid', 'dx', dx)
+    if type(dim) is not _b.int:
+        dim = as_int('cumulative_trapezoid', 'dim', dim)
+    ks = y._impl.key_set()
+    if observers.active:
+        return observed(ops.cumulative_trapezoid_dx, ks, (y, dx, dim))
+    return ops.cumulative_trapezoid_dx.call(ks, y, dx, dim)
+
+
+def cumulative_trapezoid(*args, **kwargs):
+    """cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('cumulative_trapezoid', out, cumulative_trapezoid(*args, **kwargs))
+        kwargs = numpy_aliases('cumulative_trapezoid', {'axis': 'dim'}, kwargs)
+    for match, run in (
+        (_match_cumulative_trapezoid_x, _run_cumulative_trapezoid_x),
+        (_match_cumulative_trapezoid_dx, _run_cumulative_trapezoid_dx),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'cumulative_trapezoid', (ops.cumulative_trapezoid_x, ops.cumulative_trapezoid_dx), args,
+        kwargs,
+    )
+
+
+# ---- atleast_1d ((default), Sequence) --------------------------------------------------
+
+def _match_atleast_1d(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_atleast_1d(input):
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.atleast_1d, ks, (input,))
+    return ops.atleast_1d.call(ks, input)
+
+
+def _match_atleast_1d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_1d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+
+def _run_atleast_1d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_1d', 'tensors', tensors)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.atleast_1d_Sequence, ks, (tensors,))
+    return ops.atleast_1d_Sequence.call(ks, tensors)
+
+
+def atleast_1d(*args, **kwargs):
+    """atleast_1d(Tensor self) -> Tensor
+    atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in (
+        (_match_atleast_1d, _run_atleast_1d),
+        (_match_atleast_1d_Sequence, _run_atleast_1d_Sequence),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_1d', (ops.atleast_1d, ops.atleast_1d_Sequence), args, kwargs)
+
+
+# ---- atleast_2d ((default), Sequence) --------------------------------------------------
+
+def _match_atleast_2d(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_atleast_2d(input):
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.atleast_2d, ks, (input,))
+    return ops.atleast_2d.call(ks, input)
+
+
+def _match_atleast_2d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_2d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+
+def _run_atleast_2d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_2d', 'tensors', tensors)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.atleast_2d_Sequence, ks, (tensors,))
+    return ops.atleast_2d_Sequence.call(ks, tensors)
+
+
+def atleast_2d(*args, **kwargs):
+    """atleast_2d(Tensor self) -> Tensor
+    atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in (
+        (_match_atleast_2d, _run_atleast_2d),
+        (_match_atleast_2d_Sequence, _run_atleast_2d_Sequence),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_2d', (ops.atleast_2d, ops.atleast_2d_Sequence), args, kwargs)
+
+
+# ---- atleast_3d ((default), Sequence) --------------------------------------------------
+
+def _match_atleast_3d(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_atleast_3d(input):
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.atleast_3d, ks, (input,))
+    return ops.atleast_3d.call(ks, input)
+
+
+def _match_atleast_3d_Sequence(*tensors, **kwargs):
+    if kwargs:
+        tensors = unpack_kwargs('atleast_3d', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    if True:
+        return (tensors,)
+    return None
+
+
+def _run_atleast_3d_Sequence(tensors):
+    tensors = as_tensor_list('atleast_3d', 'tensors', tensors)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.atleast_3d_Sequence, ks, (tensors,))
+    return ops.atleast_3d_Sequence.call(ks, tensors)
+
+
+def atleast_3d(*args, **kwargs):
+    """atleast_3d(Tensor self) -> Tensor
+    atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+    """
+    for match, run in (
+        (_match_atleast_3d, _run_atleast_3d),
+        (_match_atleast_3d_Sequence, _run_atleast_3d_Sequence),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('atleast_3d', (ops.atleast_3d, ops.atleast_3d_Sequence), args, kwargs)
+
+
+# ---- meshgrid --------------------------------------------------------------------------
+
+def meshgrid(*tensors, indexing=None, **kwargs):
+    """Coordinate grids (expanded views), indexing 'ij' (the default) or 'xy'.
+
+    meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]
+    """
+    if kwargs:
+        tensors = unpack_kwargs('meshgrid', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('meshgrid', 'tensors', tensors)
+    if indexing is not None and type(indexing) is not _b.str:
+        bad_arg('meshgrid', 'indexing', 'str', indexing)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.meshgrid, ks, (tensors, indexing))
+    return ops.meshgrid.call(ks, tensors, indexing)
+
+
+# ---- sum_to_size -----------------------------------------------------------------------
+
+def sum_to_size(self, *size, **kwargs):
+    """Sum self down to size, which self must be expandable from.
+
+    sum_to_size(Tensor self, int[] size) -> Tensor
+    """
+    if kwargs:
+        size = unpack_kwargs('sum_to_size', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor):
+        bad_arg('sum_to_size', 'self', 'Tensor', self)
+    size = as_int_list('sum_to_size', 'size', size)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.sum_to_size, ks, (self, size))
+    return ops.sum_to_size.call(ks, self, size)
+
+
+# ---- argwhere --------------------------------------------------------------------------
+
+def argwhere(input, *, out=None):
+    """argwhere(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('argwhere', out, argwhere(input))
+    if not isinstance(input, Tensor):
+        bad_arg('argwhere', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.argwhere, ks, (input,))
+    return ops.argwhere.call(ks, input)
+
+
+# ---- searchsorted (Tensor, Scalar) -----------------------------------------------------
+
+def searchsorted(
+    sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None,
+):
+    """The indices at which self's values would be inserted to keep the last dim of sorted_sequence
+    sorted.
+
+    searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False,
+        bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False,
+        bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'searchsorted', out,
+            searchsorted(
+                sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter,
+            ),
+        )
+    if not isinstance(sorted_sequence, Tensor):
+        bad_arg('searchsorted', 'sorted_sequence', 'Tensor', sorted_sequence)
+    if type(out_int32) is not _b.bool:
+        out_int32 = as_bool('searchsorted', 'out_int32', out_int32)
+    if type(right) is not _b.bool:
+        right = as_bool('searchsorted', 'right', right)
+    if side is not None and type(side) is not _b.str:
+        bad_arg('searchsorted', 'side', 'str', side)
+    if sorter is not None and not isinstance(sorter, Tensor):
+        bad_arg('searchsorted', 'sorter', 'Tensor or None', sorter)
+    if isinstance(input, Tensor):  # searchsorted.Tensor
+        ks = (sorted_sequence._impl.key_set()
+                    | input._impl.key_set()
+                    | (sorter._impl.key_set() if sorter is not None else 0))
+        if observers.active:
+            return observed(
+                ops.searchsorted_Tensor, ks,
+                (sorted_sequence, input, out_int32, right, side, sorter),
+            )
+        return ops.searchsorted_Tensor.call(
+            ks, sorted_sequence, input, out_int32, right, side, sorter,
+        )
+    if is_number(input):  # searchsorted.Scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('searchsorted', 'input', input)
+        ks = sorted_sequence._impl.key_set() | (sorter._impl.key_set() if sorter is not None else 0)
+        if observers.active:
+            return observed(
+                ops.searchsorted_Scalar, ks,
+                (sorted_sequence, input, out_int32, right, side, sorter),
+            )
+        return ops.searchsorted_Scalar.call(
+            ks, sorted_sequence, input, out_int32, right, side, sorter,
+        )
+    no_overload(
+        'searchsorted', (ops.searchsorted_Tensor, ops.searchsorted_Scalar),
+        (sorted_sequence, input, out_int32, right, side, sorter,), {},
+    )
+
+
+# ---- bucketize (Tensor, Scalar) --------------------------------------------------------
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket index of each element given 1-D sorted boundaries.
+
+    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False,
+        bool right=False) -> Tensor
+    bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False,
+        bool right=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'bucketize', out, bucketize(input, boundaries, out_int32=out_int32, right=right),
+        )
+    if not isinstance(boundaries, Tensor):
+        bad_arg('bucketize', 'boundaries', 'Tensor', boundaries)
+    if type(out_int32) is not _b.bool:
+        out_int32 = as_bool('bucketize', 'out_int32', out_int32)
+    if type(right) is not _b.bool:
+        right = as_bool('bucketize', 'right', right)
+    if isinstance(input, Tensor):  # bucketize.Tensor
+        ks = input._impl.key_set() | boundaries._impl.key_set()
+        if observers.active:
+            return observed(ops.bucketize_Tensor, ks, (input, boundaries, out_int32, right))
+        return ops.bucketize_Tensor.call(ks, input, boundaries, out_int32, right)
+    if is_number(input):  # bucketize.Scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('bucketize', 'input', input)
+        ks = boundaries._impl.key_set()
+        if observers.active:
+            return observed(ops.bucketize_Scalar, ks, (input, boundaries, out_int32, right))
+        return ops.bucketize_Scalar.call(ks, input, boundaries, out_int32, right)
+    no_overload(
+        'bucketize', (ops.bucketize_Tensor, ops.bucketize_Scalar),
+        (input, boundaries, out_int32, right,), {},
+    )
+
+
+# ---- cdist -----------------------------------------------------------------------------
+
+def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
+    """The p-norm distance between each row of x1 and each row of x2 (batched).
+
+    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('cdist', out, cdist(x1, x2, p, compute_mode))
+    if not isinstance(x1, Tensor):
+        bad_arg('cdist', 'x1', 'Tensor', x1)
+    if not isinstance(x2, Tensor):
+        bad_arg('cdist', 'x2', 'Tensor', x2)
+    if type(p) not in FLOAT_TYPES:
+        p = as_float('cdist', 'p', p)
+    if compute_mode is not None and type(compute_mode) is not _b.int:
+        compute_mode = as_int('cdist', 'compute_mode', compute_mode)
+    ks = x1._impl.key_set() | x2._impl.key_set()
+    if observers.active:
+        return observed(ops.cdist, ks, (x1, x2, p, compute_mode))
+    return ops.cdist.call(ks, x1, x2, p, compute_mode)
+
+
+# ---- linalg_vector_norm ----------------------------------------------------------------
+
+def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'linalg_vector_norm', out,
+            linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'linalg_vector_norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype},
+        )
+        return linalg_vector_norm(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_vector_norm', 'input', 'Tensor', input)
+    if type(ord) not in SCALAR_TYPES:
+        ord = as_scalar('linalg_vector_norm', 'ord', ord)
+    if dim is not None:
+        dim = as_int_list('linalg_vector_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('linalg_vector_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('linalg_vector_norm', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.linalg_vector_norm, ks, (input, ord, dim, keepdim, dtype))
+    return ops.linalg_vector_norm.call(ks, input, ord, dim, keepdim, dtype)
+
+
+# ---- linalg_matrix_norm ((default), str_ord) -------------------------------------------
+
+def _match_linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
+    if (isinstance(input, Tensor)
+            and is_number(ord)
+            and is_int_list(dim)
+            and is_bool(keepdim)
+            and (dtype is None or is_dtype(dtype))):
+        return (input, ord, dim, keepdim, dtype,)
+    return None
+
+
+def _run_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
+    if type(ord) not in SCALAR_TYPES:
+        ord = as_scalar('linalg_matrix_norm', 'ord', ord)
+    dim = as_int_list('linalg_matrix_norm', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.linalg_matrix_norm, ks, (input, ord, dim, keepdim, dtype))
+    return ops.linalg_matrix_norm.call(ks, input, ord, dim, keepdim, dtype)
+
+
+def _match_linalg_matrix_norm_str_ord(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    if (isinstance(input, Tensor)
+            and isinstance(ord, _b.str)
+            and is_int_list(dim)
+            and is_bool(keepdim)
+            and (dtype is None or is_dtype(dtype))):
+        return (input, ord, dim, keepdim, dtype,)
+    return None
+
+
+def _run_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
+    dim = as_int_list('linalg_matrix_norm', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.linalg_matrix_norm_str_ord, ks, (input, ord, dim, keepdim, dtype))
+    return ops.linalg_matrix_norm_str_ord.call(ks, input, ord, dim, keepdim, dtype)
+
+
+def linalg_matrix_norm(*args, **kwargs):
+    """linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], bool keepdim=False,
+        *, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('linalg_matrix_norm', out, linalg_matrix_norm(*args, **kwargs))
+        kwargs = numpy_aliases('linalg_matrix_norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in (
+        (_match_linalg_matrix_norm, _run_linalg_matrix_norm),
+        (_match_linalg_matrix_norm_str_ord, _run_linalg_matrix_norm_str_ord),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'linalg_matrix_norm', (ops.linalg_matrix_norm, ops.linalg_matrix_norm_str_ord), args,
+        kwargs,
+    )
+
+
+# ---- linalg_norm ((default), ord_str) --------------------------------------------------
+
+def _match_linalg_norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if (isinstance(input, Tensor)
+            and (ord is None or is_number(ord))
+            and (dim is None or is_int_list(dim))
+            and is_bool(keepdim)
+            and (dtype is None or is_dtype(dtype))):
+        return (input, ord, dim, keepdim, dtype,)
+    return None
+
+
+def _run_linalg_norm(input, ord, dim, keepdim, dtype):
+    if ord is not None and type(ord) not in SCALAR_TYPES:
+        ord = as_scalar('linalg_norm', 'ord', ord)
+    if dim is not None:
+        dim = as_int_list('linalg_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('linalg_norm', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.linalg_norm, ks, (input, ord, dim, keepdim, dtype))
+    return ops.linalg_norm.call(ks, input, ord, dim, keepdim, dtype)
+
+
+def _match_linalg_norm_ord_str(input, ord, dim=None, keepdim=False, *, dtype=None):
+    if (isinstance(input, Tensor)
+            and isinstance(ord, _b.str)
+            and (dim is None or is_int_list(dim))
+            and is_bool(keepdim)
+            and (dtype is None or is_dtype(dtype))):
+        return (input, ord, dim, keepdim, dtype,)
+    return None
+
+
+def _run_linalg_norm_ord_str(input, ord, dim, keepdim, dtype):
+    if dim is not None:
+        dim = as_int_list('linalg_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('linalg_norm', 'dtype', dtype)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.linalg_norm_ord_str, ks, (input, ord, dim, keepdim, dtype))
+    return ops.linalg_norm_ord_str.call(ks, input, ord, dim, keepdim, dtype)
+
+
+def linalg_norm(*args, **kwargs):
+    """linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('linalg_norm', out, linalg_norm(*args, **kwargs))
+        kwargs = numpy_aliases('linalg_norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in (
+        (_match_linalg_norm, _run_linalg_norm),
+        (_match_linalg_norm_ord_str, _run_linalg_norm_ord_str),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('linalg_norm', (ops.linalg_norm, ops.linalg_norm_ord_str), args, kwargs)
+
+
+# ---- unsqueeze_ ------------------------------------------------------------------------
+
+def unsqueeze_(self, dim):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('unsqueeze_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int:
+        dim = as_int('unsqueeze_', 'dim', dim)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.unsqueeze_, ks, (self, dim))
+    return ops.unsqueeze_.call(ks, self, dim)
+
+
+# ---- squeeze_ ((default), dim) ---------------------------------------------------------
+
+def _match_squeeze_(self):
+    if isinstance(self, Tensor):
+        return (self,)
+    return None
+
+
+def _run_squeeze_(self):
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.squeeze_, ks, (self,))
+    return ops.squeeze_.call(ks, self)
+
+
+def _match_squeeze__dim(self, dim):
+    if isinstance(self, Tensor) and is_int(dim):
+        return (self, dim,)
+    return None
+
+
+def _run_squeeze__dim(self, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('squeeze_', 'dim', dim)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.squeeze__dim, ks, (self, dim))
+    return ops.squeeze__dim.call(ks, self, dim)
+
+
+def squeeze_(*args, **kwargs):
+    """squeeze_(Tensor(a!) self) -> Tensor(a!)
+    squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+    """
+    for match, run in ((_match_squeeze_, _run_squeeze_), (_match_squeeze__dim, _run_squeeze__dim)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('squeeze_', (ops.squeeze_, ops.squeeze__dim), args, kwargs)
+
+
+# ---- t_ --------------------------------------------------------------------------------
+
+def t_(self):
+    """t_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('t_', 'self', 'Tensor', self)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.t_, ks, (self,))
+    return ops.t_.call(ks, self)
+
+
+# ---- transpose_ ------------------------------------------------------------------------
+
+def transpose_(self, dim0, dim1):
+    """transpose_.int(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('transpose_', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int:
+        dim0 = as_int('transpose_', 'dim0', dim0)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('transpose_', 'dim1', dim1)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.transpose__int, ks, (self, dim0, dim1))
+    return ops.transpose__int.call(ks, self, dim0, dim1)
+
+
+# ---- swapaxes_ -------------------------------------------------------------------------
+
+def swapaxes_(self, axis0, axis1):
+    """swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('swapaxes_', 'self', 'Tensor', self)
+    if type(axis0) is not _b.int:
+        axis0 = as_int('swapaxes_', 'axis0', axis0)
+    if type(axis1) is not _b.int:
+        axis1 = as_int('swapaxes_', 'axis1', axis1)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.swapaxes_, ks, (self, axis0, axis1))
+    return ops.swapaxes_.call(ks, self, axis0, axis1)
+
+
+# ---- swapdims_ -------------------------------------------------------------------------
+
+def swapdims_(self, dim0, dim1):
+    """swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('swapdims_', 'self', 'Tensor', self)
+    if type(dim0) is not _b.int:
+        dim0 = as_int('swapdims_', 'dim0', dim0)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('swapdims_', 'dim1', dim1)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.swapdims_, ks, (self, dim0, dim1))
+    return ops.swapdims_.call(ks, self, dim0, dim1)
+
+
+# ---- deg2rad ---------------------------------------------------------------------------
+
+def deg2rad(input, *, out=None):
+    """deg2rad(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('deg2rad', out, deg2rad(input))
+    if not isinstance(input, Tensor):
+        bad_arg('deg2rad', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.deg2rad, ks, (input,))
+    return ops.deg2rad.call(ks, input)
+
+
+# ---- rad2deg ---------------------------------------------------------------------------
+
+def rad2deg(input, *, out=None):
+    """rad2deg(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('rad2deg', out, rad2deg(input))
+    if not isinstance(input, Tensor):
+        bad_arg('rad2deg', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.rad2deg, ks, (input,))
+    return ops.rad2deg.call(ks, input)
+
+
+# ---- logaddexp -------------------------------------------------------------------------
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(self) + exp(other)) without overflow.
+
+    logaddexp(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('logaddexp', out, logaddexp(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('logaddexp', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('logaddexp', 'other', 'Tensor', other)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.logaddexp, ks, (input, other))
+    return ops.logaddexp.call(ks, input, other)
+
+
+# ---- logaddexp2 ------------------------------------------------------------------------
+
+def logaddexp2(input, other, *, out=None):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    if out is not None:
+        return into_out('logaddexp2', out, logaddexp2(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('logaddexp2', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('logaddexp2', 'other', 'Tensor', other)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.logaddexp2, ks, (input, other))
+    return ops.logaddexp2.call(ks, input, other)
+
+
+# ---- fmax ------------------------------------------------------------------------------
+
+def fmax(input, other, *, out=None):
+    """maximum, ignoring a NaN when the other value is a number.
+
+    fmax(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('fmax', out, fmax(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('fmax', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('fmax', 'other', 'Tensor', other)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.fmax, ks, (input, other))
+    return ops.fmax.call(ks, input, other)
+
+
+# ---- fmin ------------------------------------------------------------------------------
+
+def fmin(input, other, *, out=None):
+    """fmin(Tensor self, Tensor other) -> Tensor"""
+    if out is not None:
+        return into_out('fmin', out, fmin(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('fmin', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('fmin', 'other', 'Tensor', other)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.fmin, ks, (input, other))
+    return ops.fmin.call(ks, input, other)
+
+
+# ---- sinc ------------------------------------------------------------------------------
+
+def sinc(input, *, out=None):
+    """sin(pi x) / (pi x), 1 at 0.
+
+    sinc(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('sinc', out, sinc(input))
+    if not isinstance(input, Tensor):
+        bad_arg('sinc', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.sinc, ks, (input,))
+    return ops.sinc.call(ks, input)
+
+
+# ---- float_power (Tensor_Tensor, Tensor_Scalar) ----------------------------------------
+
+def float_power(input, exponent, *, out=None):
+    """float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+    """
+    if out is not None:
+        return into_out('float_power', out, float_power(input, exponent))
+    if not isinstance(input, Tensor):
+        bad_arg('float_power', 'input', 'Tensor', input)
+    if isinstance(exponent, Tensor):  # float_power.Tensor_Tensor
+        ks = input._impl.key_set() | exponent._impl.key_set()
+        if observers.active:
+            return observed(ops.float_power_Tensor_Tensor, ks, (input, exponent))
+        return ops.float_power_Tensor_Tensor.call(ks, input, exponent)
+    if is_number(exponent):  # float_power.Tensor_Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('float_power', 'exponent', exponent)
+        ks = input._impl.key_set()
+        if observers.active:
+            return observed(ops.float_power_Tensor_Scalar, ks, (input, exponent))
+        return ops.float_power_Tensor_Scalar.call(ks, input, exponent)
+    no_overload(
+        'float_power', (ops.float_power_Tensor_Tensor, ops.float_power_Tensor_Scalar),
+        (input, exponent,), {},
+    )
+
+
+# ---- heaviside -------------------------------------------------------------------------
+
+def heaviside(input, values, *, out=None):
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    if out is not None:
+        return into_out('heaviside', out, heaviside(input, values))
+    if not isinstance(input, Tensor):
+        bad_arg('heaviside', 'input', 'Tensor', input)
+    if not isinstance(values, Tensor):
+        bad_arg('heaviside', 'values', 'Tensor', values)
+    ks = input._impl.key_set() | values._impl.key_set()
+    if observers.active:
+        return observed(ops.heaviside, ks, (input, values))
+    return ops.heaviside.call(ks, input, values)
+
+
+# ---- cov -------------------------------------------------------------------------------
+
+def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
+    """The covariance matrix of the variables in self's rows (observations in columns).
+
+    cov(Tensor self, *, int correction=1, Tensor? fweights=None,
+        Tensor? aweights=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'cov', out, cov(input, correction=correction, fweights=fweights, aweights=aweights),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('cov', 'input', 'Tensor', input)
+    if type(correction) is not _b.int:
+        correction = as_int('cov', 'correction', correction)
+    if fweights is not None and not isinstance(fweights, Tensor):
+        bad_arg('cov', 'fweights', 'Tensor or None', fweights)
+    if aweights is not None and not isinstance(aweights, Tensor):
+        bad_arg('cov', 'aweights', 'Tensor or None', aweights)
+    ks = (input._impl.key_set()
+                | (fweights._impl.key_set() if fweights is not None else 0)
+                | (aweights._impl.key_set() if aweights is not None else 0))
+    if observers.active:
+        return observed(ops.cov, ks, (input, correction, fweights, aweights))
+    return ops.cov.call(ks, input, correction, fweights, aweights)
+
+
+# ---- corrcoef --------------------------------------------------------------------------
+
+def corrcoef(input, *, out=None):
+    """corrcoef(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('corrcoef', out, corrcoef(input))
+    if not isinstance(input, Tensor):
+        bad_arg('corrcoef', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.corrcoef, ks, (input,))
+    return ops.corrcoef.call(ks, input)
+
+
+# ---- ravel -----------------------------------------------------------------------------
+
+def ravel(input):
+    """ravel(Tensor(a) self) -> Tensor(a)"""
+    if not isinstance(input, Tensor):
+        bad_arg('ravel', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.ravel, ks, (input,))
+    return ops.ravel.call(ks, input)
+
+
+# ---- fliplr ----------------------------------------------------------------------------
+
+def fliplr(input, *, out=None):
+    """fliplr(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('fliplr', out, fliplr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('fliplr', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.fliplr, ks, (input,))
+    return ops.fliplr.call(ks, input)
+
+
+# ---- flipud ----------------------------------------------------------------------------
+
+def flipud(input, *, out=None):
+    """flipud(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('flipud', out, flipud(input))
+    if not isinstance(input, Tensor):
+        bad_arg('flipud', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.flipud, ks, (input,))
+    return ops.flipud.call(ks, input)
+
+
+# ---- rot90 -----------------------------------------------------------------------------
+
+def rot90(input, k=1, dims=(0, 1), *, out=None):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    if out is not None:
+        return into_out('rot90', out, rot90(input, k, dims))
+    if not isinstance(input, Tensor):
+        bad_arg('rot90', 'input', 'Tensor', input)
+    if type(k) is not _b.int:
+        k = as_int('rot90', 'k', k)
+    dims = as_int_list('rot90', 'dims', dims)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.rot90, ks, (input, k, dims))
+    return ops.rot90.call(ks, input, k, dims)
+
+
+# ---- block_diag ------------------------------------------------------------------------
+
+def block_diag(*tensors, out=None, **kwargs):
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('block_diag', out, block_diag(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('block_diag', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('block_diag', 'tensors', tensors)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.block_diag, ks, (tensors,))
+    return ops.block_diag.call(ks, tensors)
+
+
+# ---- cartesian_prod --------------------------------------------------------------------
+
+def cartesian_prod(*tensors, out=None, **kwargs):
+    """cartesian_prod(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('cartesian_prod', out, cartesian_prod(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('cartesian_prod', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('cartesian_prod', 'tensors', tensors)
+    ks = keyset_list(tensors)
+    if observers.active:
+        return observed(ops.cartesian_prod, ks, (tensors,))
+    return ops.cartesian_prod.call(ks, tensors)
+
+
+# ---- vander ----------------------------------------------------------------------------
+
+def vander(x, N=None, increasing=False, *, out=None):
+    """vander(Tensor x, int? N=None, bool increasing=False) -> Tensor"""
+    if out is not None:
+        return into_out('vander', out, vander(x, N, increasing))
+    if not isinstance(x, Tensor):
+        bad_arg('vander', 'x', 'Tensor', x)
+    if N is not None and type(N) is not _b.int:
+        N = as_int('vander', 'N', N)
+    if type(increasing) is not _b.bool:
+        increasing = as_bool('vander', 'increasing', increasing)
+    ks = x._impl.key_set()
+    if observers.active:
+        return observed(ops.vander, ks, (x, N, increasing))
+    return ops.vander.call(ks, x, N, increasing)
+
+
+# ---- unravel_index ---------------------------------------------------------------------
+
+def unravel_index(indices, *shape, **kwargs):
+    """unravel_index(Tensor indices, int[] shape) -> Tensor[]"""
+    if kwargs:
+        shape = unpack_kwargs('unravel_index', 'shape', shape, kwargs)
+    elif len(shape) == 1 and type(shape[0]) is not _b.int:
+        shape = shape[0]
+    if not isinstance(indices, Tensor):
+        bad_arg('unravel_index', 'indices', 'Tensor', indices)
+    shape = as_int_list('unravel_index', 'shape', shape)
+    ks = indices._impl.key_set()
+    if observers.active:
+        return observed(ops.unravel_index, ks, (indices, shape))
+    return ops.unravel_index.call(ks, indices, shape)
+
+
+# ---- unfold ----------------------------------------------------------------------------
+
+def unfold(self, dimension, size, step):
+    """Windows of size elements every step along dimension, as a new last dim (a view).
+
+    unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('unfold', 'self', 'Tensor', self)
+    if type(dimension) is not _b.int:
+        dimension = as_int('unfold', 'dimension', dimension)
+    if type(size) is not _b.int:
+        size = as_int('unfold', 'size', size)
+    if type(step) is not _b.int:
+        step = as_int('unfold', 'step', step)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.unfold, ks, (self, dimension, size, step))
+    return ops.unfold.call(ks, self, dimension, size, step)
+
+
+# ---- isin (Tensor_Tensor, Tensor_Scalar, Scalar_Tensor) --------------------------------
+
+def _match_isin_Tensor_Tensor(elements, test_elements, *, assume_unique=False, invert=False):
+    if (isinstance(elements, Tensor)
+            and isinstance(test_elements, Tensor)
+            and is_bool(assume_unique)
+            and is_bool(invert)):
+        return (elements, test_elements, assume_unique, invert,)
+    return None
+
+
+def _run_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    if type(assume_unique) is not _b.bool:
+        assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool:
+        invert = as_bool('isin', 'invert', invert)
+    ks = elements._impl.key_set() | test_elements._impl.key_set()
+    if observers.active:
+        return observed(
+            ops.isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert),
+        )
+    return ops.isin_Tensor_Tensor.call(ks, elements, test_elements, assume_unique, invert)
+
+
+def _match_isin_Tensor_Scalar(elements, test_element, *, assume_unique=False, invert=False):
+    if (isinstance(elements, Tensor)
+            and is_number(test_element)
+            and is_bool(assume_unique)
+            and is_bool(invert)):
+        return (elements, test_element, assume_unique, invert,)
+    return None
+
+
+def _run_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    if type(test_element) not in SCALAR_TYPES:
+        test_element = as_scalar('isin', 'test_element', test_element)
+    if type(assume_unique) is not _b.bool:
+        assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool:
+        invert = as_bool('isin', 'invert', invert)
+    ks = elements._impl.key_set()
+    if observers.active:
+        return observed(ops.isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
+    return ops.isin_Tensor_Scalar.call(ks, elements, test_element, assume_unique, invert)
+
+
+def _match_isin_Scalar_Tensor(element, test_elements, *, assume_unique=False, invert=False):
+    if (is_number(element)
+            and isinstance(test_elements, Tensor)
+            and is_bool(assume_unique)
+            and is_bool(invert)):
+        return (element, test_elements, assume_unique, invert,)
+    return None
+
+
+def _run_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    if type(element) not in SCALAR_TYPES:
+        element = as_scalar('isin', 'element', element)
+    if type(assume_unique) is not _b.bool:
+        assume_unique = as_bool('isin', 'assume_unique', assume_unique)
+    if type(invert) is not _b.bool:
+        invert = as_bool('isin', 'invert', invert)
+    ks = test_elements._impl.key_set()
+    if observers.active:
+        return observed(ops.isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
+    return ops.isin_Scalar_Tensor.call(ks, element, test_elements, assume_unique, invert)
+
+
+def isin(*args, **kwargs):
+    """isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False,
+        bool invert=False) -> Tensor
+    isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False,
+        bool invert=False) -> Tensor
+    isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False,
+        bool invert=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('isin', out, isin(*args, **kwargs))
+    for match, run in (
+        (_match_isin_Tensor_Tensor, _run_isin_Tensor_Tensor),
+        (_match_isin_Tensor_Scalar, _run_isin_Tensor_Scalar),
+        (_match_isin_Scalar_Tensor, _run_isin_Scalar_Tensor),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'isin', (ops.isin_Tensor_Tensor, ops.isin_Tensor_Scalar, ops.isin_Scalar_Tensor), args,
+        kwargs,
+    )
+
+
+# ---- msort -----------------------------------------------------------------------------
+
+def msort(input, *, out=None):
+    """msort(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('msort', out, msort(input))
+    if not isinstance(input, Tensor):
+        bad_arg('msort', 'input', 'Tensor', input)
+    ks = input._impl.key_set()
+    if observers.active:
+        return observed(ops.msort, ks, (input,))
+    return ops.msort.call(ks, input)
+
+
+# ---- dist ------------------------------------------------------------------------------
+
+def dist(input, other, p=2, *, out=None):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    if out is not None:
+        return into_out('dist', out, dist(input, other, p))
+    if not isinstance(input, Tensor):
+        bad_arg('dist', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('dist', 'other', 'Tensor', other)
+    if type(p) not in SCALAR_TYPES:
+        p = as_scalar('dist', 'p', p)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.dist, ks, (input, other, p))
+    return ops.dist.call(ks, input, other, p)
+
+
+# ---- inner -----------------------------------------------------------------------------
+
+def inner(input, other, *, out=None):
+    """inner(Tensor self, Tensor other) -> Tensor"""
+    if out is not None:
+        return into_out('inner', out, inner(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('inner', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('inner', 'other', 'Tensor', other)
+    ks = input._impl.key_set() | other._impl.key_set()
+    if observers.active:
+        return observed(ops.inner, ks, (input, other))
+    return ops.inner.call(ks, input, other)
+
+
+# ---- byte ------------------------------------------------------------------------------
+
+def byte(self):
+    """byte(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor):
+        bad_arg('byte', 'self', 'Tensor', self)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.byte, ks, (self,))
+    return ops.byte.call(ks, self)
+
+
+# ---- char ------------------------------------------------------------------------------
+
+def char(self):
+    """char(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor):
+        bad_arg('char', 'self', 'Tensor', self)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.char, ks, (self,))
+    return ops.char.call(ks, self)
+
+
+# ---- short -----------------------------------------------------------------------------
+
+def short(self):
+    """short(Tensor self) -> Tensor"""
+    if not isinstance(self, Tensor):
+        bad_arg('short', 'self', 'Tensor', self)
+    ks = self._impl.key_set()
+    if observers.active:
+        return observed(ops.short, ks, (self,))
+    return ops.short.call(ks, self)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -10047,4 +11439,45 @@ FUNCTIONS = (
     '_lstm_sequence_backward',
     '_fused_adam_',
     '_fused_sgd_',
+    'square',
+    'square_',
+    'nansum',
+    'nanmean',
+    'diff',
+    'trapezoid',
+    'cumulative_trapezoid',
+    'atleast_1d',
+    'atleast_2d',
+    'atleast_3d',
+    'meshgrid',
+    'argwhere',
+    'searchsorted',
+    'bucketize',
+    'cdist',
+    'linalg_vector_norm',
+    'linalg_matrix_norm',
+    'linalg_norm',
+    'deg2rad',
+    'rad2deg',
+    'logaddexp',
+    'logaddexp2',
+    'fmax',
+    'fmin',
+    'sinc',
+    'float_power',
+    'heaviside',
+    'cov',
+    'corrcoef',
+    'ravel',
+    'fliplr',
+    'flipud',
+    'rot90',
+    'block_diag',
+    'cartesian_prod',
+    'vander',
+    'unravel_index',
+    'isin',
+    'msort',
+    'dist',
+    'inner',
 )

@@ -3288,6 +3288,460 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2),
         mutable_positions=(0, 2),
     ),
+    OpSchema(
+        name='square',
+        text='square(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='square_',
+        text='square_(Tensor(a!) self) -> Tensor(a!)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='nansum',
+        text=(
+            'nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, '
+            'ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='nanmean',
+        text=(
+            'nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, '
+            'ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='diff',
+        text=(
+            'diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, '
+            'Tensor? append=None) -> Tensor'
+        ),
+        arg_names=('self', 'n', 'dim', 'prepend', 'append'),
+        tensor_positions=(0, 3, 4),
+    ),
+    OpSchema(
+        name='trapezoid.x',
+        text='trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor',
+        arg_names=('y', 'x', 'dim'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='trapezoid.dx',
+        text='trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor',
+        arg_names=('y', 'dx', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='cumulative_trapezoid.x',
+        text='cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor',
+        arg_names=('y', 'x', 'dim'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='cumulative_trapezoid.dx',
+        text='cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor',
+        arg_names=('y', 'dx', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_1d',
+        text='atleast_1d(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_1d.Sequence',
+        text='atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_2d',
+        text='atleast_2d(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_2d.Sequence',
+        text='atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_3d',
+        text='atleast_3d(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='atleast_3d.Sequence',
+        text='atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='meshgrid',
+        text='meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]',
+        arg_names=('tensors', 'indexing'),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='sum_to_size',
+        text='sum_to_size(Tensor self, int[] size) -> Tensor',
+        arg_names=('self', 'size'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='argwhere',
+        text='argwhere(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='searchsorted.Tensor',
+        text=(
+            'searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, '
+            'bool out_int32=False, bool right=False, str? side=None, '
+            'Tensor? sorter=None) -> Tensor'
+        ),
+        arg_names=('sorted_sequence', 'self', 'out_int32', 'right', 'side', 'sorter'),
+        tensor_positions=(0, 1, 5),
+    ),
+    OpSchema(
+        name='searchsorted.Scalar',
+        text=(
+            'searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, '
+            'bool out_int32=False, bool right=False, str? side=None, '
+            'Tensor? sorter=None) -> Tensor'
+        ),
+        arg_names=('sorted_sequence', 'self', 'out_int32', 'right', 'side', 'sorter'),
+        tensor_positions=(0, 5),
+    ),
+    OpSchema(
+        name='bucketize.Tensor',
+        text=(
+            'bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, '
+            'bool right=False) -> Tensor'
+        ),
+        arg_names=('self', 'boundaries', 'out_int32', 'right'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='bucketize.Scalar',
+        text=(
+            'bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, '
+            'bool right=False) -> Tensor'
+        ),
+        arg_names=('self', 'boundaries', 'out_int32', 'right'),
+        tensor_positions=(1,),
+    ),
+    OpSchema(
+        name='cdist',
+        text='cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor',
+        arg_names=('x1', 'x2', 'p', 'compute_mode'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='linalg_vector_norm',
+        text=(
+            'linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, '
+            'bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'ord', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_matrix_norm',
+        text=(
+            'linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], '
+            'bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'ord', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_matrix_norm.str_ord',
+        text=(
+            'linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], '
+            'bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'ord', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_norm',
+        text=(
+            'linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, '
+            '*, ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'ord', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_norm.ord_str',
+        text=(
+            'linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, '
+            '*, ScalarType? dtype=None) -> Tensor'
+        ),
+        arg_names=('self', 'ord', 'dim', 'keepdim', 'dtype'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='unsqueeze_',
+        text='unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)',
+        arg_names=('self', 'dim'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='squeeze_',
+        text='squeeze_(Tensor(a!) self) -> Tensor(a!)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='squeeze_.dim',
+        text='squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)',
+        arg_names=('self', 'dim'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='t_',
+        text='t_(Tensor(a!) self) -> Tensor(a!)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='transpose_.int',
+        text='transpose_.int(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)',
+        arg_names=('self', 'dim0', 'dim1'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='swapaxes_',
+        text='swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)',
+        arg_names=('self', 'axis0', 'axis1'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='swapdims_',
+        text='swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)',
+        arg_names=('self', 'dim0', 'dim1'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='deg2rad',
+        text='deg2rad(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='rad2deg',
+        text='rad2deg(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='logaddexp',
+        text='logaddexp(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='logaddexp2',
+        text='logaddexp2(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='fmax',
+        text='fmax(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='fmin',
+        text='fmin(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='sinc',
+        text='sinc(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='float_power.Tensor_Tensor',
+        text='float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor',
+        arg_names=('self', 'exponent'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='float_power.Tensor_Scalar',
+        text='float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor',
+        arg_names=('self', 'exponent'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='heaviside',
+        text='heaviside(Tensor self, Tensor values) -> Tensor',
+        arg_names=('self', 'values'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='cov',
+        text=(
+            'cov(Tensor self, *, int correction=1, Tensor? fweights=None, '
+            'Tensor? aweights=None) -> Tensor'
+        ),
+        arg_names=('self', 'correction', 'fweights', 'aweights'),
+        tensor_positions=(0, 2, 3),
+    ),
+    OpSchema(
+        name='corrcoef',
+        text='corrcoef(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='ravel',
+        text='ravel(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fliplr',
+        text='fliplr(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='flipud',
+        text='flipud(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='rot90',
+        text='rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',
+        arg_names=('self', 'k', 'dims'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='block_diag',
+        text='block_diag(Tensor[] tensors) -> Tensor',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='cartesian_prod',
+        text='cartesian_prod(Tensor[] tensors) -> Tensor',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='vander',
+        text='vander(Tensor x, int? N=None, bool increasing=False) -> Tensor',
+        arg_names=('x', 'N', 'increasing'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='unravel_index',
+        text='unravel_index(Tensor indices, int[] shape) -> Tensor[]',
+        arg_names=('indices', 'shape'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='unfold',
+        text='unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)',
+        arg_names=('self', 'dimension', 'size', 'step'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='isin.Tensor_Tensor',
+        text=(
+            'isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, '
+            'bool assume_unique=False, bool invert=False) -> Tensor'
+        ),
+        arg_names=('elements', 'test_elements', 'assume_unique', 'invert'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='isin.Tensor_Scalar',
+        text=(
+            'isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, '
+            'bool assume_unique=False, bool invert=False) -> Tensor'
+        ),
+        arg_names=('elements', 'test_element', 'assume_unique', 'invert'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='isin.Scalar_Tensor',
+        text=(
+            'isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, '
+            'bool assume_unique=False, bool invert=False) -> Tensor'
+        ),
+        arg_names=('element', 'test_elements', 'assume_unique', 'invert'),
+        tensor_positions=(1,),
+    ),
+    OpSchema(
+        name='msort',
+        text='msort(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='dist',
+        text='dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',
+        arg_names=('self', 'other', 'p'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='inner',
+        text='inner(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='byte',
+        text='byte(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='char',
+        text='char(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='short',
+        text='short(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -4064,6 +4518,71 @@ DISPATCH = {
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
         ('_fused_adam_', 'optim.fused_adam_'),
         ('_fused_sgd_', 'optim.fused_sgd_'),
+        ('square', 'numeric.square'),
+        ('square_', 'numeric.square_'),
+        ('nansum', 'numeric.nansum'),
+        ('nanmean', 'numeric.nanmean'),
+        ('diff', 'numeric.diff'),
+        ('trapezoid.x', 'numeric.trapezoid_x'),
+        ('trapezoid.dx', 'numeric.trapezoid_dx'),
+        ('cumulative_trapezoid.x', 'numeric.cumulative_trapezoid_x'),
+        ('cumulative_trapezoid.dx', 'numeric.cumulative_trapezoid_dx'),
+        ('atleast_1d', 'shape_helpers.atleast_1d'),
+        ('atleast_1d.Sequence', 'shape_helpers.atleast_1d_sequence'),
+        ('atleast_2d', 'shape_helpers.atleast_2d'),
+        ('atleast_2d.Sequence', 'shape_helpers.atleast_2d_sequence'),
+        ('atleast_3d', 'shape_helpers.atleast_3d'),
+        ('atleast_3d.Sequence', 'shape_helpers.atleast_3d_sequence'),
+        ('meshgrid', 'shape_helpers.meshgrid'),
+        ('sum_to_size', 'shape_helpers.sum_to_size'),
+        ('argwhere', 'shape_helpers.argwhere'),
+        ('searchsorted.Tensor', 'search.searchsorted'),
+        ('searchsorted.Scalar', 'search.searchsorted_scalar'),
+        ('bucketize.Tensor', 'search.bucketize'),
+        ('bucketize.Scalar', 'search.bucketize_scalar'),
+        ('cdist', 'norms.cdist'),
+        ('linalg_vector_norm', 'norms.linalg_vector_norm'),
+        ('linalg_matrix_norm', 'norms.linalg_matrix_norm'),
+        ('linalg_matrix_norm.str_ord', 'norms.linalg_matrix_norm_str'),
+        ('linalg_norm', 'norms.linalg_norm'),
+        ('linalg_norm.ord_str', 'norms.linalg_norm_str'),
+        ('unsqueeze_', 'views_inplace.unsqueeze_'),
+        ('squeeze_', 'views_inplace.squeeze_'),
+        ('squeeze_.dim', 'views_inplace.squeeze__dim'),
+        ('t_', 'views_inplace.t_'),
+        ('transpose_.int', 'views_inplace.transpose_'),
+        ('swapaxes_', 'views_inplace.swapaxes_'),
+        ('swapdims_', 'views_inplace.swapdims_'),
+        ('deg2rad', 'numeric.deg2rad'),
+        ('rad2deg', 'numeric.rad2deg'),
+        ('logaddexp', 'numeric.logaddexp'),
+        ('logaddexp2', 'numeric.logaddexp2'),
+        ('fmax', 'numeric.fmax'),
+        ('fmin', 'numeric.fmin'),
+        ('sinc', 'numeric.sinc'),
+        ('float_power.Tensor_Tensor', 'numeric.float_power'),
+        ('float_power.Tensor_Scalar', 'numeric.float_power'),
+        ('heaviside', 'numeric.heaviside'),
+        ('cov', 'numeric.cov'),
+        ('corrcoef', 'numeric.corrcoef'),
+        ('ravel', 'shape_helpers.ravel'),
+        ('fliplr', 'shape_helpers.fliplr'),
+        ('flipud', 'shape_helpers.flipud'),
+        ('rot90', 'shape_helpers.rot90'),
+        ('block_diag', 'shape_helpers.block_diag'),
+        ('cartesian_prod', 'shape_helpers.cartesian_prod'),
+        ('vander', 'shape_helpers.vander'),
+        ('unravel_index', 'shape_helpers.unravel_index'),
+        ('unfold', 'shape_helpers.unfold'),
+        ('isin.Tensor_Tensor', 'search.isin'),
+        ('isin.Tensor_Scalar', 'search.isin_scalar_test'),
+        ('isin.Scalar_Tensor', 'search.isin_scalar_element'),
+        ('msort', 'search.msort'),
+        ('dist', 'norms.dist'),
+        ('inner', 'norms.inner'),
+        ('byte', 'conversions.to_byte'),
+        ('char', 'conversions.to_char'),
+        ('short', 'conversions.to_short'),
     ),
 }
 

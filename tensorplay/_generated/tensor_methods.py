@@ -286,6 +286,41 @@ class TensorMethods:
     index_put_ = F.index_put_
     softmax = F.softmax
     log_softmax = F.log_softmax
+    square = F.square
+    square_ = F.square_
+    nansum = F.nansum
+    nanmean = F.nanmean
+    diff = F.diff
+    sum_to_size = F.sum_to_size
+    argwhere = F.argwhere
+    unsqueeze_ = F.unsqueeze_
+    squeeze_ = F.squeeze_
+    t_ = F.t_
+    transpose_ = F.transpose_
+    swapaxes_ = F.swapaxes_
+    swapdims_ = F.swapdims_
+    deg2rad = F.deg2rad
+    rad2deg = F.rad2deg
+    logaddexp = F.logaddexp
+    logaddexp2 = F.logaddexp2
+    fmax = F.fmax
+    fmin = F.fmin
+    sinc = F.sinc
+    float_power = F.float_power
+    heaviside = F.heaviside
+    cov = F.cov
+    corrcoef = F.corrcoef
+    ravel = F.ravel
+    fliplr = F.fliplr
+    flipud = F.flipud
+    rot90 = F.rot90
+    unfold = F.unfold
+    msort = F.msort
+    dist = F.dist
+    inner = F.inner
+    byte = F.byte
+    char = F.char
+    short = F.short
 
     def __add__(self, other):
         if not is_operand(other):

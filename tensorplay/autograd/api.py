@@ -11,7 +11,7 @@ from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import impl_edge, register_retains_grad
 from tensorplay.autograd.node import add_hook
 
-__all__ = ["set_requires_grad", "set_data", "register_hook", "retain_grad"]
+__all__ = ["set_requires_grad", "set_data", "adopt_view", "register_hook", "retain_grad"]
 
 
 def set_requires_grad(tensor, flag):
@@ -56,6 +56,20 @@ def set_data(tensor, value):
     impl.base = None
     # The next graph gets a fresh AccumulateGrad with the new shape and dtype.
     impl.grad_accumulator = None
+
+
+def adopt_view(tensor, view):
+    """The kernel of the in-place view ops (`x.unsqueeze_(0)`): `tensor` takes `view`'s
+    sizes and strides (a view of `tensor` itself) and its version counter is bumped, as
+    for any in-place op. The autograd wrapper records the backward node around it."""
+    impl, new = tensor._impl, view._impl
+    impl.sizes = new.sizes
+    impl.strides = new.strides
+    impl.offset = new.offset
+    impl.is_contiguous = new.is_contiguous
+    impl._array = None        # the cached NumPy view describes the old shape
+    impl.version.value += 1
+    return tensor
 
 
 def register_hook(tensor, hook):

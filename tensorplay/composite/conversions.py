@@ -53,3 +53,15 @@ def to_half(self):
 
 def to_bfloat16(self):
     return _to(self, dt.bfloat16, None, False, False)
+
+
+def to_byte(self):
+    return _to(self, dt.uint8, None, False, False)
+
+
+def to_char(self):
+    return _to(self, dt.int8, None, False, False)
+
+
+def to_short(self):
+    return _to(self, dt.int16, None, False, False)

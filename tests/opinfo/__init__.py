@@ -24,8 +24,9 @@ from opinfo.db_nn_spatial import op_db as _nn_spatial
 from opinfo.db_nn_layers import op_db as _nn_layers
 from opinfo.db_nn_rnn import op_db as _nn_rnn
 from opinfo.db_optim import op_db as _optim
+from opinfo.db_common_helpers import op_db as _common_helpers
 
 op_db = [*_foundation, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
-         *_nn_layers, *_nn_rnn, *_optim]
+         *_nn_layers, *_nn_rnn, *_optim, *_common_helpers]
 
 __all__ = ["op_db"]

@@ -362,7 +362,8 @@ class OpInfo:
     supports_autograd / supports_gradgrad / gradcheck: which gradient tests apply
     supports_meta   the op runs on `device="meta"` (its own shape rule or a decomposition)
     is_view         the output aliases the input (storage and version counter) for every
-                    sample; `view_like`: the output aliases the input exactly when PyTorch's
+                    sample (with mutates_input: an in-place view op, which changes the
+                    input's strides); `view_like`: the output aliases the input exactly when PyTorch's
                     does (`reshape`, `contiguous`, `to`)
     tolerances      overrides of DEFAULT_TOLERANCES, by dtype
     xfails          {test name: reason}: a known bug outside the tests; the test is marked

@@ -14,3 +14,7 @@ from tensorplay.nn.modules.loss import *  # noqa: F401,F403
 from tensorplay.nn.modules.rnn import *  # noqa: F401,F403
 from tensorplay.nn.modules.attention import *  # noqa: F401,F403
 from tensorplay.nn.modules.transformer import *  # noqa: F401,F403
+from tensorplay.nn.modules.padding import *  # noqa: F401,F403
+from tensorplay.nn.modules.pixelshuffle import *  # noqa: F401,F403
+from tensorplay.nn.modules.distance import *  # noqa: F401,F403
+from tensorplay.nn.modules.lp_unpooling import *  # noqa: F401,F403
