@@ -3,7 +3,7 @@ in the same run.
 
     python benchmarks/bench_nn_spatial.py
 
-Target (issue 4): conv2d forward and backward on a 32x3x32x32 batch within 3x PyTorch
+Target: conv2d forward and backward on a 32x3x32x32 batch within 3x PyTorch
 CPU. Both libraries use their default thread counts (NumPy's BLAS and PyTorch's
 intra-op pool), as a user would run them.
 """

@@ -1,4 +1,4 @@
-"""The pointwise expansion beyond the operator database: Python operators (plain,
+"""Pointwise ops beyond what the operator database checks: Python operators (plain,
 reflected, in-place), Python-bool answers, and numerically delicate inputs."""
 from __future__ import annotations
 

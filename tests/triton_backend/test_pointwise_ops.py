@@ -1,6 +1,6 @@
-"""The pointwise expansion on `cuda` (the OPS table of triton_kernels/pointwise_expressions.py) against the CPU
-backend: float functions, rounding, the division family, blends, logic and bitwise ops,
-activations, in-place forms, and the Philox random fills."""
+"""The pointwise ops of the OPS table (triton_kernels/pointwise_expressions.py) on `cuda`
+against the CPU backend: float functions, rounding, the division family, blends, logic
+and bitwise ops, activations, in-place forms, and the Philox random fills."""
 import numpy as np
 import pytest
 
@@ -164,7 +164,7 @@ def test_inplace_forms_write_through_views(name):
     check(apply, X * 3)
 
 
-def test_source_of_an_expansion_kernel():
+def test_source_of_an_ops_table_kernel():
     text = triton_kernels.source("hardsigmoid")
     assert "result = _math.minimum(_math.maximum(x + 3.0, 0.0), 6.0) / 6.0" in text
     assert "def hardsigmoid_kernel_rank1(" in tp.cuda.source("hardsigmoid")
