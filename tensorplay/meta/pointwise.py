@@ -50,7 +50,6 @@ def require_float(op, name, t):
 
 
 _NOT_BOOL = (dt.bool,)
-_INTEGRAL = (dt.bool, dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)
 
 
 # ---- unary --------------------------------------------------------------------------
