@@ -150,7 +150,7 @@ def test_forward(device, op, dtype):
 @pytest.mark.parametrize("device, op", _op_params("test_out_is_rejected",
                                                   lambda op: not op.supports_out))
 def test_out_is_rejected(device, op):
-    """An op without an `out=` argument refuses one: an error, not ignored."""
+    """No foundation op has an `out=` argument: passing one is an error, not ignored."""
     sample = op.sample_inputs(device, op.dtypes[-1])[0]
     with pytest.raises(TypeError):
         op.op(sample.input, *sample.args, out=sample.input, **sample.kwargs)
