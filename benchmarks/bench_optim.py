@@ -47,7 +47,8 @@ def main():
         for name, kwargs in (("SGD", dict(lr=0.01, momentum=0.9)), ("Adam", dict(lr=1e-3)),
                              ("AdamW", dict(lr=1e-3))):
             rows = []
-            for label, lib, foreach in (("tp (foreach, default)", tp, None), ("tp-loop", tp, False),
+            for label, lib, foreach in (("tp (foreach, default)", tp, None),
+                                        ("tp-loop", tp, False),
                                         ("torch-loop", torch, False),
                                         ("torch-foreach", torch, True)):
                 params = [lib.tensor(v.copy(), requires_grad=True) for v in values]

@@ -1,6 +1,6 @@
 """Training steps end to end, against PyTorch in the same run.
 
-    python benchmarks/bench_training.py          the two ratios below
+    python benchmarks/bench_training.py          the two ratios below, and their parts
     python benchmarks/bench_training.py --full   also the default `tensorplay train` run
 
 Targets: one epoch of the digits CNN of `tensorplay train` (1,437 images, batch 32, Adam)
@@ -57,6 +57,36 @@ def epoch_fn(lib, model, loader):
     return run
 
 
+def phases_fn(lib, model, loader):
+    """One epoch timed by phase: (forward + loss, zero_grad + backward, optimizer step)."""
+    optimizer = lib.optim.Adam(model.parameters(), lr=2e-3)
+
+    def run():
+        model.train()
+        spent = [0.0, 0.0, 0.0]
+        for x, y in loader:
+            start = time.perf_counter()
+            loss = lib.nn.functional.cross_entropy(model(x), y)
+            forward = time.perf_counter()
+            optimizer.zero_grad()
+            loss.backward()
+            backward = time.perf_counter()
+            optimizer.step()
+            end = time.perf_counter()
+            spent[0] += forward - start
+            spent[1] += backward - forward
+            spent[2] += end - backward
+        return spent
+    return run
+
+
+def best_phases(run, repeats=3):
+    """Each phase's smallest epoch total over `repeats` epochs (after one warm-up)."""
+    run()
+    totals = [run() for _ in range(repeats)]
+    return [min(t[i] for t in totals) for i in range(3)]
+
+
 def bench_cnn_epoch(torch):
     split = train_data.digits(seed=0)
     images, labels = split.train.tensors
@@ -69,11 +99,17 @@ def bench_cnn_epoch(torch):
     torch_set = torch.utils.data.TensorDataset(torch.tensor(images.numpy()),
                                                torch.tensor(labels.numpy()))
     torch_loader = torch.utils.data.DataLoader(torch_set, batch_size=32, shuffle=True)
-    torch_epoch = epoch_fn(torch, torch_cnn(torch), torch_loader)
+    torch_model = torch_cnn(torch)
+    torch_epoch = epoch_fn(torch, torch_model, torch_loader)
     report(f"digits CNN: one epoch ({len(split.train)} images, batch 32, Adam)",
            [("tp", timeit(tp_epoch, min_time=0, repeats=3)),
             ("torch", timeit(torch_epoch, min_time=0, repeats=3))],
            ["within 2x torch"])
+    tp_phases = best_phases(phases_fn(tp, DigitsCNN(), tp_loader))
+    torch_phases = best_phases(phases_fn(torch, torch_model, torch_loader))
+    for name, ours, theirs in zip(("forward + loss", "zero_grad + backward",
+                                   "optimizer step"), tp_phases, torch_phases):
+        report(f"digits CNN epoch, {name} only", [("tp", ours), ("torch", theirs)])
 
 
 def bench_mlp_step(torch):

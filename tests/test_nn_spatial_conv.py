@@ -57,6 +57,61 @@ def test_functional_conv_matches_torch(name, x_shape, w_shape, kwargs):
         np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-10)
 
 
+# Stride 1 runs through the CPU kernel's run layout (flat padded planes, garbage columns
+# cropped from the output and fed zero gradients): padding, dilation, groups, kernels as
+# large as the padded input (one output row), 1x1 kernels, 1-3 spatial dims.
+RUN_CASES = [
+    ("conv1d", (2, 3, 9), (4, 3, 3), dict(padding=2, dilation=2)),
+    ("conv2d", (3, 4, 5, 7), (6, 2, 3, 2), dict(padding=(2, 1), dilation=(2, 1), groups=2)),
+    ("conv2d", (2, 1, 4, 4), (3, 1, 4, 4), {}),
+    ("conv2d", (2, 1, 3, 2), (3, 1, 5, 3), dict(padding=1)),
+    ("conv2d", (2, 3, 6, 5), (4, 3, 1, 1), {}),
+    ("conv2d", (2, 3, 5, 4), (2, 3, 3, 2), dict(padding=(1, 2))),      # rows keep own padding
+    ("conv3d", (2, 4, 3, 4, 5), (4, 2, 2, 3, 2), dict(padding=(1, 0, 2), dilation=(1, 1, 2),
+                                                      groups=2)),
+    ("conv2d", (4, 16, 8, 8), (32, 16, 3, 3), dict(padding=1)),          # the digits CNN
+    ("conv_transpose2d", (2, 3, 4, 5), (3, 2, 3, 2), dict(padding=(1, 0), dilation=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, x_shape, w_shape, kwargs", RUN_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(RUN_CASES)])
+def test_stride_one_convs_match_torch(name, x_shape, w_shape, kwargs, dtype):
+    rng = np.random.default_rng(3)
+    groups = kwargs.get("groups", 1)
+    b_shape = (w_shape[1] * groups if "transpose" in name else w_shape[0],)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, b_shape)]
+    ours = [tp.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y = getattr(F, name)(*ours, **kwargs)
+    ty = getattr(TF, name)(*theirs, **kwargs)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    assert y.dtype == getattr(tp, dtype) and tuple(y.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), **tol)
+    g = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    (y * tp.tensor(g)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    for a, ta in zip(ours, theirs):
+        assert a.grad.dtype == a.dtype
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("mask", [[True, False, False], [False, True, False],
+                                  [True, True, True]])
+def test_convolution_backward_mask_stride_one(mask):
+    x, tx = pair(2, 2, 5, 4, requires_grad=False)
+    w, tw = pair(3, 2, 2, 3, requires_grad=False)
+    g, tg = pair(2, 3, 5, 6, requires_grad=False)
+    args = ((1, 1), (1, 2), (2, 1), False, (0, 0), 1, mask)
+    got = tp.convolution_backward(g, x, w, (3,), *args)
+    want = torch.ops.aten.convolution_backward(tg, tx, tw, [3], *args)
+    for a, e in zip(got, want):
+        assert (a is None) == (e is None)
+        if e is not None:
+            np.testing.assert_allclose(a.numpy(), e.numpy(), atol=1e-10)
+
+
 def test_conv2d_gradgradcheck_with_padding_same():
     x, _ = pair(1, 2, 4, 3)
     w, _ = pair(2, 2, 2, 2)

@@ -556,3 +556,16 @@ def test_foreach_on_cuda_matches_cpu():
                                    atol=1e-6)
     assert dopt.state[dev[0]]["exp_avg"].device.type == "cuda"
     assert dopt.state[dev[0]]["step"].device.type == "cpu"
+
+
+def test_deepcopy_of_a_foreach_optimizer_continues_independently():
+    (_, _), (_, _), (params, opt), targets = _three("Adam", dict(lr=0.02, amsgrad=True),
+                                                    np.float64)
+    for _ in range(3):
+        _step_all([(params, opt)], targets)
+    twin = copy.deepcopy({"params": params, "opt": opt})
+    twin_params, twin_opt = twin["params"], twin["opt"]
+    assert twin_opt.state[twin_params[0]]["exp_avg"] is not opt.state[params[0]]["exp_avg"]
+    for _ in range(3):
+        _step_all([(params, opt), (twin_params, twin_opt)], targets)
+    _assert_same_bits(params, twin_params)

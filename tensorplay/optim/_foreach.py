@@ -10,6 +10,7 @@ parameters. `batches()` hands it either
                   end in flat 1-D tensors:
 
         grad             = cat([p0.grad.reshape(-1), p1.grad.reshape(-1), ...])  one copy
+                           (a view where a batch lies within one parameter's gradient)
         state["exp_avg"] = [ p0's exp_avg | p1's exp_avg | ... ]                 one buffer
         self.state[p_i]["exp_avg"] = that buffer[off_i : off_i + n_i].view(p_i.shape)
 
@@ -65,7 +66,8 @@ class Batch:
     """The tensors one update call works on (see the module doc).
 
     Attributes:
-        grad: the gradient (a parameter's own in the loop, a flat copy in foreach).
+        grad: the gradient (a parameter's own in the loop, flat in foreach: a view of one
+            parameter's gradient, or a cat of several).
         state: state name -> buffer (the parameter's own, or a stretch of the flat buffer).
         fresh: per segment, whether its state was created for this step (zeros, or the
             optimizer's initial value): SGD starts its momentum from the gradient.
@@ -306,15 +308,17 @@ class _FlatState:
         fresh = self.fresh if not self._handed_fresh else [False] * len(self.params)
         self._handed_fresh = True
         fresh_of = {id(p): f for p, f in zip(self.params, fresh)}
-        grads = [_flat(p.grad) for p in self.params]
-        grad = grads[0] if len(grads) == 1 else tp.cat(grads)
+        grads = {id(p): _flat(p.grad) for p in self.params}
         chunk = self.total or 1
         like = self.params[0]
         if like.device.type == "cpu" and all(p.is_contiguous() for p in self.params):
             chunk = max(CHUNK_BYTES // like.element_size(), 1)
         out = []
         for start, stop, segments, stretches in self._plan(chunk):
-            out.append(Batch(grad=_slice(grad, start, stop - start), state=stretches,
+            # The gradient stretch: a view when it lies in one parameter, else one cat.
+            pieces = [_slice(grads[id(s.param)], s.param_start, s.length) for s in segments]
+            grad = pieces[0] if len(pieces) == 1 else tp.cat(pieces)
+            out.append(Batch(grad=grad, state=stretches,
                              fresh=[fresh_of[id(s.param)] for s in segments], step=step,
                              segments=segments))
         return out

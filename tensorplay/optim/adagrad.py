@@ -6,8 +6,9 @@
     p = p - clr * g / (sqrt(s) + eps)
 
 Unlike the other optimizers, Adagrad creates its state in __init__, as PyTorch does, so a
-state_dict taken before the first step already lists every parameter. The update runs per parameter or over flat buffers of a
-whole group (`foreach`, see _foreach.py), with the same ops.
+state_dict taken before the first step already lists every parameter. The update runs per
+parameter or over flat buffers of a whole group (`foreach`, see _foreach.py), with the same
+ops.
 """
 from __future__ import annotations
 
