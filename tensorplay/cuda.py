@@ -209,6 +209,16 @@ def initial_seed():
     return _seed.value
 
 
+def philox_inputs(generator, count):
+    """(seed, offset) for a kernel drawing `count` numbers: with an explicit
+    tp.Generator, a seed drawn from its (CPU, mt19937) stream and offset 0; otherwise
+    the cuda generator's seed and offset (`philox_seed_offset`)."""
+    if generator is not None:
+        from tensorplay._random import draw_seed
+        return draw_seed(generator) % (2 ** 31 - 1), 0
+    return philox_seed_offset(count)
+
+
 def philox_seed_offset(count):
     """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
     them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""

@@ -454,10 +454,7 @@ def native_dropout(input, p, train, generator):
         run("copy", out, (x,), dtype)
         return out, F.fill_(keep, True)
     n = x._impl.numel()
-    if generator is not None:
-        seed, offset = int(generator.numpy.integers(2 ** 31 - 1)), 0
-    else:
-        seed, offset = cuda.philox_seed_offset(n)
+    seed, offset = cuda.philox_inputs(generator, n)
     run_expression("dropout_mask", "tl.rand(seed, index + offset) >= p", keep, (), dtype,
                    {"seed": seed, "offset": offset, "p": p})
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)

@@ -195,11 +195,7 @@ def _random(expr, *names):
     reproducible after tp.manual_seed and no two calls draw the same numbers."""
     def build(a):
         n = a["self"].numel()
-        generator = a.get("generator")
-        if generator is not None:
-            seed, offset = int(generator.numpy.integers(2 ** 31 - 1)), 0
-        else:
-            seed, offset = cuda.philox_seed_offset(n)
+        seed, offset = cuda.philox_inputs(a.get("generator"), n)
         scalars = {name: a[name] for name in names}
         scalars.update(seed=seed, offset=offset)
         return expr, scalars

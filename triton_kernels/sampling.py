@@ -75,9 +75,7 @@ def exponential_keys_kernel(
 def _philox(generator, count):
     """(seed, offset) for `count` draws: the generator's own stream when one is given,
     else the cuda default generator's (whose offset moves past them)."""
-    if generator is not None:
-        return int(generator.numpy.integers(2 ** 31 - 1)), 0
-    return cuda.philox_seed_offset(count)
+    return cuda.philox_inputs(generator, count)
 
 
 def _check_weights(w):
