@@ -4,8 +4,8 @@ relu), with their in-place forms: one NumPy ufunc each, after PyTorch's type pro
 
 The rest of the pointwise family is named by topic: pointwise_math.py (float functions,
 rounding, the division family), pointwise_logic.py, pointwise_activations.py,
-pointwise_blend.py (clamp, lerp, addcmul...), pw_random.py; _pointwise_common.py holds
-their dtype handling and the in-place recipe.
+pointwise_blend.py (clamp, lerp, addcmul...), pointwise_random.py; _pointwise_common.py
+holds their dtype handling and the in-place recipe.
 
 NumPy broadcasts exactly like PyTorch, so broadcasting needs no code here; a
 shape that does not broadcast makes NumPy raise and the op's shape rule turns
