@@ -20,6 +20,19 @@ def out(result, dtype):
     return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
 
 
+def write_target(op, self):
+    """The array an indexed write goes into: `self`'s own memory for an in-place op (its
+    name ends in `_`), otherwise a fresh copy, which becomes the result (`written`)."""
+    a = self._impl.array()
+    return a if op.endswith("_") else np.array(a, copy=True)
+
+
+def written(op, self, target):
+    """What an op that wrote into `target` (from write_target) returns: `self` when in
+    place, otherwise `target` as a new tensor."""
+    return self if op.endswith("_") else out(target, self._impl.dtype)
+
+
 def array_as(t, dtype):
     """The tensor's data as `dtype` (a view when it already is, a converted copy otherwise)."""
     impl = t._impl

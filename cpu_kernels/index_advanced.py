@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import indexing_advanced as rules
 from tensorplay.meta.indexing import check_in_range
-from cpu_kernels._common import out
+from cpu_kernels._common import out, write_target, written
 from cpu_kernels.index_select import add_rows
 
 
@@ -51,7 +52,11 @@ def index(self, indices):
     return out(result, self._impl.dtype)
 
 
-def _put(op, target, self, indices, values, accumulate):
+@kernel(family=True)
+def index_put(op, self, indices, values, accumulate):
+    """index_put and index_put_."""
+    rules.index_put(op, (self, indices, values, accumulate))
+    target = write_target(op, self)
     key = numpy_key(op, self, indices)
     v = values._impl.array()
     if accumulate and len(key) == 1 and key[0].ndim <= 1:
@@ -62,16 +67,4 @@ def _put(op, target, self, indices, values, accumulate):
         np.add.at(target, key, v)
     else:
         target[key] = v
-
-
-def index_put(self, indices, values, accumulate):
-    rules.index_put("index_put", (self, indices, values, accumulate))
-    result = np.array(self._impl.array(), copy=True)
-    _put("index_put", result, self, indices, values, accumulate)
-    return out(result, self._impl.dtype)
-
-
-def index_put_(self, indices, values, accumulate):
-    rules.index_put("index_put_", (self, indices, values, accumulate))
-    _put("index_put_", self._impl.array(), self, indices, values, accumulate)
-    return self
+    return written(op, self, target)

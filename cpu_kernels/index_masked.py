@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out
@@ -27,7 +28,9 @@ def _broadcast_copy(self, sizes):
     return np.array(np.broadcast_to(self._impl.array(), sizes), copy=True)
 
 
-def _masked_fill(op, self, mask, value):
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
     spec = rules.masked_fill(op, (self, mask, value))
     fill = _value(value, self._impl.dtype)
     if spec == rules.SELF:
@@ -37,22 +40,6 @@ def _masked_fill(op, self, mask, value):
     result = _broadcast_copy(self, spec.sizes)
     result[np.broadcast_to(mask._impl.array(), spec.sizes)] = fill
     return out(result, self._impl.dtype)
-
-
-def masked_fill_scalar(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill_tensor(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill__scalar(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
-
-
-def masked_fill__tensor(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
 
 
 def masked_select(self, mask):
@@ -68,17 +55,16 @@ def _masked_scatter_into(op, target, mask, source):
     target[m] = source._impl.array().reshape(-1)[:count]
 
 
-def masked_scatter(self, mask, source):
-    spec = rules.masked_scatter("masked_scatter", (self, mask, source))
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
+    spec = rules.masked_scatter(op, (self, mask, source))
+    if spec == rules.SELF:
+        _masked_scatter_into(op, self._impl.array(), mask, source)
+        return self
     result = _broadcast_copy(self, spec.sizes)
-    _masked_scatter_into("masked_scatter", result, mask, source)
+    _masked_scatter_into(op, result, mask, source)
     return out(result, self._impl.dtype)
-
-
-def masked_scatter_(self, mask, source):
-    rules.masked_scatter("masked_scatter_", (self, mask, source))
-    _masked_scatter_into("masked_scatter_", self._impl.array(), mask, source)
-    return self
 
 
 def nonzero(self):

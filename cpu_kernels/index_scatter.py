@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
-from cpu_kernels._common import out
+from cpu_kernels._common import out, write_target, written
 
 _REDUCE_UFUNC = {"add": np.add, "multiply": np.multiply, "sum": np.add, "prod": np.multiply,
                  "amax": np.maximum, "amin": np.minimum}
@@ -65,7 +66,13 @@ def _values(src, shape, dtype):
     return np.array(src).astype(dtype.np)
 
 
-def _scatter_into(op, target, self, dim, index, src, reduce):
+@kernel(family=True)
+def scatter(op, self, dim, index, *params):
+    """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
+    scatter_add_ (reduce 'add'); their parameters: rules.scatter_params."""
+    src, reduce = rules.scatter_params(op, params)
+    rules.scatter(op, (self, dim, index, src) + ((reduce,) if reduce is not None else ()))
+    target = write_target(op, self)
     coords, shape = _checked_coords(op, self, dim, index)
     values = _values(src, shape, self._impl.dtype)
     view = _as_nd(target)
@@ -73,56 +80,7 @@ def _scatter_into(op, target, self, dim, index, src, reduce):
         view[coords] = values
     else:
         _REDUCE_UFUNC[reduce].at(view, coords, np.broadcast_to(values, shape))
-
-
-def _scatter(op, self, dim, index, src, reduce=None):
-    rules.scatter(op, (self, dim, index, src) + ((reduce,) if reduce is not None else ()))
-    if op.endswith("_"):
-        _scatter_into(op, self._impl.array(), self, dim, index, src, reduce)
-        return self
-    result = np.array(self._impl.array(), copy=True)
-    _scatter_into(op, result, self, dim, index, src, reduce)
-    return out(result, self._impl.dtype)
-
-
-def scatter_src(self, dim, index, src):
-    return _scatter("scatter", self, dim, index, src)
-
-
-def scatter_value(self, dim, index, value):
-    return _scatter("scatter", self, dim, index, value)
-
-
-def scatter_reduce_src(self, dim, index, src, reduce):
-    return _scatter("scatter", self, dim, index, src, reduce)
-
-
-def scatter_value_reduce(self, dim, index, value, reduce):
-    return _scatter("scatter", self, dim, index, value, reduce)
-
-
-def scatter__src(self, dim, index, src):
-    return _scatter("scatter_", self, dim, index, src)
-
-
-def scatter__value(self, dim, index, value):
-    return _scatter("scatter_", self, dim, index, value)
-
-
-def scatter__reduce(self, dim, index, src, reduce):
-    return _scatter("scatter_", self, dim, index, src, reduce)
-
-
-def scatter__value_reduce(self, dim, index, value, reduce):
-    return _scatter("scatter_", self, dim, index, value, reduce)
-
-
-def scatter_add(self, dim, index, src):
-    return _scatter("scatter_add", self, dim, index, src, "add")
-
-
-def scatter_add_(self, dim, index, src):
-    return _scatter("scatter_add_", self, dim, index, src, "add")
+    return written(op, self, target)
 
 
 # ---- scatter_reduce ------------------------------------------------------------------
@@ -161,18 +119,13 @@ def _scatter_reduce_into(op, target, self, dim, index, src, reduce, include_self
         view[...] = np.floor_divide(view, counts)
 
 
-def scatter_reduce(self, dim, index, src, reduce, include_self):
-    rules.scatter_reduce("scatter_reduce", (self, dim, index, src, reduce, include_self))
-    result = np.array(self._impl.array(), copy=True)
-    _scatter_reduce_into("scatter_reduce", result, self, dim, index, src, reduce, include_self)
-    return out(result, self._impl.dtype)
-
-
-def scatter_reduce_(self, dim, index, src, reduce, include_self):
-    rules.scatter_reduce("scatter_reduce_", (self, dim, index, src, reduce, include_self))
-    _scatter_reduce_into("scatter_reduce_", self._impl.array(), self, dim, index, src, reduce,
-                         include_self)
-    return self
+@kernel(family=True)
+def scatter_reduce(op, self, dim, index, src, reduce, include_self):
+    """scatter_reduce and scatter_reduce_."""
+    rules.scatter_reduce(op, (self, dim, index, src, reduce, include_self))
+    target = write_target(op, self)
+    _scatter_reduce_into(op, target, self, dim, index, src, reduce, include_self)
+    return written(op, self, target)
 
 
 # ---- take ----------------------------------------------------------------------------

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
-from cpu_kernels._common import out
+from cpu_kernels._common import out, write_target, written
 
 
 def _front(a, dim):
@@ -58,44 +59,28 @@ def add_rows(target, idx, rows):
         remaining = np.delete(remaining, first)
 
 
-def _index_add_into(op, target, self, dim, index, source, alpha):
+@kernel(family=True)
+def index_add(op, self, dim, index, source, alpha):
+    """index_add and index_add_."""
+    rules.index_add(op, (self, dim, index, source, alpha))
+    target = write_target(op, self)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
     if alpha != 1:
         src = src * np.array(alpha).astype(src.dtype)
     add_rows(_front(target, d), idx, src.reshape((len(idx),) + src.shape[1:]))
+    return written(op, self, target)
 
 
-def index_add(self, dim, index, source, alpha):
-    rules.index_add("index_add", (self, dim, index, source, alpha))
-    result = np.array(self._impl.array(), copy=True)
-    _index_add_into("index_add", result, self, dim, index, source, alpha)
-    return out(result, self._impl.dtype)
-
-
-def index_add_(self, dim, index, source, alpha):
-    rules.index_add("index_add_", (self, dim, index, source, alpha))
-    _index_add_into("index_add_", self._impl.array(), self, dim, index, source, alpha)
-    return self
-
-
-def _index_copy_into(op, target, self, dim, index, source):
+@kernel(family=True)
+def index_copy(op, self, dim, index, source):
+    """index_copy and index_copy_."""
+    rules.index_copy(op, (self, dim, index, source))
+    target = write_target(op, self)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
     _front(target, d)[idx] = src.reshape((len(idx),) + src.shape[1:])
-
-
-def index_copy(self, dim, index, source):
-    rules.index_copy("index_copy", (self, dim, index, source))
-    result = np.array(self._impl.array(), copy=True)
-    _index_copy_into("index_copy", result, self, dim, index, source)
-    return out(result, self._impl.dtype)
-
-
-def index_copy_(self, dim, index, source):
-    rules.index_copy("index_copy_", (self, dim, index, source))
-    _index_copy_into("index_copy_", self._impl.array(), self, dim, index, source)
-    return self
+    return written(op, self, target)
 
 
 def _fill_value(value, dtype):
@@ -104,33 +89,12 @@ def _fill_value(value, dtype):
     return np.array(value).astype(dtype.np)
 
 
-def _index_fill_into(op, target, self, dim, index, value):
+@kernel(family=True)
+def index_fill(op, self, dim, index, value):
+    """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
+    rules.index_fill(op, (self, dim, index, value))
+    target = write_target(op, self)
     # index_fill alone among these accepts negative indices, as in PyTorch.
     d, idx = _checked_index(op, self, dim, index, allow_negative=True)
     _front(target, d)[idx] = _fill_value(value, self._impl.dtype)
-
-
-def _index_fill(op, self, dim, index, value):
-    rules.index_fill(op, (self, dim, index, value))
-    if op.endswith("_"):
-        _index_fill_into(op, self._impl.array(), self, dim, index, value)
-        return self
-    result = np.array(self._impl.array(), copy=True)
-    _index_fill_into(op, result, self, dim, index, value)
-    return out(result, self._impl.dtype)
-
-
-def index_fill_scalar(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill_tensor(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill__scalar(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
-
-
-def index_fill__tensor(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
+    return written(op, self, target)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import reduction_linalg as rules
 from cpu_kernels._common import accumulate_dtype, out
 
@@ -43,49 +44,21 @@ def _scaled_sum(op, self, product, beta, alpha):
         return product + (s if beta == 1 else s * beta)
 
 
-def addmm(self, mat1, mat2, beta, alpha):
-    """beta * self + alpha * (mat1 @ mat2)."""
-    rules.addmm("addmm", (self, mat1, mat2, beta, alpha))
-    a, b = _acc(mat1, mat2)
-    return out(_scaled_sum("addmm", self, np.matmul(a, b), beta, alpha), self._impl.dtype)
+_RULES = {"addmm": rules.addmm, "addmv": rules.addmv, "baddbmm": rules.baddbmm}
 
 
-def addmm_(self, mat1, mat2, beta, alpha):
-    rules.addmm("addmm_", (self, mat1, mat2, beta, alpha))
-    a, b = _acc(mat1, mat2)
-    np.copyto(self._impl.array(), _scaled_sum("addmm_", self, np.matmul(a, b), beta, alpha),
-              casting="unsafe")
-    return self
-
-
-def addmv(self, mat, vec, beta, alpha):
-    """beta * self + alpha * (mat @ vec)."""
-    rules.addmv("addmv", (self, mat, vec, beta, alpha))
-    a, v = _acc(mat, vec)
-    return out(_scaled_sum("addmv", self, np.matmul(a, v), beta, alpha), self._impl.dtype)
-
-
-def addmv_(self, mat, vec, beta, alpha):
-    rules.addmv("addmv_", (self, mat, vec, beta, alpha))
-    a, v = _acc(mat, vec)
-    np.copyto(self._impl.array(), _scaled_sum("addmv_", self, np.matmul(a, v), beta, alpha),
-              casting="unsafe")
-    return self
-
-
-def baddbmm(self, batch1, batch2, beta, alpha):
-    """beta * self + alpha * (batch1 @ batch2), batch by batch."""
-    rules.baddbmm("baddbmm", (self, batch1, batch2, beta, alpha))
-    a, b = _acc(batch1, batch2)
-    return out(_scaled_sum("baddbmm", self, np.matmul(a, b), beta, alpha), self._impl.dtype)
-
-
-def baddbmm_(self, batch1, batch2, beta, alpha):
-    rules.baddbmm("baddbmm_", (self, batch1, batch2, beta, alpha))
-    a, b = _acc(batch1, batch2)
-    np.copyto(self._impl.array(), _scaled_sum("baddbmm_", self, np.matmul(a, b), beta, alpha),
-              casting="unsafe")
-    return self
+@kernel(family=True)
+def addmm_addmv_baddbmm(op, self, *params):
+    """addmm, addmv and baddbmm, out of place or in place: beta * self + alpha * (a @ b)
+    with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch."""
+    a, b, beta, alpha = params
+    _RULES[op.rstrip("_")](op, (self,) + params)
+    x, y = _acc(a, b)
+    result = _scaled_sum(op, self, np.matmul(x, y), beta, alpha)
+    if op.endswith("_"):
+        np.copyto(self._impl.array(), result, casting="unsafe")
+        return self
+    return out(result, self._impl.dtype)
 
 
 def linear(input, weight, bias):  # noqa: A002 - the schema's name
@@ -110,31 +83,16 @@ def einsum(equation, tensors):
     return out(r, spec.dtype)
 
 
-def _triangle(op, pick, self, diagonal):
+@kernel(family=True)
+def triangle(op, self, diagonal):
+    """tril and triu, out of place or in place (tril_, triu_)."""
     rules.tril(op, (self, diagonal))
-    return out(pick(self._impl.array(), diagonal), self._impl.dtype)
-
-
-def tril(self, diagonal):
-    return _triangle("tril", np.tril, self, diagonal)
-
-
-def triu(self, diagonal):
-    return _triangle("triu", np.triu, self, diagonal)
-
-
-def tril_(self, diagonal):
-    rules.tril("tril_", (self, diagonal))
+    pick = np.tril if op.startswith("tril") else np.triu
     a = self._impl.array()
-    np.copyto(a, np.tril(a, diagonal))
-    return self
-
-
-def triu_(self, diagonal):
-    rules.tril("triu_", (self, diagonal))
-    a = self._impl.array()
-    np.copyto(a, np.triu(a, diagonal))
-    return self
+    if op.endswith("_"):
+        np.copyto(a, pick(a, diagonal))
+        return self
+    return out(pick(a, diagonal), self._impl.dtype)
 
 
 def diag(self, diagonal):

@@ -36,12 +36,13 @@ def _affine(y, weight, bias):
 
 
 def _moments(a, axes):
-    """(mean, biased variance) over `axes`, kept as size-1 dims."""
+    """(mean, biased variance) over `axes`, kept as size-1 dims, and the centered input
+    a - mean, which the caller normalizes next (a fresh array: free to scale in place)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.mean(a, axis=axes, keepdims=True)
         d = a - mean
         var = np.mean(d * d, axis=axes, keepdims=True)
-    return mean, var
+    return mean, var, d
 
 
 def _update_running(stat, value):
@@ -70,7 +71,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
-        mean, var = _moments(a, axes)
+        mean, var, centered = _moments(a, axes)
         rstd = 1 / np.sqrt(var + eps)
         n = a.size // a.shape[1]
         if running_mean is not None:
@@ -83,9 +84,53 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     else:
         mean = _param(running_mean, 1, after, a)
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
-    y = _affine((a - mean) * rstd, _param(weight, 1, after, a), _param(bias, 1, after, a))
+        centered = a - mean
+    centered *= rstd
+    y = _affine(centered, _param(weight, 1, after, a), _param(bias, 1, after, a))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+
+
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
+    saved statistics (training) or the running ones (evaluation), per channel c:
+
+        xc = x - mean;  sum_g = sum(grad);  dot = sum(grad * xc)   (over N and space)
+        grad_weight = dot * invstd;  grad_bias = sum_g
+        training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
+        evaluation: grad_input = grad * invstd * w   (the running stats are constants)
+    """
+    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+        eps, output_mask))
+    a = _compute(input)
+    n, c = a.shape[0], a.shape[1]
+    # (N, C, L): every reduction below is over axes 0 and 2.
+    x = a.reshape(n, c, -1)
+    g = grad_out._impl.array().astype(a.dtype, copy=False).reshape(x.shape)
+    if train:
+        mean = _compute(save_mean).astype(a.dtype, copy=False)
+        invstd = _compute(save_invstd).astype(a.dtype, copy=False)
+    else:
+        mean = _compute(running_mean).astype(a.dtype, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = 1 / np.sqrt(_compute(running_var).astype(a.dtype, copy=False) + eps)
+    count = n * x.shape[2]
+    w = invstd if weight is None else invstd * _compute(weight).astype(a.dtype, copy=False)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        xc = x - mean[:, None]
+        sum_g = np.einsum("ncl->c", g)
+        dot = np.einsum("ncl,ncl->c", g, xc)
+        grad_in = None
+        if output_mask[0]:
+            grad_in = g * w[:, None]
+            if train:
+                xc *= (dot * invstd * invstd / count * w)[:, None]
+                grad_in -= xc
+                grad_in -= (sum_g / count * w)[:, None]
+        values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -98,10 +143,11 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     a = _compute(input)
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
-    mean, var = _moments(a, axes)
+    mean, var, centered = _moments(a, axes)
     rstd = 1 / np.sqrt(var + eps)
     before = a.ndim - k
-    y = _affine((a - mean) * rstd, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    centered *= rstd
+    y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean, dtype), out(rstd, dtype)
 
@@ -178,9 +224,10 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
                                    (input, weight, bias, N, C, HxW, group, eps))
     a = _compute(input)
     grouped = a.reshape(N, group, (C // group) * HxW)
-    mean, var = _moments(grouped, (2,))
+    mean, var, centered = _moments(grouped, (2,))
     rstd = 1 / np.sqrt(var + eps)
-    y = ((grouped - mean) * rstd).reshape(a.shape)
+    centered *= rstd
+    y = centered.reshape(a.shape)
     after = a.ndim - 2
     y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
     dtype = spec[0].dtype

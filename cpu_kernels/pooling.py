@@ -2,7 +2,8 @@
 
 Inputs are (C, H, W) or (N, C, H, W); the kernels view both as (B, H, W) with
 B = N * C. Windows come from `windows` (a strided view, no copy), so each
-forward is one reduction over the window axes; the backward of an average adds
+forward is one reduction over the window axes (for the max, a loop over the kernel
+offsets that also tracks where the max is: `_window_max`); the backward of an average adds
 the windows back (`add_windows`), that of a max adds each gradient at its argmax
 (`np.bincount`). Indices are flat positions in each (H, W) plane, as in PyTorch.
 """
@@ -36,6 +37,37 @@ def _lowest(dtype):
     return -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
 
 
+def _window_max(win, floating, offsets):
+    """(max, offsets[k] of the max's kernel offset k) of each window of `win` (B, oh, ow,
+    kh, kw): the first of equal maxima, but the last NaN, as PyTorch's CPU kernel decides
+    (it takes a value when `value > max or isnan(value)`). A loop over the kh * kw
+    offsets, each step elementwise over all windows at once (np.where and copyto with a
+    mask are several times slower than the arithmetic below):
+
+        values, arg = win[..., 0, 0], offsets[0]
+        for k in the other offsets:
+            taken = win[..., k] > values or isnan(win[..., k])
+            arg += taken * (offsets[k] - arg);  values = maximum(values, win[..., k])
+    """
+    kw = win.shape[-1]
+    values = np.array(win[..., 0, 0])
+    arg = np.full(values.shape, offsets[0], np.int64)
+    if values.size == 0:
+        return values, arg
+    with np.errstate(invalid="ignore"):
+        for k in range(1, len(offsets)):
+            candidate = win[..., k // kw, k % kw]
+            taken = candidate > values
+            if floating:
+                taken |= np.isnan(candidate)
+            step = offsets[k] - arg
+            step *= taken
+            arg += step
+            # on a tie (-0.0, 0.0) np.maximum returns its second argument: the current max
+            np.maximum(candidate, values, out=values)   # NaN propagates, as taken says
+    return values, arg
+
+
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     """out[b, i, j] = max over (u, v) of x[b, i*s - p + u*d, j*s - p + v*d], and its flat
     position (row * W + column) in the plane."""
@@ -47,16 +79,17 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
     h, w = x.shape[-2:]
     oh, ow = spec.sizes[-2:]
     pads = _pad_for((h, w), (oh, ow), kernel, stride, padding, dilation)
-    xp = np.pad(x, [(0, 0)] + pads, constant_values=_lowest(self._impl.dtype))
-    win = windows(xp, kernel, stride, dilation)[:, :oh, :ow]
-    flat = win.reshape(win.shape[:3] + (kernel[0] * kernel[1],))       # (B, oh, ow, kh * kw)
-    with np.errstate(invalid="ignore"):
-        arg = np.argmax(flat, axis=-1)   # the first maximum; NaN counts as the maximum
-    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    u, v = np.divmod(arg, kernel[1])
-    rows = np.arange(oh)[:, None] * stride[0] - padding[0] + u * dilation[0]
-    cols = np.arange(ow)[None, :] * stride[1] - padding[1] + v * dilation[1]
-    indices = rows * w + cols
+    xp = x
+    if any(p for pair in pads for p in pair):
+        xp = np.pad(x, [(0, 0)] + pads, constant_values=_lowest(self._impl.dtype))
+    # The max's flat position = its window's corner + the kernel offset's plane offset.
+    offsets = [u * dilation[0] * w + v * dilation[1]
+               for u in range(kernel[0]) for v in range(kernel[1])]
+    values, arg = _window_max(windows(xp, kernel, stride, dilation)[:, :oh, :ow],
+                              self._impl.dtype.is_floating_point, offsets)
+    corners = ((np.arange(oh)[:, None] * stride[0] - padding[0]) * w
+               + np.arange(ow)[None, :] * stride[1] - padding[1])
+    indices = arg + corners
     return (out(values.reshape(spec.sizes), self._impl.dtype),
             out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
 

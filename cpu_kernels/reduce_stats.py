@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
 from cpu_kernels._common import accumulate_dtype, out
 
@@ -46,19 +47,14 @@ def prod_dim(self, dim, keepdim, dtype):
 
 
 # ---- amax / amin -----------------------------------------------------------------------
-def _extreme(op, pick, self, dim, keepdim):
+@kernel(family=True)
+def amax_amin(op, self, dim, keepdim):
+    """amax and amin over the dims in `dim` (all of them when empty)."""
     rules.amax(op, (self, dim, keepdim))
+    pick = np.max if op == "amax" else np.min
     axes = axes_of(op, self, dim)
     with np.errstate(invalid="ignore"):   # nan propagates (bfloat16 warns about it)
         return out(pick(self._impl.array(), axis=axes, keepdims=keepdim), self._impl.dtype)
-
-
-def amax(self, dim, keepdim):
-    return _extreme("amax", np.max, self, dim, keepdim)
-
-
-def amin(self, dim, keepdim):
-    return _extreme("amin", np.min, self, dim, keepdim)
 
 
 # ---- variance --------------------------------------------------------------------------
@@ -137,26 +133,14 @@ def logsumexp(self, dim, keepdim):
 
 
 # ---- logic -----------------------------------------------------------------------------
-def _logic(op, fn, self, dim, keepdim):
-    spec = rules.all_any(op, (self,) if dim is None else (self, dim, keepdim))
+@kernel(family=True)
+def all_any(op, self, *params):
+    """all and any, over everything or (with params = (dim, keepdim)) along one dim."""
+    spec = rules.all_any(op, (self,) + params)
+    dim, keepdim = params or (None, False)
     axes = axes_of(op, self, None if dim is None else [dim])
+    fn = np.all if op == "all" else np.any
     return out(fn(self._impl.array(), axis=axes, keepdims=keepdim), spec.dtype)
-
-
-def all(self):  # noqa: A001 - the op's name
-    return _logic("all", np.all, self, None, False)
-
-
-def all_dim(self, dim, keepdim):
-    return _logic("all", np.all, self, dim, keepdim)
-
-
-def any(self):  # noqa: A001 - the op's name
-    return _logic("any", np.any, self, None, False)
-
-
-def any_dim(self, dim, keepdim):
-    return _logic("any", np.any, self, dim, keepdim)
 
 
 def count_nonzero(self, dim):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.library import kernel
 from tensorplay.meta import rules
 from cpu_kernels._common import accumulate_dtype, out
 
@@ -69,7 +70,10 @@ def min(self):  # noqa: A001
         return out(np.min(self._impl.array()), self._impl.dtype)
 
 
-def _value_and_index(op, pick, self, dim, keepdim):
+@kernel(family=True)
+def max_min_dim(op, self, dim, keepdim):
+    """max.dim and min.dim: the extreme values along `dim` and where they are."""
+    pick = np.argmax if op == "max" else np.argmin
     sizes = self._impl.sizes
     dim = rules.wrap_dim(op, dim, len(sizes))
     a = self._impl.array()
@@ -83,15 +87,10 @@ def _value_and_index(op, pick, self, dim, keepdim):
     return out(values, self._impl.dtype), out(idx, dt.int64)
 
 
-def max_dim(self, dim, keepdim):
-    return _value_and_index("max", np.argmax, self, dim, keepdim)
-
-
-def min_dim(self, dim, keepdim):
-    return _value_and_index("min", np.argmin, self, dim, keepdim)
-
-
-def _arg(op, pick, self, dim, keepdim):
+@kernel(family=True)
+def argmax_argmin(op, self, dim, keepdim):
+    """argmax and argmin, over everything (dim None) or along `dim`."""
+    pick = np.argmax if op == "argmax" else np.argmin
     a = self._impl.array()
     if dim is None:
         rules.check_nonempty_reduction(op, self)
@@ -104,11 +103,3 @@ def _arg(op, pick, self, dim, keepdim):
         return out(np.zeros((), np.int64), dt.int64)
     rules.check_nonempty_dim(op, self, dim)
     return out(pick(a, axis=dim, keepdims=keepdim), dt.int64)
-
-
-def argmax(self, dim, keepdim):
-    return _arg("argmax", np.argmax, self, dim, keepdim)
-
-
-def argmin(self, dim, keepdim):
-    return _arg("argmin", np.argmin, self, dim, keepdim)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import nn_spatial_resample as rules
 from cpu_kernels._common import accumulate_dtype, out
 
@@ -70,7 +71,10 @@ def _matrices(mode, in_hw, out_hw, align_corners, scales_h, scales_w, dtype):
             linear_matrix(in_hw[1], out_hw[1], align_corners, scales_w, ftype))
 
 
-def _forward(op, mode, self, output_size, align_corners, scales_h, scales_w):
+@kernel(family=True)
+def upsample2d(op, self, output_size, *params):
+    """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
+    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
     rules.upsample2d(op, (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     x = self._impl.array().astype(acc, copy=False)
@@ -79,32 +83,13 @@ def _forward(op, mode, self, output_size, align_corners, scales_h, scales_w):
     return out(np.matmul(np.matmul(m_h, x), m_w.T), self._impl.dtype)
 
 
-def _backward(op, mode, grad_output, output_size, input_size, align_corners, scales_h,
-              scales_w):
+@kernel(family=True)
+def upsample2d_backward(op, grad_output, output_size, input_size, *params):
+    """The backwards of upsample_nearest2d and upsample_bilinear2d."""
+    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
     rules.upsample2d_backward(op, (grad_output, output_size, input_size))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
     m_h, m_w = _matrices(mode, input_size[-2:], output_size, align_corners, scales_h,
                          scales_w, acc)
     return out(np.matmul(np.matmul(m_h.T, g), m_w), grad_output._impl.dtype)
-
-
-def upsample_nearest2d(self, output_size, scales_h, scales_w):
-    return _forward("upsample_nearest2d", "nearest", self, output_size, False, scales_h,
-                    scales_w)
-
-
-def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
-    return _backward("upsample_nearest2d_backward", "nearest", grad_output, output_size,
-                     input_size, False, scales_h, scales_w)
-
-
-def upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
-    return _forward("upsample_bilinear2d", "bilinear", self, output_size, align_corners,
-                    scales_h, scales_w)
-
-
-def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners,
-                                 scales_h, scales_w):
-    return _backward("upsample_bilinear2d_backward", "bilinear", grad_output, output_size,
-                     input_size, align_corners, scales_h, scales_w)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
 from cpu_kernels._common import accumulate_dtype, out
 
@@ -18,47 +19,37 @@ def _as_1d_if_scalar(a):
 
 
 # ---- cumsum / cumprod ------------------------------------------------------------------
-def _scan(op, ufunc, self, dim, dtype):
+@kernel(family=True)
+def cumsum_cumprod(op, self, dim, dtype):
+    """cumsum and cumprod, out of place (in `dtype` when given) or in place."""
+    inplace = op.endswith("_")
+    if inplace:
+        rules.cumsum_(op, (self, dim, dtype))
+        dtype = None
     spec = rules.cumsum(op, (self, dim, dtype))
     a = self._impl.array()
     d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
     acc = accumulate_dtype(spec.dtype)
+    ufunc = np.add if op.startswith("cumsum") else np.multiply
     with np.errstate(over="ignore", invalid="ignore"):
         r = ufunc.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
-    return r.reshape(a.shape), spec.dtype
-
-
-def cumsum(self, dim, dtype):
-    r, dtype = _scan("cumsum", np.add, self, dim, dtype)
-    return out(r, dtype)
-
-
-def cumprod(self, dim, dtype):
-    r, dtype = _scan("cumprod", np.multiply, self, dim, dtype)
-    return out(r, dtype)
-
-
-def cumsum_(self, dim, dtype):
-    rules.cumsum_("cumsum_", (self, dim, dtype))
-    r, _ = _scan("cumsum_", np.add, self, dim, None)
-    np.copyto(self._impl.array(), r, casting="unsafe")
-    return self
-
-
-def cumprod_(self, dim, dtype):
-    rules.cumsum_("cumprod_", (self, dim, dtype))
-    r, _ = _scan("cumprod_", np.multiply, self, dim, None)
-    np.copyto(self._impl.array(), r, casting="unsafe")
-    return self
+    r = r.reshape(a.shape)
+    if inplace:
+        np.copyto(a, r, casting="unsafe")
+        return self
+    return out(r, spec.dtype)
 
 
 # ---- cummax / cummin -------------------------------------------------------------------
-def _cum_extreme(op, ufunc, self, dim):
-    """Running max/min and where it was last reached (PyTorch: ties move the index on;
-    from the first NaN on, the value is NaN and the index stays at that NaN).
+@kernel(family=True)
+def cummax_cummin(op, self, dim):
+    """cummax and cummin: the running max/min and where it was last reached (PyTorch:
+    ties move the index on; from the first NaN on, the value is NaN and the index stays
+    at that NaN).
 
         update[i] = i == 0 or x[i] == run[i] or (x[i] is the first nan)
         index[i]  = the last j <= i with update[j]"""
+    ufunc = np.maximum if op == "cummax" else np.minimum
     rules.cummax(op, (self, dim))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
@@ -77,14 +68,6 @@ def _cum_extreme(op, ufunc, self, dim):
     idx = np.maximum.accumulate(np.where(update, positions, 0), axis=d) if x.size else \
         np.zeros(x.shape, np.int64)
     return out(run.reshape(a.shape), self._impl.dtype), out(idx.reshape(a.shape), dt.int64)
-
-
-def cummax(self, dim):
-    return _cum_extreme("cummax", np.maximum, self, dim)
-
-
-def cummin(self, dim):
-    return _cum_extreme("cummin", np.minimum, self, dim)
 
 
 # ---- sorting ---------------------------------------------------------------------------
@@ -106,7 +89,10 @@ def stable_argsort(x, axis, descending):
     return n - 1 - np.flip(np.argsort(rev, axis=axis, kind="stable"), axis=axis)
 
 
-def _sort(op, self, dim, descending):
+@kernel(family=True)
+def sort(op, self, *params):
+    """sort(dim, descending) and sort.stable(stable, dim, descending): always stable."""
+    dim, descending = params[-2:]
     rules.sort(op, (self, dim, descending))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
@@ -114,14 +100,6 @@ def _sort(op, self, dim, descending):
     idx = stable_argsort(x, d, descending)
     values = np.take_along_axis(x, idx, axis=d)
     return out(values.reshape(a.shape), self._impl.dtype), out(idx.reshape(a.shape), dt.int64)
-
-
-def sort(self, dim, descending):
-    return _sort("sort", self, dim, descending)
-
-
-def sort_stable(self, stable, dim, descending):
-    return _sort("sort", self, dim, descending)
 
 
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name

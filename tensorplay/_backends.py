@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from tensorplay import _cuda_state
 from tensorplay._generated.registrations import DISPATCH, META_RULES
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, DispatchKey
@@ -69,8 +70,7 @@ def load_autograd():
 def load_default():
     load_backend("Composite")
     load_backend("CPU")
-    from tensorplay import cuda
-    if cuda.triton_available():     # the Triton backend serves the `cuda` device
+    if _cuda_state.triton_available():     # the Triton backend serves the `cuda` device
         load_backend("CUDA")
     load_meta()
     load_autograd()

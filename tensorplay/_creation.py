@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, as_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
@@ -82,9 +83,8 @@ def _allocate(sizes, dtype, device, strides=None, *, op):
     elif device.type == "meta":
         storage = Storage(None, nbytes, device)
     else:
-        from tensorplay import cuda
         with _device_errors(op):
-            storage = cuda.allocate(nbytes, device)
+            storage = _cuda_state.allocate(nbytes, device)
     return wrap(TensorImpl(storage, tuple(sizes), tuple(strides), 0, dtype, device,
                            inference=grad_state.inference))
 

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from tensorplay import _cuda_state
+
 LINE_WIDTH = 80
 THRESHOLD = 1000     # summarise above this many elements
 EDGE_ITEMS = 3       # shown at each end of a summarised dim
@@ -125,8 +127,7 @@ def tensor_repr(t):
             suffix.append(f"size={tuple(impl.sizes)}")
     if impl.device.type != "cpu":
         suffix.append(f"device='{impl.device}'")
-        from tensorplay import cuda
-        if impl.device.type == "cuda" and cuda.is_interpreted():
+        if impl.device.type == "cuda" and _cuda_state.is_interpreted():
             suffix.append("triton='interpreter'")
     default_types = (dt.get_default_dtype(), dt.int64, dt.bool)
     if impl.dtype not in default_types or (impl.numel() == 0 and impl.dtype is not dt.float32):

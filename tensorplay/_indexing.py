@@ -26,6 +26,7 @@ import builtins
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
 from tensorplay.errors import ArgumentError, DimError, DTypeError
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
@@ -40,12 +41,10 @@ def _normalize(op, index):
 def _as_index_tensor(op, i, whole):
     """Python lists (and bools) are tensor indices: [0, 2] -> int64, [True, False] -> bool."""
     if type(i) is builtins.bool:
-        from tensorplay._creation import tensor
-        return tensor(i)
+        return factory.tensor(i)
     if isinstance(i, (list, np.ndarray)):
-        from tensorplay._creation import tensor
         try:
-            return tensor(i)
+            return factory.tensor(i)
         except Exception:  # noqa: BLE001 - reported below with the index that caused it
             raise ArgumentError(f"{op}(): argument 'index' {whole!r} holds a list that is not "
                                 f"a (nested) list of ints or bools", op=op,
@@ -184,6 +183,5 @@ def setitem(self, index, value):
         if value.dtype is not target.dtype or value.device != target.device:
             value = value.to(target.device, target.dtype)
     else:
-        from tensorplay._creation import scalar_tensor
-        value = scalar_tensor(value, dtype=target.dtype, device=target.device)
+        value = factory.scalar_tensor(value, dtype=target.dtype, device=target.device)
     target.index_put_(indices, value)

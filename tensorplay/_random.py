@@ -24,6 +24,8 @@ import os
 
 import numpy as np
 
+from tensorplay import _tensor_factory as factory
+
 _N = 624                      # words of mt19937 state
 _STATE_BYTES = 5056           # sizeof(THGeneratorStateNew)
 _DEFAULT_SEED = 67280421310721
@@ -100,9 +102,8 @@ class Generator:
     # ---- state ---------------------------------------------------------------------
     def get_state(self):
         """PyTorch's byte layout of the CPU generator state, as a uint8 tensor."""
-        from tensorplay._creation import tensor
         from tensorplay import _dtype as dt
-        return tensor(self._state_bytes(), dtype=dt.uint8)
+        return factory.tensor(self._state_bytes(), dtype=dt.uint8)
 
     def _state_bytes(self):
         st = self._bits.state["state"]

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._tensor_base import TensorBase
 
@@ -26,8 +27,7 @@ class Tensor(TensorMethods, TensorBase):
         # `tp.Tensor([1, 2])` builds a float tensor, as torch.Tensor does.
         if not args and not kwargs:
             args = ([],)
-        from tensorplay._creation import tensor
-        return tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
+        return factory.tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -176,7 +176,6 @@ class Tensor(TensorMethods, TensorBase):
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         """A copy of `data` with this tensor's dtype and device (unless given); never part
         of `data`'s graph."""
-        from tensorplay._creation import tensor
         if isinstance(data, Tensor):
             warnings.warn("To copy construct from a tensor, it is recommended to use "
                           "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
@@ -184,27 +183,24 @@ class Tensor(TensorMethods, TensorBase):
                           UserWarning, stacklevel=2)
             data = data.detach()
         dtype, device = self._new_dtype_device(dtype, device)
-        return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import empty
         dtype, device = self._new_dtype_device(dtype, device)
-        return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import zeros
         dtype, device = self._new_dtype_device(dtype, device)
-        return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import ones
         dtype, device = self._new_dtype_device(dtype, device)
-        return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        from tensorplay._creation import full
         dtype, device = self._new_dtype_device(dtype, device)
-        return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+        return factory.full(size, fill_value, dtype=dtype, device=device,
+                            requires_grad=requires_grad)
 
     def _new_dtype_device(self, dtype, device):
         return (self._impl.dtype if dtype is None else dtype,
@@ -380,8 +376,7 @@ class Tensor(TensorMethods, TensorBase):
 
 
 def _rebuild(array, device, requires_grad):
-    from tensorplay._creation import from_numpy
-    t = from_numpy(array)
+    t = factory.from_numpy(array)
     if device != "cpu":
         t = t.to(device)
     if requires_grad:

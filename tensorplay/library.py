@@ -11,8 +11,21 @@ The Python form of PyTorch's `TORCH_LIBRARY_IMPL(aten, CPU, m)` blocks:
 At a backend key each registration adds a candidate to the op's second-level
 registry (constraints + priority); at any other key it fills the slot,
 replacing what was there. A block remembers what it registered, for `dump()`.
+
+A *family kernel* serves several overloads with one algorithm (JAX's
+`defbroadcasting`): marked `@kernel(family=True)`, it takes the op's name first and
+ops.yaml names it for every overload it serves,
+
+    @kernel(family=True)
+    def masked_fill(op, self, mask, value): ...   # masked_fill{,_}.{Scalar,Tensor}
+
+so `masked_fill_.Tensor` runs `masked_fill("masked_fill_", self, mask, value)`: the
+name tells the in-place forms apart and goes into error messages. A family whose
+overloads differ in their trailing arguments takes them as `*params`.
 """
 from __future__ import annotations
+
+import functools
 
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
@@ -21,12 +34,13 @@ from tensorplay.dispatch.registry import ShapeRule
 __all__ = ["Library", "kernel", "ShapeRule"]
 
 
-def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None):
+def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None, family=False):
     """Attach selection constraints to a kernel function; `Library.impl` reads them.
-    Backends use it on kernels that ops.yaml names, e.g. a float-only fast path."""
+    Backends use it on kernels that ops.yaml names, e.g. a float-only fast path.
+    `family=True` marks a family kernel (above): it receives the op's name first."""
     def mark(fn):
         fn.__tp_kernel__ = dict(priority=priority, dtypes=dtypes, contiguous=contiguous,
-                                shape=shape)
+                                shape=shape, family=family)
         return fn
     return mark
 
@@ -45,7 +59,11 @@ class Library:
         options.update(constraints)
         name = options.pop("name", None) or \
             f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
-        dispatcher.find(op).register(self.key, fn, name=name, **options)
+        kernel_fn = fn
+        if options.pop("family", False):
+            # `masked_fill_.Tensor` -> masked_fill("masked_fill_", ...), as meta rules get it
+            kernel_fn = functools.partial(fn, op.split(".")[0])
+        dispatcher.find(op).register(self.key, kernel_fn, name=name, **options)
         self.registered.append((op, name))
         return fn
 

@@ -47,6 +47,7 @@ import zipfile
 
 import numpy as np
 
+from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, as_device, device as Device
 from tensorplay._impl import Storage, TensorImpl, VersionCounter, numel_of
@@ -390,9 +391,8 @@ def _check_bounds(index, sizes, strides, offset, dtype, nbytes, corrupt):
 
 def _device_storage(raw, device, corrupt):
     """A `cuda` storage holding a copy of the host bytes `raw`."""
-    from tensorplay import cuda
     try:
-        storage = cuda.allocate(raw.size, device)
+        storage = _cuda_state.allocate(raw.size, device)
     except DeviceError as e:
         raise DeviceError(f"load(): a tensor was saved on '{device}', which is not available "
                           f"here ({e}); pass map_location='cpu' to load it onto the CPU",

@@ -174,6 +174,57 @@ def test_real_ops_reject_a_wrong_kernel():
         tp.library.Library("CPU", "Broken").impl("add.Tensor", lambda self, other: None)
 
 
+
+@pytest.fixture
+def family_ops():
+    """Define ops whose names differ before the dot (what a family kernel is told), and
+    remove them afterwards: unlike `test.*` ops they would look like real operators."""
+    defined = []
+
+    def define(name, arg_names, tensors):
+        defined.append(name)
+        return dispatcher.define(OpSchema(name, f"{name}(...)", arg_names, tensors))
+    yield define
+    for name in defined:
+        del dispatcher.ops[name]
+
+
+def test_family_kernel_serves_overloads_and_gets_the_op_name(family_ops):
+    n = next(_counter)
+    fill = family_ops(f"fam{n}.Scalar", ("self", "value"), (0,))
+    fill_ = family_ops(f"fam{n}_.Tensor", ("self", "value"), (0,))
+
+    @tp.library.kernel(family=True)
+    def family(op, self, value):
+        return op, value
+
+    lib = tp.library.Library("CPU", "TestFamily")
+    lib.impl(fill.name, family)
+    lib.impl(fill_.name, family)
+    x = tp.ones(2)
+    assert call(fill, x, 2.0) == (f"fam{n}", 2.0)
+    assert call(fill_, x, 3.0) == (f"fam{n}_", 3.0)
+
+
+def test_family_kernel_star_params_take_only_the_trailing_arguments():
+    op = new_op(arg_names=("self", "size", "scale"))
+
+    @tp.library.kernel(family=True)
+    def good(op, self, size, *params):
+        return op, params
+
+    @tp.library.kernel(family=True)
+    def bad(op, self, scale, *params):
+        return params
+
+    lib = tp.library.Library("CPU", "TestFamilyParams")
+    lib.impl(op.name, good)
+    assert call(op, tp.ones(1), 4, 0.5) == ("test", (0.5,))
+    with pytest.raises(ArgumentError, match=r"takes \(self, scale\) but the schema .* needs "
+                                            r"\(self, size, scale\)"):
+        lib.impl(op.name, bad)
+
+
 # ---- second level: the kernel registry ---------------------------------------------------
 def test_priority_orders_candidates_and_dtype_filters():
     op = new_op()

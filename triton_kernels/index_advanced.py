@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import indexing_advanced as rules
 from tensorplay.meta.rules import broadcast
 from triton_kernels._launch import broadcast_strides, new_tensor, operands
@@ -82,7 +83,9 @@ def index(self, indices):
     return out
 
 
-def _put(op, self, indices, values, accumulate):
+@kernel(family=True)
+def index_put(op, self, indices, values, accumulate):
+    """index_put and index_put_."""
     spec = rules.index_put(op, (self, indices, values, accumulate))
     device, (x, v) = operands(op, self=self, values=values)
     entries = _entries(op, x, indices)
@@ -93,11 +96,3 @@ def _put(op, self, indices, values, accumulate):
                 mode="add" if accumulate else "scatter")
     finish(target)
     return target
-
-
-def index_put(self, indices, values, accumulate):
-    return _put("index_put", self, indices, values, accumulate)
-
-
-def index_put_(self, indices, values, accumulate):
-    return _put("index_put_", self, indices, values, accumulate)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from cpu_kernels import nn_misc      # its index check, for the identical error on a bad index
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta import nn_layers as nn_rules
 from tensorplay.meta import reduction as reduce_rules
@@ -152,64 +153,20 @@ def _scatter(op, self, dim, index, src, reduce=None, include_self=True):
 _LEGACY = {"add": "sum", "multiply": "prod"}    # scatter(reduce=) names -> scatter_reduce's
 
 
-def scatter_src(self, dim, index, src):
-    rules.scatter("scatter", (self, dim, index, src))
-    return _scatter("scatter", self, dim, index, src)
+@kernel(family=True)
+def scatter(op, self, dim, index, *params):
+    """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
+    scatter_add_ (reduce 'sum'); their parameters: rules.scatter_params."""
+    rules.scatter(op, (self, dim, index) + params)
+    src, reduce = rules.scatter_params(op, params)
+    return _scatter(op, self, dim, index, src, _LEGACY[reduce] if reduce else None)
 
 
-def scatter_value(self, dim, index, value):
-    rules.scatter("scatter", (self, dim, index, value))
-    return _scatter("scatter", self, dim, index, value)
-
-
-def scatter_reduce_src(self, dim, index, src, reduce):
-    rules.scatter("scatter", (self, dim, index, src, reduce))
-    return _scatter("scatter", self, dim, index, src, _LEGACY[reduce])
-
-
-def scatter_value_reduce(self, dim, index, value, reduce):
-    rules.scatter("scatter", (self, dim, index, value, reduce))
-    return _scatter("scatter", self, dim, index, value, _LEGACY[reduce])
-
-
-def scatter__src(self, dim, index, src):
-    rules.scatter("scatter_", (self, dim, index, src))
-    return _scatter("scatter_", self, dim, index, src)
-
-
-def scatter__value(self, dim, index, value):
-    rules.scatter("scatter_", (self, dim, index, value))
-    return _scatter("scatter_", self, dim, index, value)
-
-
-def scatter__reduce(self, dim, index, src, reduce):
-    rules.scatter("scatter_", (self, dim, index, src, reduce))
-    return _scatter("scatter_", self, dim, index, src, _LEGACY[reduce])
-
-
-def scatter__value_reduce(self, dim, index, value, reduce):
-    rules.scatter("scatter_", (self, dim, index, value, reduce))
-    return _scatter("scatter_", self, dim, index, value, _LEGACY[reduce])
-
-
-def scatter_add(self, dim, index, src):
-    rules.scatter("scatter_add", (self, dim, index, src))
-    return _scatter("scatter_add", self, dim, index, src, "sum")
-
-
-def scatter_add_(self, dim, index, src):
-    rules.scatter("scatter_add_", (self, dim, index, src))
-    return _scatter("scatter_add_", self, dim, index, src, "sum")
-
-
-def scatter_reduce(self, dim, index, src, reduce, include_self):
-    rules.scatter_reduce("scatter_reduce", (self, dim, index, src, reduce, include_self))
-    return _scatter("scatter_reduce", self, dim, index, src, reduce, include_self)
-
-
-def scatter_reduce_(self, dim, index, src, reduce, include_self):
-    rules.scatter_reduce("scatter_reduce_", (self, dim, index, src, reduce, include_self))
-    return _scatter("scatter_reduce_", self, dim, index, src, reduce, include_self)
+@kernel(family=True)
+def scatter_reduce(op, self, dim, index, src, reduce, include_self):
+    """scatter_reduce and scatter_reduce_."""
+    rules.scatter_reduce(op, (self, dim, index, src, reduce, include_self))
+    return _scatter(op, self, dim, index, src, reduce, include_self)
 
 
 def scatter_add_along(self, dim, index, sizes):
@@ -247,27 +204,23 @@ def _index_source(op, self, dim, index, source, alpha=None):
     return self if op.endswith("_") else target.view(self._impl.sizes)
 
 
-def index_add(self, dim, index, source, alpha):
-    rules.index_add("index_add", (self, dim, index, source, alpha))
-    return _index_source("index_add", self, dim, index, source, alpha)
+@kernel(family=True)
+def index_add(op, self, dim, index, source, alpha):
+    """index_add and index_add_."""
+    rules.index_add(op, (self, dim, index, source, alpha))
+    return _index_source(op, self, dim, index, source, alpha)
 
 
-def index_add_(self, dim, index, source, alpha):
-    rules.index_add("index_add_", (self, dim, index, source, alpha))
-    return _index_source("index_add_", self, dim, index, source, alpha)
+@kernel(family=True)
+def index_copy(op, self, dim, index, source):
+    """index_copy and index_copy_."""
+    rules.index_copy(op, (self, dim, index, source))
+    return _index_source(op, self, dim, index, source)
 
 
-def index_copy(self, dim, index, source):
-    rules.index_copy("index_copy", (self, dim, index, source))
-    return _index_source("index_copy", self, dim, index, source)
-
-
-def index_copy_(self, dim, index, source):
-    rules.index_copy("index_copy_", (self, dim, index, source))
-    return _index_source("index_copy_", self, dim, index, source)
-
-
-def _index_fill(op, self, dim, index, value):
+@kernel(family=True)
+def index_fill(op, self, dim, index, value):
+    """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
     rules.index_fill(op, (self, dim, index, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, idx, v) = operands(op, self=self, index=index,
@@ -284,22 +237,6 @@ def _index_fill(op, self, dim, index, value):
                 _along(x, idx, d), target._impl.sizes[d], target._impl.strides[d],
                 mode="scatter")
     return self if op.endswith("_") else target.view(self._impl.sizes)
-
-
-def index_fill_scalar(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill_tensor(self, dim, index, value):
-    return _index_fill("index_fill", self, dim, index, value)
-
-
-def index_fill__scalar(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
-
-
-def index_fill__tensor(self, dim, index, value):
-    return _index_fill("index_fill_", self, dim, index, value)
 
 
 # ---- embedding -------------------------------------------------------------------------

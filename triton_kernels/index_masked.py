@@ -17,6 +17,7 @@ from tensorplay import _dtype as dt
 from tensorplay._creation import arange
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta import nn_layers as nn_rules
 from tensorplay.meta import reduction_shape as shape_rules
@@ -40,29 +41,15 @@ def _flat_mask(mask, sizes):
 
 
 # ---- masked_fill -----------------------------------------------------------------------
-def _masked_fill(op, self, mask, value):
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
     spec = rules.masked_fill(op, (self, mask, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, m, v) = operands(op, self=self, mask=mask, value=value if is_tensor else None)
     fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
     out = self if spec is rules.SELF else new_tensor(spec.sizes, spec.dtype, device)
     return run("where", out, (m, fill, x), self._impl.dtype)
-
-
-def masked_fill_scalar(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill_tensor(self, mask, value):
-    return _masked_fill("masked_fill", self, mask, value)
-
-
-def masked_fill__scalar(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
-
-
-def masked_fill__tensor(self, mask, value):
-    return _masked_fill("masked_fill_", self, mask, value)
 
 
 # ---- masked_select / masked_scatter / nonzero ----------------------------------------------
@@ -75,7 +62,9 @@ def masked_select(self, mask):
     return compact(out, copy_of(x.expand(sizes)).reshape([-1]), keep, pos)
 
 
-def _masked_scatter(op, self, mask, source):
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
     spec = rules.masked_scatter(op, (self, mask, source))
     device, (x, m, src) = operands(op, self=self, mask=mask, source=source)
     sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
@@ -93,14 +82,6 @@ def _masked_scatter(op, self, mask, source):
                     [1], flat._impl.numel(), flat._impl.strides[0])
         run("where", target, (keep.view(sizes), taken, target), self._impl.dtype)
     return target
-
-
-def masked_scatter(self, mask, source):
-    return _masked_scatter("masked_scatter", self, mask, source)
-
-
-def masked_scatter_(self, mask, source):
-    return _masked_scatter("masked_scatter_", self, mask, source)
 
 
 def nonzero(self):

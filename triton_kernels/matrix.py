@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import reduction_linalg as rules
 from triton_kernels import linalg
 from triton_kernels._launch import new_tensor, operands
@@ -32,44 +33,26 @@ def _scaled_sum(name, self, prod, beta, alpha, out):
                           {"beta": beta, "alpha": alpha})
 
 
-def _addmm_like(op, rule, self, a, b, beta, alpha, inplace):
-    spec = rule(op, (self, a, b, beta, alpha))
-    device, (s, a, b) = operands(op, self=self, mat1=a, mat2=b)
-    prod = linalg.product(a, b, _acc(a._impl.dtype))
-    out = self if inplace else new_tensor(spec.sizes, spec.dtype, device)
-    return _scaled_sum("addmm", s, prod, beta, alpha, out)
+_RULES = {"addmm": rules.addmm, "addmv": rules.addmv, "baddbmm": rules.baddbmm}
+_OPERANDS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"), "baddbmm": ("batch1", "batch2")}
 
 
-def addmm(self, mat1, mat2, beta, alpha):
-    return _addmm_like("addmm", rules.addmm, self, mat1, mat2, beta, alpha, False)
-
-
-def addmm_(self, mat1, mat2, beta, alpha):
-    return _addmm_like("addmm_", rules.addmm, self, mat1, mat2, beta, alpha, True)
-
-
-def baddbmm(self, batch1, batch2, beta, alpha):
-    return _addmm_like("baddbmm", rules.baddbmm, self, batch1, batch2, beta, alpha, False)
-
-
-def baddbmm_(self, batch1, batch2, beta, alpha):
-    return _addmm_like("baddbmm_", rules.baddbmm, self, batch1, batch2, beta, alpha, True)
-
-
-def _addmv_like(op, self, mat, vec, beta, alpha, inplace):
-    spec = rules.addmv(op, (self, mat, vec, beta, alpha))
-    device, (s, m, v) = operands(op, self=self, mat=mat, vec=vec)
-    prod = linalg.product(m, v.unsqueeze(1), _acc(m._impl.dtype)).squeeze(1)
-    out = self if inplace else new_tensor(spec.sizes, spec.dtype, device)
-    return _scaled_sum("addmv", s, prod, beta, alpha, out)
-
-
-def addmv(self, mat, vec, beta, alpha):
-    return _addmv_like("addmv", self, mat, vec, beta, alpha, False)
-
-
-def addmv_(self, mat, vec, beta, alpha):
-    return _addmv_like("addmv_", self, mat, vec, beta, alpha, True)
+@kernel(family=True)
+def addmm_addmv_baddbmm(op, self, *params):
+    """addmm, addmv and baddbmm, out of place or in place: beta * self + alpha * (a @ b)
+    with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch. A vector
+    multiplies as a one-column matrix."""
+    a, b, beta, alpha = params
+    name = op.rstrip("_")
+    spec = _RULES[name](op, (self,) + params)
+    first, second = _OPERANDS[name]
+    device, (s, a, b) = operands(op, self=self, **{first: a, second: b})
+    if name == "addmv":
+        prod = linalg.product(a, b.unsqueeze(1), _acc(a._impl.dtype)).squeeze(1)
+    else:
+        prod = linalg.product(a, b, _acc(a._impl.dtype))
+    out = self if op.endswith("_") else new_tensor(spec.sizes, spec.dtype, device)
+    return _scaled_sum("addmv" if name == "addmv" else "addmm", s, prod, beta, alpha, out)
 
 
 def _rounded(prod, dtype):
@@ -110,28 +93,17 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
 
 
 # ---- triangles and diagonals -------------------------------------------------------------
-def _triangle(op, keep, self, diagonal, inplace):
+@kernel(family=True)
+def triangle(op, self, diagonal):
+    """tril and triu, out of place or in place (tril_, triu_): one generated kernel each,
+    keeping the elements on the chosen side of the diagonal."""
     rules.tril(op, (self, diagonal))
     device, _ = operands(op, self=self)
+    keep = "col - row <= diagonal" if op.startswith("tril") else "col - row >= diagonal"
+    inplace = op.endswith("_")
     out = self if inplace else new_tensor(self._impl.sizes, self._impl.dtype, device)
     return run_expression(op.rstrip("_"), f"tl.where({keep}, x, 0)", out, (self,),
                           self._impl.dtype, {"diagonal": diagonal}, matrix=True)
-
-
-def tril(self, diagonal):
-    return _triangle("tril", "col - row <= diagonal", self, diagonal, False)
-
-
-def triu(self, diagonal):
-    return _triangle("triu", "col - row >= diagonal", self, diagonal, False)
-
-
-def tril_(self, diagonal):
-    return _triangle("tril_", "col - row <= diagonal", self, diagonal, True)
-
-
-def triu_(self, diagonal):
-    return _triangle("triu_", "col - row >= diagonal", self, diagonal, True)
 
 
 def diag(self, diagonal):

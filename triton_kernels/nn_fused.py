@@ -22,6 +22,7 @@ from tensorplay import _dtype as dt
 from tensorplay import cuda
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
+from tensorplay.library import kernel
 from tensorplay.meta import nn_layers as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
@@ -253,7 +254,10 @@ def _restore(result, order, like, dtype):
     return run("copy", out, (result.permute(inverse),), dtype)
 
 
-def _softmax(op, log, self, dim, half_to_float):
+@kernel(family=True)
+def softmax(op, self, dim, half_to_float):
+    """_softmax and _log_softmax: one row per program (see softmax_kernel)."""
+    log = op == "_log_softmax"
     rules.softmax(op, (self, dim, False))
     device, _ = operands(op, self=self)
     dtype = dt.float32 if half_to_float and self._impl.dtype.itemsize == 2 else \
@@ -268,15 +272,12 @@ def _softmax(op, log, self, dim, half_to_float):
     return _restore(result, order, self, dtype)
 
 
-def softmax(self, dim, half_to_float):
-    return _softmax("_softmax", False, self, dim, half_to_float)
-
-
-def log_softmax(self, dim, half_to_float):
-    return _softmax("_log_softmax", True, self, dim, half_to_float)
-
-
-def _softmax_backward(op, log, grad_output, output, dim, input_dtype):
+@kernel(family=True)
+def softmax_backward_data(op, grad_output, *params):
+    """_softmax_backward_data and _log_softmax_backward_data; params are the forward's
+    output (probs or log_probs), dim and input_dtype."""
+    output, dim, input_dtype = params
+    log = op == "_log_softmax_backward_data"
     spec = rules.softmax_backward(op, (grad_output, output, dim, input_dtype))
     device, _ = operands(op, grad_output=grad_output, output=output)
     g, order = _rows_last(grad_output, dim)
@@ -288,16 +289,6 @@ def _softmax_backward(op, log, grad_output, output, dim, input_dtype):
         launch(op, softmax_backward_kernel, (result._impl.numel() // n,), pointer(g),
                pointer(o), pointer(result), n, LOG=log, ACC=_acc(o._impl.dtype), BLOCK=block)
     return _restore(result, order, output, spec.dtype)
-
-
-def softmax_backward_data(grad_output, probs, dim, input_dtype):
-    return _softmax_backward("_softmax_backward_data", False, grad_output, probs, dim,
-                             input_dtype)
-
-
-def log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
-    return _softmax_backward("_log_softmax_backward_data", True, grad_output, log_probs, dim,
-                             input_dtype)
 
 
 # ---- cross entropy -------------------------------------------------------------------------

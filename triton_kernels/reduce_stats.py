@@ -11,6 +11,7 @@ import math
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
 from triton_kernels import reduction
 from triton_kernels._launch import operands
@@ -51,40 +52,25 @@ def prod_dim(self, dim, keepdim, dtype):
     return reduction.reduce_any("prod", "prod", self, [dim], keepdim, out_dtype, out_dtype)
 
 
-def amax(self, dim, keepdim):
-    rules.amax("amax", (self, dim, keepdim))
+@kernel(family=True)
+def amax_amin(op, self, dim, keepdim):
+    """amax and amin over the dims in `dim` (all of them when empty)."""
+    rules.amax(op, (self, dim, keepdim))
     dtype = self._impl.dtype
-    return reduction.reduce_any("amax", "max", self, _dims(dim), keepdim, dtype, dtype)
+    return reduction.reduce_any(op, op[1:], self, _dims(dim), keepdim, dtype, dtype)
 
 
-def amin(self, dim, keepdim):
-    rules.amax("amin", (self, dim, keepdim))
-    dtype = self._impl.dtype
-    return reduction.reduce_any("amin", "min", self, _dims(dim), keepdim, dtype, dtype)
-
-
-def _logic(op, pick, self, dim, keepdim):
-    spec = rules.all_any(op, (self,) if dim is None else (self, dim, keepdim))
+@kernel(family=True)
+def all_any(op, self, *params):
+    """all and any, over everything or (with params = (dim, keepdim)) along one dim: the
+    min (all) or max (any) of `self != 0`."""
+    spec = rules.all_any(op, (self,) + params)
+    dim, keepdim = params or (None, False)
     operands(op, self=self)
     nonzero = F.ne(self, 0)
+    pick = "min" if op == "all" else "max"
     return reduction.reduce_any(op, pick, nonzero, None if dim is None else [dim], keepdim,
                                 spec.dtype, dt.bool)
-
-
-def all(self):  # noqa: A001 - the op's name
-    return _logic("all", "min", self, None, False)
-
-
-def all_dim(self, dim, keepdim):
-    return _logic("all", "min", self, dim, keepdim)
-
-
-def any(self):  # noqa: A001 - the op's name
-    return _logic("any", "max", self, None, False)
-
-
-def any_dim(self, dim, keepdim):
-    return _logic("any", "max", self, dim, keepdim)
 
 
 def count_nonzero(self, dim):

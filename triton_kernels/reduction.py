@@ -22,6 +22,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._impl import numel_of
+from tensorplay.library import kernel
 from tensorplay.meta import rules
 from triton_kernels import _math
 from triton_kernels._launch import (
@@ -268,31 +269,19 @@ def min(self):  # noqa: A001
     return _reduce("min", "min", self, None, False, spec.dtype, spec.dtype)[0]
 
 
-def _with_indices(name, self, dim, keepdim):
-    values_spec, _ = rules.reduce_dim_with_indices(name, (self, dim, keepdim))
+@kernel(family=True)
+def max_min_dim(op, self, dim, keepdim):
+    """max.dim and min.dim: the extreme values along `dim` and where they are."""
+    values_spec, _ = rules.reduce_dim_with_indices(op, (self, dim, keepdim))
     dims = (dim,) if self._impl.sizes else None
-    return _reduce(name, name, self, dims, keepdim, values_spec.dtype, self._impl.dtype,
+    return _reduce(op, op, self, dims, keepdim, values_spec.dtype, self._impl.dtype,
                    indices=True)
 
 
-def max_dim(self, dim, keepdim):
-    return _with_indices("max", self, dim, keepdim)
-
-
-def min_dim(self, dim, keepdim):
-    return _with_indices("min", self, dim, keepdim)
-
-
-def _arg(name, op, self, dim, keepdim):
-    rules.arg_reduce(name, (self, dim, keepdim))
+@kernel(family=True)
+def argmax_argmin(op, self, dim, keepdim):
+    """argmax and argmin: the indices of max.dim / min.dim, or of the flattened max."""
+    rules.arg_reduce(op, (self, dim, keepdim))
     dims = (dim,) if dim is not None and self._impl.sizes else None
-    return _reduce(name, op, self, dims, keepdim, self._impl.dtype, self._impl.dtype,
+    return _reduce(op, op[3:], self, dims, keepdim, self._impl.dtype, self._impl.dtype,
                    values=False, indices=True)[1]
-
-
-def argmax(self, dim, keepdim):
-    return _arg("argmax", "max", self, dim, keepdim)
-
-
-def argmin(self, dim, keepdim):
-    return _arg("argmin", "min", self, dim, keepdim)

@@ -25,6 +25,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay import cuda
+from tensorplay.library import kernel
 from tensorplay.meta import nn_spatial_resample as rules
 from cpu_kernels.resample import _scale   # PyTorch's scale rule, shared with the CPU
 from triton_kernels import _math
@@ -146,7 +147,10 @@ def _grid(total):
     return (triton.cdiv(total, BLOCK),)
 
 
-def _forward(op, mode, self, output_size, align_corners, scales_h, scales_w):
+@kernel(family=True)
+def upsample2d(op, self, output_size, *params):
+    """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
+    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
     spec = rules.upsample2d(op, (self, output_size))
     device, _ = operands(op, self=self)
     (_, C, H, W), strides = nchw(self)
@@ -162,8 +166,10 @@ def _forward(op, mode, self, output_size, align_corners, scales_h, scales_w):
     return out
 
 
-def _backward(op, mode, grad_output, output_size, input_size, align_corners, scales_h,
-              scales_w):
+@kernel(family=True)
+def upsample2d_backward(op, grad_output, output_size, input_size, *params):
+    """The backwards of upsample_nearest2d and upsample_bilinear2d."""
+    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
     spec = rules.upsample2d_backward(op, (grad_output, output_size, input_size))
     device, _ = operands(op, grad_output=grad_output)
     (_, C, H, W) = spec.sizes
@@ -177,27 +183,6 @@ def _backward(op, mode, grad_output, output_size, input_size, align_corners, sca
                pointer(acc), pointer(scale), total, C, H, W, OH, OW, *strides, MODE=mode,
                ALIGN=bool(align_corners), ACC=compute_dtype(acc._impl.dtype), BLOCK=BLOCK)
     return finish(acc, grad_output._impl.dtype)
-
-
-def upsample_nearest2d(self, output_size, scales_h, scales_w):
-    return _forward("upsample_nearest2d", "nearest", self, output_size, False, scales_h,
-                    scales_w)
-
-
-def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
-    return _backward("upsample_nearest2d_backward", "nearest", grad_output, output_size,
-                     input_size, False, scales_h, scales_w)
-
-
-def upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
-    return _forward("upsample_bilinear2d", "bilinear", self, output_size, align_corners,
-                    scales_h, scales_w)
-
-
-def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners,
-                                 scales_h, scales_w):
-    return _backward("upsample_bilinear2d_backward", "bilinear", grad_output, output_size,
-                     input_size, align_corners, scales_h, scales_w)
 
 
 def compile_cases(quick):

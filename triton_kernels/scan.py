@@ -9,6 +9,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
 from triton_kernels import _math
 from triton_kernels._launch import (
@@ -88,21 +89,12 @@ def _scan(op, kind, self, dim, dtype, out=None):
     return result
 
 
-def cumsum(self, dim, dtype):
-    rules.cumsum("cumsum", (self, dim, dtype))
-    return _scan("cumsum", "sum", self, dim, dtype)
-
-
-def cumprod(self, dim, dtype):
-    rules.cumsum("cumprod", (self, dim, dtype))
-    return _scan("cumprod", "prod", self, dim, dtype)
-
-
-def cumsum_(self, dim, dtype):
-    rules.cumsum_("cumsum_", (self, dim, dtype))
-    return _scan("cumsum_", "sum", self, dim, None, out=self)
-
-
-def cumprod_(self, dim, dtype):
-    rules.cumsum_("cumprod_", (self, dim, dtype))
-    return _scan("cumprod_", "prod", self, dim, None, out=self)
+@kernel(family=True)
+def cumsum_cumprod(op, self, dim, dtype):
+    """cumsum and cumprod, out of place (in `dtype` when given) or in place."""
+    kind = "sum" if op.startswith("cumsum") else "prod"
+    if op.endswith("_"):
+        rules.cumsum_(op, (self, dim, dtype))
+        return _scan(op, kind, self, dim, None, out=self)
+    rules.cumsum(op, (self, dim, dtype))
+    return _scan(op, kind, self, dim, dtype)

@@ -28,6 +28,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
 from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math
@@ -144,7 +145,11 @@ def sorted_rows(op, self, dim, descending):
     return values.view([M, N]), indices, sizes, order
 
 
-def _sort(op, self, dim, descending):
+@kernel(family=True)
+def sort(op, self, *params):
+    """sort(dim, descending) and sort.stable(stable, dim, descending): the rank sort is
+    always stable."""
+    dim, descending = params[-2:]
     rules.sort(op, (self, dim, descending))
     device, (self,) = operands(op, self=self)
     values, indices, sizes, order = sorted_rows(op, self, dim, descending)
@@ -154,14 +159,6 @@ def _sort(op, self, dim, descending):
     if not self.dim():
         return values.view([]), indices.view([])
     return values, indices
-
-
-def sort(self, dim, descending):
-    return _sort("sort", self, dim, descending)
-
-
-def sort_stable(self, stable, dim, descending):
-    return _sort("sort", self, dim, descending)   # the rank sort is always stable
 
 
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
@@ -390,7 +387,9 @@ def cum_extreme_kernel(
         carry_i = tl.max(tl.where(cols[None, :] == last, run_i, 0), axis=1)
 
 
-def _cum_extreme(op, self, dim):
+@kernel(family=True)
+def cummax_cummin(op, self, dim):
+    """cummax and cummin: the running extreme along `dim` and where it was last set."""
     rules.cummax(op, (self, dim))
     device, (self,) = operands(op, self=self)
     x = self if self.dim() else self.reshape([1])
@@ -409,14 +408,6 @@ def _cum_extreme(op, self, dim):
     values = back(values, order, dtype, device)
     indices = back(indices, order, dt.int64, device)
     return values.view(self._impl.sizes), indices.view(self._impl.sizes)
-
-
-def cummax(self, dim):
-    return _cum_extreme("cummax", self, dim)
-
-
-def cummin(self, dim):
-    return _cum_extreme("cummin", self, dim)
 
 
 # ---- unique: sorted keys, where a new value starts, a running count of starts ------------

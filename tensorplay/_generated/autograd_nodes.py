@@ -6,7 +6,7 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
+from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
 
 
 class AddBackward0(Node):
@@ -436,7 +436,7 @@ class SigmoidBackward0(Node):
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
 
-    self: where(result <= 0, 0, grad)
+    self: threshold_backward(grad, result, 0)
     """
 
     __slots__ = ('result_',)
@@ -448,8 +448,32 @@ class ReluBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = where(result <= 0, 0, grad)
+            d_self = threshold_backward(grad, result, 0)
         return (d_self,)
+
+
+class ThresholdBackwardBackward0(Node):
+    """Backward of `threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`.
+
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('self_', 'threshold_')
+    SAVED = ('self_',)
+    OP = 'threshold_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        threshold = self.threshold_
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = threshold_backward(grad, self_, threshold)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
 
 
 class SumBackward0(Node):

@@ -193,6 +193,7 @@ from tensorplay._generated.autograd_nodes import (
     TanBackward0,
     TanhBackward0,
     ThresholdBackward0,
+    ThresholdBackwardBackward0,
     ToCopyBackward0,
     TopkBackward0,
     TransposeBackward0,
@@ -359,6 +360,7 @@ from tensorplay._generated.functional import (
     _h_hardswish,
     _h_hardswish_,
     _h_threshold,
+    _h_threshold_backward,
     _h_threshold_,
     _h_normal_,
     _h_uniform_,
@@ -2477,6 +2479,19 @@ def threshold(ks, self, threshold, value):
     return result
 
 
+def threshold_backward(ks, grad_output, self, threshold):
+    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+        return _h_threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
+    node = ThresholdBackwardBackward0()
+    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.threshold_ = threshold
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self if grad_output._impl.requires_grad else None, False)
+        result = _h_threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
+    set_history(result, node)
+    return result
+
+
 def threshold_(ks, self, threshold, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
@@ -4456,6 +4471,7 @@ WRAPPERS = {
     'hardswish': hardswish,
     'hardswish_': hardswish_,
     'threshold': threshold,
+    'threshold_backward': threshold_backward,
     'threshold_': threshold_,
     'normal_': normal_,
     'uniform_': uniform_,

@@ -2453,6 +2453,16 @@ def _op_threshold(self, threshold, value):
     return _h_threshold.call(ks, self, threshold, value)
 
 
+_h_threshold_backward = dispatcher.find("threshold_backward")
+
+def _op_threshold_backward(grad_output, self, threshold):
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    ks = grad_output._impl.key_set() | self._impl.key_set()
+    if observers.active:
+        return observed(_h_threshold_backward, ks, (grad_output, self, threshold))
+    return _h_threshold_backward.call(ks, grad_output, self, threshold)
+
+
 _h_threshold_ = dispatcher.find("threshold_")
 
 def _op_threshold_(self, threshold, value):
@@ -4370,6 +4380,16 @@ def _op_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd
     if observers.active:
         return observed(_h_native_layer_norm_backward, ks, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
     return _h_native_layer_norm_backward.call(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+
+
+_h_native_batch_norm_backward = dispatcher.find("native_batch_norm_backward")
+
+def _op_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    ks = grad_out._impl.key_set() | input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0) | (running_mean._impl.key_set() if running_mean is not None else 0) | (running_var._impl.key_set() if running_var is not None else 0) | (save_mean._impl.key_set() if save_mean is not None else 0) | (save_invstd._impl.key_set() if save_invstd is not None else 0)
+    if observers.active:
+        return observed(_h_native_batch_norm_backward, ks, (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask))
+    return _h_native_batch_norm_backward.call(ks, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask)
 
 
 _h__fused_rms_norm_backward = dispatcher.find("_fused_rms_norm_backward")
@@ -6787,6 +6807,17 @@ def threshold(self, threshold, value):
     return _op_threshold(self, threshold, value)
 
 
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0; relu's backward.
+    
+    threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+    """
+    if not isinstance(grad_output, Tensor): bad_arg('threshold_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(self, Tensor): bad_arg('threshold_backward', 'self', 'Tensor', self)
+    if type(threshold) not in SCALAR_TYPES: threshold = as_scalar('threshold_backward', 'threshold', threshold)
+    return _op_threshold_backward(grad_output, self, threshold)
+
+
 def threshold_(self, threshold, value):
     """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"""
     if not isinstance(self, Tensor): bad_arg('threshold_', 'self', 'Tensor', self)
@@ -9022,6 +9053,23 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     return _op_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
 
 
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm from the saved mean and invstd (train) or the running stats; an output output_mask leaves out is None.
+    
+    native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if not isinstance(grad_out, Tensor): bad_arg('native_batch_norm_backward', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor): bad_arg('native_batch_norm_backward', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor): bad_arg('native_batch_norm_backward', 'weight', 'Tensor or None', weight)
+    if running_mean is not None and not isinstance(running_mean, Tensor): bad_arg('native_batch_norm_backward', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor): bad_arg('native_batch_norm_backward', 'running_var', 'Tensor or None', running_var)
+    if save_mean is not None and not isinstance(save_mean, Tensor): bad_arg('native_batch_norm_backward', 'save_mean', 'Tensor or None', save_mean)
+    if save_invstd is not None and not isinstance(save_invstd, Tensor): bad_arg('native_batch_norm_backward', 'save_invstd', 'Tensor or None', save_invstd)
+    if type(train) is not _b.bool: train = as_bool('native_batch_norm_backward', 'train', train)
+    if type(eps) not in FLOAT_TYPES: eps = as_float('native_batch_norm_backward', 'eps', eps)
+    return _op_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask)
+
+
 def _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
     """(grad_input, grad_weight) of _fused_rms_norm from its saved rstd; an output output_mask leaves out is None.
     
@@ -9405,6 +9453,7 @@ FUNCTIONS = (
     'hardswish',
     'hardswish_',
     'threshold',
+    'threshold_backward',
     'threshold_',
     'glu',
     'prelu',
@@ -9536,6 +9585,7 @@ FUNCTIONS = (
     'native_group_norm',
     '_fused_rms_norm',
     'native_layer_norm_backward',
+    'native_batch_norm_backward',
     '_fused_rms_norm_backward',
     'batch_norm',
     'layer_norm',

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import gradient_edge
@@ -79,8 +80,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, r in enumerate(results):
         if r is None:
             if materialize_grads:
-                from tensorplay._creation import zeros_like
-                results[i] = zeros_like(inputs[i])
+                results[i] = factory.zeros_like(inputs[i])
             elif not allow_unused:
                 raise RuntimeError(UNUSED_MESSAGE)
     return tuple(results)
@@ -94,7 +94,6 @@ def _as_tuple(x):
 
 def _make_grads(outputs, grads):
     """The gradient each output starts with: given, or 1 for a scalar output."""
-    from tensorplay._creation import ones_like
     if grads is None:
         grads = (None,) * len(outputs)
     else:
@@ -107,7 +106,7 @@ def _make_grads(outputs, grads):
             if t._impl.requires_grad:
                 if t._impl.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                g = ones_like(t)
+                g = factory.ones_like(t)
         elif getattr(g, "_impl", None) is None:
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
@@ -304,9 +303,8 @@ def _materialize(node, grads):
     meta = node._output_meta
     for i, g in enumerate(grads):
         if g is None and i < len(meta) and meta[i] is not None:
-            from tensorplay._creation import zeros
             sizes, dtype, device = meta[i]
-            grads[i] = zeros(sizes, dtype=dtype, device=device)
+            grads[i] = factory.zeros(sizes, dtype=dtype, device=device)
 
 
 def validate_outputs(node, outs):

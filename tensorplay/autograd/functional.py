@@ -12,6 +12,7 @@ direction v is the forward-mode product J v.
 """
 from __future__ import annotations
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.engine import grad as autograd_grad
 from tensorplay.autograd.grad_mode import enable_grad, grad_state
 from tensorplay.autograd.graph_edges import collect_next_edges, set_history
@@ -68,8 +69,7 @@ def _grad(outputs, inputs, grad_outputs, create_graph):
 
 
 def _zeros_for_none(grads, like):
-    from tensorplay._creation import zeros_like
-    return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, like))
+    return tuple(factory.zeros_like(x) if g is None else g for g, x in zip(grads, like))
 
 
 # ---- stacking rows, differentiably --------------------------------------------------------
@@ -90,10 +90,9 @@ class StackBackward(Node):
 
 def _stack(tensors, like):
     """Stack same-shaped tensors along a new dim 0 (recorded, so create_graph works)."""
-    from tensorplay._creation import empty
     shape = tuple(like.shape)
     with ExcludeKeys(AUTOGRAD_MASK):
-        out = empty((len(tensors),) + shape, dtype=like.dtype, device=like.device)
+        out = factory.empty((len(tensors),) + shape, dtype=like.dtype, device=like.device)
         for k, t in enumerate(tensors):
             out.select(0, k).copy_(t)
     if grad_state.enabled and any(t.requires_grad for t in tensors):
@@ -125,7 +124,6 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product (by the double-vjp trick)."""
-    from tensorplay._creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
@@ -137,7 +135,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                                "element.")
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
                                               "function", "jvp")
-        dummies = tuple(zeros_like(o, requires_grad=True) for o in outputs)
+        dummies = tuple(factory.zeros_like(o, requires_grad=True) for o in outputs)
         vjps = _grad(outputs, inputs, dummies, create_graph=True)
         grads = _grad(vjps, dummies, v, create_graph)
         _check_strict(strict, grads, "jvp")
@@ -183,8 +181,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
 
 
 def _zeros_like_shape(shape, x):
-    from tensorplay._creation import zeros
-    return zeros(shape, dtype=x.dtype, device=x.device)
+    return factory.zeros(shape, dtype=x.dtype, device=x.device)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
@@ -220,7 +217,6 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _hessian_product(func, inputs, v, create_graph, strict, name):
-    from tensorplay._creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
         inputs = _prepare(inputs, create_graph)
@@ -239,7 +235,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, name):
         if name == "vhp":
             grads = _grad(first, inputs, v, create_graph)
         else:
-            dummies = tuple(zeros_like(x, requires_grad=True) for x in inputs)
+            dummies = tuple(factory.zeros_like(x, requires_grad=True) for x in inputs)
             back = _grad(first, inputs, dummies, create_graph=True)
             grads = _grad(back, dummies, v, create_graph)
         _check_strict(strict, grads, name)

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.engine import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -50,14 +51,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     `grad_outputs` default to random float values in [-1, 1) that require grad (drawn
     from a fixed seed, so a failure reproduces)."""
-    from tensorplay._creation import tensor
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
-            tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype, device=o.device,
-                   requires_grad=True)
+            factory.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype,
+                           device=o.device, requires_grad=True)
             for o in _differentiable_outputs(func(*inputs)))
     else:
         grad_outputs = grad_outputs if isinstance(grad_outputs, tuple) else \
@@ -120,18 +120,17 @@ def _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes):
 
 
 def _mismatch_message(o, j, numerical, analytical):
-    from tensorplay._creation import tensor
     bad = np.argwhere(~np.isclose(analytical, numerical, rtol=1e-3, atol=1e-5))
     where = f" (first mismatch at input element {bad[0][0]}, output element {bad[0][1]})" \
         if len(bad) else ""
     return (f"Jacobian mismatch for output {o} with respect to input {j},{where}\n"
-            f"numerical:{tensor(numerical)!r}\nanalytical:{tensor(analytical)!r}\n")
+            f"numerical:{factory.tensor(numerical)!r}\n"
+            f"analytical:{factory.tensor(analytical)!r}\n")
 
 
 def _rebuilt(x, flat):
     """A new leaf with the values `flat`, x's shape/dtype/device and requires_grad."""
-    from tensorplay._creation import tensor
-    t = tensor(flat.reshape(tuple(x.shape)), dtype=x.dtype, device=x.device)
+    t = factory.tensor(flat.reshape(tuple(x.shape)), dtype=x.dtype, device=x.device)
     if x.requires_grad:
         t.requires_grad_(True)
     return t
@@ -167,7 +166,6 @@ def _numerical_jacobians(func, inputs, diff_idx, eps):
 def _analytical_jacobians(out, inputs, check_grad_dtypes):
     """One (input numel, output numel) matrix per input: column r is the gradient of
     output element r, from one backward pass with a one-hot grad_output."""
-    from tensorplay._creation import tensor
     n_out = out.numel()
     jacs = [np.zeros((x.numel(), n_out)) for x in inputs]
     if not out.requires_grad:
@@ -175,7 +173,7 @@ def _analytical_jacobians(out, inputs, check_grad_dtypes):
     for r in range(n_out):
         onehot = np.zeros(n_out)
         onehot[r] = 1.0
-        v = tensor(onehot.reshape(tuple(out.shape)), dtype=out.dtype, device=out.device)
+        v = factory.tensor(onehot.reshape(tuple(out.shape)), dtype=out.dtype, device=out.device)
         grads = autograd_grad(out, inputs, v, retain_graph=True, allow_unused=True)
         for jac, x, g in zip(jacs, inputs, grads):
             if g is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import collect_next_edges, impl_edge, set_history
 from tensorplay.autograd.node import Node
@@ -63,8 +64,7 @@ class Region:
 # Buffers are laid out like the base (its strides), so a region's strides and offset,
 # measured in the base's memory, address the same elements in them.
 def _buffer(base, dtype, device):
-    from tensorplay._creation import empty_strided
-    return empty_strided(base.sizes, base.strides, dtype=dtype, device=device)
+    return factory.empty_strided(base.sizes, base.strides, dtype=dtype, device=device)
 
 
 def _gather_raw(g, base, view):
@@ -85,14 +85,14 @@ def _scatter_raw(g, base, view):
 def _scatter_add_on_host(g, base, view):
     """Several view elements share one base element: their gradients add up. NumPy's
     unbuffered `add.at` does that, on the host whatever the device."""
-    from tensorplay._creation import tensor
     index = np.full((), view.offset, dtype=np.int64)
     for size, stride in zip(view.sizes, view.strides):
         index = index[..., None] + np.arange(size, dtype=np.int64) * stride
     span = 1 + sum((s - 1) * st for s, st in zip(base.sizes, base.strides))
     flat = np.zeros(max(span, 1), dtype=g.dtype.np)
     np.add.at(flat, index.reshape(-1), np.asarray(g.detach().cpu()).reshape(-1))
-    return tensor(flat, dtype=g.dtype, device=g.device).as_strided(base.sizes, base.strides, 0)
+    t = factory.tensor(flat, dtype=g.dtype, device=g.device)
+    return t.as_strided(base.sizes, base.strides, 0)
 
 
 def _region_mask(grad, base, view):
@@ -184,7 +184,6 @@ class CopySlices(Node):
         return f"CopySlices[{self.fn.name()}]"
 
     def apply(self, grads):
-        from tensorplay._creation import zeros_like
         from tensorplay._generated.functional import where
         grad = grads[0]
         results = list(self.fn.apply((gather(grad, self.base, self.view),)))
@@ -193,7 +192,7 @@ class CopySlices(Node):
                 mask = _region_mask(grad, self.base, self.view)
             inside = results[0]
             if inside is None:
-                inside = zeros_like(grad)
+                inside = factory.zeros_like(grad)
             else:
                 inside = scatter(inside, self.base, self.view)
             results[0] = where(mask, inside, grad)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 
@@ -195,8 +196,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, impl):
         super().__init__()
-        from tensorplay._tensor import wrap
-        self.variable = wrap(impl)
+        self.variable = factory.wrap(impl)
         self._output_meta = ((impl.sizes, impl.dtype, impl.device),)
 
     def tensor_hooks(self, output_nr):

@@ -18,6 +18,7 @@ is itself differentiable (create_graph=True works through `tanh`'s `1 - result**
 """
 from __future__ import annotations
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.errors import fmt_shape
 
 __all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
@@ -90,7 +91,6 @@ class SavedVariable:
 
     def _rebuild(self, node):
         from tensorplay._impl import TensorImpl
-        from tensorplay._tensor import wrap
         storage, sizes, strides, offset, dtype, device, base = self._memory
         impl = TensorImpl(storage, sizes, strides, offset, dtype, device, version=self._version)
         impl.base = base
@@ -98,7 +98,7 @@ class SavedVariable:
             impl.requires_grad = True
             impl.grad_fn = node
             impl.output_nr = self._output_nr
-        return wrap(impl)
+        return factory.wrap(impl)
 
     def _version_message(self, node, current):
         from tensorplay.autograd.anomaly_mode import anomaly_state

@@ -1,4 +1,5 @@
-"""dropout, cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
+"""dropout, cosine_similarity and pairwise_distance, composed as PyTorch composes them;
+threshold_backward for a backend without a kernel of its own."""
 from __future__ import annotations
 
 from tensorplay._creation import empty_like
@@ -6,6 +7,7 @@ from tensorplay._random_draws import iteration_axes
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
+from tensorplay.meta import nn_layers as rules
 from tensorplay.meta.nn_layers import check_probability
 from tensorplay.meta.rules import broadcast
 
@@ -82,3 +84,10 @@ def pairwise_distance(x1, x2, p, eps, keepdim):
     if d.dim() == 0:   # a 0-dim difference is a vector of one element
         return _vector_norm(d.unsqueeze(0), p, 0, False)
     return _vector_norm(d, p, d.dim() - 1, keepdim)
+
+
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0, for a backend without a
+    kernel of its own (the CPU kernel is cpu_kernels/nn_misc.py)."""
+    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
+    return F.where(self <= threshold, 0, grad_output.to(spec.dtype))

@@ -69,3 +69,32 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
         if running_var is not None:
             running_var.copy_(rv.view((n, c)).mean(0))
     return out.view(tuple(input.shape))
+
+
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """The fused batch-norm backward written with TensorPlay ops, for a backend without a
+    kernel of its own (the CPU kernel, cpu_kernels/nn_norm.py, gives the formulas)."""
+    rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask))
+    shape = [1] * input.dim()
+    shape[1] = input.shape[1]
+    dims = [0] + list(range(2, input.dim()))
+    count = input.numel() // input.shape[1]
+    if train:
+        mean, invstd = save_mean, save_invstd
+    else:
+        mean, invstd = running_mean, 1 / F.sqrt(running_var + eps)
+    scale = invstd if weight is None else invstd * weight
+    xc = input - mean.reshape(shape)
+    sum_g = grad_out.sum(dims)
+    dot = (grad_out * xc).sum(dims)
+    grad_in = None
+    if output_mask[0]:
+        grad_in = grad_out * scale.reshape(shape)
+        if train:
+            k = dot * invstd * invstd / count * scale
+            grad_in = grad_in - xc * k.reshape(shape) - (sum_g / count * scale).reshape(shape)
+    return (grad_in, dot * invstd if output_mask[1] else None,
+            sum_g if output_mask[2] else None)

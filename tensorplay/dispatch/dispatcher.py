@@ -110,8 +110,14 @@ class OperatorHandle:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
             return None
-        got = tuple(p.name for p in sig.parameters.values())
-        if got != expected:
+        got = tuple(p.name for p in sig.parameters.values()
+                    if p.kind is not inspect.Parameter.VAR_POSITIONAL)
+        if len(got) < len(sig.parameters):
+            # a family kernel's `*params` take the trailing arguments its overloads differ in
+            matches = got == expected[:len(got)]
+        else:
+            matches = got == expected
+        if not matches:
             raise ArgumentError(
                 f"cannot register {name} for {self.name} at {key.name}: the kernel takes "
                 f"({', '.join(got)}) but the schema `{self.schema.text}` needs "

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import inspect
 
+from tensorplay import _tensor_factory as factory
 from tensorplay.meta.rules import SELF, OutSpec
 
 
 def empty_meta(sizes, dtype):
-    from tensorplay._creation import empty
-    return empty(sizes, dtype=dtype, device="meta")
+    return factory.empty(sizes, dtype=dtype, device="meta")
 
 
 def _materialize(spec, args):

@@ -122,6 +122,18 @@ def scatter(op, args):
     return _out(op, self)
 
 
+def scatter_params(op, params):
+    """(src, reduce) of a scatter-family call from the arguments after `index`: scatter's
+    src or value, then its optional reduce ('add' or 'multiply'); scatter_add always
+    adds.
+
+        scatter(self, dim, index, src | value [, reduce])     scatter_add(self, dim, index, src)
+    """
+    if op.startswith("scatter_add"):
+        return params[0], "add"
+    return params[0], (params[1] if len(params) > 1 else None)
+
+
 def scatter_reduce(op, args):
     self, dim, index, src, reduce, include_self = args
     _gather_like(op, self, dim, index, src)

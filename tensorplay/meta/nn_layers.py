@@ -12,7 +12,7 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import OutSpec, broadcast, check_devices, wrap_dim
+from tensorplay.meta.rules import OutSpec, binary, broadcast, check_devices, wrap_dim
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -158,6 +158,39 @@ def native_batch_norm(op, args):
     d = input._impl.dtype
     stats = (c,)
     return OutSpec(sizes, d), OutSpec(stats, d), OutSpec(stats, d)
+
+
+def threshold_backward(op, args):
+    """grad_output and self broadcast together and promote, as a binary op."""
+    grad_output, self, threshold = args
+    return binary(op, (grad_output, self), names=("grad_output", "self"))
+
+
+def native_batch_norm_backward(op, args):
+    """(grad_input, grad_weight, grad_bias) specs; training reads save_mean and
+    save_invstd, evaluation running_mean and running_var (one value per channel each)."""
+    (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+     output_mask) = args
+    check_floating(op, input, "input")
+    sizes = _sizes(input)
+    if len(sizes) < 2:
+        raise ShapeError(f"{op}(): argument 'input' must have at least 2 dimensions (N, C, "
+                         f"...), but got shape {fmt_shape(sizes)}", op=op, arg="input")
+    check_size(op, grad_out, "grad_out", sizes, "the input's shape")
+    c = sizes[1]
+    stats = (("save_mean", save_mean), ("save_invstd", save_invstd)) if train else \
+        (("running_mean", running_mean), ("running_var", running_var))
+    for name, t in stats:
+        if t is None:
+            mode = "training (train=True)" if train else "evaluation (train=False)"
+            raise ArgumentError(f"{op}(): {mode} needs '{name}'", op=op, arg=name)
+        check_size(op, t, name, (c,), "one value per channel")
+    check_size(op, weight, "weight", (c,), "one value per channel")
+    d = input._impl.dtype
+    grad_in = OutSpec(sizes, d) if output_mask[0] else None
+    grad_w = OutSpec((c,), d) if output_mask[1] else None
+    grad_b = OutSpec((c,), d) if output_mask[2] else None
+    return grad_in, grad_w, grad_b
 
 
 def _normalized(op, input, normalized_shape):

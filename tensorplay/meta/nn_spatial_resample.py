@@ -18,6 +18,19 @@ def _check_4d(op, name, t):
     return sizes
 
 
+def upsample_params(op, params):
+    """(mode, align_corners, scales_h, scales_w) of an upsampling call, from the op's name and
+    the arguments after output_size (input_size for the backwards): the mode is in the
+    name, and only bilinear takes align_corners.
+
+        upsample_nearest2d(self, output_size, scales_h, scales_w)
+        upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w)
+    """
+    if op.startswith("upsample_nearest"):
+        return ("nearest", False) + tuple(params)
+    return ("bilinear",) + tuple(params)
+
+
 def upsample2d(op, args):
     self, output_size = args[:2]
     sizes = _check_4d(op, "self", self)

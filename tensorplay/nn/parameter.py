@@ -7,6 +7,7 @@ Parameter are plain Tensors, as in PyTorch.
 """
 from __future__ import annotations
 
+from tensorplay._creation import empty
 from tensorplay._tensor import Tensor
 
 __all__ = ["Parameter", "Buffer"]
@@ -17,7 +18,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from tensorplay._creation import empty
             data = empty(0)
         if getattr(data, "_impl", None) is None:
             raise TypeError(f"Parameter(): argument 'data' must be a Tensor, but got "

@@ -150,6 +150,12 @@ def errors_gelu_backward(op, device):
             r"'tanh', but got 'fast'", arg="approximate")
 
 
+def errors_threshold_backward(op, device):
+    yield E(S(_t((3,), device=device), (_t((4,), device=device), 0)), ShapeError,
+            rf"{op.name}\(\): argument 'self' \(shape \[4\]\) is not broadcastable",
+            arg="self")
+
+
 def _torch_silu_backward(grad_output, self):
     """PyTorch's silu_backward has no derivative (its silu formula composes one under
     create_graph): when a gradient is asked for, the same value from differentiable ops."""
@@ -170,6 +176,14 @@ ACTIVATION_BACKWARDS = [
            sample_inputs_func=backward_samples(edges=EDGES[:11] + EDGES[13:],
                                                approximate="tanh"),
            tolerances=_HALF_TOL),
+    # relu's backward (threshold 0): NaN in self keeps its gradient, -0.0 drops it.
+    OpInfo("threshold_backward", overloads=("threshold_backward",), dtypes=SIGNED,
+           method=False, ref=torch.ops.aten.threshold_backward,
+           sample_inputs_func=backward_samples(threshold=0),
+           error_inputs_func=errors_threshold_backward),
+    OpInfo("threshold_backward", "1.5", overloads=("threshold_backward",), dtypes=FLOATING,
+           method=False, ref=torch.ops.aten.threshold_backward,
+           sample_inputs_func=backward_samples(threshold=1.5)),
     OpInfo("silu_backward", overloads=("silu_backward",), dtypes=FLOATING, method=False,
            ref=_torch_silu_backward, sample_inputs_func=backward_samples(),
            error_inputs_func=errors_activation_backward, tolerances=_HALF_TOL),

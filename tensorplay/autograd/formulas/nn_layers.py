@@ -135,7 +135,15 @@ def _channel_shape(x):
 
 def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, training, eps):
     """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
-    are the running ones: constants, so the input gradient is grad * weight * rstd."""
+    are the running ones: constants, so the input gradient is grad * weight * rstd.
+
+    A plain backward() in training mode takes the fused op native_batch_norm_backward,
+    one kernel over the saved mean and rstd (see layer_norm_backward for why create_graph
+    composes the backward from differentiable ops instead)."""
+    if training and not grad_state.enabled:
+        return F.native_batch_norm_backward(grad, input, weight, None, None, save_mean,
+                                            save_rstd, True, eps,
+                                            [True, weight is not None, bias is not None])
     shape = _channel_shape(input)
     dims = [0] + list(range(2, input.dim()))
     w = None if weight is None else weight.reshape(shape)

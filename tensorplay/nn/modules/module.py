@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from tensorplay import _dtype as dt
+from tensorplay._creation import from_numpy
 from tensorplay._device import device as Device
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import no_grad
@@ -529,7 +530,6 @@ def _as_tensor(value):
     if _is_tensor(value):
         return value
     import numpy as np
-    from tensorplay._creation import from_numpy
     try:
         arr = np.asarray(value)
     except Exception:

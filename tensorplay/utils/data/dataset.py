@@ -15,6 +15,7 @@ import bisect
 import math
 import warnings
 
+from tensorplay._creation import randperm
 from tensorplay.errors import ShapeError
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
@@ -205,7 +206,6 @@ def random_split(dataset, lengths, generator=None):
     if sum(lengths) != n:
         raise ValueError(f"random_split(): Sum of input lengths ({sum(lengths)}) does not "
                          f"equal the length of the input dataset ({n})!")
-    from tensorplay._creation import randperm
     perm = randperm(n, generator=generator).tolist()
     out, start = [], 0
     for length in lengths:

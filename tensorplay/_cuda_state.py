@@ -1,0 +1,176 @@
+"""The `cuda` device's state, below the Tensor layer: interpreter detection,
+availability, allocation and the random seed.
+
+The low half of `tp.cuda` (the high half, `tensorplay/cuda.py`, moves tensors between
+TensorPlay, the host and PyTorch). Tensor creation (`tp.empty(..., device="cuda")`),
+the repr and the backend loader need only this half, so they import it at module level
+without reaching up to the Tensor layer.
+
+Interpreter mode: with no GPU and `TENSORPLAY_TRITON_INTERPRET=1` (or
+`TRITON_INTERPRET=1`), the `cuda` device holds *host* memory and the real Triton
+kernels run in Triton's interpreter (NumPy underneath). The mode is decided when this
+module is imported, before any `@triton.jit` function is defined.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+
+from tensorplay._impl import Storage
+from tensorplay.errors import DeviceError
+
+
+def _env(name):
+    return os.environ.get(name) == "1"
+
+
+def _gpu_present():
+    """A usable NVIDIA GPU, asked of PyTorch (imported only when this is needed)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def _decide_mode():
+    """'gpu', 'interpreter' or None. `TENSORPLAY_TRITON_INTERPRET=1` turns Triton's own
+    interpreter on, but only without a GPU; it must be decided before any `@triton.jit`
+    function is defined, which is why this runs when tensorplay._cuda_state is imported."""
+    if _env("TENSORPLAY_TRITON_INTERPRET") and not _env("TRITON_INTERPRET") \
+            and not _gpu_present():
+        os.environ["TRITON_INTERPRET"] = "1"
+    if _env("TRITON_INTERPRET"):
+        return "interpreter"
+    return None   # 'gpu' or nothing: found out lazily by _memory_device()
+
+
+_mode = _decide_mode()
+
+
+def triton_available():
+    """Whether the `triton` package imports (the CUDA backend is loaded only then)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def is_available():
+    """True only when a real NVIDIA GPU is usable (never for the interpreter's host memory)."""
+    return triton_available() and _gpu_present()
+
+
+def is_interpreted():
+    """True when the `cuda` device runs its Triton kernels in the interpreter."""
+    return _mode == "interpreter"
+
+
+def device_count():
+    if is_available():
+        import torch
+        return torch.cuda.device_count()
+    return 1 if is_interpreted() else 0
+
+
+_memory_device_cache = []
+
+
+def _memory_device(device):
+    """The torch device a TensorPlay `cuda` device allocates on: the GPU when there is
+    one, host memory in interpreter mode; otherwise a DeviceError that says what to do."""
+    if not _memory_device_cache:
+        if not triton_available():
+            raise DeviceError("the 'cuda' device needs the Triton backend: `pip install "
+                              "triton torch` (see pyproject's [triton] extra)", op="cuda")
+        _memory_device_cache.append("cuda" if _gpu_present() else
+                                    "cpu" if is_interpreted() else None)
+    kind = _memory_device_cache[0]
+    if kind is None:
+        raise DeviceError("no NVIDIA GPU is available for the 'cuda' device; set "
+                          "TENSORPLAY_TRITON_INTERPRET=1 to run its Triton kernels in the "
+                          "interpreter on host memory", op="cuda")
+    if kind == "cpu":
+        return "cpu"
+    return f"cuda:{device.index or 0}"
+
+
+# ---- memory ---------------------------------------------------------------------------
+class _Stats:
+    """Bytes held by live `cuda` storages now, and the most held at once."""
+    allocated = 0
+    peak = 0
+
+
+stats = _Stats()
+
+
+def _release(nbytes):
+    stats.allocated -= nbytes
+
+
+def allocate(nbytes, device):
+    """Uninitialised storage of `nbytes` bytes on `device` (a Storage whose data is a
+    torch uint8 tensor)."""
+    import torch
+    data = torch.empty(nbytes, dtype=torch.uint8, device=_memory_device(device))
+    return storage_of(data, device)
+
+
+def storage_of(data, device):
+    """A Storage around the torch uint8 tensor `data`, counted in the memory stats."""
+    storage = Storage(data, data.numel(), device)
+    stats.allocated += storage.nbytes
+    stats.peak = max(stats.peak, stats.allocated)
+    weakref.finalize(storage, _release, storage.nbytes)
+    return storage
+
+
+def synchronize(device=None):
+    """Wait for every kernel launched so far (interpreter launches are synchronous)."""
+    if _memory_device_cache and _memory_device_cache[0] == "cuda":
+        import torch
+        torch.cuda.synchronize()
+
+
+# ---- randomness -----------------------------------------------------------------------
+class _Seed:
+    value = 0
+    offset = 0
+
+
+_seed = _Seed()
+
+
+def manual_seed(seed):
+    """Seed the `cuda` generator (`tp.manual_seed` calls it too): the random fills of
+    triton_kernels/pointwise_expressions.py (normal_, uniform_, bernoulli...) draw
+    Philox numbers at (seed, offset). (`tp.randn(..., device="cuda")` draws on the host and copies.)"""
+    _seed.value = int(seed) % (2 ** 31)
+    _seed.offset = 0
+
+
+manual_seed_all = manual_seed
+
+
+def initial_seed():
+    return _seed.value
+
+
+def philox_inputs(generator, count):
+    """(seed, offset) for a kernel drawing `count` numbers: with an explicit
+    tp.Generator, a seed drawn from its (CPU, mt19937) stream and offset 0; otherwise
+    the cuda generator's seed and offset (`philox_seed_offset`)."""
+    if generator is not None:
+        from tensorplay._random import draw_seed   # upward: the CPU generator's stream
+        return draw_seed(generator) % (2 ** 31 - 1), 0
+    return philox_seed_offset(count)
+
+
+def philox_seed_offset(count):
+    """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
+    them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""
+    offset = _seed.offset
+    _seed.offset = (offset + count) % (2 ** 31)
+    return _seed.value, offset

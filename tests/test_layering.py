@@ -1,0 +1,244 @@
+"""Layers import downward: the module-level imports of tensorplay, cpu_kernels and
+triton_kernels form no cycle, and the few function-local imports that reach *up* are
+listed below, each with its reason.
+
+The graph is read from the source with `ast` (nothing is imported). An edge A -> B means
+importing A runs B first: a module-level import in A of module B (a `from pkg import
+name` names the submodule `pkg.name` when there is one), plus every package above B
+that is not also above A (its `__init__` runs first too).
+
+A function-local import A -> B is *upward* when B already reaches A through module-level
+imports: written at module level it would close a cycle. Those, and any function-local
+import of the Tensor layer (`_tensor`, `_creation`), must be in ALLOWED. Code below the
+Tensor layer builds tensors through the seam `tensorplay/_tensor_factory.py` instead.
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("tensorplay", "cpu_kernels", "triton_kernels")
+TENSOR_LAYER = ("tensorplay._tensor", "tensorplay._creation")
+
+# (importer, imported): why the import stays inside a function
+ALLOWED = {
+    ("tensorplay._tensor_factory", "tensorplay._tensor"):
+        "the seam itself: code below the Tensor layer builds tensors through it",
+    ("tensorplay._tensor_factory", "tensorplay._creation"):
+        "the seam itself: code below the Tensor layer builds tensors through it",
+    ("tensorplay._frontdoor", "tensorplay._tensor"):
+        "argument parsing checks Tensor[] arguments against the Tensor class, and the "
+        "generated front doors load before it (the Tensor methods call them)",
+    ("tensorplay._frontdoor", "tensorplay._creation"):
+        "wrap_number makes the 0-dim tensor of a reflected operator (`2 - x`); the "
+        "front doors load before the creation functions",
+    ("tensorplay.autograd.engine", "tensorplay.autograd.formulas"):
+        "sum_to reduces broadcast gradients; the formulas are written with the "
+        "operators and creation functions, which import the autograd package",
+    ("tensorplay.autograd.graph_edges", "tensorplay.autograd.inplace_views"):
+        "inplace_views is built on graph_edges; graph_edges reaches it only when an "
+        "in-place op rewrites a view's history",
+    ("tensorplay.cuda", "triton_kernels"):
+        "tp.cuda.source() shows a generated Triton kernel; the Triton backend imports "
+        "tensorplay.cuda first (it decides interpreter mode) and is optional",
+    ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
+        "the dispatcher reports every hop through trace; trace reads the dispatcher "
+        "only while explaining a call",
+    ("tensorplay.dispatch.trace", "tensorplay.dispatch.registry"):
+        "the kernel registry reports its choice through trace; trace reads the "
+        "registry only while explaining a call",
+}
+
+
+def _modules():
+    """{module name: path} for every .py file of the packages."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _known(name):
+    """The longest prefix of `name` that is one of our modules (None: not ours)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _targets(module, node):
+    """The modules an import statement in `module` runs: the imported ones and the
+    packages above them that are not above `module`."""
+    is_package = MODULES[module].name == "__init__.py"
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = module if is_package else module.rpartition(".")[0]
+            parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+            base = ".".join(parts + ([base] if base else []))
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                 for a in node.names]
+    out = set()
+    for target in filter(None, map(_known, names)):
+        parts = target.split(".")
+        for i in range(1, len(parts) + 1):
+            above = ".".join(parts[:i])
+            if not (module == above or module.startswith(above + ".")):
+                out.add(above)
+    return out
+
+
+def _imports(module):
+    """(module-level targets, [(target, line) of function-local imports])."""
+    tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+    top, local = set(), []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                targets = _targets(module, child)
+                if in_function:
+                    local.extend((t, child.lineno) for t in targets)
+                else:
+                    top.update(targets)
+            inner = in_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            visit(child, inner)
+
+    visit(tree, False)
+    return top, local
+
+
+IMPORTS = {m: _imports(m) for m in MODULES}
+GRAPH = {m: top for m, (top, _) in IMPORTS.items()}
+
+
+def _reach(start):
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in GRAPH.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _find_cycle():
+    """One cycle of the module-level graph as a list of modules, or None."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    color = dict.fromkeys(GRAPH, WHITE)
+    for root in sorted(GRAPH):
+        if color[root] != WHITE:
+            continue
+        stack = [(root, iter(sorted(GRAPH[root])))]
+        path = [root]
+        color[root] = GREY
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                color[node] = BLACK
+                stack.pop()
+                path.pop()
+            elif color[child] == GREY:
+                return path[path.index(child):] + [child]
+            elif color[child] == WHITE:
+                color[child] = GREY
+                stack.append((child, iter(sorted(GRAPH[child]))))
+                path.append(child)
+    return None
+
+
+def _upward_local_imports():
+    """{(importer, imported): [line, ...]} of the function-local imports that must be
+    allowed: upward ones, and any of the Tensor layer."""
+    found = {}
+    for module, (_, local) in IMPORTS.items():
+        for target, line in local:
+            if target == module:
+                continue
+            upward = module in _reach(target)
+            if upward or (target in TENSOR_LAYER and module not in TENSOR_LAYER):
+                found.setdefault((module, target), []).append(line)
+    return found
+
+
+def test_the_graph_sees_the_packages():
+    assert len(MODULES) > 200
+    assert GRAPH["tensorplay._tensor_factory"] == set()     # the seam imports nothing
+    # a known module-level edge, and the package edge that comes with it
+    assert {"tensorplay._tensor", "tensorplay.autograd", "tensorplay.autograd.grad_mode"} <= \
+        GRAPH["tensorplay._creation"]
+
+
+def test_module_level_imports_form_no_cycle():
+    cycle = _find_cycle()
+    assert cycle is None, "module-level import cycle: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    saved = dict(GRAPH)
+    try:
+        GRAPH["tensorplay._impl"] = GRAPH["tensorplay._impl"] | {"tensorplay._creation"}
+        cycle = _find_cycle()
+    finally:
+        GRAPH.clear()
+        GRAPH.update(saved)
+    assert cycle is not None and cycle[0] == cycle[-1]
+    assert "tensorplay._impl" in cycle and "tensorplay._creation" in cycle
+
+
+def test_upward_function_local_imports_are_the_allowed_ones():
+    found = _upward_local_imports()
+    unexpected = {k: v for k, v in found.items() if k not in ALLOWED}
+    assert not unexpected, (
+        "function-local imports that reach up (a module-level import would close a "
+        "cycle) or into the Tensor layer; build tensors through "
+        "tensorplay/_tensor_factory.py, or add the pair to ALLOWED with its reason:\n" +
+        "\n".join(f"  {MODULES[a].relative_to(ROOT)}:{lines} imports {b}"
+                  for (a, b), lines in sorted(unexpected.items())))
+    stale = sorted(set(ALLOWED) - set(found))
+    assert not stale, f"ALLOWED lists imports that are gone (remove them): {stale}"
+
+
+def test_the_seam_loads_the_tensor_layer_only_on_first_use():
+    code = ("import sys\n"
+            "from tensorplay import _tensor_factory as factory\n"
+            "assert 'tensorplay._tensor' not in sys.modules\n"
+            "assert 'tensorplay._creation' not in sys.modules\n"
+            "z = factory.zeros(2)\n"
+            "import tensorplay._creation as c, tensorplay._tensor as t\n"
+            "assert factory.zeros is c.zeros and factory.wrap is t.wrap\n"
+            "assert type(z) is t.Tensor\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_the_seam_offers_what_it_names():
+    from tensorplay import _creation, _tensor
+    from tensorplay import _tensor_factory as factory
+    for name in factory.TENSOR:
+        assert getattr(factory, name) is getattr(_tensor, name)
+    for name in factory.CREATION:
+        assert getattr(factory, name) is getattr(_creation, name)
+
+
+def test_cuda_keeps_its_public_names():
+    import tensorplay as tp
+    for name in ("is_available", "is_interpreted", "device_count", "triton_available",
+                 "allocate", "synchronize", "manual_seed", "manual_seed_all", "initial_seed",
+                 "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats",
+                 "from_host", "to_host", "as_torch", "from_dlpack", "source"):
+        assert callable(getattr(tp.cuda, name)), name
