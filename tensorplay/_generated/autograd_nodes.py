@@ -5,8 +5,37 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
+from tensorplay.autograd.formulas import (
+    amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
+    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
+    cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
+    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward,
+    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
+    gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward,
+    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
+    index_source_backward, last_two, layer_norm_backward, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
+    norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward,
+    sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward,
+    zeros_like,
+)
+from tensorplay._generated.functional import (
+    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
+    _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
+    adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
+    gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward,
+    nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d,
+    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
+)
 
 
 class AddBackward0(Node):
@@ -134,7 +163,9 @@ class PowBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
         if self.needs_input_grad(1):
-            d_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent_sizes)
+            d_exponent = sum_to(
+                pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
+            )
         return (d_self, d_exponent)
 
 
@@ -453,7 +484,8 @@ class ReluBackward0(Node):
 
 
 class ThresholdBackwardBackward0(Node):
-    """Backward of `threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`.
+    """Backward of `threshold_backward(Tensor grad_output, Tensor self,
+        Scalar threshold) -> Tensor`.
 
     grad_output: threshold_backward(grad, self, threshold)
     self: zeros_like(grad)
@@ -496,7 +528,8 @@ class SumBackward0(Node):
 
 
 class SumBackward1(Node):
-    """Backward of `sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: sum_backward(grad, self.sizes(), dim, keepdim)
     """
@@ -537,7 +570,8 @@ class MeanBackward0(Node):
 
 
 class MeanBackward1(Node):
-    """Backward of `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: mean_backward(grad, self.sizes(), dim, keepdim)
     """
@@ -578,7 +612,8 @@ class MaxBackward0(Node):
 
 
 class MaxBackward1(Node):
-    """Backward of `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -622,7 +657,8 @@ class MinBackward0(Node):
 
 
 class MinBackward1(Node):
-    """Backward of `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -754,7 +790,8 @@ class CloneBackward0(Node):
 
 
 class ToCopyBackward0(Node):
-    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor`.
+    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None,
+        bool non_blocking=False) -> Tensor`.
 
     self: grad.to(self.device, self.dtype)
     """
@@ -793,7 +830,8 @@ class ViewBackward0(Node):
 
 
 class AsStridedBackward0(Node):
-    """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)`.
+    """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a)`.
 
     self: as_strided_backward(grad, self, size, stride, storage_offset)
     """
@@ -951,7 +989,8 @@ class SelectBackward0(Node):
 
 
 class SliceBackward0(Node):
-    """Backward of `slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)`.
+    """Backward of `slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor(a)`.
 
     self: slice_backward(grad, self.sizes(), dim, start, end, step)
     """
@@ -1409,7 +1448,9 @@ class DivBackward1(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(div_mode_backward_self(grad, other, rounding_mode), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes)
+            d_other = sum_to(
+                div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes,
+            )
         return (d_self, d_other)
 
 
@@ -1506,7 +1547,9 @@ class Atan2Backward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ * self_ + other * other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = self_ * self_ + other * other
         if self.needs_input_grad(0):
             d_self = sum_to(grad * other / _tmp0, self_sizes)
         if self.needs_input_grad(1):
@@ -1678,7 +1721,8 @@ class LerpBackward1(Node):
 
 
 class AddcmulBackward0(Node):
-    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,
+        Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
     tensor1: sum_to(maybe_multiply(grad * tensor2, value), tensor1.sizes())
@@ -1710,7 +1754,8 @@ class AddcmulBackward0(Node):
 
 
 class AddcdivBackward0(Node):
-    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,
+        Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
     tensor1: sum_to(maybe_multiply(grad / tensor2, value), tensor1.sizes())
@@ -1737,12 +1782,15 @@ class AddcdivBackward0(Node):
         if self.needs_input_grad(1):
             d_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
         if self.needs_input_grad(2):
-            d_tensor2 = sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes)
+            d_tensor2 = sum_to(
+                -maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes,
+            )
         return (d_self, d_tensor1, d_tensor2)
 
 
 class NanToNumBackward0(Node):
-    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
+    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None,
+        float? neginf=None) -> Tensor`.
 
     self: grad * isfinite(self)
     """
@@ -1781,7 +1829,8 @@ class LeakyReluBackward0(Node):
 
 
 class EluBackward0(Node):
-    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1,
+        Scalar input_scale=1) -> Tensor`.
 
     self: elu_backward(grad, self, alpha, scale, input_scale)
     """
@@ -1842,7 +1891,8 @@ class SiluBackward0(Node):
 
 
 class GeluBackwardBackward0(Node):
-    """Backward of `gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor`.
+    """Backward of `gelu_backward(Tensor grad_output, Tensor self, *,
+        str approximate='none') -> Tensor`.
 
     grad_output: sum_to(gelu_backward(grad, self, approximate=approximate), grad_output.sizes())
     self: sum_to(grad * grad_output * gelu_second_derivative(self, approximate), self.sizes())
@@ -1862,9 +1912,13 @@ class GeluBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = sum_to(gelu_backward(grad, self_, approximate=approximate), grad_output_sizes)
+            d_grad_output = sum_to(
+                gelu_backward(grad, self_, approximate=approximate), grad_output_sizes,
+            )
         if self.needs_input_grad(1):
-            d_self = sum_to(grad * grad_output * gelu_second_derivative(self_, approximate), self_sizes)
+            d_self = sum_to(
+                grad * grad_output * gelu_second_derivative(self_, approximate), self_sizes,
+            )
         return (d_grad_output, d_self)
 
 
@@ -2015,7 +2069,8 @@ class ThresholdBackward0(Node):
 
 
 class NormalBackward0(Node):
-    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2033,7 +2088,8 @@ class NormalBackward0(Node):
 
 
 class UniformBackward0(Node):
-    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2051,7 +2107,8 @@ class UniformBackward0(Node):
 
 
 class ExponentialBackward0(Node):
-    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2105,7 +2162,8 @@ class BernoulliBackward1(Node):
 
 
 class BernoulliBackward2(Node):
-    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2123,7 +2181,8 @@ class BernoulliBackward2(Node):
 
 
 class BernoulliBackward3(Node):
-    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2162,7 +2221,8 @@ class ProdBackward0(Node):
 
 
 class ProdBackward1(Node):
-    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: prod_dim_backward(grad, self, result, dim, keepdim).to(self.dtype)
     """
@@ -2229,7 +2289,8 @@ class AminBackward0(Node):
 
 
 class VarBackward0(Node):
-    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> Tensor`.
 
     self: var_backward(grad, self, dim, correction, keepdim)
     """
@@ -2251,7 +2312,8 @@ class VarBackward0(Node):
 
 
 class StdBackward0(Node):
-    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> Tensor`.
 
     self: std_backward(grad, self, dim, correction, keepdim, result)
     """
@@ -2274,7 +2336,8 @@ class StdBackward0(Node):
 
 
 class NormBackward0(Node):
-    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None,
+        bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
 
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
@@ -2427,7 +2490,8 @@ class MedianBackward0(Node):
 
 
 class MedianBackward1(Node):
-    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2451,7 +2515,8 @@ class MedianBackward1(Node):
 
 
 class ModeBackward0(Node):
-    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2475,7 +2540,8 @@ class ModeBackward0(Node):
 
 
 class KthvalueBackward0(Node):
-    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2499,7 +2565,8 @@ class KthvalueBackward0(Node):
 
 
 class TopkBackward0(Node):
-    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True,
+        bool sorted=True) -> (Tensor values, Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2522,7 +2589,8 @@ class TopkBackward0(Node):
 
 
 class SortBackward0(Node):
-    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2545,7 +2613,8 @@ class SortBackward0(Node):
 
 
 class SortBackward1(Node):
-    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1,
+        bool descending=False) -> (Tensor values, Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2676,7 +2745,8 @@ class DotBackward0(Node):
 
 
 class AddmmBackward0(Node):
-    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
@@ -2707,7 +2777,8 @@ class AddmmBackward0(Node):
 
 
 class AddmvBackward0(Node):
-    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
@@ -2738,7 +2809,8 @@ class AddmvBackward0(Node):
 
 
 class BaddbmmBackward0(Node):
-    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
@@ -2964,7 +3036,8 @@ class RepeatBackward0(Node):
 
 
 class RepeatInterleaveBackward0(Node):
-    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *,
+        int? output_size=None) -> Tensor`.
 
     self: repeat_interleave_int_backward(grad, self, repeats, dim)
     """
@@ -2985,7 +3058,8 @@ class RepeatInterleaveBackward0(Node):
 
 
 class RepeatInterleaveBackward1(Node):
-    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *,
+        int? output_size=None) -> Tensor`.
 
     self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
     """
@@ -3006,7 +3080,8 @@ class RepeatInterleaveBackward1(Node):
 
 
 class GatherBackward0(Node):
-    """Backward of `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+    """Backward of `gather(Tensor self, int dim, Tensor index, *,
+        bool sparse_grad=False) -> Tensor`.
 
     self: gather_backward(grad, self.sizes(), dim, index)
     """
@@ -3072,7 +3147,8 @@ class ScatterBackward1(Node):
 
 
 class ScatterBackward2(Node):
-    """Backward of `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`.
+    """Backward of `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *,
+        str reduce) -> Tensor`.
 
     self: not_implemented("scatter with reduce (use scatter_reduce)")
     src: not_implemented("scatter with reduce (use scatter_reduce)")
@@ -3094,7 +3170,8 @@ class ScatterBackward2(Node):
 
 
 class ScatterBackward3(Node):
-    """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`.
+    """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *,
+        str reduce) -> Tensor`.
 
     self: not_implemented("scatter with reduce (use scatter_reduce)")
     """
@@ -3137,7 +3214,8 @@ class ScatterAddBackward0(Node):
 
 
 class ScatterReduceBackward0(Node):
-    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce,
+        *, bool include_self=True) -> Tensor`.
 
     self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
     """
@@ -3158,7 +3236,9 @@ class ScatterReduceBackward0(Node):
         d_self = None
         d_src = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_self, d_src = scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
+            (d_self, d_src) = scatter_reduce_backward(
+                grad, self_, dim, index, src, reduce, include_self, result,
+            )
         return (d_self, d_src)
 
 
@@ -3184,7 +3264,8 @@ class IndexSelectBackward0(Node):
 
 
 class IndexAddBackward0(Node):
-    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`.
+    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *,
+        Scalar alpha=1) -> Tensor`.
 
     self: grad
     source: index_source_backward(grad, dim, index, source.sizes(), alpha)
@@ -3235,7 +3316,8 @@ class IndexCopyBackward0(Node):
 
 
 class IndexFillBackward0(Node):
-    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index,
+        Scalar value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
     """
@@ -3255,7 +3337,8 @@ class IndexFillBackward0(Node):
 
 
 class IndexFillBackward1(Node):
-    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`.
+    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index,
+        Tensor value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
     value: filled_value_backward(grad, grad.index_fill(dim, index, 0))
@@ -3271,7 +3354,9 @@ class IndexFillBackward1(Node):
         dim = self.dim_
         d_self = None
         d_value = None
-        _tmp0 = grad.index_fill(dim, index, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(0):
             d_self = _tmp0
         if self.needs_input_grad(1):
@@ -3316,7 +3401,9 @@ class MaskedFillBackward1(Node):
         self_sizes = self.self_sizes
         d_self = None
         d_value = None
-        _tmp0 = grad.masked_fill(mask, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.masked_fill(mask, 0)
         if self.needs_input_grad(0):
             d_self = sum_to(_tmp0, self_sizes)
         if self.needs_input_grad(1):
@@ -3410,7 +3497,8 @@ class IndexBackward0(Node):
 
 
 class IndexPutBackward0(Node):
-    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values,
+        bool accumulate=False) -> Tensor`.
 
     self: index_put_self_backward(grad, indices, accumulate)
     values: index_put_values_backward(grad, indices, values.sizes())
@@ -3435,14 +3523,28 @@ class IndexPutBackward0(Node):
 
 
 class ConvolutionBackward0(Node):
-    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor`.
+    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride,
+        int[] padding, int[] dilation, bool transposed, int[] output_padding,
+        int groups) -> Tensor`.
 
-    input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
-    weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
-    bias: convolution_backward(grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+    input: convolution_backward(
+        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
+        [True, False, False],
+    )[0]
+    weight: convolution_backward(
+        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
+        [False, True, False],
+    )[1]
+    bias: convolution_backward(
+        grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding,
+        groups, [False, False, True],
+    )[2]
     """
 
-    __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_', 'bias_sizes')
+    __slots__ = (
+        'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_',
+        'groups_', 'bias_sizes',
+    )
     SAVED = ('input_', 'weight_')
     OP = 'convolution'
 
@@ -3461,23 +3563,45 @@ class ConvolutionBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0):
-            d_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+            d_input = convolution_backward(
+                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
+                groups, [True, False, False],
+            )[0]
         if self.needs_input_grad(1):
-            d_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+            d_weight = convolution_backward(
+                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
+                groups, [False, True, False],
+            )[1]
         if self.needs_input_grad(2):
-            d_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+            d_bias = convolution_backward(
+                grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, [False, False, True],
+            )[2]
         return (d_input, d_weight, d_bias)
 
 
 class ConvolutionBackwardBackward0(Node):
-    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight,
+        int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed,
+        int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
 
-    grad_output: conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
-    input: conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
-    weight: conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    grad_output: conv_double_backward_grad_output(
+        grads, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+    )
+    input: conv_double_backward_input(
+        grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+        groups,
+    )
+    weight: conv_double_backward_weight(
+        grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+        groups,
+    )
     """
 
-    __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    __slots__ = (
+        'grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_',
+        'output_padding_', 'groups_',
+    )
     SAVED = ('grad_output_', 'input_', 'weight_')
     OP = 'convolution_backward'
 
@@ -3499,11 +3623,19 @@ class ConvolutionBackwardBackward0(Node):
         d_input = None
         d_weight = None
         if self.needs_input_grad(0):
-            d_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_grad_output = conv_double_backward_grad_output(
+                grads, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+            )
         if self.needs_input_grad(1):
-            d_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_input = conv_double_backward_input(
+                grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
         if self.needs_input_grad(2):
-            d_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_weight = conv_double_backward_weight(
+                grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
         return (d_grad_output, d_input, d_weight)
 
 
@@ -3548,7 +3680,8 @@ class PadNdBackward0(Node):
 
 
 class PadNdBackwardBackward0(Node):
-    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor`.
+    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad,
+        str mode) -> Tensor`.
 
     grad_output: _pad_nd(grad, pad, mode)
     """
@@ -3568,12 +3701,17 @@ class PadNdBackwardBackward0(Node):
 
 
 class MaxPool2dWithIndicesBackward0(Node):
-    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[],
+        int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
 
-    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    self: max_pool2d_with_indices_backward(
+        grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+    )
     """
 
-    __slots__ = ('self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    __slots__ = (
+        'self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_',
+    )
     SAVED = ('self_', 'result1_')
     OP = 'max_pool2d_with_indices'
 
@@ -3590,12 +3728,16 @@ class MaxPool2dWithIndicesBackward0(Node):
         ceil_mode = self.ceil_mode_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+            d_self = max_pool2d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1,
+            )
         return (d_self,)
 
 
 class MaxPool2dWithIndicesBackwardBackward0(Node):
-    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self,
+        int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor`.
 
     grad_output: max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
     self: zeros_like(self)
@@ -3616,19 +3758,28 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
+            d_grad_output = max_pool2d_double_backward(
+                grad, indices, kernel_size, stride, padding, dilation,
+            )
         if self.needs_input_grad(1):
             d_self = zeros_like(self_)
         return (d_grad_output, d_self)
 
 
 class AvgPool2dBackward0(Node):
-    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True,
+        int? divisor_override=None) -> Tensor`.
 
-    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: avg_pool2d_backward(
+        grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
     """
 
-    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
     SAVED = ('self_',)
     OP = 'avg_pool2d'
 
@@ -3643,18 +3794,28 @@ class AvgPool2dBackward0(Node):
         divisor_override = self.divisor_override_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            d_self = avg_pool2d_backward(
+                grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
         return (d_self,)
 
 
 class AvgPool2dBackwardBackward0(Node):
-    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
+    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size,
+        int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad,
+        int? divisor_override) -> Tensor`.
 
-    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    grad_output: avg_pool2d(
+        grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
     self: zeros_like(self)
     """
 
-    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
     SAVED = ('self_',)
     OP = 'avg_pool2d_backward'
 
@@ -3670,7 +3831,9 @@ class AvgPool2dBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            d_grad_output = avg_pool2d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
         if self.needs_input_grad(1):
             d_self = zeros_like(self_)
         return (d_grad_output, d_self)
@@ -3742,7 +3905,8 @@ class AdaptiveMaxPool2dBackward0(Node):
 
 
 class AdaptiveMaxPool2dBackwardBackward0(Node):
-    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor`.
+    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self,
+        Tensor indices) -> Tensor`.
 
     grad_output: max_pool_double_backward(grad, indices)
     self: zeros_like(self)
@@ -3766,7 +3930,8 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
 
 
 class UpsampleNearest2dBackward0(Node):
-    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None,
+        float? scales_w=None) -> Tensor`.
 
     self: upsample_nearest2d_backward(grad, output_size, self.sizes(), scales_h, scales_w)
     """
@@ -3788,7 +3953,8 @@ class UpsampleNearest2dBackward0(Node):
 
 
 class UpsampleNearest2dBackwardBackward0(Node):
-    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size,
+        int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
 
     grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
     """
@@ -3809,9 +3975,12 @@ class UpsampleNearest2dBackwardBackward0(Node):
 
 
 class UpsampleBilinear2dBackward0(Node):
-    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners,
+        float? scales_h=None, float? scales_w=None) -> Tensor`.
 
-    self: upsample_bilinear2d_backward(grad, output_size, self.sizes(), align_corners, scales_h, scales_w)
+    self: upsample_bilinear2d_backward(
+        grad, output_size, self.sizes(), align_corners, scales_h, scales_w,
+    )
     """
 
     __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_', 'self_sizes')
@@ -3827,12 +3996,16 @@ class UpsampleBilinear2dBackward0(Node):
         self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
+            d_self = upsample_bilinear2d_backward(
+                grad, output_size, self_sizes, align_corners, scales_h, scales_w,
+            )
         return (d_self,)
 
 
 class UpsampleBilinear2dBackwardBackward0(Node):
-    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size,
+        int[4] input_size, bool align_corners, float? scales_h=None,
+        float? scales_w=None) -> Tensor`.
 
     grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
     """
@@ -3849,12 +4022,15 @@ class UpsampleBilinear2dBackwardBackward0(Node):
         scales_w = self.scales_w_
         d_grad_output = None
         if self.needs_input_grad(0):
-            d_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+            d_grad_output = upsample_bilinear2d(
+                grad, output_size, align_corners, scales_h, scales_w,
+            )
         return (d_grad_output,)
 
 
 class Im2colBackward0(Node):
-    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding,
+        int[2] stride) -> Tensor`.
 
     self: col2im(grad, last_two(self.sizes()), kernel_size, dilation, padding, stride)
     """
@@ -3877,7 +4053,8 @@ class Im2colBackward0(Node):
 
 
 class Col2imBackward0(Node):
-    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation,
+        int[2] padding, int[2] stride) -> Tensor`.
 
     self: im2col(grad, kernel_size, dilation, padding, stride)
     """
@@ -3941,7 +4118,8 @@ class LogSoftmaxBackward0(Node):
 
 
 class SoftmaxBackwardDataBackward0(Node):
-    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor`.
+    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim,
+        ScalarType input_dtype) -> Tensor`.
 
     grad_output: _softmax_backward_data(grad.to(probs.dtype), probs, dim, input_dtype)
     probs: softmax_double_backward(grad.to(probs.dtype), grad_output, probs, dim)
@@ -3960,7 +4138,9 @@ class SoftmaxBackwardDataBackward0(Node):
         probs_dtype = self.probs_dtype
         d_grad_output = None
         d_probs = None
-        _tmp0 = grad.to(probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.to(probs_dtype)
         if self.needs_input_grad(0):
             d_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
         if self.needs_input_grad(1):
@@ -3969,7 +4149,8 @@ class SoftmaxBackwardDataBackward0(Node):
 
 
 class LogSoftmaxBackwardDataBackward0(Node):
-    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor`.
+    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim,
+        ScalarType input_dtype) -> Tensor`.
 
     grad_output: log_softmax_double_backward_grad(grad.to(log_probs.dtype), log_probs, dim)
     log_probs: -grad_output.sum(dim, True) * log_probs.exp() * grad.to(log_probs.dtype)
@@ -3987,7 +4168,9 @@ class LogSoftmaxBackwardDataBackward0(Node):
         log_probs_dtype = self.log_probs_dtype
         d_grad_output = None
         d_log_probs = None
-        _tmp0 = grad.to(log_probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.to(log_probs_dtype)
         if self.needs_input_grad(0):
             d_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
         if self.needs_input_grad(1):
@@ -3996,7 +4179,8 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
 
 class NllLossForwardBackward0(Node):
-    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)`.
+    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction,
+        int ignore_index) -> (Tensor output, Tensor total_weight)`.
 
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
@@ -4017,12 +4201,15 @@ class NllLossForwardBackward0(Node):
         ignore_index = self.ignore_index_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+            d_self = nll_loss_backward(
+                grad, self_, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_self,)
 
 
 class NllLossBackwardBackward0(Node):
-    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target,
+        Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
 
     grad_output: nll_loss_value(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
@@ -4048,7 +4235,8 @@ class NllLossBackwardBackward0(Node):
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
-    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
+    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target,
+        Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
 
     self: bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction)
     target: bce_with_logits_backward_target(grad, self, target, weight, pos_weight, reduction)
@@ -4068,16 +4256,24 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         d_self = None
         d_target = None
         if self.needs_input_grad(0):
-            d_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
+            d_self = bce_with_logits_backward_self(
+                grad, self_, target, weight, pos_weight, reduction,
+            )
         if self.needs_input_grad(1):
-            d_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
+            d_target = bce_with_logits_backward_target(
+                grad, self_, target, weight, pos_weight, reduction,
+            )
         return (d_self, d_target)
 
 
 class NativeBatchNormBackward0(Node):
-    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias,
+        Tensor? running_mean, Tensor? running_var, bool training, float momentum,
+        float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+    input, weight, bias: batch_norm_backward(
+        grad, input, weight, bias, result1, result2, training, eps,
+    )
     """
 
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
@@ -4100,14 +4296,19 @@ class NativeBatchNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+            (d_input, d_weight, d_bias) = batch_norm_backward(
+                grad, input, weight, bias, result1, result2, training, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
 class NativeLayerNormBackward0(Node):
-    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight,
+        Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+    input, weight, bias: layer_norm_backward(
+        grad, input, normalized_shape, weight, bias, result1, result2, eps,
+    )
     """
 
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
@@ -4130,17 +4331,24 @@ class NativeLayerNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+            (d_input, d_weight, d_bias) = layer_norm_backward(
+                grad, input, normalized_shape, weight, bias, result1, result2, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
 class NativeGroupNormBackward0(Node):
-    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C,
+        int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+    input, weight, bias: group_norm_backward(
+        grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+    )
     """
 
-    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_')
+    __slots__ = (
+        'input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+    )
     SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
     OP = 'native_group_norm'
 
@@ -4163,12 +4371,15 @@ class NativeGroupNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+            (d_input, d_weight, d_bias) = group_norm_backward(
+                grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
 class FusedRmsNormBackward0(Node):
-    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)`.
+    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight,
+        float? eps) -> (Tensor, Tensor)`.
 
     input, weight: rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
     """
@@ -4189,14 +4400,20 @@ class FusedRmsNormBackward0(Node):
         d_input = None
         d_weight = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_input, d_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+            (d_input, d_weight) = rms_norm_backward(
+                grad, input, normalized_shape, weight, result1, eps,
+            )
         return (d_input, d_weight)
 
 
 class NativeLayerNormBackwardBackward0(Node):
-    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input,
+        int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias,
+        bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
 
-    grad_out, input, mean, rstd, weight, bias: not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+    grad_out, input, mean, rstd, weight, bias: not_implemented(
+        "native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4214,15 +4431,28 @@ class NativeLayerNormBackwardBackward0(Node):
         d_rstd = None
         d_weight = None
         d_bias = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5):
-            d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias = not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)):
+            (
+                d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias,
+            ) = not_implemented(
+                "native_layer_norm_backward (differentiate layer_norm's backward with "
+                "create_graph=True)",
+            )
         return (d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias)
 
 
 class FusedRmsNormBackwardBackward0(Node):
-    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
+    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape,
+        Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
 
-    grad_out, input, rstd, weight: not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+    grad_out, input, rstd, weight: not_implemented(
+        "_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4237,13 +4467,22 @@ class FusedRmsNormBackwardBackward0(Node):
         d_input = None
         d_rstd = None
         d_weight = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
-            d_grad_out, d_input, d_rstd, d_weight = not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)):
+            (
+                d_grad_out, d_input, d_rstd, d_weight,
+            ) = not_implemented(
+                "_fused_rms_norm_backward (differentiate rms_norm's backward with "
+                "create_graph=True)",
+            )
         return (d_grad_out, d_input, d_rstd, d_weight)
 
 
 class NativeDropoutBackward0(Node):
-    """Backward of `native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)`.
+    """Backward of `native_dropout(Tensor input, float p, bool? train, *,
+        Generator? generator=None) -> (Tensor, Tensor)`.
 
     input: dropout_backward(grad, result1, p, train)
     """
@@ -4266,7 +4505,8 @@ class NativeDropoutBackward0(Node):
 
 
 class EmbeddingBackward0(Node):
-    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1,
+        bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
 
     weight: embedding_backward(grad, indices, weight.sizes(), padding_idx, scale_grad_by_freq)
     """
@@ -4283,12 +4523,15 @@ class EmbeddingBackward0(Node):
         weight_sizes = self.weight_sizes
         d_weight = None
         if self.needs_input_grad(0):
-            d_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+            d_weight = embedding_backward(
+                grad, indices, weight_sizes, padding_idx, scale_grad_by_freq,
+            )
         return (d_weight,)
 
 
 class EmbeddingDenseBackwardBackward0(Node):
-    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor`.
+    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights,
+        int padding_idx, bool scale_grad_by_freq) -> Tensor`.
 
     grad_output: embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
     """
@@ -4304,17 +4547,24 @@ class EmbeddingDenseBackwardBackward0(Node):
         scale_grad_by_freq = self.scale_grad_by_freq_
         d_grad_output = None
         if self.needs_input_grad(0):
-            d_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+            d_grad_output = embedding_dense_double_backward(
+                grad, indices, padding_idx, scale_grad_by_freq,
+            )
         return (d_grad_output,)
 
 
 class CrossEntropyForwardBackward0(Node):
-    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
+    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight,
+        str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
 
-    self: cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index, total_weight)
+    self: cross_entropy_backward(
+        grad, self, probs, target, weight, reduction, ignore_index, total_weight,
+    )
     """
 
-    __slots__ = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_')
+    __slots__ = (
+        'self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+    )
     SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
     OP = '_cross_entropy_forward'
 
@@ -4332,17 +4582,25 @@ class CrossEntropyForwardBackward0(Node):
         ignore_index = self.ignore_index_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
+            d_self = cross_entropy_backward(
+                grad, self_, probs, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_self,)
 
 
 class CrossEntropyBackwardBackward0(Node):
-    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target,
+        Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
 
-    grad_output, probs: cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+    grad_output, probs: cross_entropy_backward_grads(
+        grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+    )
     """
 
-    __slots__ = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    __slots__ = (
+        'grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_',
+        'ignore_index_',
+    )
     SAVED = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_')
     OP = '_cross_entropy_backward'
 
@@ -4358,14 +4616,20 @@ class CrossEntropyBackwardBackward0(Node):
         d_grad_output = None
         d_probs = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_grad_output, d_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+            (d_grad_output, d_probs) = cross_entropy_backward_grads(
+                grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_grad_output, d_probs)
 
 
 class LstmSequenceBackward0(Node):
-    """Backward of `_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)`.
+    """Backward of `_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor,
+        Tensor, Tensor)`.
 
-    gi, h0, c0, w_hh: not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+    gi, h0, c0, w_hh: not_implemented(
+        "_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls "
+        "_lstm_sequence_backward)",
+    )
     """
 
     __slots__ = ()
@@ -4382,15 +4646,27 @@ class LstmSequenceBackward0(Node):
         d_h0 = None
         d_c0 = None
         d_w_hh = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
-            d_gi, d_h0, d_c0, d_w_hh = not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)):
+            (
+                d_gi, d_h0, d_c0, d_w_hh,
+            ) = not_implemented(
+                "_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls "
+                "_lstm_sequence_backward)",
+            )
         return (d_gi, d_h0, d_c0, d_w_hh)
 
 
 class LstmSequenceBackwardBackward0(Node):
-    """Backward of `_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)`.
+    """Backward of `_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn,
+        Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor,
+        Tensor, Tensor)`.
 
-    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace: not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace: not_implemented(
+        "_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4411,6 +4687,17 @@ class LstmSequenceBackwardBackward0(Node):
         d_c0 = None
         d_w_hh = None
         d_workspace = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5) or self.needs_input_grad(6) or self.needs_input_grad(7):
-            d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace = not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)
+                or self.needs_input_grad(6)
+                or self.needs_input_grad(7)):
+            (
+                d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace,
+            ) = not_implemented(
+                "_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)",
+            )
         return (d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace)

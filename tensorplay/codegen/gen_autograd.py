@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass
 
 from tensorplay.codegen import formula as fm
-from tensorplay.codegen.gen_functional import HEADER, handle_var
+from tensorplay.codegen.gen_functional import HEADER, handle, wrap_schema
+from tensorplay.codegen.template import CodeTemplate, conjunction, fit
 from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
 
 HELPERS_MODULE = "tensorplay.autograd.formulas"
@@ -149,20 +150,32 @@ def _local(name: str) -> str:
     return "self_" if name == "self" else name
 
 
+NODE = CodeTemplate('''\
+class $name(Node):
+    """$schema
+
+    $formulas
+    """
+
+    __slots__ = $slots
+    SAVED = $saved
+    OP = $op
+
+    def apply(self, grads):''')
+
+
 def gen_node(spec: NodeSpec) -> list[str]:
     plan = spec.plan
     rename = _rename(spec)
     saved = [f"{t}_" for t in plan.saved_tensors] + [f"{o}_" for o in plan.saved_outputs]
     values = [f"{v}_" for v in plan.saved_values] + [f[0] for f in plan.saved_facts]
     lists = [f"{name}_len" for name, is_list, _ in spec.inputs if is_list]
-    doc = [f"    {f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
+    doc = [f"{f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
            for f in spec.entry.formulas]
-    lines = [f"class {spec.class_name}(Node):",
-             f'    """Backward of `{spec.entry.schema}`.', ""] + doc + ['    """', ""]
-    lines.append(f"    __slots__ = {tuple(saved + values + lists)!r}")
-    lines.append(f"    SAVED = {tuple(saved)!r}")
-    lines.append(f"    OP = {spec.entry.schema.name.full!r}")
-    lines += ["", "    def apply(self, grads):"]
+    schema = wrap_schema(f"Backward of `{spec.entry.schema}`.", width=92)
+    head = NODE.substitute(name=spec.class_name, schema="\n    ".join(schema), formulas=doc,
+                           slots=repr(tuple(saved + values + lists)), saved=repr(tuple(saved)),
+                           op=repr(spec.entry.schema.name.full))
     body = []
     if len(spec.outputs) == 1:
         body.append("grad = grads[0]")
@@ -197,16 +210,24 @@ def gen_node(spec: NodeSpec) -> list[str]:
     slot_needs = {}
     for slot in spec.formulas:
         conds = [needs[n] for n in slot.split(", ") if n in needs]
-        slot_needs[slot] = " or ".join(conds) if conds else "False"
+        slot_needs[slot] = conjunction(conds, indent=8, op="or") if conds else "False"
     for tmp, tree in spec.temps:
         users = [s for s, t in spec.formulas.items() if tmp in fm.names_read(t)]
         users += [n for n, t in spec.temps if tmp in fm.names_read(t)]
         cond = " or ".join(dict.fromkeys(slot_needs[s] for s in users if s in slot_needs))
-        body.append(f"{tmp} = {fm.emit(tree, rename)} if {cond or 'True'} else None")
+        value = fm.emit(tree, rename)
+        line = f"{tmp} = {value} if {cond or 'True'} else None"
+        if len(line) + 8 > 100:
+            body += [f"{tmp} = None", f"if {cond or 'True'}:", f"    {tmp} = {value}"]
+        else:
+            body.append(line)
     for slot, tree in spec.formulas.items():
         targets = ", ".join(f"d_{n}" for n in slot.split(", "))
         body.append(f"if {slot_needs[slot]}:")
-        body.append(f"    {targets} = {fm.emit(tree, rename)}")
+        line = f"    {targets} = {fm.emit(tree, rename)}"
+        if len(line) + 8 > 100 and "," in targets:
+            line = f"    ({targets}) = {fm.emit(tree, rename)}"   # folds at the targets
+        body.append(line)
     parts = []
     for name, is_list, _ in spec.inputs:
         if is_list:
@@ -215,8 +236,20 @@ def gen_node(spec: NodeSpec) -> list[str]:
         else:
             parts.append(f"d_{name}")
     body.append(f"return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
-    lines += ["        " + b for b in body]
-    return lines + [""]
+    return head + ["        " + b for b in body] + [""]
+
+
+NODES = CodeTemplate('''\
+"""Backward nodes, one class per differentiable op of derivatives.yaml.
+
+`apply(grads)` gets one gradient per forward output and returns one per
+input edge (None where that input needs none). It calls TensorPlay ops, so
+a backward pass can itself be differentiated (create_graph=True)."""
+from tensorplay.autograd.node import Node
+$imports
+
+
+$nodes''')
 
 
 def gen_nodes(ctx) -> str:
@@ -226,20 +259,19 @@ def gen_nodes(ctx) -> str:
     for spec in ctx.node_specs.values():
         for c in spec.calls:
             (helper_calls if c in helpers else function_calls).add(c)
-    lines = [HEADER + '"""Backward nodes, one class per differentiable op of derivatives.yaml.\n\n'
-             "`apply(grads)` gets one gradient per forward output and returns one per\n"
-             "input edge (None where that input needs none). It calls TensorPlay ops, so\n"
-             'a backward pass can itself be differentiated (create_graph=True)."""',
-             "from tensorplay.autograd.node import Node"]
+    imports = []
     if helper_calls:
-        lines.append(f"from {HELPERS_MODULE} import " + ", ".join(sorted(helper_calls)))
+        imports.append(f"from {HELPERS_MODULE} import ({', '.join(sorted(helper_calls))})")
     if function_calls:
-        lines.append("from tensorplay._generated.functional import "
-                     + ", ".join(sorted(function_calls)))
-    lines += ["", ""]
+        imports.append("from tensorplay._generated.functional import "
+                       f"({', '.join(sorted(function_calls))})")
+    nodes = []
     for spec in ctx.node_specs.values():
-        lines += gen_node(spec) + [""]
-    return "\n".join(lines).rstrip() + "\n"
+        nodes += gen_node(spec) + [""]
+    while nodes and not nodes[-1]:
+        nodes.pop()
+    lines = NODES.substitute(imports=imports, nodes=nodes)
+    return HEADER + "\n".join(fit(lines)) + "\n"
 
 
 # ---- autograd_wrappers.py ---------------------------------------------------------
@@ -258,35 +290,36 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
     return f"{name}._impl.requires_grad"
 
 
-def _requires_grad_expr(spec: NodeSpec) -> str:
-    return " or ".join(_grad_test(*inp) for inp in spec.inputs) or "False"
+WRAPPER = CodeTemplate("""\
+def $name(ks, $args):
+    if not (grad_state.enabled and ($needs)):
+        return $call
+    $check_inplace
+    node = $node()
+    node.set_next_edges(collect_next_edges($edges))
+    $record
+    with ExcludeKeys(AUTOGRAD_MASK):
+        $save_inputs
+        result = $call
+    $history
+    $save_outputs
+    return result
+""")
 
 
 def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     schema = e.schema
     names = [a.name for a in schema.arguments]
-    fn = f"{schema.name.unambiguous_name}"
-    h = handle_var(e)
-    call = f"{h}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})"
     inplace = schema.is_inplace
     plan = spec.plan
-    lines = [f"def {fn}(ks, {', '.join(names)}):",
-             f"    if not (grad_state.enabled and ({_requires_grad_expr(spec)})):",
-             f"        return {call}"]
-    if inplace:
-        lines.append(f"    check_inplace(self, {schema.name.full!r})")
-    lines.append(f"    node = {spec.class_name}()")
-    edge_args = ", ".join(n for n, _, _ in spec.inputs)
-    lines.append(f"    node.set_next_edges(collect_next_edges({edge_args}))")
-    for name, is_list, _ in spec.inputs:
-        if is_list:
-            lines.append(f"    node.{name}_len = len({name})")
-    for v in plan.saved_values:
-        lines.append(f"    node.{v}_ = {v}")
+    optional = {a.name: a.type.optional for a in schema.arguments}
+    # What the node keeps that is not a tensor: list lengths, values, facts like sizes.
+    record = [f"node.{name}_len = len({name})" for name, is_list, _ in spec.inputs if is_list]
+    record += [f"node.{v}_ = {v}" for v in plan.saved_values]
     for fact, arg, attr in plan.saved_facts:
-        opt = dict((a.name, a.type.optional) for a in schema.arguments).get(arg)
         expr = _fact_expr(arg, attr)
-        lines.append(f"    node.{fact} = " + (f"None if {arg} is None else {expr}" if opt else expr))
+        record.append(f"node.{fact} = " + (f"None if {arg} is None else {expr}"
+                                           if optional.get(arg) else expr))
     # A tensor is saved only when a formula that reads it will run: mul saves `other`
     # only if `self` needs a gradient.
     readers = _readers(spec)
@@ -295,31 +328,35 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         # autograd is still recording, so the copy keeps self's history (higher order).
         cond = _needs_expr(spec, readers["self"])
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
-        lines.append(f"    node.self_ = SavedVariable({value}, False)")
-    lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+        record.append(f"node.self_ = SavedVariable({value}, is_output=False)")
     # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
     # as a list of SavedVariables.
     lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
+    save_inputs = []
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
         saver = "SavedVariableList" if t in lists else "SavedVariable"
-        lines.append(f"        node.{t}_ = {saver}({value}, False)")
-    lines.append(f"        result = {call}")
+        save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
     if inplace:
-        lines.append("    rebase_history(self, node)")
+        history = "rebase_history(self, node)"
     else:
         diff = spec.entry.output_differentiability
-        lines.append(f"    set_history(result, node{', ' + repr(diff) if diff else ''})")
-    outputs = spec.outputs
+        history = f"set_history(result, node{', ' + repr(diff) if diff else ''})"
+    save_outputs = []
     for o in plan.saved_outputs:
-        idx = fm.output_index(o, outputs)
-        target = "result" if idx is None or len(outputs) == 1 else f"result[{idx}]"
-        lines.append(f"    node.{o}_ = SavedVariable({target}, True)")
-    lines += ["    return result", ""]
-    return lines
+        idx = fm.output_index(o, spec.outputs)
+        target = "result" if idx is None or len(spec.outputs) == 1 else f"result[{idx}]"
+        save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
+    return WRAPPER.substitute(
+        name=schema.name.unambiguous_name, args=names,
+        needs=conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36),
+        call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
+        check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
+        node=spec.class_name, edges=[n for n, _, _ in spec.inputs], record=record,
+        save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
 
 
 def _readers(spec: NodeSpec) -> dict:
@@ -377,37 +414,45 @@ def _same_arguments(a, b) -> bool:
     return shape(a) == shape(b)
 
 
+WRAPPERS = CodeTemplate('''\
+"""Autograd wrappers, registered at every Autograd* key.
+
+Each one: if no input requires grad (or grad mode is off), redispatch below
+autograd at once. Otherwise build the backward node, save what the formulas
+read, run the op below autograd with the autograd keys excluded (so the ops
+a kernel calls do not record a second graph), and attach the node."""
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList
+from tensorplay.autograd.graph_edges import (
+    any_requires_grad, check_inplace, collect_next_edges, rebase_history,
+    set_history,
+)
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay._generated import ops
+from tensorplay._generated.autograd_nodes import ($nodes)
+
+BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+
+
+$wrappers
+# op full name -> wrapper, registered at AutogradCPU..AutogradMeta
+WRAPPERS = {
+    $table
+}''')
+
+
 def gen_wrappers(ctx) -> str:
-    lines = [HEADER + '"""Autograd wrappers, registered at every Autograd* key.\n\n'
-             "Each one: if no input requires grad (or grad mode is off), redispatch below\n"
-             "autograd at once. Otherwise build the backward node, save what the formulas\n"
-             "read, run the op below autograd with the autograd keys excluded (so the ops\n"
-             'a kernel calls do not record a second graph), and attach the node."""',
-             "from tensorplay.autograd.grad_mode import grad_state",
-             "from tensorplay.autograd.saved import SavedVariable, SavedVariableList",
-             "from tensorplay.autograd.graph_edges import (",
-             "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
-             "    set_history,",
-             ")",
-             "from tensorplay.dispatch.keys import AUTOGRAD_MASK",
-             "from tensorplay.dispatch.tls import ExcludeKeys",
-             "from tensorplay._generated.autograd_nodes import (",
-             ]
-    used = sorted({s.class_name for s in ctx.node_specs.values()})
-    lines += [f"    {c}," for c in used] + [")"]
-    lines += ["from tensorplay._generated.functional import ("]
     registered = []
     for e in ctx.ops:
         spec = spec_for(e, ctx.node_specs)
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
-    lines += [f"    {handle_var(e)}," for e, _ in registered] + [")", "",
-              "BELOW_AUTOGRAD = ~AUTOGRAD_MASK", "", ""]
+    wrappers = []
     for e, spec in registered:
-        lines += gen_wrapper(e, spec) + [""]
-    lines.append("# op full name -> wrapper, registered at AutogradCPU..AutogradMeta")
-    lines.append("WRAPPERS = {")
-    lines += [f"    {e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
-              for e, _ in registered]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        wrappers += gen_wrapper(e, spec) + [""]
+    table = [f"{e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
+             for e, _ in registered]
+    nodes = sorted({s.class_name for s in ctx.node_specs.values()})
+    lines = WRAPPERS.substitute(nodes=nodes, wrappers=wrappers, table=table)
+    return HEADER + "\n".join(fit(lines)) + "\n"

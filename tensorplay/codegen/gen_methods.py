@@ -8,10 +8,58 @@ from __future__ import annotations
 
 from tensorplay.codegen import pyargs
 from tensorplay.codegen.gen_functional import HEADER, groups
+from tensorplay.codegen.template import CodeTemplate, fit
 
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
              "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__"}
 UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
+
+# `where(condition, self, other)` as a method: x.where(condition, other).
+SELF_NOT_FIRST = CodeTemplate("""\
+
+def $name($signature):
+    return F.$name($call)
+""")
+
+# One template per kind of Python operator. A binary operator answers NotImplemented
+# for what it cannot take, so Python tries the other side (`x == None` is False).
+OPERATORS = {
+    "unary": CodeTemplate("""\
+def $dunder(self):
+    return F.$fn(self)
+"""),
+    "reflected": CodeTemplate("""\
+def $dunder(self, other):
+    if not is_operand(other):
+        return NotImplemented
+    return F.$fn(wrap_number(other, self), self)
+"""),
+    "in-place": CodeTemplate("""\
+def $dunder(self, other):
+    return F.$fn(self, other)
+"""),
+    "binary": CodeTemplate("""\
+def $dunder(self, other):
+    if not is_operand(other):
+        return NotImplemented
+    return F.$fn(self, other)
+"""),
+}
+
+METHODS = CodeTemplate('''\
+"""Tensor methods and Python operators, generated from ops.yaml."""
+from tensorplay._generated import functional as F
+from tensorplay._frontdoor import is_operand, wrap_number
+
+
+class TensorMethods:
+    """Mixed into `Tensor`: every `method` variant of ops.yaml."""
+
+    __slots__ = ()
+
+    $methods
+
+    $operators''')
 
 
 def _self_first(entries) -> bool:
@@ -19,46 +67,31 @@ def _self_first(entries) -> bool:
     return bool(args) and args[0].name == "self"
 
 
+def _kind(dunder: str) -> str:
+    if dunder in UNARY:
+        return "unary"
+    if dunder in REFLECTED:
+        return "reflected"
+    return "in-place" if dunder.startswith("__i") else "binary"
+
+
 def generate(ctx) -> str:
-    lines = [HEADER + '"""Tensor methods and Python operators, generated from ops.yaml."""',
-             "from tensorplay._generated import functional as F",
-             "from tensorplay._frontdoor import is_operand, wrap_number",
-             "", "",
-             "class TensorMethods:",
-             '    """Mixed into `Tensor`: every `method` variant of ops.yaml."""',
-             "",
-             "    __slots__ = ()",
-             ""]
+    methods = []
     for name, entries in groups(ctx.ops).items():
         if not any("method" in e.variants for e in entries):
             continue
         if _self_first(entries):
-            lines.append(f"    {name} = F.{name}")
+            methods.append(f"{name} = F.{name}")
             continue
-        # `where(condition, self, other)` as a method: x.where(condition, other).
         ps = pyargs.py_params(entries[0].schema)
         others = [p for p in ps if p.name != "self"]
-        sig = pyargs.signature([p for p in ps if p.name == "self"] + others)
-        call = ", ".join(p.name for p in ps)
-        lines += ["", f"    def {name}({sig}):",
-                  f"        return F.{name}({call})", ""]
-    lines.append("")
+        methods += SELF_NOT_FIRST.substitute(
+            name=name, signature=pyargs.signature([p for p in ps if p.name == "self"] + others),
+            call=", ".join(p.name for p in ps)) + [""]
+    operators = []
     for e in ctx.ops:
         for dunder in e.python_operators:
             fn = e.schema.name.base + ("_" if e.schema.name.inplace else "")
-            if dunder in UNARY:
-                lines += [f"    def {dunder}(self):", f"        return F.{fn}(self)", ""]
-            elif dunder in REFLECTED:
-                lines += [f"    def {dunder}(self, other):",
-                          "        if not is_operand(other):",
-                          "            return NotImplemented",
-                          f"        return F.{fn}(wrap_number(other, self), self)", ""]
-            elif dunder.startswith("__i"):
-                lines += [f"    def {dunder}(self, other):",
-                          f"        return F.{fn}(self, other)", ""]
-            else:
-                lines += [f"    def {dunder}(self, other):",
-                          "        if not is_operand(other):",
-                          "            return NotImplemented",
-                          f"        return F.{fn}(self, other)", ""]
-    return "\n".join(lines).rstrip() + "\n"
+            operators += OPERATORS[_kind(dunder)].substitute(dunder=dunder, fn=fn) + [""]
+    lines = METHODS.substitute(methods=methods, operators=operators)
+    return HEADER + "\n".join(fit(lines)).rstrip() + "\n"

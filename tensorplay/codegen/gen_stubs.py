@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tensorplay.codegen import pyargs
+from tensorplay.codegen import gen_functional
 from tensorplay.codegen.gen_functional import HEADER, groups
+from tensorplay.codegen.template import fit
 
 _IMPORTS = ["from typing import Sequence, Union", "",
             "from tensorplay._tensor import Tensor",
@@ -42,7 +44,10 @@ def _stubs(ctx, method):
             continue
         overload = len(chosen) > 1
         for e in chosen:
-            params = pyargs.py_params(e.schema)
+            params = pyargs.py_params(e.schema, function=not method)
+            if not method and gen_functional.takes_out(name, entries):
+                params = params + [pyargs.PyParam("out", e.schema.returns[0].type, "None",
+                                                  True)]
             if overload:
                 lines.append(f"{indent}@overload")
             lines.append(f"{indent}def {name}({_stub_params(params, method)}) -> "
@@ -52,10 +57,10 @@ def _stubs(ctx, method):
 
 def functional_stub(ctx) -> str:
     lines = [HEADER.rstrip(), "from typing import overload"] + _IMPORTS + _stubs(ctx, False)
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit(lines)) + "\n"
 
 
 def methods_stub(ctx) -> str:
     lines = [HEADER.rstrip(), "from typing import overload"] + _IMPORTS
     lines += ["class TensorMethods:"] + (_stubs(ctx, True) or ["    ..."])
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit(lines)) + "\n"
