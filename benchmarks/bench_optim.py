@@ -1,6 +1,8 @@
 """One optimizer step over an MLP's parameters, TensorPlay against PyTorch (eager, CPU, one
-thread): TensorPlay's default (foreach: flat buffers in cache-sized chunks) and its
-per-parameter loop (foreach=False), PyTorch's loop (its CPU default) and its foreach.
+thread): TensorPlay's default (foreach=None: the loop for SGD and Adam, whose step is one
+fused op per parameter; flat buffers in cache-sized chunks for the others), its
+per-parameter loop (foreach=False) and flat path (foreach=True), PyTorch's loop (its CPU
+default) and its foreach.
 
     python benchmarks/bench_optim.py
 
@@ -47,8 +49,9 @@ def main():
         for name, kwargs in (("SGD", dict(lr=0.01, momentum=0.9)), ("Adam", dict(lr=1e-3)),
                              ("AdamW", dict(lr=1e-3))):
             rows = []
-            for label, lib, foreach in (("tp (foreach, default)", tp, None),
+            for label, lib, foreach in (("tp (default)", tp, None),
                                         ("tp-loop", tp, False),
+                                        ("tp-foreach", tp, True),
                                         ("torch-loop", torch, False),
                                         ("torch-foreach", torch, True)):
                 params = [lib.tensor(v.copy(), requires_grad=True) for v in values]

@@ -497,22 +497,29 @@ def test_foreach_with_step_counts_that_differ():
     _assert_params_close(tparams, flat, np.float64)
 
 
-def test_foreach_none_is_the_flat_path_and_false_the_loop():
-    params = [tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)]
-    opt = tp.optim.Adam(params, lr=0.1)
-    assert opt.param_groups[0]["foreach"] is None
-    for p in params:
-        p.grad = tp.ones(p.shape)
-    opt.step()
-    a, b = (opt.state[p]["exp_avg"] for p in params)
-    assert a.untyped_storage() is b.untyped_storage()
-    loop = tp.optim.Adam([tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)],
-                         lr=0.1, foreach=False)
-    for p in loop.param_groups[0]["params"]:
-        p.grad = tp.ones(p.shape)
-    loop.step()
-    a, b = (loop.state[p]["exp_avg"] for p in loop.param_groups[0]["params"])
-    assert a.untyped_storage() is not b.untyped_storage()
+@pytest.mark.parametrize("name, state, flat_default", [
+    ("RMSprop", "square_avg", True),
+    # fused steps (one op per parameter): None is the loop on the CPU, True the flat path
+    ("Adam", "exp_avg", False),
+    ("SGD", "momentum_buffer", False),
+])
+def test_foreach_none_is_the_flat_path_and_false_the_loop(name, state, flat_default):
+    def storages(foreach, **kwargs):
+        params = [tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)]
+        opt = getattr(tp.optim, name)(params, lr=0.1, foreach=foreach, **kwargs)
+        for p in params:
+            p.grad = tp.ones(p.shape)
+        opt.step()
+        opt.step()
+        a, b = (opt.state[p][state] for p in params)
+        return a.untyped_storage() is b.untyped_storage()
+
+    kwargs = dict(momentum=0.9) if name == "SGD" else {}
+    default = getattr(tp.optim, name)([tp.zeros(1, requires_grad=True)])
+    assert default.param_groups[0]["foreach"] is None
+    assert storages(None, **kwargs) is flat_default
+    assert storages(True, **kwargs)
+    assert not storages(False, **kwargs)
 
 
 def test_foreach_keeps_non_contiguous_parameters_whole():
@@ -569,3 +576,58 @@ def test_deepcopy_of_a_foreach_optimizer_continues_independently():
     for _ in range(3):
         _step_all([(params, opt), (twin_params, twin_opt)], targets)
     _assert_same_bits(params, twin_params)
+
+
+FUSED_CASES = [c for c in CASES if c[0] in ("Adam", "AdamW", "SGD")] + [
+    ("Adam", dict(lr=0.02, betas=(0.3, 0.9), weight_decay=0.1, maximize=True)),
+]
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", FUSED_CASES, ids=[_case_id(c) for c in FUSED_CASES])
+def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
+    """Adam's and SGD's default step is one op per batch, _fused_adam_ or _fused_sgd_
+    (cpu_kernels/optim.py); with differentiable=True they run the ops autograd can record.
+    Same bits, parameters and state, over parameters that span several of the kernel's
+    blocks (40000 elements), a transposed one and a 0-d one; the last one gets no gradient
+    on the first step, so its momentum starts later than the others'."""
+    name, kwargs = case
+    rng = np.random.default_rng(3)
+    shapes = [(40000,), (6, 5), (), (3, 2)]
+    inits = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in shapes]
+    targets = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in shapes]
+    runs = []
+    for differentiable in (False, True):
+        params = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+        params[1] = tp.tensor(inits[1].T.copy()).t().requires_grad_(True)   # strided
+        opt = getattr(tp.optim, name)(params, foreach=foreach, differentiable=differentiable,
+                                      **kwargs)
+        runs.append((params, opt))
+    targets[1] = np.ascontiguousarray(targets[1])
+    for i in range(5):
+        _step_all(runs, targets, skip=(3,) if i == 0 else ())
+    (fused, fused_opt), (ops, ops_opt) = runs
+    assert not fused[1].is_contiguous()
+    _assert_same_bits(fused, ops)
+    for p_fused, p_ops in zip(fused, ops):
+        for key, value in ops_opt.state[p_ops].items():
+            np.testing.assert_array_equal(fused_opt.state[p_fused][key].numpy(), value.numpy())
+
+
+def test_fused_adam_is_one_op_per_parameter_and_updates_in_place(monkeypatch):
+    """The loop path calls _fused_adam_ once per parameter, writing the parameter's own
+    storage (no new tensor, the version counter bumped once)."""
+    from tensorplay._generated import functional as F
+    p = tp.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    p.grad = tp.ones(2, 3)
+    opt = tp.optim.Adam([p], lr=0.1, foreach=False)
+    ptr, version = p.data_ptr(), p._version
+    calls = []
+    original = F._fused_adam_
+    monkeypatch.setattr(F, "_fused_adam_", lambda *args: calls.append(args) or original(*args))
+    opt.step()
+    assert len(calls) == 1 and calls[0][0] is p
+    assert p.data_ptr() == ptr and p._version == version + 1
+    # First step of Adam: every element moves by lr against the gradient's sign.
+    np.testing.assert_allclose(p.detach().numpy(), np.arange(6).reshape(2, 3) - 0.1, rtol=1e-6)

@@ -4701,3 +4701,62 @@ class LstmSequenceBackwardBackward0(Node):
                 "_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)",
             )
         return (d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace)
+
+
+class FusedAdamBackward0(Node):
+    """Backward of `_fused_adam_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg,
+        Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, float lr, float beta1, float beta2,
+        float weight_decay, float eps, float step, bool maximize,
+        bool decoupled) -> Tensor(a!)`.
+
+    self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq: not_implemented(
+        "_fused_adam_ (use the optimizer with differentiable=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_fused_adam_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_grad = None
+        d_exp_avg = None
+        d_exp_avg_sq = None
+        d_max_exp_avg_sq = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)):
+            (
+                d_self, d_grad, d_exp_avg, d_exp_avg_sq, d_max_exp_avg_sq,
+            ) = not_implemented("_fused_adam_ (use the optimizer with differentiable=True)")
+        return (d_self, d_grad, d_exp_avg, d_exp_avg_sq, d_max_exp_avg_sq)
+
+
+class FusedSgdBackward0(Node):
+    """Backward of `_fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr,
+        float weight_decay, float momentum, float dampening, bool nesterov, bool maximize,
+        bool first_step) -> Tensor(a!)`.
+
+    self, grad, momentum_buffer: not_implemented(
+        "_fused_sgd_ (use the optimizer with differentiable=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_fused_sgd_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_grad = None
+        d_momentum_buffer = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            (
+                d_self, d_grad, d_momentum_buffer,
+            ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
+        return (d_self, d_grad, d_momentum_buffer)

@@ -29,12 +29,13 @@ from tensorplay._generated.autograd_nodes import (
     EinsumBackward0, EluBackward0, EmbeddingBackward0, EmbeddingDenseBackwardBackward0,
     ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0,
-    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0,
-    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HypotBackward0, Im2colBackward0,
-    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
-    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
-    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
+    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
+    GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
+    HardtanhBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
+    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
+    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
     LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0,
     LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
     MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
@@ -4196,6 +4197,54 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
     return result
 
 
+def _fused_adam_(
+    ks, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
+    maximize, decoupled,
+):
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or grad._impl.requires_grad
+            or exp_avg._impl.requires_grad
+            or exp_avg_sq._impl.requires_grad
+            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad)))):
+        return ops._fused_adam_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
+            weight_decay, eps, step, maximize, decoupled,
+        )
+    check_inplace(self, '_fused_adam_')
+    node = FusedAdamBackward0()
+    node.set_next_edges(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._fused_adam_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
+            weight_decay, eps, step, maximize, decoupled,
+        )
+    rebase_history(self, node)
+    return result
+
+
+def _fused_sgd_(
+    ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    first_step,
+):
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or grad._impl.requires_grad
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad)))):
+        return ops._fused_sgd_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+            nesterov, maximize, first_step,
+        )
+    check_inplace(self, '_fused_sgd_')
+    node = FusedSgdBackward0()
+    node.set_next_edges(collect_next_edges(self, grad, momentum_buffer))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._fused_sgd_.redispatch(
+            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+            nesterov, maximize, first_step,
+        )
+    rebase_history(self, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4474,4 +4523,6 @@ WRAPPERS = {
     '_cross_entropy_backward': _cross_entropy_backward,
     '_lstm_sequence': _lstm_sequence,
     '_lstm_sequence_backward': _lstm_sequence_backward,
+    '_fused_adam_': _fused_adam_,
+    '_fused_sgd_': _fused_sgd_,
 }

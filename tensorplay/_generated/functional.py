@@ -9623,6 +9623,115 @@ def _lstm_sequence_backward(
         ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
     )
 
+
+# ---- _fused_adam_ ----------------------------------------------------------------------
+
+def _fused_adam_(
+    input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
+    maximize, decoupled,
+):
+    """One Adam step of self in place, with its moments (max_exp_avg_sq for amsgrad); weight_decay
+    is an L2 penalty on the gradient, or with decoupled (AdamW) a factor 1 - lr * weight_decay
+    on self. Returns self.
+
+    _fused_adam_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq,
+        Tensor(d!)? max_exp_avg_sq, float lr, float beta1, float beta2, float weight_decay,
+        float eps, float step, bool maximize, bool decoupled) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('_fused_adam_', 'input', 'Tensor', input)
+    if not isinstance(grad, Tensor):
+        bad_arg('_fused_adam_', 'grad', 'Tensor', grad)
+    if not isinstance(exp_avg, Tensor):
+        bad_arg('_fused_adam_', 'exp_avg', 'Tensor', exp_avg)
+    if not isinstance(exp_avg_sq, Tensor):
+        bad_arg('_fused_adam_', 'exp_avg_sq', 'Tensor', exp_avg_sq)
+    if max_exp_avg_sq is not None and not isinstance(max_exp_avg_sq, Tensor):
+        bad_arg('_fused_adam_', 'max_exp_avg_sq', 'Tensor or None', max_exp_avg_sq)
+    if type(lr) not in FLOAT_TYPES:
+        lr = as_float('_fused_adam_', 'lr', lr)
+    if type(beta1) not in FLOAT_TYPES:
+        beta1 = as_float('_fused_adam_', 'beta1', beta1)
+    if type(beta2) not in FLOAT_TYPES:
+        beta2 = as_float('_fused_adam_', 'beta2', beta2)
+    if type(weight_decay) not in FLOAT_TYPES:
+        weight_decay = as_float('_fused_adam_', 'weight_decay', weight_decay)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('_fused_adam_', 'eps', eps)
+    if type(step) not in FLOAT_TYPES:
+        step = as_float('_fused_adam_', 'step', step)
+    if type(maximize) is not _b.bool:
+        maximize = as_bool('_fused_adam_', 'maximize', maximize)
+    if type(decoupled) is not _b.bool:
+        decoupled = as_bool('_fused_adam_', 'decoupled', decoupled)
+    ks = (input._impl.key_set()
+                | grad._impl.key_set()
+                | exp_avg._impl.key_set()
+                | exp_avg_sq._impl.key_set()
+                | (max_exp_avg_sq._impl.key_set() if max_exp_avg_sq is not None else 0))
+    if observers.active:
+        return observed(
+            ops._fused_adam_, ks,
+            (
+                input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay,
+                eps, step, maximize, decoupled,
+            ),
+        )
+    return ops._fused_adam_.call(
+        ks, input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps,
+        step, maximize, decoupled,
+    )
+
+
+# ---- _fused_sgd_ -----------------------------------------------------------------------
+
+def _fused_sgd_(
+    input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    first_step,
+):
+    """One SGD step of self in place, with its momentum buffer (given when momentum != 0; set to
+    the gradient on its first_step). Returns self.
+
+    _fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr,
+        float weight_decay, float momentum, float dampening, bool nesterov, bool maximize,
+        bool first_step) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('_fused_sgd_', 'input', 'Tensor', input)
+    if not isinstance(grad, Tensor):
+        bad_arg('_fused_sgd_', 'grad', 'Tensor', grad)
+    if momentum_buffer is not None and not isinstance(momentum_buffer, Tensor):
+        bad_arg('_fused_sgd_', 'momentum_buffer', 'Tensor or None', momentum_buffer)
+    if type(lr) not in FLOAT_TYPES:
+        lr = as_float('_fused_sgd_', 'lr', lr)
+    if type(weight_decay) not in FLOAT_TYPES:
+        weight_decay = as_float('_fused_sgd_', 'weight_decay', weight_decay)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('_fused_sgd_', 'momentum', momentum)
+    if type(dampening) not in FLOAT_TYPES:
+        dampening = as_float('_fused_sgd_', 'dampening', dampening)
+    if type(nesterov) is not _b.bool:
+        nesterov = as_bool('_fused_sgd_', 'nesterov', nesterov)
+    if type(maximize) is not _b.bool:
+        maximize = as_bool('_fused_sgd_', 'maximize', maximize)
+    if type(first_step) is not _b.bool:
+        first_step = as_bool('_fused_sgd_', 'first_step', first_step)
+    ks = (input._impl.key_set()
+                | grad._impl.key_set()
+                | (momentum_buffer._impl.key_set() if momentum_buffer is not None else 0))
+    if observers.active:
+        return observed(
+            ops._fused_sgd_, ks,
+            (
+                input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first_step,
+            ),
+        )
+    return ops._fused_sgd_.call(
+        ks, input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+        first_step,
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -9936,4 +10045,6 @@ FUNCTIONS = (
     '_cross_entropy_backward',
     '_lstm_sequence',
     '_lstm_sequence_backward',
+    '_fused_adam_',
+    '_fused_sgd_',
 )

@@ -884,3 +884,12 @@ def _lstm_sequence_backward(
     grad_output: Tensor, grad_hn: Tensor, grad_cn: Tensor, output: Tensor, h0: Tensor, c0: Tensor,
     w_hh: Tensor, workspace: Tensor, *, out: Tensor = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def _fused_adam_(
+    input: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, max_exp_avg_sq: Tensor | None,
+    lr: float, beta1: float, beta2: float, weight_decay: float, eps: float, step: float,
+    maximize: bool, decoupled: bool,
+) -> Tensor: ...
+def _fused_sgd_(
+    input: Tensor, grad: Tensor, momentum_buffer: Tensor | None, lr: float, weight_decay: float,
+    momentum: float, dampening: float, nesterov: bool, maximize: bool, first_step: bool,
+) -> Tensor: ...

@@ -3259,6 +3259,35 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 3, 4, 5, 6, 7),
         num_returns=4,
     ),
+    OpSchema(
+        name='_fused_adam_',
+        text=(
+            '_fused_adam_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, '
+            'Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, float lr, float beta1, '
+            'float beta2, float weight_decay, float eps, float step, bool maximize, '
+            'bool decoupled) -> Tensor(a!)'
+        ),
+        arg_names=(
+            'self', 'grad', 'exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'lr', 'beta1', 'beta2',
+            'weight_decay', 'eps', 'step', 'maximize', 'decoupled',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        mutable_positions=(0, 2, 3, 4),
+    ),
+    OpSchema(
+        name='_fused_sgd_',
+        text=(
+            '_fused_sgd_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, '
+            'float weight_decay, float momentum, float dampening, bool nesterov, '
+            'bool maximize, bool first_step) -> Tensor(a!)'
+        ),
+        arg_names=(
+            'self', 'grad', 'momentum_buffer', 'lr', 'weight_decay', 'momentum', 'dampening',
+            'nesterov', 'maximize', 'first_step',
+        ),
+        tensor_positions=(0, 1, 2),
+        mutable_positions=(0, 2),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -3573,6 +3602,8 @@ DISPATCH = {
         ('_cross_entropy_backward', 'nn_loss.cross_entropy_backward'),
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
+        ('_fused_adam_', 'optim.fused_adam_'),
+        ('_fused_sgd_', 'optim.fused_sgd_'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4031,6 +4062,8 @@ DISPATCH = {
         ('scaled_dot_product_attention', 'nn_attention.scaled_dot_product_attention'),
         ('_lstm_sequence', 'rnn.lstm_sequence'),
         ('_lstm_sequence_backward', 'rnn.lstm_sequence_backward'),
+        ('_fused_adam_', 'optim.fused_adam_'),
+        ('_fused_sgd_', 'optim.fused_sgd_'),
     ),
 }
 
@@ -4337,4 +4370,6 @@ META_RULES = {
     '_cross_entropy_backward': 'nn_layers.cross_entropy_backward',
     '_lstm_sequence': 'rnn.lstm_sequence',
     '_lstm_sequence_backward': 'rnn.lstm_sequence_backward',
+    '_fused_adam_': 'optim.fused_adam_',
+    '_fused_sgd_': 'optim.fused_sgd_',
 }

@@ -229,6 +229,8 @@ def _bumping(registry, mutable):
     def run_and_bump(*args):
         out = registry(*args)
         for i in mutable:
+            if args[i] is None:     # an optional mutable argument (Tensor(a!)?) not given
+                continue
             impl = args[i]._impl
             if not impl.inference:
                 impl.version.value += 1

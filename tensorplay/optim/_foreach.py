@@ -85,7 +85,9 @@ class Batch:
     _values: Tensor | None = None
 
     def values(self):
-        """The parameters' values, as `grad` is laid out (weight decay adds them to it)."""
+        """The parameters' values, as `grad` is laid out (weight decay adds them to it).
+        A view of the parameters when the batch is one contiguous parameter's stretch (or
+        the loop's parameter), else a copy: see store()."""
         if self._values is None:
             if self.segments is None:
                 self._values = self.param
@@ -93,6 +95,16 @@ class Batch:
                 parts = [_slice(_flat(s.param), s.param_start, s.length) for s in self.segments]
                 self._values = parts[0] if len(parts) == 1 else tp.cat(parts)
         return self._values
+
+    def store(self, values):
+        """Write `values` (laid out as `grad`, updated in place by a fused step) into the
+        parameters, unless values() was a view of them already."""
+        if self.segments is None:
+            return
+        if len(self.segments) == 1 and self.segments[0].param.is_contiguous():
+            return
+        for piece, target in self._targets(values):
+            target.copy_(piece)
 
     def _targets(self, flat):
         """Pairs (stretch of `flat`, the parameter part it belongs to), shaped alike."""
@@ -155,12 +167,13 @@ def _slice(flat, start, length):
 def use_foreach(group):
     """foreach=None picks the flat path: on the CPU it runs the same elementwise passes,
     in cache-sized chunks, plus one copy of the gradients, and it saves the per-parameter
-    overhead; on cuda it is PyTorch's default too."""
+    overhead; on cuda it is PyTorch's default too. (A fused update on the CPU is one op per
+    parameter already: batches(fused=True) gives it the loop for None.)"""
     foreach = group.get("foreach")
     return True if foreach is None else bool(foreach)
 
 
-def batches(optimizer, group, names, *, has_step, initial=0.0):
+def batches(optimizer, group, names, *, has_step, initial=0.0, fused=False):
     """The Batches of one group's parameters that have gradients (see the module doc).
 
     Args:
@@ -170,23 +183,33 @@ def batches(optimizer, group, names, *, has_step, initial=0.0):
         has_step: keep PyTorch's per-parameter `step` counter (a 0-d float tensor) and pass
             its new value as Batch.step.
         initial: the value a new buffer starts at (Adagrad's initial_accumulator_value).
+        fused: the update is one op per batch that blocks for the cache itself
+            (cpu_kernels/optim.py). Then foreach=None takes the loop for CPU parameters
+            (the flat path would add only its gradient copies), and the flat path never
+            splits a parameter between batches: one of CHUNK_BYTES or more is a batch of
+            its own (views of its own tensors, no copy), smaller ones go together.
     """
     params = [p for p in group["params"] if p.grad is not None]
     if not params:
         return []
     if not use_foreach(group):
         return [_single(optimizer, p, names, has_step, initial) for p in params]
+    single = []
+    if fused and group.get("foreach") is None:
+        single = [_single(optimizer, p, names, has_step, initial)
+                  for p in params if p.device.type == "cpu"]
+        params = [p for p in params if p.device.type != "cpu"]
     by_kind = {}
     for p in params:
         by_kind.setdefault((str(p.device), p.dtype), []).append(p)
-    out = []
+    out = single
     cache = optimizer.__dict__.setdefault("_flat_buffers", {})
     for kind, members in by_kind.items():
         key = (id(group), kind)
         flat = cache.get(key)
         if flat is None or not flat.valid(optimizer.state, members, names, has_step):
             flat = cache[key] = _FlatState(optimizer.state, members, names, has_step, initial)
-        found = flat.batches(has_step)
+        found = flat.batches(has_step, whole_params=fused)
         if found is None:   # step counts that differ: the loop handles each on its own
             out.extend(_single(optimizer, p, names, has_step, initial) for p in members)
         else:
@@ -295,7 +318,41 @@ class _FlatState:
         self._plans[chunk] = plan
         return plan
 
-    def batches(self, has_step):
+    def _plan_whole(self, chunk):
+        """Like _plan, but every batch holds whole parameters: one of at least `chunk`
+        elements alone, smaller neighbours together until they reach `chunk`."""
+        key = ("whole", chunk)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        groups, current = [], []
+        for i, p in enumerate(self.params):
+            if p.numel() >= chunk:
+                if current:
+                    groups.append(current)
+                groups.append([i])
+                current = []
+                continue
+            current.append(i)
+            if sum(self.params[j].numel() for j in current) >= chunk:
+                groups.append(current)
+                current = []
+        if current:
+            groups.append(current)
+        plan = []
+        for members in groups:
+            start = self.offsets[members[0]]
+            stop = self.offsets[members[-1]] + self.params[members[-1]].numel()
+            segments = [Segment(param=self.params[j], param_start=0,
+                                length=self.params[j].numel(),
+                                start=self.offsets[j] - start, whole=True) for j in members]
+            stretches = {name: _slice(buf, start, stop - start)
+                         for name, buf in self.buffers.items()}
+            plan.append((start, stop, segments, stretches))
+        self._plans[key] = plan
+        return plan
+
+    def batches(self, has_step, whole_params=False):
         """This step's Batches (counters advanced), or None when the counters differ."""
         step = None
         if has_step:
@@ -314,7 +371,8 @@ class _FlatState:
         if like.device.type == "cpu" and all(p.is_contiguous() for p in self.params):
             chunk = max(CHUNK_BYTES // like.element_size(), 1)
         out = []
-        for start, stop, segments, stretches in self._plan(chunk):
+        plan = self._plan_whole(chunk) if whole_params else self._plan(chunk)
+        for start, stop, segments, stretches in plan:
             # The gradient stretch: a view when it lies in one parameter, else one cat.
             pieces = [_slice(grads[id(s.param)], s.param_start, s.length) for s in segments]
             grad = pieces[0] if len(pieces) == 1 else tp.cat(pieces)

@@ -9,11 +9,14 @@
 
 The bias corrections are Python floats computed from the step count, as PyTorch's eager CPU
 path does (it reads the float32 `step` tensor with .item()). The update runs per parameter
-or over flat buffers of a whole group (`foreach`, see _foreach.py), with the same ops.
+or over flat buffers of a whole group (`foreach`, see _foreach.py), as one fused op,
+`_fused_adam_`, or, with `differentiable=True`, as the ops above, which autograd records
+(both give the same numbers bit for bit).
 """
 from __future__ import annotations
 
 import tensorplay as tp
+from tensorplay._generated import functional as F
 from tensorplay.optim._foreach import batches
 from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
 
@@ -57,9 +60,26 @@ class Adam(Optimizer):
                 names += ("max_exp_avg_sq",)
             decoupled = group["decoupled_weight_decay"] and group["weight_decay"] != 0
             scale = 1 - group["lr"] * group["weight_decay"] if decoupled else None
-            for batch in batches(self, group, names, has_step=True):
-                batch.apply(adam_update(batch, group), scale)
+            fused = not group["differentiable"]
+            for batch in batches(self, group, names, has_step=True, fused=fused):
+                if fused:
+                    fused_adam_step(batch, group)
+                else:
+                    batch.apply(adam_update(batch, group), scale)
         return loss
+
+
+def fused_adam_step(batch, group):
+    """The whole update (parameters and moments) as one op, `_fused_adam_`: the same
+    arithmetic as adam_update and Batch.apply, in a few passes without temporaries
+    (cpu_kernels/optim.py). Autograd cannot record it, hence differentiable=True's ops."""
+    beta1, beta2 = group["betas"]
+    values = batch.values()
+    F._fused_adam_(values, batch.grad, batch.state["exp_avg"], batch.state["exp_avg_sq"],
+                   batch.state["max_exp_avg_sq"] if group["amsgrad"] else None,
+                   group["lr"], beta1, beta2, group["weight_decay"], group["eps"], batch.step,
+                   group["maximize"], group["decoupled_weight_decay"])
+    batch.store(values)
 
 
 def adam_update(batch, group):

@@ -7,9 +7,12 @@
     p = p - lr * g
 
 The update runs per parameter or over flat buffers of a whole group (`foreach`, see
-_foreach.py), with the same ops.
+_foreach.py), as one fused op, `_fused_sgd_`, or, with `differentiable=True`, as the ops
+of sgd_update, which autograd records (both give the same numbers bit for bit).
 """
 from __future__ import annotations
+
+from tensorplay._generated import functional as F
 
 from tensorplay.optim._foreach import batches
 from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
@@ -45,9 +48,25 @@ class SGD(Optimizer):
         loss = eval_closure(closure)
         for group in self.param_groups:
             names = ("momentum_buffer",) if group["momentum"] != 0 else ()
-            for batch in batches(self, group, names, has_step=False):
-                batch.apply(sgd_update(batch, group))
+            fused = not group["differentiable"]
+            for batch in batches(self, group, names, has_step=False, fused=fused):
+                # A batch whose parameters start their momentum at different steps (some
+                # got no gradient before) runs the ops, which handle each on its own.
+                if fused and (all(batch.fresh) or not any(batch.fresh)):
+                    fused_sgd_step(batch, group)
+                else:
+                    batch.apply(sgd_update(batch, group))
         return loss
+
+
+def fused_sgd_step(batch, group):
+    """The whole update as one op, `_fused_sgd_`: the same arithmetic as sgd_update and
+    Batch.apply, in a few passes without temporaries (cpu_kernels/optim.py)."""
+    values = batch.values()
+    F._fused_sgd_(values, batch.grad, batch.state.get("momentum_buffer"), group["lr"],
+                  group["weight_decay"], group["momentum"], group["dampening"],
+                  group["nesterov"], group["maximize"], all(batch.fresh))
+    batch.store(values)
 
 
 def sgd_update(batch, group):

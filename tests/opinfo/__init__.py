@@ -25,8 +25,9 @@ from opinfo.db_indexing import op_db as _indexing
 from opinfo.db_nn_spatial import op_db as _nn_spatial
 from opinfo.db_nn_layers import op_db as _nn_layers
 from opinfo.db_nn_rnn import op_db as _nn_rnn
+from opinfo.db_optim import op_db as _optim
 
 op_db = [*_arithmetic, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
-         *_nn_layers, *_nn_rnn]
+         *_nn_layers, *_nn_rnn, *_optim]
 
 __all__ = ["op_db"]

@@ -1,0 +1,161 @@
+"""The fused optimizer steps on NumPy arrays: _fused_adam_ (Adam, AdamW), _fused_sgd_.
+
+tp.optim.Adam's unfused update is a dozen dispatched ops, each allocating its result, and
+an in-place add into the parameters (about 16 passes over memory). Here the same
+arithmetic runs as `out=` ufunc passes over blocks of BLOCK elements with two block-sized
+scratch arrays, so every pass after a block's first reads from cache and nothing is
+allocated:
+
+    for each block [i, i + BLOCK):
+        g = -grad if maximize else grad
+        g = g + weight_decay * p                     Adam's L2 penalty (not decoupled)
+        m += (1 - beta1) * (g - m)                   lerp(m, g, 1 - beta1) for beta1 > 0.5,
+                                                     else m = g - (g - m) * beta1
+        v  = v * beta2 + (1 - beta2) * (g * g)
+        vmax = max(vmax, v); v = vmax                amsgrad
+        p  = p * (1 - lr * weight_decay)             AdamW (decoupled)
+        p += (m / (sqrt(v) / sqrt(1 - beta2^t) + eps)) * -(lr / (1 - beta1^t))
+
+Every number is rounded to the tensors' dtype before it enters a pass and every pass
+rounds its result, as the unfused ops do (NumPy casts a number to float32 against a
+float32 array), so both give the same bits. float32 and float64 run here; the other
+floating dtypes (half, bfloat16) run the Composite of tp ops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.composite import optim as composite
+from tensorplay.meta import optim as rules
+
+# Elements per block: 64 KiB of float32, so the six arrays a block touches stay in L2.
+BLOCK = 16 * 1024
+
+
+def fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
+                weight_decay, eps, step, maximize, decoupled):
+    """One Adam step of `self` (the parameters) and its moments, in place; returns self."""
+    spec = rules.fused_adam_("_fused_adam_", (self, grad, exp_avg, exp_avg_sq,
+                                              max_exp_avg_sq))
+    np_dtype = spec.dtype.np
+    if np_dtype not in (np.float32, np.float64):
+        return composite.fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr,
+                                     beta1, beta2, weight_decay, eps, step, maximize,
+                                     decoupled)
+    num = np_dtype.type
+    c = dict(
+        maximize=maximize,
+        l2=num(weight_decay) if weight_decay != 0 and not decoupled else None,
+        decay=num(1 - lr * weight_decay) if weight_decay != 0 and decoupled else None,
+        lerp_from_start=abs(1 - beta1) < 0.5, lerp_weight=num(1 - beta1),
+        lerp_rest=num(1) - num(1 - beta1), beta2=num(beta2), one_minus_beta2=num(1 - beta2),
+        eps=num(eps), bias_correction2_sqrt=num((1 - beta2 ** step) ** 0.5),
+        neg_step_size=num(-(lr / (1 - beta1 ** step))))
+    _blocked(_adam_block, (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq), np_dtype, c)
+    return self
+
+
+def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+               maximize, first_step):
+    """One SGD step of `self` (the parameters) and its momentum buffer, in place; returns
+    self. Per block, as sgd.py's ops do:
+
+        g = -grad if maximize else grad
+        g = g + weight_decay * p
+        buf = g  (first_step)   or   buf = buf * momentum + g * (1 - dampening)
+        g = g + buf * momentum  (nesterov)   or   g = buf
+        p += g * -lr
+    """
+    spec = rules.fused_sgd_("_fused_sgd_", (self, grad, momentum_buffer))
+    np_dtype = spec.dtype.np
+    if np_dtype not in (np.float32, np.float64):
+        return composite.fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum,
+                                    dampening, nesterov, maximize, first_step)
+    num = np_dtype.type
+    c = dict(
+        maximize=maximize, l2=num(weight_decay) if weight_decay != 0 else None,
+        first_step=first_step, momentum=num(momentum), nesterov=nesterov,
+        # add(g, alpha=1) adds g itself (cpu_kernels/pointwise.py's _scaled)
+        damped=None if 1 - dampening == 1 else num(1 - dampening), neg_lr=num(-lr))
+    _blocked(_sgd_block, (self, grad, momentum_buffer), np_dtype, c)
+    return self
+
+
+def _blocked(body, tensors, np_dtype, c):
+    """body(*arrays, g_buf, s_buf, c) over blocks of BLOCK elements of every tensor (None
+    stays None), with two scratch arrays; one block of everything when one is strided
+    (the arrays are views, so the writes land)."""
+    arrays = [None if t is None else t._impl.array() for t in tensors]
+    given = [a for a in arrays if a is not None]
+    if not all(a.flags.c_contiguous for a in given):
+        scratch = [np.empty(given[0].shape, np_dtype) for _ in range(2)]
+        body(*arrays, *scratch, c)
+        return
+    flat = [None if a is None else a.reshape(-1) for a in arrays]   # views: contiguous
+    n = flat[0].size
+    scratch = [np.empty(min(BLOCK, n), np_dtype) for _ in range(2)]
+    for i in range(0, n, BLOCK):
+        j = min(i + BLOCK, n)
+        body(*[None if a is None else a[i:j] for a in flat], *[b[:j - i] for b in scratch], c)
+
+
+def _adam_block(p, g, m, v, vmax, g_buf, s_buf, c):
+    """One block of the Adam step (the module doc's loop body), in place."""
+    if c["maximize"]:
+        np.negative(g, out=g_buf)
+        g = g_buf
+    if c["l2"] is not None:
+        np.multiply(p, c["l2"], out=s_buf)
+        np.add(g, s_buf, out=g_buf)
+        g = g_buf
+    np.subtract(g, m, out=s_buf)
+    if c["lerp_from_start"]:
+        s_buf *= c["lerp_weight"]
+        m += s_buf
+    else:
+        s_buf *= c["lerp_rest"]
+        np.subtract(g, s_buf, out=m)
+    np.multiply(g, g, out=s_buf)
+    s_buf *= c["one_minus_beta2"]
+    v *= c["beta2"]
+    v += s_buf
+    if vmax is not None:
+        np.maximum(vmax, v, out=vmax)
+        v = vmax
+    np.sqrt(v, out=s_buf)
+    s_buf /= c["bias_correction2_sqrt"]
+    s_buf += c["eps"]
+    np.divide(m, s_buf, out=g_buf)          # g is not read again
+    g_buf *= c["neg_step_size"]
+    if c["decay"] is not None:
+        p *= c["decay"]
+    p += g_buf
+
+
+def _sgd_block(p, g, buf, g_buf, s_buf, c):
+    """One block of the SGD step (fused_sgd_'s loop body), in place."""
+    if c["maximize"]:
+        np.negative(g, out=g_buf)
+        g = g_buf
+    if c["l2"] is not None:
+        np.multiply(p, c["l2"], out=s_buf)
+        np.add(g, s_buf, out=g_buf)
+        g = g_buf
+    if buf is not None:
+        if c["first_step"]:
+            np.copyto(buf, g)
+        else:
+            buf *= c["momentum"]
+            if c["damped"] is None:
+                buf += g
+            else:
+                np.multiply(g, c["damped"], out=s_buf)
+                buf += s_buf
+        if c["nesterov"]:
+            np.multiply(buf, c["momentum"], out=s_buf)
+            np.add(g, s_buf, out=g_buf)
+            g = g_buf
+        else:
+            g = buf
+    np.multiply(g, c["neg_lr"], out=s_buf)
+    p += s_buf
