@@ -13,7 +13,7 @@ test it.
                       basic reductions (sum, mean, max, argmax...) and mm/bmm/matmul
     db_views.py       memory ops: copies, conversions, views
     db_<topic>.py     one file per topic (pointwise, reduction, indexing, nn_spatial,
-                      nn_layers, nn_rnn), gathering its db_<topic>_*.py files
+                      nn_layers, nn_rnn, optim), gathering its db_<topic>_*.py files
 
 To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it below.
 """
