@@ -2,7 +2,7 @@
 
     python benchmarks/bench_add_overhead.py
 
-Targets (issue: foundation): 1M-element add within 1.2x NumPy; 1-element add within
+Targets: 1M-element add within 1.2x NumPy; 1-element add within
 4x PyTorch eager.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_autograd.py
 
-Target (issue: autograd): `(x * 2 + 1).sum().backward()` on small tensors within 4x
+Target: `(x * 2 + 1).sum().backward()` on small tensors within 4x
 PyTorch.
 """
 from __future__ import annotations

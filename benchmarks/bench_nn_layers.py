@@ -2,7 +2,7 @@
 
     python benchmarks/bench_nn_layers.py
 
-Targets (issue 4): softmax on 1024x1024 within 2x PyTorch; cross_entropy forward +
+Targets: softmax on 1024x1024 within 2x PyTorch; cross_entropy forward +
 backward (batch 512, 1000 classes) within 2x. PyTorch runs on one thread, like the
 NumPy kernels.
 """

@@ -4,8 +4,8 @@ PyTorch in the same run.
 
     python benchmarks/bench_nn_spatial.py
 
-Target (issue 4): conv2d forward and backward on a 32x3x32x32 batch within 3x PyTorch
-CPU. Also timed: the two layers of the digits CNN that `tensorplay train` runs (issue 9:
+Target: conv2d forward and backward on a 32x3x32x32 batch within 3x PyTorch
+CPU. Also timed: the two layers of the digits CNN that `tensorplay train` runs (target:
 its epoch within 2x PyTorch), where the first layer's input needs no gradient.
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,

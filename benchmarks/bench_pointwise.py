@@ -1,9 +1,9 @@
-"""Pointwise expansion ops on a 1M-element float32 tensor, forward and forward+backward,
+"""Pointwise ops beyond arithmetic on a 1M-element float32 tensor, forward and forward+backward,
 against PyTorch CPU (one thread) in the same run.
 
     python benchmarks/bench_pointwise.py
 
-No targets in the issue for these; the ratios show where a NumPy formulation costs
+No targets for these; the ratios show where a NumPy formulation costs
 (erf goes through math.erf element by element, so gelu is the slow one).
 """
 from __future__ import annotations

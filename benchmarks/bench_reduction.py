@@ -2,7 +2,7 @@
 
     python benchmarks/bench_reduction.py
 
-Targets (issue 4): matmul 512x512 float32 within 1.2x PyTorch. Also timed: linear
+Targets: matmul 512x512 float32 within 1.2x PyTorch. Also timed: linear
 (nn.Linear's op, one np.matmul), and sum / var over a 1024x1024 tensor.
 
 Threads: both libraries get the same number, BENCH_THREADS (default 1): PyTorch through

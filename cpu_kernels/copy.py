@@ -9,8 +9,7 @@ from cpu_kernels._common import out
 
 def copy_(self, src, non_blocking):
     if src._impl.device is not CPU:
-        from tensorplay import _fallback_ops
-        src = _fallback_ops.to_device(src, "cpu")
+        src = src.to("cpu")
     np.copyto(self._impl.array(), src._impl.array(), casting="unsafe")
     return self
 

@@ -1,4 +1,11 @@
-"""Elementwise kernels: one NumPy ufunc each, after PyTorch's type promotion.
+"""The arithmetic operators (+ - * / **, maximum, minimum, xlogy), comparisons, `where`
+and the common unary functions (neg, abs, sign, exp, log, sqrt, sin, cos, tanh, sigmoid,
+relu), with their in-place forms: one NumPy ufunc each, after PyTorch's type promotion.
+
+The rest of the pointwise family is named by topic: pointwise_math.py (float functions,
+rounding, the division family), pointwise_logic.py, pointwise_activations.py,
+pointwise_blend.py (clamp, lerp, addcmul...), pointwise_random.py; _pointwise_common.py
+holds their dtype handling and the in-place recipe.
 
 NumPy broadcasts exactly like PyTorch, so broadcasting needs no code here; a
 shape that does not broadcast makes NumPy raise and the op's shape rule turns
@@ -11,8 +18,10 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
+from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
 from cpu_kernels._common import array_as, float_dtype, out
+from cpu_kernels._pointwise_common import inplace_of
 
 
 def _binary(self, other):
@@ -222,3 +231,15 @@ def sign(self):
     if self._impl.dtype.is_floating_point:
         r = np.where(np.isnan(a), np.zeros((), a.dtype), r)   # PyTorch: sign(nan) is 0
     return out(r, self._impl.dtype)
+
+
+# ---- in place, the unary functions: computed as above, written back into self ---------
+exp_ = inplace_of(exp, pointwise_rules.unary_float, "exp_")
+log_ = inplace_of(log, pointwise_rules.unary_float, "log_")
+sqrt_ = inplace_of(sqrt, pointwise_rules.unary_float, "sqrt_")
+sin_ = inplace_of(sin, pointwise_rules.unary_float, "sin_")
+cos_ = inplace_of(cos, pointwise_rules.unary_float, "cos_")
+tanh_ = inplace_of(tanh, pointwise_rules.unary_float, "tanh_")
+sigmoid_ = inplace_of(sigmoid, pointwise_rules.unary_float, "sigmoid_")
+neg_ = inplace_of(neg, pointwise_rules.unary_neg, "neg_")
+abs_ = inplace_of(abs, pointwise_rules.unary_no_bool, "abs_")

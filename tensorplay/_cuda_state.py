@@ -145,8 +145,8 @@ _seed = _Seed()
 
 def manual_seed(seed):
     """Seed the `cuda` generator (`tp.manual_seed` calls it too): the random fills of
-    triton_kernels/elementwise.py (normal_, uniform_, bernoulli...) draw Philox numbers
-    at (seed, offset). (`tp.randn(..., device="cuda")` draws on the host and copies.)"""
+    triton_kernels/pointwise_expressions.py (normal_, uniform_, bernoulli...) draw
+    Philox numbers at (seed, offset). (`tp.randn(..., device="cuda")` draws on the host and copies.)"""
     _seed.value = int(seed) % (2 ** 31)
     _seed.offset = 0
 

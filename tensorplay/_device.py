@@ -65,7 +65,6 @@ def _intern(kind, index):
 
 
 CPU = device("cpu")
-META = device("meta")
 
 
 def as_device(spec):

@@ -68,8 +68,6 @@ float32 = dtype("float32", np.float32, _FLOAT, 8, True)
 float64 = dtype("float64", np.float64, _FLOAT, 9, True)
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-FLOATING_DTYPES = (float16, bfloat16, float32, float64)
-INTEGRAL_DTYPES = (uint8, int8, int16, int32, int64)
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,

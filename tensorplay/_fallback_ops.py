@@ -1,23 +1,8 @@
-"""The few conversions the dispatcher's fallbacks and the kernels need, in one place."""
+"""Host memory onto a device, for the creation functions and the CPU kernel of `_to_copy`:
+the one conversion that needs to know which backend owns the device."""
 from __future__ import annotations
 
 from tensorplay import _tensor_factory as factory
-
-
-def cast(t, dtype):
-    return t.to(dtype)
-
-
-def contiguous(t):
-    return t.contiguous()
-
-
-def copy_into(dst, src):
-    dst.copy_(src)
-
-
-def to_device(t, device):
-    return t.to(device)
 
 
 def host_to_device(array, dtype, device):

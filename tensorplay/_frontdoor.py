@@ -21,7 +21,6 @@ from tensorplay._device import device as _device_cls
 from tensorplay.errors import ArgumentError, DimError
 
 SCALAR_TYPES = frozenset({int, float, builtins.bool})
-INT_TYPES = frozenset({int})
 FLOAT_TYPES = frozenset({float, int})
 
 

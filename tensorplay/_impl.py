@@ -102,8 +102,8 @@ class TensorImpl:
         self.name = None
 
     def key_set(self):
-        """Computed per call from the device and flags (the seed's `key_set()`): a backend
-        bit, plus its autograd bit unless this is an inference tensor."""
+        """Computed per call from the device and flags, never stored: a backend bit, plus
+        its autograd bit unless this is an inference tensor."""
         backend = self.device.key
         if self.inference:
             return 1 << backend

@@ -1,6 +1,6 @@
 """Registering kernels: `tp.library.Library(key, name)` blocks and the `kernel` decorator.
 
-The Python form of the seed's `TENSORPLAY_LIBRARY_IMPL(CPU, PointwiseCPU)`:
+The Python form of PyTorch's `TORCH_LIBRARY_IMPL(aten, CPU, m)` blocks:
 
     lib = tp.library.Library("CPU", "PointwiseCPU")
     lib.impl("add.Tensor", add_cpu)                     # plain registration

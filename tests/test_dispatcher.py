@@ -12,7 +12,7 @@ import pytest
 import tensorplay as tp
 from tensorplay.dispatch import DispatchKey, DispatchKeySet, explain
 from tensorplay.dispatch import keys as K
-from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+from tensorplay.dispatch.dispatcher import Dispatcher, OpSchema, dispatcher
 from tensorplay.dispatch.registry import ShapeRule, enable_device_fallback, registry_version
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
 from tensorplay.errors import ArgumentError, KernelConstraintError, NoKernelError
@@ -35,7 +35,7 @@ def call(handle, *args):
 
 
 # ---- keys ---------------------------------------------------------------------------
-def test_key_values_are_the_seeds():
+def test_key_values_are_fixed():
     expected = dict(CPU=0, CUDA=1, Vulkan=2, Sparse=3, Meta=4, Python=5,
                     DynamicLayerBackMode=6, AutogradCPU=7, AutogradMeta=11, AutocastCPU=12,
                     AutocastMeta=16, VmapCPU=17, VmapMeta=21, Composite=22, VmapMode=23,
@@ -141,7 +141,7 @@ def test_kernel_miss_names_op_key_and_registered_keys():
 def test_trace_kernel_miss_prints_stack_to_stderr():
     code = (
         "import tensorplay as tp\n"
-        "from tensorplay.dispatch.dispatcher import OpSchema, dispatcher\n"
+        "from tensorplay.dispatch.dispatcher import Dispatcher, OpSchema, dispatcher\n"
         "op = dispatcher.define(OpSchema('test.miss', 'test.miss(Tensor self)', ('self',), (0,)))\n"
         "def caller():\n"
         "    x = tp.ones(1)\n"
@@ -364,3 +364,32 @@ def test_explain_shows_every_hop_of_add():
 def test_dump_lists_the_table():
     text = tp.dispatch.op("add.Tensor").dump()
     assert "CPU" in text and "cpu_kernels.pointwise.add" in text and "Meta" in text
+
+
+def test_keys_numbered_ahead_of_their_use_are_not_shown():
+    # No kernel is registered for Vulkan or Sparse, so neither they nor their Autograd
+    # keys (where the generated wrappers sit) appear in dump(), repr() or explain().
+    handle = tp.dispatch.op("add.Tensor")
+    text = handle.dump()
+    assert "AutogradCPU" in text and "AutogradMeta" in text
+    assert "Vulkan" not in text and "Sparse" not in text
+    assert "Vulkan" not in repr(handle) and "AutogradCPU" in repr(handle)
+    assert "Sparse" not in tp.dispatch.op("relu6").dump()      # no Composite fallback rows
+    a = tp.ones(3, requires_grad=True)
+    with explain(file=False) as ex:
+        a + a
+    assert "excluded {AutogradMeta, AutogradCUDA, AutogradCPU}" in ex.text or \
+        "excluded {AutogradMeta, AutogradCPU}" in ex.text
+    assert "Vulkan" not in ex.text and "Sparse" not in ex.text
+
+
+def test_a_backend_is_shown_once_some_op_has_a_kernel_for_it():
+    private = Dispatcher()                  # not the global one: its keys stay as they are
+    handle = private.define(OpSchema("test.vulkan", "test.vulkan(Tensor self)", ("self",),
+                                     (0,), (), ()))
+    vulkan_bits = K.backend_mask(DispatchKey.Vulkan)
+    assert private.shown_keys() & vulkan_bits == 0
+    handle.register(DispatchKey.Vulkan, lambda self: self)
+    assert private.shown_keys() & vulkan_bits == vulkan_bits
+    assert vulkan_bits == (1 << DispatchKey.Vulkan) | (1 << DispatchKey.AutogradVulkan) | \
+        (1 << DispatchKey.AutocastVulkan) | (1 << DispatchKey.VmapVulkan)

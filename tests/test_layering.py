@@ -50,9 +50,6 @@ ALLOWED = {
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.registry"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",
-    ("triton_kernels.pointwise", "triton_kernels.elementwise"):
-        "elementwise's generated kernels launch through pointwise's `run_expression`; "
-        "pointwise.source() asks elementwise only for the source of one of them",
 }
 
 

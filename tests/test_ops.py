@@ -41,7 +41,7 @@ NOT_IN_DATABASE = {
 # (no GPU), so a plain `pytest` runs the database there in a reduced form: values and
 # in-place forms in float32 and one integer dtype (integer kernels are other code),
 # typed errors, and float32 gradients against PyTorch. The rest of the cuda sweep
-# carries the `slow` mark: the other dtypes (tests/test_triton_*.py check the half paths),
+# carries the `slow` mark: the other dtypes (the tests in tests/triton_backend/ check the half paths),
 # float64 gradcheck/gradgradcheck, aliasing (decided by the device-independent view
 # ops) and the checks that do not depend on the device (`out=`, overload coverage).
 # `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their

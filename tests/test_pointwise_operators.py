@@ -1,4 +1,4 @@
-"""The pointwise expansion beyond the operator database: Python operators (plain,
+"""Pointwise ops beyond what the operator database checks: Python operators (plain,
 reflected, in-place), Python-bool answers, and numerically delicate inputs."""
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_integer_division_by_zero_is_an_error():
 
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
 def test_erf_erfc_accuracy_on_a_dense_grid(dtype):
-    """float32 uses a vectorised fit (cpu_kernels/_pw_erf.py): within ~2 float32 ulps of
+    """float32 uses a vectorised fit (cpu_kernels/_erf.py): within ~2 float32 ulps of
     the correctly rounded value everywhere, tails and the origin included."""
     grid = np.concatenate([np.linspace(-9, 9, 20001), [1e-30, -1e-8, 0.4999, 0.5, 0.5001]])
     x = tp.tensor(grid.tolist(), dtype=dtype)

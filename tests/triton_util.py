@@ -1,4 +1,4 @@
-"""Shared by the tests/test_triton_*.py files: skip without Triton, and compare a
+"""Shared by the test files in tests/triton_backend/: skip without Triton, and compare a
 `cuda` result with the CPU backend's."""
 import numpy as np
 import pytest

@@ -9,14 +9,15 @@ Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
 (triton_kernels/_launch.py). The modules:
 
     _template.py     pointwise kernels generated from one template per arity
-    pointwise.py     the foundation's pointwise ops (one expression each)
-    elementwise.py   the pointwise expansion: math, logic, activations, random fills
+    pointwise_expressions.py  the expression table: every pointwise op as one
+                     expression (arithmetic, math, logic, activations, random fills)
+    pointwise.py     the launchers of those expressions (shape rule, dtype, launch)
     copy.py          copy_, fill_, clone, _to_copy (and the device -> host path)
     reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices)
     reduce_stats.py  amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
     scan.py          cumsum, cumprod
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates)
-    linalg_ext.py    addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
+    matrix.py        addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
     shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
     nn_fused.py      softmax/log_softmax (+ backward), cross-entropy and nll_loss
                      (+ backward), dropout: one program per row

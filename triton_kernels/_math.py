@@ -104,7 +104,7 @@ def pow(x, y):  # noqa: A001 - the op's name
         return result
 
 
-# ---- the pointwise expansion (triton_kernels/elementwise.py) ---------------------------
+# ---- the OPS table of triton_kernels/pointwise_expressions.py --------------------------
 @triton.jit
 def floor(x):
     if x.dtype.is_floating():

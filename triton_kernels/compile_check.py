@@ -47,15 +47,16 @@ def _scalar_type(value):
     return "i32" if isinstance(value, int) else "fp32"
 
 
-def _elementwise_cases(quick):
-    """The pointwise expansion: each expression (with sample arguments when it depends
+def _pointwise_table_cases(quick):
+    """The OPS table of pointwise_expressions.py: each expression (with sample arguments when it depends
     on the call), float32 inputs, a rank-2 result."""
     import triton.language as tl
     from tensorplay import _dtype as dt
     from tensorplay.dispatch.dispatcher import dispatcher
-    from triton_kernels import _template, elementwise
-    for kernel, entry in sorted(elementwise.OPS.items()):
-        if kernel.endswith("_") and kernel[:-1] in elementwise.OPS:
+    from triton_kernels import _template, pointwise
+    from triton_kernels.pointwise_expressions import OPS
+    for kernel, entry in sorted(OPS.items()):
+        if kernel.endswith("_") and kernel[:-1] in OPS:
             continue                     # the in-place form compiles the same expression
         schema = dispatcher.find(entry.op).schema
         tensors = [schema.arg_names[i] for i in schema.tensor_positions]
@@ -65,7 +66,7 @@ def _elementwise_cases(quick):
         a = {n: _FakeTensor(dtype) if n in tensors else _SAMPLE_ARGS.get(n, 0.5)
              for n in schema.arg_names}
         expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
-        name = elementwise._variant(kernel, expr)
+        name = pointwise._variant(kernel, expr)
         fn = _template.kernel(name, expr, len(tensors), 2, tuple(scalars))
         types = {f"{v}_ptr": ptr for v in ("out", "x", "y", "z")}
         types.update({k: _scalar_type(v) for k, v in scalars.items()})
@@ -89,7 +90,7 @@ def cases(quick):
     from triton_kernels import _template, linalg, pointwise, reduction
     for name in MODULES_WITH_CASES:
         yield from importlib.import_module(f"triton_kernels.{name}").compile_cases(quick)
-    yield from _elementwise_cases(quick)
+    yield from _pointwise_table_cases(quick)
     names = ["add", "div", "pow", "where", "eq", "tanh", "copy", "sign"] if quick \
         else list(pointwise.EXPRESSIONS)
     for name in names:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay import _fallback_ops, cuda
+from tensorplay import cuda
 from tensorplay._creation import empty
 from tensorplay._device import as_device
 from tensorplay._impl import impl_from_array
@@ -24,7 +24,7 @@ def copy_(self, src, non_blocking):
     rules.copy_("copy_", (self, src, non_blocking))
     # copy_ is the one op that may mix devices: bring src over, then copy on self's device.
     if self._impl.device.type == "cpu":           # device -> host: the CPU kernel finishes
-        _fallback_ops.copy_into(self, to_copy(src, None, self._impl.device, non_blocking))
+        self.copy_(to_copy(src, None, self._impl.device, non_blocking))
         return self
     if src._impl.device.type == "cpu":           # host -> device
         src = cuda.from_host(src._impl.array(), src._impl.dtype, self._impl.device)

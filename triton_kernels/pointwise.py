@@ -1,65 +1,38 @@
-"""Elementwise ops on the `cuda` device: each is one expression, put into the per-arity
-template of triton_kernels/_template.py.
+"""The launchers of the pointwise ops on `cuda`: each puts an expression of the table in
+triton_kernels/pointwise_expressions.py into the per-arity template of
+triton_kernels/_template.py and launches it.
 
-The launchers below do what the template cannot know: the result's sizes and dtype
-(from the op's shape rule in tensorplay/meta/rules.py, the same rule the Meta
-backend runs), the dtype the expression is computed in (PyTorch's type promotion,
-with fp16/bf16 widened to float32), and where the result goes (a new tensor, or
-`self` for the in-place variants).
+A launcher does what the template cannot know: the result's sizes and dtype (from the
+op's shape rule in tensorplay/meta/, the same rule the Meta backend runs), the dtype
+the expression is computed in (PyTorch's type promotion, with fp16/bf16 widened to
+float32), and where the result goes (a new tensor, or `self` for the in-place
+variants). The launchers of EXPRESSIONS are written out below; those of OPS are made
+from each op's schema by `make_launcher`. Every one ends in `run_expression`.
 
     >>> import triton_kernels; print(triton_kernels.source("sigmoid"))
 """
 from __future__ import annotations
 
+import inspect
+
 import triton
 
 from tensorplay import _dtype as dt
+from tensorplay._backends import resolve
+from tensorplay._generated import functional as F
+from tensorplay._generated.registrations import META_RULES
 from tensorplay._impl import numel_of
-from tensorplay._promotion import result_type2
+from tensorplay._promotion import result_type, result_type2
+from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
+from tensorplay.meta.rules import SELF
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
     new_tensor, operands, pointer,
 )
-
-# op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
-# inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
-EXPRESSIONS = {
-    # binary arithmetic
-    "add": (2, "x + y * alpha", ("alpha",)),
-    "sub": (2, "x - y * alpha", ("alpha",)),
-    "mul": (2, "x * y"),
-    "div": (2, "x / y"),
-    "pow": (2, "_math.pow(x, y)"),
-    "maximum": (2, "_math.maximum(x, y)"),
-    "minimum": (2, "_math.minimum(x, y)"),
-    "xlogy": (2, "_math.xlogy(x, y)"),
-    # comparisons (computed in the inputs' promoted dtype, stored as bool)
-    "eq": (2, "x == y"),
-    "ne": (2, "x != y"),
-    "lt": (2, "x < y"),
-    "le": (2, "x <= y"),
-    "gt": (2, "x > y"),
-    "ge": (2, "x >= y"),
-    # ternary
-    "where": (3, "tl.where(x != 0, y, z)"),
-    # unary
-    "neg": (1, "-x"),
-    "abs": (1, "tl.abs(x)"),
-    "sign": (1, "_math.sign(x)"),
-    "exp": (1, "tl.exp(x)"),
-    "log": (1, "tl.log(x)"),
-    "sqrt": (1, "tl.sqrt(x)"),
-    "sin": (1, "tl.sin(x)"),
-    "cos": (1, "tl.cos(x)"),
-    "tanh": (1, "_math.tanh(x)"),
-    "sigmoid": (1, "tl.sigmoid(x)"),
-    "relu": (1, "tl.where(x < 0, 0, x)"),   # keeps NaN, like torch.relu
-    # conversion (copy_, clone, _to_copy): the store converts to the result's dtype
-    "copy": (1, "x"),
-}
+from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
 
 # Elements per program. The interpreter pays ~0.5 ms per program whatever its size,
 # so it gets bigger blocks; on a GPU 1024 elements over 4 warps streams well.
@@ -72,12 +45,17 @@ def _entry(name):
 
 
 def source(name, rank=1):
-    """The generated Triton source of pointwise kernel `name` for a rank-`rank` result."""
-    from triton_kernels import elementwise
-    if name not in EXPRESSIONS:
-        return elementwise.source(name, rank)
-    arity, expr, scalars = _entry(name)
-    return _template.source(name, expr, arity, rank, scalars)
+    """The generated Triton source of pointwise kernel `name` for a rank-`rank` result
+    (for an OPS entry, its first variant: see `_variant`)."""
+    if name in EXPRESSIONS:
+        arity, expr, scalars = _entry(name)
+        return _template.source(name, expr, arity, rank, scalars)
+    entry = OPS[name]
+    if callable(entry.expr):
+        raise ValueError(f"{name}: the expression depends on the call's arguments; call "
+                         f"the op once and read triton_kernels._template._sources")
+    arity = len(dispatcher.find(entry.op).schema.tensor_positions)
+    return _template.source(_variant(name, entry.expr), entry.expr, arity, rank)
 
 
 def run(name, out, inputs, compute, alpha=1):
@@ -239,3 +217,78 @@ def relu_(self):
     rules.unary_relu("relu_", (self,))
     operands("relu_", self=self)
     return run("relu", self, (self,), self._impl.dtype)
+
+
+# ---- the launchers of OPS, made from each op's schema -------------------------------
+_variants = {}     # (kernel name, expression) -> the template name of that variant
+
+
+def _variant(kernel, expr):
+    name = _variants.get((kernel, expr))
+    if name is None:
+        count = sum(1 for k, _ in _variants if k == kernel)
+        name = _variants[(kernel, expr)] = kernel if count == 0 else f"{kernel}_v{count}"
+    return name
+
+
+def _rule(op):
+    rule_name = META_RULES[op]
+    if "." in rule_name:
+        return resolve("tensorplay.meta", rule_name)
+    from tensorplay.meta import rules
+    return getattr(rules, rule_name)
+
+
+def _compute_dtype(entry, spec, tensors):
+    """In place (spec is SELF) and for tests: the tensors' promoted dtype. Otherwise the
+    result's dtype, as the op's rule gives it."""
+    if entry.compute in ("inputs", "float") or spec is SELF:
+        dtype = result_type(*tensors)
+        if entry.compute == "float" and not dtype.is_floating_point:
+            return dt.float64       # |x - y| of unsigned integers must not wrap around
+        return dtype
+    return spec.dtype
+
+
+def make_launcher(kernel_name, entry):
+    """The CUDA kernel of `entry.op`, with the schema's parameter names."""
+    handle = dispatcher.find(entry.op)
+    names = handle.schema.arg_names
+    positions = handle.schema.tensor_positions
+    inplace = bool(handle.schema.mutable_positions)
+    op = entry.op.partition(".")[0]                 # the name errors use: "clamp_"
+    rule = _rule(entry.op)
+
+    def launcher(*args):
+        a = dict(zip(names, args))
+        tensors = {names[i]: args[i] for i in positions if args[i] is not None}
+        device, moved = operands(op, **tensors)
+        spec = rule(op, args)        # the checks; SELF for the in-place forms
+        compute = _compute_dtype(entry, spec, list(tensors.values()))
+        if entry.check is not None:
+            entry.check(op, a, compute)
+        expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
+        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
+        run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
+        return out
+
+    launcher.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    launcher.__name__ = launcher.__qualname__ = kernel_name
+    launcher.__doc__ = f"{entry.op} on cuda, elementwise: {entry.expr}"
+    return launcher
+
+
+for _kernel_name, _op_entry in OPS.items():
+    globals()[_kernel_name] = make_launcher(_kernel_name, _op_entry)
+del _kernel_name, _op_entry
+
+
+def equal(self, other):
+    """True when both have the same shape and values (not a pointwise result: a bool)."""
+    operands("equal", self=self, other=other)
+    if self._impl.sizes != other._impl.sizes:
+        return False
+    if self._impl.numel() == 0:
+        return True
+    return bool(F.eq(self, other).min().item())

@@ -22,6 +22,6 @@ unset TENSORPLAY_TRITON_INTERPRET
 "$PYTHON" -c "import tensorplay as tp; assert tp.cuda.is_available(), 'no GPU visible'; \
 print('GPU:', __import__('torch').cuda.get_device_name())"
 "$PYTHON" benchmarks/gpu/bench_gpu.py --markdown "$@" | tee benchmarks/gpu/last_run.txt
-"$PYTHON" -m pytest -q tests/test_triton_*.py -p no:cacheprovider -x
+"$PYTHON" -m pytest -q tests/triton_backend/ -p no:cacheprovider -x
 timeout "${TP_GPU_DB_SECONDS:-240}" "$PYTHON" -m pytest -q tests/test_ops.py -k "cuda-" \
     -p no:cacheprovider || echo "operator database on the GPU: exit $? (124: time limit)"

@@ -413,7 +413,7 @@ def load_derivatives(
     return entries
 
 
-# --- Overload ambiguity (the seed's plan_members) ------------------------------
+# --- Overload ambiguity: two overloads no call can tell apart are refused ------------
 
 # Which kinds of Python value each base type accepts at call time. Two arguments
 # "overlap" when they share a kind: then no value in that slot tells them apart.

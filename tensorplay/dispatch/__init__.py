@@ -2,7 +2,7 @@
 (second level). `tp.dispatch.explain()` prints every hop of a call."""
 from tensorplay.dispatch.keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, to_autograd_key, to_autocast_key, to_vmap_key, to_backend_key,
-    is_backend_key, is_autograd_key, is_autocast_key, is_vmap_key, highest_priority_key,
+    is_backend_key, is_autograd_key, highest_priority_key,
 )
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, tls_local_key_sets  # noqa: F401
 from tensorplay.dispatch.trace import explain  # noqa: F401

@@ -1,7 +1,6 @@
 """The dispatcher: one table per operator, one slot per dispatch key.
 
-`OperatorHandle.call(ks, *args)` is the single place a kernel is invoked by key
-(the seed's `DispatchStub::call`):
+`OperatorHandle.call(ks, *args)` is the single place a kernel is invoked by key:
 
     ks  = (keys of the tensor arguments | TLS included) & ~TLS excluded
     key = highest set bit of ks
@@ -21,12 +20,12 @@ import sys
 import traceback
 
 from tensorplay.dispatch.keys import (
-    AUTOGRAD_OFFSET, DispatchKey, NUM_KEYS, NUM_BACKENDS, is_autograd_key, is_backend_key,
-    format_keys,
+    AUTOGRAD_OFFSET, DispatchKey, NUM_KEYS, NUM_BACKENDS, backend_mask, is_autograd_key,
+    is_backend_key, format_keys,
 )
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
-from tensorplay.dispatch.registry import KernelRegistry, bump_version
+from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
 from tensorplay.errors import ArgumentError, NoKernelError
 
 
@@ -126,9 +125,12 @@ class OperatorHandle:
         return sig
 
     def _resolve(self):
-        """Precompute what each key runs, with the seed's fallbacks applied."""
+        """Precompute what each key runs, with the fallbacks applied: a backend key with
+        no kernel runs Composite; an autograd key with nothing registered runs the
+        Composite decomposition above autograd, unless the backend has a kernel."""
         composite = self.kernels[DispatchKey.Composite]
-        has_autograd = any(self.kernels[k] is not None for k in range(7, 12))
+        has_autograd = any(self.kernels[k] is not None
+                           for k in range(AUTOGRAD_OFFSET, AUTOGRAD_OFFSET + NUM_BACKENDS))
         for k in range(NUM_KEYS):
             if k < NUM_BACKENDS:
                 reg = self.registries.get(k)
@@ -151,7 +153,7 @@ class OperatorHandle:
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
-                # with a kernel of its own overrides the decomposition (the seed's rule).
+                # with a kernel of its own overrides the decomposition.
                 self.resolved[k] = _drop_keyset(composite)
             else:
                 self.resolved[k] = FALLTHROUGH
@@ -183,9 +185,14 @@ class OperatorHandle:
     # A wrapper that redispatches below itself calls the same entry point.
     redispatch = call
 
+    def registered_keys(self):
+        """Names of the keys something was registered at, on the backends shown."""
+        shown = dispatcher.shown_keys()
+        return [DispatchKey(k).name for k in range(NUM_KEYS)
+                if (self.kernels[k] is not None or k in self.registries) and shown >> k & 1]
+
     def miss(self, key):
-        have = [DispatchKey(k).name for k in range(NUM_KEYS)
-                if self.kernels[k] is not None or k in self.registries]
+        have = self.registered_keys()
         key_name = DispatchKey(key).name if key >= 0 else "<no key>"
         msg = (f"{self.name}: no kernel for dispatch key {key_name}; kernels are registered "
                f"for: {', '.join(have) if have else 'no key at all'}")
@@ -195,16 +202,16 @@ class OperatorHandle:
         raise NoKernelError(msg, op=self.name)
 
     def __repr__(self):
-        keys = [DispatchKey(k).name for k in range(NUM_KEYS)
-                if self.kernels[k] is not None or k in self.registries]
-        return f"<OperatorHandle {self.name} kernels={keys}>"
+        return f"<OperatorHandle {self.name} kernels={self.registered_keys()}>"
 
     def dump(self):
-        """The dispatch table as text: one line per key that has something to run."""
+        """The dispatch table as text: one line per key that has something to run, on a
+        backend some op has a kernel for (not the keys numbered ahead of their use)."""
         lines = [f"{self.name}: {self.schema.text}"]
+        shown = dispatcher.shown_keys()
         for k in range(NUM_KEYS):
             r = self.resolved[k]
-            if r is None or r is FALLTHROUGH:
+            if r is None or r is FALLTHROUGH or not shown >> k & 1:
                 continue
             r = getattr(r, "registry", r)
             if isinstance(r, KernelRegistry):
@@ -244,6 +251,7 @@ class Dispatcher:
 
     def __init__(self):
         self.ops = {}
+        self._shown = (-1, 0)          # (registry version, mask) of shown_keys()
 
     def define(self, schema):
         handle = self.ops.get(schema.name)
@@ -261,18 +269,22 @@ class Dispatcher:
             raise KeyError(f"no operator named '{name}'{hint}") from None
 
 
+    def shown_keys(self):
+        """The bitmask of keys worth printing: every key, except a backend that no op
+        has a kernel for (Vulkan, Sparse) and the keys derived from it. Recomputed when a
+        registration bumps the registry version."""
+        version = registry_version()
+        if self._shown[0] != version:
+            mask = -1
+            for backend in range(NUM_BACKENDS):
+                if not any(h._has_backend_kernel(backend) for h in self.ops.values()):
+                    mask &= ~backend_mask(backend)
+            self._shown = (version, mask)
+        return self._shown[1]
+
+
 dispatcher = Dispatcher()
 
 
-def keyset_of(*tensors):
-    """Union of key sets of the tensors among `tensors` (None and non-tensors skipped)."""
-    ks = 0
-    for t in tensors:
-        impl = getattr(t, "_impl", None)
-        if impl is not None:
-            ks |= impl.key_set()
-    return ks
-
-
 __all__ = ["dispatcher", "Dispatcher", "OperatorHandle", "OpSchema", "FALLTHROUGH",
-           "keyset_of", "format_keys"]
+           "format_keys"]

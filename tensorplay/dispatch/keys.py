@@ -1,8 +1,10 @@
 """Dispatch keys and key sets: the first level of routing.
 
-The numbers are the seed's, on purpose: a derived key is its backend key plus a
-fixed offset (`AutogradCPU == CPU + 7`), so deriving it is arithmetic, not a
-table lookup, and the key with the highest number wins.
+The numbering is the rule: a derived key is its backend key plus a fixed offset
+(`AutogradCPU == CPU + AUTOGRAD_OFFSET`), so deriving it is arithmetic, not a table
+lookup, and the key with the highest number wins. Some keys are numbered ahead of
+what uses them (the Vulkan and Sparse backends, Autocast*, Vmap*, the mode keys): no
+kernel is registered there, and `dump()` / `explain()` leave them out.
 
 A key set is a plain `int` bitmask (bit k set = key k present): union is `|`,
 removal is `& ~`, and the highest-priority key is `ks.bit_length() - 1`.
@@ -42,10 +44,11 @@ class DispatchKey(enum.IntEnum):
     EndOfKeys = 25
 
 
-AUTOGRAD_OFFSET = 7
-AUTOCAST_OFFSET = 12
-VMAP_OFFSET = 17
 NUM_BACKENDS = 5            # CPU .. Meta
+AUTOGRAD_OFFSET = int(DispatchKey.AutogradCPU)
+AUTOCAST_OFFSET = int(DispatchKey.AutocastCPU)
+VMAP_OFFSET = int(DispatchKey.VmapCPU)
+DERIVED_OFFSETS = (AUTOGRAD_OFFSET, AUTOCAST_OFFSET, VMAP_OFFSET)
 NUM_KEYS = int(DispatchKey.EndOfKeys)
 
 BACKEND_KEYS = tuple(DispatchKey(k) for k in range(NUM_BACKENDS))
@@ -71,17 +74,9 @@ def is_autograd_key(key):
     return AUTOGRAD_OFFSET <= key < AUTOGRAD_OFFSET + NUM_BACKENDS
 
 
-def is_autocast_key(key):
-    return AUTOCAST_OFFSET <= key < AUTOCAST_OFFSET + NUM_BACKENDS
-
-
-def is_vmap_key(key):
-    return VMAP_OFFSET <= key < VMAP_OFFSET + NUM_BACKENDS
-
-
 def to_backend_key(key):
     """The backend under a derived key: AutogradCUDA -> CUDA. Backend keys map to themselves."""
-    for offset in (VMAP_OFFSET, AUTOCAST_OFFSET, AUTOGRAD_OFFSET):
+    for offset in DERIVED_OFFSETS:
         if offset <= key < offset + NUM_BACKENDS:
             return DispatchKey(key - offset)
     if is_backend_key(key):
@@ -89,14 +84,15 @@ def to_backend_key(key):
     raise ValueError(f"{DispatchKey(key).name} has no backend key")
 
 
-def _mask(offset):
-    return ((1 << NUM_BACKENDS) - 1) << offset
+AUTOGRAD_MASK = ((1 << NUM_BACKENDS) - 1) << AUTOGRAD_OFFSET     # every Autograd* key
 
 
-BACKEND_MASK = _mask(0)
-AUTOGRAD_MASK = _mask(AUTOGRAD_OFFSET)
-AUTOCAST_MASK = _mask(AUTOCAST_OFFSET)
-VMAP_MASK = _mask(VMAP_OFFSET)
+def backend_mask(backend):
+    """The bits of a backend key and of every key derived from it."""
+    bits = 1 << backend
+    for offset in DERIVED_OFFSETS:
+        bits |= 1 << (backend + offset)
+    return bits
 
 
 def highest_priority_key(ks):
@@ -157,5 +153,6 @@ class DispatchKeySet:
         return "DispatchKeySet({" + ", ".join(k.name for k in self) + "})"
 
 
-def format_keys(bits):
-    return "{" + ", ".join(k.name for k in DispatchKeySet(bits)) + "}"
+def format_keys(bits, shown=-1):
+    """`{AutogradCPU, CPU}`: the keys of `bits` that are also in the mask `shown`."""
+    return "{" + ", ".join(k.name for k in DispatchKeySet(bits & shown)) + "}"

@@ -278,7 +278,6 @@ class KernelRegistry:
             trace.hop("fallback", plan.note)
         if plan.to_cpu:
             return self.run_on_cpu(args)
-        from tensorplay import _fallback_ops as ops
         schema = self.handle.schema
         new_args = list(args)
         originals = {}
@@ -286,9 +285,9 @@ class KernelRegistry:
             a = args[i]
             if a is None or i in schema.list_positions:
                 if a is not None:
-                    new_args[i] = [self._convert(t, plan, ops) for t in a]
+                    new_args[i] = [self._convert(t, plan) for t in a]
                 continue
-            converted = self._convert(a, plan, ops)
+            converted = self._convert(a, plan)
             if converted is not a:
                 new_args[i] = converted
                 originals[i] = a
@@ -296,24 +295,23 @@ class KernelRegistry:
         # Mutated arguments: write the result back into the caller's tensor.
         for i in schema.mutable_positions:
             if i in originals:
-                ops.copy_into(originals[i], new_args[i])
+                originals[i].copy_(new_args[i])
                 if out is new_args[i]:
                     out = originals[i]
         if plan.promote_to is not None:
             narrow, wide = plan.promote_to
-            out = _map_tensors(out, lambda t: ops.cast(t, narrow) if t.dtype is wide else t)
+            out = _map_tensors(out, lambda t: t.to(narrow) if t.dtype is wide else t)
         return out
 
     @staticmethod
-    def _convert(t, plan, ops):
+    def _convert(t, plan):
         if plan.promote_to is not None and t.dtype is plan.promote_to[0]:
-            t = ops.cast(t, plan.promote_to[1])
+            t = t.to(plan.promote_to[1])
         if plan.make_contiguous and not t._impl.is_contiguous:
-            t = ops.contiguous(t)
+            t = t.contiguous()
         return t
 
     def run_on_cpu(self, args):
-        from tensorplay import _fallback_ops as ops
         warnings.warn(f"{self.handle.name}: no {self._key_name()} kernel, computing on the "
                       f"CPU (device fallback enabled)", stacklevel=4)
         device = None
@@ -321,15 +319,15 @@ class KernelRegistry:
         for a in args:
             if hasattr(a, "_impl"):
                 device = a.device
-                moved.append(ops.to_device(a, "cpu"))
+                moved.append(a.to("cpu"))
             elif isinstance(a, (list, tuple)) and a and hasattr(a[0], "_impl"):
                 device = a[0].device
-                moved.append([ops.to_device(t, "cpu") for t in a])
+                moved.append([t.to("cpu") for t in a])
             else:
                 moved.append(a)
         from tensorplay.dispatch.keys import DispatchKey
         out = self.handle.call(1 << DispatchKey.CPU, *moved)
-        return _map_tensors(out, lambda t: ops.to_device(t, device))
+        return _map_tensors(out, lambda t: t.to(device))
 
 
 def _list_aware_dtypes(schema, args):

@@ -1,13 +1,22 @@
 """`tp.dispatch.explain()`: the teaching view of a call, every hop printed.
 
+    >>> a = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> with tp.dispatch.explain():
-    ...     c = a + b
-    add.Tensor(float32[3] requires_grad, float32[3])
-      key set   {AutogradCPU, CPU}  = tensors {AutogradCPU, CPU} | included {} - excluded {}
-      dispatch  AutogradCPU -> autograd wrapper tensorplay._generated.autograd_wrappers.add_Tensor
-      ...
+    ...     c = a + tp.ones(3)
+    add.Tensor(float32[3] requires_grad, float32[3], 1)
+      key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
+        dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
+      add.Tensor(float32[3] requires_grad, float32[3], 1)
+        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradCUDA, AutogradCPU}
+          dispatch  CPU -> kernel registry (1 candidate)
+          candidate cpu_kernels.pointwise.add (priority 0): accepted
+          cache     miss (float32, float32) -> cpu_kernels.pointwise.add
+          kernel    cpu_kernels.pointwise.add
+        result    float32[3]
+      result    float32[3] requires_grad
 
-The hot path pays one attribute check (`state.active`) for all of this.
+Key sets leave out the keys numbered ahead of their use (`Dispatcher.shown_keys`). The
+hot path pays one attribute check (`state.active`) for all of this.
 """
 from __future__ import annotations
 
@@ -58,13 +67,14 @@ def describe(value):
 
 
 def traced_call(handle, ks, args):
-    from tensorplay.dispatch.dispatcher import FALLTHROUGH
+    from tensorplay.dispatch.dispatcher import FALLTHROUGH, dispatcher
     from tensorplay.dispatch.registry import KernelRegistry
     lk = local_keys
     eff = (ks | lk.included) & ~lk.excluded
+    shown = dispatcher.shown_keys()
     _line(f"{handle.name}({', '.join(describe(a) for a in args)})")
-    hop("key set", f"{format_keys(eff)} = given {format_keys(ks)} | included "
-        f"{format_keys(lk.included)} - excluded {format_keys(lk.excluded)}")
+    hop("key set", f"{format_keys(eff, shown)} = given {format_keys(ks, shown)} | included "
+        f"{format_keys(lk.included, shown)} - excluded {format_keys(lk.excluded, shown)}")
     state.depth += 1
     try:
         while True:

@@ -1,4 +1,5 @@
-"""Shape and dtype rules of the pointwise expansion: math, logic, activations, random.
+"""Shape and dtype rules of the pointwise ops beyond arithmetic (rules.py): math, logic,
+activations, random, and the in-place forms.
 
 Same contract as rules.py: `rule(op, args) -> OutSpec | SELF`, or a typed error that
 names the op and the argument. In-place rules (op names ending in `_`) check that the
@@ -49,7 +50,6 @@ def require_float(op, name, t):
 
 
 _NOT_BOOL = (dt.bool,)
-_INTEGRAL = (dt.bool, dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)
 
 
 # ---- unary --------------------------------------------------------------------------
@@ -72,7 +72,7 @@ def unary_no_bool(op, args):
 
 
 def unary_neg(op, args):
-    """neg_: the foundation's check (no bool), then the in-place result."""
+    """neg_: neg's check (no bool), then the in-place result."""
     rules.unary_neg(op, args)
     return unary_same(op, args)
 

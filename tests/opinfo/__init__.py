@@ -9,13 +9,15 @@ test it.
 
     core.py           OpInfo, SampleInput, ErrorInput, make_tensor, the PyTorch bridge
     samples.py        sample generators shared by families of ops (unary, binary, ...)
-    db_foundation.py  the foundation's math: arithmetic, comparisons, reductions, matmul
-    db_views.py       the foundation's memory ops: copies, conversions, views
-    db_<topic>.py     later expansions (nn ops, reductions, ...) add their own file
+    db_arithmetic.py  arithmetic, comparisons, `where`, the common unary functions, the
+                      basic reductions (sum, mean, max, argmax...) and mm/bmm/matmul
+    db_views.py       memory ops: copies, conversions, views
+    db_<topic>.py     one file per topic (pointwise, reduction, indexing, nn_spatial,
+                      nn_layers, nn_rnn, optim), gathering its db_<topic>_*.py files
 
 To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it below.
 """
-from opinfo.db_foundation import op_db as _foundation
+from opinfo.db_arithmetic import op_db as _arithmetic
 from opinfo.db_views import op_db as _views
 from opinfo.db_pointwise import op_db as _pointwise
 from opinfo.db_reduction import op_db as _reduction
@@ -26,7 +28,7 @@ from opinfo.db_nn_rnn import op_db as _nn_rnn
 from opinfo.db_optim import op_db as _optim
 from opinfo.db_common_helpers import op_db as _common_helpers
 
-op_db = [*_foundation, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
+op_db = [*_arithmetic, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
          *_nn_layers, *_nn_rnn, *_optim, *_common_helpers]
 
 __all__ = ["op_db"]

@@ -1,4 +1,4 @@
-"""Operator database entries: the pointwise expansion (see opinfo/__init__.py).
+"""Operator database entries: the pointwise ops beyond arithmetic (see opinfo/__init__.py).
 
     db_pointwise_math.py         float functions, rounding, division, clamp, lerp, ...
     db_pointwise_logic.py        isnan/isclose/equal, logical and bitwise ops

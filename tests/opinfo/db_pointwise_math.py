@@ -1,6 +1,6 @@
-"""Database entries for the pointwise math of the expansion: float functions, rounding,
-the division family, clamp/clip, lerp, addcmul/addcdiv, nan_to_num, and the in-place
-forms of the foundation's unary ops."""
+"""Database entries for the pointwise math: float functions, rounding, the division
+family, clamp/clip, lerp, addcmul/addcdiv, nan_to_num, and the in-place forms of the
+unary functions of db_arithmetic.py (exp_, log_, ..., abs_)."""
 from __future__ import annotations
 
 from functools import partial
@@ -106,8 +106,8 @@ UNARY += [
            sample_inputs_func=_logit_samples, error_inputs_func=errors_inplace_int),
 ]
 
-# The foundation's unary ops, in place.
-_FOUNDATION_INPLACE = (
+# The unary functions of db_arithmetic.py, in place.
+_UNARY_INPLACE = (
     ("exp", ALL_DTYPES, {}), ("log", ALL_DTYPES, {"low": 0.1, "high": 5}),
     ("sqrt", ALL_DTYPES, {"low": 0.1, "high": 5}), ("sin", ALL_DTYPES, {}),
     ("cos", ALL_DTYPES, {}), ("tanh", ALL_DTYPES, {}), ("sigmoid", ALL_DTYPES, {}),
@@ -117,7 +117,7 @@ UNARY += [
     OpInfo(name, "inplace", overloads=(f"{name}_",), inplace=f"{name}_", dtypes=dtypes,
            supports_autograd=False, sample_inputs_func=partial(sample_inputs_unary, **opts),
            error_inputs_func=errors_inplace_int if dtypes is ALL_DTYPES else None)
-    for name, dtypes, opts in _FOUNDATION_INPLACE
+    for name, dtypes, opts in _UNARY_INPLACE
 ]
 
 

@@ -1,4 +1,4 @@
-"""Database entries for the foundation ops about memory: copies and fills, dtype and
+"""Database entries for the ops about memory: copies and fills, dtype and
 device conversions, and views (which must alias their input exactly when PyTorch's do:
 `test_aliasing_matches_torch` checks storage, offsets, strides, version counter and
 writes through the view against PyTorch for every entry).

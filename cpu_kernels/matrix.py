@@ -1,4 +1,5 @@
-"""Linear algebra beyond mm/bmm: mv, dot, addmm, addmv, baddbmm, linear, einsum, tril/triu, diag.
+"""Matrix and vector kernels besides the matmul itself (linalg.py: mm, bmm): mv, dot, addmm,
+addmv, baddbmm, linear, einsum, and the triangle and diagonal ops tril/triu, diag.
 
 Products accumulate half types in float32 and round once (as PyTorch does, and as
 linalg.py's mm does). `linear` is one np.matmul (plus the bias): it is the hot path of

@@ -1,15 +1,13 @@
 """Pointwise kernels that combine several inputs or bounds: clamp (number or tensor
-bounds), lerp, addcmul, addcdiv, nan_to_num; and the in-place forms of the foundation's
-unary ops (exp_, log_, ..., which compute with the foundation's kernels)."""
+bounds), lerp, addcmul, addcdiv, nan_to_num, and their in-place forms."""
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 
 from tensorplay.meta import pointwise as rules
-from cpu_kernels import pointwise as foundation
 from cpu_kernels._common import out
-from cpu_kernels._pw_common import arrays, compute_np, inplace_of, promoted
+from cpu_kernels._pointwise_common import arrays, compute_np, inplace_of, promoted
 
 
 def clamp(self, min, max):  # noqa: A002 - the schema's names
@@ -105,17 +103,6 @@ lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
 addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
 addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
 nan_to_num_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
-
-exp_ = inplace_of(foundation.exp, rules.unary_float, "exp_")
-log_ = inplace_of(foundation.log, rules.unary_float, "log_")
-sqrt_ = inplace_of(foundation.sqrt, rules.unary_float, "sqrt_")
-sin_ = inplace_of(foundation.sin, rules.unary_float, "sin_")
-cos_ = inplace_of(foundation.cos, rules.unary_float, "cos_")
-tanh_ = inplace_of(foundation.tanh, rules.unary_float, "tanh_")
-sigmoid_ = inplace_of(foundation.sigmoid, rules.unary_float, "sigmoid_")
-neg_ = inplace_of(foundation.neg, rules.unary_neg, "neg_")
-abs_ = inplace_of(foundation.abs, rules.unary_no_bool, "abs_")
-
 
 def clamp_max_tensor(self, max):  # noqa: A002
     """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""

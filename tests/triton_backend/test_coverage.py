@@ -41,5 +41,5 @@ def test_record_how_each_op_runs_on_cuda():
 def test_every_op_runs_on_cuda():
     """An op with neither a CUDA kernel nor a Composite decomposition cannot run on
     `cuda`: give it `CUDA: module.fn` in ops.yaml (for a pointwise op, one expression in
-    triton_kernels/pointwise.py or elementwise.py)."""
+    triton_kernels/pointwise.py)."""
     assert cuda_table()["none"] == []

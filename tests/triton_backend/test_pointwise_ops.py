@@ -1,6 +1,6 @@
-"""The pointwise expansion on `cuda` (triton_kernels/elementwise.py) against the CPU
-backend: float functions, rounding, the division family, blends, logic and bitwise ops,
-activations, in-place forms, and the Philox random fills."""
+"""The pointwise ops of the OPS table (triton_kernels/pointwise_expressions.py) on `cuda`
+against the CPU backend: float functions, rounding, the division family, blends, logic
+and bitwise ops, activations, in-place forms, and the Philox random fills."""
 import numpy as np
 import pytest
 
@@ -9,7 +9,7 @@ from triton_util import CUDA, assert_same, make
 import tensorplay as tp
 import triton_kernels
 from tensorplay.errors import ArgumentError
-from triton_kernels import elementwise
+from triton_kernels import pointwise
 
 X = make((3, 4), seed=1)                          # values in [-2, 2)
 POSITIVE = make((3, 4), low=0.1, high=3.0, seed=2)
@@ -164,12 +164,12 @@ def test_inplace_forms_write_through_views(name):
     check(apply, X * 3)
 
 
-def test_source_of_an_expansion_kernel():
+def test_source_of_an_ops_table_kernel():
     text = triton_kernels.source("hardsigmoid")
     assert "result = _math.minimum(_math.maximum(x + 3.0, 0.0), 6.0) / 6.0" in text
     assert "def hardsigmoid_kernel_rank1(" in tp.cuda.source("hardsigmoid")
     with pytest.raises(ValueError, match="depends on the call"):
-        elementwise.source("gelu")       # 'none' or 'tanh': two expressions
+        pointwise.source("gelu")       # 'none' or 'tanh': two expressions
 
 
 # ---- random fills: Philox at (seed, offset), reproducible -----------------------------

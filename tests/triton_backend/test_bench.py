@@ -8,7 +8,7 @@ from triton_util import CUDA  # noqa: F401 - skips without Triton
 
 import tensorplay as tp
 
-BENCH = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "gpu" / "bench_gpu.py"
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "bench_gpu.py"
 
 
 def load():

@@ -1,6 +1,6 @@
 """The reduction family on `cuda` against the CPU backend: statistical reductions
 (triton_kernels/reduce_stats.py), scans (scan.py), linear algebra beyond mm
-(linalg_ext.py) and the shape ops that copy (shape_ops.py), forward and backward."""
+(matrix.py) and the shape ops that copy (shape_ops.py), forward and backward."""
 import pytest
 
 from triton_util import assert_same, make

@@ -1,20 +1,29 @@
-"""The pointwise expansion on the `cuda` device: math, rounding, division, logic,
-bitwise, blends (clamp, lerp, addcmul...), activations and random fills, each one an
-expression put into the per-arity template of triton_kernels/_template.py.
+"""The expression table of the pointwise ops on `cuda`: each op is one Triton expression
+over its tensor inputs x, y, z (converted to the compute dtype) and named scalars, which
+triton_kernels/_template.py puts into a kernel of the right arity and rank. The
+launchers that check, allocate and launch are in triton_kernels/pointwise.py.
 
-An entry names the op it serves and its expression; everything else comes from the
-op itself. The kernel's parameters are the schema's (the dispatcher checks them), its
+Two tables:
+
+    EXPRESSIONS  the arithmetic operators, comparisons, `where` and the common unary
+                 functions (add, mul, eq, exp, relu...): pointwise.py writes their
+                 launchers by hand, because they are the hot path of every model
+    OPS          everything else (math, rounding, division, logic, bitwise, blends such
+                 as clamp/lerp/addcmul, activations and random fills): an entry names
+                 the op it serves and its expression; pointwise.py makes the launcher
+                 from the op itself
+
+For OPS, the kernel's parameters are the schema's (the dispatcher checks them), its
 result's shape and dtype come from the op's shape rule (ops.yaml `meta:`, the same
 rule the Meta backend runs), and the in-place forms (`exp_`, `clamp_`...) write
 through self's strides. An expression that depends on a non-tensor argument (gelu's
 `approximate`, clamp's optional bounds) is a function of the call's arguments that
 returns the expression text and its scalar arguments.
 
-    >>> import triton_kernels; print(triton_kernels.source("leaky_relu"))
+    >>> import triton_kernels; print(triton_kernels.source("silu"))
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -22,16 +31,46 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay import cuda
-from tensorplay._backends import resolve
 from tensorplay._generated import functional as F
-from tensorplay._generated.registrations import META_RULES
-from tensorplay._promotion import result_type
-from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import ArgumentError
-from tensorplay.meta.rules import SELF
-from triton_kernels import _template
-from triton_kernels._launch import new_tensor, operands
-from triton_kernels.pointwise import EXPRESSIONS, run_expression
+
+# op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
+# inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
+EXPRESSIONS = {
+    # binary arithmetic
+    "add": (2, "x + y * alpha", ("alpha",)),
+    "sub": (2, "x - y * alpha", ("alpha",)),
+    "mul": (2, "x * y"),
+    "div": (2, "x / y"),
+    "pow": (2, "_math.pow(x, y)"),
+    "maximum": (2, "_math.maximum(x, y)"),
+    "minimum": (2, "_math.minimum(x, y)"),
+    "xlogy": (2, "_math.xlogy(x, y)"),
+    # comparisons (computed in the inputs' promoted dtype, stored as bool)
+    "eq": (2, "x == y"),
+    "ne": (2, "x != y"),
+    "lt": (2, "x < y"),
+    "le": (2, "x <= y"),
+    "gt": (2, "x > y"),
+    "ge": (2, "x >= y"),
+    # ternary
+    "where": (3, "tl.where(x != 0, y, z)"),
+    # unary
+    "neg": (1, "-x"),
+    "abs": (1, "tl.abs(x)"),
+    "sign": (1, "_math.sign(x)"),
+    "exp": (1, "tl.exp(x)"),
+    "log": (1, "tl.log(x)"),
+    "sqrt": (1, "tl.sqrt(x)"),
+    "sin": (1, "tl.sin(x)"),
+    "cos": (1, "tl.cos(x)"),
+    "tanh": (1, "_math.tanh(x)"),
+    "sigmoid": (1, "tl.sigmoid(x)"),
+    "relu": (1, "tl.where(x < 0, 0, x)"),   # keeps NaN, like torch.relu
+    # conversion (copy_, clone, _to_copy): the store converts to the result's dtype
+    "copy": (1, "x"),
+}
+
 
 Expression = Union[str, Callable]
 
@@ -197,8 +236,9 @@ def _probabilities(arg):
     return check
 
 
-_FOUNDATION = {name: EXPRESSIONS[name][1] for name in
-               ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
+# The unary functions of EXPRESSIONS whose in-place forms (exp_, neg_...) are OPS entries.
+_UNARY_INPLACE = {name: EXPRESSIONS[name][1] for name in
+                  ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
 
 # kernel name (what ops.yaml's `CUDA:` names) -> the op and its expression
 OPS = {
@@ -326,95 +366,6 @@ for _kernel in sorted(_INPLACE):
     _entry = OPS[_kernel]
     OPS[f"{_kernel}_"] = Pointwise(_inplace_op(_entry.op), _entry.expr, _entry.compute,
                                    _entry.check)
-for _name, _expr in _FOUNDATION.items():   # exp_, neg_, ...: the foundation's expressions
+for _name, _expr in _UNARY_INPLACE.items():
     OPS[f"{_name}_"] = Pointwise(f"{_name}_", _expr)
 del _kernel, _entry, _name, _expr
-
-
-# ---- the launchers ----------------------------------------------------------------------
-_variants = {}     # (kernel name, expression) -> the template name of that variant
-
-
-def _variant(kernel, expr):
-    name = _variants.get((kernel, expr))
-    if name is None:
-        count = sum(1 for k, _ in _variants if k == kernel)
-        name = _variants[(kernel, expr)] = kernel if count == 0 else f"{kernel}_v{count}"
-    return name
-
-
-def _rule(op):
-    rule_name = META_RULES[op]
-    if "." in rule_name:
-        return resolve("tensorplay.meta", rule_name)
-    from tensorplay.meta import rules
-    return getattr(rules, rule_name)
-
-
-def _compute_dtype(entry, spec, tensors):
-    """In place (spec is SELF) and for tests: the tensors' promoted dtype. Otherwise the
-    result's dtype, as the op's rule gives it."""
-    if entry.compute in ("inputs", "float") or spec is SELF:
-        dtype = result_type(*tensors)
-        if entry.compute == "float" and not dtype.is_floating_point:
-            return dt.float64       # |x - y| of unsigned integers must not wrap around
-        return dtype
-    return spec.dtype
-
-
-def make_launcher(kernel_name, entry):
-    """The CUDA kernel of `entry.op`, with the schema's parameter names."""
-    handle = dispatcher.find(entry.op)
-    names = handle.schema.arg_names
-    positions = handle.schema.tensor_positions
-    inplace = bool(handle.schema.mutable_positions)
-    op = entry.op.partition(".")[0]                 # the name errors use: "clamp_"
-    rule = _rule(entry.op)
-
-    def launcher(*args):
-        a = dict(zip(names, args))
-        tensors = {names[i]: args[i] for i in positions if args[i] is not None}
-        device, moved = operands(op, **tensors)
-        spec = rule(op, args)        # the checks; SELF for the in-place forms
-        compute = _compute_dtype(entry, spec, list(tensors.values()))
-        if entry.check is not None:
-            entry.check(op, a, compute)
-        expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
-        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
-        run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
-        return out
-
-    launcher.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    launcher.__name__ = launcher.__qualname__ = kernel_name
-    launcher.__doc__ = f"{entry.op} on cuda, elementwise: {entry.expr}"
-    return launcher
-
-
-for _kernel, _entry in OPS.items():
-    globals()[_kernel] = make_launcher(_kernel, _entry)
-del _kernel, _entry
-
-
-def equal(self, other):
-    """True when both have the same shape and values (not a pointwise result: a bool)."""
-    operands("equal", self=self, other=other)
-    if self._impl.sizes != other._impl.sizes:
-        return False
-    if self._impl.numel() == 0:
-        return True
-    return bool(F.eq(self, other).min().item())
-
-
-def source(kernel, rank=1):
-    """The generated source of `kernel` (its first variant, for an expression that
-    depends on the call)."""
-    entry = OPS[kernel]
-    if callable(entry.expr):
-        raise ValueError(f"{kernel}: the expression depends on the call's arguments; call "
-                         f"the op once and read triton_kernels._template._sources")
-    arity = len(dispatcher.find(entry.op).schema.tensor_positions)
-    return _template.source(_variant(kernel, entry.expr), entry.expr, arity, rank)
-
-
-__all__ = sorted(OPS) + ["equal", "source"]

@@ -10,7 +10,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay.meta import pointwise as rules
 from cpu_kernels._common import out
-from cpu_kernels._pw_common import arrays, inplace_of, promoted
+from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
 
 
 def _unary_test(name, fn):

@@ -10,7 +10,7 @@ import pytest
 
 from triton_util import CUDA  # noqa: F401 - skips without Triton
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]      # the repository root
 
 
 def test_kernels_compile_for_sm90():

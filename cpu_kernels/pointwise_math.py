@@ -10,9 +10,9 @@ import numpy as np
 
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import pointwise as rules
-from cpu_kernels import _pw_erf
+from cpu_kernels import _erf
 from cpu_kernels._common import float_dtype, out
-from cpu_kernels._pw_common import arrays, inplace_of, promoted, unary_float_kernel
+from cpu_kernels._pointwise_common import arrays, inplace_of, promoted, unary_float_kernel
 
 
 
@@ -34,8 +34,8 @@ acos = unary_float_kernel("acos", np.arccos)
 atan = unary_float_kernel("atan", np.arctan)
 sinh = unary_float_kernel("sinh", np.sinh)
 cosh = unary_float_kernel("cosh", np.cosh)
-erf = unary_float_kernel("erf", _pw_erf.erf)     # NumPy has none: see _pw_erf.py
-erfc = unary_float_kernel("erfc", _pw_erf.erfc)
+erf = unary_float_kernel("erf", _erf.erf)     # NumPy has none: see _erf.py
+erfc = unary_float_kernel("erfc", _erf.erfc)
 
 
 def logit(self, eps):

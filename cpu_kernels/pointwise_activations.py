@@ -1,6 +1,6 @@
 """Activation kernels: leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, hardsigmoid,
 hardswish, threshold, and their in-place forms; gelu's and silu's backward. (relu6, selu,
-celu, softsign, glu and prelu are compositions: tensorplay/composite/pw_activations.py.)
+celu, softsign, glu and prelu are compositions: tensorplay/composite/pointwise_activations.py.)
 
 Everything that exponentiates does it on a non-positive argument, so nothing overflows
 for large |x|: softplus(x) = max(x, 0) + log1p(exp(-|x|)), sigmoid via exp(-|x|).
@@ -13,8 +13,8 @@ import numpy as np
 
 from tensorplay.meta import pointwise as rules
 from cpu_kernels._common import out
-from cpu_kernels._pw_common import arrays, inplace_of
-from cpu_kernels._pw_erf import erf as _erf
+from cpu_kernels._pointwise_common import arrays, inplace_of
+from cpu_kernels._erf import erf as _erf
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

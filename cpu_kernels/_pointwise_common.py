@@ -1,5 +1,5 @@
-"""Helpers shared by the pointwise-expansion kernels (pw_*.py): dtype handling and the
-one recipe every in-place kernel follows."""
+"""Helpers shared by the pointwise kernels (pointwise_*.py): dtype handling and the one
+recipe every in-place kernel follows."""
 from __future__ import annotations
 
 import functools

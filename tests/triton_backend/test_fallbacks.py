@@ -1,7 +1,7 @@
 """The second-level registry exercised for real on the CUDA key: dtype promotion to a
 kernel's dtype, layout conversion for a contiguous-only kernel, the opt-in device
 fallback, and non-contiguous inputs that the strided kernels take as they are.
-(The aligned matmul handing over to the masked one is in test_triton_matmul.py.)"""
+(The aligned matmul handing over to the masked one is in test_matmul.py.)"""
 import itertools
 
 import pytest

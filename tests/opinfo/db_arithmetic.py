@@ -1,5 +1,5 @@
-"""Database entries for the foundation's math: arithmetic, `where`, comparisons, unary
-math, reductions and matrix products (copies, conversions and views: db_views.py).
+"""Database entries for arithmetic, `where`, comparisons, the common unary functions,
+the basic reductions and matrix products (copies, conversions and views: db_views.py).
 
 One `OpInfo` per op, or per overload family when the samples differ (`add` takes two
 tensors, `add.scalar` a tensor and a number). To add an op: write its sample generator
