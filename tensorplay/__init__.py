@@ -10,8 +10,11 @@
 The public names live in `tensorplay/_api.py`. They are loaded on first use
 (`tp.tensor`, `from tensorplay import ...`) rather than at `import tensorplay`,
 so that the code generator (`python -m tensorplay.codegen`) can run while
-`tensorplay/_generated/` is missing or stale.
+`tensorplay/_generated/` is missing or stale. Names starting with `_` are never loaded
+that way; the few public dunders (`__version__`) are defined here.
 """
+
+__version__ = "0.1.0"
 
 
 def _load():

@@ -6,9 +6,10 @@ from tensorplay._dtype import (  # noqa: F401
 )
 from tensorplay._dtype import float16 as half, float32 as float, float64 as double  # noqa
 from tensorplay._dtype import int64 as long, int32 as int, int16 as short  # noqa
-from tensorplay._device import device  # noqa: F401
+from tensorplay._device import device, set_default_device, get_default_device  # noqa: F401
 from tensorplay._promotion import result_type  # noqa: F401
 from tensorplay._tensor import Tensor, Size  # noqa: F401
+from tensorplay._legacy_types import CPU_TYPES as _CPU_TYPES
 from tensorplay import autograd  # noqa: F401
 from tensorplay.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
@@ -22,7 +23,12 @@ from tensorplay._creation import (  # noqa: F401
 )
 from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
-from tensorplay import optim, utils  # noqa: F401
+from tensorplay import optim, utils, testing, accelerator  # noqa: F401
+from tensorplay._formatting import set_printoptions, get_printoptions  # noqa: F401
+from tensorplay._runtime import (  # noqa: F401
+    set_num_threads, get_num_threads, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+)
 from tensorplay.serialization import save, load  # noqa: F401
 from tensorplay import _backends
 
@@ -41,7 +47,17 @@ def numel(t):
     return t.numel()
 
 
-__version__ = "0.1.0"
+# The typed classes of old PyTorch (tensorplay/_legacy_types.py): tp.FloatTensor([1, 2]).
+FloatTensor = _CPU_TYPES[float32]
+DoubleTensor = _CPU_TYPES[float64]
+HalfTensor = _CPU_TYPES[float16]
+BFloat16Tensor = _CPU_TYPES[bfloat16]
+LongTensor = _CPU_TYPES[int64]
+IntTensor = _CPU_TYPES[int32]
+ShortTensor = _CPU_TYPES[int16]
+ByteTensor = _CPU_TYPES[uint8]
+CharTensor = _CPU_TYPES[int8]
+BoolTensor = _CPU_TYPES[bool]
 
 
 # ---- constants, dtype limits and predicates that torch programs reach for ---------------

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay._device import CPU, as_device
+from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay._random import rng
 from tensorplay._tensor import Tensor, wrap
@@ -59,7 +59,7 @@ def _device_errors(op):
 
 def _from_array(arr, dtype, device, op):
     """A new tensor holding a copy (or the array itself, when fresh) on `device`."""
-    device = as_device(device)
+    device = factory_device(device)
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
     from tensorplay._fallback_ops import host_to_device
@@ -69,7 +69,7 @@ def _from_array(arr, dtype, device, op):
 
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
-    device = as_device(device)
+    device = factory_device(device)
     if strides is None:
         strides = contiguous_strides(sizes)
         n = numel_of(sizes)
@@ -143,7 +143,7 @@ def as_tensor(data, dtype=None, device=None):
             out = data.to(device=device or data.device, dtype=dtype)
         return out
     if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) \
-            and as_device(device) is CPU:
+            and factory_device(device) is CPU:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -201,7 +201,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 
 def _full(op, sizes, fill_value, dtype, device, requires_grad):
-    device = as_device(device)
+    device = factory_device(device)
     if device is CPU:
         t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU, op=op)
     else:

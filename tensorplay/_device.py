@@ -75,3 +75,23 @@ def as_device(spec):
     if type(spec) is device:
         return spec
     return device(spec)
+
+
+# ---- the device factory functions use when given none -----------------------------------
+_default_device = CPU
+
+
+def set_default_device(device):
+    """The device `tp.zeros(3)`, `tp.tensor(...)`, `tp.randn(...)` and the other factory
+    functions allocate on when their `device=` is None (None sets the CPU again)."""
+    global _default_device
+    _default_device = CPU if device is None else as_device(device)
+
+
+def get_default_device():
+    return _default_device
+
+
+def factory_device(spec):
+    """A factory function's `device=` argument: None means the default device."""
+    return _default_device if spec is None else as_device(spec)

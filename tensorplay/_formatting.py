@@ -9,7 +9,11 @@ text in both frameworks:
   finite value, and every value is right-aligned to it;
 - above 1000 elements only the first and last 3 of each dim are shown (` ...`), and the
   formatter only looks at those;
-- rows wrap at 80 columns, `(80 - indent) // (width + 2)` elements per line.
+- rows wrap at 80 columns, `(80 - indent) // (width + 2)` elements per line, and a suffix
+  (`dtype=...`) that would pass column 80 goes on a line of its own.
+
+`tp.set_printoptions` changes those numbers (precision, threshold, edgeitems, linewidth)
+and forces or frees the scientific mode (sci_mode), as `torch.set_printoptions` does.
 """
 from __future__ import annotations
 
@@ -17,10 +21,49 @@ import math
 
 import numpy as np
 
-LINE_WIDTH = 80
-THRESHOLD = 1000     # summarise above this many elements
-EDGE_ITEMS = 3       # shown at each end of a summarised dim
-PRECISION = 4
+
+
+class PrintOptions:
+    """What `set_printoptions` sets (PyTorch's `PRINT_OPTS`, with its defaults)."""
+
+    precision = 4        # digits after the point
+    threshold = 1000     # summarise above this many elements
+    edgeitems = 3        # shown at each end of a summarised dim
+    linewidth = 80
+    sci_mode = None      # None: chosen from the values; True / False: forced
+
+
+OPTIONS = PrintOptions()
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """How tensors print from now on: `profile` ('default', 'short', 'full') first, then
+    each option given. `sci_mode` is always set: None lets the values choose again."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions(): argument 'profile' must be one of "
+                             f"{sorted(_PROFILES)}, but got {profile!r}")
+        for name, value in _PROFILES[profile].items():
+            setattr(OPTIONS, name, value)
+    given = dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
+                 linewidth=linewidth)
+    for name, value in given.items():
+        if value is not None:
+            setattr(OPTIONS, name, value)
+    OPTIONS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """The current options, as keywords `set_printoptions` accepts."""
+    return dict(precision=OPTIONS.precision, threshold=OPTIONS.threshold,
+                edgeitems=OPTIONS.edgeitems, linewidth=OPTIONS.linewidth,
+                sci_mode=OPTIONS.sci_mode)
 
 
 class _Formatter:
@@ -42,43 +85,50 @@ class _Formatter:
         small, big = float(magnitudes.min()), float(magnitudes.max())
         self.int_mode = bool(np.all(shown == np.ceil(shown)))
         self.sci_mode = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+        if OPTIONS.sci_mode is not None:
+            self.sci_mode = bool(OPTIONS.sci_mode)
+        precision = OPTIONS.precision
         if self.sci_mode:
-            texts = [f"{v:.{PRECISION}e}" for v in shown.tolist()]
+            texts = [f"{v:.{precision}e}" for v in shown.tolist()]
         elif self.int_mode:
             texts = [f"{v:.0f}." for v in shown.tolist()]
         else:
-            texts = [f"{v:.{PRECISION}f}" for v in shown.tolist()]
+            texts = [f"{v:.{precision}f}" for v in shown.tolist()]
         self.width = max(len(t) for t in texts)
 
     def format(self, value):
         if not self.floating:
             text = str(value)
         elif self.sci_mode:
-            text = f"{value:.{PRECISION}e}"
+            text = f"{value:.{OPTIONS.precision}e}"
         elif self.int_mode:
             text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
         else:
-            text = f"{value:.{PRECISION}f}"
+            text = f"{value:.{OPTIONS.precision}f}"
         return text.rjust(self.width)
 
 
 def _summarized(values):
     """The elements a summarised print shows (the formatter is fitted to these only)."""
+    edge = OPTIONS.edgeitems
     if values.ndim == 0:
         return values
-    if values.shape[0] > 2 * EDGE_ITEMS:
-        values = np.concatenate([values[:EDGE_ITEMS], values[-EDGE_ITEMS:]])
+    if values.shape[0] > 2 * edge:
+        values = np.concatenate([values[:edge], values[values.shape[0] - edge:]])
     if values.ndim == 1:
         return values
     return np.stack([_summarized(row) for row in values])
 
 
 def _vector(values, indent, summarize, fmt):
-    per_line = max(1, (LINE_WIDTH - indent) // (fmt.width + 2))
+    per_line = max(1, math.floor((OPTIONS.linewidth - indent) / (fmt.width + 2)))
     items = values.tolist()
-    if summarize and len(items) > 2 * EDGE_ITEMS:
-        data = ([fmt.format(v) for v in items[:EDGE_ITEMS]] + [" ..."]
-                + [fmt.format(v) for v in items[-EDGE_ITEMS:]])
+    edge = OPTIONS.edgeitems
+    if summarize and not edge:
+        data = ["..."]
+    elif summarize and len(items) > 2 * edge:
+        data = ([fmt.format(v) for v in items[:edge]] + [" ..."]
+                + [fmt.format(v) for v in items[len(items) - edge:]])
     else:
         data = [fmt.format(v) for v in items]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
@@ -91,8 +141,9 @@ def _nested(values, indent, summarize, fmt):
     if values.ndim == 1:
         return _vector(values, indent, summarize, fmt)
     n = values.shape[0]
-    if summarize and n > 2 * EDGE_ITEMS:
-        shown = list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n))
+    edge = OPTIONS.edgeitems
+    if summarize and n > 2 * edge:
+        shown = list(range(edge)) + [None] + list(range(n - edge, n))
     else:
         shown = range(n)
     rows = ["..." if i is None else _nested(values[i], indent + 1, summarize, fmt)
@@ -106,7 +157,7 @@ def format_data(arr, indent=len("tensor(")):
         return "[]"
     floating = arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
     values = arr.astype(np.float64) if floating else arr
-    summarize = values.size > THRESHOLD
+    summarize = values.size > OPTIONS.threshold
     fmt = _Formatter(_summarized(values) if summarize else values, floating)
     return _nested(values, indent, summarize, fmt)
 
@@ -135,4 +186,18 @@ def tensor_repr(t):
         suffix.append(f"grad_fn=<{impl.grad_fn.name()}>")
     elif impl.requires_grad:
         suffix.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + s for s in suffix) + ")"
+    return _add_suffixes("tensor(" + body, suffix)
+
+
+def _add_suffixes(text, suffixes, indent=len("tensor(")):
+    """`, dtype=...` after the values, on a new line when it would pass the line width."""
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > OPTIONS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -23,11 +23,13 @@ class Tensor(TensorMethods, TensorBase):
     __hash__ = object.__hash__
 
     def __new__(cls, *args, **kwargs):
-        # `tp.Tensor([1, 2])` builds a float tensor, as torch.Tensor does.
-        if not args and not kwargs:
-            args = ([],)
-        from tensorplay._creation import tensor
-        return tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
+        """`tp.Tensor([1, 2])` copies data into a tensor of the default dtype, and
+        `tp.Tensor(2, 3)` allocates an uninitialised 2x3 one, as torch.Tensor does."""
+        from tensorplay._legacy_types import construct, is_size
+        if kwargs or (args and not is_size(args) and not isinstance(args[0], Tensor)):
+            from tensorplay._creation import tensor
+            return tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
+        return construct(args, dt.get_default_dtype(), None)
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -245,6 +247,7 @@ class Tensor(TensorMethods, TensorBase):
 
     @grad.setter
     def grad(self, value):
+        _check_assigned_grad(self, value)
         self._impl.grad = value
 
     @property
@@ -267,7 +270,13 @@ class Tensor(TensorMethods, TensorBase):
 
     @property
     def data(self):
-        return self.detach()
+        """This tensor's memory outside the graph. Unlike `detach()`, in-place changes
+        through it are not counted by this tensor's version counter (as in PyTorch: the
+        old way to update weights without autograd noticing)."""
+        from tensorplay._impl import TensorImpl
+        src = self._impl
+        return wrap(TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype,
+                               src.device, inference=src.inference, array=src._array))
 
     @data.setter
     def data(self, value):
@@ -353,18 +362,31 @@ class Tensor(TensorMethods, TensorBase):
     def cuda(self, device=None, non_blocking=False):
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """With no argument, the legacy type name ('tensorplay.FloatTensor'); otherwise this
+        tensor converted to a dtype, a typed class (`tp.LongTensor`) or its name
+        ('torch.cuda.FloatTensor' and 'tensorplay.FloatTensor' both work)."""
+        from tensorplay._legacy_types import parse_type, type_name
+        impl = self._impl
         if dtype is None:
-            return f"tensorplay.{self._impl.dtype.name}"
-        return self.to(dtype)
+            return type_name(impl.dtype, impl.device.type)
+        if isinstance(dtype, dt.dtype):
+            return self.to(dtype, non_blocking=non_blocking)
+        dtype, device_type = parse_type(dtype)
+        device = impl.device if impl.device.type == device_type else device_type
+        return self.to(device, dtype, non_blocking=non_blocking)
 
     def __repr__(self):
         from tensorplay._formatting import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self._impl.sizes == () and spec:
+        """A 0-dim tensor formats as its Python number (`f"{loss:.3f}"`, and `f"{loss}"`
+        too); any other tensor formats as its repr, and only with an empty spec."""
+        if self._impl.sizes == ():
             return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
     def __reduce_ex__(self, protocol):
@@ -377,6 +399,32 @@ class Tensor(TensorMethods, TensorBase):
             out.requires_grad_(True)
         memo[id(self)] = out
         return out
+
+
+def _check_assigned_grad(tensor, grad):
+    """`x.grad = g` accepts None or a tensor of x's size, dtype and device (PyTorch's
+    checks and messages)."""
+    if grad is None:
+        return
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(grad).__name__}")
+    if grad is tensor:
+        raise RuntimeError("can't assign Variable as its own grad")
+    impl, g = tensor._impl, grad._impl
+    if g.sizes != impl.sizes:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g.sizes)}' to a "
+                           f"tensor of size '{list(impl.sizes)}'. Please ensure that the "
+                           f"gradient and the tensor are the same size")
+    if g.dtype is not impl.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{g.dtype.name}' to a "
+                           f"tensor with dtype '{impl.dtype.name}'. The gradient must match "
+                           f"the tensor's dtype")
+    if g.device.type != impl.device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type "
+                           f"'{g.device.type}' to a tensor with device type "
+                           f"'{impl.device.type}'. Please ensure that the gradient and the "
+                           f"tensor are on the same device")
 
 
 def _rebuild(array, device, requires_grad):

@@ -259,3 +259,20 @@ def source(op, **params):
     """The generated Triton source of a pointwise kernel, e.g. `tp.cuda.source("add")`."""
     import triton_kernels
     return triton_kernels.source(op, **params)
+
+
+# The typed classes of old PyTorch on this device (tensorplay/_legacy_types.py):
+# tp.cuda.FloatTensor([1.0]), isinstance(x, tp.cuda.LongTensor).
+from tensorplay import _dtype as _dt  # noqa: E402
+from tensorplay._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+FloatTensor = _CUDA_TYPES[_dt.float32]
+DoubleTensor = _CUDA_TYPES[_dt.float64]
+HalfTensor = _CUDA_TYPES[_dt.float16]
+BFloat16Tensor = _CUDA_TYPES[_dt.bfloat16]
+LongTensor = _CUDA_TYPES[_dt.int64]
+IntTensor = _CUDA_TYPES[_dt.int32]
+ShortTensor = _CUDA_TYPES[_dt.int16]
+ByteTensor = _CUDA_TYPES[_dt.uint8]
+CharTensor = _CUDA_TYPES[_dt.int8]
+BoolTensor = _CUDA_TYPES[_dt.bool]

@@ -12,6 +12,7 @@ Where to start reading:
     function.py       custom Functions written in Python
     gradcheck.py      finite-difference checks; functional.py: jacobian, hessian...
     graph.py          the backward graph as Graphviz DOT text
+    variable.py       Variable, the pre-0.4 wrapper, kept for old tutorials
 """
 from tensorplay.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
@@ -24,9 +25,10 @@ from tensorplay.autograd.engine import backward, grad  # noqa: F401
 from tensorplay.autograd.function import Function, once_differentiable  # noqa: F401
 from tensorplay.autograd.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa
 from tensorplay.autograd.node import Node  # noqa: F401
+from tensorplay.autograd.variable import Variable  # noqa: F401
 from tensorplay.autograd import functional, graph  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "gradcheck",
            "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-           "set_detect_anomaly", "is_anomaly_enabled", "functional", "graph", "Node"]
+           "set_detect_anomaly", "is_anomaly_enabled", "functional", "graph", "Node", "Variable"]
