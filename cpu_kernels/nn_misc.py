@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay._random import rng
+from tensorplay import _random_draws as draws
+from tensorplay._random import get
 from tensorplay.errors import DimError
 from tensorplay.meta import nn_layers as rules
 from cpu_kernels._common import out
@@ -14,8 +15,10 @@ def native_dropout(input, p, train, generator):
     """Zero each element with probability p and scale the rest by 1 / (1 - p), so the
     expected value is unchanged. Returns (output, keep mask).
 
-        keep = uniform(0, 1) >= p   drawn from `generator` (or the default one)
-        out  = input * keep / (1 - p)          (p == 1: all zeros)
+        keep = bernoulli(1 - p)       a double uniform < 1 - p per element, in order,
+                                      from `generator` (or the default one)
+        out  = (input * keep) * scale   scale = 1 / (1 - p) rounded to input's dtype
+                                        (p == 1: all zeros)
     Not training: (a copy of the input, an all-True mask).
     """
     rules.native_dropout("native_dropout", (input, p, train, generator))
@@ -23,9 +26,9 @@ def native_dropout(input, p, train, generator):
     dtype = input._impl.dtype
     if train is False:
         return out(a.copy(), dtype), out(np.ones(a.shape, np.bool_), dt.bool)
-    keep = rng(generator).random(a.shape) >= p
+    keep = draws.bernoulli_scalar(get(generator), a.size, 1.0 - p).reshape(a.shape)
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return out(a * (keep * np.asarray(scale, a.dtype)), dtype), out(keep, dt.bool)
+    return out((a * keep.astype(a.dtype)) * np.asarray(scale, a.dtype), dtype), out(keep, dt.bool)
 
 
 def _indices(op, t, num, arg):

@@ -21,7 +21,9 @@ from tensorplay._creation import (  # noqa: F401
     full, empty_like, zeros_like, ones_like, full_like, arange, linspace, eye, rand, randn,
     randint, randperm, rand_like, randn_like,
 )
-from tensorplay._random import Generator, manual_seed, initial_seed, default_generator  # noqa
+from tensorplay._random import (  # noqa: F401
+    Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state,
+)
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
 from tensorplay import optim, utils, testing, accelerator  # noqa: F401
 from tensorplay._formatting import set_printoptions, get_printoptions  # noqa: F401

@@ -15,7 +15,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
-from tensorplay._random import rng
+from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
@@ -280,17 +280,21 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 # ---- random ---------------------------------------------------------------------------
+# Drawn on the host from the CPU generator as PyTorch's CPU kernels draw (see
+# _random_draws.py), then moved to `device`: a seeded program gets PyTorch's CPU numbers.
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
-    arr = rng(generator).random(_size_arg(size, "rand"), dtype=np.float64).astype(dtype.np)
+    arr = draws.fill_uniform(_random.get(generator),
+                             np.empty(_size_arg(size, "rand"), dtype.np), 0.0, 1.0)
     return _finish(_from_array(arr, dtype, device, op="rand"), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
-    arr = rng(generator).standard_normal(_size_arg(size, "randn")).astype(dtype.np)
+    arr = draws.fill_normal(_random.get(generator),
+                            np.empty(_size_arg(size, "randn"), dtype.np), 0.0, 1.0)
     return _finish(_from_array(arr, dtype, device, op="randn"), requires_grad)
 
 
@@ -302,21 +306,38 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
-    arr = rng(generator).integers(low, high, _size_arg((size,), "randint")).astype(dtype.np)
+    arr = np.empty(_size_arg((size,), "randint"), dtype.np)
+    draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
     return _finish(_from_array(arr, dtype, device, op="randint"), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
-    arr = rng(generator).permutation(int(n)).astype(dtype.np)
+    arr = draws.randperm(_random.get(generator), int(n)).astype(dtype.np)
     return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
+
+
+def _empty_like_layout(t, dtype):
+    """An uninitialised array shaped as `t` with `t`'s memory layout: PyTorch's
+    empty_like keeps the strides of a dense tensor, and the random fill then visits the
+    elements in memory order."""
+    a = t._impl.array() if t.device.type == "cpu" else t.detach().cpu().numpy()
+    axes = draws.iteration_axes(a)
+    shape = tuple(a.shape[i] for i in axes)
+    return np.empty(shape, dtype.np).transpose(np.argsort(axes))
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return rand(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_floating("rand_like", dtype)
+    arr = draws.fill_uniform(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
+    return _finish(_from_array(np.ascontiguousarray(arr), dtype, device, op="rand_like"),
+                   requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return randn(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_floating("randn_like", dtype)
+    arr = draws.fill_normal(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
+    return _finish(_from_array(np.ascontiguousarray(arr), dtype, device, op="randn_like"),
+                   requires_grad)

@@ -1,46 +1,169 @@
-"""Random number generators: `tp.Generator`, `tp.manual_seed`.
+"""Random number generators: `tp.Generator`, `tp.manual_seed`, `tp.get_rng_state`.
 
-A Generator wraps NumPy's PCG64 bit generator; every random op takes an
-optional `generator=` and otherwise uses the default one, so a run is
-reproducible after `tp.manual_seed(n)`.
+A CPU Generator is PyTorch's CPU generator, reproduced: a 32-bit Mersenne Twister
+(mt19937) seeded with `init_genrand(seed & 0xffffffff)`, as `at::mt19937` seeds it, so
+`tp.manual_seed(s)` followed by the same random calls gives PyTorch's numbers.
+
+    random()    one 32-bit word of the twister
+    random64()  two words, the first one the high half: (w0 << 32) | w1
+    next double normal sample: the sine half of the last Box-Muller pair, kept for the
+                next scalar normal draw (PyTorch's `next_double_normal_sample`)
+
+The twister itself runs in NumPy (`np.random.MT19937` has the same recurrence; its
+state is set from our own `init_genrand`, not from NumPy's seeding), so a draw of n
+words is one vectorised call. How each random op turns words into samples lives in
+tensorplay/_random_draws.py.
+
+`get_state()` returns PyTorch's byte layout (a uint8 tensor of 5056 bytes:
+THGeneratorState followed by the float normal cache), so a state saved by
+`torch.get_rng_state()` can be loaded here and the other way round.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+_N = 624                      # words of mt19937 state
+_STATE_BYTES = 5056           # sizeof(THGeneratorStateNew)
+_DEFAULT_SEED = 67280421310721
+
+# PyTorch's THGeneratorStateNew, field by field (offsets of the C struct on x86-64).
+_STATE_DTYPE = np.dtype({
+    "names": ["the_initial_seed", "left", "seeded", "next", "state", "normal_x",
+              "normal_y", "normal_rho", "normal_is_valid", "next_float_normal_sample",
+              "is_next_float_normal_sample_valid"],
+    "formats": ["<u8", "<i4", "<i4", "<u8", ("<u8", _N), "<f8", "<f8", "<f8", "<i4",
+                "<f4", "u1"],
+    "offsets": [0, 8, 12, 16, 24, 5016, 5024, 5032, 5040, 5048, 5052],
+    "itemsize": _STATE_BYTES,
+})
+
+
+def init_genrand(seed):
+    """The 624 state words mt19937 starts from for a 32-bit seed (Matsumoto-Nishimura)."""
+    key = np.empty(_N, np.uint32)
+    x = seed & 0xFFFFFFFF
+    key[0] = x
+    for j in range(1, _N):
+        x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF
+        key[j] = x
+    return key
+
+
+def _wrap_seed(seed):
+    seed = int(seed)
+    if not -(2 ** 63) <= seed < 2 ** 64:
+        raise ValueError(f"manual_seed(): seed must be within the range "
+                         f"[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff], but got {seed}")
+    return seed % (2 ** 64)
 
 
 class Generator:
+    """A source of random numbers for the random ops (`generator=` argument)."""
+
     def __init__(self, device="cpu"):
         self.device = device
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._bits = np.random.MT19937(0)
+        self.manual_seed(_DEFAULT_SEED)
 
+    # ---- seeding -----------------------------------------------------------------
     def manual_seed(self, seed):
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._seed = _wrap_seed(seed)
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": init_genrand(self._seed), "pos": _N}}
+        self._next_after_seed = 0       # PyTorch's `next_` before the first draw
+        self.next_double_normal = None
+        self.next_float_normal = None
         return self
 
     def seed(self):
-        self.manual_seed(int(np.random.SeedSequence().entropy) % (2 ** 63))
+        """Seed from the operating system's entropy; returns the seed used."""
+        self.manual_seed(int.from_bytes(os.urandom(8), "little"))
         return self._seed
 
     def initial_seed(self):
         return self._seed
 
-    def get_state(self):
-        return self._rng.bit_generator.state
+    # ---- raw words ------------------------------------------------------------------
+    def random(self, n):
+        """n 32-bit words, as uint64 (room for the arithmetic the transforms do)."""
+        if n:
+            self._next_after_seed = _N
+        return self._bits.random_raw(n).astype(np.uint64)
 
-    def set_state(self, state):
-        self._rng.bit_generator.state = state
+    def random64(self, n):
+        """n 64-bit words, each made of two 32-bit words (high word first)."""
+        w = self.random(2 * n)
+        return (w[0::2] << np.uint64(32)) | w[1::2]
+
+    # ---- state ---------------------------------------------------------------------
+    def get_state(self):
+        """PyTorch's byte layout of the CPU generator state, as a uint8 tensor."""
+        from tensorplay._creation import tensor
+        from tensorplay import _dtype as dt
+        return tensor(self._state_bytes(), dtype=dt.uint8)
+
+    def _state_bytes(self):
+        st = self._bits.state["state"]
+        pos = int(st["pos"])
+        rec = np.zeros((), _STATE_DTYPE)
+        rec["the_initial_seed"] = self._seed
+        rec["seeded"] = 1
+        # NumPy's `pos` is the index of the next word; PyTorch counts `left` down to a
+        # twist and `next` up: after k words since a twist, left = 625 - k, next = k.
+        rec["left"] = 1 if pos == _N else _N + 1 - pos
+        rec["next"] = self._next_after_seed if pos == _N else pos
+        rec["state"] = st["key"]
+        if self.next_double_normal is not None:
+            rec["normal_is_valid"] = 1
+            rec["normal_y"] = self.next_double_normal
+        if self.next_float_normal is not None:
+            rec["is_next_float_normal_sample_valid"] = 1
+            rec["next_float_normal_sample"] = self.next_float_normal
+        return np.frombuffer(rec.tobytes(), np.uint8).copy()
+
+    def set_state(self, new_state):
+        """Load a state from `get_state()` (or from `torch.get_rng_state()`)."""
+        raw = np.ascontiguousarray(_as_numpy(new_state)).reshape(-1)
+        if raw.dtype != np.uint8 or raw.size != _STATE_BYTES:
+            raise ValueError(f"set_state(): expected a uint8 tensor of {_STATE_BYTES} bytes "
+                             f"(from get_state()), but got {raw.dtype} with {raw.size} "
+                             f"elements")
+        rec = np.frombuffer(raw.tobytes(), _STATE_DTYPE)[0]
+        left, nxt = int(rec["left"]), int(rec["next"])
+        if not (rec["seeded"] and 0 < left <= _N and nxt <= _N
+                and (left == 1 or left + nxt == _N + 1)):
+            raise ValueError(f"set_state(): the state is not a valid mt19937 state "
+                             f"(left={left}, next={nxt})")
+        self._seed = int(rec["the_initial_seed"])
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": rec["state"].astype(np.uint32),
+                                      "pos": _N if left == 1 else nxt}}
+        self._next_after_seed = nxt
+        self.next_double_normal = float(rec["normal_y"]) if rec["normal_is_valid"] else None
+        self.next_float_normal = (np.float32(rec["next_float_normal_sample"])
+                                  if rec["is_next_float_normal_sample_valid"] else None)
         return self
 
-    @property
-    def numpy(self):
-        """The NumPy generator that the CPU kernels draw from."""
-        return self._rng
+    def __repr__(self):
+        return f"<tensorplay.Generator device={self.device!r} initial_seed={self._seed}>"
+
+
+def _as_numpy(state):
+    if isinstance(state, np.ndarray):
+        return state
+    if hasattr(state, "_impl"):
+        return state.detach().cpu().numpy()
+    return np.asarray(state)
 
 
 default_generator = Generator()
+
+
+def get(generator):
+    """The generator a random op draws from: the one given, else the default one."""
+    return default_generator if generator is None else generator
 
 
 def manual_seed(seed):
@@ -53,9 +176,30 @@ def manual_seed(seed):
     return default_generator
 
 
+def seed():
+    """Seed the default generator from the operating system's entropy; returns the seed."""
+    s = default_generator.seed()
+    import sys
+    cuda = sys.modules.get("tensorplay.cuda")
+    if cuda is not None:
+        cuda.manual_seed(s)
+    return s
+
+
 def initial_seed():
     return default_generator.initial_seed()
 
 
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
 def rng(generator):
-    return (generator or default_generator).numpy
+    """A NumPy generator for host-side helpers (data shuffling, samplers), seeded from
+    one 64-bit word of `generator` (or the default one) so that it follows
+    `tp.manual_seed` and moves the stream on, as PyTorch's samplers do."""
+    return np.random.Generator(np.random.PCG64(int(get(generator).random64(1)[0])))

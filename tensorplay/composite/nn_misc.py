@@ -1,6 +1,7 @@
 """dropout, cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
 from __future__ import annotations
 
+from tensorplay._creation import empty_like
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
@@ -9,12 +10,21 @@ from tensorplay.meta.rules import broadcast
 
 
 def dropout(input, p, train, generator):
-    """native_dropout's output when training; the input itself when not, or when p is 0
-    (as in PyTorch: nothing to drop, nothing to copy)."""
+    """The input itself when not training or when p is 0 (nothing to drop, nothing to
+    copy); otherwise, as PyTorch's at::dropout:
+        cpu:    input * noise,  noise = bernoulli_(1 - p) / (1 - p)   (p == 1: input * 0)
+        others: native_dropout's output (the fused kernel)
+    The CPU form draws and rounds as PyTorch does, so a seeded run drops the same
+    elements and gives the same values."""
     check_probability("dropout", p)
-    if not train or p == 0:
+    if not train or p == 0 or input.numel() == 0:
         return input
-    return F.native_dropout(input, p, train, generator=generator)[0]
+    if input.device.type != "cpu":
+        return F.native_dropout(input, p, train, generator=generator)[0]
+    if p == 1:
+        return input * 0.0
+    noise = empty_like(input).bernoulli_(1 - p, generator=generator)
+    return input * noise.div_(1 - p)
 
 
 def _broadcast_pair(op, x1, x2):
