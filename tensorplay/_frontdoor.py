@@ -1,5 +1,7 @@
-"""Helpers the generated front doors call: argument checks, overload errors,
-version bumps, and the profiler / shape-capture hook.
+"""Helpers the generated front doors call: argument checks, overload errors, PyTorch's
+keyword forms (`out=`, the NumPy names `axis` and `keepdims`), and the profiler /
+shape-capture hook. (In-place ops bump the version counter in their backend kernels,
+not here: every path to a kernel then bumps it, the front door or a redispatch.)
 
 Checks are written so the common case costs one `type(x) in SET` test; only a
 value of an unexpected type goes through the slower conversion that either
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
@@ -156,11 +159,81 @@ def wrap_dims(op, arg, dims, ndim):
     return out
 
 
-def no_overload(op, signatures, args, kwargs):
+def no_overload(op, overloads, args, kwargs):
+    """No overload of `op` takes these arguments: list what was given and the schemas
+    of `overloads` (their dispatcher handles)."""
+    signatures = [h.schema.text for h in overloads]
     given = ", ".join([_given(a) for a in args] + [f"{k}={_given(v)}" for k, v in kwargs.items()])
     listing = "\n".join(f"  {s}" for s in signatures)
     raise ArgumentError(f"{op}() received an invalid combination of arguments: got ({given}), "
                         f"but expected one of:\n{listing}", op=op)
+
+
+def numpy_aliases(op, aliases, kwargs, bound=None):
+    """PyTorch also accepts NumPy's names: `x.sum(1, keepdims=True)`, `tp.mean(x, axis=0)`.
+    Returns `kwargs` under the schema's names; with `bound` (the front door's own
+    parameters), merged into it, and any other keyword is an error as Python's own."""
+    out = {} if bound is None else dict(bound)
+    for key, value in kwargs.items():
+        name = aliases.get(key)
+        if name is None:
+            if bound is not None:
+                raise TypeError(f"{op}() got an unexpected keyword argument '{key}'")
+            name = key
+        elif name in kwargs:
+            raise ArgumentError(f"{op}(): argument '{name}' given twice (also as '{key}')",
+                                op=op, arg=name)
+        out[name] = value
+    return out
+
+
+def into_out(op, out, result):
+    """PyTorch's `out=`: write the computed `result` into `out` and return `out`.
+
+    `out` of the result's shape is written in place; an empty one, or one of another
+    shape (PyTorch warns for that: it is deprecated), is resized to the result first.
+    The result's dtype must be castable to out's (no float into int, nothing into bool
+    but bool), and out= does not record a graph, so it refuses tensors that need one.
+    Several outputs (`max(x, 0, out=(values, indices))`) take a tuple of tensors."""
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            bad_arg(op, "out", f"a tuple of {len(result)} Tensors", out)
+        written = [_write_out(op, o, r) for o, r in zip(out, result)]
+        return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+    return _write_out(op, out, result)
+
+
+def _write_out(op, out, result):
+    from tensorplay.autograd.api import set_data
+    from tensorplay.autograd.grad_mode import grad_state, no_grad
+    out_impl = getattr(out, "_impl", None)
+    if out_impl is None:
+        bad_arg(op, "out", "Tensor", out)
+    impl = result._impl
+    if grad_state.enabled and (impl.requires_grad or out_impl.requires_grad):
+        raise ArgumentError(f"{op}(): functions with out=... arguments don't support automatic "
+                            "differentiation, but one of the arguments requires grad.",
+                            op=op, arg="out")
+    if not dt.can_cast(impl.dtype, out_impl.dtype):
+        raise ArgumentError(f"{op}(): result type {impl.dtype.name} can't be cast to the "
+                            f"desired output type {out_impl.dtype.name} (argument 'out')",
+                            op=op, arg="out")
+    if out_impl.device != impl.device:
+        raise ArgumentError(f"{op}(): expected out tensor to have device {impl.device}, "
+                            f"but got {out_impl.device} instead", op=op, arg="out")
+    if tuple(out_impl.sizes) != tuple(impl.sizes):
+        if out_impl.numel() != 0:
+            warnings.warn(
+                f"{op}(): an output with one or more elements was resized since it had shape "
+                f"{list(out_impl.sizes)}, which does not match the required output shape "
+                f"{list(impl.sizes)}. This behavior is deprecated (as in PyTorch); resize "
+                "the out tensor to zero elements first to reuse it.", UserWarning,
+                stacklevel=3)
+        from tensorplay._creation import empty
+        set_data(out, empty(tuple(impl.sizes), dtype=out_impl.dtype, device=out_impl.device))
+    with no_grad():
+        out.copy_(result)
+    return out
 
 
 def wrap_number(value, like=None):

@@ -3,7 +3,7 @@
     test_database_covers_ops_yaml     every ops.yaml overload has an entry
     test_declared_overloads_are_called  an entry's samples really reach its overloads
     test_forward                      values, dtype and shape vs PyTorch; method == function
-    test_out_is_rejected              `out=` raises unless the entry says supports_out
+    test_out_is_written_or_rejected   `out=` writes the result into out, or raises; never ignored
     test_inplace                      in-place == out-of-place, returns self, bumps _version
     test_aliasing_matches_torch       an output aliases its input exactly when PyTorch's
                                       does: storage, offset, strides, version, write-through
@@ -47,7 +47,7 @@ NOT_IN_DATABASE = {
 # `pytest -m slow` runs it, `pytest -m ""` runs everything. Meta tests convert their
 # samples to the meta device, so they run once, from the cpu samples.
 DEVICE_INDEPENDENT = {"test_meta", "test_meta_errors"}
-SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_rejected",
+SLOW_ON_CUDA = {"test_declared_overloads_are_called", "test_out_is_written_or_rejected",
                 "test_aliasing_matches_torch", "test_gradcheck", "test_gradgradcheck"}
 
 
@@ -147,13 +147,30 @@ def test_forward(device, op, dtype):
                          op.reference(sample), tol, where="method variant")
 
 
-@pytest.mark.parametrize("device, op", _op_params("test_out_is_rejected",
+@pytest.mark.parametrize("device, op", _op_params("test_out_is_written_or_rejected",
                                                   lambda op: not op.supports_out))
-def test_out_is_rejected(device, op):
-    """No foundation op has an `out=` argument: passing one is an error, not ignored."""
+def test_out_is_written_or_rejected(device, op):
+    """`out=` (PyTorch's keyword) is never ignored: the result is written into `out` and
+    `out` returned, or (views, in-place ops, helpers without it) the call is an error."""
     sample = op.sample_inputs(device, op.dtypes[-1])[0]
-    with pytest.raises(TypeError):
-        op.op(sample.input, *sample.args, out=sample.input, **sample.kwargs)
+    with tp.no_grad():
+        expected = op.op(sample.input, *sample.args, **sample.kwargs)
+        results = expected if isinstance(expected, tuple) else (expected,)
+        if not all(isinstance(r, tp.Tensor) for r in results):
+            return
+        outs = tuple(tp.empty(0, dtype=r.dtype, device=r.device) for r in results)
+        out = outs if isinstance(expected, tuple) else outs[0]
+        try:
+            got = op.op(sample.input, *sample.args, out=out, **sample.kwargs)
+        except (TypeError, TensorPlayError):
+            return
+        again = op.op(sample.input, *sample.args, **sample.kwargs)
+    assert all(g is o for g, o in zip(got, outs)) if isinstance(expected, tuple) else got is out
+    for o, r, r2 in zip(outs, results, again if isinstance(again, tuple) else (again,)):
+        assert o.shape == r.shape and o.dtype == r.dtype
+        first, second, written = (t.cpu().numpy() for t in (r, r2, o))
+        if np.array_equal(first, second, equal_nan=first.dtype.kind in "fc"):   # not random
+            assert np.array_equal(written, first, equal_nan=first.dtype.kind in "fc")
 
 
 # ---- in-place ---------------------------------------------------------------------------

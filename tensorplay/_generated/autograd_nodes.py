@@ -5,8 +5,37 @@
 input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
-from tensorplay.autograd.formulas import amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward, index_select_backward, index_source_backward, last_two, layer_norm_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward, silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward, zeros_like
-from tensorplay._generated.functional import _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along, _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward, gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where
+from tensorplay.autograd.formulas import (
+    amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
+    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
+    cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
+    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward,
+    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
+    gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward,
+    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
+    index_source_backward, last_two, layer_norm_backward, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
+    norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward,
+    sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward,
+    zeros_like,
+)
+from tensorplay._generated.functional import (
+    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
+    _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
+    adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
+    gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward,
+    nll_loss_backward, sign, silu_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
+    upsample_nearest2d, upsample_nearest2d_backward, where,
+)
 
 
 class AddBackward0(Node):
@@ -34,6 +63,7 @@ class AddBackward0(Node):
         return (d_self, d_other)
 
 
+
 class SubBackward0(Node):
     """Backward of `sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
@@ -57,6 +87,7 @@ class SubBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
         return (d_self, d_other)
+
 
 
 class MulBackward0(Node):
@@ -85,6 +116,7 @@ class MulBackward0(Node):
         return (d_self, d_other)
 
 
+
 class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -111,6 +143,7 @@ class DivBackward0(Node):
         return (d_self, d_other)
 
 
+
 class PowBackward0(Node):
     """Backward of `pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 
@@ -134,8 +167,11 @@ class PowBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
         if self.needs_input_grad(1):
-            d_exponent = sum_to(pow_backward_exponent(grad, self_, exponent, result), exponent_sizes)
+            d_exponent = sum_to(
+                pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
+            )
         return (d_self, d_exponent)
+
 
 
 class MaximumBackward0(Node):
@@ -166,6 +202,7 @@ class MaximumBackward0(Node):
         return (d_self, d_other)
 
 
+
 class MinimumBackward0(Node):
     """Backward of `minimum(Tensor self, Tensor other) -> Tensor`.
 
@@ -194,6 +231,7 @@ class MinimumBackward0(Node):
         return (d_self, d_other)
 
 
+
 class XlogyBackward0(Node):
     """Backward of `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -218,6 +256,7 @@ class XlogyBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * self_ / other, other_sizes)
         return (d_self, d_other)
+
 
 
 class WhereBackward0(Node):
@@ -245,6 +284,7 @@ class WhereBackward0(Node):
         return (d_self, d_other)
 
 
+
 class NegBackward0(Node):
     """Backward of `neg(Tensor self) -> Tensor`.
 
@@ -261,6 +301,7 @@ class NegBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad
         return (d_self,)
+
 
 
 class AbsBackward0(Node):
@@ -282,6 +323,7 @@ class AbsBackward0(Node):
         return (d_self,)
 
 
+
 class SignBackward0(Node):
     """Backward of `sign(Tensor self) -> Tensor`.
 
@@ -298,6 +340,7 @@ class SignBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class ExpBackward0(Node):
@@ -319,6 +362,7 @@ class ExpBackward0(Node):
         return (d_self,)
 
 
+
 class LogBackward0(Node):
     """Backward of `log(Tensor self) -> Tensor`.
 
@@ -336,6 +380,7 @@ class LogBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / self_
         return (d_self,)
+
 
 
 class SqrtBackward0(Node):
@@ -357,6 +402,7 @@ class SqrtBackward0(Node):
         return (d_self,)
 
 
+
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
 
@@ -374,6 +420,7 @@ class SinBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * self_.cos()
         return (d_self,)
+
 
 
 class CosBackward0(Node):
@@ -395,6 +442,7 @@ class CosBackward0(Node):
         return (d_self,)
 
 
+
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
@@ -412,6 +460,7 @@ class TanhBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * (1 - result * result)
         return (d_self,)
+
 
 
 class SigmoidBackward0(Node):
@@ -433,6 +482,7 @@ class SigmoidBackward0(Node):
         return (d_self,)
 
 
+
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
 
@@ -450,6 +500,7 @@ class ReluBackward0(Node):
         if self.needs_input_grad(0):
             d_self = where(result <= 0, 0, grad)
         return (d_self,)
+
 
 
 class SumBackward0(Node):
@@ -471,8 +522,10 @@ class SumBackward0(Node):
         return (d_self,)
 
 
+
 class SumBackward1(Node):
-    """Backward of `sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: sum_backward(grad, self.sizes(), dim, keepdim)
     """
@@ -490,6 +543,7 @@ class SumBackward1(Node):
         if self.needs_input_grad(0):
             d_self = sum_backward(grad, self_sizes, dim, keepdim)
         return (d_self,)
+
 
 
 class MeanBackward0(Node):
@@ -512,8 +566,10 @@ class MeanBackward0(Node):
         return (d_self,)
 
 
+
 class MeanBackward1(Node):
-    """Backward of `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: mean_backward(grad, self.sizes(), dim, keepdim)
     """
@@ -531,6 +587,7 @@ class MeanBackward1(Node):
         if self.needs_input_grad(0):
             d_self = mean_backward(grad, self_sizes, dim, keepdim)
         return (d_self,)
+
 
 
 class MaxBackward0(Node):
@@ -553,8 +610,10 @@ class MaxBackward0(Node):
         return (d_self,)
 
 
+
 class MaxBackward1(Node):
-    """Backward of `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -577,6 +636,7 @@ class MaxBackward1(Node):
         return (d_self,)
 
 
+
 class MinBackward0(Node):
     """Backward of `min(Tensor self) -> Tensor`.
 
@@ -597,8 +657,10 @@ class MinBackward0(Node):
         return (d_self,)
 
 
+
 class MinBackward1(Node):
-    """Backward of `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -619,6 +681,7 @@ class MinBackward1(Node):
         if self.needs_input_grad(0):
             d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
         return (d_self,)
+
 
 
 class MmBackward0(Node):
@@ -645,6 +708,7 @@ class MmBackward0(Node):
         return (d_self, d_mat2)
 
 
+
 class BmmBackward0(Node):
     """Backward of `bmm(Tensor self, Tensor mat2) -> Tensor`.
 
@@ -667,6 +731,7 @@ class BmmBackward0(Node):
         if self.needs_input_grad(1):
             d_mat2 = self_.transpose(1, 2).bmm(grad)
         return (d_self, d_mat2)
+
 
 
 class CopyBackward0(Node):
@@ -693,6 +758,7 @@ class CopyBackward0(Node):
         return (d_self, d_src)
 
 
+
 class FillBackward0(Node):
     """Backward of `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`.
 
@@ -709,6 +775,7 @@ class FillBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class CloneBackward0(Node):
@@ -729,8 +796,10 @@ class CloneBackward0(Node):
         return (d_self,)
 
 
+
 class ToCopyBackward0(Node):
-    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor`.
+    """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None,
+        bool non_blocking=False) -> Tensor`.
 
     self: grad.to(self.device, self.dtype)
     """
@@ -747,6 +816,7 @@ class ToCopyBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.to(self_device, self_dtype)
         return (d_self,)
+
 
 
 class ViewBackward0(Node):
@@ -768,8 +838,10 @@ class ViewBackward0(Node):
         return (d_self,)
 
 
+
 class AsStridedBackward0(Node):
-    """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)`.
+    """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a)`.
 
     self: as_strided_backward(grad, self, size, stride, storage_offset)
     """
@@ -788,6 +860,7 @@ class AsStridedBackward0(Node):
         if self.needs_input_grad(0):
             d_self = as_strided_backward(grad, self_, size, stride, storage_offset)
         return (d_self,)
+
 
 
 class TransposeBackward0(Node):
@@ -810,6 +883,7 @@ class TransposeBackward0(Node):
         return (d_self,)
 
 
+
 class PermuteBackward0(Node):
     """Backward of `permute(Tensor(a) self, int[] dims) -> Tensor(a)`.
 
@@ -827,6 +901,7 @@ class PermuteBackward0(Node):
         if self.needs_input_grad(0):
             d_self = permute_backward(grad, dims)
         return (d_self,)
+
 
 
 class ExpandBackward0(Node):
@@ -848,6 +923,7 @@ class ExpandBackward0(Node):
         return (d_self,)
 
 
+
 class SqueezeBackward0(Node):
     """Backward of `squeeze(Tensor(a) self) -> Tensor(a)`.
 
@@ -865,6 +941,7 @@ class SqueezeBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.reshape(self_sizes)
         return (d_self,)
+
 
 
 class SqueezeBackward1(Node):
@@ -886,6 +963,7 @@ class SqueezeBackward1(Node):
         return (d_self,)
 
 
+
 class UnsqueezeBackward0(Node):
     """Backward of `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`.
 
@@ -903,6 +981,7 @@ class UnsqueezeBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.squeeze(dim)
         return (d_self,)
+
 
 
 class SelectBackward0(Node):
@@ -926,8 +1005,10 @@ class SelectBackward0(Node):
         return (d_self,)
 
 
+
 class SliceBackward0(Node):
-    """Backward of `slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)`.
+    """Backward of `slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor(a)`.
 
     self: slice_backward(grad, self.sizes(), dim, start, end, step)
     """
@@ -949,6 +1030,7 @@ class SliceBackward0(Node):
         return (d_self,)
 
 
+
 class ReciprocalBackward0(Node):
     """Backward of `reciprocal(Tensor self) -> Tensor`.
 
@@ -966,6 +1048,7 @@ class ReciprocalBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad * result * result
         return (d_self,)
+
 
 
 class RsqrtBackward0(Node):
@@ -987,6 +1070,7 @@ class RsqrtBackward0(Node):
         return (d_self,)
 
 
+
 class Exp2Backward0(Node):
     """Backward of `exp2(Tensor self) -> Tensor`.
 
@@ -1004,6 +1088,7 @@ class Exp2Backward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * result * 0.6931471805599453
         return (d_self,)
+
 
 
 class Expm1Backward0(Node):
@@ -1025,6 +1110,7 @@ class Expm1Backward0(Node):
         return (d_self,)
 
 
+
 class Log2Backward0(Node):
     """Backward of `log2(Tensor self) -> Tensor`.
 
@@ -1042,6 +1128,7 @@ class Log2Backward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (self_ * 0.6931471805599453)
         return (d_self,)
+
 
 
 class Log10Backward0(Node):
@@ -1063,6 +1150,7 @@ class Log10Backward0(Node):
         return (d_self,)
 
 
+
 class Log1pBackward0(Node):
     """Backward of `log1p(Tensor self) -> Tensor`.
 
@@ -1080,6 +1168,7 @@ class Log1pBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (self_ + 1)
         return (d_self,)
+
 
 
 class TanBackward0(Node):
@@ -1101,6 +1190,7 @@ class TanBackward0(Node):
         return (d_self,)
 
 
+
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
 
@@ -1118,6 +1208,7 @@ class AsinBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (1 - self_ * self_).sqrt()
         return (d_self,)
+
 
 
 class AcosBackward0(Node):
@@ -1139,6 +1230,7 @@ class AcosBackward0(Node):
         return (d_self,)
 
 
+
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
 
@@ -1156,6 +1248,7 @@ class AtanBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (1 + self_ * self_)
         return (d_self,)
+
 
 
 class SinhBackward0(Node):
@@ -1177,6 +1270,7 @@ class SinhBackward0(Node):
         return (d_self,)
 
 
+
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
 
@@ -1194,6 +1288,7 @@ class CoshBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * self_.sinh()
         return (d_self,)
+
 
 
 class ErfBackward0(Node):
@@ -1215,6 +1310,7 @@ class ErfBackward0(Node):
         return (d_self,)
 
 
+
 class ErfcBackward0(Node):
     """Backward of `erfc(Tensor self) -> Tensor`.
 
@@ -1232,6 +1328,7 @@ class ErfcBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad * 1.1283791670955126 * (-self_ * self_).exp()
         return (d_self,)
+
 
 
 class LogitBackward0(Node):
@@ -1254,6 +1351,7 @@ class LogitBackward0(Node):
         return (d_self,)
 
 
+
 class FloorBackward0(Node):
     """Backward of `floor(Tensor self) -> Tensor`.
 
@@ -1270,6 +1368,7 @@ class FloorBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class CeilBackward0(Node):
@@ -1290,6 +1389,7 @@ class CeilBackward0(Node):
         return (d_self,)
 
 
+
 class TruncBackward0(Node):
     """Backward of `trunc(Tensor self) -> Tensor`.
 
@@ -1306,6 +1406,7 @@ class TruncBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class RoundBackward0(Node):
@@ -1326,6 +1427,7 @@ class RoundBackward0(Node):
         return (d_self,)
 
 
+
 class RoundBackward1(Node):
     """Backward of `round.decimals(Tensor self, *, int decimals) -> Tensor`.
 
@@ -1344,6 +1446,7 @@ class RoundBackward1(Node):
         return (d_self,)
 
 
+
 class FracBackward0(Node):
     """Backward of `frac(Tensor self) -> Tensor`.
 
@@ -1360,6 +1463,7 @@ class FracBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad
         return (d_self,)
+
 
 
 class DivBackward1(Node):
@@ -1385,8 +1489,11 @@ class DivBackward1(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(div_mode_backward_self(grad, other, rounding_mode), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes)
+            d_other = sum_to(
+                div_mode_backward_other(grad, self_, other, rounding_mode), other_sizes,
+            )
         return (d_self, d_other)
+
 
 
 class FloorDivideBackward0(Node):
@@ -1409,6 +1516,7 @@ class FloorDivideBackward0(Node):
         if self.needs_input_grad(1):
             d_other = not_implemented("floor_divide")
         return (d_self, d_other)
+
 
 
 class RemainderBackward0(Node):
@@ -1437,6 +1545,7 @@ class RemainderBackward0(Node):
         return (d_self, d_other)
 
 
+
 class FmodBackward0(Node):
     """Backward of `fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -1463,6 +1572,7 @@ class FmodBackward0(Node):
         return (d_self, d_other)
 
 
+
 class Atan2Backward0(Node):
     """Backward of `atan2(Tensor self, Tensor other) -> Tensor`.
 
@@ -1482,12 +1592,15 @@ class Atan2Backward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ * self_ + other * other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = self_ * self_ + other * other
         if self.needs_input_grad(0):
             d_self = sum_to(grad * other / _tmp0, self_sizes)
         if self.needs_input_grad(1):
             d_other = sum_to(-grad * self_ / _tmp0, other_sizes)
         return (d_self, d_other)
+
 
 
 class HypotBackward0(Node):
@@ -1517,6 +1630,7 @@ class HypotBackward0(Node):
         return (d_self, d_other)
 
 
+
 class ClampBackward0(Node):
     """Backward of `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 
@@ -1536,6 +1650,7 @@ class ClampBackward0(Node):
         if self.needs_input_grad(0):
             d_self = clamp_backward(grad, self_, min, max)
         return (d_self,)
+
 
 
 class ClampBackward1(Node):
@@ -1570,6 +1685,7 @@ class ClampBackward1(Node):
         return (d_self, d_min, d_max)
 
 
+
 class ClampMaxBackward0(Node):
     """Backward of `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
 
@@ -1596,6 +1712,7 @@ class ClampMaxBackward0(Node):
         return (d_self, d_max)
 
 
+
 class LerpBackward0(Node):
     """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 
@@ -1619,6 +1736,7 @@ class LerpBackward0(Node):
         if self.needs_input_grad(1):
             d_end = sum_to(grad * weight, end_sizes)
         return (d_self, d_end)
+
 
 
 class LerpBackward1(Node):
@@ -1653,8 +1771,10 @@ class LerpBackward1(Node):
         return (d_self, d_end, d_weight)
 
 
+
 class AddcmulBackward0(Node):
-    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,
+        Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
     tensor1: sum_to(maybe_multiply(grad * tensor2, value), tensor1.sizes())
@@ -1685,8 +1805,10 @@ class AddcmulBackward0(Node):
         return (d_self, d_tensor1, d_tensor2)
 
 
+
 class AddcdivBackward0(Node):
-    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,
+        Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
     tensor1: sum_to(maybe_multiply(grad / tensor2, value), tensor1.sizes())
@@ -1713,12 +1835,16 @@ class AddcdivBackward0(Node):
         if self.needs_input_grad(1):
             d_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
         if self.needs_input_grad(2):
-            d_tensor2 = sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes)
+            d_tensor2 = sum_to(
+                -maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes,
+            )
         return (d_self, d_tensor1, d_tensor2)
 
 
+
 class NanToNumBackward0(Node):
-    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
+    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None,
+        float? neginf=None) -> Tensor`.
 
     self: grad * isfinite(self)
     """
@@ -1734,6 +1860,7 @@ class NanToNumBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * isfinite(self_)
         return (d_self,)
+
 
 
 class LeakyReluBackward0(Node):
@@ -1756,8 +1883,10 @@ class LeakyReluBackward0(Node):
         return (d_self,)
 
 
+
 class EluBackward0(Node):
-    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1,
+        Scalar input_scale=1) -> Tensor`.
 
     self: elu_backward(grad, self, alpha, scale, input_scale)
     """
@@ -1776,6 +1905,7 @@ class EluBackward0(Node):
         if self.needs_input_grad(0):
             d_self = elu_backward(grad, self_, alpha, scale, input_scale)
         return (d_self,)
+
 
 
 class GeluBackward0(Node):
@@ -1798,6 +1928,7 @@ class GeluBackward0(Node):
         return (d_self,)
 
 
+
 class SiluBackward0(Node):
     """Backward of `silu(Tensor self) -> Tensor`.
 
@@ -1817,8 +1948,10 @@ class SiluBackward0(Node):
         return (d_self,)
 
 
+
 class GeluBackwardBackward0(Node):
-    """Backward of `gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor`.
+    """Backward of `gelu_backward(Tensor grad_output, Tensor self, *,
+        str approximate='none') -> Tensor`.
 
     grad_output: sum_to(gelu_backward(grad, self, approximate=approximate), grad_output.sizes())
     self: sum_to(grad * grad_output * gelu_second_derivative(self, approximate), self.sizes())
@@ -1838,10 +1971,15 @@ class GeluBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = sum_to(gelu_backward(grad, self_, approximate=approximate), grad_output_sizes)
+            d_grad_output = sum_to(
+                gelu_backward(grad, self_, approximate=approximate), grad_output_sizes,
+            )
         if self.needs_input_grad(1):
-            d_self = sum_to(grad * grad_output * gelu_second_derivative(self_, approximate), self_sizes)
+            d_self = sum_to(
+                grad * grad_output * gelu_second_derivative(self_, approximate), self_sizes,
+            )
         return (d_grad_output, d_self)
+
 
 
 class SiluBackwardBackward0(Node):
@@ -1870,6 +2008,7 @@ class SiluBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+
 class MishBackward0(Node):
     """Backward of `mish(Tensor self) -> Tensor`.
 
@@ -1887,6 +2026,7 @@ class MishBackward0(Node):
         if self.needs_input_grad(0):
             d_self = mish_backward(grad, self_)
         return (d_self,)
+
 
 
 class SoftplusBackward0(Node):
@@ -1911,6 +2051,7 @@ class SoftplusBackward0(Node):
         return (d_self,)
 
 
+
 class HardtanhBackward0(Node):
     """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
 
@@ -1932,6 +2073,7 @@ class HardtanhBackward0(Node):
         return (d_self,)
 
 
+
 class HardsigmoidBackward0(Node):
     """Backward of `hardsigmoid(Tensor self) -> Tensor`.
 
@@ -1951,6 +2093,7 @@ class HardsigmoidBackward0(Node):
         return (d_self,)
 
 
+
 class HardswishBackward0(Node):
     """Backward of `hardswish(Tensor self) -> Tensor`.
 
@@ -1968,6 +2111,7 @@ class HardswishBackward0(Node):
         if self.needs_input_grad(0):
             d_self = hardswish_backward(grad, self_)
         return (d_self,)
+
 
 
 class ThresholdBackward0(Node):
@@ -1990,8 +2134,10 @@ class ThresholdBackward0(Node):
         return (d_self,)
 
 
+
 class NormalBackward0(Node):
-    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2008,8 +2154,10 @@ class NormalBackward0(Node):
         return (d_self,)
 
 
+
 class UniformBackward0(Node):
-    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `uniform_(Tensor(a!) self, float from_=0, float to=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2026,8 +2174,10 @@ class UniformBackward0(Node):
         return (d_self,)
 
 
+
 class ExponentialBackward0(Node):
-    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `exponential_(Tensor(a!) self, float lambd=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2042,6 +2192,7 @@ class ExponentialBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class BernoulliBackward0(Node):
@@ -2062,6 +2213,7 @@ class BernoulliBackward0(Node):
         return (d_self,)
 
 
+
 class BernoulliBackward1(Node):
     """Backward of `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`.
 
@@ -2080,8 +2232,10 @@ class BernoulliBackward1(Node):
         return (d_self,)
 
 
+
 class BernoulliBackward2(Node):
-    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `bernoulli_.float(Tensor(a!) self, float p=0.5, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2098,8 +2252,10 @@ class BernoulliBackward2(Node):
         return (d_self,)
 
 
+
 class BernoulliBackward3(Node):
-    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`.
+    """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *,
+        Generator? generator=None) -> Tensor(a!)`.
 
     self: zeros_like(grad)
     """
@@ -2114,6 +2270,7 @@ class BernoulliBackward3(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
+
 
 
 class ProdBackward0(Node):
@@ -2137,8 +2294,10 @@ class ProdBackward0(Node):
         return (d_self,)
 
 
+
 class ProdBackward1(Node):
-    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *,
+        ScalarType? dtype=None) -> Tensor`.
 
     self: prod_dim_backward(grad, self, result, dim, keepdim).to(self.dtype)
     """
@@ -2158,6 +2317,7 @@ class ProdBackward1(Node):
         if self.needs_input_grad(0):
             d_self = prod_dim_backward(grad, self_, result, dim, keepdim).to(self_dtype)
         return (d_self,)
+
 
 
 class AmaxBackward0(Node):
@@ -2182,6 +2342,7 @@ class AmaxBackward0(Node):
         return (d_self,)
 
 
+
 class AminBackward0(Node):
     """Backward of `amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 
@@ -2204,8 +2365,10 @@ class AminBackward0(Node):
         return (d_self,)
 
 
+
 class VarBackward0(Node):
-    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> Tensor`.
 
     self: var_backward(grad, self, dim, correction, keepdim)
     """
@@ -2226,8 +2389,10 @@ class VarBackward0(Node):
         return (d_self,)
 
 
+
 class StdBackward0(Node):
-    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> Tensor`.
 
     self: std_backward(grad, self, dim, correction, keepdim, result)
     """
@@ -2249,8 +2414,10 @@ class StdBackward0(Node):
         return (d_self,)
 
 
+
 class NormBackward0(Node):
-    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+    """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None,
+        bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
 
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
@@ -2270,6 +2437,7 @@ class NormBackward0(Node):
         if self.needs_input_grad(0):
             d_self = norm_backward(grad, self_, p, result, dim, keepdim)
         return (d_self,)
+
 
 
 class LogsumexpBackward0(Node):
@@ -2294,6 +2462,7 @@ class LogsumexpBackward0(Node):
         return (d_self,)
 
 
+
 class CumsumBackward0(Node):
     """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -2312,6 +2481,7 @@ class CumsumBackward0(Node):
         if self.needs_input_grad(0):
             d_self = cumsum_backward(grad, self_, dim)
         return (d_self,)
+
 
 
 class CumprodBackward0(Node):
@@ -2334,6 +2504,7 @@ class CumprodBackward0(Node):
         if self.needs_input_grad(0):
             d_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
         return (d_self,)
+
 
 
 class CummaxBackward0(Node):
@@ -2359,6 +2530,7 @@ class CummaxBackward0(Node):
         return (d_self,)
 
 
+
 class CumminBackward0(Node):
     """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
 
@@ -2382,6 +2554,7 @@ class CumminBackward0(Node):
         return (d_self,)
 
 
+
 class MedianBackward0(Node):
     """Backward of `median(Tensor self) -> Tensor`.
 
@@ -2402,8 +2575,10 @@ class MedianBackward0(Node):
         return (d_self,)
 
 
+
 class MedianBackward1(Node):
-    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2426,8 +2601,10 @@ class MedianBackward1(Node):
         return (d_self,)
 
 
+
 class ModeBackward0(Node):
-    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2450,8 +2627,10 @@ class ModeBackward0(Node):
         return (d_self,)
 
 
+
 class KthvalueBackward0(Node):
-    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
     """
@@ -2474,8 +2653,10 @@ class KthvalueBackward0(Node):
         return (d_self,)
 
 
+
 class TopkBackward0(Node):
-    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+    """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True,
+        bool sorted=True) -> (Tensor values, Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2497,8 +2678,10 @@ class TopkBackward0(Node):
         return (d_self,)
 
 
+
 class SortBackward0(Node):
-    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values,
+        Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2520,8 +2703,10 @@ class SortBackward0(Node):
         return (d_self,)
 
 
+
 class SortBackward1(Node):
-    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1,
+        bool descending=False) -> (Tensor values, Tensor indices)`.
 
     self: select_many_backward(grad, self, dim, indices)
     """
@@ -2541,6 +2726,7 @@ class SortBackward1(Node):
         if self.needs_input_grad(0):
             d_self = select_many_backward(grad, self_, dim, indices)
         return (d_self,)
+
 
 
 class GatherAlongBackward0(Node):
@@ -2564,6 +2750,7 @@ class GatherAlongBackward0(Node):
         return (d_self,)
 
 
+
 class ScatterAddAlongBackward0(Node):
     """Backward of `_scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor`.
 
@@ -2584,6 +2771,7 @@ class ScatterAddAlongBackward0(Node):
         return (d_self,)
 
 
+
 class FlipBackward0(Node):
     """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
 
@@ -2601,6 +2789,7 @@ class FlipBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.flip(dims)
         return (d_self,)
+
 
 
 class MvBackward0(Node):
@@ -2627,6 +2816,7 @@ class MvBackward0(Node):
         return (d_self, d_vec)
 
 
+
 class DotBackward0(Node):
     """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
 
@@ -2651,8 +2841,10 @@ class DotBackward0(Node):
         return (d_self, d_tensor)
 
 
+
 class AddmmBackward0(Node):
-    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
@@ -2682,8 +2874,10 @@ class AddmmBackward0(Node):
         return (d_self, d_mat1, d_mat2)
 
 
+
 class AddmvBackward0(Node):
-    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
@@ -2713,8 +2907,10 @@ class AddmvBackward0(Node):
         return (d_self, d_mat, d_vec)
 
 
+
 class BaddbmmBackward0(Node):
-    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
 
     self: sum_to(maybe_multiply(grad, beta), self.sizes())
     batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
@@ -2742,6 +2938,7 @@ class BaddbmmBackward0(Node):
         if self.needs_input_grad(2):
             d_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
         return (d_self, d_batch1, d_batch2)
+
 
 
 class LinearBackward0(Node):
@@ -2773,6 +2970,7 @@ class LinearBackward0(Node):
         return (d_input, d_weight, d_bias)
 
 
+
 class EinsumBackward0(Node):
     """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
 
@@ -2796,6 +2994,7 @@ class EinsumBackward0(Node):
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
+
 class TrilBackward0(Node):
     """Backward of `tril(Tensor self, int diagonal=0) -> Tensor`.
 
@@ -2815,6 +3014,7 @@ class TrilBackward0(Node):
         return (d_self,)
 
 
+
 class TriuBackward0(Node):
     """Backward of `triu(Tensor self, int diagonal=0) -> Tensor`.
 
@@ -2832,6 +3032,7 @@ class TriuBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.triu(diagonal)
         return (d_self,)
+
 
 
 class DiagBackward0(Node):
@@ -2854,6 +3055,7 @@ class DiagBackward0(Node):
         return (d_self,)
 
 
+
 class DiagonalBackward0(Node):
     """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
 
@@ -2874,6 +3076,7 @@ class DiagonalBackward0(Node):
         if self.needs_input_grad(0):
             d_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
         return (d_self,)
+
 
 
 class CatBackward0(Node):
@@ -2899,6 +3102,7 @@ class CatBackward0(Node):
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
+
 class RollBackward0(Node):
     """Backward of `roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`.
 
@@ -2917,6 +3121,7 @@ class RollBackward0(Node):
         if self.needs_input_grad(0):
             d_self = roll_backward(grad, shifts, dims)
         return (d_self,)
+
 
 
 class RepeatBackward0(Node):
@@ -2939,8 +3144,10 @@ class RepeatBackward0(Node):
         return (d_self,)
 
 
+
 class RepeatInterleaveBackward0(Node):
-    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+    """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *,
+        int? output_size=None) -> Tensor`.
 
     self: repeat_interleave_int_backward(grad, self, repeats, dim)
     """
@@ -2960,8 +3167,10 @@ class RepeatInterleaveBackward0(Node):
         return (d_self,)
 
 
+
 class RepeatInterleaveBackward1(Node):
-    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor`.
+    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *,
+        int? output_size=None) -> Tensor`.
 
     self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
     """
@@ -2981,8 +3190,10 @@ class RepeatInterleaveBackward1(Node):
         return (d_self,)
 
 
+
 class GatherBackward0(Node):
-    """Backward of `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+    """Backward of `gather(Tensor self, int dim, Tensor index, *,
+        bool sparse_grad=False) -> Tensor`.
 
     self: gather_backward(grad, self.sizes(), dim, index)
     """
@@ -3000,6 +3211,7 @@ class GatherBackward0(Node):
         if self.needs_input_grad(0):
             d_self = gather_backward(grad, self_sizes, dim, index)
         return (d_self,)
+
 
 
 class ScatterBackward0(Node):
@@ -3027,6 +3239,7 @@ class ScatterBackward0(Node):
         return (d_self, d_src)
 
 
+
 class ScatterBackward1(Node):
     """Backward of `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
 
@@ -3047,8 +3260,10 @@ class ScatterBackward1(Node):
         return (d_self,)
 
 
+
 class ScatterBackward2(Node):
-    """Backward of `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`.
+    """Backward of `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *,
+        str reduce) -> Tensor`.
 
     self: not_implemented("scatter with reduce (use scatter_reduce)")
     src: not_implemented("scatter with reduce (use scatter_reduce)")
@@ -3069,8 +3284,10 @@ class ScatterBackward2(Node):
         return (d_self, d_src)
 
 
+
 class ScatterBackward3(Node):
-    """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`.
+    """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *,
+        str reduce) -> Tensor`.
 
     self: not_implemented("scatter with reduce (use scatter_reduce)")
     """
@@ -3085,6 +3302,7 @@ class ScatterBackward3(Node):
         if self.needs_input_grad(0):
             d_self = not_implemented("scatter with reduce (use scatter_reduce)")
         return (d_self,)
+
 
 
 class ScatterAddBackward0(Node):
@@ -3112,8 +3330,10 @@ class ScatterAddBackward0(Node):
         return (d_self, d_src)
 
 
+
 class ScatterReduceBackward0(Node):
-    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce,
+        *, bool include_self=True) -> Tensor`.
 
     self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
     """
@@ -3134,8 +3354,11 @@ class ScatterReduceBackward0(Node):
         d_self = None
         d_src = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_self, d_src = scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
+            (d_self, d_src) = scatter_reduce_backward(
+                grad, self_, dim, index, src, reduce, include_self, result,
+            )
         return (d_self, d_src)
+
 
 
 class IndexSelectBackward0(Node):
@@ -3159,8 +3382,10 @@ class IndexSelectBackward0(Node):
         return (d_self,)
 
 
+
 class IndexAddBackward0(Node):
-    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`.
+    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *,
+        Scalar alpha=1) -> Tensor`.
 
     self: grad
     source: index_source_backward(grad, dim, index, source.sizes(), alpha)
@@ -3183,6 +3408,7 @@ class IndexAddBackward0(Node):
         if self.needs_input_grad(1):
             d_source = index_source_backward(grad, dim, index, source_sizes, alpha)
         return (d_self, d_source)
+
 
 
 class IndexCopyBackward0(Node):
@@ -3210,8 +3436,10 @@ class IndexCopyBackward0(Node):
         return (d_self, d_source)
 
 
+
 class IndexFillBackward0(Node):
-    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index,
+        Scalar value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
     """
@@ -3230,8 +3458,10 @@ class IndexFillBackward0(Node):
         return (d_self,)
 
 
+
 class IndexFillBackward1(Node):
-    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`.
+    """Backward of `index_fill.int_Tensor(Tensor self, int dim, Tensor index,
+        Tensor value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
     value: filled_value_backward(grad, grad.index_fill(dim, index, 0))
@@ -3247,12 +3477,15 @@ class IndexFillBackward1(Node):
         dim = self.dim_
         d_self = None
         d_value = None
-        _tmp0 = grad.index_fill(dim, index, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(0):
             d_self = _tmp0
         if self.needs_input_grad(1):
             d_value = filled_value_backward(grad, _tmp0)
         return (d_self, d_value)
+
 
 
 class MaskedFillBackward0(Node):
@@ -3275,6 +3508,7 @@ class MaskedFillBackward0(Node):
         return (d_self,)
 
 
+
 class MaskedFillBackward1(Node):
     """Backward of `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
 
@@ -3292,12 +3526,15 @@ class MaskedFillBackward1(Node):
         self_sizes = self.self_sizes
         d_self = None
         d_value = None
-        _tmp0 = grad.masked_fill(mask, 0) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.masked_fill(mask, 0)
         if self.needs_input_grad(0):
             d_self = sum_to(_tmp0, self_sizes)
         if self.needs_input_grad(1):
             d_value = filled_value_backward(grad, _tmp0)
         return (d_self, d_value)
+
 
 
 class MaskedSelectBackward0(Node):
@@ -3318,6 +3555,7 @@ class MaskedSelectBackward0(Node):
         if self.needs_input_grad(0):
             d_self = masked_select_backward(grad, self_sizes, mask)
         return (d_self,)
+
 
 
 class MaskedScatterBackward0(Node):
@@ -3345,6 +3583,7 @@ class MaskedScatterBackward0(Node):
         return (d_self, d_source)
 
 
+
 class TakeBackward0(Node):
     """Backward of `take(Tensor self, Tensor index) -> Tensor`.
 
@@ -3363,6 +3602,7 @@ class TakeBackward0(Node):
         if self.needs_input_grad(0):
             d_self = take_backward(grad, self_sizes, index)
         return (d_self,)
+
 
 
 class IndexBackward0(Node):
@@ -3385,8 +3625,10 @@ class IndexBackward0(Node):
         return (d_self,)
 
 
+
 class IndexPutBackward0(Node):
-    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values,
+        bool accumulate=False) -> Tensor`.
 
     self: index_put_self_backward(grad, indices, accumulate)
     values: index_put_values_backward(grad, indices, values.sizes())
@@ -3410,15 +3652,30 @@ class IndexPutBackward0(Node):
         return (d_self, d_values)
 
 
-class ConvolutionBackward0(Node):
-    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor`.
 
-    input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
-    weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
-    bias: convolution_backward(grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+class ConvolutionBackward0(Node):
+    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride,
+        int[] padding, int[] dilation, bool transposed, int[] output_padding,
+        int groups) -> Tensor`.
+
+    input: convolution_backward(
+        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
+        [True, False, False],
+    )[0]
+    weight: convolution_backward(
+        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
+        [False, True, False],
+    )[1]
+    bias: convolution_backward(
+        grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding,
+        groups, [False, False, True],
+    )[2]
     """
 
-    __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_', 'bias_sizes')
+    __slots__ = (
+        'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_',
+        'groups_', 'bias_sizes',
+    )
     SAVED = ('input_', 'weight_')
     OP = 'convolution'
 
@@ -3437,23 +3694,46 @@ class ConvolutionBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0):
-            d_input = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]
+            d_input = convolution_backward(
+                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
+                groups, [True, False, False],
+            )[0]
         if self.needs_input_grad(1):
-            d_weight = convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]
+            d_weight = convolution_backward(
+                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
+                groups, [False, True, False],
+            )[1]
         if self.needs_input_grad(2):
-            d_bias = convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, False, True])[2]
+            d_bias = convolution_backward(
+                grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, [False, False, True],
+            )[2]
         return (d_input, d_weight, d_bias)
 
 
-class ConvolutionBackwardBackward0(Node):
-    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
 
-    grad_output: conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
-    input: conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
-    weight: conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+class ConvolutionBackwardBackward0(Node):
+    """Backward of `convolution_backward(Tensor grad_output, Tensor input, Tensor weight,
+        int[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed,
+        int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_output: conv_double_backward_grad_output(
+        grads, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+    )
+    input: conv_double_backward_input(
+        grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+        groups,
+    )
+    weight: conv_double_backward_weight(
+        grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
+        groups,
+    )
     """
 
-    __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    __slots__ = (
+        'grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_',
+        'output_padding_', 'groups_',
+    )
     SAVED = ('grad_output_', 'input_', 'weight_')
     OP = 'convolution_backward'
 
@@ -3475,12 +3755,21 @@ class ConvolutionBackwardBackward0(Node):
         d_input = None
         d_weight = None
         if self.needs_input_grad(0):
-            d_grad_output = conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_grad_output = conv_double_backward_grad_output(
+                grads, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+            )
         if self.needs_input_grad(1):
-            d_input = conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_input = conv_double_backward_input(
+                grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
         if self.needs_input_grad(2):
-            d_weight = conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups)
+            d_weight = conv_double_backward_weight(
+                grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
         return (d_grad_output, d_input, d_weight)
+
 
 
 class ConstantPadNdBackward0(Node):
@@ -3500,6 +3789,7 @@ class ConstantPadNdBackward0(Node):
         if self.needs_input_grad(0):
             d_self = constant_pad_nd_backward(grad, pad)
         return (d_self,)
+
 
 
 class PadNdBackward0(Node):
@@ -3523,8 +3813,10 @@ class PadNdBackward0(Node):
         return (d_self,)
 
 
+
 class PadNdBackwardBackward0(Node):
-    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad, str mode) -> Tensor`.
+    """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad,
+        str mode) -> Tensor`.
 
     grad_output: _pad_nd(grad, pad, mode)
     """
@@ -3543,13 +3835,19 @@ class PadNdBackwardBackward0(Node):
         return (d_grad_output,)
 
 
-class MaxPool2dWithIndicesBackward0(Node):
-    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
 
-    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+class MaxPool2dWithIndicesBackward0(Node):
+    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[],
+        int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool2d_with_indices_backward(
+        grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+    )
     """
 
-    __slots__ = ('self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    __slots__ = (
+        'self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_',
+    )
     SAVED = ('self_', 'result1_')
     OP = 'max_pool2d_with_indices'
 
@@ -3566,12 +3864,17 @@ class MaxPool2dWithIndicesBackward0(Node):
         ceil_mode = self.ceil_mode_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+            d_self = max_pool2d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1,
+            )
         return (d_self,)
 
 
+
 class MaxPool2dWithIndicesBackwardBackward0(Node):
-    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor`.
+    """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self,
+        int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor`.
 
     grad_output: max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
     self: zeros_like(self)
@@ -3592,19 +3895,29 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
+            d_grad_output = max_pool2d_double_backward(
+                grad, indices, kernel_size, stride, padding, dilation,
+            )
         if self.needs_input_grad(1):
             d_self = zeros_like(self_)
         return (d_grad_output, d_self)
 
 
-class AvgPool2dBackward0(Node):
-    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
 
-    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+class AvgPool2dBackward0(Node):
+    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True,
+        int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool2d_backward(
+        grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
     """
 
-    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
     SAVED = ('self_',)
     OP = 'avg_pool2d'
 
@@ -3619,18 +3932,29 @@ class AvgPool2dBackward0(Node):
         divisor_override = self.divisor_override_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            d_self = avg_pool2d_backward(
+                grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
         return (d_self,)
 
 
-class AvgPool2dBackwardBackward0(Node):
-    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor`.
 
-    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+class AvgPool2dBackwardBackward0(Node):
+    """Backward of `avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size,
+        int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad,
+        int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool2d(
+        grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
     self: zeros_like(self)
     """
 
-    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
     SAVED = ('self_',)
     OP = 'avg_pool2d_backward'
 
@@ -3646,10 +3970,13 @@ class AvgPool2dBackwardBackward0(Node):
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
-            d_grad_output = avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            d_grad_output = avg_pool2d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
         if self.needs_input_grad(1):
             d_self = zeros_like(self_)
         return (d_grad_output, d_self)
+
 
 
 class AdaptiveAvgPool2dBackward0(Node):
@@ -3669,6 +3996,7 @@ class AdaptiveAvgPool2dBackward0(Node):
         if self.needs_input_grad(0):
             d_self = adaptive_avg_pool2d_backward(grad, self_)
         return (d_self,)
+
 
 
 class AdaptiveAvgPool2dBackwardBackward0(Node):
@@ -3695,6 +4023,7 @@ class AdaptiveAvgPool2dBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+
 class AdaptiveMaxPool2dBackward0(Node):
     """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
 
@@ -3717,8 +4046,10 @@ class AdaptiveMaxPool2dBackward0(Node):
         return (d_self,)
 
 
+
 class AdaptiveMaxPool2dBackwardBackward0(Node):
-    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor`.
+    """Backward of `adaptive_max_pool2d_backward(Tensor grad_output, Tensor self,
+        Tensor indices) -> Tensor`.
 
     grad_output: max_pool_double_backward(grad, indices)
     self: zeros_like(self)
@@ -3741,8 +4072,10 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+
 class UpsampleNearest2dBackward0(Node):
-    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None,
+        float? scales_w=None) -> Tensor`.
 
     self: upsample_nearest2d_backward(grad, output_size, self.sizes(), scales_h, scales_w)
     """
@@ -3763,8 +4096,10 @@ class UpsampleNearest2dBackward0(Node):
         return (d_self,)
 
 
+
 class UpsampleNearest2dBackwardBackward0(Node):
-    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size,
+        int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
 
     grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
     """
@@ -3784,10 +4119,14 @@ class UpsampleNearest2dBackwardBackward0(Node):
         return (d_grad_output,)
 
 
-class UpsampleBilinear2dBackward0(Node):
-    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
 
-    self: upsample_bilinear2d_backward(grad, output_size, self.sizes(), align_corners, scales_h, scales_w)
+class UpsampleBilinear2dBackward0(Node):
+    """Backward of `upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners,
+        float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bilinear2d_backward(
+        grad, output_size, self.sizes(), align_corners, scales_h, scales_w,
+    )
     """
 
     __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_', 'self_sizes')
@@ -3803,12 +4142,17 @@ class UpsampleBilinear2dBackward0(Node):
         self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = upsample_bilinear2d_backward(grad, output_size, self_sizes, align_corners, scales_h, scales_w)
+            d_self = upsample_bilinear2d_backward(
+                grad, output_size, self_sizes, align_corners, scales_h, scales_w,
+            )
         return (d_self,)
 
 
+
 class UpsampleBilinear2dBackwardBackward0(Node):
-    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size, int[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+    """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size,
+        int[4] input_size, bool align_corners, float? scales_h=None,
+        float? scales_w=None) -> Tensor`.
 
     grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
     """
@@ -3825,12 +4169,16 @@ class UpsampleBilinear2dBackwardBackward0(Node):
         scales_w = self.scales_w_
         d_grad_output = None
         if self.needs_input_grad(0):
-            d_grad_output = upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+            d_grad_output = upsample_bilinear2d(
+                grad, output_size, align_corners, scales_h, scales_w,
+            )
         return (d_grad_output,)
 
 
+
 class Im2colBackward0(Node):
-    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding,
+        int[2] stride) -> Tensor`.
 
     self: col2im(grad, last_two(self.sizes()), kernel_size, dilation, padding, stride)
     """
@@ -3852,8 +4200,10 @@ class Im2colBackward0(Node):
         return (d_self,)
 
 
+
 class Col2imBackward0(Node):
-    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+    """Backward of `col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation,
+        int[2] padding, int[2] stride) -> Tensor`.
 
     self: im2col(grad, kernel_size, dilation, padding, stride)
     """
@@ -3872,6 +4222,7 @@ class Col2imBackward0(Node):
         if self.needs_input_grad(0):
             d_self = im2col(grad, kernel_size, dilation, padding, stride)
         return (d_self,)
+
 
 
 class SoftmaxBackward0(Node):
@@ -3895,6 +4246,7 @@ class SoftmaxBackward0(Node):
         return (d_self,)
 
 
+
 class LogSoftmaxBackward0(Node):
     """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
 
@@ -3916,8 +4268,10 @@ class LogSoftmaxBackward0(Node):
         return (d_self,)
 
 
+
 class SoftmaxBackwardDataBackward0(Node):
-    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim, ScalarType input_dtype) -> Tensor`.
+    """Backward of `_softmax_backward_data(Tensor grad_output, Tensor probs, int dim,
+        ScalarType input_dtype) -> Tensor`.
 
     grad_output: _softmax_backward_data(grad.to(probs.dtype), probs, dim, input_dtype)
     probs: softmax_double_backward(grad.to(probs.dtype), grad_output, probs, dim)
@@ -3936,7 +4290,9 @@ class SoftmaxBackwardDataBackward0(Node):
         probs_dtype = self.probs_dtype
         d_grad_output = None
         d_probs = None
-        _tmp0 = grad.to(probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.to(probs_dtype)
         if self.needs_input_grad(0):
             d_grad_output = _softmax_backward_data(_tmp0, probs, dim, input_dtype)
         if self.needs_input_grad(1):
@@ -3944,8 +4300,10 @@ class SoftmaxBackwardDataBackward0(Node):
         return (d_grad_output, d_probs)
 
 
+
 class LogSoftmaxBackwardDataBackward0(Node):
-    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim, ScalarType input_dtype) -> Tensor`.
+    """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim,
+        ScalarType input_dtype) -> Tensor`.
 
     grad_output: log_softmax_double_backward_grad(grad.to(log_probs.dtype), log_probs, dim)
     log_probs: -grad_output.sum(dim, True) * log_probs.exp() * grad.to(log_probs.dtype)
@@ -3963,7 +4321,9 @@ class LogSoftmaxBackwardDataBackward0(Node):
         log_probs_dtype = self.log_probs_dtype
         d_grad_output = None
         d_log_probs = None
-        _tmp0 = grad.to(log_probs_dtype) if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.to(log_probs_dtype)
         if self.needs_input_grad(0):
             d_grad_output = log_softmax_double_backward_grad(_tmp0, log_probs, dim)
         if self.needs_input_grad(1):
@@ -3971,8 +4331,10 @@ class LogSoftmaxBackwardDataBackward0(Node):
         return (d_grad_output, d_log_probs)
 
 
+
 class NllLossForwardBackward0(Node):
-    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor total_weight)`.
+    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, str reduction,
+        int ignore_index) -> (Tensor output, Tensor total_weight)`.
 
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
@@ -3993,12 +4355,16 @@ class NllLossForwardBackward0(Node):
         ignore_index = self.ignore_index_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+            d_self = nll_loss_backward(
+                grad, self_, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_self,)
 
 
+
 class NllLossBackwardBackward0(Node):
-    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+    """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target,
+        Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
 
     grad_output: nll_loss_value(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
@@ -4023,8 +4389,10 @@ class NllLossBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+
 class BinaryCrossEntropyWithLogitsBackward0(Node):
-    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
+    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target,
+        Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
 
     self: bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction)
     target: bce_with_logits_backward_target(grad, self, target, weight, pos_weight, reduction)
@@ -4044,16 +4412,25 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         d_self = None
         d_target = None
         if self.needs_input_grad(0):
-            d_self = bce_with_logits_backward_self(grad, self_, target, weight, pos_weight, reduction)
+            d_self = bce_with_logits_backward_self(
+                grad, self_, target, weight, pos_weight, reduction,
+            )
         if self.needs_input_grad(1):
-            d_target = bce_with_logits_backward_target(grad, self_, target, weight, pos_weight, reduction)
+            d_target = bce_with_logits_backward_target(
+                grad, self_, target, weight, pos_weight, reduction,
+            )
         return (d_self, d_target)
 
 
-class NativeBatchNormBackward0(Node):
-    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+class NativeBatchNormBackward0(Node):
+    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias,
+        Tensor? running_mean, Tensor? running_var, bool training, float momentum,
+        float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: batch_norm_backward(
+        grad, input, weight, bias, result1, result2, training, eps,
+    )
     """
 
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
@@ -4076,14 +4453,20 @@ class NativeBatchNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = batch_norm_backward(grad, input, weight, bias, result1, result2, training, eps)
+            (d_input, d_weight, d_bias) = batch_norm_backward(
+                grad, input, weight, bias, result1, result2, training, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
-class NativeLayerNormBackward0(Node):
-    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+class NativeLayerNormBackward0(Node):
+    """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight,
+        Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: layer_norm_backward(
+        grad, input, normalized_shape, weight, bias, result1, result2, eps,
+    )
     """
 
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
@@ -4106,17 +4489,25 @@ class NativeLayerNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = layer_norm_backward(grad, input, normalized_shape, weight, bias, result1, result2, eps)
+            (d_input, d_weight, d_bias) = layer_norm_backward(
+                grad, input, normalized_shape, weight, bias, result1, result2, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
-class NativeGroupNormBackward0(Node):
-    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
 
-    input, weight, bias: group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+class NativeGroupNormBackward0(Node):
+    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C,
+        int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: group_norm_backward(
+        grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+    )
     """
 
-    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_')
+    __slots__ = (
+        'input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+    )
     SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
     OP = 'native_group_norm'
 
@@ -4139,12 +4530,16 @@ class NativeGroupNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
-            d_input, d_weight, d_bias = group_norm_backward(grad, input, weight, bias, result1, result2, N, C, HxW, group, eps)
+            (d_input, d_weight, d_bias) = group_norm_backward(
+                grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+            )
         return (d_input, d_weight, d_bias)
 
 
+
 class FusedRmsNormBackward0(Node):
-    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)`.
+    """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight,
+        float? eps) -> (Tensor, Tensor)`.
 
     input, weight: rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
     """
@@ -4165,14 +4560,21 @@ class FusedRmsNormBackward0(Node):
         d_input = None
         d_weight = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_input, d_weight = rms_norm_backward(grad, input, normalized_shape, weight, result1, eps)
+            (d_input, d_weight) = rms_norm_backward(
+                grad, input, normalized_shape, weight, result1, eps,
+            )
         return (d_input, d_weight)
 
 
-class NativeLayerNormBackwardBackward0(Node):
-    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
 
-    grad_out, input, mean, rstd, weight, bias: not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+class NativeLayerNormBackwardBackward0(Node):
+    """Backward of `native_layer_norm_backward(Tensor grad_out, Tensor input,
+        int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias,
+        bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_out, input, mean, rstd, weight, bias: not_implemented(
+        "native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4190,15 +4592,29 @@ class NativeLayerNormBackwardBackward0(Node):
         d_rstd = None
         d_weight = None
         d_bias = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5):
-            d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias = not_implemented("native_layer_norm_backward (differentiate layer_norm's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)):
+            (
+                d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias,
+            ) = not_implemented(
+                "native_layer_norm_backward (differentiate layer_norm's backward with "
+                "create_graph=True)",
+            )
         return (d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias)
 
 
-class FusedRmsNormBackwardBackward0(Node):
-    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
 
-    grad_out, input, rstd, weight: not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+class FusedRmsNormBackwardBackward0(Node):
+    """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape,
+        Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_out, input, rstd, weight: not_implemented(
+        "_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4213,13 +4629,23 @@ class FusedRmsNormBackwardBackward0(Node):
         d_input = None
         d_rstd = None
         d_weight = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
-            d_grad_out, d_input, d_rstd, d_weight = not_implemented("_fused_rms_norm_backward (differentiate rms_norm's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)):
+            (
+                d_grad_out, d_input, d_rstd, d_weight,
+            ) = not_implemented(
+                "_fused_rms_norm_backward (differentiate rms_norm's backward with "
+                "create_graph=True)",
+            )
         return (d_grad_out, d_input, d_rstd, d_weight)
 
 
+
 class NativeDropoutBackward0(Node):
-    """Backward of `native_dropout(Tensor input, float p, bool? train, *, Generator? generator=None) -> (Tensor, Tensor)`.
+    """Backward of `native_dropout(Tensor input, float p, bool? train, *,
+        Generator? generator=None) -> (Tensor, Tensor)`.
 
     input: dropout_backward(grad, result1, p, train)
     """
@@ -4241,8 +4667,10 @@ class NativeDropoutBackward0(Node):
         return (d_input,)
 
 
+
 class EmbeddingBackward0(Node):
-    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+    """Backward of `embedding(Tensor weight, Tensor indices, int padding_idx=-1,
+        bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
 
     weight: embedding_backward(grad, indices, weight.sizes(), padding_idx, scale_grad_by_freq)
     """
@@ -4259,12 +4687,16 @@ class EmbeddingBackward0(Node):
         weight_sizes = self.weight_sizes
         d_weight = None
         if self.needs_input_grad(0):
-            d_weight = embedding_backward(grad, indices, weight_sizes, padding_idx, scale_grad_by_freq)
+            d_weight = embedding_backward(
+                grad, indices, weight_sizes, padding_idx, scale_grad_by_freq,
+            )
         return (d_weight,)
 
 
+
 class EmbeddingDenseBackwardBackward0(Node):
-    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor`.
+    """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights,
+        int padding_idx, bool scale_grad_by_freq) -> Tensor`.
 
     grad_output: embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
     """
@@ -4280,17 +4712,25 @@ class EmbeddingDenseBackwardBackward0(Node):
         scale_grad_by_freq = self.scale_grad_by_freq_
         d_grad_output = None
         if self.needs_input_grad(0):
-            d_grad_output = embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+            d_grad_output = embedding_dense_double_backward(
+                grad, indices, padding_idx, scale_grad_by_freq,
+            )
         return (d_grad_output,)
 
 
-class CrossEntropyForwardBackward0(Node):
-    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
 
-    self: cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index, total_weight)
+class CrossEntropyForwardBackward0(Node):
+    """Backward of `_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight,
+        str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
+
+    self: cross_entropy_backward(
+        grad, self, probs, target, weight, reduction, ignore_index, total_weight,
+    )
     """
 
-    __slots__ = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_')
+    __slots__ = (
+        'self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+    )
     SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
     OP = '_cross_entropy_forward'
 
@@ -4308,17 +4748,26 @@ class CrossEntropyForwardBackward0(Node):
         ignore_index = self.ignore_index_
         d_self = None
         if self.needs_input_grad(0):
-            d_self = cross_entropy_backward(grad, self_, probs, target, weight, reduction, ignore_index, total_weight)
+            d_self = cross_entropy_backward(
+                grad, self_, probs, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_self,)
 
 
-class CrossEntropyBackwardBackward0(Node):
-    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
 
-    grad_output, probs: cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+class CrossEntropyBackwardBackward0(Node):
+    """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target,
+        Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
+
+    grad_output, probs: cross_entropy_backward_grads(
+        grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+    )
     """
 
-    __slots__ = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    __slots__ = (
+        'grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_', 'reduction_',
+        'ignore_index_',
+    )
     SAVED = ('grad_output_', 'probs_', 'target_', 'weight_', 'total_weight_')
     OP = '_cross_entropy_backward'
 
@@ -4334,14 +4783,21 @@ class CrossEntropyBackwardBackward0(Node):
         d_grad_output = None
         d_probs = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_grad_output, d_probs = cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+            (d_grad_output, d_probs) = cross_entropy_backward_grads(
+                grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+            )
         return (d_grad_output, d_probs)
 
 
-class LstmSequenceBackward0(Node):
-    """Backward of `_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor, Tensor)`.
 
-    gi, h0, c0, w_hh: not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+class LstmSequenceBackward0(Node):
+    """Backward of `_lstm_sequence(Tensor gi, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor,
+        Tensor, Tensor)`.
+
+    gi, h0, c0, w_hh: not_implemented(
+        "_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls "
+        "_lstm_sequence_backward)",
+    )
     """
 
     __slots__ = ()
@@ -4358,15 +4814,28 @@ class LstmSequenceBackward0(Node):
         d_h0 = None
         d_c0 = None
         d_w_hh = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3):
-            d_gi, d_h0, d_c0, d_w_hh = not_implemented("_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls _lstm_sequence_backward)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)):
+            (
+                d_gi, d_h0, d_c0, d_w_hh,
+            ) = not_implemented(
+                "_lstm_sequence (differentiate nn.LSTM, whose autograd Function calls "
+                "_lstm_sequence_backward)",
+            )
         return (d_gi, d_h0, d_c0, d_w_hh)
 
 
-class LstmSequenceBackwardBackward0(Node):
-    """Backward of `_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn, Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)`.
 
-    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace: not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+class LstmSequenceBackwardBackward0(Node):
+    """Backward of `_lstm_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor grad_cn,
+        Tensor output, Tensor h0, Tensor c0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor,
+        Tensor, Tensor)`.
+
+    grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace: not_implemented(
+        "_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)",
+    )
     """
 
     __slots__ = ()
@@ -4387,6 +4856,17 @@ class LstmSequenceBackwardBackward0(Node):
         d_c0 = None
         d_w_hh = None
         d_workspace = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2) or self.needs_input_grad(3) or self.needs_input_grad(4) or self.needs_input_grad(5) or self.needs_input_grad(6) or self.needs_input_grad(7):
-            d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace = not_implemented("_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)")
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)
+                or self.needs_input_grad(6)
+                or self.needs_input_grad(7)):
+            (
+                d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace,
+            ) = not_implemented(
+                "_lstm_sequence_backward (differentiate nn.LSTM's backward with create_graph=True)",
+            )
         return (d_grad_output, d_grad_hn, d_grad_cn, d_output, d_h0, d_c0, d_w_hh, d_workspace)

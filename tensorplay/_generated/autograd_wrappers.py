@@ -13,479 +13,51 @@ from tensorplay.autograd.graph_edges import (
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
-    AbsBackward0,
-    AcosBackward0,
-    AdaptiveAvgPool2dBackward0,
-    AdaptiveAvgPool2dBackwardBackward0,
-    AdaptiveMaxPool2dBackward0,
-    AdaptiveMaxPool2dBackwardBackward0,
-    AddBackward0,
-    AddcdivBackward0,
-    AddcmulBackward0,
-    AddmmBackward0,
-    AddmvBackward0,
-    AmaxBackward0,
-    AminBackward0,
-    AsStridedBackward0,
-    AsinBackward0,
-    Atan2Backward0,
-    AtanBackward0,
-    AvgPool2dBackward0,
-    AvgPool2dBackwardBackward0,
-    BaddbmmBackward0,
-    BernoulliBackward0,
-    BernoulliBackward1,
-    BernoulliBackward2,
-    BernoulliBackward3,
-    BinaryCrossEntropyWithLogitsBackward0,
-    BmmBackward0,
-    CatBackward0,
-    CeilBackward0,
-    ClampBackward0,
-    ClampBackward1,
-    ClampMaxBackward0,
-    CloneBackward0,
-    Col2imBackward0,
-    ConstantPadNdBackward0,
-    ConvolutionBackward0,
-    ConvolutionBackwardBackward0,
-    CopyBackward0,
-    CosBackward0,
-    CoshBackward0,
-    CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0,
-    CummaxBackward0,
-    CumminBackward0,
-    CumprodBackward0,
-    CumsumBackward0,
-    DiagBackward0,
-    DiagonalBackward0,
-    DivBackward0,
-    DivBackward1,
-    DotBackward0,
-    EinsumBackward0,
-    EluBackward0,
-    EmbeddingBackward0,
-    EmbeddingDenseBackwardBackward0,
-    ErfBackward0,
-    ErfcBackward0,
-    Exp2Backward0,
-    ExpBackward0,
-    ExpandBackward0,
-    Expm1Backward0,
-    ExponentialBackward0,
-    FillBackward0,
-    FlipBackward0,
-    FloorBackward0,
-    FloorDivideBackward0,
-    FmodBackward0,
-    FracBackward0,
-    FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0,
-    GatherAlongBackward0,
-    GatherBackward0,
-    GeluBackward0,
-    GeluBackwardBackward0,
-    HardsigmoidBackward0,
-    HardswishBackward0,
-    HardtanhBackward0,
-    HypotBackward0,
-    Im2colBackward0,
-    IndexAddBackward0,
-    IndexBackward0,
-    IndexCopyBackward0,
-    IndexFillBackward0,
-    IndexFillBackward1,
-    IndexPutBackward0,
-    IndexSelectBackward0,
-    KthvalueBackward0,
-    LeakyReluBackward0,
-    LerpBackward0,
-    LerpBackward1,
-    LinearBackward0,
-    Log10Backward0,
-    Log1pBackward0,
-    Log2Backward0,
-    LogBackward0,
-    LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0,
-    LogitBackward0,
-    LogsumexpBackward0,
-    LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0,
-    MaskedFillBackward0,
-    MaskedFillBackward1,
-    MaskedScatterBackward0,
-    MaskedSelectBackward0,
-    MaxBackward0,
-    MaxBackward1,
-    MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0,
-    MaximumBackward0,
-    MeanBackward0,
-    MeanBackward1,
-    MedianBackward0,
-    MedianBackward1,
-    MinBackward0,
-    MinBackward1,
-    MinimumBackward0,
-    MishBackward0,
-    MmBackward0,
-    ModeBackward0,
-    MulBackward0,
-    MvBackward0,
-    NanToNumBackward0,
-    NativeBatchNormBackward0,
-    NativeDropoutBackward0,
-    NativeGroupNormBackward0,
-    NativeLayerNormBackward0,
-    NativeLayerNormBackwardBackward0,
-    NegBackward0,
-    NllLossBackwardBackward0,
-    NllLossForwardBackward0,
-    NormBackward0,
-    NormalBackward0,
-    PadNdBackward0,
-    PadNdBackwardBackward0,
-    PermuteBackward0,
-    PowBackward0,
-    ProdBackward0,
-    ProdBackward1,
-    ReciprocalBackward0,
-    ReluBackward0,
-    RemainderBackward0,
-    RepeatBackward0,
-    RepeatInterleaveBackward0,
-    RepeatInterleaveBackward1,
-    RollBackward0,
-    RoundBackward0,
-    RoundBackward1,
-    RsqrtBackward0,
-    ScatterAddAlongBackward0,
-    ScatterAddBackward0,
-    ScatterBackward0,
-    ScatterBackward1,
-    ScatterBackward2,
-    ScatterBackward3,
-    ScatterReduceBackward0,
-    SelectBackward0,
-    SigmoidBackward0,
-    SignBackward0,
-    SiluBackward0,
-    SiluBackwardBackward0,
-    SinBackward0,
-    SinhBackward0,
-    SliceBackward0,
-    SoftmaxBackward0,
-    SoftmaxBackwardDataBackward0,
-    SoftplusBackward0,
-    SortBackward0,
-    SortBackward1,
-    SqrtBackward0,
-    SqueezeBackward0,
-    SqueezeBackward1,
-    StdBackward0,
-    SubBackward0,
-    SumBackward0,
-    SumBackward1,
-    TakeBackward0,
-    TanBackward0,
-    TanhBackward0,
-    ThresholdBackward0,
-    ToCopyBackward0,
-    TopkBackward0,
-    TransposeBackward0,
-    TrilBackward0,
-    TriuBackward0,
-    TruncBackward0,
-    UniformBackward0,
-    UnsqueezeBackward0,
-    UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0,
-    UpsampleNearest2dBackward0,
-    UpsampleNearest2dBackwardBackward0,
-    VarBackward0,
-    ViewBackward0,
-    WhereBackward0,
-    XlogyBackward0,
-)
-from tensorplay._generated.functional import (
-    _h_add_Tensor,
-    _h_add__Tensor,
-    _h_sub_Tensor,
-    _h_sub__Tensor,
-    _h_mul_Tensor,
-    _h_mul__Tensor,
-    _h_div_Tensor,
-    _h_div__Tensor,
-    _h_pow_Tensor_Tensor,
-    _h_maximum,
-    _h_minimum,
-    _h_xlogy_Tensor,
-    _h_where_self,
-    _h_neg,
-    _h_abs,
-    _h_sign,
-    _h_exp,
-    _h_log,
-    _h_sqrt,
-    _h_sin,
-    _h_cos,
-    _h_tanh,
-    _h_sigmoid,
-    _h_relu,
-    _h_relu_,
-    _h_sum,
-    _h_sum_dim_IntList,
-    _h_mean,
-    _h_mean_dim,
-    _h_max,
-    _h_max_dim,
-    _h_min,
-    _h_min_dim,
-    _h_mm,
-    _h_bmm,
-    _h_copy_,
-    _h_fill__Scalar,
-    _h_clone,
-    _h__to_copy,
-    _h_view,
-    _h_as_strided,
-    _h_transpose_int,
-    _h_permute,
-    _h_expand,
-    _h_squeeze,
-    _h_squeeze_dim,
-    _h_unsqueeze,
-    _h_select_int,
-    _h_slice_Tensor,
-    _h_reciprocal,
-    _h_reciprocal_,
-    _h_rsqrt,
-    _h_rsqrt_,
-    _h_exp2,
-    _h_exp2_,
-    _h_expm1,
-    _h_expm1_,
-    _h_log2,
-    _h_log2_,
-    _h_log10,
-    _h_log10_,
-    _h_log1p,
-    _h_log1p_,
-    _h_tan,
-    _h_tan_,
-    _h_asin,
-    _h_asin_,
-    _h_acos,
-    _h_acos_,
-    _h_atan,
-    _h_atan_,
-    _h_sinh,
-    _h_sinh_,
-    _h_cosh,
-    _h_cosh_,
-    _h_erf,
-    _h_erf_,
-    _h_erfc,
-    _h_erfc_,
-    _h_logit,
-    _h_logit_,
-    _h_floor,
-    _h_floor_,
-    _h_ceil,
-    _h_ceil_,
-    _h_trunc,
-    _h_trunc_,
-    _h_round,
-    _h_round_decimals,
-    _h_round_,
-    _h_round__decimals,
-    _h_frac,
-    _h_frac_,
-    _h_div_Tensor_mode,
-    _h_div__Tensor_mode,
-    _h_floor_divide,
-    _h_floor_divide__Tensor,
-    _h_remainder_Tensor,
-    _h_remainder__Tensor,
-    _h_fmod_Tensor,
-    _h_fmod__Tensor,
-    _h_atan2,
-    _h_atan2_,
-    _h_hypot,
-    _h_hypot_,
-    _h_clamp,
-    _h_clamp_Tensor,
-    _h_clamp_,
-    _h_clamp__Tensor,
-    _h_lerp_Scalar,
-    _h_lerp_Tensor,
-    _h_lerp__Scalar,
-    _h_lerp__Tensor,
-    _h_addcmul,
-    _h_addcmul_,
-    _h_addcdiv,
-    _h_addcdiv_,
-    _h_nan_to_num,
-    _h_nan_to_num_,
-    _h_exp_,
-    _h_log_,
-    _h_sqrt_,
-    _h_sin_,
-    _h_cos_,
-    _h_tanh_,
-    _h_sigmoid_,
-    _h_neg_,
-    _h_abs_,
-    _h_leaky_relu,
-    _h_leaky_relu_,
-    _h_elu,
-    _h_elu_,
-    _h_gelu,
-    _h_gelu_,
-    _h_silu,
-    _h_silu_,
-    _h_gelu_backward,
-    _h_silu_backward,
-    _h_mish,
-    _h_mish_,
-    _h_softplus,
-    _h_hardtanh,
-    _h_hardtanh_,
-    _h_hardsigmoid,
-    _h_hardsigmoid_,
-    _h_hardswish,
-    _h_hardswish_,
-    _h_threshold,
-    _h_threshold_,
-    _h_normal_,
-    _h_uniform_,
-    _h_exponential_,
-    _h_bernoulli,
-    _h_bernoulli_p,
-    _h_bernoulli__float,
-    _h_bernoulli__Tensor,
-    _h_clamp_max_Tensor,
-    _h_clamp_max__Tensor,
-    _h_prod,
-    _h_prod_dim_int,
-    _h_amax,
-    _h_amin,
-    _h_var_correction,
-    _h_std_correction,
-    _h_norm_ScalarOpt_dim,
-    _h_logsumexp,
-    _h_cumsum,
-    _h_cumsum_,
-    _h_cumprod,
-    _h_cumprod_,
-    _h_cummax,
-    _h_cummin,
-    _h_median,
-    _h_median_dim,
-    _h_mode,
-    _h_kthvalue,
-    _h_topk,
-    _h_sort,
-    _h_sort_stable,
-    _h__gather_along,
-    _h__scatter_add_along,
-    _h_flip,
-    _h_mv,
-    _h_dot,
-    _h_addmm,
-    _h_addmm_,
-    _h_addmv,
-    _h_addmv_,
-    _h_baddbmm,
-    _h_baddbmm_,
-    _h_linear,
-    _h_einsum,
-    _h_tril,
-    _h_tril_,
-    _h_triu,
-    _h_triu_,
-    _h_diag,
-    _h_diagonal,
-    _h_cat,
-    _h_roll,
-    _h_repeat,
-    _h_repeat_interleave_self_int,
-    _h_repeat_interleave_self_Tensor,
-    _h_gather,
-    _h_scatter_src,
-    _h_scatter_value,
-    _h_scatter_reduce,
-    _h_scatter_value_reduce,
-    _h_scatter__src,
-    _h_scatter__value,
-    _h_scatter__reduce,
-    _h_scatter__value_reduce,
-    _h_scatter_add,
-    _h_scatter_add_,
-    _h_scatter_reduce_two,
-    _h_scatter_reduce__two,
-    _h_index_select,
-    _h_index_add,
-    _h_index_add_,
-    _h_index_copy,
-    _h_index_copy_,
-    _h_index_fill_int_Scalar,
-    _h_index_fill_int_Tensor,
-    _h_index_fill__int_Scalar,
-    _h_index_fill__int_Tensor,
-    _h_masked_fill_Scalar,
-    _h_masked_fill_Tensor,
-    _h_masked_fill__Scalar,
-    _h_masked_fill__Tensor,
-    _h_masked_select,
-    _h_masked_scatter,
-    _h_masked_scatter_,
-    _h_take,
-    _h_index_Tensor,
-    _h_index_put,
-    _h_index_put_,
-    _h_convolution,
-    _h_convolution_backward,
-    _h_constant_pad_nd,
-    _h__pad_nd,
-    _h__pad_nd_backward,
-    _h_max_pool2d_with_indices,
-    _h_max_pool2d_with_indices_backward,
-    _h_avg_pool2d,
-    _h_avg_pool2d_backward,
-    _h_adaptive_avg_pool2d,
-    _h_adaptive_avg_pool2d_backward,
-    _h_adaptive_max_pool2d,
-    _h_adaptive_max_pool2d_backward,
-    _h_upsample_nearest2d,
-    _h_upsample_nearest2d_backward,
-    _h_upsample_bilinear2d,
-    _h_upsample_bilinear2d_backward,
-    _h_im2col,
-    _h_col2im,
-    _h__softmax,
-    _h__log_softmax,
-    _h__softmax_backward_data,
-    _h__log_softmax_backward_data,
-    _h_nll_loss_forward,
-    _h_nll_loss_backward,
-    _h_binary_cross_entropy_with_logits,
-    _h_native_batch_norm,
-    _h_native_layer_norm,
-    _h_native_group_norm,
-    _h__fused_rms_norm,
-    _h_native_layer_norm_backward,
-    _h__fused_rms_norm_backward,
-    _h_native_dropout,
-    _h_embedding,
-    _h_embedding_dense_backward,
-    _h__cross_entropy_forward,
-    _h__cross_entropy_backward,
-    _h__lstm_sequence,
-    _h__lstm_sequence_backward,
+    AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
+    AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
+    AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
+    AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
+    AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
+    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0,
+    CatBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
+    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
+    CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
+    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
+    CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1, DotBackward0,
+    EinsumBackward0, EluBackward0, EmbeddingBackward0, EmbeddingDenseBackwardBackward0,
+    ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
+    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
+    FmodBackward0, FracBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0,
+    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0,
+    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HypotBackward0, Im2colBackward0,
+    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
+    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
+    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
+    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
+    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RepeatBackward0,
+    RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0, RoundBackward0,
+    RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
+    SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
+    SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
+    SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
+    TanBackward0, TanhBackward0, ThresholdBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    UnsqueezeBackward0, UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0,
+    UpsampleNearest2dBackward0, UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0,
+    WhereBackward0, XlogyBackward0,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -493,21 +65,21 @@ BELOW_AUTOGRAD = ~AUTOGRAD_MASK
 
 def add_Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        return ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = AddBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     set_history(result, node)
     return result
 
 
 def add__Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        return ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'add_.Tensor')
     node = AddBackward0()
     node.set_next_edges(collect_next_edges(self, other))
@@ -515,28 +87,28 @@ def add__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     rebase_history(self, node)
     return result
 
 
 def sub_Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        return ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = SubBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     set_history(result, node)
     return result
 
 
 def sub__Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        return ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'sub_.Tensor')
     node = SubBackward0()
     node.set_next_edges(collect_next_edges(self, other))
@@ -544,593 +116,593 @@ def sub__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     rebase_history(self, node)
     return result
 
 
 def mul_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MulBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other if self._impl.requires_grad else None, False)
-        result = _h_mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
+        result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def mul__Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'mul_.Tensor')
     node = MulBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other if self._impl.requires_grad else None, False)
-        result = _h_mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
+        result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def div_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = DivBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def div__Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'div_.Tensor')
     node = DivBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other, False)
-        result = _h_div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def pow_Tensor_Tensor(ks, self, exponent):
     if not (grad_state.enabled and (self._impl.requires_grad or exponent._impl.requires_grad)):
-        return _h_pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        return ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     node = PowBackward0()
     node.set_next_edges(collect_next_edges(self, exponent))
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.exponent_ = SavedVariable(exponent, False)
-        result = _h_pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.exponent_ = SavedVariable(exponent, is_output=False)
+        result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def maximum(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MaximumBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def minimum(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MinimumBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def xlogy_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = XlogyBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def where_self(ks, condition, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
+        return ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     node = WhereBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.condition_ = SavedVariable(condition, False)
-        result = _h_where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
+        node.condition_ = SavedVariable(condition, is_output=False)
+        result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     set_history(result, node)
     return result
 
 
 def neg(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_neg.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     node = NegBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_neg.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def abs(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_abs.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AbsBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_abs.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def sign(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sign.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SignBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sign.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def exp(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_exp.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ExpBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_exp.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def log(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     node = LogBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_log.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def sqrt(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqrtBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def sin(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sin.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_sin.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def cos(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cos.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CosBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cos.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def tanh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tanh.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanhBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tanh.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def sigmoid(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SigmoidBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def relu(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_relu.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReluBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_relu.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def relu_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_relu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'relu_')
     node = ReluBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_relu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def sum(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        return ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = SumBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     set_history(result, node)
     return result
 
 
 def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        return ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = SumBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     set_history(result, node)
     return result
 
 
 def mean(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        return ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = MeanBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     set_history(result, node)
     return result
 
 
 def mean_dim(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        return ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = MeanBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     set_history(result, node)
     return result
 
 
 def max(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_max.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MaxBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_max.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def max_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MaxBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def min(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_min.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MinBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_min.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def min_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MinBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def mm(ks, self, mat2):
     if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
-        return _h_mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        return ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = MmBackward0()
     node.set_next_edges(collect_next_edges(self, mat2))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, False)
-        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, False)
-        result = _h_mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
+        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
+        result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     set_history(result, node)
     return result
 
 
 def bmm(ks, self, mat2):
     if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
-        return _h_bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        return ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = BmmBackward0()
     node.set_next_edges(collect_next_edges(self, mat2))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, False)
-        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, False)
-        result = _h_bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
+        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
+        result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     set_history(result, node)
     return result
 
 
 def copy_(ks, self, src, non_blocking):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
+        return ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     check_inplace(self, 'copy_')
     node = CopyBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
+        result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     rebase_history(self, node)
     return result
 
 
 def fill__Scalar(ks, self, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
+        return ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
+        result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     rebase_history(self, node)
     return result
 
 
 def clone(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CloneBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def _to_copy(ks, self, dtype, device, non_blocking):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
+        return ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     node = ToCopyBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
+        result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     set_history(result, node)
     return result
 
 
 def view(ks, self, size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        return ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     node = ViewBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     set_history(result, node)
     return result
 
 
 def as_strided(ks, self, size, stride, storage_offset):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
+        return ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     node = AsStridedBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     set_history(result, node)
     return result
 
 
 def transpose_int(ks, self, dim0, dim1):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        return ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     node = TransposeBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim0_ = dim0
     node.dim1_ = dim1
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     set_history(result, node)
     return result
 
 
 def permute(ks, self, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        return ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = PermuteBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     set_history(result, node)
     return result
 
 
 def expand(ks, self, size, implicit):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
+        return ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     node = ExpandBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
+        result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     set_history(result, node)
     return result
 
 
 def squeeze(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqueezeBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def squeeze_dim(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        return ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = SqueezeBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     set_history(result, node)
     return result
 
 
 def unsqueeze(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        return ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = UnsqueezeBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     set_history(result, node)
     return result
 
 
 def select_int(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        return ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = SelectBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     set_history(result, node)
     return result
 
 
 def slice_Tensor(ks, self, dim, start, end, step):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
+        return ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     node = SliceBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
@@ -1139,831 +711,840 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.step_ = step
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
+        result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     set_history(result, node)
     return result
 
 
 def reciprocal(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReciprocalBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def reciprocal_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def rsqrt(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RsqrtBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def rsqrt_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def exp2(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Exp2Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def exp2_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp2_')
     node = Exp2Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def expm1(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Expm1Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def expm1_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'expm1_')
     node = Expm1Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def log2(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log2.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log2Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_log2.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def log2_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log2_')
     node = Log2Backward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def log10(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log10.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log10Backward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_log10.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def log10_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log10_')
     node = Log10Backward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def log1p(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log1pBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def log1p_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log1p_')
     node = Log1pBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def tan(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tan.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tan.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def tan_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tan_')
     node = TanBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def asin(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_asin.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AsinBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_asin.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def asin_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'asin_')
     node = AsinBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def acos(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_acos.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AcosBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_acos.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def acos_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'acos_')
     node = AcosBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def atan(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_atan.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AtanBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_atan.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def atan_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'atan_')
     node = AtanBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def sinh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinhBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def sinh_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sinh_')
     node = SinhBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def cosh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CoshBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def cosh_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cosh_')
     node = CoshBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def erf(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_erf.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_erf.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def erf_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erf_')
     node = ErfBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def erfc(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfcBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def erfc_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erfc_')
     node = ErfcBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def logit(ks, self, eps):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        return ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     node = LogitBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     set_history(result, node)
     return result
 
 
 def logit_(ks, self, eps):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        return ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     check_inplace(self, 'logit_')
     node = LogitBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.eps_ = eps
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     rebase_history(self, node)
     return result
 
 
 def floor(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_floor.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FloorBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_floor.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def floor_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'floor_')
     node = FloorBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def ceil(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CeilBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def ceil_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'ceil_')
     node = CeilBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def trunc(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TruncBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def trunc_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'trunc_')
     node = TruncBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def round(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_round.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RoundBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_round.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def round_decimals(ks, self, decimals):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     node = RoundBackward1()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     set_history(result, node)
     return result
 
 
 def round_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_round_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'round_')
     node = RoundBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_round_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def round__decimals(ks, self, decimals):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        return ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     rebase_history(self, node)
     return result
 
 
 def frac(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_frac.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FracBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_frac.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def frac_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'frac_')
     node = FracBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def div_Tensor_mode(ks, self, other, rounding_mode):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        return ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     node = DivBackward1()
     node.set_next_edges(collect_next_edges(self, other))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     set_history(result, node)
     return result
 
 
 def div__Tensor_mode(ks, self, other, rounding_mode):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        return ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     check_inplace(self, 'div_.Tensor_mode')
     node = DivBackward1()
     node.set_next_edges(collect_next_edges(self, other))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other, False)
-        result = _h_div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     rebase_history(self, node)
     return result
 
 
 def floor_divide(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FloorDivideBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def floor_divide__Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'floor_divide_.Tensor')
     node = FloorDivideBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def remainder_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = RemainderBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def remainder__Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'remainder_.Tensor')
     node = RemainderBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def fmod_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FmodBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def fmod__Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'fmod_.Tensor')
     node = FmodBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def atan2(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = Atan2Backward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.other_ = SavedVariable(other, False)
-        result = _h_atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
 
 def atan2_(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'atan2_')
     node = Atan2Backward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other, False)
-        result = _h_atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
     return result
 
 
 def hypot(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = HypotBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def hypot_(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
-        return _h_hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        return ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'hypot_')
     node = HypotBackward0()
     node.set_next_edges(collect_next_edges(self, other))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, False)
-        result = _h_hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def clamp(ks, self, min, max):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        return ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.min_ = min
     node.max_ = max
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     set_history(result, node)
     return result
 
 
 def clamp_Tensor(ks, self, min, max):
-    if not (grad_state.enabled and (self._impl.requires_grad or min._impl.requires_grad or (max is not None and max._impl.requires_grad))):
-        return _h_clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or min._impl.requires_grad
+            or (max is not None and max._impl.requires_grad)))):
+        return ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward1()
     node.set_next_edges(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.min_ = SavedVariable(min, False)
-        node.max_ = SavedVariable(max, False)
-        result = _h_clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.min_ = SavedVariable(min, is_output=False)
+        node.max_ = SavedVariable(max, is_output=False)
+        result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     set_history(result, node)
     return result
 
 
 def clamp_(ks, self, min, max):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        return ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_')
     node = ClampBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.min_ = min
     node.max_ = max
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     rebase_history(self, node)
     return result
 
 
 def clamp__Tensor(ks, self, min, max):
-    if not (grad_state.enabled and (self._impl.requires_grad or min._impl.requires_grad or (max is not None and max._impl.requires_grad))):
-        return _h_clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or min._impl.requires_grad
+            or (max is not None and max._impl.requires_grad)))):
+        return ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1()
     node.set_next_edges(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.min_ = SavedVariable(min, False)
-        node.max_ = SavedVariable(max, False)
-        result = _h_clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        node.min_ = SavedVariable(min, is_output=False)
+        node.max_ = SavedVariable(max, is_output=False)
+        result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     rebase_history(self, node)
     return result
 
 
 def lerp_Scalar(ks, self, end, weight):
     if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
-        return _h_lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        return ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward0()
     node.set_next_edges(collect_next_edges(self, end))
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     set_history(result, node)
     return result
 
 
 def lerp_Tensor(ks, self, end, weight):
-    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad or weight._impl.requires_grad)):
-        return _h_lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or end._impl.requires_grad
+            or weight._impl.requires_grad))):
+        return ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward1()
     node.set_next_edges(collect_next_edges(self, end, weight))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if weight._impl.requires_grad else None, False)
-        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, False)
-        node.weight_ = SavedVariable(weight if self._impl.requires_grad or end._impl.requires_grad else None, False)
-        result = _h_lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
+        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
+        node.weight_ = SavedVariable(
+            weight if self._impl.requires_grad or end._impl.requires_grad else None,
+            is_output=False,
+        )
+        result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     set_history(result, node)
     return result
 
 
 def lerp__Scalar(ks, self, end, weight):
     if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
-        return _h_lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        return ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Scalar')
     node = LerpBackward0()
     node.set_next_edges(collect_next_edges(self, end))
@@ -1971,32 +1552,41 @@ def lerp__Scalar(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     rebase_history(self, node)
     return result
 
 
 def lerp__Tensor(ks, self, end, weight):
-    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad or weight._impl.requires_grad)):
-        return _h_lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or end._impl.requires_grad
+            or weight._impl.requires_grad))):
+        return ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Tensor')
     node = LerpBackward1()
     node.set_next_edges(collect_next_edges(self, end, weight))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
-    node.self_ = SavedVariable(self.clone() if weight._impl.requires_grad else None, False)
+    node.self_ = SavedVariable(
+        self.clone() if weight._impl.requires_grad else None, is_output=False,
+    )
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, False)
-        node.weight_ = SavedVariable(weight if self._impl.requires_grad or end._impl.requires_grad else None, False)
-        result = _h_lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
+        node.weight_ = SavedVariable(
+            weight if self._impl.requires_grad or end._impl.requires_grad else None,
+            is_output=False,
+        )
+        result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     rebase_history(self, node)
     return result
 
 
 def addcmul(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
-        return _h_addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad))):
+        return ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcmulBackward0()
     node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
     node.value_ = value
@@ -2004,16 +1594,22 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
-        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad else None, False)
-        result = _h_addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        node.tensor1_ = SavedVariable(
+            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
+        )
+        node.tensor2_ = SavedVariable(
+            tensor2 if tensor1._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     set_history(result, node)
     return result
 
 
 def addcmul_(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
-        return _h_addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad))):
+        return ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
     node = AddcmulBackward0()
     node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
@@ -2022,16 +1618,22 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
-        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad else None, False)
-        result = _h_addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        node.tensor1_ = SavedVariable(
+            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
+        )
+        node.tensor2_ = SavedVariable(
+            tensor2 if tensor1._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     rebase_history(self, node)
     return result
 
 
 def addcdiv(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
-        return _h_addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad))):
+        return ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcdivBackward0()
     node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
     node.value_ = value
@@ -2039,16 +1641,23 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
-        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None, False)
-        result = _h_addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        node.tensor1_ = SavedVariable(
+            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
+        )
+        node.tensor2_ = SavedVariable(
+            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
+            is_output=False,
+        )
+        result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     set_history(result, node)
     return result
 
 
 def addcdiv_(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or tensor1._impl.requires_grad or tensor2._impl.requires_grad)):
-        return _h_addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad))):
+        return ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
     node = AddcdivBackward0()
     node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
@@ -2057,945 +1666,960 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensor1_ = SavedVariable(tensor1 if tensor2._impl.requires_grad else None, False)
-        node.tensor2_ = SavedVariable(tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None, False)
-        result = _h_addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        node.tensor1_ = SavedVariable(
+            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
+        )
+        node.tensor2_ = SavedVariable(
+            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
+            is_output=False,
+        )
+        result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     rebase_history(self, node)
     return result
 
 
 def nan_to_num(ks, self, nan, posinf, neginf):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     node = NanToNumBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     set_history(result, node)
     return result
 
 
 def nan_to_num_(ks, self, nan, posinf, neginf):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        return ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
     node = NanToNumBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     rebase_history(self, node)
     return result
 
 
 def exp_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp_')
     node = ExpBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def log_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_log_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log_')
     node = LogBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_log_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def sqrt_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def sin_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sin_')
     node = SinBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def cos_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cos_')
     node = CosBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def tanh_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tanh_')
     node = TanhBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def sigmoid_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def neg_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'neg_')
     node = NegBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def abs_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'abs_')
     node = AbsBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def leaky_relu(ks, self, negative_slope):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        return ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     node = LeakyReluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.negative_slope_ = negative_slope
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     set_history(result, node)
     return result
 
 
 def leaky_relu_(ks, self, negative_slope):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
     node = LeakyReluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.negative_slope_ = negative_slope
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     rebase_history(self, node)
     return result
 
 
 def elu(ks, self, alpha, scale, input_scale):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        return ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     node = EluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     set_history(result, node)
     return result
 
 
 def elu_(ks, self, alpha, scale, input_scale):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
     node = EluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     rebase_history(self, node)
     return result
 
 
 def gelu(ks, self, approximate):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        return ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     node = GeluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.approximate_ = approximate
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     set_history(result, node)
     return result
 
 
 def gelu_(ks, self, approximate):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        return ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     check_inplace(self, 'gelu_')
     node = GeluBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.approximate_ = approximate
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     rebase_history(self, node)
     return result
 
 
 def silu(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SiluBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_silu.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def silu_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'silu_')
     node = SiluBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def gelu_backward(ks, grad_output, self, approximate):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+        return ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     node = GeluBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
-        node.self_ = SavedVariable(self, False)
-        result = _h_gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+        node.grad_output_ = SavedVariable(
+            grad_output if self._impl.requires_grad else None, is_output=False,
+        )
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     set_history(result, node)
     return result
 
 
 def silu_backward(ks, grad_output, self):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        return ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = SiluBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output if self._impl.requires_grad else None, False)
-        node.self_ = SavedVariable(self, False)
-        result = _h_silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        node.grad_output_ = SavedVariable(
+            grad_output if self._impl.requires_grad else None, is_output=False,
+        )
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     set_history(result, node)
     return result
 
 
 def mish(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MishBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_mish.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def mish_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'mish_')
     node = MishBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def softplus(ks, self, beta, threshold):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+        return ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     node = SoftplusBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.beta_ = beta
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     set_history(result, node)
     return result
 
 
 def hardtanh(ks, self, min_val, max_val):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        return ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     node = HardtanhBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.min_val_ = min_val
     node.max_val_ = max_val
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     set_history(result, node)
     return result
 
 
 def hardtanh_(ks, self, min_val, max_val):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        return ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
     node = HardtanhBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.min_val_ = min_val
     node.max_val_ = max_val
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     rebase_history(self, node)
     return result
 
 
 def hardsigmoid(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardsigmoidBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def hardsigmoid_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardsigmoid_')
     node = HardsigmoidBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def hardswish(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardswishBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
     return result
 
 
 def hardswish_(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardswish_')
     node = HardswishBackward0()
     node.set_next_edges(collect_next_edges(self))
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
     return result
 
 
 def threshold(ks, self, threshold, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        return ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     node = ThresholdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     set_history(result, node)
     return result
 
 
 def threshold_(ks, self, threshold, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        return ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     check_inplace(self, 'threshold_')
     node = ThresholdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.threshold_ = threshold
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     rebase_history(self, node)
     return result
 
 
 def normal_(ks, self, mean, std, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+        return ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     check_inplace(self, 'normal_')
     node = NormalBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+        result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     rebase_history(self, node)
     return result
 
 
 def uniform_(ks, self, from_, to, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+        return ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     check_inplace(self, 'uniform_')
     node = UniformBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+        result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     rebase_history(self, node)
     return result
 
 
 def exponential_(ks, self, lambd, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+        return ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+        result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     rebase_history(self, node)
     return result
 
 
 def bernoulli(ks, self, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+        return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     node = BernoulliBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+        result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     set_history(result, node)
     return result
 
 
 def bernoulli_p(ks, self, p, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     node = BernoulliBackward1()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     set_history(result, node)
     return result
 
 
 def bernoulli__float(ks, self, p, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        return ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
     return result
 
 
 def bernoulli__Tensor(ks, self, p, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        return ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
     return result
 
 
 def clamp_max_Tensor(ks, self, max):
     if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
-        return _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        return ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     node = ClampMaxBackward0()
     node.set_next_edges(collect_next_edges(self, max))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.max_ = SavedVariable(max, False)
-        result = _h_clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.max_ = SavedVariable(max, is_output=False)
+        result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     set_history(result, node)
     return result
 
 
 def clamp_max__Tensor(ks, self, max):
     if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
-        return _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        return ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     check_inplace(self, 'clamp_max_.Tensor')
     node = ClampMaxBackward0()
     node.set_next_edges(collect_next_edges(self, max))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.max_ = SavedVariable(max, False)
-        result = _h_clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        node.max_ = SavedVariable(max, is_output=False)
+        result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     rebase_history(self, node)
     return result
 
 
 def prod(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = ProdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def prod_dim_int(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        return ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = ProdBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def amax(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AmaxBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def amin(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AminBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def var_correction(ks, self, dim, correction, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        return ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = VarBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     set_history(result, node)
     return result
 
 
 def std_correction(ks, self, dim, correction, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        return ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = StdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+        return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
     node = NormBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.norm_ScalarOpt_dim.redispatch(
+            ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
+        )
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def logsumexp(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = LogsumexpBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def cumsum(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        return ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumsumBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     set_history(result, node)
     return result
 
 
 def cumsum_(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        return ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumsum_')
     node = CumsumBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     rebase_history(self, node)
     return result
 
 
 def cumprod(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        return ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumprodBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def cumprod_(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        return ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumprod_')
     node = CumprodBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def cummax(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        return ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CummaxBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def cummin(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        return ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CumminBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def median(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MedianBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_median.redispatch(ks & BELOW_AUTOGRAD, self)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def median_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MedianBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def mode(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        return ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = ModeBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def kthvalue(ks, self, k, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+        return ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     node = KthvalueBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+        result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def topk(ks, self, k, dim, largest, sorted):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+        return ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     node = TopkBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def sort(ks, self, dim, descending):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+        return ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     node = SortBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def sort_stable(ks, self, stable, dim, descending):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+        return ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     node = SortBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     set_history(result, node, (True, False))
-    node.indices_ = SavedVariable(result[1], True)
+    node.indices_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def _gather_along(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        return ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = GatherAlongBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h__gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     set_history(result, node)
     return result
 
 
 def _scatter_add_along(ks, self, dim, index, sizes):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+        return ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     node = ScatterAddAlongBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h__scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     set_history(result, node)
     return result
 
 
 def flip(ks, self, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        return ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = FlipBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     set_history(result, node)
     return result
 
 
 def mv(ks, self, vec):
     if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
-        return _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+        return ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     node = MvBackward0()
     node.set_next_edges(collect_next_edges(self, vec))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, False)
-        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, False)
-        result = _h_mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
+        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
+        result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     set_history(result, node)
     return result
 
 
 def dot(ks, self, tensor):
     if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
-        return _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+        return ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     node = DotBackward0()
     node.set_next_edges(collect_next_edges(self, tensor))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, False)
-        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, False)
-        result = _h_dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
+        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
+        result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     set_history(result, node)
     return result
 
 
 def addmm(ks, self, mat1, mat2, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
-        return _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or mat1._impl.requires_grad
+            or mat2._impl.requires_grad))):
+        return ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     node = AddmmBackward0()
     node.set_next_edges(collect_next_edges(self, mat1, mat2))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
-        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
-        result = _h_addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
+        result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     set_history(result, node)
     return result
 
 
 def addmm_(ks, self, mat1, mat2, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat1._impl.requires_grad or mat2._impl.requires_grad)):
-        return _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or mat1._impl.requires_grad
+            or mat2._impl.requires_grad))):
+        return ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     check_inplace(self, 'addmm_')
     node = AddmmBackward0()
     node.set_next_edges(collect_next_edges(self, mat1, mat2))
@@ -3003,32 +2627,36 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, False)
-        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, False)
-        result = _h_addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
+        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
+        result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     rebase_history(self, node)
     return result
 
 
 def addmv(ks, self, mat, vec, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
-        return _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or mat._impl.requires_grad
+            or vec._impl.requires_grad))):
+        return ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     node = AddmvBackward0()
     node.set_next_edges(collect_next_edges(self, mat, vec))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
-        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
-        result = _h_addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
+        result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     set_history(result, node)
     return result
 
 
 def addmv_(ks, self, mat, vec, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat._impl.requires_grad or vec._impl.requires_grad)):
-        return _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or mat._impl.requires_grad
+            or vec._impl.requires_grad))):
+        return ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     check_inplace(self, 'addmv_')
     node = AddmvBackward0()
     node.set_next_edges(collect_next_edges(self, mat, vec))
@@ -3036,32 +2664,40 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, False)
-        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, False)
-        result = _h_addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
+        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
+        result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     rebase_history(self, node)
     return result
 
 
 def baddbmm(ks, self, batch1, batch2, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
-        return _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or batch1._impl.requires_grad
+            or batch2._impl.requires_grad))):
+        return ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     node = BaddbmmBackward0()
     node.set_next_edges(collect_next_edges(self, batch1, batch2))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
-        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
-        result = _h_baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        node.batch1_ = SavedVariable(
+            batch1 if batch2._impl.requires_grad else None, is_output=False,
+        )
+        node.batch2_ = SavedVariable(
+            batch2 if batch1._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     set_history(result, node)
     return result
 
 
 def baddbmm_(ks, self, batch1, batch2, beta, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad)):
-        return _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    if not (grad_state.enabled and ((self._impl.requires_grad
+            or batch1._impl.requires_grad
+            or batch2._impl.requires_grad))):
+        return ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     check_inplace(self, 'baddbmm_')
     node = BaddbmmBackward0()
     node.set_next_edges(collect_next_edges(self, batch1, batch2))
@@ -3069,107 +2705,113 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.batch1_ = SavedVariable(batch1 if batch2._impl.requires_grad else None, False)
-        node.batch2_ = SavedVariable(batch2 if batch1._impl.requires_grad else None, False)
-        result = _h_baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        node.batch1_ = SavedVariable(
+            batch1 if batch2._impl.requires_grad else None, is_output=False,
+        )
+        node.batch2_ = SavedVariable(
+            batch2 if batch1._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     rebase_history(self, node)
     return result
 
 
 def linear(ks, input, weight, bias):
-    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
-        return _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or weight._impl.requires_grad
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     node = LinearBackward0()
     node.set_next_edges(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, False)
-        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, False)
-        result = _h_linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
+        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
+        result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     set_history(result, node)
     return result
 
 
 def einsum(ks, equation, tensors):
     if not (grad_state.enabled and (any_requires_grad(tensors))):
-        return _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+        return ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     node = EinsumBackward0()
     node.set_next_edges(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensors_ = SavedVariableList(tensors, False)
-        result = _h_einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+        node.tensors_ = SavedVariableList(tensors, is_output=False)
+        result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     set_history(result, node)
     return result
 
 
 def tril(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        return ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TrilBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     set_history(result, node)
     return result
 
 
 def tril_(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        return ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'tril_')
     node = TrilBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     rebase_history(self, node)
     return result
 
 
 def triu(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        return ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TriuBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     set_history(result, node)
     return result
 
 
 def triu_(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        return ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'triu_')
     node = TriuBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     rebase_history(self, node)
     return result
 
 
 def diag(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        return ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = DiagBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     set_history(result, node)
     return result
 
 
 def diagonal(ks, self, offset, dim1, dim2):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+        return ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     node = DiagonalBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.offset_ = offset
@@ -3177,293 +2819,317 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+        result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     set_history(result, node)
     return result
 
 
 def cat(ks, tensors, dim):
     if not (grad_state.enabled and (any_requires_grad(tensors))):
-        return _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+        return ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     node = CatBackward0()
     node.set_next_edges(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensors_ = SavedVariableList(tensors, False)
-        result = _h_cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+        node.tensors_ = SavedVariableList(tensors, is_output=False)
+        result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     set_history(result, node)
     return result
 
 
 def roll(ks, self, shifts, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+        return ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     node = RollBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.shifts_ = shifts
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+        result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     set_history(result, node)
     return result
 
 
 def repeat(ks, self, repeats):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+        return ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     node = RepeatBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+        result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     set_history(result, node)
     return result
 
 
 def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+        return ops.repeat_interleave_self_int.redispatch(
+            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+        )
     node = RepeatInterleaveBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.repeats_ = repeats
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_repeat_interleave_self_int.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.repeat_interleave_self_int.redispatch(
+            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+        )
     set_history(result, node)
     return result
 
 
 def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+        return ops.repeat_interleave_self_Tensor.redispatch(
+            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+        )
     node = RepeatInterleaveBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.repeats_ = SavedVariable(repeats, False)
-        result = _h_repeat_interleave_self_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, repeats, dim, output_size)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.repeats_ = SavedVariable(repeats, is_output=False)
+        result = ops.repeat_interleave_self_Tensor.redispatch(
+            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+        )
     set_history(result, node)
     return result
 
 
 def gather(ks, self, dim, index, sparse_grad):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+        return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     node = GatherBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     set_history(result, node)
     return result
 
 
 def scatter_src(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        return ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     set_history(result, node)
     return result
 
 
 def scatter_value(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = ScatterBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     set_history(result, node)
     return result
 
 
 def scatter_reduce(ks, self, dim, index, src, reduce):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        return ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     node = ScatterBackward2()
     node.set_next_edges(collect_next_edges(self, src))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     set_history(result, node)
     return result
 
 
 def scatter_value_reduce(ks, self, dim, index, value, reduce):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_scatter_value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+        return ops.scatter_value_reduce.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+        )
     node = ScatterBackward3()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_scatter_value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+        result = ops.scatter_value_reduce.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+        )
     set_history(result, node)
     return result
 
 
 def scatter__src(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        return ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_.src')
     node = ScatterBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     rebase_history(self, node)
     return result
 
 
 def scatter__value(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
     node = ScatterBackward1()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     rebase_history(self, node)
     return result
 
 
 def scatter__reduce(ks, self, dim, index, src, reduce):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        return ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     check_inplace(self, 'scatter_.reduce')
     node = ScatterBackward2()
     node.set_next_edges(collect_next_edges(self, src))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     rebase_history(self, node)
     return result
 
 
 def scatter__value_reduce(ks, self, dim, index, value, reduce):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_scatter__value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+        return ops.scatter__value_reduce.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+        )
     check_inplace(self, 'scatter_.value_reduce')
     node = ScatterBackward3()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_scatter__value_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value, reduce)
+        result = ops.scatter__value_reduce.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+        )
     rebase_history(self, node)
     return result
 
 
 def scatter_add(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        return ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterAddBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index if src._impl.requires_grad else None, False)
-        result = _h_scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
+        result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     set_history(result, node)
     return result
 
 
 def scatter_add_(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        return ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_add_')
     node = ScatterAddBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index if src._impl.requires_grad else None, False)
-        result = _h_scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
+        result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     rebase_history(self, node)
     return result
 
 
 def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_reduce_two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+        return ops.scatter_reduce_two.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+        )
     node = ScatterReduceBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.index_ = SavedVariable(index, False)
-        node.src_ = SavedVariable(src, False)
-        result = _h_scatter_reduce_two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.index_ = SavedVariable(index, is_output=False)
+        node.src_ = SavedVariable(src, is_output=False)
+        result = ops.scatter_reduce_two.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+        )
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
-        return _h_scatter_reduce__two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+        return ops.scatter_reduce__two.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+        )
     check_inplace(self, 'scatter_reduce_.two')
     node = ScatterReduceBackward0()
     node.set_next_edges(collect_next_edges(self, src))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
-    node.self_ = SavedVariable(self.clone(), False)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        node.src_ = SavedVariable(src, False)
-        result = _h_scatter_reduce__two.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self)
+        node.index_ = SavedVariable(index, is_output=False)
+        node.src_ = SavedVariable(src, is_output=False)
+        result = ops.scatter_reduce__two.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+        )
     rebase_history(self, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def index_select(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        return ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = IndexSelectBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     set_history(result, node)
     return result
 
 
 def index_add(ks, self, dim, index, source, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        return ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     node = IndexAddBackward0()
     node.set_next_edges(collect_next_edges(self, source))
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index if source._impl.requires_grad else None, False)
-        result = _h_index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     set_history(result, node)
     return result
 
 
 def index_add_(ks, self, dim, index, source, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        return ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     check_inplace(self, 'index_add_')
     node = IndexAddBackward0()
     node.set_next_edges(collect_next_edges(self, source))
@@ -3471,249 +3137,256 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index if source._impl.requires_grad else None, False)
-        result = _h_index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     rebase_history(self, node)
     return result
 
 
 def index_copy(ks, self, dim, index, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        return ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     node = IndexCopyBackward0()
     node.set_next_edges(collect_next_edges(self, source))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     set_history(result, node)
     return result
 
 
 def index_copy_(ks, self, dim, index, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        return ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     check_inplace(self, 'index_copy_')
     node = IndexCopyBackward0()
     node.set_next_edges(collect_next_edges(self, source))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     rebase_history(self, node)
     return result
 
 
 def index_fill_int_Scalar(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     set_history(result, node)
     return result
 
 
 def index_fill_int_Tensor(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
-        return _h_index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward1()
     node.set_next_edges(collect_next_edges(self, value))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     set_history(result, node)
     return result
 
 
 def index_fill__int_Scalar(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
     node = IndexFillBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     rebase_history(self, node)
     return result
 
 
 def index_fill__int_Tensor(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
-        return _h_index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        return ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Tensor')
     node = IndexFillBackward1()
     node.set_next_edges(collect_next_edges(self, value))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     rebase_history(self, node)
     return result
 
 
 def masked_fill_Scalar(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        return ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     set_history(result, node)
     return result
 
 
 def masked_fill_Tensor(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
-        return _h_masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        return ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward1()
     node.set_next_edges(collect_next_edges(self, value))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     set_history(result, node)
     return result
 
 
 def masked_fill__Scalar(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        return ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
     node = MaskedFillBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     rebase_history(self, node)
     return result
 
 
 def masked_fill__Tensor(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
-        return _h_masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        return ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Tensor')
     node = MaskedFillBackward1()
     node.set_next_edges(collect_next_edges(self, value))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     rebase_history(self, node)
     return result
 
 
 def masked_select(ks, self, mask):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+        return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     set_history(result, node)
     return result
 
 
 def masked_scatter(ks, self, mask, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        return ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     node = MaskedScatterBackward0()
     node.set_next_edges(collect_next_edges(self, source))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     set_history(result, node)
     return result
 
 
 def masked_scatter_(ks, self, mask, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
-        return _h_masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        return ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     check_inplace(self, 'masked_scatter_')
     node = MaskedScatterBackward0()
     node.set_next_edges(collect_next_edges(self, source))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.mask_ = SavedVariable(mask, False)
-        result = _h_masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        node.mask_ = SavedVariable(mask, is_output=False)
+        result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     rebase_history(self, node)
     return result
 
 
 def take(ks, self, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+        return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.index_ = SavedVariable(index, False)
-        result = _h_take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+        node.index_ = SavedVariable(index, is_output=False)
+        result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     set_history(result, node)
     return result
 
 
 def index_Tensor(ks, self, indices):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+        return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     node = IndexBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.indices_ = SavedVariableList(indices, False)
-        result = _h_index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+        node.indices_ = SavedVariableList(indices, is_output=False)
+        result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     set_history(result, node)
     return result
 
 
 def index_put(ks, self, indices, values, accumulate):
     if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
-        return _h_index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        return ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     node = IndexPutBackward0()
     node.set_next_edges(collect_next_edges(self, values))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.indices_ = SavedVariableList(indices, False)
-        result = _h_index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        node.indices_ = SavedVariableList(indices, is_output=False)
+        result = ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     set_history(result, node)
     return result
 
 
 def index_put_(ks, self, indices, values, accumulate):
     if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
-        return _h_index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        return ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     check_inplace(self, 'index_put_')
     node = IndexPutBackward0()
     node.set_next_edges(collect_next_edges(self, values))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.indices_ = SavedVariableList(indices, False)
-        result = _h_index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        node.indices_ = SavedVariableList(indices, is_output=False)
+        result = ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     rebase_history(self, node)
     return result
 
 
-def convolution(ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if not (grad_state.enabled and (input._impl.requires_grad or weight._impl.requires_grad or (bias is not None and bias._impl.requires_grad))):
-        return _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+def convolution(
+    ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+):
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or weight._impl.requires_grad
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.convolution.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
+            output_padding, groups,
+        )
     node = ConvolutionBackward0()
     node.set_next_edges(collect_next_edges(input, weight, bias))
     node.stride_ = stride
@@ -3724,16 +3397,27 @@ def convolution(ks, input, weight, bias, stride, padding, dilation, transposed, 
     node.groups_ = groups
     node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        result = _h_convolution.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.convolution.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
+            output_padding, groups,
+        )
     set_history(result, node)
     return result
 
 
-def convolution_backward(ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or input._impl.requires_grad or weight._impl.requires_grad)):
-        return _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+def convolution_backward(
+    ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    output_padding, groups, output_mask,
+):
+    if not (grad_state.enabled and ((grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or weight._impl.requires_grad))):
+        return ops.convolution_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
+            transposed, output_padding, groups, output_mask,
+        )
     node = ConvolutionBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, input, weight))
     node.stride_ = stride
@@ -3743,56 +3427,68 @@ def convolution_backward(ks, grad_output, input, weight, bias_sizes, stride, pad
     node.output_padding_ = output_padding
     node.groups_ = groups
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output if input._impl.requires_grad or weight._impl.requires_grad else None, False)
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        result = _h_convolution_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+        node.grad_output_ = SavedVariable(
+            grad_output if input._impl.requires_grad or weight._impl.requires_grad else None,
+            is_output=False,
+        )
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.convolution_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
+            transposed, output_padding, groups, output_mask,
+        )
     set_history(result, node)
     return result
 
 
 def constant_pad_nd(ks, self, pad, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+        return ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     node = ConstantPadNdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.pad_ = pad
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+        result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     set_history(result, node)
     return result
 
 
 def _pad_nd(ks, self, pad, mode):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+        return ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     node = PadNdBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+        result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     set_history(result, node)
     return result
 
 
 def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     if not (grad_state.enabled and (grad_output._impl.requires_grad)):
-        return _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+        return ops._pad_nd_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
+        )
     node = PadNdBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output))
     node.pad_ = pad
     node.mode_ = mode
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__pad_nd_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode)
+        result = ops._pad_nd_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
+        )
     set_history(result, node)
     return result
 
 
 def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+        return ops.max_pool2d_with_indices.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
+        )
     node = MaxPool2dWithIndicesBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.kernel_size_ = kernel_size
@@ -3801,16 +3497,23 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node.dilation_ = dilation
     node.ceil_mode_ = ceil_mode
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_max_pool2d_with_indices.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.max_pool2d_with_indices.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
+        )
     set_history(result, node, (True, False))
-    node.result1_ = SavedVariable(result[1], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
     return result
 
 
-def max_pool2d_with_indices_backward(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+def max_pool2d_with_indices_backward(
+    ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+        return ops.max_pool2d_with_indices_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
+            ceil_mode, indices,
+        )
     node = MaxPool2dWithIndicesBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.kernel_size_ = kernel_size
@@ -3818,16 +3521,26 @@ def max_pool2d_with_indices_backward(ks, grad_output, self, kernel_size, stride,
     node.padding_ = padding
     node.dilation_ = dilation
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
-        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
-        result = _h_max_pool2d_with_indices_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
+        node.indices_ = SavedVariable(
+            indices if grad_output._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.max_pool2d_with_indices_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
+            ceil_mode, indices,
+        )
     set_history(result, node)
     return result
 
 
-def avg_pool2d(ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def avg_pool2d(
+    ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return ops.avg_pool2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
     node = AvgPool2dBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.kernel_size_ = kernel_size
@@ -3837,15 +3550,24 @@ def avg_pool2d(ks, self, kernel_size, stride, padding, ceil_mode, count_include_
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.avg_pool2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
     set_history(result, node)
     return result
 
 
-def avg_pool2d_backward(ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def avg_pool2d_backward(
+    ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override,
+):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return ops.avg_pool2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )
     node = AvgPool2dBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.kernel_size_ = kernel_size
@@ -3855,66 +3577,77 @@ def avg_pool2d_backward(ks, grad_output, self, kernel_size, stride, padding, cei
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
-        result = _h_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
+        result = ops.avg_pool2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )
     set_history(result, node)
     return result
 
 
 def adaptive_avg_pool2d(ks, self, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveAvgPool2dBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     set_history(result, node)
     return result
 
 
 def adaptive_avg_pool2d_backward(ks, grad_output, self):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        return ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = AdaptiveAvgPool2dBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.grad_output_sizes = grad_output._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
-        result = _h_adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
+        result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     set_history(result, node)
     return result
 
 
 def adaptive_max_pool2d(ks, self, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveMaxPool2dBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        result = _h_adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     set_history(result, node, (True, False))
-    node.result1_ = SavedVariable(result[1], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+        return ops.adaptive_max_pool2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, indices,
+        )
     node = AdaptiveMaxPool2dBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, False)
-        node.indices_ = SavedVariable(indices if grad_output._impl.requires_grad else None, False)
-        result = _h_adaptive_max_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, indices)
+        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
+        node.indices_ = SavedVariable(
+            indices if grad_output._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.adaptive_max_pool2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, indices,
+        )
     set_history(result, node)
     return result
 
 
 def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+        return ops.upsample_nearest2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
+        )
     node = UpsampleNearest2dBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.output_size_ = output_size
@@ -3922,28 +3655,36 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_upsample_nearest2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w)
+        result = ops.upsample_nearest2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
+        )
     set_history(result, node)
     return result
 
 
 def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
     if not (grad_state.enabled and (grad_output._impl.requires_grad)):
-        return _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+        return ops.upsample_nearest2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
+        )
     node = UpsampleNearest2dBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output))
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_upsample_nearest2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w)
+        result = ops.upsample_nearest2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
+        )
     set_history(result, node)
     return result
 
 
 def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+        return ops.upsample_bilinear2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
+        )
     node = UpsampleBilinear2dBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.output_size_ = output_size
@@ -3952,14 +3693,21 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_upsample_bilinear2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w)
+        result = ops.upsample_bilinear2d.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
+        )
     set_history(result, node)
     return result
 
 
-def upsample_bilinear2d_backward(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+def upsample_bilinear2d_backward(
+    ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+):
     if not (grad_state.enabled and (grad_output._impl.requires_grad)):
-        return _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+        return ops.upsample_bilinear2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
+            scales_w,
+        )
     node = UpsampleBilinear2dBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output))
     node.output_size_ = output_size
@@ -3967,14 +3715,19 @@ def upsample_bilinear2d_backward(ks, grad_output, output_size, input_size, align
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_upsample_bilinear2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+        result = ops.upsample_bilinear2d_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
+            scales_w,
+        )
     set_history(result, node)
     return result
 
 
 def im2col(ks, self, kernel_size, dilation, padding, stride):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+        return ops.im2col.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
+        )
     node = Im2colBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.kernel_size_ = kernel_size
@@ -3983,14 +3736,18 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node.stride_ = stride
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_im2col.redispatch(ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride)
+        result = ops.im2col.redispatch(
+            ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
+        )
     set_history(result, node)
     return result
 
 
 def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+        return ops.col2im.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
+        )
     node = Col2imBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.kernel_size_ = kernel_size
@@ -3998,157 +3755,208 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node.padding_ = padding
     node.stride_ = stride
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_col2im.redispatch(ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride)
+        result = ops.col2im.redispatch(
+            ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
+        )
     set_history(result, node)
     return result
 
 
 def _softmax(ks, self, dim, half_to_float):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        return ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = SoftmaxBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def _log_softmax(ks, self, dim, half_to_float):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        return ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = LogSoftmaxBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     set_history(result, node)
-    node.result_ = SavedVariable(result, True)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
 def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
-        return _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+        return ops._softmax_backward_data.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
+        )
     node = SoftmaxBackwardDataBackward0()
     node.set_next_edges(collect_next_edges(grad_output, probs))
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output if probs._impl.requires_grad else None, False)
-        node.probs_ = SavedVariable(probs, False)
-        result = _h__softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype)
+        node.grad_output_ = SavedVariable(
+            grad_output if probs._impl.requires_grad else None, is_output=False,
+        )
+        node.probs_ = SavedVariable(probs, is_output=False)
+        result = ops._softmax_backward_data.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
+        )
     set_history(result, node)
     return result
 
 
 def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or log_probs._impl.requires_grad)):
-        return _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+    if not (grad_state.enabled and ((grad_output._impl.requires_grad
+            or log_probs._impl.requires_grad))):
+        return ops._log_softmax_backward_data.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
+        )
     node = LogSoftmaxBackwardDataBackward0()
     node.set_next_edges(collect_next_edges(grad_output, log_probs))
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output if log_probs._impl.requires_grad else None, False)
-        node.log_probs_ = SavedVariable(log_probs, False)
-        result = _h__log_softmax_backward_data.redispatch(ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype)
+        node.grad_output_ = SavedVariable(
+            grad_output if log_probs._impl.requires_grad else None, is_output=False,
+        )
+        node.log_probs_ = SavedVariable(log_probs, is_output=False)
+        result = ops._log_softmax_backward_data.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
+        )
     set_history(result, node)
     return result
 
 
 def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+        return ops.nll_loss_forward.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+        )
     node = NllLossForwardBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.target_ = SavedVariable(target, False)
-        node.weight_ = SavedVariable(weight, False)
-        result = _h_nll_loss_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.nll_loss_forward.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+        )
     set_history(result, node, (True, False))
-    node.total_weight_ = SavedVariable(result[1], True)
+    node.total_weight_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
-        return _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+        return ops.nll_loss_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
+            total_weight,
+        )
     node = NllLossBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, self))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.target_ = SavedVariable(target if grad_output._impl.requires_grad else None, False)
-        node.weight_ = SavedVariable(weight if grad_output._impl.requires_grad else None, False)
-        result = _h_nll_loss_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index, total_weight)
+        node.target_ = SavedVariable(
+            target if grad_output._impl.requires_grad else None, is_output=False,
+        )
+        node.weight_ = SavedVariable(
+            weight if grad_output._impl.requires_grad else None, is_output=False,
+        )
+        result = ops.nll_loss_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
+            total_weight,
+        )
     set_history(result, node)
     return result
 
 
 def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
     if not (grad_state.enabled and (self._impl.requires_grad or target._impl.requires_grad)):
-        return _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+        return ops.binary_cross_entropy_with_logits.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
+        )
     node = BinaryCrossEntropyWithLogitsBackward0()
     node.set_next_edges(collect_next_edges(self, target))
     node.reduction_ = reduction
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.target_ = SavedVariable(target, False)
-        node.weight_ = SavedVariable(weight, False)
-        node.pos_weight_ = SavedVariable(pos_weight, False)
-        result = _h_binary_cross_entropy_with_logits.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        node.pos_weight_ = SavedVariable(pos_weight, is_output=False)
+        result = ops.binary_cross_entropy_with_logits.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
+        )
     set_history(result, node)
     return result
 
 
 def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
-        return _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.native_batch_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
+            eps,
+        )
     node = NativeBatchNormBackward0()
     node.set_next_edges(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        node.bias_ = SavedVariable(bias, False)
-        result = _h_native_batch_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum, eps)
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        node.bias_ = SavedVariable(bias, is_output=False)
+        result = ops.native_batch_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
+            eps,
+        )
     set_history(result, node, (True, False, False))
-    node.result1_ = SavedVariable(result[1], True)
-    node.result2_ = SavedVariable(result[2], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    node.result2_ = SavedVariable(result[2], is_output=True)
     return result
 
 
 def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
-    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
-        return _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.native_layer_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
+        )
     node = NativeLayerNormBackward0()
     node.set_next_edges(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        node.bias_ = SavedVariable(bias, False)
-        result = _h_native_layer_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps)
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        node.bias_ = SavedVariable(bias, is_output=False)
+        result = ops.native_layer_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
+        )
     set_history(result, node, (True, False, False))
-    node.result1_ = SavedVariable(result[1], True)
-    node.result2_ = SavedVariable(result[2], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    node.result2_ = SavedVariable(result[2], is_output=True)
     return result
 
 
 def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
-    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
-        return _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.native_group_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
+        )
     node = NativeGroupNormBackward0()
     node.set_next_edges(collect_next_edges(input, weight, bias))
     node.N_ = N
@@ -4157,151 +3965,216 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.group_ = group
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        node.bias_ = SavedVariable(bias, False)
-        result = _h_native_group_norm.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps)
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        node.bias_ = SavedVariable(bias, is_output=False)
+        result = ops.native_group_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
+        )
     set_history(result, node, (True, False, False))
-    node.result1_ = SavedVariable(result[1], True)
-    node.result2_ = SavedVariable(result[2], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    node.result2_ = SavedVariable(result[2], is_output=True)
     return result
 
 
 def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
-    if not (grad_state.enabled and (input._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
-        return _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+    if not (grad_state.enabled and ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)))):
+        return ops._fused_rms_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
+        )
     node = FusedRmsNormBackward0()
     node.set_next_edges(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.input_ = SavedVariable(input, False)
-        node.weight_ = SavedVariable(weight, False)
-        result = _h__fused_rms_norm.redispatch(ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps)
+        node.input_ = SavedVariable(input, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops._fused_rms_norm.redispatch(
+            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
+        )
     set_history(result, node, (True, False))
-    node.result1_ = SavedVariable(result[1], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
     return result
 
 
-def native_layer_norm_backward(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
-    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or mean._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad) or (bias is not None and bias._impl.requires_grad))):
-        return _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+def native_layer_norm_backward(
+    ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
+):
+    if not (grad_state.enabled and ((grad_out._impl.requires_grad
+            or input._impl.requires_grad
+            or mean._impl.requires_grad
+            or rstd._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad)))):
+        return ops.native_layer_norm_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
+            output_mask,
+        )
     node = NativeLayerNormBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_native_layer_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        result = ops.native_layer_norm_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
+            output_mask,
+        )
     set_history(result, node)
     return result
 
 
 def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
-    if not (grad_state.enabled and (grad_out._impl.requires_grad or input._impl.requires_grad or rstd._impl.requires_grad or (weight is not None and weight._impl.requires_grad))):
-        return _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+    if not (grad_state.enabled and ((grad_out._impl.requires_grad
+            or input._impl.requires_grad
+            or rstd._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)))):
+        return ops._fused_rms_norm_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
+        )
     node = FusedRmsNormBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_out, input, rstd, weight))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__fused_rms_norm_backward.redispatch(ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask)
+        result = ops._fused_rms_norm_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
+        )
     set_history(result, node)
     return result
 
 
 def native_dropout(ks, input, p, train, generator):
     if not (grad_state.enabled and (input._impl.requires_grad)):
-        return _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+        return ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     node = NativeDropoutBackward0()
     node.set_next_edges(collect_next_edges(input))
     node.p_ = p
     node.train_ = train
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h_native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+        result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     set_history(result, node, (True, False))
-    node.result1_ = SavedVariable(result[1], True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
     return result
 
 
 def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     if not (grad_state.enabled and (weight._impl.requires_grad)):
-        return _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        return ops.embedding.redispatch(
+            ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
+        )
     node = EmbeddingBackward0()
     node.set_next_edges(collect_next_edges(weight))
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.indices_ = SavedVariable(indices, False)
-        result = _h_embedding.redispatch(ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        node.indices_ = SavedVariable(indices, is_output=False)
+        result = ops.embedding.redispatch(
+            ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
+        )
     set_history(result, node)
     return result
 
 
-def embedding_dense_backward(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+def embedding_dense_backward(
+    ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+):
     if not (grad_state.enabled and (grad_output._impl.requires_grad)):
-        return _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        return ops.embedding_dense_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+        )
     node = EmbeddingDenseBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output))
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.indices_ = SavedVariable(indices, False)
-        result = _h_embedding_dense_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        node.indices_ = SavedVariable(indices, is_output=False)
+        result = ops.embedding_dense_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+        )
     set_history(result, node)
     return result
 
 
 def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+        return ops._cross_entropy_forward.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+        )
     node = CrossEntropyForwardBackward0()
     node.set_next_edges(collect_next_edges(self))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, False)
-        node.target_ = SavedVariable(target, False)
-        node.weight_ = SavedVariable(weight, False)
-        result = _h__cross_entropy_forward.redispatch(ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index)
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops._cross_entropy_forward.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+        )
     set_history(result, node, (True, False, False))
-    node.probs_ = SavedVariable(result[1], True)
-    node.total_weight_ = SavedVariable(result[2], True)
+    node.probs_ = SavedVariable(result[1], is_output=True)
+    node.total_weight_ = SavedVariable(result[2], is_output=True)
     return result
 
 
-def _cross_entropy_backward(ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight):
+def _cross_entropy_backward(
+    ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
-        return _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+        return ops._cross_entropy_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
+            total_weight,
+        )
     node = CrossEntropyBackwardBackward0()
     node.set_next_edges(collect_next_edges(grad_output, probs))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(grad_output, False)
-        node.probs_ = SavedVariable(probs, False)
-        node.target_ = SavedVariable(target, False)
-        node.weight_ = SavedVariable(weight, False)
-        node.total_weight_ = SavedVariable(total_weight, False)
-        result = _h__cross_entropy_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index, total_weight)
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
+        node.probs_ = SavedVariable(probs, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        node.total_weight_ = SavedVariable(total_weight, is_output=False)
+        result = ops._cross_entropy_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
+            total_weight,
+        )
     set_history(result, node)
     return result
 
 
 def _lstm_sequence(ks, gi, h0, c0, w_hh):
-    if not (grad_state.enabled and (gi._impl.requires_grad or h0._impl.requires_grad or c0._impl.requires_grad or w_hh._impl.requires_grad)):
-        return _h__lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+    if not (grad_state.enabled and ((gi._impl.requires_grad
+            or h0._impl.requires_grad
+            or c0._impl.requires_grad
+            or w_hh._impl.requires_grad))):
+        return ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     node = LstmSequenceBackward0()
     node.set_next_edges(collect_next_edges(gi, h0, c0, w_hh))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+        result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     set_history(result, node)
     return result
 
 
 def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or grad_hn._impl.requires_grad or grad_cn._impl.requires_grad or output._impl.requires_grad or h0._impl.requires_grad or c0._impl.requires_grad or w_hh._impl.requires_grad or workspace._impl.requires_grad)):
-        return _h__lstm_sequence_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+    if not (grad_state.enabled and ((grad_output._impl.requires_grad
+            or grad_hn._impl.requires_grad
+            or grad_cn._impl.requires_grad
+            or output._impl.requires_grad
+            or h0._impl.requires_grad
+            or c0._impl.requires_grad
+            or w_hh._impl.requires_grad
+            or workspace._impl.requires_grad))):
+        return ops._lstm_sequence_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+        )
     node = LstmSequenceBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace))
+    node.set_next_edges(
+        collect_next_edges(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace),
+    )
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = _h__lstm_sequence_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+        result = ops._lstm_sequence_backward.redispatch(
+            ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+        )
     set_history(result, node)
     return result
 

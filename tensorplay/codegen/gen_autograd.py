@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass
 
 from tensorplay.codegen import formula as fm
-from tensorplay.codegen.gen_functional import HEADER, handle_var
+from tensorplay.codegen.gen_functional import HEADER, handle, wrap_schema
+from tensorplay.codegen.template import CodeTemplate, conjunction, fit
 from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
 
 HELPERS_MODULE = "tensorplay.autograd.formulas"
@@ -157,8 +158,9 @@ def gen_node(spec: NodeSpec) -> list[str]:
     lists = [f"{name}_len" for name, is_list, _ in spec.inputs if is_list]
     doc = [f"    {f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
            for f in spec.entry.formulas]
-    lines = [f"class {spec.class_name}(Node):",
-             f'    """Backward of `{spec.entry.schema}`.', ""] + doc + ['    """', ""]
+    schema = wrap_schema(f"Backward of `{spec.entry.schema}`.", width=92)
+    lines = [f"class {spec.class_name}(Node):", '    """' + schema[0]]
+    lines += ["    " + ln for ln in schema[1:]] + [""] + doc + ['    """', ""]
     lines.append(f"    __slots__ = {tuple(saved + values + lists)!r}")
     lines.append(f"    SAVED = {tuple(saved)!r}")
     lines.append(f"    OP = {spec.entry.schema.name.full!r}")
@@ -197,16 +199,24 @@ def gen_node(spec: NodeSpec) -> list[str]:
     slot_needs = {}
     for slot in spec.formulas:
         conds = [needs[n] for n in slot.split(", ") if n in needs]
-        slot_needs[slot] = " or ".join(conds) if conds else "False"
+        slot_needs[slot] = conjunction(conds, indent=8, op="or") if conds else "False"
     for tmp, tree in spec.temps:
         users = [s for s, t in spec.formulas.items() if tmp in fm.names_read(t)]
         users += [n for n, t in spec.temps if tmp in fm.names_read(t)]
         cond = " or ".join(dict.fromkeys(slot_needs[s] for s in users if s in slot_needs))
-        body.append(f"{tmp} = {fm.emit(tree, rename)} if {cond or 'True'} else None")
+        value = fm.emit(tree, rename)
+        line = f"{tmp} = {value} if {cond or 'True'} else None"
+        if len(line) + 8 > 100:
+            body += [f"{tmp} = None", f"if {cond or 'True'}:", f"    {tmp} = {value}"]
+        else:
+            body.append(line)
     for slot, tree in spec.formulas.items():
         targets = ", ".join(f"d_{n}" for n in slot.split(", "))
         body.append(f"if {slot_needs[slot]}:")
-        body.append(f"    {targets} = {fm.emit(tree, rename)}")
+        line = f"    {targets} = {fm.emit(tree, rename)}"
+        if len(line) + 8 > 100 and "," in targets:
+            line = f"    ({targets}) = {fm.emit(tree, rename)}"   # folds at the targets
+        body.append(line)
     parts = []
     for name, is_list, _ in spec.inputs:
         if is_list:
@@ -219,6 +229,19 @@ def gen_node(spec: NodeSpec) -> list[str]:
     return lines + [""]
 
 
+NODES = CodeTemplate('''\
+"""Backward nodes, one class per differentiable op of derivatives.yaml.
+
+`apply(grads)` gets one gradient per forward output and returns one per
+input edge (None where that input needs none). It calls TensorPlay ops, so
+a backward pass can itself be differentiated (create_graph=True)."""
+from tensorplay.autograd.node import Node
+$imports
+
+
+$nodes''')
+
+
 def gen_nodes(ctx) -> str:
     helper_calls = set()
     helpers = helper_names()
@@ -226,20 +249,17 @@ def gen_nodes(ctx) -> str:
     for spec in ctx.node_specs.values():
         for c in spec.calls:
             (helper_calls if c in helpers else function_calls).add(c)
-    lines = [HEADER + '"""Backward nodes, one class per differentiable op of derivatives.yaml.\n\n'
-             "`apply(grads)` gets one gradient per forward output and returns one per\n"
-             "input edge (None where that input needs none). It calls TensorPlay ops, so\n"
-             'a backward pass can itself be differentiated (create_graph=True)."""',
-             "from tensorplay.autograd.node import Node"]
+    imports = []
     if helper_calls:
-        lines.append(f"from {HELPERS_MODULE} import " + ", ".join(sorted(helper_calls)))
+        imports.append(f"from {HELPERS_MODULE} import ({', '.join(sorted(helper_calls))})")
     if function_calls:
-        lines.append("from tensorplay._generated.functional import "
-                     + ", ".join(sorted(function_calls)))
-    lines += ["", ""]
+        imports.append("from tensorplay._generated.functional import "
+                       f"({', '.join(sorted(function_calls))})")
+    nodes = []
     for spec in ctx.node_specs.values():
-        lines += gen_node(spec) + [""]
-    return "\n".join(lines).rstrip() + "\n"
+        nodes += gen_node(spec) + ["", ""]
+    lines = NODES.substitute(imports=imports, nodes=nodes[:-3])
+    return HEADER + "\n".join(fit(lines)) + "\n"
 
 
 # ---- autograd_wrappers.py ---------------------------------------------------------
@@ -258,20 +278,17 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
     return f"{name}._impl.requires_grad"
 
 
-def _requires_grad_expr(spec: NodeSpec) -> str:
-    return " or ".join(_grad_test(*inp) for inp in spec.inputs) or "False"
-
-
 def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     schema = e.schema
     names = [a.name for a in schema.arguments]
     fn = f"{schema.name.unambiguous_name}"
-    h = handle_var(e)
+    h = handle(e)
     call = f"{h}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})"
     inplace = schema.is_inplace
     plan = spec.plan
+    needs = conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36)
     lines = [f"def {fn}(ks, {', '.join(names)}):",
-             f"    if not (grad_state.enabled and ({_requires_grad_expr(spec)})):",
+             f"    if not (grad_state.enabled and ({needs})):",
              f"        return {call}"]
     if inplace:
         lines.append(f"    check_inplace(self, {schema.name.full!r})")
@@ -295,7 +312,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         # autograd is still recording, so the copy keeps self's history (higher order).
         cond = _needs_expr(spec, readers["self"])
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
-        lines.append(f"    node.self_ = SavedVariable({value}, False)")
+        lines.append(f"    node.self_ = SavedVariable({value}, is_output=False)")
     lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
     # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
     # as a list of SavedVariables.
@@ -306,7 +323,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
         saver = "SavedVariableList" if t in lists else "SavedVariable"
-        lines.append(f"        node.{t}_ = {saver}({value}, False)")
+        lines.append(f"        node.{t}_ = {saver}({value}, is_output=False)")
     lines.append(f"        result = {call}")
     if inplace:
         lines.append("    rebase_history(self, node)")
@@ -317,7 +334,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     for o in plan.saved_outputs:
         idx = fm.output_index(o, outputs)
         target = "result" if idx is None or len(outputs) == 1 else f"result[{idx}]"
-        lines.append(f"    node.{o}_ = SavedVariable({target}, True)")
+        lines.append(f"    node.{o}_ = SavedVariable({target}, is_output=True)")
     lines += ["    return result", ""]
     return lines
 
@@ -377,37 +394,45 @@ def _same_arguments(a, b) -> bool:
     return shape(a) == shape(b)
 
 
+WRAPPERS = CodeTemplate('''\
+"""Autograd wrappers, registered at every Autograd* key.
+
+Each one: if no input requires grad (or grad mode is off), redispatch below
+autograd at once. Otherwise build the backward node, save what the formulas
+read, run the op below autograd with the autograd keys excluded (so the ops
+a kernel calls do not record a second graph), and attach the node."""
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList
+from tensorplay.autograd.graph_edges import (
+    any_requires_grad, check_inplace, collect_next_edges, rebase_history,
+    set_history,
+)
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay._generated import ops
+from tensorplay._generated.autograd_nodes import ($nodes)
+
+BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+
+
+$wrappers
+# op full name -> wrapper, registered at AutogradCPU..AutogradMeta
+WRAPPERS = {
+    $table
+}''')
+
+
 def gen_wrappers(ctx) -> str:
-    lines = [HEADER + '"""Autograd wrappers, registered at every Autograd* key.\n\n'
-             "Each one: if no input requires grad (or grad mode is off), redispatch below\n"
-             "autograd at once. Otherwise build the backward node, save what the formulas\n"
-             "read, run the op below autograd with the autograd keys excluded (so the ops\n"
-             'a kernel calls do not record a second graph), and attach the node."""',
-             "from tensorplay.autograd.grad_mode import grad_state",
-             "from tensorplay.autograd.saved import SavedVariable, SavedVariableList",
-             "from tensorplay.autograd.graph_edges import (",
-             "    any_requires_grad, check_inplace, collect_next_edges, rebase_history,",
-             "    set_history,",
-             ")",
-             "from tensorplay.dispatch.keys import AUTOGRAD_MASK",
-             "from tensorplay.dispatch.tls import ExcludeKeys",
-             "from tensorplay._generated.autograd_nodes import (",
-             ]
-    used = sorted({s.class_name for s in ctx.node_specs.values()})
-    lines += [f"    {c}," for c in used] + [")"]
-    lines += ["from tensorplay._generated.functional import ("]
     registered = []
     for e in ctx.ops:
         spec = spec_for(e, ctx.node_specs)
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
-    lines += [f"    {handle_var(e)}," for e, _ in registered] + [")", "",
-              "BELOW_AUTOGRAD = ~AUTOGRAD_MASK", "", ""]
+    wrappers = []
     for e, spec in registered:
-        lines += gen_wrapper(e, spec) + [""]
-    lines.append("# op full name -> wrapper, registered at AutogradCPU..AutogradMeta")
-    lines.append("WRAPPERS = {")
-    lines += [f"    {e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
-              for e, _ in registered]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        wrappers += gen_wrapper(e, spec) + [""]
+    table = [f"{e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
+             for e, _ in registered]
+    nodes = sorted({s.class_name for s in ctx.node_specs.values()})
+    lines = WRAPPERS.substitute(nodes=nodes, wrappers=wrappers, table=table)
+    return HEADER + "\n".join(fit(lines)) + "\n"

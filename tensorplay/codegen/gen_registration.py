@@ -8,43 +8,73 @@ the core never imports `cpu_kernels` or `triton_kernels` by name.
 from __future__ import annotations
 
 from tensorplay.codegen.gen_functional import HEADER
+from tensorplay.codegen.template import CodeTemplate, fit, long_string
 from tensorplay.codegen.yaml_loader import OpEntry
 
+OP_SCHEMA = CodeTemplate("""\
+OpSchema(
+    name=$name,
+    text=$text,
+    $fields
+),""")
 
-def _op_schema(e: OpEntry) -> str:
+
+def _op_schema(e: OpEntry) -> list[str]:
     args = e.schema.arguments
-    names = tuple(a.name for a in args)
-    tensors = tuple(i for i, a in enumerate(args) if a.type.name == "Tensor")
-    lists = tuple(i for i, a in enumerate(args) if a.type.name == "Tensor" and a.type.is_list)
-    mutable = tuple(i for i, a in enumerate(args)
-                    if a.type.annotation is not None and a.type.annotation.is_write)
-    return (f"OpSchema({e.schema.name.full!r}, {str(e.schema)!r},\n"
-            f"             {names!r}, {tensors!r}, {lists!r}, {mutable!r}, "
-            f"{len(e.schema.returns)})")
+    fields = [f"arg_names={tuple(a.name for a in args)!r},"]
+    # Only what differs from OpSchema's defaults: most ops mutate nothing, return one.
+    optional = {
+        "tensor_positions": tuple(i for i, a in enumerate(args) if a.type.name == "Tensor"),
+        "list_positions": tuple(i for i, a in enumerate(args)
+                                if a.type.name == "Tensor" and a.type.is_list),
+        "mutable_positions": tuple(i for i, a in enumerate(args)
+                                   if a.type.annotation is not None
+                                   and a.type.annotation.is_write),
+    }
+    fields += [f"{key}={value!r}," for key, value in optional.items() if value]
+    if len(e.schema.returns) != 1:
+        fields.append(f"num_returns={len(e.schema.returns)},")
+    text = long_string(str(e.schema), indent=13)
+    text = [text[0]] + ["    " + ln for ln in text[1:]]
+    return OP_SCHEMA.substitute(name=repr(e.schema.name.full), text="\n".join(text),
+                                fields=fields)
+
+
+REGISTRATIONS = CodeTemplate('''\
+"""Every op of ops.yaml defined with the dispatcher, and the kernel names
+its `dispatch:` and `meta:` entries ask for (registered by tensorplay/_backends.py).
+The handles to call them by are in `ops.py`."""
+from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+
+SCHEMAS = (
+    $schemas
+)
+
+for _schema in SCHEMAS:
+    dispatcher.define(_schema)
+
+# backend key -> ((op, kernel function name in that backend's package), ...)
+DISPATCH = {
+    $dispatch
+}
+
+# op -> shape/dtype rule in tensorplay/meta/ (the Meta kernel and input checks)
+META_RULES = {
+    $meta
+}''')
 
 
 def generate(ctx) -> str:
-    lines = [HEADER + '"""Every op of ops.yaml defined with the dispatcher, and the kernel names\n'
-             'its `dispatch:` and `meta:` entries ask for (registered by tensorplay/_backends.py)."""',
-             "from tensorplay.dispatch.dispatcher import OpSchema, dispatcher",
-             "",
-             "SCHEMAS = ("]
+    schemas = []
     for e in ctx.ops:
-        lines.append(f"    {_op_schema(e)},")
-    lines += [")", "", "for _schema in SCHEMAS:", "    dispatcher.define(_schema)", ""]
+        schemas += _op_schema(e)
     by_key: dict[str, list[tuple[str, str]]] = {}
     for e in ctx.ops:
         for key, kernel in e.dispatch:
             by_key.setdefault(key, []).append((e.schema.name.full, kernel))
-    lines.append("# backend key -> ((op, kernel function name in that backend's package), ...)")
-    lines.append("DISPATCH = {")
+    dispatch = []
     for key, pairs in by_key.items():
-        lines.append(f"    {key!r}: (")
-        lines += [f"        ({op!r}, {k!r})," for op, k in pairs]
-        lines.append("    ),")
-    lines.append("}")
-    lines += ["", "# op -> shape/dtype rule in tensorplay/meta/ (the Meta kernel and input checks)",
-              "META_RULES = {"]
-    lines += [f"    {e.schema.name.full!r}: {e.meta!r}," for e in ctx.ops if e.meta]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        dispatch += [f"{key!r}: ("] + [f"    ({op!r}, {k!r})," for op, k in pairs] + ["),"]
+    meta = [f"{e.schema.name.full!r}: {e.meta!r}," for e in ctx.ops if e.meta]
+    lines = REGISTRATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta)
+    return HEADER + "\n".join(fit(lines)) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tensorplay.codegen import pyargs
+from tensorplay.codegen import gen_functional
 from tensorplay.codegen.gen_functional import HEADER, groups
 
 _IMPORTS = ["from typing import Sequence, Union", "",
@@ -42,7 +43,10 @@ def _stubs(ctx, method):
             continue
         overload = len(chosen) > 1
         for e in chosen:
-            params = pyargs.py_params(e.schema)
+            params = pyargs.py_params(e.schema, function=not method)
+            if not method and gen_functional.takes_out(name, entries):
+                params = params + [pyargs.PyParam("out", e.schema.returns[0].type, "None",
+                                                  True)]
             if overload:
                 lines.append(f"{indent}@overload")
             lines.append(f"{indent}def {name}({_stub_params(params, method)}) -> "

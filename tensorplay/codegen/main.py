@@ -33,6 +33,7 @@ class CodegenContext:
 # (file name, generator): one module per target.
 TARGETS = [
     ("registrations.py", gen_registration.generate),
+    ("ops.py", gen_functional.generate_ops),
     ("functional.py", gen_functional.generate),
     ("tensor_methods.py", gen_methods.generate),
     ("autograd_nodes.py", gen_autograd.gen_nodes),

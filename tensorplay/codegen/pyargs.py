@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensorplay.codegen.model import Argument, FunctionSchema, Type
+from tensorplay.codegen.model import FunctionSchema, Type
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,9 @@ class PyParam:
     vararg: bool = False    # `x.view(2, 3)`: a lone int[] taken as *size (or a Tensor[])
 
 
-def py_params(schema: FunctionSchema) -> list[PyParam]:
+def py_params(schema: FunctionSchema, function: bool = False) -> list[PyParam]:
+    """The Python parameters of a schema. With `function`, the schema's `self` is named
+    `input`, as PyTorch's functions name it (`tp.sum(input=x)`); methods keep `self`."""
     args = schema.arguments
     positional = [a for a in args if not a.kwarg_only]
     # PyTorch's convenience: an op whose only positional argument (after a leading
@@ -36,8 +38,13 @@ def py_params(schema: FunctionSchema) -> list[PyParam]:
     if positional and _is_tensor_list(positional[-1]) and \
             all(a.type.name == "str" and not a.type.is_list for a in lead):
         vararg = positional[-1].name
-    return [PyParam(a.name, a.type, a.python_default(), a.kwarg_only, a.name == vararg)
+    return [PyParam(py_name(a.name, function), a.type, a.python_default(), a.kwarg_only,
+                    a.name == vararg)
             for a in args]
+
+
+def py_name(schema_name: str, function: bool) -> str:
+    return "input" if function and schema_name == "self" else schema_name
 
 
 def _is_int_list(t: Type) -> bool:
@@ -82,36 +89,38 @@ def vararg_lines(op: str, params: list[PyParam]) -> list[str]:
     return []
 
 
-# One line of checking per parameter type. `{n}` is the argument, `{op}` the op name.
-# The fast test comes first so well-typed calls pay one comparison.
+# The check of each parameter type: (when to act, what to do), or (None, what to do)
+# when it always runs. `{n}` is the argument, `{op}` the op name. The test is the
+# fast one, so a well-typed call pays one comparison.
 _CHECKS = {
-    "Tensor": "if not isinstance({n}, Tensor): bad_arg({op!r}, {n!r}, 'Tensor', {n})",
-    "Tensor?": "if {n} is not None and not isinstance({n}, Tensor): "
-               "bad_arg({op!r}, {n!r}, 'Tensor or None', {n})",
-    "Tensor[]": "{n} = as_tensor_list({op!r}, {n!r}, {n})",
-    "Tensor?[]": "{n} = as_tensor_list({op!r}, {n!r}, {n}, optional=True)",
-    "int": "if type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
-    "int?": "if {n} is not None and type({n}) is not _b.int: {n} = as_int({op!r}, {n!r}, {n})",
-    "int[]": "{n} = as_int_list({op!r}, {n!r}, {n}{size})",
-    "int[]?": "if {n} is not None: {n} = as_int_list({op!r}, {n!r}, {n}{size})",
-    "float": "if type({n}) not in FLOAT_TYPES: {n} = as_float({op!r}, {n!r}, {n})",
-    "float?": "if {n} is not None and type({n}) not in FLOAT_TYPES: "
-              "{n} = as_float({op!r}, {n!r}, {n})",
-    "float[]": "{n} = as_float_list({op!r}, {n!r}, {n})",
-    "float[]?": "if {n} is not None: {n} = as_float_list({op!r}, {n!r}, {n})",
-    "bool": "if type({n}) is not _b.bool: {n} = as_bool({op!r}, {n!r}, {n})",
-    "bool?": "if {n} is not None and type({n}) is not _b.bool: {n} = as_bool({op!r}, {n!r}, {n})",
-    "Scalar": "if type({n}) not in SCALAR_TYPES: {n} = as_scalar({op!r}, {n!r}, {n})",
-    "Scalar?": "if {n} is not None and type({n}) not in SCALAR_TYPES: "
-               "{n} = as_scalar({op!r}, {n!r}, {n})",
-    "ScalarType": "if type({n}) is not DTYPE: {n} = as_dtype({op!r}, {n!r}, {n})",
-    "ScalarType?": "if {n} is not None and type({n}) is not DTYPE: "
-                   "{n} = as_dtype({op!r}, {n!r}, {n})",
-    "Device": "if type({n}) is not DEVICE: {n} = as_device({op!r}, {n!r}, {n})",
-    "Device?": "if {n} is not None and type({n}) is not DEVICE: "
-               "{n} = as_device({op!r}, {n!r}, {n})",
-    "str": "if type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",
-    "str?": "if {n} is not None and type({n}) is not _b.str: bad_arg({op!r}, {n!r}, 'str', {n})",
+    "Tensor": ("not isinstance({n}, Tensor)", "bad_arg({op!r}, {n!r}, 'Tensor', {n})"),
+    "Tensor?": ("{n} is not None and not isinstance({n}, Tensor)",
+                "bad_arg({op!r}, {n!r}, 'Tensor or None', {n})"),
+    "Tensor[]": (None, "{n} = as_tensor_list({op!r}, {n!r}, {n})"),
+    "Tensor?[]": (None, "{n} = as_tensor_list({op!r}, {n!r}, {n}, optional=True)"),
+    "int": ("type({n}) is not _b.int", "{n} = as_int({op!r}, {n!r}, {n})"),
+    "int?": ("{n} is not None and type({n}) is not _b.int", "{n} = as_int({op!r}, {n!r}, {n})"),
+    "int[]": (None, "{n} = as_int_list({op!r}, {n!r}, {n}{size})"),
+    "int[]?": ("{n} is not None", "{n} = as_int_list({op!r}, {n!r}, {n}{size})"),
+    "float": ("type({n}) not in FLOAT_TYPES", "{n} = as_float({op!r}, {n!r}, {n})"),
+    "float?": ("{n} is not None and type({n}) not in FLOAT_TYPES",
+               "{n} = as_float({op!r}, {n!r}, {n})"),
+    "float[]": (None, "{n} = as_float_list({op!r}, {n!r}, {n})"),
+    "float[]?": ("{n} is not None", "{n} = as_float_list({op!r}, {n!r}, {n})"),
+    "bool": ("type({n}) is not _b.bool", "{n} = as_bool({op!r}, {n!r}, {n})"),
+    "bool?": ("{n} is not None and type({n}) is not _b.bool",
+              "{n} = as_bool({op!r}, {n!r}, {n})"),
+    "Scalar": ("type({n}) not in SCALAR_TYPES", "{n} = as_scalar({op!r}, {n!r}, {n})"),
+    "Scalar?": ("{n} is not None and type({n}) not in SCALAR_TYPES",
+                "{n} = as_scalar({op!r}, {n!r}, {n})"),
+    "ScalarType": ("type({n}) is not DTYPE", "{n} = as_dtype({op!r}, {n!r}, {n})"),
+    "ScalarType?": ("{n} is not None and type({n}) is not DTYPE",
+                    "{n} = as_dtype({op!r}, {n!r}, {n})"),
+    "Device": ("type({n}) is not DEVICE", "{n} = as_device({op!r}, {n!r}, {n})"),
+    "Device?": ("{n} is not None and type({n}) is not DEVICE",
+                "{n} = as_device({op!r}, {n!r}, {n})"),
+    "str": ("type({n}) is not _b.str", "bad_arg({op!r}, {n!r}, 'str', {n})"),
+    "str?": ("{n} is not None and type({n}) is not _b.str", "bad_arg({op!r}, {n!r}, 'str', {n})"),
 }
 
 
@@ -126,12 +135,22 @@ def type_key(t: Type) -> str:
 def check_lines(op: str, params: list[PyParam]) -> list[str]:
     lines = []
     for p in params:
-        template = _CHECKS.get(type_key(p.type))
-        if template is None:
+        check = _CHECKS.get(type_key(p.type))
+        if check is None:
             continue   # Generator, Layout, MemoryFormat: passed through as given
         size = f", {p.type.size}" if p.type.size else ""
-        lines.append(template.format(n=p.name, op=op, size=size))
+        when, action = (part and part.format(n=p.name, op=op, size=size) for part in check)
+        lines += [action] if when is None else [f"if {when}:", f"    {action}"]
     return lines
+
+
+def checked_by_match(p: PyParam) -> bool:
+    """True when `match_expr(p)` already is the full check (`isinstance(x, Tensor)`), so
+    the branch that just tested it need not test it again."""
+    key = type_key(p.type)
+    if key in ("Tensor", "str"):
+        return p.default != "None"
+    return key in ("Tensor?", "str?")
 
 
 # Loose tests used only to choose between overloads (the chosen one then checks fully).
@@ -179,7 +198,3 @@ def returns_hint(schema: FunctionSchema) -> str:
     if len(hints) == 1:
         return hints[0]
     return f"tuple[{', '.join(hints)}]"
-
-
-def arg_is_tensor(a: Argument) -> bool:
-    return a.type.name == "Tensor"

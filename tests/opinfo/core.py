@@ -358,7 +358,7 @@ class OpInfo:
     inplace         the in-place method (`add_`): tested for equality with the op, for
                     returning self and for bumping the version counter
     mutates_input   the op itself is in-place (`copy_`, `fill_`): returns and bumps `input`
-    supports_out    `out=` arguments (none of the foundation ops has one)
+    supports_out    skip the generic `out=` test (written or rejected, never ignored)
     supports_autograd / supports_gradgrad / gradcheck: which gradient tests apply
     supports_meta   the op runs on `device="meta"` (its own shape rule or a decomposition)
     is_view         the output aliases the input (storage and version counter) for every
