@@ -7,10 +7,9 @@
 # A plain torch program. tests/test_compat.py runs it as written and again with
 # `import torch` rewritten to `import tensorplay as torch`, and compares the printed
 # lines. The random tensors come from torch.rand after torch.manual_seed(0), so the two
-# runs print the same numbers only where the two frameworks' generators agree. Where the
-# tutorial moves the tensor to an accelerator, this program checks torch.cuda (the
-# tutorial's earlier wording), so that both runs stay on the CPU of a machine without
-# a GPU.
+# runs print the same numbers only where the two frameworks' generators agree. On a
+# machine with a GPU the tensor moves to it, as in the tutorial; the test machine has
+# none, so both runs stay on the CPU.
 import numpy as np
 import torch
 
@@ -49,9 +48,9 @@ print(f"Shape of tensor: {tensor.shape}")
 print(f"Datatype of tensor: {tensor.dtype}")
 print(f"Device tensor is stored on: {tensor.device}")
 
-# We move our tensor to the GPU if available
-if torch.cuda.is_available():
-    tensor = tensor.to("cuda")
+# We move our tensor to the current accelerator if available
+if torch.accelerator.is_available():
+    tensor = tensor.to(torch.accelerator.current_accelerator())
 
 # Standard numpy-like indexing and slicing
 tensor = torch.ones(4, 4)
