@@ -23,6 +23,8 @@ def values(t):
 
 def both(fn_name, shape=SHAPE, *args, **kwargs):
     """Fill a tp and a torch tensor of `shape` with the same rule; their values as NumPy."""
+    tp.manual_seed(0)       # seeded, so a run cannot flake; the tolerances allow any seed
+    torch.manual_seed(0)
     t = tp.empty(shape)
     out = getattr(init, fn_name)(t, *args, **kwargs)
     assert out is t
@@ -75,9 +77,12 @@ def assert_stats(got, ref, std, mean=0.0, bound=None):
     """Same mean and std as the theory and as torch's draws (within sampling error), and
     inside the bound when there is one."""
     n = got.size
+    # The sample std of n normal draws has a relative spread of about 1/sqrt(2n); allow
+    # 5 of those (3.5% for a 32x16x5x5 weight), or 7 for the difference of two samples.
+    spread = 1 / math.sqrt(2 * n)
     assert abs(got.mean() - mean) < 5 * std / math.sqrt(n) + 1e-12
-    assert got.std() == pytest.approx(std, rel=0.02)
-    assert got.std() == pytest.approx(ref.std(), rel=0.03)
+    assert got.std() == pytest.approx(std, rel=max(5 * spread, 0.01))
+    assert got.std() == pytest.approx(ref.std(), rel=max(7 * spread, 0.015))
     if bound is not None:
         assert np.abs(got - mean).max() <= bound * (1 + 1e-6)
         assert np.abs(got - mean).max() > 0.99 * bound   # the whole range is used

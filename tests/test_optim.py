@@ -336,3 +336,223 @@ def test_repr_matches_torch(name):
     t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)], **kwargs)
     p = getattr(tp.optim, name)([tp.zeros(1, requires_grad=True)], **kwargs)
     assert repr(p) == repr(t)
+
+
+# ---- foreach: the flat multi-tensor path -----------------------------------------------
+#
+# foreach=True runs the same elementwise ops as the loop over flat buffers, so the two
+# must agree bit for bit (not just to a tolerance), and both must follow torch. A tiny
+# CHUNK_BYTES makes the CPU batches end inside parameters, which exercises the segments.
+
+FOREACH_CASES = [
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1, maximize=True)),
+    ("SGD", dict(lr=0.1)),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6)),
+    ("Adam", dict(lr=0.02, weight_decay=0.1, amsgrad=True, maximize=True)),
+    ("Adam", dict(lr=0.02, betas=(0.3, 0.9))),          # lerp weight >= 0.5
+    ("AdamW", dict(lr=0.02, weight_decay=0.2, amsgrad=True)),
+    ("AdamW", dict(lr=0.02, maximize=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1, maximize=True)),
+]
+
+FOREACH_SHAPES = [(), (3,), (4, 5), (2, 3, 2), (7,)]
+
+
+def _groups(params, lib_kwargs):
+    """Two groups, the second with its own lr."""
+    return [{"params": params[:3]}, {"params": params[3:], "lr": 0.003}]
+
+
+def _three(name, kwargs, dtype, seed=0):
+    """(torch optimizer, loop optimizer, foreach optimizer) over equal parameters."""
+    rng = np.random.default_rng(seed)
+    inits = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in FOREACH_SHAPES]
+    targets = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in FOREACH_SHAPES]
+    tparams = [torch.tensor(a, requires_grad=True) for a in inits]
+    loop = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+    flat = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+    topt = getattr(torch.optim, name)(_groups(tparams, kwargs), **kwargs)
+    lopt = getattr(tp.optim, name)(_groups(loop, kwargs), foreach=False, **kwargs)
+    fopt = getattr(tp.optim, name)(_groups(flat, kwargs), foreach=True, **kwargs)
+    return (tparams, topt), (loop, lopt), (flat, fopt), targets
+
+
+def _step_all(runs, targets, skip=()):
+    """One step of every (params, optimizer) in runs, with the same gradients; parameters
+    whose index is in `skip` get no gradient this step."""
+    for params, opt in runs:
+        for i, (p, t) in enumerate(zip(params, targets)):
+            if i in skip:
+                p.grad = None
+                continue
+            values = p.detach().numpy()
+            grad = _grad(values, t)
+            p.grad = torch.from_numpy(grad) if isinstance(p, torch.Tensor) else tp.tensor(grad)
+        opt.step()
+
+
+def _assert_same_bits(params_a, params_b):
+    for a, b in zip(params_a, params_b):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+@pytest.fixture(params=["default chunks", "12-byte chunks"])
+def chunk_bytes(request, monkeypatch):
+    from tensorplay.optim import _foreach
+    if request.param != "default chunks":
+        monkeypatch.setattr(_foreach, "CHUNK_BYTES", 12)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", FOREACH_CASES, ids=[_case_id(c) for c in FOREACH_CASES])
+def test_foreach_equals_loop_bit_for_bit_and_follows_torch(case, dtype, chunk_bytes):
+    name, kwargs = case
+    (tparams, topt), (loop, lopt), (flat, fopt), targets = _three(name, kwargs, dtype)
+    for _ in range(20):
+        _step_all([(tparams, topt), (loop, lopt), (flat, fopt)], targets)
+    _assert_same_bits(loop, flat)
+    _assert_params_close(tparams, flat, dtype)
+    lstate, fstate = lopt.state_dict(), fopt.state_dict()
+    assert lstate["param_groups"] == [dict(g, foreach=False) for g in fstate["param_groups"]]
+    assert lstate["state"].keys() == fstate["state"].keys() == topt.state_dict()["state"].keys()
+    for idx, entry in lstate["state"].items():
+        assert list(entry) == list(fstate["state"][idx])
+        for key, value in entry.items():
+            got = fstate["state"][idx][key]
+            assert got.shape == value.shape and got.dtype == value.dtype
+            np.testing.assert_array_equal(got.numpy(), value.numpy())
+
+
+def test_foreach_state_is_views_of_one_buffer_that_follow_the_steps():
+    (_, _), (_, _), (flat, fopt), targets = _three("Adam", dict(lr=0.01), np.float32)
+    _step_all([(flat, fopt)], targets)
+    held = fopt.state[flat[1]]["exp_avg"]
+    before = held.numpy().copy()
+    _step_all([(flat, fopt)], targets)
+    # The tensor a user holds is updated in place, as in the loop (and in PyTorch).
+    assert fopt.state[flat[1]]["exp_avg"] is held
+    assert not np.array_equal(held.numpy(), before)
+    # Within a group, every parameter's buffer lives in one storage, end to end.
+    first, second = (fopt.state[p]["exp_avg"] for p in flat[:2])
+    assert first.untyped_storage() is second.untyped_storage()
+    assert second.data_ptr() - first.data_ptr() == first.numel() * first.element_size()
+    assert fopt.state[flat[3]]["exp_avg"].untyped_storage() is not first.untyped_storage()
+
+
+@pytest.mark.parametrize("source, target", [(False, True), (True, False)])
+@pytest.mark.parametrize("case", [FOREACH_CASES[0], FOREACH_CASES[4], FOREACH_CASES[8],
+                                  FOREACH_CASES[10], FOREACH_CASES[11]], ids=_case_id)
+def test_load_state_dict_between_foreach_and_loop(case, source, target, tmp_path):
+    """10 steps, a checkpoint through tp.save / tp.load, 10 more steps in an optimizer of the
+    other kind: the same bits as 20 uninterrupted steps."""
+    name, kwargs = case
+    (_, _), (loop, lopt), (params, opt), targets = _three(name, kwargs, np.float64)
+    opt.param_groups[0]["foreach"] = opt.param_groups[1]["foreach"] = source
+    for _ in range(10):
+        _step_all([(loop, lopt), (params, opt)], targets)
+    tp.save({"params": [p.detach() for p in params], "optimizer": opt.state_dict()},
+            tmp_path / "ckpt.tp")
+    saved = tp.load(tmp_path / "ckpt.tp")
+    resumed = [tp.tensor(p.numpy().copy(), requires_grad=True) for p in saved["params"]]
+    ropt = getattr(tp.optim, name)(_groups(resumed, kwargs), foreach=target, lr=1.0)
+    ropt.load_state_dict(saved["optimizer"])
+    assert [g["foreach"] for g in ropt.param_groups] == [source, source]
+    for group in ropt.param_groups:   # the loaded options say `source`: run as `target`
+        group["foreach"] = target
+    for _ in range(10):
+        _step_all([(loop, lopt), (resumed, ropt)], targets)
+    _assert_same_bits(loop, resumed)
+
+
+def test_foreach_with_gradients_that_come_and_go(chunk_bytes):
+    """Parameters without a gradient are skipped (and get no state until they have one);
+    the flat buffers are rebuilt around them, keeping the state so far."""
+    (tparams, topt), (loop, lopt), (flat, fopt), targets = _three(
+        "SGD", dict(lr=0.05, momentum=0.9, dampening=0.3), np.float32)
+    runs = [(tparams, topt), (loop, lopt), (flat, fopt)]
+    _step_all(runs, targets, skip={1, 4})
+    assert flat[1] not in fopt.state and flat[0] in fopt.state
+    for skip in [{1}, set(), {0, 2}, set(), set()]:
+        _step_all(runs, targets, skip=skip)
+    _assert_same_bits(loop, flat)
+    _assert_params_close(tparams, flat, np.float32)
+
+
+def test_foreach_with_step_counts_that_differ():
+    """A parameter whose state was loaded with another step count cannot share the group's
+    bias corrections: the step falls back to the loop for that group and still matches."""
+    (tparams, topt), (loop, lopt), (flat, fopt), targets = _three(
+        "Adam", dict(lr=0.02), np.float64)
+    runs = [(tparams, topt), (loop, lopt), (flat, fopt)]
+    _step_all(runs, targets, skip={0})
+    for _ in range(4):
+        _step_all(runs, targets)
+    assert fopt.state[flat[0]]["step"].item() == 4 and fopt.state[flat[1]]["step"].item() == 5
+    _assert_same_bits(loop, flat)
+    _assert_params_close(tparams, flat, np.float64)
+
+
+def test_foreach_none_is_the_flat_path_and_false_the_loop():
+    params = [tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)]
+    opt = tp.optim.Adam(params, lr=0.1)
+    assert opt.param_groups[0]["foreach"] is None
+    for p in params:
+        p.grad = tp.ones(p.shape)
+    opt.step()
+    a, b = (opt.state[p]["exp_avg"] for p in params)
+    assert a.untyped_storage() is b.untyped_storage()
+    loop = tp.optim.Adam([tp.zeros(3, requires_grad=True), tp.zeros(2, requires_grad=True)],
+                         lr=0.1, foreach=False)
+    for p in loop.param_groups[0]["params"]:
+        p.grad = tp.ones(p.shape)
+    loop.step()
+    a, b = (loop.state[p]["exp_avg"] for p in loop.param_groups[0]["params"])
+    assert a.untyped_storage() is not b.untyped_storage()
+
+
+def test_foreach_keeps_non_contiguous_parameters_whole():
+    loop_p = tp.tensor(np.arange(12.0).reshape(4, 3)).t().detach().requires_grad_(True)
+    flat_p = tp.tensor(np.arange(12.0).reshape(4, 3)).t().detach().requires_grad_(True)
+    assert not flat_p.is_contiguous() and flat_p.shape == (3, 4)
+    others = [tp.tensor(np.ones(5), requires_grad=True) for _ in range(2)]
+    lopt = tp.optim.Adam([loop_p, others[0]], lr=0.1, foreach=False)
+    fopt = tp.optim.Adam([flat_p, others[1]], lr=0.1, foreach=True)
+    for _ in range(3):
+        for p in (loop_p, flat_p):
+            p.grad = tp.tensor(np.sin(p.detach().numpy()))
+        for p in others:
+            p.grad = tp.ones(5, dtype=tp.float64)
+        lopt.step()
+        fopt.step()
+    assert not flat_p.is_contiguous()
+    _assert_same_bits([loop_p, others[0]], [flat_p, others[1]])
+
+
+def test_foreach_on_cuda_matches_cpu():
+    pytest.importorskip("triton")
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    rng = np.random.default_rng(0)
+    inits = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (5,)]]
+    cpu = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+    dev = [tp.tensor(a.copy()).to("cuda").requires_grad_(True) for a in inits]
+    copt = tp.optim.Adam(cpu, lr=0.05, weight_decay=0.1, foreach=True)
+    dopt = tp.optim.Adam(dev, lr=0.05, weight_decay=0.1, foreach=True)
+    for _ in range(3):
+        for c, d in zip(cpu, dev):
+            g = np.cos(c.detach().numpy())
+            c.grad = tp.tensor(g)
+            d.grad = tp.tensor(g).to("cuda")
+        copt.step()
+        dopt.step()
+    for c, d in zip(cpu, dev):
+        assert d.device.type == "cuda"
+        np.testing.assert_allclose(d.detach().cpu().numpy(), c.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert dopt.state[dev[0]]["exp_avg"].device.type == "cuda"
+    assert dopt.state[dev[0]]["step"].device.type == "cpu"

@@ -5,11 +5,15 @@
     delta = sqrt(u + eps) / sqrt(v + eps) * g
     u = rho * u + (1 - rho) * delta * delta
     p = p - lr * delta
+
+The update runs per parameter or over flat buffers of a whole group (`foreach`, see
+_foreach.py), with the same ops.
 """
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
+from tensorplay.optim._foreach import batches
+from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
 
 __all__ = ["Adadelta"]
 
@@ -39,30 +43,25 @@ class Adadelta(Optimizer):
         """One Adadelta update of every parameter that has a gradient."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            lr = group["lr"]
-            rho = group["rho"]
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step_counter()
-                    state["square_avg"] = tp.zeros_like(p)
-                    state["acc_delta"] = tp.zeros_like(p)
-                state["step"].add_(1)
-                if group["maximize"]:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                square_avg = state["square_avg"]
-                acc_delta = state["acc_delta"]
-                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                std = square_avg.add(eps).sqrt_()
-                delta = acc_delta.add(eps).sqrt_()
-                delta.div_(std).mul_(grad)
-                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                p.add_(delta, alpha=-lr)
+            for batch in batches(self, group, ("square_avg", "acc_delta"), has_step=True):
+                batch.apply(adadelta_update(batch, group))
         return loss
+
+
+def adadelta_update(batch, group):
+    """The amount to add to the parameters; updates both averages in place."""
+    rho = group["rho"]
+    eps = group["eps"]
+    weight_decay = group["weight_decay"]
+    grad = batch.grad
+    if group["maximize"]:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(batch.values(), alpha=weight_decay)
+    square_avg = batch.state["square_avg"]
+    acc_delta = batch.state["acc_delta"]
+    square_avg.copy_(tp.addcmul(square_avg * rho, grad, grad, value=1 - rho))
+    std = (square_avg + eps).sqrt()
+    delta = (acc_delta + eps).sqrt() / std * grad
+    acc_delta.copy_(tp.addcmul(acc_delta * rho, delta, delta, value=1 - rho))
+    return delta * (-group["lr"])

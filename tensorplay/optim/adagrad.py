@@ -6,11 +6,13 @@
     p = p - clr * g / (sqrt(s) + eps)
 
 Unlike the other optimizers, Adagrad creates its state in __init__, as PyTorch does, so a
-state_dict taken before the first step already lists every parameter.
+state_dict taken before the first step already lists every parameter. The update runs per parameter or over flat buffers of a
+whole group (`foreach`, see _foreach.py), with the same ops.
 """
 from __future__ import annotations
 
 import tensorplay as tp
+from tensorplay.optim._foreach import batches
 from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
 
 __all__ = ["Adagrad"]
@@ -50,24 +52,22 @@ class Adagrad(Optimizer):
         """One Adagrad update of every parameter that has a gradient."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            lr = group["lr"]
-            lr_decay = group["lr_decay"]
-            weight_decay = group["weight_decay"]
-            eps = group["eps"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
-                step = state["step"].item() + 1
-                state["step"].fill_(step)
-                if group["maximize"]:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"]
-                state_sum.addcmul_(grad, grad, value=1)
-                std = state_sum.sqrt().add_(eps)
-                p.addcdiv_(grad, std, value=-clr)
+            for batch in batches(self, group, ("sum",), has_step=True,
+                                 initial=group["initial_accumulator_value"]):
+                batch.apply(adagrad_update(batch, group))
         return loss
+
+
+def adagrad_update(batch, group):
+    """The amount to add to the parameters; updates the sum of squares in place."""
+    weight_decay = group["weight_decay"]
+    grad = batch.grad
+    if group["maximize"]:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(batch.values(), alpha=weight_decay)
+    clr = group["lr"] / (1 + (batch.step - 1) * group["lr_decay"])
+    state_sum = batch.state["sum"]
+    state_sum.copy_(tp.addcmul(state_sum, grad, grad, value=1))
+    std = state_sum.sqrt() + group["eps"]
+    return (grad / std) * (-clr)

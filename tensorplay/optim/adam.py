@@ -1,4 +1,4 @@
-"""`tp.optim.Adam` and `tp.optim.AdamW` (PyTorch's single-tensor update, step by step).
+"""`tp.optim.Adam` and `tp.optim.AdamW` (PyTorch's update, step by step).
 
     g = grad (negated when maximize)
     p = p * (1 - lr * wd)            AdamW (decoupled weight decay)
@@ -8,13 +8,14 @@
     p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
 The bias corrections are Python floats computed from the step count, as PyTorch's eager CPU
-path does (it reads the float32 `step` tensor with .item()).
+path does (it reads the float32 `step` tensor with .item()). The update runs per parameter
+or over flat buffers of a whole group (`foreach`, see _foreach.py), with the same ops.
 """
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.optimizer import (Optimizer, eval_closure, lerp_, new_step_counter,
-                                      no_grad_step)
+from tensorplay.optim._foreach import batches
+from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
 
 __all__ = ["Adam", "AdamW"]
 
@@ -46,60 +47,52 @@ class Adam(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("decoupled_weight_decay", False)
 
-    def _state_for(self, p, amsgrad):
-        """The parameter's buffers, created on its first step (zeros like the parameter)."""
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = new_step_counter()
-            state["exp_avg"] = tp.zeros_like(p)
-            state["exp_avg_sq"] = tp.zeros_like(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = tp.zeros_like(p)
-        return state
-
     @no_grad_step
     def step(self, closure=None):
         """One Adam update of every parameter that has a gradient; returns the closure's loss."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr = group["lr"]
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
-            decoupled = group["decoupled_weight_decay"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self._state_for(p, amsgrad)
-                if maximize:
-                    grad = -grad
-                # The count is read back as a Python float anyway: fill_ is cheaper than add_.
-                step = state["step"].item() + 1
-                state["step"].fill_(step)
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                exp_avg = state["exp_avg"]
-                exp_avg_sq = state["exp_avg_sq"]
-                lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-                step_size = lr / bias_correction1
-                if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
-                    max_sq.copy_(tp.maximum(max_sq, exp_avg_sq))
-                    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-step_size)
+            names = ("exp_avg", "exp_avg_sq")
+            if group["amsgrad"]:
+                names += ("max_exp_avg_sq",)
+            decoupled = group["decoupled_weight_decay"] and group["weight_decay"] != 0
+            scale = 1 - group["lr"] * group["weight_decay"] if decoupled else None
+            for batch in batches(self, group, names, has_step=True):
+                batch.apply(adam_update(batch, group), scale)
         return loss
+
+
+def adam_update(batch, group):
+    """The amount to add to the parameters; updates the moment buffers in place.
+
+    Every op writes a new tensor or one state buffer, never the gradient (in foreach it
+    may be a view of a parameter's .grad). In-place kernels compute into a temporary and
+    copy it back, so `buf.copy_(expression)` costs no more than `buf.op_(...)` and saves a
+    copy where the expression chains several ops.
+    """
+    beta1, beta2 = group["betas"]
+    lr = group["lr"]
+    weight_decay = group["weight_decay"]
+    step = batch.step
+    grad = batch.grad
+    if group["maximize"]:
+        grad = -grad
+    if weight_decay != 0 and not group["decoupled_weight_decay"]:
+        grad = grad.add(batch.values(), alpha=weight_decay)
+    exp_avg = batch.state["exp_avg"]
+    exp_avg_sq = batch.state["exp_avg_sq"]
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.copy_(tp.addcmul(exp_avg_sq * beta2, grad, grad, value=1 - beta2))
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    step_size = lr / bias_correction1
+    if group["amsgrad"]:
+        max_sq = batch.state["max_exp_avg_sq"]
+        max_sq.copy_(tp.maximum(max_sq, exp_avg_sq))
+        exp_avg_sq = max_sq
+    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + group["eps"]
+    # p.addcdiv_(m, denom, value=-step_size) computes p + value * (m / denom): the same.
+    return (exp_avg / denom) * (-step_size)
 
 
 class AdamW(Adam):

@@ -6,12 +6,15 @@
     otherwise: avg = sqrt(v) + eps
     momentum > 0:  buf = momentum * buf + g / avg;  p = p - lr * buf
     otherwise:     p = p - lr * g / avg
+
+The update runs per parameter or over flat buffers of a whole group (`foreach`, see
+_foreach.py), with the same ops.
 """
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.optimizer import (Optimizer, eval_closure, lerp_, new_step_counter,
-                                      no_grad_step)
+from tensorplay.optim._foreach import batches
+from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
 
 __all__ = ["RMSprop"]
 
@@ -47,42 +50,37 @@ class RMSprop(Optimizer):
         """One RMSprop update of every parameter that has a gradient."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            lr = group["lr"]
-            alpha = group["alpha"]
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            momentum = group["momentum"]
-            centered = group["centered"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step_counter()
-                    state["square_avg"] = tp.zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = tp.zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = tp.zeros_like(p)
-                if group["maximize"]:
-                    grad = -grad
-                state["step"].add_(1)
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                square_avg = state["square_avg"]
-                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]
-                    lerp_(grad_avg, grad, 1 - alpha)
-                    avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                else:
-                    avg = square_avg.sqrt()
-                avg = avg.add_(eps)
-                if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).addcdiv_(grad, avg)
-                    p.add_(buf, alpha=-lr)
-                else:
-                    p.addcdiv_(grad, avg, value=-lr)
+            names = ("square_avg",)
+            if group["momentum"] > 0:
+                names += ("momentum_buffer",)
+            if group["centered"]:
+                names += ("grad_avg",)
+            for batch in batches(self, group, names, has_step=True):
+                batch.apply(rmsprop_update(batch, group))
         return loss
+
+
+def rmsprop_update(batch, group):
+    """The amount to add to the parameters; updates the averages in place."""
+    alpha = group["alpha"]
+    weight_decay = group["weight_decay"]
+    grad = batch.grad
+    if group["maximize"]:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(batch.values(), alpha=weight_decay)
+    square_avg = batch.state["square_avg"]
+    square_avg.copy_(tp.addcmul(square_avg * alpha, grad, grad, value=1 - alpha))
+    if group["centered"]:
+        grad_avg = batch.state["grad_avg"]
+        grad_avg.lerp_(grad, 1 - alpha)
+        avg = tp.addcmul(square_avg, grad_avg, grad_avg, value=-1).sqrt()
+    else:
+        avg = square_avg.sqrt()
+    avg = avg + group["eps"]
+    if group["momentum"] > 0:
+        buf = batch.state["momentum_buffer"]
+        buf.copy_(tp.addcdiv(buf * group["momentum"], grad, avg))
+        return buf * (-group["lr"])
+    # p.addcdiv_(g, avg, value=-lr) computes p + value * (g / avg): the same.
+    return (grad / avg) * (-group["lr"])

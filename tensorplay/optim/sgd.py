@@ -5,9 +5,13 @@
     buf = momentum * buf + (1 - dampening) * g    afterwards
     g = g + momentum * buf  (nesterov)   or   g = buf
     p = p - lr * g
+
+The update runs per parameter or over flat buffers of a whole group (`foreach`, see
+_foreach.py), with the same ops.
 """
 from __future__ import annotations
 
+from tensorplay.optim._foreach import batches
 from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
 
 __all__ = ["SGD"]
@@ -40,31 +44,33 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            lr = group["lr"]
-            momentum = group["momentum"]
-            dampening = group["dampening"]
-            weight_decay = group["weight_decay"]
-            nesterov = group["nesterov"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = grad.detach().clone()
-                        state["momentum_buffer"] = buf
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    if nesterov:
-                        grad = grad.add(buf, alpha=momentum)
-                    else:
-                        grad = buf
-                p.add_(grad, alpha=-lr)
+            names = ("momentum_buffer",) if group["momentum"] != 0 else ()
+            for batch in batches(self, group, names, has_step=False):
+                batch.apply(sgd_update(batch, group))
         return loss
+
+
+def sgd_update(batch, group):
+    """The amount to add to the parameters; updates the momentum buffer in place (a new
+    buffer starts as a copy of the gradient, as PyTorch's does)."""
+    momentum = group["momentum"]
+    weight_decay = group["weight_decay"]
+    grad = batch.grad
+    if group["maximize"]:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(batch.values(), alpha=weight_decay)
+    if momentum != 0:
+        buf = batch.state["momentum_buffer"]
+        if all(batch.fresh):
+            buf.copy_(grad)
+        else:
+            buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            if any(batch.fresh):
+                batch.copy_where_fresh(buf, grad)
+        if group["nesterov"]:
+            grad = grad.add(buf, alpha=momentum)
+        else:
+            grad = buf
+    # p.add_(g, alpha=-lr) computes p + g * (-lr): the same.
+    return grad * (-group["lr"])
