@@ -62,7 +62,7 @@ def bernoulli_p(self, p, generator):
     _check_probabilities("bernoulli", "p", np.asarray(p, np.float64))
     result = np.empty_like(self._impl.array())    # keeps self's layout, as empty_like
     draws.fill_bernoulli_scalar(get(generator), result, p)
-    return out(np.ascontiguousarray(result), self._impl.dtype)
+    return out(result.copy(order="C"), self._impl.dtype)
 
 
 def bernoulli__float(self, p, generator):

@@ -331,7 +331,7 @@ def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("rand_like", dtype)
     arr = draws.fill_uniform(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(np.ascontiguousarray(arr), dtype, device, op="rand_like"),
+    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="rand_like"),
                    requires_grad)
 
 
@@ -339,5 +339,5 @@ def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("randn_like", dtype)
     arr = draws.fill_normal(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(np.ascontiguousarray(arr), dtype, device, op="randn_like"),
+    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="randn_like"),
                    requires_grad)

@@ -90,7 +90,7 @@ class Generator:
         """n 32-bit words, as uint64 (room for the arithmetic the transforms do)."""
         if n:
             self._next_after_seed = _N
-        return self._bits.random_raw(n).astype(np.uint64)
+        return self._bits.random_raw(n)
 
     def random64(self, n):
         """n 64-bit words, each made of two 32-bit words (high word first)."""
@@ -198,8 +198,8 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-def rng(generator):
-    """A NumPy generator for host-side helpers (data shuffling, samplers), seeded from
-    one 64-bit word of `generator` (or the default one) so that it follows
-    `tp.manual_seed` and moves the stream on, as PyTorch's samplers do."""
-    return np.random.Generator(np.random.PCG64(int(get(generator).random64(1)[0])))
+def draw_seed(generator=None):
+    """A 63-bit seed drawn from `generator` (or the default one): PyTorch's
+    `torch.empty((), dtype=torch.int64).random_(generator=...)`, which its DataLoader
+    and RandomSampler use to seed workers and fresh generators."""
+    return int(get(generator).random64(1)[0] & np.uint64(2 ** 63 - 1))

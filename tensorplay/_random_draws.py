@@ -136,11 +136,16 @@ def uniform(gen, n, from_, to, np_dtype):
     float32/half/bfloat16, double for float64; the compiler fuses PyTorch's
     `x * (to - from) + from`), rounded to the dtype; a value rounded up to `to` becomes
     `from`."""
-    if np_dtype == _F64:
-        vals = _fma64(uniform01_double(gen, n), _F64(to) - _F64(from_), _F64(from_))
+    x = uniform01_double(gen, n) if np_dtype == _F64 else uniform01_float(gen, n)
+    if from_ == 0 and to == 1:          # x * 1 + 0: nothing to round
+        vals = x
+    elif np_dtype == _F64:
+        vals = _fma64(x, _F64(to) - _F64(from_), _F64(from_))
     else:
-        vals = _fma32(uniform01_float(gen, n), _F32(to) - _F32(from_), _F32(from_))
-    vals = vals.astype(np_dtype)
+        vals = _fma32(x, _F32(to) - _F32(from_), _F32(from_))
+    if vals.dtype == np_dtype and to == 1 and from_ == 0:
+        return vals                     # below 1 by construction: no clamp needed
+    vals = vals.astype(np_dtype, copy=False)
     to_s, from_s = np.asarray(to).astype(np_dtype), np.asarray(from_).astype(np_dtype)
     return np.where(vals == to_s, from_s, vals)
 
@@ -196,28 +201,35 @@ def _box_muller_16_double(d, mean, std):
 
 
 def _box_muller_16_float(d, mean, std):
-    u1, u2 = _F32(1) - d[:, :8], d[:, 8:]
+    u1 = (_F32(1) - d[:, :8]).ravel()            # flat, contiguous: faster below
+    u2 = d[:, 8:].ravel()
     radius = np.sqrt(_F32(-2) * _log256(u1))
     sin, cos = _sincos256(_F32(_TWO_PI) * u2)
-    return np.concatenate([_fma32(radius * cos, _F32(std), _F32(mean)),
-                           _fma32(radius * sin, _F32(std), _F32(mean))], axis=1)
+    rows = d.shape[0]
+    return np.concatenate([_fma32(radius * cos, _F32(std), _F32(mean)).reshape(rows, 8),
+                           _fma32(radius * sin, _F32(std), _F32(mean)).reshape(rows, 8)],
+                          axis=1)
 
 
 # ---- exact fused multiply-adds -----------------------------------------------------------
 def _fma32(a, b, c):
-    """round_to_float32(a * b + c) with one rounding. a * b is exact in float64; the sum
-    is rounded to odd in float64 (a sticky last bit when inexact), after which the
-    rounding to float32 is the correct one."""
-    p = np.asarray(a, _F64) * np.asarray(b, _F64)
-    c = np.asarray(c, _F64)
-    s = p + c
-    bv = s - p
-    err = (p - (s - bv)) + (c - bv)
-    bits = s.view(np.int64) if isinstance(s, np.ndarray) else np.asarray(s).view(np.int64)
-    fix = (err != 0) & ((bits & 1) == 0)
-    if np.any(fix):
-        s = np.where(fix, np.nextafter(s, s + err), s)
-    return np.asarray(s).astype(_F32)
+    """round_to_float32(a * b + c) with a single rounding, for float32 a, b, c.
+
+    a * b is exact in float64 and the sum is rounded once to float64; rounding that to
+    float32 is then correct unless it lands exactly halfway between two floats (the low
+    29 bits of the mantissa 1000...0) while the float64 sum was inexact: only those
+    (rare) elements get the sum's rounding error, and move one float64 step towards it."""
+    s = np.multiply(a, b, dtype=_F64)
+    s += c
+    tie = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
+    if tie.any():
+        idx = np.nonzero(tie)
+        at, bt, ct = (np.broadcast_to(v, s.shape)[idx].astype(_F64) for v in (a, b, c))
+        p, t = at * bt, s[idx]
+        bv = t - p
+        err = (p - (t - bv)) + (ct - bv)
+        s[idx] = np.where(err == 0, t, np.nextafter(t, np.copysign(np.inf, err)))
+    return s.astype(_F32)
 
 
 def _fma64(a, b, c):

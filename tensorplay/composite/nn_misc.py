@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from tensorplay._creation import empty_like
+from tensorplay._random_draws import iteration_axes
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
@@ -23,8 +24,12 @@ def dropout(input, p, train, generator):
         return F.native_dropout(input, p, train, generator=generator)[0]
     if p == 1:
         return input * 0.0
-    noise = empty_like(input).bernoulli_(1 - p, generator=generator)
-    return input * noise.div_(1 - p)
+    # empty_like keeps a dense input's layout in PyTorch, and bernoulli_ then visits the
+    # noise in memory order: draw into that order and permute back.
+    axes = iteration_axes(input._impl.array())
+    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
+    noise = empty_like(input.permute(axes)).bernoulli_(1 - p, generator=generator)
+    return input * noise.div_(1 - p).permute(inverse)
 
 
 def _broadcast_pair(op, x1, x2):

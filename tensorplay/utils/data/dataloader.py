@@ -32,7 +32,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import numpy as np
 
 from tensorplay._creation import from_numpy
-from tensorplay._random import rng
+from tensorplay._random import draw_seed
 from tensorplay.utils.data.collate import default_collate, default_convert
 from tensorplay.utils.data.dataset import IterableDataset, Subset, TensorDataset
 from tensorplay.utils.data.sampler import (
@@ -183,10 +183,13 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
+        # PyTorch draws the workers' base seed for every iterator, before the sampler
+        # (which is lazy) draws anything: a seeded program shuffles as PyTorch does.
+        base_seed = draw_seed(self.generator)
         if self._iterable:
             batches = self._iterable_batches()
         elif self.num_workers > 0:
-            batches = self._threaded_batches()
+            batches = self._threaded_batches(base_seed)
         else:
             fetch = self._fetcher()
             batches = (fetch(index) for index in self._index_sampler)
@@ -223,9 +226,8 @@ class DataLoader:
                 return
             yield collate(batch)
 
-    def _threaded_batches(self):
+    def _threaded_batches(self, base_seed):
         fetch = self._fetcher()
-        base_seed = int(rng(self.generator).integers(0, 2 ** 63 - 1))
         ids = itertools.count()
         n_workers = self.num_workers
 

@@ -15,7 +15,6 @@ import bisect
 import math
 import warnings
 
-from tensorplay._random import rng
 from tensorplay.errors import ShapeError
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
@@ -206,7 +205,8 @@ def random_split(dataset, lengths, generator=None):
     if sum(lengths) != n:
         raise ValueError(f"random_split(): Sum of input lengths ({sum(lengths)}) does not "
                          f"equal the length of the input dataset ({n})!")
-    perm = rng(generator).permutation(n).tolist()
+    from tensorplay._creation import randperm
+    perm = randperm(n, generator=generator).tolist()
     out, start = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[start:start + length]))

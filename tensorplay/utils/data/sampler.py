@@ -12,7 +12,8 @@ import numbers
 
 import numpy as np
 
-from tensorplay._random import rng
+from tensorplay import _random
+from tensorplay._creation import randint, randperm, tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -65,14 +66,20 @@ class RandomSampler(Sampler):
         return self._num_samples
 
     def __iter__(self):
+        """As PyTorch draws: without a generator, a fresh one seeded from the default
+        generator; indices with replacement in chunks of 32, else randperm."""
         n = len(self.data_source)
-        gen = rng(self.generator)
+        gen = self.generator
+        if gen is None:
+            gen = _random.Generator().manual_seed(_random.draw_seed())
         if self.replacement:
-            yield from gen.integers(0, n, size=self.num_samples).tolist()
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=gen).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from gen.permutation(n).tolist()
-        yield from gen.permutation(n)[:self.num_samples % n].tolist()
+            yield from randperm(n, generator=gen).tolist()
+        yield from randperm(n, generator=gen).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -86,7 +93,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -120,9 +127,9 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        p = self.weights / self.weights.sum()
-        picks = rng(self.generator).choice(len(p), size=self.num_samples,
-                                           replace=self.replacement, p=p)
+        from tensorplay._generated.functional import multinomial
+        picks = multinomial(tensor(self.weights), self.num_samples, self.replacement,
+                            generator=self.generator)
         yield from picks.tolist()
 
     def __len__(self):
