@@ -63,7 +63,6 @@ class AddBackward0(Node):
         return (d_self, d_other)
 
 
-
 class SubBackward0(Node):
     """Backward of `sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
@@ -87,7 +86,6 @@ class SubBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
         return (d_self, d_other)
-
 
 
 class MulBackward0(Node):
@@ -116,7 +114,6 @@ class MulBackward0(Node):
         return (d_self, d_other)
 
 
-
 class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -141,7 +138,6 @@ class DivBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(-grad * self_ / (other * other), other_sizes)
         return (d_self, d_other)
-
 
 
 class PowBackward0(Node):
@@ -173,7 +169,6 @@ class PowBackward0(Node):
         return (d_self, d_exponent)
 
 
-
 class MaximumBackward0(Node):
     """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
 
@@ -200,7 +195,6 @@ class MaximumBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
         return (d_self, d_other)
-
 
 
 class MinimumBackward0(Node):
@@ -231,7 +225,6 @@ class MinimumBackward0(Node):
         return (d_self, d_other)
 
 
-
 class XlogyBackward0(Node):
     """Backward of `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -256,7 +249,6 @@ class XlogyBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * self_ / other, other_sizes)
         return (d_self, d_other)
-
 
 
 class WhereBackward0(Node):
@@ -284,7 +276,6 @@ class WhereBackward0(Node):
         return (d_self, d_other)
 
 
-
 class NegBackward0(Node):
     """Backward of `neg(Tensor self) -> Tensor`.
 
@@ -301,7 +292,6 @@ class NegBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad
         return (d_self,)
-
 
 
 class AbsBackward0(Node):
@@ -323,7 +313,6 @@ class AbsBackward0(Node):
         return (d_self,)
 
 
-
 class SignBackward0(Node):
     """Backward of `sign(Tensor self) -> Tensor`.
 
@@ -340,7 +329,6 @@ class SignBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class ExpBackward0(Node):
@@ -362,7 +350,6 @@ class ExpBackward0(Node):
         return (d_self,)
 
 
-
 class LogBackward0(Node):
     """Backward of `log(Tensor self) -> Tensor`.
 
@@ -380,7 +367,6 @@ class LogBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / self_
         return (d_self,)
-
 
 
 class SqrtBackward0(Node):
@@ -402,7 +388,6 @@ class SqrtBackward0(Node):
         return (d_self,)
 
 
-
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
 
@@ -420,7 +405,6 @@ class SinBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * self_.cos()
         return (d_self,)
-
 
 
 class CosBackward0(Node):
@@ -442,7 +426,6 @@ class CosBackward0(Node):
         return (d_self,)
 
 
-
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
@@ -460,7 +443,6 @@ class TanhBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * (1 - result * result)
         return (d_self,)
-
 
 
 class SigmoidBackward0(Node):
@@ -482,7 +464,6 @@ class SigmoidBackward0(Node):
         return (d_self,)
 
 
-
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
 
@@ -502,7 +483,6 @@ class ReluBackward0(Node):
         return (d_self,)
 
 
-
 class SumBackward0(Node):
     """Backward of `sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -520,7 +500,6 @@ class SumBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.expand(self_sizes)
         return (d_self,)
-
 
 
 class SumBackward1(Node):
@@ -545,7 +524,6 @@ class SumBackward1(Node):
         return (d_self,)
 
 
-
 class MeanBackward0(Node):
     """Backward of `mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -564,7 +542,6 @@ class MeanBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.expand(self_sizes) / self_numel
         return (d_self,)
-
 
 
 class MeanBackward1(Node):
@@ -589,7 +566,6 @@ class MeanBackward1(Node):
         return (d_self,)
 
 
-
 class MaxBackward0(Node):
     """Backward of `max(Tensor self) -> Tensor`.
 
@@ -608,7 +584,6 @@ class MaxBackward0(Node):
         if self.needs_input_grad(0):
             d_self = evenly_distribute_backward(grad, self_, result)
         return (d_self,)
-
 
 
 class MaxBackward1(Node):
@@ -636,7 +611,6 @@ class MaxBackward1(Node):
         return (d_self,)
 
 
-
 class MinBackward0(Node):
     """Backward of `min(Tensor self) -> Tensor`.
 
@@ -655,7 +629,6 @@ class MinBackward0(Node):
         if self.needs_input_grad(0):
             d_self = evenly_distribute_backward(grad, self_, result)
         return (d_self,)
-
 
 
 class MinBackward1(Node):
@@ -683,7 +656,6 @@ class MinBackward1(Node):
         return (d_self,)
 
 
-
 class MmBackward0(Node):
     """Backward of `mm(Tensor self, Tensor mat2) -> Tensor`.
 
@@ -706,7 +678,6 @@ class MmBackward0(Node):
         if self.needs_input_grad(1):
             d_mat2 = self_.t().mm(grad)
         return (d_self, d_mat2)
-
 
 
 class BmmBackward0(Node):
@@ -733,7 +704,6 @@ class BmmBackward0(Node):
         return (d_self, d_mat2)
 
 
-
 class CopyBackward0(Node):
     """Backward of `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
 
@@ -758,7 +728,6 @@ class CopyBackward0(Node):
         return (d_self, d_src)
 
 
-
 class FillBackward0(Node):
     """Backward of `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`.
 
@@ -777,7 +746,6 @@ class FillBackward0(Node):
         return (d_self,)
 
 
-
 class CloneBackward0(Node):
     """Backward of `clone(Tensor self) -> Tensor`.
 
@@ -794,7 +762,6 @@ class CloneBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad
         return (d_self,)
-
 
 
 class ToCopyBackward0(Node):
@@ -818,7 +785,6 @@ class ToCopyBackward0(Node):
         return (d_self,)
 
 
-
 class ViewBackward0(Node):
     """Backward of `view(Tensor(a) self, int[] size) -> Tensor(a)`.
 
@@ -836,7 +802,6 @@ class ViewBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.reshape(self_sizes)
         return (d_self,)
-
 
 
 class AsStridedBackward0(Node):
@@ -862,7 +827,6 @@ class AsStridedBackward0(Node):
         return (d_self,)
 
 
-
 class TransposeBackward0(Node):
     """Backward of `transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`.
 
@@ -881,7 +845,6 @@ class TransposeBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.transpose(dim0, dim1)
         return (d_self,)
-
 
 
 class PermuteBackward0(Node):
@@ -903,7 +866,6 @@ class PermuteBackward0(Node):
         return (d_self,)
 
 
-
 class ExpandBackward0(Node):
     """Backward of `expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)`.
 
@@ -921,7 +883,6 @@ class ExpandBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         return (d_self,)
-
 
 
 class SqueezeBackward0(Node):
@@ -943,7 +904,6 @@ class SqueezeBackward0(Node):
         return (d_self,)
 
 
-
 class SqueezeBackward1(Node):
     """Backward of `squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`.
 
@@ -961,7 +921,6 @@ class SqueezeBackward1(Node):
         if self.needs_input_grad(0):
             d_self = grad.reshape(self_sizes)
         return (d_self,)
-
 
 
 class UnsqueezeBackward0(Node):
@@ -983,7 +942,6 @@ class UnsqueezeBackward0(Node):
         return (d_self,)
 
 
-
 class SelectBackward0(Node):
     """Backward of `select.int(Tensor(a) self, int dim, int index) -> Tensor(a)`.
 
@@ -1003,7 +961,6 @@ class SelectBackward0(Node):
         if self.needs_input_grad(0):
             d_self = select_backward(grad, self_sizes, dim, index)
         return (d_self,)
-
 
 
 class SliceBackward0(Node):
@@ -1030,7 +987,6 @@ class SliceBackward0(Node):
         return (d_self,)
 
 
-
 class ReciprocalBackward0(Node):
     """Backward of `reciprocal(Tensor self) -> Tensor`.
 
@@ -1048,7 +1004,6 @@ class ReciprocalBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad * result * result
         return (d_self,)
-
 
 
 class RsqrtBackward0(Node):
@@ -1070,7 +1025,6 @@ class RsqrtBackward0(Node):
         return (d_self,)
 
 
-
 class Exp2Backward0(Node):
     """Backward of `exp2(Tensor self) -> Tensor`.
 
@@ -1088,7 +1042,6 @@ class Exp2Backward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * result * 0.6931471805599453
         return (d_self,)
-
 
 
 class Expm1Backward0(Node):
@@ -1110,7 +1063,6 @@ class Expm1Backward0(Node):
         return (d_self,)
 
 
-
 class Log2Backward0(Node):
     """Backward of `log2(Tensor self) -> Tensor`.
 
@@ -1128,7 +1080,6 @@ class Log2Backward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (self_ * 0.6931471805599453)
         return (d_self,)
-
 
 
 class Log10Backward0(Node):
@@ -1150,7 +1101,6 @@ class Log10Backward0(Node):
         return (d_self,)
 
 
-
 class Log1pBackward0(Node):
     """Backward of `log1p(Tensor self) -> Tensor`.
 
@@ -1168,7 +1118,6 @@ class Log1pBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (self_ + 1)
         return (d_self,)
-
 
 
 class TanBackward0(Node):
@@ -1190,7 +1139,6 @@ class TanBackward0(Node):
         return (d_self,)
 
 
-
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
 
@@ -1208,7 +1156,6 @@ class AsinBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (1 - self_ * self_).sqrt()
         return (d_self,)
-
 
 
 class AcosBackward0(Node):
@@ -1230,7 +1177,6 @@ class AcosBackward0(Node):
         return (d_self,)
 
 
-
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
 
@@ -1248,7 +1194,6 @@ class AtanBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad / (1 + self_ * self_)
         return (d_self,)
-
 
 
 class SinhBackward0(Node):
@@ -1270,7 +1215,6 @@ class SinhBackward0(Node):
         return (d_self,)
 
 
-
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
 
@@ -1288,7 +1232,6 @@ class CoshBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad * self_.sinh()
         return (d_self,)
-
 
 
 class ErfBackward0(Node):
@@ -1310,7 +1253,6 @@ class ErfBackward0(Node):
         return (d_self,)
 
 
-
 class ErfcBackward0(Node):
     """Backward of `erfc(Tensor self) -> Tensor`.
 
@@ -1328,7 +1270,6 @@ class ErfcBackward0(Node):
         if self.needs_input_grad(0):
             d_self = -grad * 1.1283791670955126 * (-self_ * self_).exp()
         return (d_self,)
-
 
 
 class LogitBackward0(Node):
@@ -1351,7 +1292,6 @@ class LogitBackward0(Node):
         return (d_self,)
 
 
-
 class FloorBackward0(Node):
     """Backward of `floor(Tensor self) -> Tensor`.
 
@@ -1368,7 +1308,6 @@ class FloorBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class CeilBackward0(Node):
@@ -1389,7 +1328,6 @@ class CeilBackward0(Node):
         return (d_self,)
 
 
-
 class TruncBackward0(Node):
     """Backward of `trunc(Tensor self) -> Tensor`.
 
@@ -1406,7 +1344,6 @@ class TruncBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class RoundBackward0(Node):
@@ -1427,7 +1364,6 @@ class RoundBackward0(Node):
         return (d_self,)
 
 
-
 class RoundBackward1(Node):
     """Backward of `round.decimals(Tensor self, *, int decimals) -> Tensor`.
 
@@ -1446,7 +1382,6 @@ class RoundBackward1(Node):
         return (d_self,)
 
 
-
 class FracBackward0(Node):
     """Backward of `frac(Tensor self) -> Tensor`.
 
@@ -1463,7 +1398,6 @@ class FracBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad
         return (d_self,)
-
 
 
 class DivBackward1(Node):
@@ -1495,7 +1429,6 @@ class DivBackward1(Node):
         return (d_self, d_other)
 
 
-
 class FloorDivideBackward0(Node):
     """Backward of `floor_divide(Tensor self, Tensor other) -> Tensor`.
 
@@ -1516,7 +1449,6 @@ class FloorDivideBackward0(Node):
         if self.needs_input_grad(1):
             d_other = not_implemented("floor_divide")
         return (d_self, d_other)
-
 
 
 class RemainderBackward0(Node):
@@ -1545,7 +1477,6 @@ class RemainderBackward0(Node):
         return (d_self, d_other)
 
 
-
 class FmodBackward0(Node):
     """Backward of `fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 
@@ -1570,7 +1501,6 @@ class FmodBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(-grad * rounded_quotient(self_, other, "trunc"), other_sizes)
         return (d_self, d_other)
-
 
 
 class Atan2Backward0(Node):
@@ -1602,7 +1532,6 @@ class Atan2Backward0(Node):
         return (d_self, d_other)
 
 
-
 class HypotBackward0(Node):
     """Backward of `hypot(Tensor self, Tensor other) -> Tensor`.
 
@@ -1630,7 +1559,6 @@ class HypotBackward0(Node):
         return (d_self, d_other)
 
 
-
 class ClampBackward0(Node):
     """Backward of `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
 
@@ -1650,7 +1578,6 @@ class ClampBackward0(Node):
         if self.needs_input_grad(0):
             d_self = clamp_backward(grad, self_, min, max)
         return (d_self,)
-
 
 
 class ClampBackward1(Node):
@@ -1685,7 +1612,6 @@ class ClampBackward1(Node):
         return (d_self, d_min, d_max)
 
 
-
 class ClampMaxBackward0(Node):
     """Backward of `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
 
@@ -1712,7 +1638,6 @@ class ClampMaxBackward0(Node):
         return (d_self, d_max)
 
 
-
 class LerpBackward0(Node):
     """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 
@@ -1736,7 +1661,6 @@ class LerpBackward0(Node):
         if self.needs_input_grad(1):
             d_end = sum_to(grad * weight, end_sizes)
         return (d_self, d_end)
-
 
 
 class LerpBackward1(Node):
@@ -1771,7 +1695,6 @@ class LerpBackward1(Node):
         return (d_self, d_end, d_weight)
 
 
-
 class AddcmulBackward0(Node):
     """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,
         Scalar value=1) -> Tensor`.
@@ -1803,7 +1726,6 @@ class AddcmulBackward0(Node):
         if self.needs_input_grad(2):
             d_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
         return (d_self, d_tensor1, d_tensor2)
-
 
 
 class AddcdivBackward0(Node):
@@ -1841,7 +1763,6 @@ class AddcdivBackward0(Node):
         return (d_self, d_tensor1, d_tensor2)
 
 
-
 class NanToNumBackward0(Node):
     """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None,
         float? neginf=None) -> Tensor`.
@@ -1862,7 +1783,6 @@ class NanToNumBackward0(Node):
         return (d_self,)
 
 
-
 class LeakyReluBackward0(Node):
     """Backward of `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
 
@@ -1881,7 +1801,6 @@ class LeakyReluBackward0(Node):
         if self.needs_input_grad(0):
             d_self = where(self_ > 0, grad, grad * negative_slope)
         return (d_self,)
-
 
 
 class EluBackward0(Node):
@@ -1907,7 +1826,6 @@ class EluBackward0(Node):
         return (d_self,)
 
 
-
 class GeluBackward0(Node):
     """Backward of `gelu(Tensor self, *, str approximate='none') -> Tensor`.
 
@@ -1928,7 +1846,6 @@ class GeluBackward0(Node):
         return (d_self,)
 
 
-
 class SiluBackward0(Node):
     """Backward of `silu(Tensor self) -> Tensor`.
 
@@ -1946,7 +1863,6 @@ class SiluBackward0(Node):
         if self.needs_input_grad(0):
             d_self = silu_backward(grad, self_)
         return (d_self,)
-
 
 
 class GeluBackwardBackward0(Node):
@@ -1981,7 +1897,6 @@ class GeluBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
-
 class SiluBackwardBackward0(Node):
     """Backward of `silu_backward(Tensor grad_output, Tensor self) -> Tensor`.
 
@@ -2008,7 +1923,6 @@ class SiluBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
-
 class MishBackward0(Node):
     """Backward of `mish(Tensor self) -> Tensor`.
 
@@ -2026,7 +1940,6 @@ class MishBackward0(Node):
         if self.needs_input_grad(0):
             d_self = mish_backward(grad, self_)
         return (d_self,)
-
 
 
 class SoftplusBackward0(Node):
@@ -2051,7 +1964,6 @@ class SoftplusBackward0(Node):
         return (d_self,)
 
 
-
 class HardtanhBackward0(Node):
     """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
 
@@ -2073,7 +1985,6 @@ class HardtanhBackward0(Node):
         return (d_self,)
 
 
-
 class HardsigmoidBackward0(Node):
     """Backward of `hardsigmoid(Tensor self) -> Tensor`.
 
@@ -2093,7 +2004,6 @@ class HardsigmoidBackward0(Node):
         return (d_self,)
 
 
-
 class HardswishBackward0(Node):
     """Backward of `hardswish(Tensor self) -> Tensor`.
 
@@ -2111,7 +2021,6 @@ class HardswishBackward0(Node):
         if self.needs_input_grad(0):
             d_self = hardswish_backward(grad, self_)
         return (d_self,)
-
 
 
 class ThresholdBackward0(Node):
@@ -2134,7 +2043,6 @@ class ThresholdBackward0(Node):
         return (d_self,)
 
 
-
 class NormalBackward0(Node):
     """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *,
         Generator? generator=None) -> Tensor(a!)`.
@@ -2152,7 +2060,6 @@ class NormalBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class UniformBackward0(Node):
@@ -2174,7 +2081,6 @@ class UniformBackward0(Node):
         return (d_self,)
 
 
-
 class ExponentialBackward0(Node):
     """Backward of `exponential_(Tensor(a!) self, float lambd=1, *,
         Generator? generator=None) -> Tensor(a!)`.
@@ -2192,7 +2098,6 @@ class ExponentialBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class BernoulliBackward0(Node):
@@ -2213,7 +2118,6 @@ class BernoulliBackward0(Node):
         return (d_self,)
 
 
-
 class BernoulliBackward1(Node):
     """Backward of `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`.
 
@@ -2230,7 +2134,6 @@ class BernoulliBackward1(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class BernoulliBackward2(Node):
@@ -2252,7 +2155,6 @@ class BernoulliBackward2(Node):
         return (d_self,)
 
 
-
 class BernoulliBackward3(Node):
     """Backward of `bernoulli_.Tensor(Tensor(a!) self, Tensor p, *,
         Generator? generator=None) -> Tensor(a!)`.
@@ -2270,7 +2172,6 @@ class BernoulliBackward3(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         return (d_self,)
-
 
 
 class ProdBackward0(Node):
@@ -2292,7 +2193,6 @@ class ProdBackward0(Node):
         if self.needs_input_grad(0):
             d_self = prod_backward(grad, self_, result).to(self_dtype)
         return (d_self,)
-
 
 
 class ProdBackward1(Node):
@@ -2319,7 +2219,6 @@ class ProdBackward1(Node):
         return (d_self,)
 
 
-
 class AmaxBackward0(Node):
     """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
 
@@ -2340,7 +2239,6 @@ class AmaxBackward0(Node):
         if self.needs_input_grad(0):
             d_self = amax_backward(grad, self_, result, dim, keepdim)
         return (d_self,)
-
 
 
 class AminBackward0(Node):
@@ -2365,7 +2263,6 @@ class AminBackward0(Node):
         return (d_self,)
 
 
-
 class VarBackward0(Node):
     """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
         bool keepdim=False) -> Tensor`.
@@ -2387,7 +2284,6 @@ class VarBackward0(Node):
         if self.needs_input_grad(0):
             d_self = var_backward(grad, self_, dim, correction, keepdim)
         return (d_self,)
-
 
 
 class StdBackward0(Node):
@@ -2414,7 +2310,6 @@ class StdBackward0(Node):
         return (d_self,)
 
 
-
 class NormBackward0(Node):
     """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None,
         bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -2439,7 +2334,6 @@ class NormBackward0(Node):
         return (d_self,)
 
 
-
 class LogsumexpBackward0(Node):
     """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
 
@@ -2462,7 +2356,6 @@ class LogsumexpBackward0(Node):
         return (d_self,)
 
 
-
 class CumsumBackward0(Node):
     """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -2481,7 +2374,6 @@ class CumsumBackward0(Node):
         if self.needs_input_grad(0):
             d_self = cumsum_backward(grad, self_, dim)
         return (d_self,)
-
 
 
 class CumprodBackward0(Node):
@@ -2504,7 +2396,6 @@ class CumprodBackward0(Node):
         if self.needs_input_grad(0):
             d_self = cumprod_backward(grad.to(self_dtype), self_, dim, result.to(self_dtype))
         return (d_self,)
-
 
 
 class CummaxBackward0(Node):
@@ -2530,7 +2421,6 @@ class CummaxBackward0(Node):
         return (d_self,)
 
 
-
 class CumminBackward0(Node):
     """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
 
@@ -2554,7 +2444,6 @@ class CumminBackward0(Node):
         return (d_self,)
 
 
-
 class MedianBackward0(Node):
     """Backward of `median(Tensor self) -> Tensor`.
 
@@ -2573,7 +2462,6 @@ class MedianBackward0(Node):
         if self.needs_input_grad(0):
             d_self = evenly_distribute_backward(grad, self_, result)
         return (d_self,)
-
 
 
 class MedianBackward1(Node):
@@ -2601,7 +2489,6 @@ class MedianBackward1(Node):
         return (d_self,)
 
 
-
 class ModeBackward0(Node):
     """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values,
         Tensor indices)`.
@@ -2625,7 +2512,6 @@ class ModeBackward0(Node):
         if self.needs_input_grad(0):
             d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
         return (d_self,)
-
 
 
 class KthvalueBackward0(Node):
@@ -2653,7 +2539,6 @@ class KthvalueBackward0(Node):
         return (d_self,)
 
 
-
 class TopkBackward0(Node):
     """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True,
         bool sorted=True) -> (Tensor values, Tensor indices)`.
@@ -2676,7 +2561,6 @@ class TopkBackward0(Node):
         if self.needs_input_grad(0):
             d_self = select_many_backward(grad, self_, dim, indices)
         return (d_self,)
-
 
 
 class SortBackward0(Node):
@@ -2703,7 +2587,6 @@ class SortBackward0(Node):
         return (d_self,)
 
 
-
 class SortBackward1(Node):
     """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1,
         bool descending=False) -> (Tensor values, Tensor indices)`.
@@ -2728,7 +2611,6 @@ class SortBackward1(Node):
         return (d_self,)
 
 
-
 class GatherAlongBackward0(Node):
     """Backward of `_gather_along(Tensor self, int dim, Tensor index) -> Tensor`.
 
@@ -2748,7 +2630,6 @@ class GatherAlongBackward0(Node):
         if self.needs_input_grad(0):
             d_self = _scatter_add_along(grad, dim, index, self_sizes)
         return (d_self,)
-
 
 
 class ScatterAddAlongBackward0(Node):
@@ -2771,7 +2652,6 @@ class ScatterAddAlongBackward0(Node):
         return (d_self,)
 
 
-
 class FlipBackward0(Node):
     """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
 
@@ -2789,7 +2669,6 @@ class FlipBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.flip(dims)
         return (d_self,)
-
 
 
 class MvBackward0(Node):
@@ -2816,7 +2695,6 @@ class MvBackward0(Node):
         return (d_self, d_vec)
 
 
-
 class DotBackward0(Node):
     """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
 
@@ -2839,7 +2717,6 @@ class DotBackward0(Node):
         if self.needs_input_grad(1):
             d_tensor = grad * self_
         return (d_self, d_tensor)
-
 
 
 class AddmmBackward0(Node):
@@ -2874,7 +2751,6 @@ class AddmmBackward0(Node):
         return (d_self, d_mat1, d_mat2)
 
 
-
 class AddmvBackward0(Node):
     """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
@@ -2905,7 +2781,6 @@ class AddmvBackward0(Node):
         if self.needs_input_grad(2):
             d_vec = maybe_multiply(mat.t().mv(grad), alpha)
         return (d_self, d_mat, d_vec)
-
 
 
 class BaddbmmBackward0(Node):
@@ -2940,7 +2815,6 @@ class BaddbmmBackward0(Node):
         return (d_self, d_batch1, d_batch2)
 
 
-
 class LinearBackward0(Node):
     """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
 
@@ -2970,7 +2844,6 @@ class LinearBackward0(Node):
         return (d_input, d_weight, d_bias)
 
 
-
 class EinsumBackward0(Node):
     """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
 
@@ -2994,7 +2867,6 @@ class EinsumBackward0(Node):
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
-
 class TrilBackward0(Node):
     """Backward of `tril(Tensor self, int diagonal=0) -> Tensor`.
 
@@ -3014,7 +2886,6 @@ class TrilBackward0(Node):
         return (d_self,)
 
 
-
 class TriuBackward0(Node):
     """Backward of `triu(Tensor self, int diagonal=0) -> Tensor`.
 
@@ -3032,7 +2903,6 @@ class TriuBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.triu(diagonal)
         return (d_self,)
-
 
 
 class DiagBackward0(Node):
@@ -3055,7 +2925,6 @@ class DiagBackward0(Node):
         return (d_self,)
 
 
-
 class DiagonalBackward0(Node):
     """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
 
@@ -3076,7 +2945,6 @@ class DiagonalBackward0(Node):
         if self.needs_input_grad(0):
             d_self = diagonal_backward(grad, self_sizes, offset, dim1, dim2)
         return (d_self,)
-
 
 
 class CatBackward0(Node):
@@ -3102,7 +2970,6 @@ class CatBackward0(Node):
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
-
 class RollBackward0(Node):
     """Backward of `roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor`.
 
@@ -3123,7 +2990,6 @@ class RollBackward0(Node):
         return (d_self,)
 
 
-
 class RepeatBackward0(Node):
     """Backward of `repeat(Tensor self, int[] repeats) -> Tensor`.
 
@@ -3142,7 +3008,6 @@ class RepeatBackward0(Node):
         if self.needs_input_grad(0):
             d_self = repeat_backward(grad, repeats, self_sizes)
         return (d_self,)
-
 
 
 class RepeatInterleaveBackward0(Node):
@@ -3167,7 +3032,6 @@ class RepeatInterleaveBackward0(Node):
         return (d_self,)
 
 
-
 class RepeatInterleaveBackward1(Node):
     """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *,
         int? output_size=None) -> Tensor`.
@@ -3190,7 +3054,6 @@ class RepeatInterleaveBackward1(Node):
         return (d_self,)
 
 
-
 class GatherBackward0(Node):
     """Backward of `gather(Tensor self, int dim, Tensor index, *,
         bool sparse_grad=False) -> Tensor`.
@@ -3211,7 +3074,6 @@ class GatherBackward0(Node):
         if self.needs_input_grad(0):
             d_self = gather_backward(grad, self_sizes, dim, index)
         return (d_self,)
-
 
 
 class ScatterBackward0(Node):
@@ -3239,7 +3101,6 @@ class ScatterBackward0(Node):
         return (d_self, d_src)
 
 
-
 class ScatterBackward1(Node):
     """Backward of `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
 
@@ -3258,7 +3119,6 @@ class ScatterBackward1(Node):
         if self.needs_input_grad(0):
             d_self = grad.scatter(dim, index, 0)
         return (d_self,)
-
 
 
 class ScatterBackward2(Node):
@@ -3284,7 +3144,6 @@ class ScatterBackward2(Node):
         return (d_self, d_src)
 
 
-
 class ScatterBackward3(Node):
     """Backward of `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *,
         str reduce) -> Tensor`.
@@ -3302,7 +3161,6 @@ class ScatterBackward3(Node):
         if self.needs_input_grad(0):
             d_self = not_implemented("scatter with reduce (use scatter_reduce)")
         return (d_self,)
-
 
 
 class ScatterAddBackward0(Node):
@@ -3328,7 +3186,6 @@ class ScatterAddBackward0(Node):
         if self.needs_input_grad(1):
             d_src = scatter_src_backward(grad, dim, index, src_sizes)
         return (d_self, d_src)
-
 
 
 class ScatterReduceBackward0(Node):
@@ -3360,7 +3217,6 @@ class ScatterReduceBackward0(Node):
         return (d_self, d_src)
 
 
-
 class IndexSelectBackward0(Node):
     """Backward of `index_select(Tensor self, int dim, Tensor index) -> Tensor`.
 
@@ -3380,7 +3236,6 @@ class IndexSelectBackward0(Node):
         if self.needs_input_grad(0):
             d_self = index_select_backward(grad, self_sizes, dim, index)
         return (d_self,)
-
 
 
 class IndexAddBackward0(Node):
@@ -3410,7 +3265,6 @@ class IndexAddBackward0(Node):
         return (d_self, d_source)
 
 
-
 class IndexCopyBackward0(Node):
     """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
 
@@ -3436,7 +3290,6 @@ class IndexCopyBackward0(Node):
         return (d_self, d_source)
 
 
-
 class IndexFillBackward0(Node):
     """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index,
         Scalar value) -> Tensor`.
@@ -3456,7 +3309,6 @@ class IndexFillBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad.index_fill(dim, index, 0)
         return (d_self,)
-
 
 
 class IndexFillBackward1(Node):
@@ -3487,7 +3339,6 @@ class IndexFillBackward1(Node):
         return (d_self, d_value)
 
 
-
 class MaskedFillBackward0(Node):
     """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
 
@@ -3506,7 +3357,6 @@ class MaskedFillBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
         return (d_self,)
-
 
 
 class MaskedFillBackward1(Node):
@@ -3536,7 +3386,6 @@ class MaskedFillBackward1(Node):
         return (d_self, d_value)
 
 
-
 class MaskedSelectBackward0(Node):
     """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
 
@@ -3555,7 +3404,6 @@ class MaskedSelectBackward0(Node):
         if self.needs_input_grad(0):
             d_self = masked_select_backward(grad, self_sizes, mask)
         return (d_self,)
-
 
 
 class MaskedScatterBackward0(Node):
@@ -3583,7 +3431,6 @@ class MaskedScatterBackward0(Node):
         return (d_self, d_source)
 
 
-
 class TakeBackward0(Node):
     """Backward of `take(Tensor self, Tensor index) -> Tensor`.
 
@@ -3604,7 +3451,6 @@ class TakeBackward0(Node):
         return (d_self,)
 
 
-
 class IndexBackward0(Node):
     """Backward of `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
 
@@ -3623,7 +3469,6 @@ class IndexBackward0(Node):
         if self.needs_input_grad(0):
             d_self = index_backward(grad, self_sizes, indices)
         return (d_self,)
-
 
 
 class IndexPutBackward0(Node):
@@ -3650,7 +3495,6 @@ class IndexPutBackward0(Node):
         if self.needs_input_grad(1):
             d_values = index_put_values_backward(grad, indices, values_sizes)
         return (d_self, d_values)
-
 
 
 class ConvolutionBackward0(Node):
@@ -3709,7 +3553,6 @@ class ConvolutionBackward0(Node):
                 output_padding, groups, [False, False, True],
             )[2]
         return (d_input, d_weight, d_bias)
-
 
 
 class ConvolutionBackwardBackward0(Node):
@@ -3771,7 +3614,6 @@ class ConvolutionBackwardBackward0(Node):
         return (d_grad_output, d_input, d_weight)
 
 
-
 class ConstantPadNdBackward0(Node):
     """Backward of `constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor`.
 
@@ -3789,7 +3631,6 @@ class ConstantPadNdBackward0(Node):
         if self.needs_input_grad(0):
             d_self = constant_pad_nd_backward(grad, pad)
         return (d_self,)
-
 
 
 class PadNdBackward0(Node):
@@ -3813,7 +3654,6 @@ class PadNdBackward0(Node):
         return (d_self,)
 
 
-
 class PadNdBackwardBackward0(Node):
     """Backward of `_pad_nd_backward(Tensor grad_output, int[] input_sizes, int[] pad,
         str mode) -> Tensor`.
@@ -3833,7 +3673,6 @@ class PadNdBackwardBackward0(Node):
         if self.needs_input_grad(0):
             d_grad_output = _pad_nd(grad, pad, mode)
         return (d_grad_output,)
-
 
 
 class MaxPool2dWithIndicesBackward0(Node):
@@ -3870,7 +3709,6 @@ class MaxPool2dWithIndicesBackward0(Node):
         return (d_self,)
 
 
-
 class MaxPool2dWithIndicesBackwardBackward0(Node):
     """Backward of `max_pool2d_with_indices_backward(Tensor grad_output, Tensor self,
         int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode,
@@ -3901,7 +3739,6 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         if self.needs_input_grad(1):
             d_self = zeros_like(self_)
         return (d_grad_output, d_self)
-
 
 
 class AvgPool2dBackward0(Node):
@@ -3937,7 +3774,6 @@ class AvgPool2dBackward0(Node):
                 divisor_override,
             )
         return (d_self,)
-
 
 
 class AvgPool2dBackwardBackward0(Node):
@@ -3978,7 +3814,6 @@ class AvgPool2dBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
-
 class AdaptiveAvgPool2dBackward0(Node):
     """Backward of `adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor`.
 
@@ -3996,7 +3831,6 @@ class AdaptiveAvgPool2dBackward0(Node):
         if self.needs_input_grad(0):
             d_self = adaptive_avg_pool2d_backward(grad, self_)
         return (d_self,)
-
 
 
 class AdaptiveAvgPool2dBackwardBackward0(Node):
@@ -4023,7 +3857,6 @@ class AdaptiveAvgPool2dBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
-
 class AdaptiveMaxPool2dBackward0(Node):
     """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
 
@@ -4044,7 +3877,6 @@ class AdaptiveMaxPool2dBackward0(Node):
         if self.needs_input_grad(0):
             d_self = adaptive_max_pool2d_backward(grad, self_, result1)
         return (d_self,)
-
 
 
 class AdaptiveMaxPool2dBackwardBackward0(Node):
@@ -4072,7 +3904,6 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
-
 class UpsampleNearest2dBackward0(Node):
     """Backward of `upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None,
         float? scales_w=None) -> Tensor`.
@@ -4096,7 +3927,6 @@ class UpsampleNearest2dBackward0(Node):
         return (d_self,)
 
 
-
 class UpsampleNearest2dBackwardBackward0(Node):
     """Backward of `upsample_nearest2d_backward(Tensor grad_output, int[2] output_size,
         int[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
@@ -4117,7 +3947,6 @@ class UpsampleNearest2dBackwardBackward0(Node):
         if self.needs_input_grad(0):
             d_grad_output = upsample_nearest2d(grad, output_size, scales_h, scales_w)
         return (d_grad_output,)
-
 
 
 class UpsampleBilinear2dBackward0(Node):
@@ -4148,7 +3977,6 @@ class UpsampleBilinear2dBackward0(Node):
         return (d_self,)
 
 
-
 class UpsampleBilinear2dBackwardBackward0(Node):
     """Backward of `upsample_bilinear2d_backward(Tensor grad_output, int[2] output_size,
         int[4] input_size, bool align_corners, float? scales_h=None,
@@ -4175,7 +4003,6 @@ class UpsampleBilinear2dBackwardBackward0(Node):
         return (d_grad_output,)
 
 
-
 class Im2colBackward0(Node):
     """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding,
         int[2] stride) -> Tensor`.
@@ -4198,7 +4025,6 @@ class Im2colBackward0(Node):
         if self.needs_input_grad(0):
             d_self = col2im(grad, last_two(self_sizes), kernel_size, dilation, padding, stride)
         return (d_self,)
-
 
 
 class Col2imBackward0(Node):
@@ -4224,7 +4050,6 @@ class Col2imBackward0(Node):
         return (d_self,)
 
 
-
 class SoftmaxBackward0(Node):
     """Backward of `_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
 
@@ -4246,7 +4071,6 @@ class SoftmaxBackward0(Node):
         return (d_self,)
 
 
-
 class LogSoftmaxBackward0(Node):
     """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
 
@@ -4266,7 +4090,6 @@ class LogSoftmaxBackward0(Node):
         if self.needs_input_grad(0):
             d_self = _log_softmax_backward_data(grad, result, dim, self_dtype)
         return (d_self,)
-
 
 
 class SoftmaxBackwardDataBackward0(Node):
@@ -4300,7 +4123,6 @@ class SoftmaxBackwardDataBackward0(Node):
         return (d_grad_output, d_probs)
 
 
-
 class LogSoftmaxBackwardDataBackward0(Node):
     """Backward of `_log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim,
         ScalarType input_dtype) -> Tensor`.
@@ -4329,7 +4151,6 @@ class LogSoftmaxBackwardDataBackward0(Node):
         if self.needs_input_grad(1):
             d_log_probs = -grad_output.sum(dim, True) * log_probs.exp() * _tmp0
         return (d_grad_output, d_log_probs)
-
 
 
 class NllLossForwardBackward0(Node):
@@ -4361,7 +4182,6 @@ class NllLossForwardBackward0(Node):
         return (d_self,)
 
 
-
 class NllLossBackwardBackward0(Node):
     """Backward of `nll_loss_backward(Tensor grad_output, Tensor self, Tensor target,
         Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
@@ -4387,7 +4207,6 @@ class NllLossBackwardBackward0(Node):
         if self.needs_input_grad(1):
             d_self = zeros_like(grad)
         return (d_grad_output, d_self)
-
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -4420,7 +4239,6 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
                 grad, self_, target, weight, pos_weight, reduction,
             )
         return (d_self, d_target)
-
 
 
 class NativeBatchNormBackward0(Node):
@@ -4459,7 +4277,6 @@ class NativeBatchNormBackward0(Node):
         return (d_input, d_weight, d_bias)
 
 
-
 class NativeLayerNormBackward0(Node):
     """Backward of `native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight,
         Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
@@ -4493,7 +4310,6 @@ class NativeLayerNormBackward0(Node):
                 grad, input, normalized_shape, weight, bias, result1, result2, eps,
             )
         return (d_input, d_weight, d_bias)
-
 
 
 class NativeGroupNormBackward0(Node):
@@ -4536,7 +4352,6 @@ class NativeGroupNormBackward0(Node):
         return (d_input, d_weight, d_bias)
 
 
-
 class FusedRmsNormBackward0(Node):
     """Backward of `_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight,
         float? eps) -> (Tensor, Tensor)`.
@@ -4564,7 +4379,6 @@ class FusedRmsNormBackward0(Node):
                 grad, input, normalized_shape, weight, result1, eps,
             )
         return (d_input, d_weight)
-
 
 
 class NativeLayerNormBackwardBackward0(Node):
@@ -4607,7 +4421,6 @@ class NativeLayerNormBackwardBackward0(Node):
         return (d_grad_out, d_input, d_mean, d_rstd, d_weight, d_bias)
 
 
-
 class FusedRmsNormBackwardBackward0(Node):
     """Backward of `_fused_rms_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape,
         Tensor rstd, Tensor? weight, bool[2] output_mask) -> (Tensor, Tensor)`.
@@ -4642,7 +4455,6 @@ class FusedRmsNormBackwardBackward0(Node):
         return (d_grad_out, d_input, d_rstd, d_weight)
 
 
-
 class NativeDropoutBackward0(Node):
     """Backward of `native_dropout(Tensor input, float p, bool? train, *,
         Generator? generator=None) -> (Tensor, Tensor)`.
@@ -4665,7 +4477,6 @@ class NativeDropoutBackward0(Node):
         if self.needs_input_grad(0):
             d_input = dropout_backward(grad, result1, p, train)
         return (d_input,)
-
 
 
 class EmbeddingBackward0(Node):
@@ -4693,7 +4504,6 @@ class EmbeddingBackward0(Node):
         return (d_weight,)
 
 
-
 class EmbeddingDenseBackwardBackward0(Node):
     """Backward of `embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights,
         int padding_idx, bool scale_grad_by_freq) -> Tensor`.
@@ -4716,7 +4526,6 @@ class EmbeddingDenseBackwardBackward0(Node):
                 grad, indices, padding_idx, scale_grad_by_freq,
             )
         return (d_grad_output,)
-
 
 
 class CrossEntropyForwardBackward0(Node):
@@ -4754,7 +4563,6 @@ class CrossEntropyForwardBackward0(Node):
         return (d_self,)
 
 
-
 class CrossEntropyBackwardBackward0(Node):
     """Backward of `_cross_entropy_backward(Tensor grad_output, Tensor probs, Tensor target,
         Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor`.
@@ -4787,7 +4595,6 @@ class CrossEntropyBackwardBackward0(Node):
                 grad, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
             )
         return (d_grad_output, d_probs)
-
 
 
 class LstmSequenceBackward0(Node):
@@ -4825,7 +4632,6 @@ class LstmSequenceBackward0(Node):
                 "_lstm_sequence_backward)",
             )
         return (d_gi, d_h0, d_c0, d_w_hh)
-
 
 
 class LstmSequenceBackwardBackward0(Node):

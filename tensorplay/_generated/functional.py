@@ -193,6 +193,7 @@ def _run_div_Tensor(input, other):
         return observed(ops.div_Tensor, ks, (input, other))
     return ops.div_Tensor.call(ks, input, other)
 
+
 def _match_div_Scalar(input, other):
     if isinstance(input, Tensor) and is_number(other):
         return (input, other,)
@@ -207,6 +208,7 @@ def _run_div_Scalar(input, other):
         return observed(ops.div_Scalar, ks, (input, other))
     return ops.div_Scalar.call(ks, input, other)
 
+
 def _match_div_Tensor_mode(input, other, *, rounding_mode):
     if (isinstance(input, Tensor)
             and isinstance(other, Tensor)
@@ -220,6 +222,7 @@ def _run_div_Tensor_mode(input, other, rounding_mode):
     if observers.active:
         return observed(ops.div_Tensor_mode, ks, (input, other, rounding_mode))
     return ops.div_Tensor_mode.call(ks, input, other, rounding_mode)
+
 
 def _match_div_Scalar_mode(input, other, *, rounding_mode):
     if (isinstance(input, Tensor)
@@ -236,6 +239,8 @@ def _run_div_Scalar_mode(input, other, rounding_mode):
     if observers.active:
         return observed(ops.div_Scalar_mode, ks, (input, other, rounding_mode))
     return ops.div_Scalar_mode.call(ks, input, other, rounding_mode)
+
+
 def div(*args, **kwargs):
     """True division (integers divide to the default float dtype).
 
@@ -279,6 +284,7 @@ def _run_div__Tensor(self, other):
         return observed(ops.div__Tensor, ks, (self, other))
     return ops.div__Tensor.call(ks, self, other)
 
+
 def _match_div__Scalar(self, other):
     if isinstance(self, Tensor) and is_number(other):
         return (self, other,)
@@ -293,6 +299,7 @@ def _run_div__Scalar(self, other):
         return observed(ops.div__Scalar, ks, (self, other))
     return ops.div__Scalar.call(ks, self, other)
 
+
 def _match_div__Tensor_mode(self, other, *, rounding_mode):
     if (isinstance(self, Tensor)
             and isinstance(other, Tensor)
@@ -306,6 +313,7 @@ def _run_div__Tensor_mode(self, other, rounding_mode):
     if observers.active:
         return observed(ops.div__Tensor_mode, ks, (self, other, rounding_mode))
     return ops.div__Tensor_mode.call(ks, self, other, rounding_mode)
+
 
 def _match_div__Scalar_mode(self, other, *, rounding_mode):
     if (isinstance(self, Tensor)
@@ -322,6 +330,8 @@ def _run_div__Scalar_mode(self, other, rounding_mode):
     if observers.active:
         return observed(ops.div__Scalar_mode, ks, (self, other, rounding_mode))
     return ops.div__Scalar_mode.call(ks, self, other, rounding_mode)
+
+
 def div_(*args, **kwargs):
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
     div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
@@ -464,6 +474,7 @@ def _run_where_self(condition, input, other):
         return observed(ops.where_self, ks, (condition, input, other))
     return ops.where_self.call(ks, condition, input, other)
 
+
 def _match_where_ScalarOther(condition, input, other):
     if isinstance(condition, Tensor) and isinstance(input, Tensor) and is_number(other):
         return (condition, input, other,)
@@ -477,6 +488,7 @@ def _run_where_ScalarOther(condition, input, other):
     if observers.active:
         return observed(ops.where_ScalarOther, ks, (condition, input, other))
     return ops.where_ScalarOther.call(ks, condition, input, other)
+
 
 def _match_where_ScalarSelf(condition, input, other):
     if isinstance(condition, Tensor) and is_number(input) and isinstance(other, Tensor):
@@ -492,6 +504,7 @@ def _run_where_ScalarSelf(condition, input, other):
         return observed(ops.where_ScalarSelf, ks, (condition, input, other))
     return ops.where_ScalarSelf.call(ks, condition, input, other)
 
+
 def _match_where(condition):
     if isinstance(condition, Tensor):
         return (condition,)
@@ -503,6 +516,8 @@ def _run_where(condition):
     if observers.active:
         return observed(ops.where, ks, (condition,))
     return ops.where.call(ks, condition)
+
+
 def where(*args, **kwargs):
     """self where condition is True, other elsewhere.
 
@@ -862,6 +877,7 @@ def _run_sum(input, dtype):
         return observed(ops.sum, ks, (input, dtype))
     return ops.sum.call(ks, input, dtype)
 
+
 def _match_sum_dim_IntList(input, dim, keepdim=False, *, dtype=None):
     if (isinstance(input, Tensor)
             and (dim is None or is_int_list(dim))
@@ -882,6 +898,8 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
     if observers.active:
         return observed(ops.sum_dim_IntList, ks, (input, dim, keepdim, dtype))
     return ops.sum_dim_IntList.call(ks, input, dim, keepdim, dtype)
+
+
 def sum(*args, **kwargs):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
     sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *,
@@ -918,6 +936,7 @@ def _run_mean(input, dtype):
         return observed(ops.mean, ks, (input, dtype))
     return ops.mean.call(ks, input, dtype)
 
+
 def _match_mean_dim(input, dim, keepdim=False, *, dtype=None):
     if (isinstance(input, Tensor)
             and (dim is None or is_int_list(dim))
@@ -938,6 +957,8 @@ def _run_mean_dim(input, dim, keepdim, dtype):
     if observers.active:
         return observed(ops.mean_dim, ks, (input, dim, keepdim, dtype))
     return ops.mean_dim.call(ks, input, dim, keepdim, dtype)
+
+
 def mean(*args, **kwargs):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
     mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -973,6 +994,7 @@ def _run_max(input):
         return observed(ops.max, ks, (input,))
     return ops.max.call(ks, input)
 
+
 def _match_max_dim(input, dim, keepdim=False):
     if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
         return (input, dim, keepdim,)
@@ -989,6 +1011,7 @@ def _run_max_dim(input, dim, keepdim):
         return _returns_max_dim(*observed(ops.max_dim, ks, (input, dim, keepdim)))
     return _returns_max_dim(*ops.max_dim.call(ks, input, dim, keepdim))
 
+
 def _match_max_other(input, other):
     if isinstance(input, Tensor) and isinstance(other, Tensor):
         return (input, other,)
@@ -1000,6 +1023,8 @@ def _run_max_other(input, other):
     if observers.active:
         return observed(ops.max_other, ks, (input, other))
     return ops.max_other.call(ks, input, other)
+
+
 def max(*args, **kwargs):
     """max(Tensor self) -> Tensor
     max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1038,6 +1063,7 @@ def _run_min(input):
         return observed(ops.min, ks, (input,))
     return ops.min.call(ks, input)
 
+
 def _match_min_dim(input, dim, keepdim=False):
     if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
         return (input, dim, keepdim,)
@@ -1054,6 +1080,7 @@ def _run_min_dim(input, dim, keepdim):
         return _returns_min_dim(*observed(ops.min_dim, ks, (input, dim, keepdim)))
     return _returns_min_dim(*ops.min_dim.call(ks, input, dim, keepdim))
 
+
 def _match_min_other(input, other):
     if isinstance(input, Tensor) and isinstance(other, Tensor):
         return (input, other,)
@@ -1065,6 +1092,8 @@ def _run_min_other(input, other):
     if observers.active:
         return observed(ops.min_other, ks, (input, other))
     return ops.min_other.call(ks, input, other)
+
+
 def min(*args, **kwargs):
     """min(Tensor self) -> Tensor
     min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1093,13 +1122,12 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **kwargs):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
     if out is not None:
         return into_out('argmax', out, argmax(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return argmax(
-            **numpy_aliases(
-                'argmax', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'argmax', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
         )
+        return argmax(**named)
     if not isinstance(input, Tensor):
         bad_arg('argmax', 'input', 'Tensor', input)
     if dim is not None and type(dim) is not _b.int:
@@ -1118,13 +1146,12 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **kwargs):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
     if out is not None:
         return into_out('argmin', out, argmin(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return argmin(
-            **numpy_aliases(
-                'argmin', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'argmin', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
         )
+        return argmin(**named)
     if not isinstance(input, Tensor):
         bad_arg('argmin', 'input', 'Tensor', input)
     if dim is not None and type(dim) is not _b.int:
@@ -1290,6 +1317,7 @@ def _run_to_dtype(self, dtype, non_blocking, copy):
         return observed(ops.to_dtype, ks, (self, dtype, non_blocking, copy))
     return ops.to_dtype.call(ks, self, dtype, non_blocking, copy)
 
+
 def _match_to_device(self, device, dtype=None, non_blocking=False, copy=False):
     if (isinstance(self, Tensor)
             and is_device(device)
@@ -1314,6 +1342,7 @@ def _run_to_device(self, device, dtype, non_blocking, copy):
         return observed(ops.to_device, ks, (self, device, dtype, non_blocking, copy))
     return ops.to_device.call(ks, self, device, dtype, non_blocking, copy)
 
+
 def _match_to_other(self, other, non_blocking=False, copy=False):
     if (isinstance(self, Tensor)
             and isinstance(other, Tensor)
@@ -1332,6 +1361,8 @@ def _run_to_other(self, other, non_blocking, copy):
     if observers.active:
         return observed(ops.to_other, ks, (self, other, non_blocking, copy))
     return ops.to_other.call(ks, self, other, non_blocking, copy)
+
+
 def to(*args, **kwargs):
     """to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor
     to.device(Tensor self, Device device, ScalarType? dtype=None, bool non_blocking=False,
@@ -1595,6 +1626,7 @@ def _run_squeeze(input):
         return observed(ops.squeeze, ks, (input,))
     return ops.squeeze.call(ks, input)
 
+
 def _match_squeeze_dim(input, dim):
     if isinstance(input, Tensor) and is_int(dim):
         return (input, dim,)
@@ -1608,6 +1640,8 @@ def _run_squeeze_dim(input, dim):
     if observers.active:
         return observed(ops.squeeze_dim, ks, (input, dim))
     return ops.squeeze_dim.call(ks, input, dim)
+
+
 def squeeze(*args, **kwargs):
     """squeeze(Tensor(a) self) -> Tensor(a)
     squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
@@ -1626,22 +1660,33 @@ def squeeze(*args, **kwargs):
 
 # ---- unsqueeze -------------------------------------------------------------------------
 
-def unsqueeze(input, dim, **kwargs):
-    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
-    if kwargs:
-        return unsqueeze(
-            **numpy_aliases(
-                'unsqueeze', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('unsqueeze', 'input', 'Tensor', input)
+def _match_unsqueeze(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_unsqueeze(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('unsqueeze', 'dim', dim)
     ks = input._impl.key_set()
     if observers.active:
         return observed(ops.unsqueeze, ks, (input, dim))
     return ops.unsqueeze.call(ks, input, dim)
+
+
+def unsqueeze(*args, **kwargs):
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    if kwargs:
+        kwargs = numpy_aliases('unsqueeze', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_unsqueeze, _run_unsqueeze),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('unsqueeze', (ops.unsqueeze,), args, kwargs)
 
 
 # ---- flatten ---------------------------------------------------------------------------
@@ -1662,17 +1707,13 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 # ---- narrow ----------------------------------------------------------------------------
 
-def narrow(input, dim, start, length, **kwargs):
-    """narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)"""
-    if kwargs:
-        return narrow(
-            **numpy_aliases(
-                'narrow', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'start': start, 'length': length},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('narrow', 'input', 'Tensor', input)
+def _match_narrow(input, dim, start, length):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(start) and is_int(length):
+        return (input, dim, start, length,)
+    return None
+
+
+def _run_narrow(input, dim, start, length):
     if type(dim) is not _b.int:
         dim = as_int('narrow', 'dim', dim)
     if type(start) is not _b.int:
@@ -1685,19 +1726,29 @@ def narrow(input, dim, start, length, **kwargs):
     return ops.narrow.call(ks, input, dim, start, length)
 
 
+def narrow(*args, **kwargs):
+    """narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)"""
+    if kwargs:
+        kwargs = numpy_aliases('narrow', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_narrow, _run_narrow),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('narrow', (ops.narrow,), args, kwargs)
+
+
 # ---- select ----------------------------------------------------------------------------
 
-def select(input, dim, index, **kwargs):
-    """select.int(Tensor(a) self, int dim, int index) -> Tensor(a)"""
-    if kwargs:
-        return select(
-            **numpy_aliases(
-                'select', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('select', 'input', 'Tensor', input)
+def _match_select_int(input, dim, index):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(index):
+        return (input, dim, index,)
+    return None
+
+
+def _run_select_int(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('select', 'dim', dim)
     if type(index) is not _b.int:
@@ -1708,19 +1759,32 @@ def select(input, dim, index, **kwargs):
     return ops.select_int.call(ks, input, dim, index)
 
 
+def select(*args, **kwargs):
+    """select.int(Tensor(a) self, int dim, int index) -> Tensor(a)"""
+    if kwargs:
+        kwargs = numpy_aliases('select', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_select_int, _run_select_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('select', (ops.select_int,), args, kwargs)
+
+
 # ---- slice -----------------------------------------------------------------------------
 
 def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
     """slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None,
         int step=1) -> Tensor(a)
     """
-    if kwargs:
-        return slice(
-            **numpy_aliases(
-                'slice', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'start': start, 'end': end, 'step': step},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'slice', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'start': start, 'end': end, 'step': step},
         )
+        return slice(**named)
     if not isinstance(input, Tensor):
         bad_arg('slice', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
@@ -1741,10 +1805,9 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
 
 def unbind(input, dim=0, **kwargs):
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
-    if kwargs:
-        return unbind(
-            **numpy_aliases('unbind', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim}),
-        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases('unbind', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim})
+        return unbind(**named)
     if not isinstance(input, Tensor):
         bad_arg('unbind', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
@@ -2327,6 +2390,7 @@ def _run_round(input):
         return observed(ops.round, ks, (input,))
     return ops.round.call(ks, input)
 
+
 def _match_round_decimals(input, *, decimals):
     if isinstance(input, Tensor) and is_int(decimals):
         return (input, decimals,)
@@ -2340,6 +2404,8 @@ def _run_round_decimals(input, decimals):
     if observers.active:
         return observed(ops.round_decimals, ks, (input, decimals))
     return ops.round_decimals.call(ks, input, decimals)
+
+
 def round(*args, **kwargs):
     """Round half to even.
 
@@ -2374,6 +2440,7 @@ def _run_round_(input):
         return observed(ops.round_, ks, (input,))
     return ops.round_.call(ks, input)
 
+
 def _match_round__decimals(input, *, decimals):
     if isinstance(input, Tensor) and is_int(decimals):
         return (input, decimals,)
@@ -2387,6 +2454,8 @@ def _run_round__decimals(input, decimals):
     if observers.active:
         return observed(ops.round__decimals, ks, (input, decimals))
     return ops.round__decimals.call(ks, input, decimals)
+
+
 def round_(*args, **kwargs):
     """round_(Tensor(a!) self) -> Tensor(a!)
     round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
@@ -2708,6 +2777,7 @@ def _run_clamp(input, min, max):
         return observed(ops.clamp, ks, (input, min, max))
     return ops.clamp.call(ks, input, min, max)
 
+
 def _match_clamp_Tensor(input, min, max=None):
     if (isinstance(input, Tensor)
             and isinstance(min, Tensor)
@@ -2723,6 +2793,8 @@ def _run_clamp_Tensor(input, min, max):
     if observers.active:
         return observed(ops.clamp_Tensor, ks, (input, min, max))
     return ops.clamp_Tensor.call(ks, input, min, max)
+
+
 def clamp(*args, **kwargs):
     """min(max(self, min), max); nan stays nan.
 
@@ -2763,6 +2835,7 @@ def _run_clamp_(input, min, max):
         return observed(ops.clamp_, ks, (input, min, max))
     return ops.clamp_.call(ks, input, min, max)
 
+
 def _match_clamp__Tensor(input, min, max=None):
     if (isinstance(input, Tensor)
             and isinstance(min, Tensor)
@@ -2778,6 +2851,8 @@ def _run_clamp__Tensor(input, min, max):
     if observers.active:
         return observed(ops.clamp__Tensor, ks, (input, min, max))
     return ops.clamp__Tensor.call(ks, input, min, max)
+
+
 def clamp_(*args, **kwargs):
     """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
     clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
@@ -2812,6 +2887,7 @@ def _run_clip(input, min, max):
         return observed(ops.clip, ks, (input, min, max))
     return ops.clip.call(ks, input, min, max)
 
+
 def _match_clip_Tensor(input, min, max=None):
     if (isinstance(input, Tensor)
             and isinstance(min, Tensor)
@@ -2827,6 +2903,8 @@ def _run_clip_Tensor(input, min, max):
     if observers.active:
         return observed(ops.clip_Tensor, ks, (input, min, max))
     return ops.clip_Tensor.call(ks, input, min, max)
+
+
 def clip(*args, **kwargs):
     """An alias of clamp.
 
@@ -2867,6 +2945,7 @@ def _run_clip_(input, min, max):
         return observed(ops.clip_, ks, (input, min, max))
     return ops.clip_.call(ks, input, min, max)
 
+
 def _match_clip__Tensor(input, min, max=None):
     if (isinstance(input, Tensor)
             and isinstance(min, Tensor)
@@ -2882,6 +2961,8 @@ def _run_clip__Tensor(input, min, max):
     if observers.active:
         return observed(ops.clip__Tensor, ks, (input, min, max))
     return ops.clip__Tensor.call(ks, input, min, max)
+
+
 def clip_(*args, **kwargs):
     """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
     clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
@@ -4006,10 +4087,9 @@ def glu(input, dim=-1, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('glu', out, glu(input, dim, **kwargs))
-    if kwargs:
-        return glu(
-            **numpy_aliases('glu', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim}),
-        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases('glu', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim})
+        return glu(**named)
     if not isinstance(input, Tensor):
         bad_arg('glu', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
@@ -4110,6 +4190,7 @@ def _run_bernoulli(input, generator):
         return observed(ops.bernoulli, ks, (input, generator))
     return ops.bernoulli.call(ks, input, generator)
 
+
 def _match_bernoulli_p(input, p, *, generator=None):
     if isinstance(input, Tensor) and is_number(p) and (generator is None or True):
         return (input, p, generator,)
@@ -4123,6 +4204,8 @@ def _run_bernoulli_p(input, p, generator):
     if observers.active:
         return observed(ops.bernoulli_p, ks, (input, p, generator))
     return ops.bernoulli_p.call(ks, input, p, generator)
+
+
 def bernoulli(*args, **kwargs):
     """1 with probability self, else 0.
 
@@ -4159,6 +4242,7 @@ def _run_bernoulli__float(self, p, generator):
         return observed(ops.bernoulli__float, ks, (self, p, generator))
     return ops.bernoulli__float.call(ks, self, p, generator)
 
+
 def _match_bernoulli__Tensor(self, p, *, generator=None):
     if isinstance(self, Tensor) and isinstance(p, Tensor) and (generator is None or True):
         return (self, p, generator,)
@@ -4170,6 +4254,8 @@ def _run_bernoulli__Tensor(self, p, generator):
     if observers.active:
         return observed(ops.bernoulli__Tensor, ks, (self, p, generator))
     return ops.bernoulli__Tensor.call(ks, self, p, generator)
+
+
 def bernoulli_(*args, **kwargs):
     """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
     bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
@@ -4406,6 +4492,7 @@ def _run_prod(input, dtype):
         return observed(ops.prod, ks, (input, dtype))
     return ops.prod.call(ks, input, dtype)
 
+
 def _match_prod_dim_int(input, dim, keepdim=False, *, dtype=None):
     if (isinstance(input, Tensor)
             and is_int(dim)
@@ -4426,6 +4513,8 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
     if observers.active:
         return observed(ops.prod_dim_int, ks, (input, dim, keepdim, dtype))
     return ops.prod_dim_int.call(ks, input, dim, keepdim, dtype)
+
+
 def prod(*args, **kwargs):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
     prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -4454,13 +4543,12 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('amax', out, amax(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return amax(
-            **numpy_aliases(
-                'amax', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'amax', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
         )
+        return amax(**named)
     if not isinstance(input, Tensor):
         bad_arg('amax', 'input', 'Tensor', input)
     dim = as_int_list('amax', 'dim', dim, 1)
@@ -4478,13 +4566,12 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     if out is not None:
         return into_out('amin', out, amin(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return amin(
-            **numpy_aliases(
-                'amin', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'amin', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
         )
+        return amin(**named)
     if not isinstance(input, Tensor):
         bad_arg('amin', 'input', 'Tensor', input)
     dim = as_int_list('amin', 'dim', dim, 1)
@@ -4519,6 +4606,7 @@ def _run_var_correction(input, dim, correction, keepdim):
         return observed(ops.var_correction, ks, (input, dim, correction, keepdim))
     return ops.var_correction.call(ks, input, dim, correction, keepdim)
 
+
 def _match_var_dim(input, dim=None, *, unbiased, keepdim=False):
     if (isinstance(input, Tensor)
             and (dim is None or is_int_list(dim))
@@ -4539,6 +4627,8 @@ def _run_var_dim(input, dim, unbiased, keepdim):
     if observers.active:
         return observed(ops.var_dim, ks, (input, dim, unbiased, keepdim))
     return ops.var_dim.call(ks, input, dim, unbiased, keepdim)
+
+
 def var(*args, **kwargs):
     """sum((x - mean)**2) / (N - correction); correction defaults to 1 (Bessel).
 
@@ -4586,6 +4676,7 @@ def _run_std_correction(input, dim, correction, keepdim):
         return observed(ops.std_correction, ks, (input, dim, correction, keepdim))
     return ops.std_correction.call(ks, input, dim, correction, keepdim)
 
+
 def _match_std_dim(input, dim=None, *, unbiased, keepdim=False):
     if (isinstance(input, Tensor)
             and (dim is None or is_int_list(dim))
@@ -4606,6 +4697,8 @@ def _run_std_dim(input, dim, unbiased, keepdim):
     if observers.active:
         return observed(ops.std_dim, ks, (input, dim, unbiased, keepdim))
     return ops.std_dim.call(ks, input, dim, unbiased, keepdim)
+
+
 def std(*args, **kwargs):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
         bool keepdim=False) -> Tensor
@@ -4638,13 +4731,12 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         return into_out(
             'var_mean', out, var_mean(input, dim, correction=correction, keepdim=keepdim, **kwargs),
         )
-    if kwargs:
-        return var_mean(
-            **numpy_aliases(
-                'var_mean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'correction': correction, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'var_mean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'correction': correction, 'keepdim': keepdim},
         )
+        return var_mean(**named)
     if not isinstance(input, Tensor):
         bad_arg('var_mean', 'input', 'Tensor', input)
     if dim is not None:
@@ -4669,13 +4761,12 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         return into_out(
             'std_mean', out, std_mean(input, dim, correction=correction, keepdim=keepdim, **kwargs),
         )
-    if kwargs:
-        return std_mean(
-            **numpy_aliases(
-                'std_mean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'correction': correction, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'std_mean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'correction': correction, 'keepdim': keepdim},
         )
+        return std_mean(**named)
     if not isinstance(input, Tensor):
         bad_arg('std_mean', 'input', 'Tensor', input)
     if dim is not None:
@@ -4716,6 +4807,7 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
         return observed(ops.norm_ScalarOpt_dim, ks, (input, p, dim, keepdim, dtype))
     return ops.norm_ScalarOpt_dim.call(ks, input, p, dim, keepdim, dtype)
 
+
 def _match_norm_str(input, p, dim=None, keepdim=False, *, dtype=None):
     if (isinstance(input, Tensor)
             and isinstance(p, _b.str)
@@ -4737,6 +4829,8 @@ def _run_norm_str(input, p, dim, keepdim, dtype):
     if observers.active:
         return observed(ops.norm_str, ks, (input, p, dim, keepdim, dtype))
     return ops.norm_str.call(ks, input, p, dim, keepdim, dtype)
+
+
 def norm(*args, **kwargs):
     """The vector p-norm over `dim` (all elements by default); p may be inf, -inf or 0.
 
@@ -4764,22 +4858,13 @@ def norm(*args, **kwargs):
 
 # ---- logsumexp -------------------------------------------------------------------------
 
-def logsumexp(input, dim, keepdim=False, *, out=None, **kwargs):
-    """log(sum(exp(self))) over `dim`, computed without overflow (max subtracted first).
+def _match_logsumexp(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
 
-    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
-    """
-    if out is not None:
-        return into_out('logsumexp', out, logsumexp(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return logsumexp(
-            **numpy_aliases(
-                'logsumexp', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('logsumexp', 'input', 'Tensor', input)
+
+def _run_logsumexp(input, dim, keepdim):
     dim = as_int_list('logsumexp', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('logsumexp', 'keepdim', keepdim)
@@ -4787,6 +4872,26 @@ def logsumexp(input, dim, keepdim=False, *, out=None, **kwargs):
     if observers.active:
         return observed(ops.logsumexp, ks, (input, dim, keepdim))
     return ops.logsumexp.call(ks, input, dim, keepdim)
+
+
+def logsumexp(*args, **kwargs):
+    """log(sum(exp(self))) over `dim`, computed without overflow (max subtracted first).
+
+    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('logsumexp', out, logsumexp(*args, **kwargs))
+        kwargs = numpy_aliases('logsumexp', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in ((_match_logsumexp, _run_logsumexp),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('logsumexp', (ops.logsumexp,), args, kwargs)
 
 
 # ---- all ((default), dim) --------------------------------------------------------------
@@ -4803,6 +4908,7 @@ def _run_all(input):
         return observed(ops.all, ks, (input,))
     return ops.all.call(ks, input)
 
+
 def _match_all_dim(input, dim, keepdim=False):
     if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
         return (input, dim, keepdim,)
@@ -4818,6 +4924,8 @@ def _run_all_dim(input, dim, keepdim):
     if observers.active:
         return observed(ops.all_dim, ks, (input, dim, keepdim))
     return ops.all_dim.call(ks, input, dim, keepdim)
+
+
 def all(*args, **kwargs):
     """all(Tensor self) -> Tensor
     all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -4851,6 +4959,7 @@ def _run_any(input):
         return observed(ops.any, ks, (input,))
     return ops.any.call(ks, input)
 
+
 def _match_any_dim(input, dim, keepdim=False):
     if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
         return (input, dim, keepdim,)
@@ -4866,6 +4975,8 @@ def _run_any_dim(input, dim, keepdim):
     if observers.active:
         return observed(ops.any_dim, ks, (input, dim, keepdim))
     return ops.any_dim.call(ks, input, dim, keepdim)
+
+
 def any(*args, **kwargs):
     """any(Tensor self) -> Tensor
     any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -4891,12 +5002,11 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
     """count_nonzero(Tensor self, int[1]? dim=None) -> Tensor"""
     if out is not None:
         return into_out('count_nonzero', out, count_nonzero(input, dim, **kwargs))
-    if kwargs:
-        return count_nonzero(
-            **numpy_aliases(
-                'count_nonzero', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'count_nonzero', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
         )
+        return count_nonzero(**named)
     if not isinstance(input, Tensor):
         bad_arg('count_nonzero', 'input', 'Tensor', input)
     if dim is not None:
@@ -4909,19 +5019,13 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
 
 # ---- cumsum ----------------------------------------------------------------------------
 
-def cumsum(input, dim, *, dtype=None, out=None, **kwargs):
-    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-    if out is not None:
-        return into_out('cumsum', out, cumsum(input, dim, dtype=dtype, **kwargs))
-    if kwargs:
-        return cumsum(
-            **numpy_aliases(
-                'cumsum', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'dtype': dtype},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('cumsum', 'input', 'Tensor', input)
+def _match_cumsum(input, dim, *, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
+
+
+def _run_cumsum(input, dim, dtype):
     if type(dim) is not _b.int:
         dim = as_int('cumsum', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
@@ -4930,6 +5034,23 @@ def cumsum(input, dim, *, dtype=None, out=None, **kwargs):
     if observers.active:
         return observed(ops.cumsum, ks, (input, dim, dtype))
     return ops.cumsum.call(ks, input, dim, dtype)
+
+
+def cumsum(*args, **kwargs):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('cumsum', out, cumsum(*args, **kwargs))
+        kwargs = numpy_aliases('cumsum', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_cumsum, _run_cumsum),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('cumsum', (ops.cumsum,), args, kwargs)
 
 
 # ---- cumsum_ ---------------------------------------------------------------------------
@@ -4950,22 +5071,13 @@ def cumsum_(self, dim, *, dtype=None):
 
 # ---- cumprod ---------------------------------------------------------------------------
 
-def cumprod(input, dim, *, dtype=None, out=None, **kwargs):
-    """Running product; its gradient is exact where the input has zeros.
+def _match_cumprod(input, dim, *, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
 
-    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
-    """
-    if out is not None:
-        return into_out('cumprod', out, cumprod(input, dim, dtype=dtype, **kwargs))
-    if kwargs:
-        return cumprod(
-            **numpy_aliases(
-                'cumprod', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'dtype': dtype},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('cumprod', 'input', 'Tensor', input)
+
+def _run_cumprod(input, dim, dtype):
     if type(dim) is not _b.int:
         dim = as_int('cumprod', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
@@ -4974,6 +5086,26 @@ def cumprod(input, dim, *, dtype=None, out=None, **kwargs):
     if observers.active:
         return observed(ops.cumprod, ks, (input, dim, dtype))
     return ops.cumprod.call(ks, input, dim, dtype)
+
+
+def cumprod(*args, **kwargs):
+    """Running product; its gradient is exact where the input has zeros.
+
+    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('cumprod', out, cumprod(*args, **kwargs))
+        kwargs = numpy_aliases('cumprod', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_cumprod, _run_cumprod),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('cumprod', (ops.cumprod,), args, kwargs)
 
 
 # ---- cumprod_ --------------------------------------------------------------------------
@@ -4996,16 +5128,13 @@ def cumprod_(self, dim, *, dtype=None):
 
 _returns_cummax = namedtuple('cummax', ('values', 'indices'))
 
-def cummax(input, dim, *, out=None, **kwargs):
-    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
-    if out is not None:
-        return into_out('cummax', out, cummax(input, dim, **kwargs))
-    if kwargs:
-        return cummax(
-            **numpy_aliases('cummax', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim}),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('cummax', 'input', 'Tensor', input)
+def _match_cummax(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_cummax(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummax', 'dim', dim)
     ks = input._impl.key_set()
@@ -5014,26 +5143,57 @@ def cummax(input, dim, *, out=None, **kwargs):
     return _returns_cummax(*ops.cummax.call(ks, input, dim))
 
 
+def cummax(*args, **kwargs):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('cummax', out, cummax(*args, **kwargs))
+        kwargs = numpy_aliases('cummax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_cummax, _run_cummax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('cummax', (ops.cummax,), args, kwargs)
+
+
 # ---- cummin ----------------------------------------------------------------------------
 
 _returns_cummin = namedtuple('cummin', ('values', 'indices'))
 
-def cummin(input, dim, *, out=None, **kwargs):
-    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
-    if out is not None:
-        return into_out('cummin', out, cummin(input, dim, **kwargs))
-    if kwargs:
-        return cummin(
-            **numpy_aliases('cummin', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim}),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('cummin', 'input', 'Tensor', input)
+def _match_cummin(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_cummin(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummin', 'dim', dim)
     ks = input._impl.key_set()
     if observers.active:
         return _returns_cummin(*observed(ops.cummin, ks, (input, dim)))
     return _returns_cummin(*ops.cummin.call(ks, input, dim))
+
+
+def cummin(*args, **kwargs):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('cummin', out, cummin(*args, **kwargs))
+        kwargs = numpy_aliases('cummin', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_cummin, _run_cummin),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('cummin', (ops.cummin,), args, kwargs)
 
 
 # ---- median ((default), dim) -----------------------------------------------------------
@@ -5052,6 +5212,7 @@ def _run_median(input):
         return observed(ops.median, ks, (input,))
     return ops.median.call(ks, input)
 
+
 def _match_median_dim(input, dim, keepdim=False):
     if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
         return (input, dim, keepdim,)
@@ -5067,6 +5228,8 @@ def _run_median_dim(input, dim, keepdim):
     if observers.active:
         return _returns_median_dim(*observed(ops.median_dim, ks, (input, dim, keepdim)))
     return _returns_median_dim(*ops.median_dim.call(ks, input, dim, keepdim))
+
+
 def median(*args, **kwargs):
     """The lower median ((n - 1) // 2-th smallest), NaN if there is one, as in PyTorch.
 
@@ -5099,13 +5262,12 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('mode', out, mode(input, dim, keepdim, **kwargs))
-    if kwargs:
-        return mode(
-            **numpy_aliases(
-                'mode', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'mode', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
         )
+        return mode(**named)
     if not isinstance(input, Tensor):
         bad_arg('mode', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
@@ -5128,13 +5290,12 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('kthvalue', out, kthvalue(input, k, dim, keepdim, **kwargs))
-    if kwargs:
-        return kthvalue(
-            **numpy_aliases(
-                'kthvalue', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
-                bound={'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'kthvalue', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim},
         )
+        return kthvalue(**named)
     if not isinstance(input, Tensor):
         bad_arg('kthvalue', 'input', 'Tensor', input)
     if type(k) is not _b.int:
@@ -5162,13 +5323,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('topk', out, topk(input, k, dim, largest, sorted, **kwargs))
-    if kwargs:
-        return topk(
-            **numpy_aliases(
-                'topk', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'topk', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted},
         )
+        return topk(**named)
     if not isinstance(input, Tensor):
         bad_arg('topk', 'input', 'Tensor', input)
     if type(k) is not _b.int:
@@ -5206,6 +5366,7 @@ def _run_sort(input, dim, descending):
         return _returns_sort(*observed(ops.sort, ks, (input, dim, descending)))
     return _returns_sort(*ops.sort.call(ks, input, dim, descending))
 
+
 def _match_sort_stable(input, *, stable, dim=-1, descending=False):
     if (isinstance(input, Tensor)
             and (stable is None or is_bool(stable))
@@ -5228,6 +5389,8 @@ def _run_sort_stable(input, stable, dim, descending):
             *observed(ops.sort_stable, ks, (input, stable, dim, descending)),
         )
     return _returns_sort_stable(*ops.sort_stable.call(ks, input, stable, dim, descending))
+
+
 def sort(*args, **kwargs):
     """Always stable; NaN sorts as the largest value.
 
@@ -5268,6 +5431,7 @@ def _run_argsort(input, dim, descending):
         return observed(ops.argsort, ks, (input, dim, descending))
     return ops.argsort.call(ks, input, dim, descending)
 
+
 def _match_argsort_stable(input, *, stable, dim=-1, descending=False):
     if isinstance(input, Tensor) and is_bool(stable) and is_int(dim) and is_bool(descending):
         return (input, stable, dim, descending,)
@@ -5285,6 +5449,8 @@ def _run_argsort_stable(input, stable, dim, descending):
     if observers.active:
         return observed(ops.argsort_stable, ks, (input, stable, dim, descending))
     return ops.argsort_stable.call(ks, input, stable, dim, descending)
+
+
 def argsort(*args, **kwargs):
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
     argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
@@ -5308,61 +5474,80 @@ def argsort(*args, **kwargs):
 
 # ---- _gather_along ---------------------------------------------------------------------
 
-def _gather_along(input, dim, index, *, out=None, **kwargs):
-    """self's values at `index` along `dim` (torch.gather); the backward of the selection ops.
+def _match__gather_along(input, dim, index):
+    if isinstance(input, Tensor) and is_int(dim) and isinstance(index, Tensor):
+        return (input, dim, index,)
+    return None
 
-    _gather_along(Tensor self, int dim, Tensor index) -> Tensor
-    """
-    if out is not None:
-        return into_out('_gather_along', out, _gather_along(input, dim, index, **kwargs))
-    if kwargs:
-        return _gather_along(
-            **numpy_aliases(
-                '_gather_along', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('_gather_along', 'input', 'Tensor', input)
+
+def _run__gather_along(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('_gather_along', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('_gather_along', 'index', 'Tensor', index)
     ks = input._impl.key_set() | index._impl.key_set()
     if observers.active:
         return observed(ops._gather_along, ks, (input, dim, index))
     return ops._gather_along.call(ks, input, dim, index)
 
 
+def _gather_along(*args, **kwargs):
+    """self's values at `index` along `dim` (torch.gather); the backward of the selection ops.
+
+    _gather_along(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_gather_along', out, _gather_along(*args, **kwargs))
+        kwargs = numpy_aliases('_gather_along', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__gather_along, _run__gather_along),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_gather_along', (ops._gather_along,), args, kwargs)
+
+
 # ---- _scatter_add_along ----------------------------------------------------------------
 
-def _scatter_add_along(input, dim, index, sizes, *, out=None, **kwargs):
-    """zeros(sizes) with self added at `index` along `dim`; the backward of sort/topk/cummax.
+def _match__scatter_add_along(input, dim, index, sizes):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and is_int_list(sizes)):
+        return (input, dim, index, sizes,)
+    return None
 
-    _scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor
-    """
-    if out is not None:
-        return into_out(
-            '_scatter_add_along', out, _scatter_add_along(input, dim, index, sizes, **kwargs),
-        )
-    if kwargs:
-        return _scatter_add_along(
-            **numpy_aliases(
-                '_scatter_add_along', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index, 'sizes': sizes},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('_scatter_add_along', 'input', 'Tensor', input)
+
+def _run__scatter_add_along(input, dim, index, sizes):
     if type(dim) is not _b.int:
         dim = as_int('_scatter_add_along', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('_scatter_add_along', 'index', 'Tensor', index)
     sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
     ks = input._impl.key_set() | index._impl.key_set()
     if observers.active:
         return observed(ops._scatter_add_along, ks, (input, dim, index, sizes))
     return ops._scatter_add_along.call(ks, input, dim, index, sizes)
+
+
+def _scatter_add_along(*args, **kwargs):
+    """zeros(sizes) with self added at `index` along `dim`; the backward of sort/topk/cummax.
+
+    _scatter_add_along(Tensor self, int dim, Tensor index, int[] sizes) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_scatter_add_along', out, _scatter_add_along(*args, **kwargs))
+        kwargs = numpy_aliases('_scatter_add_along', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__scatter_add_along, _run__scatter_add_along),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_scatter_add_along', (ops._scatter_add_along,), args, kwargs)
 
 
 # ---- flip ------------------------------------------------------------------------------
@@ -5636,6 +5821,7 @@ def _run_tensordot(input, other, dims_self, dims_other):
         return observed(ops.tensordot, ks, (input, other, dims_self, dims_other))
     return ops.tensordot.call(ks, input, other, dims_self, dims_other)
 
+
 def _match_tensordot_dims(input, other, dims=2):
     if isinstance(input, Tensor) and isinstance(other, Tensor) and is_int(dims):
         return (input, other, dims,)
@@ -5649,6 +5835,8 @@ def _run_tensordot_dims(input, other, dims):
     if observers.active:
         return observed(ops.tensordot_dims, ks, (input, other, dims))
     return ops.tensordot_dims.call(ks, input, other, dims)
+
+
 def tensordot(*args, **kwargs):
     """tensordot(a, b, n) contracts the last n dims of a with the first n of b.
 
@@ -5804,10 +5992,11 @@ def cat(tensors, dim=0, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('cat', out, cat(tensors, dim, **kwargs))
-    if kwargs:
-        return cat(
-            **numpy_aliases('cat', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim}),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'cat', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
         )
+        return cat(**named)
     tensors = as_tensor_list('cat', 'tensors', tensors)
     if type(dim) is not _b.int:
         dim = as_int('cat', 'dim', dim)
@@ -5823,12 +6012,11 @@ def stack(tensors, dim=0, *, out=None, **kwargs):
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
     if out is not None:
         return into_out('stack', out, stack(tensors, dim, **kwargs))
-    if kwargs:
-        return stack(
-            **numpy_aliases(
-                'stack', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'stack', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
         )
+        return stack(**named)
     tensors = as_tensor_list('stack', 'tensors', tensors)
     if type(dim) is not _b.int:
         dim = as_int('stack', 'dim', dim)
@@ -5880,13 +6068,12 @@ def split(input, split_size, dim=0, **kwargs):
     split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
     split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]
     """
-    if kwargs:
-        return split(
-            **numpy_aliases(
-                'split', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'split_size': split_size, 'dim': dim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_size': split_size, 'dim': dim},
         )
+        return split(**named)
     if not isinstance(input, Tensor):
         bad_arg('split', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
@@ -5911,13 +6098,11 @@ def split(input, split_size, dim=0, **kwargs):
 
 def chunk(input, chunks, dim=0, **kwargs):
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
-    if kwargs:
-        return chunk(
-            **numpy_aliases(
-                'chunk', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'chunks': chunks, 'dim': dim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'chunk', {'axis': 'dim'}, kwargs, bound={'input': input, 'chunks': chunks, 'dim': dim},
         )
+        return chunk(**named)
     if not isinstance(input, Tensor):
         bad_arg('chunk', 'input', 'Tensor', input)
     if type(chunks) is not _b.int:
@@ -5948,6 +6133,7 @@ def _run_tensor_split_sections(input, sections, dim):
         return observed(ops.tensor_split_sections, ks, (input, sections, dim))
     return ops.tensor_split_sections.call(ks, input, sections, dim)
 
+
 def _match_tensor_split_indices(input, indices, dim=0):
     if isinstance(input, Tensor) and is_int_list(indices) and is_int(dim):
         return (input, indices, dim,)
@@ -5962,6 +6148,8 @@ def _run_tensor_split_indices(input, indices, dim):
     if observers.active:
         return observed(ops.tensor_split_indices, ks, (input, indices, dim))
     return ops.tensor_split_indices.call(ks, input, indices, dim)
+
+
 def tensor_split(*args, **kwargs):
     """tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]
     tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]
@@ -6059,6 +6247,7 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
         return observed(ops.repeat_interleave_self_int, ks, (input, repeats, dim, output_size))
     return ops.repeat_interleave_self_int.call(ks, input, repeats, dim, output_size)
 
+
 def _match_repeat_interleave_self_Tensor(input, repeats, dim=None, *, output_size=None):
     if (isinstance(input, Tensor)
             and isinstance(repeats, Tensor)
@@ -6078,6 +6267,7 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
     return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
 
+
 def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
     if isinstance(repeats, Tensor) and (output_size is None or is_int(output_size)):
         return (repeats, output_size,)
@@ -6091,6 +6281,8 @@ def _run_repeat_interleave_Tensor(repeats, output_size):
     if observers.active:
         return observed(ops.repeat_interleave_Tensor, ks, (repeats, output_size))
     return ops.repeat_interleave_Tensor.call(ks, repeats, output_size)
+
+
 def repeat_interleave(*args, **kwargs):
     """Each element repeated in place ([1, 2] -> [1, 1, 2, 2]); flattened when dim is None.
 
@@ -6189,17 +6381,13 @@ def swapdims(input, dim0, dim1):
 
 # ---- unflatten -------------------------------------------------------------------------
 
-def unflatten(input, dim, sizes, **kwargs):
-    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
-    if kwargs:
-        return unflatten(
-            **numpy_aliases(
-                'unflatten', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'sizes': sizes},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('unflatten', 'input', 'Tensor', input)
+def _match_unflatten_int(input, dim, sizes):
+    if isinstance(input, Tensor) and is_int(dim) and is_int_list(sizes):
+        return (input, dim, sizes,)
+    return None
+
+
+def _run_unflatten_int(input, dim, sizes):
     if type(dim) is not _b.int:
         dim = as_int('unflatten', 'dim', dim)
     sizes = as_int_list('unflatten', 'sizes', sizes)
@@ -6207,6 +6395,20 @@ def unflatten(input, dim, sizes, **kwargs):
     if observers.active:
         return observed(ops.unflatten_int, ks, (input, dim, sizes))
     return ops.unflatten_int.call(ks, input, dim, sizes)
+
+
+def unflatten(*args, **kwargs):
+    """unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)"""
+    if kwargs:
+        kwargs = numpy_aliases('unflatten', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_unflatten_int, _run_unflatten_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('unflatten', (ops.unflatten_int,), args, kwargs)
 
 
 # ---- broadcast_to ----------------------------------------------------------------------
@@ -6243,32 +6445,44 @@ def broadcast_tensors(*tensors, **kwargs):
 
 # ---- gather ----------------------------------------------------------------------------
 
-def gather(input, dim, index, *, sparse_grad=False, out=None, **kwargs):
-    """out[i][j] = self[index[i][j]][j] (dim=0); index is int64 and as large as self at most.
+def _match_gather(input, dim, index, *, sparse_grad=False):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and is_bool(sparse_grad)):
+        return (input, dim, index, sparse_grad,)
+    return None
 
-    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
-    """
-    if out is not None:
-        return into_out('gather', out, gather(input, dim, index, sparse_grad=sparse_grad, **kwargs))
-    if kwargs:
-        return gather(
-            **numpy_aliases(
-                'gather', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('gather', 'input', 'Tensor', input)
+
+def _run_gather(input, dim, index, sparse_grad):
     if type(dim) is not _b.int:
         dim = as_int('gather', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('gather', 'index', 'Tensor', index)
     if type(sparse_grad) is not _b.bool:
         sparse_grad = as_bool('gather', 'sparse_grad', sparse_grad)
     ks = input._impl.key_set() | index._impl.key_set()
     if observers.active:
         return observed(ops.gather, ks, (input, dim, index, sparse_grad))
     return ops.gather.call(ks, input, dim, index, sparse_grad)
+
+
+def gather(*args, **kwargs):
+    """out[i][j] = self[index[i][j]][j] (dim=0); index is int64 and as large as self at most.
+
+    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('gather', out, gather(*args, **kwargs))
+        kwargs = numpy_aliases('gather', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_gather, _run_gather),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('gather', (ops.gather,), args, kwargs)
 
 
 # ---- scatter (src, value, reduce, value_reduce) ----------------------------------------
@@ -6290,6 +6504,7 @@ def _run_scatter_src(input, dim, index, src):
         return observed(ops.scatter_src, ks, (input, dim, index, src))
     return ops.scatter_src.call(ks, input, dim, index, src)
 
+
 def _match_scatter_value(input, dim, index, value):
     if isinstance(input, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value):
         return (input, dim, index, value,)
@@ -6305,6 +6520,7 @@ def _run_scatter_value(input, dim, index, value):
     if observers.active:
         return observed(ops.scatter_value, ks, (input, dim, index, value))
     return ops.scatter_value.call(ks, input, dim, index, value)
+
 
 def _match_scatter_reduce(input, dim, index, src, *, reduce):
     if (isinstance(input, Tensor)
@@ -6323,6 +6539,7 @@ def _run_scatter_reduce(input, dim, index, src, reduce):
     if observers.active:
         return observed(ops.scatter_reduce, ks, (input, dim, index, src, reduce))
     return ops.scatter_reduce.call(ks, input, dim, index, src, reduce)
+
 
 def _match_scatter_value_reduce(input, dim, index, value, *, reduce):
     if (isinstance(input, Tensor)
@@ -6343,6 +6560,8 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
     if observers.active:
         return observed(ops.scatter_value_reduce, ks, (input, dim, index, value, reduce))
     return ops.scatter_value_reduce.call(ks, input, dim, index, value, reduce)
+
+
 def scatter(*args, **kwargs):
     """A copy of self with out[index[i][j]][j] = src[i][j] (dim=0); the inverse of gather.
 
@@ -6394,6 +6613,7 @@ def _run_scatter__src(self, dim, index, src):
         return observed(ops.scatter__src, ks, (self, dim, index, src))
     return ops.scatter__src.call(ks, self, dim, index, src)
 
+
 def _match_scatter__value(self, dim, index, value):
     if isinstance(self, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value):
         return (self, dim, index, value,)
@@ -6409,6 +6629,7 @@ def _run_scatter__value(self, dim, index, value):
     if observers.active:
         return observed(ops.scatter__value, ks, (self, dim, index, value))
     return ops.scatter__value.call(ks, self, dim, index, value)
+
 
 def _match_scatter__reduce(self, dim, index, src, *, reduce):
     if (isinstance(self, Tensor)
@@ -6427,6 +6648,7 @@ def _run_scatter__reduce(self, dim, index, src, reduce):
     if observers.active:
         return observed(ops.scatter__reduce, ks, (self, dim, index, src, reduce))
     return ops.scatter__reduce.call(ks, self, dim, index, src, reduce)
+
 
 def _match_scatter__value_reduce(self, dim, index, value, *, reduce):
     if (isinstance(self, Tensor)
@@ -6447,6 +6669,8 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
     if observers.active:
         return observed(ops.scatter__value_reduce, ks, (self, dim, index, value, reduce))
     return ops.scatter__value_reduce.call(ks, self, dim, index, value, reduce)
+
+
 def scatter_(*args, **kwargs):
     """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
     scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
@@ -6475,32 +6699,42 @@ def scatter_(*args, **kwargs):
 
 # ---- scatter_add -----------------------------------------------------------------------
 
-def scatter_add(input, dim, index, src, *, out=None, **kwargs):
-    """A copy of self with out[index[i][j]][j] += src[i][j] (dim=0); repeated indices add up.
+def _match_scatter_add(input, dim, index, src):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(src, Tensor)):
+        return (input, dim, index, src,)
+    return None
 
-    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
-    """
-    if out is not None:
-        return into_out('scatter_add', out, scatter_add(input, dim, index, src, **kwargs))
-    if kwargs:
-        return scatter_add(
-            **numpy_aliases(
-                'scatter_add', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index, 'src': src},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('scatter_add', 'input', 'Tensor', input)
+
+def _run_scatter_add(input, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter_add', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('scatter_add', 'index', 'Tensor', index)
-    if not isinstance(src, Tensor):
-        bad_arg('scatter_add', 'src', 'Tensor', src)
     ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
     if observers.active:
         return observed(ops.scatter_add, ks, (input, dim, index, src))
     return ops.scatter_add.call(ks, input, dim, index, src)
+
+
+def scatter_add(*args, **kwargs):
+    """A copy of self with out[index[i][j]][j] += src[i][j] (dim=0); repeated indices add up.
+
+    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('scatter_add', out, scatter_add(*args, **kwargs))
+        kwargs = numpy_aliases('scatter_add', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_scatter_add, _run_scatter_add),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('scatter_add', (ops.scatter_add,), args, kwargs)
 
 
 # ---- scatter_add_ ----------------------------------------------------------------------
@@ -6523,44 +6757,48 @@ def scatter_add_(self, dim, index, src):
 
 # ---- scatter_reduce --------------------------------------------------------------------
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None, **kwargs):
-    """scatter with a reduction ("sum", "prod", "mean", "amax", "amin") of everything sent to one
-    place.
+def _match_scatter_reduce_two(input, dim, index, src, reduce, *, include_self=True):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(src, Tensor)
+            and isinstance(reduce, _b.str)
+            and is_bool(include_self)):
+        return (input, dim, index, src, reduce, include_self,)
+    return None
 
-    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
-        bool include_self=True) -> Tensor
-    """
-    if out is not None:
-        return into_out(
-            'scatter_reduce', out,
-            scatter_reduce(input, dim, index, src, reduce, include_self=include_self, **kwargs),
-        )
-    if kwargs:
-        return scatter_reduce(
-            **numpy_aliases(
-                'scatter_reduce', {'axis': 'dim'}, kwargs,
-                bound={
-                    'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce,
-                    'include_self': include_self,
-                },
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('scatter_reduce', 'input', 'Tensor', input)
+
+def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
     if type(dim) is not _b.int:
         dim = as_int('scatter_reduce', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('scatter_reduce', 'index', 'Tensor', index)
-    if not isinstance(src, Tensor):
-        bad_arg('scatter_reduce', 'src', 'Tensor', src)
-    if type(reduce) is not _b.str:
-        bad_arg('scatter_reduce', 'reduce', 'str', reduce)
     if type(include_self) is not _b.bool:
         include_self = as_bool('scatter_reduce', 'include_self', include_self)
     ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
     if observers.active:
         return observed(ops.scatter_reduce_two, ks, (input, dim, index, src, reduce, include_self))
     return ops.scatter_reduce_two.call(ks, input, dim, index, src, reduce, include_self)
+
+
+def scatter_reduce(*args, **kwargs):
+    """scatter with a reduction ("sum", "prod", "mean", "amax", "amin") of everything sent to one
+    place.
+
+    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
+        bool include_self=True) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('scatter_reduce', out, scatter_reduce(*args, **kwargs))
+        kwargs = numpy_aliases('scatter_reduce', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_scatter_reduce_two, _run_scatter_reduce_two),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('scatter_reduce', (ops.scatter_reduce_two,), args, kwargs)
 
 
 # ---- scatter_reduce_ -------------------------------------------------------------------
@@ -6589,66 +6827,82 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 # ---- index_select ----------------------------------------------------------------------
 
-def index_select(input, dim, index, *, out=None, **kwargs):
-    """The slices of self at positions `index` (a vector) along `dim`.
+def _match_index_select(input, dim, index):
+    if isinstance(input, Tensor) and is_int(dim) and isinstance(index, Tensor):
+        return (input, dim, index,)
+    return None
 
-    index_select(Tensor self, int dim, Tensor index) -> Tensor
-    """
-    if out is not None:
-        return into_out('index_select', out, index_select(input, dim, index, **kwargs))
-    if kwargs:
-        return index_select(
-            **numpy_aliases(
-                'index_select', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('index_select', 'input', 'Tensor', input)
+
+def _run_index_select(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('index_select', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('index_select', 'index', 'Tensor', index)
     ks = input._impl.key_set() | index._impl.key_set()
     if observers.active:
         return observed(ops.index_select, ks, (input, dim, index))
     return ops.index_select.call(ks, input, dim, index)
 
 
+def index_select(*args, **kwargs):
+    """The slices of self at positions `index` (a vector) along `dim`.
+
+    index_select(Tensor self, int dim, Tensor index) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_select', out, index_select(*args, **kwargs))
+        kwargs = numpy_aliases('index_select', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_index_select, _run_index_select),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_select', (ops.index_select,), args, kwargs)
+
+
 # ---- index_add -------------------------------------------------------------------------
 
-def index_add(input, dim, index, source, *, alpha=1, out=None, **kwargs):
-    """A copy of self with alpha * source[j] added to slice index[j] along dim (repeats add up).
+def _match_index_add(input, dim, index, source, *, alpha=1):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(source, Tensor)
+            and is_number(alpha)):
+        return (input, dim, index, source, alpha,)
+    return None
 
-    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
-    """
-    if out is not None:
-        return into_out(
-            'index_add', out, index_add(input, dim, index, source, alpha=alpha, **kwargs),
-        )
-    if kwargs:
-        return index_add(
-            **numpy_aliases(
-                'index_add', {'axis': 'dim'}, kwargs,
-                bound={
-                    'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha,
-                },
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('index_add', 'input', 'Tensor', input)
+
+def _run_index_add(input, dim, index, source, alpha):
     if type(dim) is not _b.int:
         dim = as_int('index_add', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('index_add', 'index', 'Tensor', index)
-    if not isinstance(source, Tensor):
-        bad_arg('index_add', 'source', 'Tensor', source)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('index_add', 'alpha', alpha)
     ks = input._impl.key_set() | index._impl.key_set() | source._impl.key_set()
     if observers.active:
         return observed(ops.index_add, ks, (input, dim, index, source, alpha))
     return ops.index_add.call(ks, input, dim, index, source, alpha)
+
+
+def index_add(*args, **kwargs):
+    """A copy of self with alpha * source[j] added to slice index[j] along dim (repeats add up).
+
+    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_add', out, index_add(*args, **kwargs))
+        kwargs = numpy_aliases('index_add', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_index_add, _run_index_add),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_add', (ops.index_add,), args, kwargs)
 
 
 # ---- index_add_ ------------------------------------------------------------------------
@@ -6675,29 +6929,39 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 # ---- index_copy ------------------------------------------------------------------------
 
-def index_copy(input, dim, index, source, *, out=None, **kwargs):
-    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
-    if out is not None:
-        return into_out('index_copy', out, index_copy(input, dim, index, source, **kwargs))
-    if kwargs:
-        return index_copy(
-            **numpy_aliases(
-                'index_copy', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index, 'source': source},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('index_copy', 'input', 'Tensor', input)
+def _match_index_copy(input, dim, index, source):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(source, Tensor)):
+        return (input, dim, index, source,)
+    return None
+
+
+def _run_index_copy(input, dim, index, source):
     if type(dim) is not _b.int:
         dim = as_int('index_copy', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('index_copy', 'index', 'Tensor', index)
-    if not isinstance(source, Tensor):
-        bad_arg('index_copy', 'source', 'Tensor', source)
     ks = input._impl.key_set() | index._impl.key_set() | source._impl.key_set()
     if observers.active:
         return observed(ops.index_copy, ks, (input, dim, index, source))
     return ops.index_copy.call(ks, input, dim, index, source)
+
+
+def index_copy(*args, **kwargs):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_copy', out, index_copy(*args, **kwargs))
+        kwargs = numpy_aliases('index_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_index_copy, _run_index_copy),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_copy', (ops.index_copy,), args, kwargs)
 
 
 # ---- index_copy_ -----------------------------------------------------------------------
@@ -6720,41 +6984,61 @@ def index_copy_(self, dim, index, source):
 
 # ---- index_fill (int_Scalar, int_Tensor) -----------------------------------------------
 
-def index_fill(input, dim, index, value, *, out=None, **kwargs):
+def _match_index_fill_int_Scalar(input, dim, index, value):
+    if isinstance(input, Tensor) and is_int(dim) and isinstance(index, Tensor) and is_number(value):
+        return (input, dim, index, value,)
+    return None
+
+
+def _run_index_fill_int_Scalar(input, dim, index, value):
+    if type(dim) is not _b.int:
+        dim = as_int('index_fill', 'dim', dim)
+    if type(value) not in SCALAR_TYPES:
+        value = as_scalar('index_fill', 'value', value)
+    ks = input._impl.key_set() | index._impl.key_set()
+    if observers.active:
+        return observed(ops.index_fill_int_Scalar, ks, (input, dim, index, value))
+    return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
+
+
+def _match_index_fill_int_Tensor(input, dim, index, value):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(value, Tensor)):
+        return (input, dim, index, value,)
+    return None
+
+
+def _run_index_fill_int_Tensor(input, dim, index, value):
+    if type(dim) is not _b.int:
+        dim = as_int('index_fill', 'dim', dim)
+    ks = input._impl.key_set() | index._impl.key_set() | value._impl.key_set()
+    if observers.active:
+        return observed(ops.index_fill_int_Tensor, ks, (input, dim, index, value))
+    return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
+
+
+def index_fill(*args, **kwargs):
     """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
     index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
     """
-    if out is not None:
-        return into_out('index_fill', out, index_fill(input, dim, index, value, **kwargs))
     if kwargs:
-        return index_fill(
-            **numpy_aliases(
-                'index_fill', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'index': index, 'value': value},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('index_fill', 'input', 'Tensor', input)
-    if type(dim) is not _b.int:
-        dim = as_int('index_fill', 'dim', dim)
-    if not isinstance(index, Tensor):
-        bad_arg('index_fill', 'index', 'Tensor', index)
-    if is_number(value):  # index_fill.int_Scalar
-        if type(value) not in SCALAR_TYPES:
-            value = as_scalar('index_fill', 'value', value)
-        ks = input._impl.key_set() | index._impl.key_set()
-        if observers.active:
-            return observed(ops.index_fill_int_Scalar, ks, (input, dim, index, value))
-        return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
-    if isinstance(value, Tensor):  # index_fill.int_Tensor
-        ks = input._impl.key_set() | index._impl.key_set() | value._impl.key_set()
-        if observers.active:
-            return observed(ops.index_fill_int_Tensor, ks, (input, dim, index, value))
-        return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
-    no_overload(
-        'index_fill', (ops.index_fill_int_Scalar, ops.index_fill_int_Tensor),
-        (input, dim, index, value,), {},
-    )
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_fill', out, index_fill(*args, **kwargs))
+        kwargs = numpy_aliases('index_fill', {'axis': 'dim'}, kwargs)
+    for match, run in (
+        (_match_index_fill_int_Scalar, _run_index_fill_int_Scalar),
+        (_match_index_fill_int_Tensor, _run_index_fill_int_Tensor),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_fill', (ops.index_fill_int_Scalar, ops.index_fill_int_Tensor), args, kwargs)
 
 
 # ---- index_fill_ (int_Scalar, int_Tensor) ----------------------------------------------
@@ -6931,13 +7215,12 @@ def take_along_dim(input, indices, dim=None, *, out=None, **kwargs):
     """
     if out is not None:
         return into_out('take_along_dim', out, take_along_dim(input, indices, dim, **kwargs))
-    if kwargs:
-        return take_along_dim(
-            **numpy_aliases(
-                'take_along_dim', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'indices': indices, 'dim': dim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'take_along_dim', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'indices': indices, 'dim': dim},
         )
+        return take_along_dim(**named)
     if not isinstance(input, Tensor):
         bad_arg('take_along_dim', 'input', 'Tensor', input)
     if not isinstance(indices, Tensor):
@@ -6964,6 +7247,7 @@ def _run_nonzero(input):
         return observed(ops.nonzero, ks, (input,))
     return ops.nonzero.call(ks, input)
 
+
 def _match_nonzero_as_tuple(input, *, as_tuple):
     if isinstance(input, Tensor) and is_bool(as_tuple):
         return (input, as_tuple,)
@@ -6977,6 +7261,8 @@ def _run_nonzero_as_tuple(input, as_tuple):
     if observers.active:
         return observed(ops.nonzero_as_tuple, ks, (input, as_tuple))
     return ops.nonzero_as_tuple.call(ks, input, as_tuple)
+
+
 def nonzero(*args, **kwargs):
     """The coordinates of the non-zero elements, one row each (an [n, self.dim()] int64 tensor).
 
@@ -7021,31 +7307,17 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
 
 # ---- unique_dim ------------------------------------------------------------------------
 
-def unique_dim(
-    input, dim, sorted=True, return_inverse=False, return_counts=False, *, out=None, **kwargs,
-):
-    """Distinct slices along dim (sorted), the inverse indices and the counts.
+def _match_unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and is_bool(sorted)
+            and is_bool(return_inverse)
+            and is_bool(return_counts)):
+        return (input, dim, sorted, return_inverse, return_counts,)
+    return None
 
-    unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
-        bool return_counts=False) -> (Tensor, Tensor, Tensor)
-    """
-    if out is not None:
-        return into_out(
-            'unique_dim', out,
-            unique_dim(input, dim, sorted, return_inverse, return_counts, **kwargs),
-        )
-    if kwargs:
-        return unique_dim(
-            **numpy_aliases(
-                'unique_dim', {'axis': 'dim'}, kwargs,
-                bound={
-                    'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse,
-                    'return_counts': return_counts,
-                },
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('unique_dim', 'input', 'Tensor', input)
+
+def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
     if type(dim) is not _b.int:
         dim = as_int('unique_dim', 'dim', dim)
     if type(sorted) is not _b.bool:
@@ -7058,6 +7330,27 @@ def unique_dim(
     if observers.active:
         return observed(ops.unique_dim, ks, (input, dim, sorted, return_inverse, return_counts))
     return ops.unique_dim.call(ks, input, dim, sorted, return_inverse, return_counts)
+
+
+def unique_dim(*args, **kwargs):
+    """Distinct slices along dim (sorted), the inverse indices and the counts.
+
+    unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
+        bool return_counts=False) -> (Tensor, Tensor, Tensor)
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('unique_dim', out, unique_dim(*args, **kwargs))
+        kwargs = numpy_aliases('unique_dim', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_unique_dim, _run_unique_dim),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('unique_dim', (ops.unique_dim,), args, kwargs)
 
 
 # ---- unique ----------------------------------------------------------------------------
@@ -7075,16 +7368,15 @@ def unique(
         return into_out(
             'unique', out, unique(input, sorted, return_inverse, return_counts, dim, **kwargs),
         )
-    if kwargs:
-        return unique(
-            **numpy_aliases(
-                'unique', {'axis': 'dim'}, kwargs,
-                bound={
-                    'input': input, 'sorted': sorted, 'return_inverse': return_inverse,
-                    'return_counts': return_counts, 'dim': dim,
-                },
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unique', {'axis': 'dim'}, kwargs,
+            bound={
+                'input': input, 'sorted': sorted, 'return_inverse': return_inverse,
+                'return_counts': return_counts, 'dim': dim,
+            },
         )
+        return unique(**named)
     if not isinstance(input, Tensor):
         bad_arg('unique', 'input', 'Tensor', input)
     if type(sorted) is not _b.bool:
@@ -7804,23 +8096,13 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
 
 # ---- _softmax --------------------------------------------------------------------------
 
-def _softmax(input, dim, half_to_float, *, out=None, **kwargs):
-    """exp(self - max) / sum(exp(self - max)) along dim (half_to_float gives float32 for half
-    input).
+def _match__softmax(input, dim, half_to_float):
+    if isinstance(input, Tensor) and is_int(dim) and is_bool(half_to_float):
+        return (input, dim, half_to_float,)
+    return None
 
-    _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
-    """
-    if out is not None:
-        return into_out('_softmax', out, _softmax(input, dim, half_to_float, **kwargs))
-    if kwargs:
-        return _softmax(
-            **numpy_aliases(
-                '_softmax', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'half_to_float': half_to_float},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('_softmax', 'input', 'Tensor', input)
+
+def _run__softmax(input, dim, half_to_float):
     if type(dim) is not _b.int:
         dim = as_int('_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
@@ -7831,24 +8113,36 @@ def _softmax(input, dim, half_to_float, *, out=None, **kwargs):
     return ops._softmax.call(ks, input, dim, half_to_float)
 
 
+def _softmax(*args, **kwargs):
+    """exp(self - max) / sum(exp(self - max)) along dim (half_to_float gives float32 for half
+    input).
+
+    _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_softmax', out, _softmax(*args, **kwargs))
+        kwargs = numpy_aliases('_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__softmax, _run__softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_softmax', (ops._softmax,), args, kwargs)
+
+
 # ---- _log_softmax ----------------------------------------------------------------------
 
-def _log_softmax(input, dim, half_to_float, *, out=None, **kwargs):
-    """(self - max) - log(sum(exp(self - max))) along dim, never log(softmax).
+def _match__log_softmax(input, dim, half_to_float):
+    if isinstance(input, Tensor) and is_int(dim) and is_bool(half_to_float):
+        return (input, dim, half_to_float,)
+    return None
 
-    _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
-    """
-    if out is not None:
-        return into_out('_log_softmax', out, _log_softmax(input, dim, half_to_float, **kwargs))
-    if kwargs:
-        return _log_softmax(
-            **numpy_aliases(
-                '_log_softmax', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'half_to_float': half_to_float},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('_log_softmax', 'input', 'Tensor', input)
+
+def _run__log_softmax(input, dim, half_to_float):
     if type(dim) is not _b.int:
         dim = as_int('_log_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
@@ -7859,33 +8153,38 @@ def _log_softmax(input, dim, half_to_float, *, out=None, **kwargs):
     return ops._log_softmax.call(ks, input, dim, half_to_float)
 
 
+def _log_softmax(*args, **kwargs):
+    """(self - max) - log(sum(exp(self - max))) along dim, never log(softmax).
+
+    _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_log_softmax', out, _log_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('_log_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__log_softmax, _run__log_softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_log_softmax', (ops._log_softmax,), args, kwargs)
+
+
 # ---- _softmax_backward_data ------------------------------------------------------------
 
-def _softmax_backward_data(grad_output, probs, dim, input_dtype, *, out=None, **kwargs):
-    """probs * (grad_output - sum(grad_output * probs, dim)), probs = softmax's output.
+def _match__softmax_backward_data(grad_output, probs, dim, input_dtype):
+    if (isinstance(grad_output, Tensor)
+            and isinstance(probs, Tensor)
+            and is_int(dim)
+            and is_dtype(input_dtype)):
+        return (grad_output, probs, dim, input_dtype,)
+    return None
 
-    _softmax_backward_data(Tensor grad_output, Tensor probs, int dim,
-        ScalarType input_dtype) -> Tensor
-    """
-    if out is not None:
-        return into_out(
-            '_softmax_backward_data', out,
-            _softmax_backward_data(grad_output, probs, dim, input_dtype, **kwargs),
-        )
-    if kwargs:
-        return _softmax_backward_data(
-            **numpy_aliases(
-                '_softmax_backward_data', {'axis': 'dim'}, kwargs,
-                bound={
-                    'grad_output': grad_output, 'probs': probs, 'dim': dim,
-                    'input_dtype': input_dtype,
-                },
-            ),
-        )
-    if not isinstance(grad_output, Tensor):
-        bad_arg('_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
-    if not isinstance(probs, Tensor):
-        bad_arg('_softmax_backward_data', 'probs', 'Tensor', probs)
+
+def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
     if type(dim) is not _b.int:
         dim = as_int('_softmax_backward_data', 'dim', dim)
     if type(input_dtype) is not DTYPE:
@@ -7896,33 +8195,39 @@ def _softmax_backward_data(grad_output, probs, dim, input_dtype, *, out=None, **
     return ops._softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
 
 
-# ---- _log_softmax_backward_data --------------------------------------------------------
+def _softmax_backward_data(*args, **kwargs):
+    """probs * (grad_output - sum(grad_output * probs, dim)), probs = softmax's output.
 
-def _log_softmax_backward_data(grad_output, log_probs, dim, input_dtype, *, out=None, **kwargs):
-    """grad_output - exp(log_probs) * sum(grad_output, dim), log_probs = log_softmax's output.
-
-    _log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim,
+    _softmax_backward_data(Tensor grad_output, Tensor probs, int dim,
         ScalarType input_dtype) -> Tensor
     """
-    if out is not None:
-        return into_out(
-            '_log_softmax_backward_data', out,
-            _log_softmax_backward_data(grad_output, log_probs, dim, input_dtype, **kwargs),
-        )
     if kwargs:
-        return _log_softmax_backward_data(
-            **numpy_aliases(
-                '_log_softmax_backward_data', {'axis': 'dim'}, kwargs,
-                bound={
-                    'grad_output': grad_output, 'log_probs': log_probs, 'dim': dim,
-                    'input_dtype': input_dtype,
-                },
-            ),
-        )
-    if not isinstance(grad_output, Tensor):
-        bad_arg('_log_softmax_backward_data', 'grad_output', 'Tensor', grad_output)
-    if not isinstance(log_probs, Tensor):
-        bad_arg('_log_softmax_backward_data', 'log_probs', 'Tensor', log_probs)
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_softmax_backward_data', out, _softmax_backward_data(*args, **kwargs))
+        kwargs = numpy_aliases('_softmax_backward_data', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__softmax_backward_data, _run__softmax_backward_data),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_softmax_backward_data', (ops._softmax_backward_data,), args, kwargs)
+
+
+# ---- _log_softmax_backward_data --------------------------------------------------------
+
+def _match__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
+    if (isinstance(grad_output, Tensor)
+            and isinstance(log_probs, Tensor)
+            and is_int(dim)
+            and is_dtype(input_dtype)):
+        return (grad_output, log_probs, dim, input_dtype,)
+    return None
+
+
+def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
     if type(dim) is not _b.int:
         dim = as_int('_log_softmax_backward_data', 'dim', dim)
     if type(input_dtype) is not DTYPE:
@@ -7935,24 +8240,38 @@ def _log_softmax_backward_data(grad_output, log_probs, dim, input_dtype, *, out=
     return ops._log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
 
 
+def _log_softmax_backward_data(*args, **kwargs):
+    """grad_output - exp(log_probs) * sum(grad_output, dim), log_probs = log_softmax's output.
+
+    _log_softmax_backward_data(Tensor grad_output, Tensor log_probs, int dim,
+        ScalarType input_dtype) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out(
+                '_log_softmax_backward_data', out, _log_softmax_backward_data(*args, **kwargs),
+            )
+        kwargs = numpy_aliases('_log_softmax_backward_data', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__log_softmax_backward_data, _run__log_softmax_backward_data),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_log_softmax_backward_data', (ops._log_softmax_backward_data,), args, kwargs)
+
+
 # ---- softmax ---------------------------------------------------------------------------
 
-def softmax(input, dim, dtype=None, *, out=None, **kwargs):
-    """Softmax along dim; dtype= converts the input first.
+def _match_softmax_int(input, dim, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
 
-    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
-    """
-    if out is not None:
-        return into_out('softmax', out, softmax(input, dim, dtype, **kwargs))
-    if kwargs:
-        return softmax(
-            **numpy_aliases(
-                'softmax', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'dtype': dtype},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('softmax', 'input', 'Tensor', input)
+
+def _run_softmax_int(input, dim, dtype):
     if type(dim) is not _b.int:
         dim = as_int('softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
@@ -7963,24 +8282,35 @@ def softmax(input, dim, dtype=None, *, out=None, **kwargs):
     return ops.softmax_int.call(ks, input, dim, dtype)
 
 
+def softmax(*args, **kwargs):
+    """Softmax along dim; dtype= converts the input first.
+
+    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('softmax', out, softmax(*args, **kwargs))
+        kwargs = numpy_aliases('softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_softmax_int, _run_softmax_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('softmax', (ops.softmax_int,), args, kwargs)
+
+
 # ---- log_softmax -----------------------------------------------------------------------
 
-def log_softmax(input, dim, dtype=None, *, out=None, **kwargs):
-    """Log-softmax along dim; dtype= converts the input first.
+def _match_log_softmax_int(input, dim, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
 
-    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
-    """
-    if out is not None:
-        return into_out('log_softmax', out, log_softmax(input, dim, dtype, **kwargs))
-    if kwargs:
-        return log_softmax(
-            **numpy_aliases(
-                'log_softmax', {'axis': 'dim'}, kwargs,
-                bound={'input': input, 'dim': dim, 'dtype': dtype},
-            ),
-        )
-    if not isinstance(input, Tensor):
-        bad_arg('log_softmax', 'input', 'Tensor', input)
+
+def _run_log_softmax_int(input, dim, dtype):
     if type(dim) is not _b.int:
         dim = as_int('log_softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
@@ -7989,6 +8319,26 @@ def log_softmax(input, dim, dtype=None, *, out=None, **kwargs):
     if observers.active:
         return observed(ops.log_softmax_int, ks, (input, dim, dtype))
     return ops.log_softmax_int.call(ks, input, dim, dtype)
+
+
+def log_softmax(*args, **kwargs):
+    """Log-softmax along dim; dtype= converts the input first.
+
+    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('log_softmax', out, log_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('log_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_log_softmax_int, _run_log_softmax_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('log_softmax', (ops.log_softmax_int,), args, kwargs)
 
 
 # ---- nll_loss_forward ------------------------------------------------------------------
@@ -8927,13 +9277,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None, **kwargs):
     """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
     if out is not None:
         return into_out('cosine_similarity', out, cosine_similarity(x1, x2, dim, eps, **kwargs))
-    if kwargs:
-        return cosine_similarity(
-            **numpy_aliases(
-                'cosine_similarity', {'axis': 'dim'}, kwargs,
-                bound={'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'cosine_similarity', {'axis': 'dim'}, kwargs,
+            bound={'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps},
         )
+        return cosine_similarity(**named)
     if not isinstance(x1, Tensor):
         bad_arg('cosine_similarity', 'x1', 'Tensor', x1)
     if not isinstance(x2, Tensor):
@@ -8958,13 +9307,12 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None, **kwar
         return into_out(
             'pairwise_distance', out, pairwise_distance(x1, x2, p, eps, keepdim, **kwargs),
         )
-    if kwargs:
-        return pairwise_distance(
-            **numpy_aliases(
-                'pairwise_distance', {'keepdims': 'keepdim'}, kwargs,
-                bound={'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim},
-            ),
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'pairwise_distance', {'keepdims': 'keepdim'}, kwargs,
+            bound={'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim},
         )
+        return pairwise_distance(**named)
     if not isinstance(x1, Tensor):
         bad_arg('pairwise_distance', 'x1', 'Tensor', x1)
     if not isinstance(x2, Tensor):

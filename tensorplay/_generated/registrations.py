@@ -1866,8 +1866,8 @@ SCHEMAS = (
     OpSchema(
         name='norm.ScalarOpt_dim',
         text=(
-            'norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, '
-            '*, ScalarType? dtype=None) -> Tensor'
+            'norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None, '
+            'bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
         ),
         arg_names=('self', 'p', 'dim', 'keepdim', 'dtype'),
         tensor_positions=(0,),
@@ -2432,8 +2432,8 @@ SCHEMAS = (
     OpSchema(
         name='scatter_reduce.two',
         text=(
-            'scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, '
-            'bool include_self=True) -> Tensor'
+            'scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, '
+            '*, bool include_self=True) -> Tensor'
         ),
         arg_names=('self', 'dim', 'index', 'src', 'reduce', 'include_self'),
         tensor_positions=(0, 2, 3),
@@ -2906,8 +2906,8 @@ SCHEMAS = (
     OpSchema(
         name='nll_loss_backward',
         text=(
-            'nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, '
-            'str reduction, int ignore_index, Tensor total_weight) -> Tensor'
+            'nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, '
+            'Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor'
         ),
         arg_names=(
             'grad_output', 'self', 'target', 'weight', 'reduction', 'ignore_index', 'total_weight',
@@ -2927,7 +2927,8 @@ SCHEMAS = (
         name='cross_entropy_loss',
         text=(
             'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, '
-            'str reduction="mean", int ignore_index=-100, float label_smoothing=0.0) -> Tensor'
+            'str reduction="mean", int ignore_index=-100, '
+            'float label_smoothing=0.0) -> Tensor'
         ),
         arg_names=('self', 'target', 'weight', 'reduction', 'ignore_index', 'label_smoothing'),
         tensor_positions=(0, 1, 2),
@@ -2974,8 +2975,8 @@ SCHEMAS = (
     OpSchema(
         name='binary_cross_entropy_with_logits',
         text=(
-            'binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, '
-            'Tensor? pos_weight=None, str reduction="mean") -> Tensor'
+            'binary_cross_entropy_with_logits(Tensor self, Tensor target, '
+            'Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor'
         ),
         arg_names=('self', 'target', 'weight', 'pos_weight', 'reduction'),
         tensor_positions=(0, 1, 2, 3),
@@ -2992,8 +2993,8 @@ SCHEMAS = (
     OpSchema(
         name='margin_ranking_loss',
         text=(
-            'margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, '
-            'str reduction="mean") -> Tensor'
+            'margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, '
+            'float margin=0.0, str reduction="mean") -> Tensor'
         ),
         arg_names=('input1', 'input2', 'target', 'margin', 'reduction'),
         tensor_positions=(0, 1, 2),
@@ -3053,8 +3054,8 @@ SCHEMAS = (
     OpSchema(
         name='native_layer_norm_backward',
         text=(
-            'native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, '
-            'Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, '
+            'native_layer_norm_backward(Tensor grad_out, Tensor input, '
+            'int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, '
             'bool[3] output_mask) -> (Tensor, Tensor, Tensor)'
         ),
         arg_names=(
@@ -3197,8 +3198,9 @@ SCHEMAS = (
     OpSchema(
         name='_cross_entropy_forward',
         text=(
-            '_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, str reduction, '
-            'int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)'
+            '_cross_entropy_forward(Tensor self, Tensor target, Tensor? weight, '
+            'str reduction, int ignore_index) -> (Tensor output, Tensor probs, '
+            'Tensor total_weight)'
         ),
         arg_names=('self', 'target', 'weight', 'reduction', 'ignore_index'),
         tensor_positions=(0, 1, 2),

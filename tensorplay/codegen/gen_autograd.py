@@ -150,21 +150,32 @@ def _local(name: str) -> str:
     return "self_" if name == "self" else name
 
 
+NODE = CodeTemplate('''\
+class $name(Node):
+    """$schema
+
+    $formulas
+    """
+
+    __slots__ = $slots
+    SAVED = $saved
+    OP = $op
+
+    def apply(self, grads):''')
+
+
 def gen_node(spec: NodeSpec) -> list[str]:
     plan = spec.plan
     rename = _rename(spec)
     saved = [f"{t}_" for t in plan.saved_tensors] + [f"{o}_" for o in plan.saved_outputs]
     values = [f"{v}_" for v in plan.saved_values] + [f[0] for f in plan.saved_facts]
     lists = [f"{name}_len" for name, is_list, _ in spec.inputs if is_list]
-    doc = [f"    {f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
+    doc = [f"{f.inputs[0] if len(f.inputs) == 1 else ', '.join(f.inputs)}: {f.text}"
            for f in spec.entry.formulas]
     schema = wrap_schema(f"Backward of `{spec.entry.schema}`.", width=92)
-    lines = [f"class {spec.class_name}(Node):", '    """' + schema[0]]
-    lines += ["    " + ln for ln in schema[1:]] + [""] + doc + ['    """', ""]
-    lines.append(f"    __slots__ = {tuple(saved + values + lists)!r}")
-    lines.append(f"    SAVED = {tuple(saved)!r}")
-    lines.append(f"    OP = {spec.entry.schema.name.full!r}")
-    lines += ["", "    def apply(self, grads):"]
+    head = NODE.substitute(name=spec.class_name, schema="\n    ".join(schema), formulas=doc,
+                           slots=repr(tuple(saved + values + lists)), saved=repr(tuple(saved)),
+                           op=repr(spec.entry.schema.name.full))
     body = []
     if len(spec.outputs) == 1:
         body.append("grad = grads[0]")
@@ -225,8 +236,7 @@ def gen_node(spec: NodeSpec) -> list[str]:
         else:
             parts.append(f"d_{name}")
     body.append(f"return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
-    lines += ["        " + b for b in body]
-    return lines + [""]
+    return head + ["        " + b for b in body] + [""]
 
 
 NODES = CodeTemplate('''\
@@ -257,8 +267,10 @@ def gen_nodes(ctx) -> str:
                        f"({', '.join(sorted(function_calls))})")
     nodes = []
     for spec in ctx.node_specs.values():
-        nodes += gen_node(spec) + ["", ""]
-    lines = NODES.substitute(imports=imports, nodes=nodes[:-3])
+        nodes += gen_node(spec) + [""]
+    while nodes and not nodes[-1]:
+        nodes.pop()
+    lines = NODES.substitute(imports=imports, nodes=nodes)
     return HEADER + "\n".join(fit(lines)) + "\n"
 
 
@@ -278,32 +290,36 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
     return f"{name}._impl.requires_grad"
 
 
+WRAPPER = CodeTemplate("""\
+def $name(ks, $args):
+    if not (grad_state.enabled and ($needs)):
+        return $call
+    $check_inplace
+    node = $node()
+    node.set_next_edges(collect_next_edges($edges))
+    $record
+    with ExcludeKeys(AUTOGRAD_MASK):
+        $save_inputs
+        result = $call
+    $history
+    $save_outputs
+    return result
+""")
+
+
 def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     schema = e.schema
     names = [a.name for a in schema.arguments]
-    fn = f"{schema.name.unambiguous_name}"
-    h = handle(e)
-    call = f"{h}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})"
     inplace = schema.is_inplace
     plan = spec.plan
-    needs = conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36)
-    lines = [f"def {fn}(ks, {', '.join(names)}):",
-             f"    if not (grad_state.enabled and ({needs})):",
-             f"        return {call}"]
-    if inplace:
-        lines.append(f"    check_inplace(self, {schema.name.full!r})")
-    lines.append(f"    node = {spec.class_name}()")
-    edge_args = ", ".join(n for n, _, _ in spec.inputs)
-    lines.append(f"    node.set_next_edges(collect_next_edges({edge_args}))")
-    for name, is_list, _ in spec.inputs:
-        if is_list:
-            lines.append(f"    node.{name}_len = len({name})")
-    for v in plan.saved_values:
-        lines.append(f"    node.{v}_ = {v}")
+    optional = {a.name: a.type.optional for a in schema.arguments}
+    # What the node keeps that is not a tensor: list lengths, values, facts like sizes.
+    record = [f"node.{name}_len = len({name})" for name, is_list, _ in spec.inputs if is_list]
+    record += [f"node.{v}_ = {v}" for v in plan.saved_values]
     for fact, arg, attr in plan.saved_facts:
-        opt = dict((a.name, a.type.optional) for a in schema.arguments).get(arg)
         expr = _fact_expr(arg, attr)
-        lines.append(f"    node.{fact} = " + (f"None if {arg} is None else {expr}" if opt else expr))
+        record.append(f"node.{fact} = " + (f"None if {arg} is None else {expr}"
+                                           if optional.get(arg) else expr))
     # A tensor is saved only when a formula that reads it will run: mul saves `other`
     # only if `self` needs a gradient.
     readers = _readers(spec)
@@ -312,31 +328,35 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         # autograd is still recording, so the copy keeps self's history (higher order).
         cond = _needs_expr(spec, readers["self"])
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
-        lines.append(f"    node.self_ = SavedVariable({value}, is_output=False)")
-    lines.append("    with ExcludeKeys(AUTOGRAD_MASK):")
+        record.append(f"node.self_ = SavedVariable({value}, is_output=False)")
     # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
     # as a list of SavedVariables.
     lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
+    save_inputs = []
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
         cond = _needs_expr(spec, readers[t])
         value = t if cond == "True" else f"{t} if {cond} else None"
         saver = "SavedVariableList" if t in lists else "SavedVariable"
-        lines.append(f"        node.{t}_ = {saver}({value}, is_output=False)")
-    lines.append(f"        result = {call}")
+        save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
     if inplace:
-        lines.append("    rebase_history(self, node)")
+        history = "rebase_history(self, node)"
     else:
         diff = spec.entry.output_differentiability
-        lines.append(f"    set_history(result, node{', ' + repr(diff) if diff else ''})")
-    outputs = spec.outputs
+        history = f"set_history(result, node{', ' + repr(diff) if diff else ''})"
+    save_outputs = []
     for o in plan.saved_outputs:
-        idx = fm.output_index(o, outputs)
-        target = "result" if idx is None or len(outputs) == 1 else f"result[{idx}]"
-        lines.append(f"    node.{o}_ = SavedVariable({target}, is_output=True)")
-    lines += ["    return result", ""]
-    return lines
+        idx = fm.output_index(o, spec.outputs)
+        target = "result" if idx is None or len(spec.outputs) == 1 else f"result[{idx}]"
+        save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
+    return WRAPPER.substitute(
+        name=schema.name.unambiguous_name, args=names,
+        needs=conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36),
+        call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
+        check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
+        node=spec.class_name, edges=[n for n, _, _ in spec.inputs], record=record,
+        save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
 
 
 def _readers(spec: NodeSpec) -> dict:

@@ -149,8 +149,9 @@ if out is not None:
     return into_out($op, out, $reentry)""")
 
 ALIASES = CodeTemplate("""\
-if kwargs:
-    return $name(**numpy_aliases($op, $aliases, kwargs, bound=$bound))""")
+if kwargs:   # NumPy's names for some parameters; resolved, then called again
+    named = numpy_aliases($op, $aliases, kwargs, bound=$bound)
+    return $name(**named)""")
 
 BRANCH = CodeTemplate("""\
 if $test:  # $overload
@@ -165,6 +166,10 @@ def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
         return _matched_front_door(name, entries, params, out)
     ps = params[0]
     aliases = _aliases(ps) if function else {}
+    if any(p.name in aliases.values() and p.default is None and not p.vararg for p in ps):
+        # `tp.cumsum(x, axis=0)`: a required parameter may come under its NumPy name, so
+        # the aliases are resolved before the arguments bind (as for differing overloads).
+        return _matched_front_door(name, entries, params, out)
     vararg = any(p.vararg for p in ps)
     sig_params = ps + ([pyargs.PyParam("out", None, "None", True)] if out else [])
     signature = pyargs.signature(sig_params)
@@ -212,10 +217,7 @@ def $match($signature):
 
 
 def $run($names):
-    $body
-
-
-""")
+    $body""")
 
 MATCHED_FRONT_DOOR = CodeTemplate("""\
 def $name(*args, **kwargs):
@@ -254,7 +256,7 @@ def _matched_front_door(name, entries, params, out) -> list[str]:
             match=match, signature=pyargs.signature(ps), vararg=pyargs.vararg_lines(name, ps),
             tests=conjunction([pyargs.match_expr(p) for p in tested], indent=4),
             bound=names, run=run, names=names, body=body + call_lines(e, function))
-        lines.append("")
+        lines += ["", ""]
     prologue = []
     if out:
         prologue += OUT_AND_ALIASES.substitute(
@@ -262,11 +264,14 @@ def _matched_front_door(name, entries, params, out) -> list[str]:
         prologue = ['out = kwargs.pop("out", None)'] + prologue
     if aliases:
         prologue += [f"kwargs = numpy_aliases({name!r}, {aliases!r}, kwargs)"]
-    return lines[:-1] + MATCHED_FRONT_DOOR.substitute(
+    return lines + MATCHED_FRONT_DOOR.substitute(
         name=name, docstring=_docstring(entries),
         prologue=MATCHED_PROLOGUE.substitute(body=prologue) if prologue else [],
-        pairs=", ".join(pairs), op=repr(name),
-        overloads=", ".join(handle(e) for e in entries)) + [""]
+        pairs=_tuple(pairs), op=repr(name), overloads=_tuple([handle(e) for e in entries])) + [""]
+
+
+def _tuple(items: list[str]) -> str:
+    return ", ".join(items) + ("," if len(items) == 1 else "")
 
 
 def _returns(entries) -> list[str]:

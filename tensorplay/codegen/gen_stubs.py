@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorplay.codegen import pyargs
 from tensorplay.codegen import gen_functional
 from tensorplay.codegen.gen_functional import HEADER, groups
+from tensorplay.codegen.template import fit
 
 _IMPORTS = ["from typing import Sequence, Union", "",
             "from tensorplay._tensor import Tensor",
@@ -56,10 +57,10 @@ def _stubs(ctx, method):
 
 def functional_stub(ctx) -> str:
     lines = [HEADER.rstrip(), "from typing import overload"] + _IMPORTS + _stubs(ctx, False)
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit(lines)) + "\n"
 
 
 def methods_stub(ctx) -> str:
     lines = [HEADER.rstrip(), "from typing import overload"] + _IMPORTS
     lines += ["class TensorMethods:"] + (_stubs(ctx, True) or ["    ..."])
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit(lines)) + "\n"

@@ -208,7 +208,7 @@ def long_string(text: str, indent: int, width: int = WIDTH) -> list[str]:
     pieces, current = [], ""
     for part in text.split(", "):
         candidate = f"{current}, {part}" if current else part
-        if current and indent + 1 + len(repr(candidate + ", ")) + 1 > width:
+        if current and indent + 4 + len(repr(candidate + ", ")) > width:
             pieces.append(current + ", ")
             current = part
         else:
