@@ -21,7 +21,44 @@ def _index(cls_name, idx, n):
     return idx % n
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """What Sequential and ModuleList share: submodules named "0".."n-1", kept numbered
+    after a deletion or an insertion, as PyTorch does."""
+
+    def _renumber(self, modules):
+        self._modules.clear()
+        for i, module in enumerate(modules):
+            self.add_module(str(i), module)
+
+    def __delitem__(self, idx):
+        items = list(self._modules.values())
+        del items[idx if isinstance(idx, slice) else _index(type(self).__name__, idx,
+                                                            len(items))]
+        self._renumber(items)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._renumber(items)
+        return self
+
+
+class Sequential(_NumberedModules):
     """Modules called one after another: `Sequential(Linear(4, 8), ReLU())` or
     `Sequential(OrderedDict(fc=Linear(4, 8), act=ReLU()))`."""
 
@@ -48,47 +85,11 @@ class Sequential(Module):
         key = list(self._modules)[_index("Sequential", idx, len(self))]
         self.add_module(key, module)
 
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        targets = keys[idx] if isinstance(idx, slice) else [keys[_index("Sequential", idx,
-                                                                       len(keys))]]
-        for key in targets:
-            del self._modules[key]
-        # Renumber so that the names stay 0..n-1, as PyTorch does.
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, module in enumerate(items):
-            self._modules[str(i)] = module
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        index = index if index >= 0 else index + len(items) + 1
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
-        return self
-
     def __add__(self, other):
         return Sequential(*self, *other)
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules whose parameters the parent module sees."""
 
     def __init__(self, modules=None):
@@ -104,40 +105,11 @@ class ModuleList(Module):
     def __setitem__(self, idx, module):
         self.add_module(str(_index("ModuleList", idx, len(self))), module)
 
-    def __delitem__(self, idx):
-        items = list(self._modules.values())
-        del items[idx if isinstance(idx, slice) else _index("ModuleList", idx, len(items))]
-        self._modules.clear()
-        for i, module in enumerate(items):
-            self._modules[str(i)] = module
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __iadd__(self, modules):
         return self.extend(modules)
 
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
 
     def pop(self, idx=-1):
         module = self[idx]
