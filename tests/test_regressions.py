@@ -31,3 +31,25 @@ def test_clamp_tensor_bounds_gradients_match_torch(lo, hi):
 
     for got, want in zip(run(tp), run(torch)):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ignore_index_row_with_minus_inf_stays_finite(loss, reduction, weighted):
+    ninf = float("-inf")
+    rows = [[ninf, 0.0, 1.0], [0.5, 0.2, 0.1], [0.3, ninf, 0.7]]
+    targets = [-100, 1, 2]
+
+    def run(m):
+        x = m.tensor(rows, requires_grad=True)
+        weight = m.tensor([0.5, 2.0, 1.5]) if weighted else None
+        out = getattr(m.nn.functional, loss)(x, m.tensor(targets), weight=weight,
+                                             reduction=reduction)
+        (out * m.tensor(2.0)).sum().backward()
+        return np.asarray(out.tolist()), np.asarray(x.grad.tolist())
+
+    (got_loss, got_grad), (want_loss, want_grad) = run(tp), run(torch)
+    assert np.isfinite(got_loss).all() and np.isfinite(got_grad).all()
+    np.testing.assert_allclose(got_loss, want_loss, rtol=1e-6)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6, atol=1e-7)
