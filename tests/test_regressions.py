@@ -53,3 +53,25 @@ def test_ignore_index_row_with_minus_inf_stays_finite(loss, reduction, weighted)
     assert np.isfinite(got_loss).all() and np.isfinite(got_grad).all()
     np.testing.assert_allclose(got_loss, want_loss, rtol=1e-6)
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("value", [1.5, -1.5, 0.5, 2.7])
+def test_integer_addcmul_truncates_value_like_torch(value):
+    def run(m):
+        a, b, c = m.tensor([1, 2, -3]), m.tensor([3, 4, 5]), m.tensor([1, -1, 2])
+        inplace = a.clone()
+        inplace.addcmul_(b, c, value=value)
+        return m.addcmul(a, b, c, value=value).tolist(), inplace.tolist()
+
+    assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("beta, alpha", [(1.5, 2.5), (0.5, 1), (1, -1.7), (0, 0.9)])
+def test_integer_addmm_truncates_beta_alpha_like_torch(beta, alpha):
+    def run(m):
+        mat = m.tensor([[1, 2], [3, -4]])
+        inplace = mat.clone()
+        inplace.addmm_(mat, mat, beta=beta, alpha=alpha)
+        return m.addmm(mat, mat, mat, beta=beta, alpha=alpha).tolist(), inplace.tolist()
+
+    assert run(tp) == run(torch)
