@@ -75,3 +75,14 @@ def test_integer_addmm_truncates_beta_alpha_like_torch(beta, alpha):
         return m.addmm(mat, mat, mat, beta=beta, alpha=alpha).tolist(), inplace.tolist()
 
     assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["std", "var", "var_mean", "std_mean"])
+@pytest.mark.parametrize("data", [[1e30, -1.89], [3e38, 3e38], [1.0, 2.0, 4.5, -3.25]])
+def test_float32_var_std_use_a_double_intermediate(op, data):
+    def run(m):
+        with np.errstate(over="ignore"):
+            r = getattr(m, op)(m.tensor(data))
+        return [t.item() for t in (r if isinstance(r, tuple) else (r,))]
+
+    np.testing.assert_allclose(run(tp), run(torch), rtol=1e-6)
