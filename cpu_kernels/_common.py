@@ -40,6 +40,15 @@ def array_as(t, dtype):
     return a if impl.dtype is dtype else a.astype(dtype.np)
 
 
+def scalar_as(value, dtype):
+    """A number argument (addcmul's value, addmm's beta and alpha) as PyTorch applies it to
+    a tensor of `dtype`: converted to that type first, so integer dtypes truncate it
+    toward zero (addcmul(int, int, int, value=1.5) uses 1, value=-1.5 uses -1)."""
+    if dtype.np.kind in "iu" and not isinstance(value, (bool, int)):
+        return int(value)
+    return value
+
+
 def float_dtype(dtype):
     """The dtype unary float ops compute in: integers and bool become the default float."""
     return dtype if dtype.is_floating_point else get_default_dtype()

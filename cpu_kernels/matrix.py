@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorplay.library import kernel
 from tensorplay.meta import reduction_linalg as rules
-from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._common import accumulate_dtype, out, scalar_as
 
 
 def _acc(*tensors):
@@ -53,6 +53,8 @@ def addmm_addmv_baddbmm(op, self, *params):
     with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch."""
     a, b, beta, alpha = params
     _RULES[op.rstrip("_")](op, (self,) + params)
+    beta = scalar_as(beta, self._impl.dtype)
+    alpha = scalar_as(alpha, self._impl.dtype)
     x, y = _acc(a, b)
     result = _scaled_sum(op, self, np.matmul(x, y), beta, alpha)
     if op.endswith("_"):

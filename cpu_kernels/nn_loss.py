@@ -22,10 +22,14 @@ def _class_axis_last(a):
 
 
 def _picked(op, self, target, weight, ignore_index):
-    """Flattened rows of `self`, the selected class of each row (0 where ignored), and
-    each row's weight (0 where ignored). (The caller's shape rule checked the dtypes.)
+    """Flattened rows of `self`, the selected class of each row (0 where ignored), each
+    row's weight (0 where ignored) and which rows are not ignored. (The caller's shape
+    rule checked the dtypes.)
 
         for each row r:  w[r] = weight[target[r]] if target[r] != ignore_index else 0
+
+    NOTE: callers mask ignored rows with `valid` (np.where), not only by multiplying with
+    w = 0: an ignored row may hold -inf or nan, and 0 * inf is nan (torch skips the row).
     """
     a = self._impl.array()
     rows = _class_axis_last(a)
@@ -41,7 +45,7 @@ def _picked(op, self, target, weight, ignore_index):
     w = valid.astype(rows.dtype)
     if weight is not None:
         w *= weight._impl.array().astype(rows.dtype)[t]
-    return rows, t, w
+    return rows, t, w, valid
 
 
 def _compute_dtype(self):
@@ -56,9 +60,10 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     """
     spec, _ = rules.nll_loss_forward("nll_loss_forward",
                                      (self, target, weight, reduction, ignore_index))
-    rows, t, w = _picked("nll_loss_forward", self, target, weight, ignore_index)
+    rows, t, w, valid = _picked("nll_loss_forward", self, target, weight, ignore_index)
     acc = _compute_dtype(self)
-    loss = -rows[np.arange(len(t)), t].astype(acc) * w
+    with np.errstate(invalid="ignore"):
+        loss = np.where(valid, -rows[np.arange(len(t)), t].astype(acc) * w, np.zeros((), acc))
     dtype = self._impl.dtype
     total = np.sum(w, dtype=acc)
     if reduction == "none":
@@ -75,14 +80,15 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     """grad_input[r, target[r]] = -w[r] * g (g / total_weight for 'mean'), 0 elsewhere."""
     rules.nll_loss_backward("nll_loss_backward", (grad_output, self, target, weight,
                                                   reduction, ignore_index, total_weight))
-    rows, t, w = _picked("nll_loss_backward", self, target, weight, ignore_index)
+    rows, t, w, valid = _picked("nll_loss_backward", self, target, weight, ignore_index)
     acc = _compute_dtype(self)
     g = grad_output._impl.array().astype(acc).reshape(-1)
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight._impl.array().astype(acc)
     grad = np.zeros(rows.shape, acc)
-    grad[np.arange(len(t)), t] = -w * g
+    with np.errstate(invalid="ignore"):
+        grad[np.arange(len(t)), t] = np.where(valid, -w * g, np.zeros((), acc))
     a = self._impl.array()
     if a.ndim > 1:   # back from (rows, C) to (N, C, d1, ...)
         moved = (a.shape[0],) + a.shape[2:] + (a.shape[1],)
@@ -128,14 +134,15 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     """
     op = "_cross_entropy_forward"
     spec = rules.cross_entropy_forward(op, (self, target, weight, reduction, ignore_index))
-    rows, t, w = _picked(op, self, target, weight, ignore_index)
+    rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     acc = _compute_dtype(self)
     rows = rows.astype(acc, copy=False)
     e = rows - np.max(rows, axis=1, keepdims=True)
     picked = e[np.arange(len(t)), t]
     np.exp(e, out=e)
     sums = np.sum(e, axis=1, keepdims=True)
-    loss = (np.log(sums[:, 0]) - picked) * w
+    with np.errstate(invalid="ignore"):
+        loss = np.where(valid, (np.log(sums[:, 0]) - picked) * w, np.zeros((), acc))
     e *= 1 / sums
     total = np.sum(w, dtype=acc)
     if reduction != "none":
@@ -152,7 +159,7 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
     op = "_cross_entropy_backward"
     rules.cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
-    p, t, w = _picked(op, probs, target, weight, ignore_index)
+    p, t, w, _ = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)
     if reduction == "mean":

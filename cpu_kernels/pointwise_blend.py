@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from tensorplay.meta import pointwise as rules
-from cpu_kernels._common import out
+from cpu_kernels._common import out, scalar_as
 from cpu_kernels._pointwise_common import arrays, compute_np, inplace_of, promoted
 
 
@@ -68,6 +68,7 @@ def addcmul(self, tensor1, tensor2, value):
     """self + value * tensor1 * tensor2."""
     spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
     a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    value = scalar_as(value, spec.dtype)
     return out(a + value * (t1 * t2) if value != 1 else a + t1 * t2, spec.dtype)
 
 

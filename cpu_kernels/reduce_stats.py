@@ -72,7 +72,13 @@ def _variance(self, dim, correction, keepdim):
     """Two passes, as PyTorch: mean first, then the mean squared deviation.
 
         m = mean(x over dims);  var = sum((x - m)**2) / max(0, N - correction)
-    N - correction <= 0 gives inf (or nan for 0/0), as in PyTorch."""
+    N - correction <= 0 gives inf (or nan for 0/0), as in PyTorch.
+
+    NOTE: real float inputs are computed in float64, as PyTorch's CPU kernel accumulates in
+    double: std([1e30, -1.89]) in float32 is 7.07e29, though the variance (5e59) is not
+    representable in float32. The caller rounds the result (after sqrt for std) once.
+    Like PyTorch's std_var_all_cpu, a float32 reduction to a single value takes its mean
+    in float32 first (so [3e38, 3e38] has mean inf and variance inf there, not 0)."""
     axes = axes_of("var", self, dim)
     a = _acc(self)
     n = 1
@@ -80,7 +86,13 @@ def _variance(self, dim, correction, keepdim):
         n *= a.shape[axis]
     correction = 1 if correction is None else correction
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
+        m = None
+        if a.dtype == np.float32 and self._impl.dtype.np == np.float32 and a.size == n:
+            m = (np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)).astype(np.float64)
+        if a.dtype.kind == "f" and a.dtype.itemsize < 8:
+            a = a.astype(np.float64)
+        if m is None:
+            m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
         d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
         np.multiply(d, d, out=d)   # squared in place: one temporary, not two
         return np.sum(d, axis=axes, keepdims=keepdim) / a.dtype.type(max(0, n - correction))

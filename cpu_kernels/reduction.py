@@ -78,7 +78,8 @@ def max_min_dim(op, self, dim, keepdim):
     dim = rules.wrap_dim(op, dim, len(sizes))
     a = self._impl.array()
     if a.ndim == 0:
-        return out(a, self._impl.dtype), out(np.zeros((), np.int64), dt.int64)
+        # NOTE: copy, as torch does: the values must not alias the 0-dim input.
+        return out(a.copy(), self._impl.dtype), out(np.zeros((), np.int64), dt.int64)
     rules.check_nonempty_dim(op, self, dim)
     idx = pick(a, axis=dim, keepdims=True)
     values = np.take_along_axis(a, idx, axis=dim)

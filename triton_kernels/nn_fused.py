@@ -151,7 +151,8 @@ def cross_entropy_kernel(
         w = w * _math.convert(tl.load(weight_ptr + t_safe), ACC)
     row_max, total = row_max_and_sum(base, C, ACC, BLOCK)
     picked = _math.convert(tl.load(base + t_safe), ACC)
-    tl.store(loss_ptr + row, w * (tl.log(total) - (picked - row_max)))
+    # NOTE: where, not just w = 0: an ignored row's picked value may be -inf (0 * inf = nan).
+    tl.store(loss_ptr + row, tl.where(valid, w * (tl.log(total) - (picked - row_max)), 0.0))
     tl.store(row_weight_ptr + row, w)
     for start in range(0, C, BLOCK):
         mask = start + cols < C
@@ -213,7 +214,7 @@ def nll_kernel(
         w = w * _math.convert(tl.load(weight_ptr + t_safe, mask=valid, other=0.0), ACC)
     picked = _math.convert(tl.load(x_ptr + rows.to(tl.int64) * C + t_safe, mask=mask,
                                    other=0.0), ACC)
-    tl.store(loss_ptr + rows, -picked * w, mask=mask)
+    tl.store(loss_ptr + rows, tl.where(valid, -picked * w, 0.0), mask=mask)
     tl.store(row_weight_ptr + rows, w, mask=mask)
 
 

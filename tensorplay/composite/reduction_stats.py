@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
+from tensorplay._dtype import float64
 
 
 def var_unbiased(self, dim, unbiased, keepdim):
@@ -16,13 +17,23 @@ def std_unbiased(self, dim, unbiased, keepdim):
 
 
 def var_mean(self, dim, correction, keepdim):
-    return (F.var(self, dim, correction=correction, keepdim=keepdim),
-            F.mean(self, dim, keepdim=keepdim))
+    return _in_double(F.var, self, dim, keepdim, correction=correction), \
+        _in_double(F.mean, self, dim, keepdim)
 
 
 def std_mean(self, dim, correction, keepdim):
-    return (F.std(self, dim, correction=correction, keepdim=keepdim),
-            F.mean(self, dim, keepdim=keepdim))
+    return _in_double(F.std, self, dim, keepdim, correction=correction), \
+        _in_double(F.mean, self, dim, keepdim)
+
+
+def _in_double(reduce, self, dim, keepdim, **kwargs):
+    """`reduce` as var_mean/std_mean compute it: PyTorch takes both in one float64 pass
+    (Welford), so for float32 [3e38, 3e38] the mean is 3e38 and the variance 0, though
+    mean() alone overflows to inf (and var() alone, which starts from that mean, too)."""
+    dtype = self.dtype
+    if not dtype.is_floating_point or dtype.is_complex or dtype == float64:
+        return reduce(self, dim, keepdim=keepdim, **kwargs)
+    return reduce(self.to(float64), dim, keepdim=keepdim, **kwargs).to(dtype)
 
 
 def norm_str(self, p, dim, keepdim, dtype):

@@ -56,18 +56,19 @@ def clamp_backward_self(grad, self, min, max):  # noqa: A002
 
 def clamp_backward_min(grad, self, min, max):  # noqa: A002
     """Where self < min the output is min (unless max cut it), so min gets the gradient.
-    NOTE: PyTorch's exact choices, nan included: with both bounds it uses `not self >= min`
-    (a nan self sends its gradient to the bounds), and with min > max both bounds may
-    receive it; with one bound it uses `self < min`."""
+    NOTE: PyTorch's exact choices (clamp_backward_min_max): with both bounds, min gets it
+    only where self < min and min < max; where min >= max the output is max, so max gets
+    the gradient there (at min == max too), and min none. A nan self sends it to neither
+    bound unless max < min."""
     if max is None:
         return F.where(self < min, grad, 0.0)
-    return F.where(F.logical_not(self >= min), grad, 0.0)
+    return F.where(F.logical_and(self < min, min < max), grad, 0.0)
 
 
 def clamp_backward_max(grad, self, min, max):  # noqa: A002
     if min is None:
         return F.where(self > max, grad, 0.0)
-    return F.where(F.logical_not(self <= max), grad, 0.0)
+    return F.where(F.logical_or(self > max, max < min), grad, 0.0)
 
 
 # ---- activations --------------------------------------------------------------------
