@@ -21,6 +21,23 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "Insta
            "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
+def _register_affine(module, shape, affine, bias, device, dtype):
+    """The per-feature affine of a norm layer: `weight` (init 1) and `bias` (init 0) of
+    `shape`, registered as None when the layer has no affine or no bias."""
+    def param():
+        return Parameter(tp.empty(*shape, device=device, dtype=dtype))
+    module.register_parameter("weight", param() if affine else None)
+    module.register_parameter("bias", param() if affine and bias else None)
+
+
+def _reset_affine(module):
+    with tp.no_grad():
+        if module.weight is not None:
+            module.weight.fill_(1)
+        if module.bias is not None:
+            module.bias.zero_()
+
+
 class _NormBase(Module):
     """Parameters, buffers and repr shared by batch and instance norm."""
 
@@ -32,15 +49,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(tp.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tp.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", tp.zeros(num_features, device=device,
                                                           dtype=dtype))
@@ -64,11 +73,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            with tp.no_grad():
-                self.weight.fill_(1)
-                if self.bias is not None:
-                    self.bias.zero_()
+        _reset_affine(self)
 
     def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys,
                               unexpected_keys, error_msgs, assign=False):
@@ -197,25 +202,11 @@ class LayerNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(tp.empty(*self.normalized_shape, device=device,
-                                             dtype=dtype))
-            if bias:
-                self.bias = Parameter(tp.empty(*self.normalized_shape, device=device,
-                                               dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        with tp.no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -240,23 +231,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(tp.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tp.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        with tp.no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
