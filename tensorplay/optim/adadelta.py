@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.optim._foreach import batches
-from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
+from tensorplay.optim.optimizer import Optimizer, check_nonnegative, eval_closure, no_grad_step
 
 __all__ = ["Adadelta"]
 
@@ -21,14 +21,10 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_nonnegative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonnegative(eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.optim._foreach import batches
-from tensorplay.optim.optimizer import Optimizer, eval_closure, new_step_counter, no_grad_step
+from tensorplay.optim.optimizer import (
+    Optimizer, check_nonnegative, eval_closure, new_step_counter, no_grad_step,
+)
 
 __all__ = ["Adagrad"]
 
@@ -22,17 +24,8 @@ __all__ = ["Adagrad"]
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                          initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)

@@ -38,6 +38,17 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_WHAT = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(**values):
+    """PyTorch's constructor checks, in the order given: a negative value raises
+    `ValueError: Invalid <name> value: <value>` ("learning rate", "epsilon value")."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_WHAT.get(name, name + ' value')}: {value}")
+
+
 def no_grad_step(step):
     """Run an optimizer's `step` with autograd off: the updates are in-place writes to leaf
     tensors and must not be recorded (they would also fail: a leaf that requires grad cannot

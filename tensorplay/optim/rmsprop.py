@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.optim._foreach import batches
-from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
+from tensorplay.optim.optimizer import Optimizer, check_nonnegative, eval_closure, no_grad_step
 
 __all__ = ["RMSprop"]
 
@@ -23,16 +23,8 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_nonnegative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                          alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
