@@ -15,8 +15,9 @@ def out(result, dtype):
     return NumPy scalars, hence the asarray)."""
     if type(result) is not np.ndarray:
         result = np.asarray(result)
-    if result.dtype != dtype.np:
-        result = result.astype(dtype.np)
+    np_dtype = dtype.np
+    if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
+        result = result.astype(np_dtype)
     return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
 
 

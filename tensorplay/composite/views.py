@@ -14,7 +14,7 @@ from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 def make_view(self, sizes, strides, offset):
     src = self._impl
     impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
-                      version=src.version, inference=src.inference)
+                      src.version, src.inference)
     impl.base = src.base if src.base is not None else src
     return wrap(impl)
 
