@@ -37,7 +37,9 @@ def written(op, self, target):
 def array_as(t, dtype):
     """The tensor's data as `dtype` (a view when it already is, a converted copy otherwise)."""
     impl = t._impl
-    a = impl.array()
+    a = impl._array     # the cached view, as impl.array() would return it
+    if a is None:
+        a = impl.array()
     return a if impl.dtype is dtype else a.astype(dtype.np)
 
 

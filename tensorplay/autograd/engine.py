@@ -243,9 +243,10 @@ class _Task:
         _call_tensor_hooks(node, grads)
         if node._retains_grad:
             _retain_grads(node, grads)
-        for i, nr in self.captures.get(node, ()):
-            self.captured[i] = grads[nr] if nr < len(grads) else None
-        if not self.should_execute(node) or all(g is None for g in grads):
+        if self.captures:
+            for i, nr in self.captures.get(node, ()):
+                self.captured[i] = grads[nr] if nr < len(grads) else None
+        if not self.should_execute(node) or _all_none(grads):
             return None
         if node._pre_hooks:
             for hook in list(node._pre_hooks.values()):
@@ -271,6 +272,13 @@ class _Task:
         if not self.retain_graph:
             node.release_saved()
         return outs
+
+
+def _all_none(grads):
+    for g in grads:     # a plain loop: `all(...)` of a generator costs a frame per node
+        if g is not None:
+            return False
+    return True
 
 
 def _call_tensor_hooks(node, grads):
