@@ -8,7 +8,7 @@ a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
-    any_requires_grad, check_inplace, collect_next_edges, rebase_history,
+    any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
@@ -68,7 +68,7 @@ def add_Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = AddBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -83,7 +83,7 @@ def add__Tensor(ks, self, other, alpha):
         return ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'add_.Tensor')
     node = AddBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -97,7 +97,7 @@ def sub_Tensor(ks, self, other, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = SubBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -112,7 +112,7 @@ def sub__Tensor(ks, self, other, alpha):
         return ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'sub_.Tensor')
     node = SubBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -126,7 +126,7 @@ def mul_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MulBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -142,7 +142,7 @@ def mul__Tensor(ks, self, other):
         return ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'mul_.Tensor')
     node = MulBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -157,7 +157,7 @@ def div_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = DivBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -173,7 +173,7 @@ def div__Tensor(ks, self, other):
         return ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'div_.Tensor')
     node = DivBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -188,7 +188,7 @@ def pow_Tensor_Tensor(ks, self, exponent):
     if not (grad_state.enabled and (self._impl.requires_grad or exponent._impl.requires_grad)):
         return ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     node = PowBackward0()
-    node.set_next_edges(collect_next_edges(self, exponent))
+    node.next_functions = (impl_edge(self._impl), impl_edge(exponent._impl))
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -204,7 +204,7 @@ def maximum(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MaximumBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -219,7 +219,7 @@ def minimum(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MinimumBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -234,7 +234,7 @@ def xlogy_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = XlogyBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -249,7 +249,7 @@ def where_self(ks, condition, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     node = WhereBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -263,7 +263,7 @@ def neg(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     node = NegBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -274,7 +274,7 @@ def abs(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AbsBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -286,7 +286,7 @@ def sign(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SignBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -297,7 +297,7 @@ def exp(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ExpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -309,7 +309,7 @@ def log(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     node = LogBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -321,7 +321,7 @@ def sqrt(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -333,7 +333,7 @@ def sin(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -345,7 +345,7 @@ def cos(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -357,7 +357,7 @@ def tanh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -369,7 +369,7 @@ def sigmoid(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -381,7 +381,7 @@ def relu(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -394,7 +394,7 @@ def relu_(ks, self):
         return ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'relu_')
     node = ReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -406,7 +406,7 @@ def sum(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = SumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
@@ -418,7 +418,7 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = SumBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -432,7 +432,7 @@ def mean(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = MeanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -445,7 +445,7 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = MeanBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -459,7 +459,7 @@ def max(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -472,7 +472,7 @@ def max_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MaxBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -487,7 +487,7 @@ def min(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -500,7 +500,7 @@ def min_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MinBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -515,7 +515,7 @@ def mm(ks, self, mat2):
     if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
         return ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = MmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
@@ -528,7 +528,7 @@ def bmm(ks, self, mat2):
     if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
         return ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = BmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
@@ -542,7 +542,7 @@ def copy_(ks, self, src, non_blocking):
         return ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     check_inplace(self, 'copy_')
     node = CopyBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -556,7 +556,7 @@ def fill__Scalar(ks, self, value):
         return ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     rebase_history(self, node)
@@ -567,7 +567,7 @@ def clone(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CloneBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -578,7 +578,7 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     node = ToCopyBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -591,7 +591,7 @@ def view(ks, self, size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     node = ViewBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
@@ -603,7 +603,7 @@ def as_strided(ks, self, size, stride, storage_offset):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     node = AsStridedBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
@@ -618,7 +618,7 @@ def transpose_int(ks, self, dim0, dim1):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     node = TransposeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -631,7 +631,7 @@ def permute(ks, self, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = PermuteBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
@@ -643,7 +643,7 @@ def expand(ks, self, size, implicit):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     node = ExpandBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
@@ -655,7 +655,7 @@ def squeeze(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -667,7 +667,7 @@ def squeeze_dim(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = SqueezeBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -679,7 +679,7 @@ def unsqueeze(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = UnsqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -691,7 +691,7 @@ def select_int(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = SelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
@@ -705,7 +705,7 @@ def slice_Tensor(ks, self, dim, start, end, step):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     node = SliceBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.start_ = start
     node.end_ = end
@@ -721,7 +721,7 @@ def reciprocal(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReciprocalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -734,7 +734,7 @@ def reciprocal_(ks, self):
         return ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -746,7 +746,7 @@ def rsqrt(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RsqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -759,7 +759,7 @@ def rsqrt_(ks, self):
         return ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -771,7 +771,7 @@ def exp2(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Exp2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -784,7 +784,7 @@ def exp2_(ks, self):
         return ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp2_')
     node = Exp2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -796,7 +796,7 @@ def expm1(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Expm1Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -809,7 +809,7 @@ def expm1_(ks, self):
         return ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'expm1_')
     node = Expm1Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -821,7 +821,7 @@ def log2(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -834,7 +834,7 @@ def log2_(ks, self):
         return ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log2_')
     node = Log2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -846,7 +846,7 @@ def log10(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log10Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -859,7 +859,7 @@ def log10_(ks, self):
         return ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log10_')
     node = Log10Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -871,7 +871,7 @@ def log1p(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log1pBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -884,7 +884,7 @@ def log1p_(ks, self):
         return ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log1p_')
     node = Log1pBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -896,7 +896,7 @@ def tan(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -909,7 +909,7 @@ def tan_(ks, self):
         return ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tan_')
     node = TanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -921,7 +921,7 @@ def asin(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AsinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -934,7 +934,7 @@ def asin_(ks, self):
         return ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'asin_')
     node = AsinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -946,7 +946,7 @@ def acos(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AcosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -959,7 +959,7 @@ def acos_(ks, self):
         return ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'acos_')
     node = AcosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -971,7 +971,7 @@ def atan(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AtanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -984,7 +984,7 @@ def atan_(ks, self):
         return ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'atan_')
     node = AtanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -996,7 +996,7 @@ def sinh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1009,7 +1009,7 @@ def sinh_(ks, self):
         return ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sinh_')
     node = SinhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1021,7 +1021,7 @@ def cosh(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CoshBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1034,7 +1034,7 @@ def cosh_(ks, self):
         return ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cosh_')
     node = CoshBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1046,7 +1046,7 @@ def erf(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1059,7 +1059,7 @@ def erf_(ks, self):
         return ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erf_')
     node = ErfBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1071,7 +1071,7 @@ def erfc(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfcBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1084,7 +1084,7 @@ def erfc_(ks, self):
         return ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erfc_')
     node = ErfcBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1096,7 +1096,7 @@ def logit(ks, self, eps):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     node = LogitBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1110,7 +1110,7 @@ def logit_(ks, self, eps):
         return ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     check_inplace(self, 'logit_')
     node = LogitBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1123,7 +1123,7 @@ def floor(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FloorBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1135,7 +1135,7 @@ def floor_(ks, self):
         return ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'floor_')
     node = FloorBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1146,7 +1146,7 @@ def ceil(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CeilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1158,7 +1158,7 @@ def ceil_(ks, self):
         return ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'ceil_')
     node = CeilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1169,7 +1169,7 @@ def trunc(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TruncBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1181,7 +1181,7 @@ def trunc_(ks, self):
         return ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'trunc_')
     node = TruncBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1192,7 +1192,7 @@ def round(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RoundBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1203,7 +1203,7 @@ def round_decimals(ks, self, decimals):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     node = RoundBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     set_history(result, node)
@@ -1215,7 +1215,7 @@ def round_(ks, self):
         return ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'round_')
     node = RoundBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1227,7 +1227,7 @@ def round__decimals(ks, self, decimals):
         return ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     rebase_history(self, node)
@@ -1238,7 +1238,7 @@ def frac(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FracBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1250,7 +1250,7 @@ def frac_(ks, self):
         return ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'frac_')
     node = FracBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1261,7 +1261,7 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     node = DivBackward1()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -1278,7 +1278,7 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
         return ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     check_inplace(self, 'div_.Tensor_mode')
     node = DivBackward1()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -1294,7 +1294,7 @@ def floor_divide(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FloorDivideBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
@@ -1306,7 +1306,7 @@ def floor_divide__Tensor(ks, self, other):
         return ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'floor_divide_.Tensor')
     node = FloorDivideBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
@@ -1317,7 +1317,7 @@ def remainder_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = RemainderBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1333,7 +1333,7 @@ def remainder__Tensor(ks, self, other):
         return ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'remainder_.Tensor')
     node = RemainderBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -1348,7 +1348,7 @@ def fmod_Tensor(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FmodBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1364,7 +1364,7 @@ def fmod__Tensor(ks, self, other):
         return ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'fmod_.Tensor')
     node = FmodBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -1379,7 +1379,7 @@ def atan2(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = Atan2Backward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1395,7 +1395,7 @@ def atan2_(ks, self, other):
         return ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'atan2_')
     node = Atan2Backward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -1410,7 +1410,7 @@ def hypot(ks, self, other):
     if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
         return ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = HypotBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1427,7 +1427,7 @@ def hypot_(ks, self, other):
         return ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'hypot_')
     node = HypotBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
@@ -1443,7 +1443,7 @@ def clamp(ks, self, min, max):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_ = min
     node.max_ = max
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1459,7 +1459,7 @@ def clamp_Tensor(ks, self, min, max):
             or (max is not None and max._impl.requires_grad)))):
         return ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward1()
-    node.set_next_edges(collect_next_edges(self, min, max))
+    node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -1477,7 +1477,7 @@ def clamp_(ks, self, min, max):
         return ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_')
     node = ClampBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -1494,7 +1494,7 @@ def clamp__Tensor(ks, self, min, max):
         return ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1()
-    node.set_next_edges(collect_next_edges(self, min, max))
+    node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -1511,7 +1511,7 @@ def lerp_Scalar(ks, self, end, weight):
     if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
         return ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward0()
-    node.set_next_edges(collect_next_edges(self, end))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -1527,7 +1527,7 @@ def lerp_Tensor(ks, self, end, weight):
             or weight._impl.requires_grad))):
         return ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward1()
-    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -1548,7 +1548,7 @@ def lerp__Scalar(ks, self, end, weight):
         return ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Scalar')
     node = LerpBackward0()
-    node.set_next_edges(collect_next_edges(self, end))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -1565,7 +1565,7 @@ def lerp__Tensor(ks, self, end, weight):
         return ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Tensor')
     node = LerpBackward1()
-    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -1589,7 +1589,9 @@ def addcmul(ks, self, tensor1, tensor2, value):
             or tensor2._impl.requires_grad))):
         return ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcmulBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1613,7 +1615,9 @@ def addcmul_(ks, self, tensor1, tensor2, value):
         return ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
     node = AddcmulBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1636,7 +1640,9 @@ def addcdiv(ks, self, tensor1, tensor2, value):
             or tensor2._impl.requires_grad))):
         return ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcdivBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1661,7 +1667,9 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
         return ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
     node = AddcdivBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1683,7 +1691,7 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     node = NanToNumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
@@ -1696,7 +1704,7 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
         return ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
     node = NanToNumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
@@ -1709,7 +1717,7 @@ def exp_(ks, self):
         return ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp_')
     node = ExpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1722,7 +1730,7 @@ def log_(ks, self):
         return ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log_')
     node = LogBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1735,7 +1743,7 @@ def sqrt_(ks, self):
         return ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1748,7 +1756,7 @@ def sin_(ks, self):
         return ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sin_')
     node = SinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1761,7 +1769,7 @@ def cos_(ks, self):
         return ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cos_')
     node = CosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1774,7 +1782,7 @@ def tanh_(ks, self):
         return ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tanh_')
     node = TanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1787,7 +1795,7 @@ def sigmoid_(ks, self):
         return ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1800,7 +1808,7 @@ def neg_(ks, self):
         return ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'neg_')
     node = NegBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1812,7 +1820,7 @@ def abs_(ks, self):
         return ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'abs_')
     node = AbsBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1824,7 +1832,7 @@ def leaky_relu(ks, self, negative_slope):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     node = LeakyReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1838,7 +1846,7 @@ def leaky_relu_(ks, self, negative_slope):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
     node = LeakyReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1851,7 +1859,7 @@ def elu(ks, self, alpha, scale, input_scale):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     node = EluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -1867,7 +1875,7 @@ def elu_(ks, self, alpha, scale, input_scale):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
     node = EluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -1882,7 +1890,7 @@ def gelu(ks, self, approximate):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     node = GeluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1896,7 +1904,7 @@ def gelu_(ks, self, approximate):
         return ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     check_inplace(self, 'gelu_')
     node = GeluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1909,7 +1917,7 @@ def silu(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SiluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1922,7 +1930,7 @@ def silu_(ks, self):
         return ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'silu_')
     node = SiluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1934,7 +1942,7 @@ def gelu_backward(ks, grad_output, self, approximate):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
         return ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     node = GeluBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
@@ -1952,7 +1960,7 @@ def silu_backward(ks, grad_output, self):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
         return ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = SiluBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1969,7 +1977,7 @@ def mish(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1982,7 +1990,7 @@ def mish_(ks, self):
         return ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'mish_')
     node = MishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1994,7 +2002,7 @@ def softplus(ks, self, beta, threshold):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     node = SoftplusBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.beta_ = beta
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2008,7 +2016,7 @@ def hardtanh(ks, self, min_val, max_val):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     node = HardtanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_val_ = min_val
     node.max_val_ = max_val
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2023,7 +2031,7 @@ def hardtanh_(ks, self, min_val, max_val):
         return ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
     node = HardtanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2037,7 +2045,7 @@ def hardsigmoid(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardsigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2050,7 +2058,7 @@ def hardsigmoid_(ks, self):
         return ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardsigmoid_')
     node = HardsigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2062,7 +2070,7 @@ def hardswish(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardswishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2075,7 +2083,7 @@ def hardswish_(ks, self):
         return ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardswish_')
     node = HardswishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2087,7 +2095,7 @@ def threshold(ks, self, threshold, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     node = ThresholdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2100,7 +2108,7 @@ def threshold_backward(ks, grad_output, self, threshold):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
         return ops.threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
     node = ThresholdBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(
@@ -2118,7 +2126,7 @@ def threshold_(ks, self, threshold, value):
         return ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     check_inplace(self, 'threshold_')
     node = ThresholdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2132,7 +2140,7 @@ def normal_(ks, self, mean, std, generator):
         return ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     check_inplace(self, 'normal_')
     node = NormalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     rebase_history(self, node)
@@ -2144,7 +2152,7 @@ def uniform_(ks, self, from_, to, generator):
         return ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     check_inplace(self, 'uniform_')
     node = UniformBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     rebase_history(self, node)
@@ -2156,7 +2164,7 @@ def exponential_(ks, self, lambd, generator):
         return ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     rebase_history(self, node)
@@ -2167,7 +2175,7 @@ def bernoulli(ks, self, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     node = BernoulliBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     set_history(result, node)
@@ -2178,7 +2186,7 @@ def bernoulli_p(ks, self, p, generator):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     node = BernoulliBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     set_history(result, node)
@@ -2190,7 +2198,7 @@ def bernoulli__float(ks, self, p, generator):
         return ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
@@ -2202,7 +2210,7 @@ def bernoulli__Tensor(ks, self, p, generator):
         return ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
@@ -2213,7 +2221,7 @@ def clamp_max_Tensor(ks, self, max):
     if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
         return ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     node = ClampMaxBackward0()
-    node.set_next_edges(collect_next_edges(self, max))
+    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2229,7 +2237,7 @@ def clamp_max__Tensor(ks, self, max):
         return ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     check_inplace(self, 'clamp_max_.Tensor')
     node = ClampMaxBackward0()
-    node.set_next_edges(collect_next_edges(self, max))
+    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2244,7 +2252,7 @@ def prod(ks, self, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = ProdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2258,7 +2266,7 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = ProdBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
@@ -2274,7 +2282,7 @@ def amax(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2289,7 +2297,7 @@ def amin(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AminBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2304,7 +2312,7 @@ def var_correction(ks, self, dim, correction, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = VarBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -2319,7 +2327,7 @@ def std_correction(ks, self, dim, correction, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = StdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -2335,7 +2343,7 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
     node = NormBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -2353,7 +2361,7 @@ def logsumexp(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = LogsumexpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2368,7 +2376,7 @@ def cumsum(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumsumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2382,7 +2390,7 @@ def cumsum_(ks, self, dim, dtype):
         return ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumsum_')
     node = CumsumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2395,7 +2403,7 @@ def cumprod(ks, self, dim, dtype):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumprodBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2411,7 +2419,7 @@ def cumprod_(ks, self, dim, dtype):
         return ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumprod_')
     node = CumprodBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2426,7 +2434,7 @@ def cummax(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CummaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2440,7 +2448,7 @@ def cummin(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CumminBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2454,7 +2462,7 @@ def median(ks, self):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MedianBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2467,7 +2475,7 @@ def median_dim(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MedianBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2482,7 +2490,7 @@ def mode(ks, self, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = ModeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2497,7 +2505,7 @@ def kthvalue(ks, self, k, dim, keepdim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     node = KthvalueBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2512,7 +2520,7 @@ def topk(ks, self, k, dim, largest, sorted):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     node = TopkBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2526,7 +2534,7 @@ def sort(ks, self, dim, descending):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     node = SortBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2540,7 +2548,7 @@ def sort_stable(ks, self, stable, dim, descending):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     node = SortBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2554,7 +2562,7 @@ def _gather_along(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = GatherAlongBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2568,7 +2576,7 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     node = ScatterAddAlongBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -2581,7 +2589,7 @@ def flip(ks, self, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = FlipBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
@@ -2593,7 +2601,7 @@ def mv(ks, self, vec):
     if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
         return ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     node = MvBackward0()
-    node.set_next_edges(collect_next_edges(self, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
@@ -2606,7 +2614,7 @@ def dot(ks, self, tensor):
     if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
         return ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     node = DotBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor))
+    node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
@@ -2621,7 +2629,7 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
             or mat2._impl.requires_grad))):
         return ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     node = AddmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2640,7 +2648,7 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
         return ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     check_inplace(self, 'addmm_')
     node = AddmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2658,7 +2666,7 @@ def addmv(ks, self, mat, vec, beta, alpha):
             or vec._impl.requires_grad))):
         return ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     node = AddmvBackward0()
-    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2677,7 +2685,7 @@ def addmv_(ks, self, mat, vec, beta, alpha):
         return ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     check_inplace(self, 'addmv_')
     node = AddmvBackward0()
-    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2695,7 +2703,7 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
             or batch2._impl.requires_grad))):
         return ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     node = BaddbmmBackward0()
-    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2718,7 +2726,7 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
         return ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     check_inplace(self, 'baddbmm_')
     node = BaddbmmBackward0()
-    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2740,7 +2748,7 @@ def linear(ks, input, weight, bias):
             or (bias is not None and bias._impl.requires_grad)))):
         return ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     node = LinearBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
@@ -2754,7 +2762,7 @@ def einsum(ks, equation, tensors):
     if not (grad_state.enabled and (any_requires_grad(tensors))):
         return ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     node = EinsumBackward0()
-    node.set_next_edges(collect_next_edges(tensors))
+    node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2768,7 +2776,7 @@ def tril(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TrilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2781,7 +2789,7 @@ def tril_(ks, self, diagonal):
         return ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'tril_')
     node = TrilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2793,7 +2801,7 @@ def triu(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TriuBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2806,7 +2814,7 @@ def triu_(ks, self, diagonal):
         return ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'triu_')
     node = TriuBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2818,7 +2826,7 @@ def diag(ks, self, diagonal):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = DiagBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2831,7 +2839,7 @@ def diagonal(ks, self, offset, dim1, dim2):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     node = DiagonalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.offset_ = offset
     node.dim1_ = dim1
     node.dim2_ = dim2
@@ -2846,7 +2854,7 @@ def cat(ks, tensors, dim):
     if not (grad_state.enabled and (any_requires_grad(tensors))):
         return ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     node = CatBackward0()
-    node.set_next_edges(collect_next_edges(tensors))
+    node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2860,7 +2868,7 @@ def roll(ks, self, shifts, dims):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     node = RollBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.shifts_ = shifts
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2873,7 +2881,7 @@ def repeat(ks, self, repeats):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     node = RepeatBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2888,7 +2896,7 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
     node = RepeatInterleaveBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2906,7 +2914,7 @@ def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
     node = RepeatInterleaveBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2922,7 +2930,7 @@ def gather(ks, self, dim, index, sparse_grad):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     node = GatherBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2936,7 +2944,7 @@ def scatter_src(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
         return ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2950,7 +2958,7 @@ def scatter_value(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = ScatterBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -2963,7 +2971,7 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
         return ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     node = ScatterBackward2()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     set_history(result, node)
@@ -2976,7 +2984,7 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
     node = ScatterBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -2990,7 +2998,7 @@ def scatter__src(ks, self, dim, index, src):
         return ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_.src')
     node = ScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3005,7 +3013,7 @@ def scatter__value(ks, self, dim, index, value):
         return ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
     node = ScatterBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3019,7 +3027,7 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
         return ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     check_inplace(self, 'scatter_.reduce')
     node = ScatterBackward2()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     rebase_history(self, node)
@@ -3033,7 +3041,7 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
         )
     check_inplace(self, 'scatter_.value_reduce')
     node = ScatterBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter__value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -3046,7 +3054,7 @@ def scatter_add(ks, self, dim, index, src):
     if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
         return ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterAddBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3061,7 +3069,7 @@ def scatter_add_(ks, self, dim, index, src):
         return ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_add_')
     node = ScatterAddBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3077,7 +3085,7 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
     node = ScatterReduceBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -3100,7 +3108,7 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
         )
     check_inplace(self, 'scatter_reduce_.two')
     node = ScatterReduceBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -3120,7 +3128,7 @@ def index_select(ks, self, dim, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = IndexSelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3134,7 +3142,7 @@ def index_add(ks, self, dim, index, source, alpha):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
         return ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     node = IndexAddBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
@@ -3150,7 +3158,7 @@ def index_add_(ks, self, dim, index, source, alpha):
         return ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     check_inplace(self, 'index_add_')
     node = IndexAddBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
@@ -3165,7 +3173,7 @@ def index_copy(ks, self, dim, index, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
         return ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     node = IndexCopyBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3180,7 +3188,7 @@ def index_copy_(ks, self, dim, index, source):
         return ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     check_inplace(self, 'index_copy_')
     node = IndexCopyBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3194,7 +3202,7 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3207,7 +3215,7 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
         return ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3221,7 +3229,7 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
         return ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
     node = IndexFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3235,7 +3243,7 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
         return ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Tensor')
     node = IndexFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3248,7 +3256,7 @@ def masked_fill_Scalar(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3261,7 +3269,7 @@ def masked_fill_Tensor(ks, self, mask, value):
     if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
         return ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3275,7 +3283,7 @@ def masked_fill__Scalar(ks, self, mask, value):
         return ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
     node = MaskedFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3289,7 +3297,7 @@ def masked_fill__Tensor(ks, self, mask, value):
         return ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Tensor')
     node = MaskedFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3302,7 +3310,7 @@ def masked_select(ks, self, mask):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3315,7 +3323,7 @@ def masked_scatter(ks, self, mask, source):
     if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
         return ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     node = MaskedScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3330,7 +3338,7 @@ def masked_scatter_(ks, self, mask, source):
         return ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     check_inplace(self, 'masked_scatter_')
     node = MaskedScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3344,7 +3352,7 @@ def take(ks, self, index):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3357,7 +3365,7 @@ def index_Tensor(ks, self, indices):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     node = IndexBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.indices_ = SavedVariableList(indices, is_output=False)
@@ -3370,7 +3378,7 @@ def index_put(ks, self, indices, values, accumulate):
     if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
         return ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     node = IndexPutBackward0()
-    node.set_next_edges(collect_next_edges(self, values))
+    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3385,7 +3393,7 @@ def index_put_(ks, self, indices, values, accumulate):
         return ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     check_inplace(self, 'index_put_')
     node = IndexPutBackward0()
-    node.set_next_edges(collect_next_edges(self, values))
+    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3406,7 +3414,7 @@ def convolution(
             output_padding, groups,
         )
     node = ConvolutionBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
@@ -3437,7 +3445,9 @@ def convolution_backward(
             transposed, output_padding, groups, output_mask,
         )
     node = ConvolutionBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, input, weight))
+    node.next_functions = (
+        impl_edge(grad_output._impl), impl_edge(input._impl), impl_edge(weight._impl),
+    )
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
@@ -3463,7 +3473,7 @@ def constant_pad_nd(ks, self, pad, value):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     node = ConstantPadNdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
@@ -3475,7 +3485,7 @@ def _pad_nd(ks, self, pad, mode):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     node = PadNdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
@@ -3491,7 +3501,7 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
             ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
         )
     node = PadNdBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.pad_ = pad
     node.mode_ = mode
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3508,7 +3518,7 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
         )
     node = MaxPool2dWithIndicesBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3533,7 +3543,7 @@ def max_pool2d_with_indices_backward(
             ceil_mode, indices,
         )
     node = MaxPool2dWithIndicesBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3560,7 +3570,7 @@ def avg_pool2d(
             divisor_override,
         )
     node = AvgPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3587,7 +3597,7 @@ def avg_pool2d_backward(
             count_include_pad, divisor_override,
         )
     node = AvgPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3608,7 +3618,7 @@ def adaptive_avg_pool2d(ks, self, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveAvgPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
@@ -3620,7 +3630,7 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
         return ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = AdaptiveAvgPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
@@ -3633,7 +3643,7 @@ def adaptive_max_pool2d(ks, self, output_size):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveMaxPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
@@ -3648,7 +3658,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
     node = AdaptiveMaxPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.indices_ = SavedVariable(
@@ -3667,7 +3677,7 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
             ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
         )
     node = UpsampleNearest2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -3686,7 +3696,7 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
         )
     node = UpsampleNearest2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -3704,7 +3714,7 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
             ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
         )
     node = UpsampleBilinear2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -3727,7 +3737,7 @@ def upsample_bilinear2d_backward(
             scales_w,
         )
     node = UpsampleBilinear2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -3747,7 +3757,7 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
             ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
         )
     node = Im2colBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -3767,7 +3777,7 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
             ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
         )
     node = Col2imBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -3784,7 +3794,7 @@ def _softmax(ks, self, dim, half_to_float):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = SoftmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3798,7 +3808,7 @@ def _log_softmax(ks, self, dim, half_to_float):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = LogSoftmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3814,7 +3824,7 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
         )
     node = SoftmaxBackwardDataBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
@@ -3837,7 +3847,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
         )
     node = LogSoftmaxBackwardDataBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, log_probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(log_probs._impl))
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3858,7 +3868,7 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
     node = NllLossForwardBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3880,7 +3890,7 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
             total_weight,
         )
     node = NllLossBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3904,7 +3914,7 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
             ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
         )
     node = BinaryCrossEntropyWithLogitsBackward0()
-    node.set_next_edges(collect_next_edges(self, target))
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -3927,7 +3937,7 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
             eps,
         )
     node = NativeBatchNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3952,7 +3962,7 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
         )
     node = NativeLayerNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3976,7 +3986,7 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
     node = NativeGroupNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.N_ = N
     node.C_ = C
     node.HxW_ = HxW
@@ -4002,7 +4012,7 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
         )
     node = FusedRmsNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight))
+    node.next_functions = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4030,7 +4040,7 @@ def native_layer_norm_backward(
             output_mask,
         )
     node = NativeLayerNormBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
+    node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.native_layer_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
@@ -4049,7 +4059,7 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
         )
     node = FusedRmsNormBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_out, input, rstd, weight))
+    node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
@@ -4062,7 +4072,7 @@ def native_dropout(ks, input, p, train, generator):
     if not (grad_state.enabled and (input._impl.requires_grad)):
         return ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     node = NativeDropoutBackward0()
-    node.set_next_edges(collect_next_edges(input))
+    node.next_functions = (impl_edge(input._impl),)
     node.p_ = p
     node.train_ = train
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4078,7 +4088,7 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
             ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
     node = EmbeddingBackward0()
-    node.set_next_edges(collect_next_edges(weight))
+    node.next_functions = (impl_edge(weight._impl),)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
@@ -4099,7 +4109,7 @@ def embedding_dense_backward(
             ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
         )
     node = EmbeddingDenseBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4117,7 +4127,7 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
     node = CrossEntropyForwardBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4142,7 +4152,7 @@ def _cross_entropy_backward(
             total_weight,
         )
     node = CrossEntropyBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4166,7 +4176,9 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
             or w_hh._impl.requires_grad))):
         return ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     node = LstmSequenceBackward0()
-    node.set_next_edges(collect_next_edges(gi, h0, c0, w_hh))
+    node.next_functions = (
+        impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
+    )
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     set_history(result, node)
@@ -4186,8 +4198,10 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
             ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
         )
     node = LstmSequenceBackwardBackward0()
-    node.set_next_edges(
-        collect_next_edges(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace),
+    node.next_functions = (
+        impl_edge(grad_output._impl), impl_edge(grad_hn._impl), impl_edge(grad_cn._impl),
+        impl_edge(output._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
+        impl_edge(workspace._impl),
     )
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._lstm_sequence_backward.redispatch(
@@ -4212,7 +4226,7 @@ def _fused_adam_(
         )
     check_inplace(self, '_fused_adam_')
     node = FusedAdamBackward0()
-    node.set_next_edges(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_adam_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
@@ -4235,7 +4249,7 @@ def _fused_sgd_(
         )
     check_inplace(self, '_fused_sgd_')
     node = FusedSgdBackward0()
-    node.set_next_edges(collect_next_edges(self, grad, momentum_buffer))
+    node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_sgd_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
@@ -4250,7 +4264,7 @@ def unsqueeze_(ks, self, dim):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'unsqueeze_')
     node = UnsqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4263,7 +4277,7 @@ def squeeze_(ks, self):
         return ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'squeeze_')
     node = SqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -4276,7 +4290,7 @@ def squeeze__dim(ks, self, dim):
         return ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'squeeze_.dim')
     node = SqueezeBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4289,7 +4303,7 @@ def transpose__int(ks, self, dim0, dim1):
         return ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     check_inplace(self, 'transpose_.int')
     node = TransposeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
     with ExcludeKeys(AUTOGRAD_MASK):

@@ -52,14 +52,14 @@ class ExcludeKeys:
     __slots__ = ("mask", "prev")
 
     def __init__(self, mask):
-        self.mask = int(mask)
+        self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
         included, self.prev = local_keys.masks
         local_keys.masks = (included, self.prev | self.mask)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, traceback):
         # only our half: a change to the included mask made inside the block stays
         local_keys.masks = (local_keys.masks[0], self.prev)
 
@@ -70,12 +70,12 @@ class IncludeKeys:
     __slots__ = ("mask", "prev")
 
     def __init__(self, mask):
-        self.mask = int(mask)
+        self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
         self.prev, excluded = local_keys.masks
         local_keys.masks = (self.prev | self.mask, excluded)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, traceback):
         local_keys.masks = (self.prev, local_keys.masks[1])
