@@ -290,9 +290,11 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
     return f"{name}._impl.requires_grad"
 
 
+# The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
+# while grad_state is thread-local (a slower read), and most calls need no graph.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
-    if not (grad_state.enabled and ($needs)):
+    if not (($needs) and grad_state.enabled):
         return $call
     $check_inplace
     node = $node()

@@ -21,6 +21,12 @@ def make_view(self, sizes, strides, offset):
 
 def infer_size(op, shape, numel, arg="size"):
     """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
+    if -1 not in shape and min(shape, default=0) >= 0:
+        # nothing to infer (the usual case): only the element count can be wrong
+        if numel_of(shape) != numel:
+            raise ShapeError(f"{op}(): shape {fmt_shape(shape)} (argument '{arg}') is invalid "
+                             f"for input of size {numel}", op=op, arg=arg)
+        return tuple(shape)
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -47,6 +53,10 @@ def view_strides(old_sizes, old_strides, new_sizes):
     if numel_of(old_sizes) == 0 or not old_sizes:
         # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
         # the loop below would find no dim of the old shape to take strides from.
+        return contiguous_strides(new_sizes)
+    if tuple(old_strides) == contiguous_strides(old_sizes):
+        # Row-major memory: the loop below always finds the row-major strides of the new
+        # sizes (checked against it on every shape of up to 4 dims and 36 elements).
         return contiguous_strides(new_sizes)
     new_strides = [0] * len(new_sizes)
     view_d = len(new_sizes) - 1
