@@ -260,7 +260,7 @@ def where_self(ks, condition, self, other):
 
 
 def neg(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -271,7 +271,7 @@ def neg(ks, self):
 
 
 def abs(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AbsBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -283,7 +283,7 @@ def abs(ks, self):
 
 
 def sign(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SignBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -294,7 +294,7 @@ def sign(ks, self):
 
 
 def exp(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -306,7 +306,7 @@ def exp(ks, self):
 
 
 def log(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     node = LogBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -318,7 +318,7 @@ def log(ks, self):
 
 
 def sqrt(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -330,7 +330,7 @@ def sqrt(ks, self):
 
 
 def sin(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -342,7 +342,7 @@ def sin(ks, self):
 
 
 def cos(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CosBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -354,7 +354,7 @@ def cos(ks, self):
 
 
 def tanh(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -366,7 +366,7 @@ def tanh(ks, self):
 
 
 def sigmoid(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -378,7 +378,7 @@ def sigmoid(ks, self):
 
 
 def relu(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -390,7 +390,7 @@ def relu(ks, self):
 
 
 def relu_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'relu_')
     node = ReluBackward0()
@@ -403,7 +403,7 @@ def relu_(ks, self):
 
 
 def sum(ks, self, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = SumBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -415,7 +415,7 @@ def sum(ks, self, dtype):
 
 
 def sum_dim_IntList(ks, self, dim, keepdim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = SumBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -429,7 +429,7 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
 
 
 def mean(ks, self, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = MeanBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -442,7 +442,7 @@ def mean(ks, self, dtype):
 
 
 def mean_dim(ks, self, dim, keepdim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = MeanBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -456,7 +456,7 @@ def mean_dim(ks, self, dim, keepdim, dtype):
 
 
 def max(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -469,7 +469,7 @@ def max(ks, self):
 
 
 def max_dim(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MaxBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -484,7 +484,7 @@ def max_dim(ks, self, dim, keepdim):
 
 
 def min(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MinBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -497,7 +497,7 @@ def min(ks, self):
 
 
 def min_dim(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MinBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -552,7 +552,7 @@ def copy_(ks, self, src, non_blocking):
 
 
 def fill__Scalar(ks, self, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0()
@@ -564,7 +564,7 @@ def fill__Scalar(ks, self, value):
 
 
 def clone(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CloneBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -575,7 +575,7 @@ def clone(ks, self):
 
 
 def _to_copy(ks, self, dtype, device, non_blocking):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     node = ToCopyBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -588,7 +588,7 @@ def _to_copy(ks, self, dtype, device, non_blocking):
 
 
 def view(ks, self, size):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     node = ViewBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -600,7 +600,7 @@ def view(ks, self, size):
 
 
 def as_strided(ks, self, size, stride, storage_offset):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     node = AsStridedBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -615,7 +615,7 @@ def as_strided(ks, self, size, stride, storage_offset):
 
 
 def transpose_int(ks, self, dim0, dim1):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     node = TransposeBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -628,7 +628,7 @@ def transpose_int(ks, self, dim0, dim1):
 
 
 def permute(ks, self, dims):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = PermuteBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -640,7 +640,7 @@ def permute(ks, self, dims):
 
 
 def expand(ks, self, size, implicit):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     node = ExpandBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -652,7 +652,7 @@ def expand(ks, self, size, implicit):
 
 
 def squeeze(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -664,7 +664,7 @@ def squeeze(ks, self):
 
 
 def squeeze_dim(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = SqueezeBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -676,7 +676,7 @@ def squeeze_dim(ks, self, dim):
 
 
 def unsqueeze(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = UnsqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -688,7 +688,7 @@ def unsqueeze(ks, self, dim):
 
 
 def select_int(ks, self, dim, index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = SelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -702,7 +702,7 @@ def select_int(ks, self, dim, index):
 
 
 def slice_Tensor(ks, self, dim, start, end, step):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     node = SliceBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -718,7 +718,7 @@ def slice_Tensor(ks, self, dim, start, end, step):
 
 
 def reciprocal(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -730,7 +730,7 @@ def reciprocal(ks, self):
 
 
 def reciprocal_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0()
@@ -743,7 +743,7 @@ def reciprocal_(ks, self):
 
 
 def rsqrt(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -755,7 +755,7 @@ def rsqrt(ks, self):
 
 
 def rsqrt_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0()
@@ -768,7 +768,7 @@ def rsqrt_(ks, self):
 
 
 def exp2(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -780,7 +780,7 @@ def exp2(ks, self):
 
 
 def exp2_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp2_')
     node = Exp2Backward0()
@@ -793,7 +793,7 @@ def exp2_(ks, self):
 
 
 def expm1(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -805,7 +805,7 @@ def expm1(ks, self):
 
 
 def expm1_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'expm1_')
     node = Expm1Backward0()
@@ -818,7 +818,7 @@ def expm1_(ks, self):
 
 
 def log2(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log2Backward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -830,7 +830,7 @@ def log2(ks, self):
 
 
 def log2_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log2_')
     node = Log2Backward0()
@@ -843,7 +843,7 @@ def log2_(ks, self):
 
 
 def log10(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log10Backward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -855,7 +855,7 @@ def log10(ks, self):
 
 
 def log10_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log10_')
     node = Log10Backward0()
@@ -868,7 +868,7 @@ def log10_(ks, self):
 
 
 def log1p(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log1pBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -880,7 +880,7 @@ def log1p(ks, self):
 
 
 def log1p_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log1p_')
     node = Log1pBackward0()
@@ -893,7 +893,7 @@ def log1p_(ks, self):
 
 
 def tan(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -905,7 +905,7 @@ def tan(ks, self):
 
 
 def tan_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tan_')
     node = TanBackward0()
@@ -918,7 +918,7 @@ def tan_(ks, self):
 
 
 def asin(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AsinBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -930,7 +930,7 @@ def asin(ks, self):
 
 
 def asin_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'asin_')
     node = AsinBackward0()
@@ -943,7 +943,7 @@ def asin_(ks, self):
 
 
 def acos(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AcosBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -955,7 +955,7 @@ def acos(ks, self):
 
 
 def acos_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'acos_')
     node = AcosBackward0()
@@ -968,7 +968,7 @@ def acos_(ks, self):
 
 
 def atan(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AtanBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -980,7 +980,7 @@ def atan(ks, self):
 
 
 def atan_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'atan_')
     node = AtanBackward0()
@@ -993,7 +993,7 @@ def atan_(ks, self):
 
 
 def sinh(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinhBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1005,7 +1005,7 @@ def sinh(ks, self):
 
 
 def sinh_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sinh_')
     node = SinhBackward0()
@@ -1018,7 +1018,7 @@ def sinh_(ks, self):
 
 
 def cosh(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CoshBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1030,7 +1030,7 @@ def cosh(ks, self):
 
 
 def cosh_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cosh_')
     node = CoshBackward0()
@@ -1043,7 +1043,7 @@ def cosh_(ks, self):
 
 
 def erf(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1055,7 +1055,7 @@ def erf(ks, self):
 
 
 def erf_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erf_')
     node = ErfBackward0()
@@ -1068,7 +1068,7 @@ def erf_(ks, self):
 
 
 def erfc(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfcBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1080,7 +1080,7 @@ def erfc(ks, self):
 
 
 def erfc_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erfc_')
     node = ErfcBackward0()
@@ -1093,7 +1093,7 @@ def erfc_(ks, self):
 
 
 def logit(ks, self, eps):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     node = LogitBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1106,7 +1106,7 @@ def logit(ks, self, eps):
 
 
 def logit_(ks, self, eps):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     check_inplace(self, 'logit_')
     node = LogitBackward0()
@@ -1120,7 +1120,7 @@ def logit_(ks, self, eps):
 
 
 def floor(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1131,7 +1131,7 @@ def floor(ks, self):
 
 
 def floor_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'floor_')
     node = FloorBackward0()
@@ -1143,7 +1143,7 @@ def floor_(ks, self):
 
 
 def ceil(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1154,7 +1154,7 @@ def ceil(ks, self):
 
 
 def ceil_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'ceil_')
     node = CeilBackward0()
@@ -1166,7 +1166,7 @@ def ceil_(ks, self):
 
 
 def trunc(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1177,7 +1177,7 @@ def trunc(ks, self):
 
 
 def trunc_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'trunc_')
     node = TruncBackward0()
@@ -1189,7 +1189,7 @@ def trunc_(ks, self):
 
 
 def round(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1200,7 +1200,7 @@ def round(ks, self):
 
 
 def round_decimals(ks, self, decimals):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -1211,7 +1211,7 @@ def round_decimals(ks, self, decimals):
 
 
 def round_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'round_')
     node = RoundBackward0()
@@ -1223,7 +1223,7 @@ def round_(ks, self):
 
 
 def round__decimals(ks, self, decimals):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1()
@@ -1235,7 +1235,7 @@ def round__decimals(ks, self, decimals):
 
 
 def frac(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1246,7 +1246,7 @@ def frac(ks, self):
 
 
 def frac_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'frac_')
     node = FracBackward0()
@@ -1440,7 +1440,7 @@ def hypot_(ks, self, other):
 
 
 def clamp(ks, self, min, max):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1454,9 +1454,10 @@ def clamp(ks, self, min, max):
 
 
 def clamp_Tensor(ks, self, min, max):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))) and grad_state.enabled):
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
         return ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward1()
     node.next_functions = tuple(collect_next_edges(self, min, max))
@@ -1473,7 +1474,7 @@ def clamp_Tensor(ks, self, min, max):
 
 
 def clamp_(ks, self, min, max):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_')
     node = ClampBackward0()
@@ -1488,9 +1489,10 @@ def clamp_(ks, self, min, max):
 
 
 def clamp__Tensor(ks, self, min, max):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))) and grad_state.enabled):
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
         return ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1()
@@ -1522,9 +1524,10 @@ def lerp_Scalar(ks, self, end, weight):
 
 
 def lerp_Tensor(ks, self, end, weight):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or end._impl.requires_grad
-            or weight._impl.requires_grad)) and grad_state.enabled):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
@@ -1559,9 +1562,10 @@ def lerp__Scalar(ks, self, end, weight):
 
 
 def lerp__Tensor(ks, self, end, weight):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or end._impl.requires_grad
-            or weight._impl.requires_grad)) and grad_state.enabled):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Tensor')
     node = LerpBackward1()
@@ -1584,9 +1588,10 @@ def lerp__Tensor(ks, self, end, weight):
 
 
 def addcmul(ks, self, tensor1, tensor2, value):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)) and grad_state.enabled):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcmulBackward0()
     node.next_functions = (
@@ -1609,9 +1614,10 @@ def addcmul(ks, self, tensor1, tensor2, value):
 
 
 def addcmul_(ks, self, tensor1, tensor2, value):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)) and grad_state.enabled):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
     node = AddcmulBackward0()
@@ -1635,9 +1641,10 @@ def addcmul_(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv(ks, self, tensor1, tensor2, value):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)) and grad_state.enabled):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcdivBackward0()
     node.next_functions = (
@@ -1661,9 +1668,10 @@ def addcdiv(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv_(ks, self, tensor1, tensor2, value):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)) and grad_state.enabled):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
     node = AddcdivBackward0()
@@ -1688,7 +1696,7 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
 
 
 def nan_to_num(ks, self, nan, posinf, neginf):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     node = NanToNumBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1700,7 +1708,7 @@ def nan_to_num(ks, self, nan, posinf, neginf):
 
 
 def nan_to_num_(ks, self, nan, posinf, neginf):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
     node = NanToNumBackward0()
@@ -1713,7 +1721,7 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
 
 
 def exp_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp_')
     node = ExpBackward0()
@@ -1726,7 +1734,7 @@ def exp_(ks, self):
 
 
 def log_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log_')
     node = LogBackward0()
@@ -1739,7 +1747,7 @@ def log_(ks, self):
 
 
 def sqrt_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0()
@@ -1752,7 +1760,7 @@ def sqrt_(ks, self):
 
 
 def sin_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sin_')
     node = SinBackward0()
@@ -1765,7 +1773,7 @@ def sin_(ks, self):
 
 
 def cos_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cos_')
     node = CosBackward0()
@@ -1778,7 +1786,7 @@ def cos_(ks, self):
 
 
 def tanh_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tanh_')
     node = TanhBackward0()
@@ -1791,7 +1799,7 @@ def tanh_(ks, self):
 
 
 def sigmoid_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0()
@@ -1804,7 +1812,7 @@ def sigmoid_(ks, self):
 
 
 def neg_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'neg_')
     node = NegBackward0()
@@ -1816,7 +1824,7 @@ def neg_(ks, self):
 
 
 def abs_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'abs_')
     node = AbsBackward0()
@@ -1829,7 +1837,7 @@ def abs_(ks, self):
 
 
 def leaky_relu(ks, self, negative_slope):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     node = LeakyReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1842,7 +1850,7 @@ def leaky_relu(ks, self, negative_slope):
 
 
 def leaky_relu_(ks, self, negative_slope):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
     node = LeakyReluBackward0()
@@ -1856,7 +1864,7 @@ def leaky_relu_(ks, self, negative_slope):
 
 
 def elu(ks, self, alpha, scale, input_scale):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     node = EluBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1871,7 +1879,7 @@ def elu(ks, self, alpha, scale, input_scale):
 
 
 def elu_(ks, self, alpha, scale, input_scale):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
     node = EluBackward0()
@@ -1887,7 +1895,7 @@ def elu_(ks, self, alpha, scale, input_scale):
 
 
 def gelu(ks, self, approximate):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     node = GeluBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1900,7 +1908,7 @@ def gelu(ks, self, approximate):
 
 
 def gelu_(ks, self, approximate):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     check_inplace(self, 'gelu_')
     node = GeluBackward0()
@@ -1914,7 +1922,7 @@ def gelu_(ks, self, approximate):
 
 
 def silu(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SiluBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1926,7 +1934,7 @@ def silu(ks, self):
 
 
 def silu_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'silu_')
     node = SiluBackward0()
@@ -1974,7 +1982,7 @@ def silu_backward(ks, grad_output, self):
 
 
 def mish(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MishBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -1986,7 +1994,7 @@ def mish(ks, self):
 
 
 def mish_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'mish_')
     node = MishBackward0()
@@ -1999,7 +2007,7 @@ def mish_(ks, self):
 
 
 def softplus(ks, self, beta, threshold):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     node = SoftplusBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2013,7 +2021,7 @@ def softplus(ks, self, beta, threshold):
 
 
 def hardtanh(ks, self, min_val, max_val):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     node = HardtanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2027,7 +2035,7 @@ def hardtanh(ks, self, min_val, max_val):
 
 
 def hardtanh_(ks, self, min_val, max_val):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
     node = HardtanhBackward0()
@@ -2042,7 +2050,7 @@ def hardtanh_(ks, self, min_val, max_val):
 
 
 def hardsigmoid(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardsigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2054,7 +2062,7 @@ def hardsigmoid(ks, self):
 
 
 def hardsigmoid_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardsigmoid_')
     node = HardsigmoidBackward0()
@@ -2067,7 +2075,7 @@ def hardsigmoid_(ks, self):
 
 
 def hardswish(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardswishBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2079,7 +2087,7 @@ def hardswish(ks, self):
 
 
 def hardswish_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardswish_')
     node = HardswishBackward0()
@@ -2092,7 +2100,7 @@ def hardswish_(ks, self):
 
 
 def threshold(ks, self, threshold, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     node = ThresholdBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2122,7 +2130,7 @@ def threshold_backward(ks, grad_output, self, threshold):
 
 
 def threshold_(ks, self, threshold, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     check_inplace(self, 'threshold_')
     node = ThresholdBackward0()
@@ -2136,7 +2144,7 @@ def threshold_(ks, self, threshold, value):
 
 
 def normal_(ks, self, mean, std, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     check_inplace(self, 'normal_')
     node = NormalBackward0()
@@ -2148,7 +2156,7 @@ def normal_(ks, self, mean, std, generator):
 
 
 def uniform_(ks, self, from_, to, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     check_inplace(self, 'uniform_')
     node = UniformBackward0()
@@ -2160,7 +2168,7 @@ def uniform_(ks, self, from_, to, generator):
 
 
 def exponential_(ks, self, lambd, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0()
@@ -2172,7 +2180,7 @@ def exponential_(ks, self, lambd, generator):
 
 
 def bernoulli(ks, self, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     node = BernoulliBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2183,7 +2191,7 @@ def bernoulli(ks, self, generator):
 
 
 def bernoulli_p(ks, self, p, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     node = BernoulliBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -2194,7 +2202,7 @@ def bernoulli_p(ks, self, p, generator):
 
 
 def bernoulli__float(ks, self, p, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2()
@@ -2206,7 +2214,7 @@ def bernoulli__float(ks, self, p, generator):
 
 
 def bernoulli__Tensor(ks, self, p, generator):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3()
@@ -2249,7 +2257,7 @@ def clamp_max__Tensor(ks, self, max):
 
 
 def prod(ks, self, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = ProdBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2263,7 +2271,7 @@ def prod(ks, self, dtype):
 
 
 def prod_dim_int(ks, self, dim, keepdim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = ProdBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -2279,7 +2287,7 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
 
 
 def amax(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AmaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2294,7 +2302,7 @@ def amax(ks, self, dim, keepdim):
 
 
 def amin(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AminBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2309,7 +2317,7 @@ def amin(ks, self, dim, keepdim):
 
 
 def var_correction(ks, self, dim, correction, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = VarBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2324,7 +2332,7 @@ def var_correction(ks, self, dim, correction, keepdim):
 
 
 def std_correction(ks, self, dim, correction, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = StdBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2340,7 +2348,7 @@ def std_correction(ks, self, dim, correction, keepdim):
 
 
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
     node = NormBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2358,7 +2366,7 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
 
 
 def logsumexp(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = LogsumexpBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2373,7 +2381,7 @@ def logsumexp(ks, self, dim, keepdim):
 
 
 def cumsum(ks, self, dim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2386,7 +2394,7 @@ def cumsum(ks, self, dim, dtype):
 
 
 def cumsum_(ks, self, dim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumsum_')
     node = CumsumBackward0()
@@ -2400,7 +2408,7 @@ def cumsum_(ks, self, dim, dtype):
 
 
 def cumprod(ks, self, dim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumprodBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2415,7 +2423,7 @@ def cumprod(ks, self, dim, dtype):
 
 
 def cumprod_(ks, self, dim, dtype):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumprod_')
     node = CumprodBackward0()
@@ -2431,7 +2439,7 @@ def cumprod_(ks, self, dim, dtype):
 
 
 def cummax(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CummaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2445,7 +2453,7 @@ def cummax(ks, self, dim):
 
 
 def cummin(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CumminBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2459,7 +2467,7 @@ def cummin(ks, self, dim):
 
 
 def median(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MedianBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2472,7 +2480,7 @@ def median(ks, self):
 
 
 def median_dim(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MedianBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -2487,7 +2495,7 @@ def median_dim(ks, self, dim, keepdim):
 
 
 def mode(ks, self, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = ModeBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2502,7 +2510,7 @@ def mode(ks, self, dim, keepdim):
 
 
 def kthvalue(ks, self, k, dim, keepdim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     node = KthvalueBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2517,7 +2525,7 @@ def kthvalue(ks, self, k, dim, keepdim):
 
 
 def topk(ks, self, k, dim, largest, sorted):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     node = TopkBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2531,7 +2539,7 @@ def topk(ks, self, k, dim, largest, sorted):
 
 
 def sort(ks, self, dim, descending):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     node = SortBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2545,7 +2553,7 @@ def sort(ks, self, dim, descending):
 
 
 def sort_stable(ks, self, stable, dim, descending):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     node = SortBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -2559,7 +2567,7 @@ def sort_stable(ks, self, stable, dim, descending):
 
 
 def _gather_along(ks, self, dim, index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = GatherAlongBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2573,7 +2581,7 @@ def _gather_along(ks, self, dim, index):
 
 
 def _scatter_add_along(ks, self, dim, index, sizes):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     node = ScatterAddAlongBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2586,7 +2594,7 @@ def _scatter_add_along(ks, self, dim, index, sizes):
 
 
 def flip(ks, self, dims):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = FlipBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2624,9 +2632,10 @@ def dot(ks, self, tensor):
 
 
 def addmm(ks, self, mat1, mat2, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat1._impl.requires_grad
-            or mat2._impl.requires_grad)) and grad_state.enabled):
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     node = AddmmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
@@ -2642,9 +2651,10 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
 
 
 def addmm_(ks, self, mat1, mat2, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat1._impl.requires_grad
-            or mat2._impl.requires_grad)) and grad_state.enabled):
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     check_inplace(self, 'addmm_')
     node = AddmmBackward0()
@@ -2661,9 +2671,10 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
 
 
 def addmv(ks, self, mat, vec, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat._impl.requires_grad
-            or vec._impl.requires_grad)) and grad_state.enabled):
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     node = AddmvBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
@@ -2679,9 +2690,10 @@ def addmv(ks, self, mat, vec, beta, alpha):
 
 
 def addmv_(ks, self, mat, vec, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat._impl.requires_grad
-            or vec._impl.requires_grad)) and grad_state.enabled):
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     check_inplace(self, 'addmv_')
     node = AddmvBackward0()
@@ -2698,9 +2710,10 @@ def addmv_(ks, self, mat, vec, beta, alpha):
 
 
 def baddbmm(ks, self, batch1, batch2, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or batch1._impl.requires_grad
-            or batch2._impl.requires_grad)) and grad_state.enabled):
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     node = BaddbmmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
@@ -2720,9 +2733,10 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
 
 
 def baddbmm_(ks, self, batch1, batch2, beta, alpha):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or batch1._impl.requires_grad
-            or batch2._impl.requires_grad)) and grad_state.enabled):
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     check_inplace(self, 'baddbmm_')
     node = BaddbmmBackward0()
@@ -2743,9 +2757,10 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
 
 
 def linear(ks, input, weight, bias):
-    if not (((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     node = LinearBackward0()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
@@ -2759,7 +2774,7 @@ def linear(ks, input, weight, bias):
 
 
 def einsum(ks, equation, tensors):
-    if not ((any_requires_grad(tensors)) and grad_state.enabled):
+    if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     node = EinsumBackward0()
     node.next_functions = tuple(collect_next_edges(tensors))
@@ -2773,7 +2788,7 @@ def einsum(ks, equation, tensors):
 
 
 def tril(ks, self, diagonal):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TrilBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2785,7 +2800,7 @@ def tril(ks, self, diagonal):
 
 
 def tril_(ks, self, diagonal):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'tril_')
     node = TrilBackward0()
@@ -2798,7 +2813,7 @@ def tril_(ks, self, diagonal):
 
 
 def triu(ks, self, diagonal):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TriuBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2810,7 +2825,7 @@ def triu(ks, self, diagonal):
 
 
 def triu_(ks, self, diagonal):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'triu_')
     node = TriuBackward0()
@@ -2823,7 +2838,7 @@ def triu_(ks, self, diagonal):
 
 
 def diag(ks, self, diagonal):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = DiagBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2836,7 +2851,7 @@ def diag(ks, self, diagonal):
 
 
 def diagonal(ks, self, offset, dim1, dim2):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     node = DiagonalBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2851,7 +2866,7 @@ def diagonal(ks, self, offset, dim1, dim2):
 
 
 def cat(ks, tensors, dim):
-    if not ((any_requires_grad(tensors)) and grad_state.enabled):
+    if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     node = CatBackward0()
     node.next_functions = tuple(collect_next_edges(tensors))
@@ -2865,7 +2880,7 @@ def cat(ks, tensors, dim):
 
 
 def roll(ks, self, shifts, dims):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     node = RollBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2878,7 +2893,7 @@ def roll(ks, self, shifts, dims):
 
 
 def repeat(ks, self, repeats):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     node = RepeatBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2891,7 +2906,7 @@ def repeat(ks, self, repeats):
 
 
 def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat_interleave_self_int.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
@@ -2909,7 +2924,7 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
 
 
 def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat_interleave_self_Tensor.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
@@ -2927,7 +2942,7 @@ def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
 
 
 def gather(ks, self, dim, index, sparse_grad):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     node = GatherBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -2955,7 +2970,7 @@ def scatter_src(ks, self, dim, index, src):
 
 
 def scatter_value(ks, self, dim, index, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = ScatterBackward1()
     node.next_functions = (impl_edge(self._impl),)
@@ -2979,7 +2994,7 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter_value_reduce(ks, self, dim, index, value, reduce):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
@@ -3009,7 +3024,7 @@ def scatter__src(ks, self, dim, index, src):
 
 
 def scatter__value(ks, self, dim, index, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
     node = ScatterBackward1()
@@ -3035,7 +3050,7 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter__value_reduce(ks, self, dim, index, value, reduce):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter__value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
@@ -3125,7 +3140,7 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
 
 
 def index_select(ks, self, dim, index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = IndexSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3199,7 +3214,7 @@ def index_copy_(ks, self, dim, index, source):
 
 
 def index_fill_int_Scalar(ks, self, dim, index, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3225,7 +3240,7 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
 
 
 def index_fill__int_Scalar(ks, self, dim, index, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
     node = IndexFillBackward0()
@@ -3253,7 +3268,7 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
 
 
 def masked_fill_Scalar(ks, self, mask, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3279,7 +3294,7 @@ def masked_fill_Tensor(ks, self, mask, value):
 
 
 def masked_fill__Scalar(ks, self, mask, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
     node = MaskedFillBackward0()
@@ -3307,7 +3322,7 @@ def masked_fill__Tensor(ks, self, mask, value):
 
 
 def masked_select(ks, self, mask):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3349,7 +3364,7 @@ def masked_scatter_(ks, self, mask, source):
 
 
 def take(ks, self, index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3362,7 +3377,7 @@ def take(ks, self, index):
 
 
 def index_Tensor(ks, self, indices):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     node = IndexBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3406,9 +3421,10 @@ def index_put_(ks, self, indices, values, accumulate):
 def convolution(
     ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
 ):
-    if not (((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.convolution.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
             output_padding, groups,
@@ -3437,9 +3453,10 @@ def convolution_backward(
     ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
     output_padding, groups, output_mask,
 ):
-    if not (((grad_output._impl.requires_grad
+    if not ((grad_output._impl.requires_grad
             or input._impl.requires_grad
-            or weight._impl.requires_grad)) and grad_state.enabled):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.convolution_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
             transposed, output_padding, groups, output_mask,
@@ -3470,7 +3487,7 @@ def convolution_backward(
 
 
 def constant_pad_nd(ks, self, pad, value):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     node = ConstantPadNdBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3482,7 +3499,7 @@ def constant_pad_nd(ks, self, pad, value):
 
 
 def _pad_nd(ks, self, pad, mode):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     node = PadNdBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3496,7 +3513,7 @@ def _pad_nd(ks, self, pad, mode):
 
 
 def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
-    if not ((grad_output._impl.requires_grad) and grad_state.enabled):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops._pad_nd_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
         )
@@ -3513,7 +3530,7 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
 
 
 def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max_pool2d_with_indices.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
         )
@@ -3564,7 +3581,7 @@ def max_pool2d_with_indices_backward(
 def avg_pool2d(
     ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
 ):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.avg_pool2d.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
@@ -3615,7 +3632,7 @@ def avg_pool2d_backward(
 
 
 def adaptive_avg_pool2d(ks, self, output_size):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveAvgPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3640,7 +3657,7 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
 
 
 def adaptive_max_pool2d(ks, self, output_size):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveMaxPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3672,7 +3689,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
 
 
 def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.upsample_nearest2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
         )
@@ -3691,7 +3708,7 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
 
 
 def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
-    if not ((grad_output._impl.requires_grad) and grad_state.enabled):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.upsample_nearest2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
         )
@@ -3709,7 +3726,7 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
 
 
 def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.upsample_bilinear2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
         )
@@ -3731,7 +3748,7 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
 def upsample_bilinear2d_backward(
     ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
 ):
-    if not ((grad_output._impl.requires_grad) and grad_state.enabled):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.upsample_bilinear2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
             scales_w,
@@ -3752,7 +3769,7 @@ def upsample_bilinear2d_backward(
 
 
 def im2col(ks, self, kernel_size, dilation, padding, stride):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.im2col.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
         )
@@ -3772,7 +3789,7 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
 
 
 def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.col2im.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
         )
@@ -3791,7 +3808,7 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
 
 
 def _softmax(ks, self, dim, half_to_float):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = SoftmaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3805,7 +3822,7 @@ def _softmax(ks, self, dim, half_to_float):
 
 
 def _log_softmax(ks, self, dim, half_to_float):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = LogSoftmaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
@@ -3841,8 +3858,9 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
 
 
 def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
-    if not (((grad_output._impl.requires_grad
-            or log_probs._impl.requires_grad)) and grad_state.enabled):
+    if not ((grad_output._impl.requires_grad
+            or log_probs._impl.requires_grad)
+            and grad_state.enabled):
         return ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
         )
@@ -3863,7 +3881,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
 
 
 def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nll_loss_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
@@ -3929,9 +3947,10 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
 
 
 def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not (((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_batch_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
@@ -3955,9 +3974,10 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
 
 
 def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
-    if not (((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_layer_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
         )
@@ -3979,9 +3999,10 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
 
 
 def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
-    if not (((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
@@ -4006,8 +4027,9 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
 
 
 def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
-    if not (((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad))) and grad_state.enabled):
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_rms_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
         )
@@ -4029,12 +4051,13 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
 def native_layer_norm_backward(
     ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
 ):
-    if not (((grad_out._impl.requires_grad
+    if not ((grad_out._impl.requires_grad
             or input._impl.requires_grad
             or mean._impl.requires_grad
             or rstd._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))) and grad_state.enabled):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_layer_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
             output_mask,
@@ -4051,10 +4074,11 @@ def native_layer_norm_backward(
 
 
 def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
-    if not (((grad_out._impl.requires_grad
+    if not ((grad_out._impl.requires_grad
             or input._impl.requires_grad
             or rstd._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad))) and grad_state.enabled):
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
         )
@@ -4069,7 +4093,7 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
 
 
 def native_dropout(ks, input, p, train, generator):
-    if not ((input._impl.requires_grad) and grad_state.enabled):
+    if not (input._impl.requires_grad and grad_state.enabled):
         return ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     node = NativeDropoutBackward0()
     node.next_functions = (impl_edge(input._impl),)
@@ -4083,7 +4107,7 @@ def native_dropout(ks, input, p, train, generator):
 
 
 def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if not ((weight._impl.requires_grad) and grad_state.enabled):
+    if not (weight._impl.requires_grad and grad_state.enabled):
         return ops.embedding.redispatch(
             ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
@@ -4104,7 +4128,7 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
 def embedding_dense_backward(
     ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
 ):
-    if not ((grad_output._impl.requires_grad) and grad_state.enabled):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.embedding_dense_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
         )
@@ -4122,7 +4146,7 @@ def embedding_dense_backward(
 
 
 def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._cross_entropy_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
@@ -4170,10 +4194,11 @@ def _cross_entropy_backward(
 
 
 def _lstm_sequence(ks, gi, h0, c0, w_hh):
-    if not (((gi._impl.requires_grad
+    if not ((gi._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
-            or w_hh._impl.requires_grad)) and grad_state.enabled):
+            or w_hh._impl.requires_grad)
+            and grad_state.enabled):
         return ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     node = LstmSequenceBackward0()
     node.next_functions = (
@@ -4186,14 +4211,15 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
 
 
 def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
-    if not (((grad_output._impl.requires_grad
+    if not ((grad_output._impl.requires_grad
             or grad_hn._impl.requires_grad
             or grad_cn._impl.requires_grad
             or output._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
             or w_hh._impl.requires_grad
-            or workspace._impl.requires_grad)) and grad_state.enabled):
+            or workspace._impl.requires_grad)
+            and grad_state.enabled):
         return ops._lstm_sequence_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
         )
@@ -4215,11 +4241,12 @@ def _fused_adam_(
     ks, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
     maximize, decoupled,
 ):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or grad._impl.requires_grad
             or exp_avg._impl.requires_grad
             or exp_avg_sq._impl.requires_grad
-            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))) and grad_state.enabled):
+            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_adam_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
             weight_decay, eps, step, maximize, decoupled,
@@ -4240,9 +4267,10 @@ def _fused_sgd_(
     ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
     first_step,
 ):
-    if not (((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or grad._impl.requires_grad
-            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))) and grad_state.enabled):
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_sgd_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
             nesterov, maximize, first_step,
@@ -4260,7 +4288,7 @@ def _fused_sgd_(
 
 
 def unsqueeze_(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'unsqueeze_')
     node = UnsqueezeBackward0()
@@ -4273,7 +4301,7 @@ def unsqueeze_(ks, self, dim):
 
 
 def squeeze_(ks, self):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'squeeze_')
     node = SqueezeBackward0()
@@ -4286,7 +4314,7 @@ def squeeze_(ks, self):
 
 
 def squeeze__dim(ks, self, dim):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'squeeze_.dim')
     node = SqueezeBackward1()
@@ -4299,7 +4327,7 @@ def squeeze__dim(ks, self, dim):
 
 
 def transpose__int(ks, self, dim0, dim1):
-    if not ((self._impl.requires_grad) and grad_state.enabled):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     check_inplace(self, 'transpose_.int')
     node = TransposeBackward0()

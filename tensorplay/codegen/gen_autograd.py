@@ -294,7 +294,7 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
 # while grad_state is thread-local (a slower read), and most calls need no graph.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
-    if not (($needs) and grad_state.enabled):
+    if not ($needs):
         return $call
     $check_inplace
     node = $node()
@@ -354,11 +354,21 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
     return WRAPPER.substitute(
         name=schema.name.unambiguous_name, args=names,
-        needs=conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36),
+        needs=_needs_grad(spec),
         call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
         node=spec.class_name, edges=_edges_expr(spec), record=record,
         save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
+
+
+def _needs_grad(spec: NodeSpec) -> str:
+    """`(a requires grad or b requires grad) and grad_state.enabled`, wrapped to fit."""
+    tail = " and grad_state.enabled"
+    tests = conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or",
+                        used=12 + len(tail))
+    if "\n" not in tests:
+        return (f"({tests})" if " or " in tests else tests) + tail
+    return f"{tests}\n{' ' * 12}{tail.lstrip()}"
 
 
 def _edges_expr(spec: NodeSpec) -> str:
