@@ -246,14 +246,15 @@ class _Task:
         if self.captures:
             for i, nr in self.captures.get(node, ()):
                 self.captured[i] = grads[nr] if nr < len(grads) else None
-        if not self.should_execute(node) or _all_none(grads):
+        if (self.needed is not None and not self.should_execute(node)) or _all_none(grads):
             return None
         if node._pre_hooks:
             for hook in list(node._pre_hooks.values()):
                 new = hook(tuple(grads))
                 if new is not None:
                     grads = list(new)
-        _materialize(node, grads)
+        if node.materialize_grads:
+            _materialize(node, grads)
         try:
             outs = node.apply(tuple(grads))
         except Exception:
@@ -306,8 +307,6 @@ def _retain_grads(node, grads):
 
 def _materialize(node, grads):
     """Zeros for outputs that got no gradient (a formula reads every grad it is given)."""
-    if not node.materialize_grads:
-        return
     meta = node._output_meta
     for i, g in enumerate(grads):
         if g is None and i < len(meta) and meta[i] is not None:
@@ -339,7 +338,7 @@ def validate_outputs(node, outs):
             g = _fix_shape(node, i, g, sizes)
         if impl.dtype is not dtype:
             g = g.to(dtype)
-        if impl.device != device:
+        if impl.device is not device and impl.device != device:   # `is`: devices are interned
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - expected device {device} but got {impl.device}")
         checked[i] = g
