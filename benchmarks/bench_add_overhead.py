@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import paired_min, report, timeit  # noqa: E402
+from common import paired_min, report  # noqa: E402
 
 import tensorplay as tp  # noqa: E402
 
@@ -86,10 +86,10 @@ def large_add(torch):
     b_np = np.random.rand(n).astype(np.float32)
     a, b = tp.from_numpy(a_np), tp.from_numpy(b_np)
     at, bt = torch.from_numpy(a_np), torch.from_numpy(b_np)
+    t_tp, t_np = paired_min(lambda: tp.add(a, b), lambda: np.add(a_np, b_np), batch=5, rounds=20)
+    t_torch = paired_min(lambda: torch.add(at, bt), lambda: None, batch=5, rounds=20)[0]
     report("add, 1M-element float32",
-           [("tp.add", timeit(lambda: tp.add(a, b))),
-            ("torch.add", timeit(lambda: torch.add(at, bt))),
-            ("numpy.add", timeit(lambda: np.add(a_np, b_np)))],
+           [("tp.add", t_tp), ("torch.add", t_torch), ("numpy.add", t_np)],
            ["within 1.2x numpy"])
 
 
