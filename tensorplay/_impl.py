@@ -42,9 +42,9 @@ def contiguous_strides(sizes):
         return (1,) * n
     strides = [1] * n
     acc = 1
-    for i in range(len(sizes) - 1, -1, -1):
+    for i in range(n - 1, -1, -1):
         strides[i] = acc
-        acc *= max(sizes[i], 1)
+        acc *= sizes[i] or 1      # max(size, 1) for sizes >= 0, without a call per dim
     return tuple(strides)
 
 

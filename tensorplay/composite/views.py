@@ -21,12 +21,8 @@ def make_view(self, sizes, strides, offset):
 
 def infer_size(op, shape, numel, arg="size"):
     """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
-    if -1 not in shape and min(shape, default=0) >= 0:
-        # nothing to infer (the usual case): only the element count can be wrong
-        if numel_of(shape) != numel:
-            raise ShapeError(f"{op}(): shape {fmt_shape(shape)} (argument '{arg}') is invalid "
-                             f"for input of size {numel}", op=op, arg=arg)
-        return tuple(shape)
+    if -1 not in shape and numel_of(shape) == numel and (not shape or min(shape) >= 0):
+        return tuple(shape)     # nothing to infer and nothing wrong: the usual case
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
