@@ -75,6 +75,11 @@ def _split_aux(output, has_aux, transform):
         raise ArgumentError(f"{transform}: with has_aux=True the function must return a "
                             f"tuple (output, aux), got {_describe(output)}", op=transform,
                             arg="has_aux")
+    for leaf in flatten(output[1])[0]:
+        if not is_tensor(leaf):
+            raise ArgumentError(f"{transform}: the aux output must hold only Tensors (as "
+                                f"torch.func's), got a {type(leaf).__name__}", op=transform,
+                                arg="has_aux")
     return output
 
 
@@ -148,8 +153,7 @@ def grad(func, argnums=0, has_aux=False):
 
 def _grad_and_value(func, argnums, has_aux, args, kwargs, transform):
     argnums = _check_argnums(argnums, len(args), transform)
-    level = Level(transform)
-    with enable_grad():
+    with Level(transform) as level, enable_grad():
         args, picked = _make_args_differentiable(level, args, argnums)
         output, aux = _split_aux(func(*args, **kwargs), has_aux, transform)
         if not is_tensor(output):
@@ -173,8 +177,7 @@ def vjp(func, *primals, has_aux=False):
     output). `vjp_fn` may be called many times; with has_aux, `(output, vjp_fn, aux)`.
     """
     transform = "vjp(f, *primals)"
-    level = Level(transform)
-    with enable_grad():
+    with Level(transform) as level, enable_grad():
         inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
                                               name="primals")
         output, aux = _split_aux(func(*inputs), has_aux, transform)
@@ -191,13 +194,14 @@ def vjp(func, *primals, has_aux=False):
                                 arg="cotangents")
         _check_like(cotangent_leaves, outputs, name, "cotangents")
         if create_graph is None:
-            # a graph for whoever differentiates this call: an outer transform, or a
-            # caller whose cotangents require grad (jvp below is that caller)
+            # a graph for whoever differentiates this call: an enclosing transform, or one
+            # that differentiates with respect to the cotangents
             create_graph = grad_state.enabled and any(
                 level.reaches_outer(t) for t in outputs + cotangent_leaves)
         with enable_grad():
             grads = vector_jacobian_product(outputs, flat_inputs, cotangent_leaves,
-                                            create_graph=create_graph)
+                                            create_graph=create_graph,
+                                            retain_graph=retain_graph)
         return level.lower(unflatten(grads, in_spec), keep_history=create_graph)
 
     if has_aux:
@@ -226,8 +230,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not flat_primals:
         raise ArgumentError(f"{transform}: primals must hold at least one Tensor",
                             op=transform, arg="primals")
-    level = Level(transform)
-    with enable_grad():
+    with Level(transform) as level, enable_grad():
         inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
                                               name="primals")
         _check_like(flat_tangents, flatten(inputs)[0], transform, "tangents")
@@ -250,7 +253,7 @@ def _check_outputs_depend(transposed, dummies, transform):
     reached = [t for t in transposed if t.requires_grad]
     used = tp.autograd.grad(reached, dummies, [tp.zeros_like(t) for t in reached],
                             retain_graph=True, allow_unused=True) if reached else ()
-    for k, d in enumerate(dummies):
+    for k in range(len(dummies)):
         if not used or used[k] is None:
             raise ArgumentError(f"{transform}: output {k} of the function does not depend on "
                                 f"the inputs, which strict=True does not allow",
@@ -310,8 +313,7 @@ def jacrev(func, argnums=0, *, has_aux=False):
     def wrapper(*args, **kwargs):
         transform = "jacrev(f)(*args)"
         argnums_ = _check_argnums(argnums, len(args), transform)
-        level = Level(transform)
-        with enable_grad():
+        with Level(transform) as level, enable_grad():
             args_, picked = _make_args_differentiable(level, args, argnums_)
             output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
             outputs, out_spec = _flat_outputs(output, transform)
@@ -346,8 +348,7 @@ def jacfwd(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         transform = "jacfwd(f)(*args)"
         argnums_ = _check_argnums(argnums, len(args), transform)
-        level = Level(transform)
-        with enable_grad():
+        with Level(transform) as level, enable_grad():
             args_, picked = _make_args_differentiable(level, args, argnums_)
             output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
             outputs, out_spec = _flat_outputs(output, transform)
