@@ -225,6 +225,20 @@ def test_hessian_matches_torch():
     assert_same(tp.func.jacrev(tp.func.grad(chain))(x, w), tf.jacrev(tf.grad(chain))(tx, tw))
 
 
+def test_transforms_compose_hvp_and_grad_of_vjp():
+    (x, tx), (v, tv), (w, tw) = pair(3), pair(3), pair(3, 2)
+    f = lambda x: chain(x, w)       # noqa: E731
+    tfn = lambda x: chain(x, tw)    # noqa: E731
+    assert_same(tp.func.jvp(tp.func.grad(f), (x,), (v,)), tf.jvp(tf.grad(tfn), (tx,), (tv,)))
+
+    def vjp_norm(lib, func):
+        return lambda x: (lib.vjp(func, x)[1](x.cos())[0] ** 2).sum()
+
+    elementwise = lambda x: x.sin() * x.exp().sum()    # noqa: E731
+    assert_same(tp.func.grad(vjp_norm(tp.func, elementwise))(x),
+                tf.grad(vjp_norm(tf, elementwise))(tx))
+
+
 # ---- functional_call ------------------------------------------------------------------------
 class MLP(tp.nn.Module):
     def __init__(self):

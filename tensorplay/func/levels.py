@@ -100,7 +100,8 @@ class Level:
         return any(impl in level._own for level in _running.levels)
 
     def reaches_outer(self, t):
-        """Whether the history of tensor `t` reaches a leaf this call did not make."""
+        """Whether the history of tensor `t` reaches an outer leaf: the user's, or one of
+        a transform call that is running and is not this one."""
         if not is_tensor(t) or not t.requires_grad:
             return False
         root = t.grad_fn
