@@ -32,7 +32,7 @@ from tensorplay._runtime import (  # noqa: F401
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
 )
 from tensorplay.serialization import save, load  # noqa: F401
-from tensorplay import func  # noqa: F401  (tp.func: grad, vjp, jacrev, ... and vmap)
+from tensorplay import func  # noqa: F401  (tp.func: grad, vjp, jacrev, functional_call...)
 from tensorplay import _backends
 
 _backends.load_default()
