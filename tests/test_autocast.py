@@ -177,6 +177,42 @@ def test_cuda_autocast_through_the_interpreter():
                                atol=1e-2)
 
 
+def _cuda(*shape):
+    return tp.tensor(_data(shape, 0, 0.1, 1.0), device="cuda")
+
+
+# One call per policy kind on the `cuda` device, with the dtype PyTorch's CUDA autocast
+# gives (float16 inputs unless said otherwise).
+CUDA_CASES = [
+    ("sum", lambda F: _cuda(3, 4).half().sum(), tp.float32),
+    ("sum.dim_IntList", lambda F: _cuda(3, 4).half().sum(1), tp.float32),
+    ("softmax.int", lambda F: F.softmax(_cuda(3, 4).half(), 1), tp.float32),
+    ("cumsum", lambda F: _cuda(3, 4).half().cumsum(1), tp.float32),
+    ("prod", lambda F: _cuda(4).half().prod(), tp.float32),
+    ("norm.ScalarOpt_dim", lambda F: _cuda(3, 4).half().norm(), tp.float32),
+    ("layer_norm", lambda F: F.layer_norm(_cuda(3, 4).half(), (4,)), tp.float32),
+    ("exp", lambda F: _cuda(3).half().exp(), tp.float32),
+    ("pow.Tensor_Scalar", lambda F: _cuda(3).half() ** 2, tp.float32),
+    ("mse_loss", lambda F: F.mse_loss(_cuda(4).half(), _cuda(4).half()), tp.float32),
+    ("addcmul (mixed)", lambda F: tp.addcmul(_cuda(3), _cuda(3).half(), _cuda(3).half()),
+     tp.float32),
+    ("addcmul", lambda F: tp.addcmul(_cuda(3).half(), _cuda(3).half(), _cuda(3).half()),
+     tp.float16),
+    ("linear (float32)", lambda F: F.linear(_cuda(2, 4), _cuda(3, 4), _cuda(3)), tp.float16),
+    ("convolution (float32)", lambda F: F.conv2d(_cuda(1, 2, 5, 5), _cuda(3, 2, 3, 3)),
+     tp.float16),
+    ("einsum (float32)", lambda F: tp.einsum("ij,jk->ik", _cuda(2, 3), _cuda(3, 2)), tp.float16),
+]
+
+
+def test_cuda_policies_through_the_interpreter():
+    if not tp.cuda.is_interpreted() and not tp.cuda.is_available():
+        pytest.skip("no GPU and no Triton interpreter")
+    for name, call, dtype in CUDA_CASES:
+        with tp.autocast("cuda"):
+            assert call(tp.nn.functional).dtype is dtype, name
+
+
 # ---- state: nesting, enabled=False, threads, decorator, guard -------------------------
 def test_nesting_and_disabled_regions_restore_state():
     a, b = tp.ones(2, 2), tp.ones(2, 2)
