@@ -7,3 +7,4 @@ from tensorplay import errors as errors, nn as nn, profiler as profiler, cuda as
 from tensorplay import testing as testing, accelerator as accelerator
 
 __version__: str
+from tensorplay import amp as amp, cpu as cpu
