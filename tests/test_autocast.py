@@ -20,6 +20,7 @@ from tensorplay._generated.autocast_wrappers import POLICIES
 from tensorplay.amp import state as amp_state
 from tensorplay.codegen.yaml_loader import CodegenError, load_ops
 from tensorplay.dispatch import DispatchKey, IncludeKeys
+from tensorplay.dispatch.dispatcher import FALLTHROUGH
 from tensorplay.errors import AmpError, ArgumentError
 
 BF16 = {"tp": tp.bfloat16, "torch": torch.bfloat16}
@@ -191,6 +192,8 @@ CUDA_CASES = [
     ("prod", lambda F: _cuda(4).half().prod(), tp.float32),
     ("norm.ScalarOpt_dim", lambda F: _cuda(3, 4).half().norm(), tp.float32),
     ("layer_norm", lambda F: F.layer_norm(_cuda(3, 4).half(), (4,)), tp.float32),
+    ("sum, dtype given", lambda F: _cuda(3, 4).half().sum(dtype=tp.float16), tp.float16),
+    ("sum, float64", lambda F: _cuda(3, 4).double().sum(), tp.float64),
     ("exp", lambda F: _cuda(3).half().exp(), tp.float32),
     ("pow.Tensor_Scalar", lambda F: _cuda(3).half() ** 2, tp.float32),
     ("mse_loss", lambda F: F.mse_loss(_cuda(4).half(), _cuda(4).half()), tp.float32),
@@ -230,6 +233,20 @@ def test_nesting_and_disabled_regions_restore_state():
     assert not tp.is_autocast_enabled("cpu")
     assert tp.dispatch.tls_local_key_sets()[0] == tp.dispatch.DispatchKeySet()
     assert tp.mm(a, b).dtype is tp.float32
+
+
+def test_set_autocast_enabled_and_dtype_switch_the_key():
+    bit = 1 << DispatchKey.AutocastCPU
+    try:
+        tp.set_autocast_enabled("cpu", True)
+        tp.set_autocast_dtype("cpu", tp.float16)
+        assert tp.dispatch.tls_local_key_sets()[0].bits & bit
+        assert tp.mm(tp.ones(2, 2), tp.ones(2, 2)).dtype is tp.float16
+    finally:
+        tp.set_autocast_enabled("cpu", False)
+        tp.set_autocast_dtype("cpu", tp.bfloat16)
+    assert not tp.dispatch.tls_local_key_sets()[0].bits & bit
+    assert tp.mm(tp.ones(2, 2), tp.ones(2, 2)).dtype is tp.float32
 
 
 def test_state_is_per_thread():
@@ -318,7 +335,9 @@ def test_explain_and_dump_show_the_autocast_slot():
     dump = tp.dispatch.op("mm").dump()
     assert "AutocastCPU    tensorplay._generated.autocast_wrappers.mm_cpu" in dump
     assert "AutocastCUDA   tensorplay._generated.autocast_wrappers.mm_cuda" in dump
-    assert "Autocast" not in tp.dispatch.op("add.Tensor").dump()
+    add = tp.dispatch.op("add.Tensor")
+    assert "Autocast" not in add.dump()
+    assert add.resolved[DispatchKey.AutocastCPU] is FALLTHROUGH     # no wrapper work at all
 
 
 # ---- codegen: the policy field of ops.yaml is checked -----------------------------------
