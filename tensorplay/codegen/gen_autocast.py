@@ -10,9 +10,10 @@ For `mm` (`autocast: lower`) it writes, for the CPU and the same for CUDA,
             mat2 = cached_cast(to_type, mat2, 'cpu', 'mat2')
             return ops.mm.redispatch(ks & ~AUTOCAST_CPU, self, mat2)
 
-The casts run with the key excluded too, as PyTorch's do. The policy functions (`lower_type`, `fp32_type`, `promote_type`, `fp32_opt_dtype`,
-`banned`) and `cached_cast` are written once, in `tensorplay/amp/casts.py`. Ops without
-a policy get no wrapper: their Autocast slot falls through.
+The casts run with the key excluded too, as PyTorch's do. The policy functions
+(`lower_type`, `fp32_type`, `promote_type`, `fp32_opt_dtype`, `banned`) and
+`cached_cast` are written once, in `tensorplay/amp/casts.py`. Ops without a policy get
+no wrapper: their Autocast slot falls through.
 """
 from __future__ import annotations
 
