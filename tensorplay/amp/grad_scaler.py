@@ -134,6 +134,9 @@ class GradScaler:
                            "update().", op="GradScaler.step")
         if state["stage"] == READY:
             self.unscale_(optimizer)
+        if not state["found_inf_per_device"]:
+            raise AmpError("GradScaler.step(): no inf checks were recorded for this optimizer "
+                           "(none of its parameters has a gradient).", op="GradScaler.step")
         retval = None
         if not any(state["found_inf_per_device"].values()):
             retval = optimizer.step(*args, **kwargs)
