@@ -293,6 +293,29 @@ def test_guard_autocast_key_without_autocast_raises():
             tp.mm(tp.ones(2, 2), tp.ones(2, 2))
 
 
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+def test_recurrent_layers_match_torch(cls):
+    """nn.LSTM runs its recurrence in bfloat16 (PyTorch: mkldnn_rnn_layer); GRU and RNN
+    compose listed and unlisted ops, and come out in PyTorch's dtypes too."""
+    results = {}
+    for m in ("tp", "torch"):
+        mod = _mod(m)
+        layer = getattr(mod.nn, cls)(4, 5, batch_first=True)
+        rng = np.random.default_rng(0)
+        with mod.no_grad():
+            for p in layer.parameters():
+                p.copy_(mod.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+        x = _t(m, _data((2, 3, 4), 1), requires_grad=True)
+        with mod.autocast("cpu"):
+            out, _ = layer(x)
+        out.float().sum().backward()
+        results[m] = (out, x.grad, layer.weight_hh_l0.grad)
+    for got, want in zip(results["tp"], results["torch"]):
+        assert got.dtype.name == str(want.dtype).split(".")[-1]
+        np.testing.assert_allclose(np.asarray(got.detach().double()),
+                                   want.detach().double().numpy(), rtol=3e-2, atol=3e-2)
+
+
 # ---- the cast cache, explain() and dump() ---------------------------------------------
 def _cast_lines(lines, arg):
     return [ln.strip() for ln in lines if ln.strip().startswith(f"cast      {arg}:")]

@@ -774,6 +774,26 @@ def scaled_dot_product_attention_cuda(
         )
 
 
+def _lstm_sequence_cpu(ks, gi, h0, c0, w_hh):
+    to_type = lower_type('cpu', '_lstm_sequence')
+    with ExcludeKeys(AUTOCAST_CPU):
+        gi = cached_cast(to_type, gi, 'cpu', 'gi')
+        h0 = cached_cast(to_type, h0, 'cpu', 'h0')
+        c0 = cached_cast(to_type, c0, 'cpu', 'c0')
+        w_hh = cached_cast(to_type, w_hh, 'cpu', 'w_hh')
+        return ops._lstm_sequence.redispatch(ks & ~AUTOCAST_CPU, gi, h0, c0, w_hh)
+
+
+def _lstm_sequence_cuda(ks, gi, h0, c0, w_hh):
+    to_type = lower_type('cuda', '_lstm_sequence')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        gi = cached_cast(to_type, gi, 'cuda', 'gi')
+        h0 = cached_cast(to_type, h0, 'cuda', 'h0')
+        c0 = cached_cast(to_type, c0, 'cuda', 'c0')
+        w_hh = cached_cast(to_type, w_hh, 'cuda', 'w_hh')
+        return ops._lstm_sequence.redispatch(ks & ~AUTOCAST_CUDA, gi, h0, c0, w_hh)
+
+
 def cdist_cpu(ks, x1, x2, p, compute_mode):
     to_type = fp32_type('cpu', 'cdist')
     with ExcludeKeys(AUTOCAST_CPU):
@@ -851,6 +871,7 @@ WRAPPERS = {
         'margin_ranking_loss': margin_ranking_loss_cpu,
         'cosine_embedding_loss': cosine_embedding_loss_cpu,
         'scaled_dot_product_attention': scaled_dot_product_attention_cpu,
+        '_lstm_sequence': _lstm_sequence_cpu,
         'cdist': cdist_cpu,
     },
     'AutocastCUDA': {
@@ -918,6 +939,7 @@ WRAPPERS = {
         'group_norm': group_norm_cuda,
         'cosine_similarity': cosine_similarity_cuda,
         'scaled_dot_product_attention': scaled_dot_product_attention_cuda,
+        '_lstm_sequence': _lstm_sequence_cuda,
         'cdist': cdist_cuda,
         'linalg_vector_norm': linalg_vector_norm_cuda,
         'linalg_matrix_norm': linalg_matrix_norm_cuda,
@@ -955,6 +977,7 @@ POLICIES = {
         'margin_ranking_loss': 'fp32',
         'cosine_embedding_loss': 'fp32',
         'scaled_dot_product_attention': 'lower',
+        '_lstm_sequence': 'lower',
         'cdist': 'fp32',
     },
     'CUDA': {
@@ -1022,6 +1045,7 @@ POLICIES = {
         'group_norm': 'fp32',
         'cosine_similarity': 'fp32',
         'scaled_dot_product_attention': 'lower',
+        '_lstm_sequence': 'lower',
         'cdist': 'fp32',
         'linalg_vector_norm': 'fp32_set_opt_dtype',
         'linalg_matrix_norm': 'fp32_set_opt_dtype',
