@@ -103,7 +103,8 @@ DTYPE_MIXES = [("float32", "float32"), ("bfloat16", "bfloat16"), ("float32", "bf
 
 
 def test_every_cpu_policy_op_has_a_case():
-    assert set(CPU_CASES) == set(POLICIES["CPU"])
+    # _lstm_sequence (nn.LSTM's recurrence) has no torch twin: test_recurrent_layers_...
+    assert set(CPU_CASES) | {"_lstm_sequence"} == set(POLICIES["CPU"])
 
 
 def _run(m, op, mix):
@@ -137,10 +138,11 @@ def test_ops_without_a_cpu_policy_fall_through(call):
 
 # PyTorch's CUDA lists (aten/src/ATen/autocast_mode.h), for the ops TensorPlay has. conv*
 # and conv_transpose* reach `convolution`; `norm.str`, `cross_entropy_loss` are noted in
-# ops.yaml (PyTorch reaches float32 for them through the ops it decomposes them into).
+# ops.yaml (PyTorch reaches float32 for them through the ops it decomposes them into);
+# `_lstm_sequence` stands for _cudnn_rnn (aten/src/ATen/native/cudnn/AutocastRNN.cpp).
 TORCH_CUDA_LISTS = {
     "lower": "convolution prelu addmm addmv matmul einsum mm mv linear baddbmm bmm "
-             "scaled_dot_product_attention",
+             "scaled_dot_product_attention _lstm_sequence",
     "fp32": "acos asin cosh exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan "
             "pow.Tensor_Scalar pow.Tensor_Tensor softplus layer_norm native_layer_norm "
             "group_norm cosine_similarity cosine_embedding_loss nll_loss kl_div l1_loss "
@@ -314,6 +316,34 @@ def test_recurrent_layers_match_torch(cls):
         assert got.dtype.name == str(want.dtype).split(".")[-1]
         np.testing.assert_allclose(np.asarray(got.detach().double()),
                                    want.detach().double().numpy(), rtol=3e-2, atol=3e-2)
+
+
+MODULES = {   # name -> (build(nn), input shape); mixed float32/bfloat16 inputs inside
+    "conv+batchnorm": (lambda nn: nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)),
+                       (1, 2, 6, 6)),
+    "linear+layernorm": (lambda nn: nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)), (3, 4)),
+    "conv+groupnorm": (lambda nn: nn.Sequential(nn.Conv2d(2, 4, 3), nn.GroupNorm(2, 4)),
+                       (1, 2, 6, 6)),
+    "transformer": (lambda nn: nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
+                                                          dropout=0.0), (2, 3, 8)),
+    "conv_transpose+upsample": (lambda nn: nn.Sequential(
+        nn.ConvTranspose2d(2, 3, 3), nn.Upsample(scale_factor=2, mode="bilinear")), (1, 2, 4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_train_under_autocast_in_torchs_dtypes(name):
+    build, shape = MODULES[name]
+    dtypes = []
+    for m in ("tp", "torch"):
+        mod = _mod(m)
+        layer = build(mod.nn)
+        with mod.autocast("cpu"):
+            out = layer(_t(m, _data(shape, 0)))
+        out.float().sum().backward()
+        dtypes.append(str(out.dtype).split(".")[-1])
+        assert all(str(p.grad.dtype).endswith("float32") for p in layer.parameters())
+    assert dtypes[0] == dtypes[1]
 
 
 # ---- the cast cache, explain() and dump() ---------------------------------------------
