@@ -8,3 +8,4 @@ from tensorplay import testing as testing, accelerator as accelerator
 from tensorplay import func as func
 
 __version__: str
+from tensorplay import amp as amp, cpu as cpu
