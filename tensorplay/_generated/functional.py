@@ -7156,8 +7156,8 @@ def masked_fill_(self, mask, value):
 # ---- masked_select ---------------------------------------------------------------------
 
 def masked_select(input, mask, *, out=None):
-    """The elements where the (broadcast) bool mask is True, as a 1-D tensor (no Meta kernel - its
-    length depends on the data).
+    """The elements where the (broadcast) bool mask is True, as a 1-D tensor (on meta a
+    DataDependentError - its length depends on the data).
 
     masked_select(Tensor self, Tensor mask) -> Tensor
     """
