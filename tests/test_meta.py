@@ -12,9 +12,11 @@ What counts as "runs on meta" (the walk, test_every_op_runs_on_meta):
 
     test_every_op_runs_on_meta      the walk over ops.yaml; lists every op without a way
     test_meta_matches_cpu_and_torch  per database entry, the samples that reach each of its
-                                    overloads: meta vs CPU (shape, dtype, strides, which
-                                    input an output aliases) and vs PyTorch's meta (shape,
-                                    dtype; strides and offset for views)
+                                    overloads (and its in-place variant): meta vs CPU (shape,
+                                    dtype, strides, which input an output is or views, at
+                                    which offset) and vs PyTorch's meta (shape and dtype,
+                                    strides for views; where PyTorch's meta disagrees with
+                                    PyTorch's CPU, the CPU is the oracle)
     test_meta_all_samples           (slow) the same over every sample and every dtype
     test_data_dependent_ops_refuse  typed errors where PyTorch refuses too
     test_factories_on_meta          tp.rand/arange/eye/... on meta: PyTorch's shapes and
@@ -35,7 +37,7 @@ from tensorplay import nn
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.errors import DataDependentError, DeviceError, TensorPlayError
-from tensorplay.train.models import DigitsCNN
+from tensorplay.train.models import CharTransformer, DigitsCNN
 
 
 def _to_meta(t):
@@ -425,6 +427,22 @@ def test_models_on_meta(name):
     assert all(t.device.type == "meta" for t in _flat(out))
     assert _shapes(out) == _shapes(expected)
     assert [TORCH_DTYPE[t.dtype] for t in _flat(out)] == [t.dtype for t in _flat(expected)]
+
+
+def test_models_built_under_a_meta_default_device():
+    """`with tp.device("meta")` builds a model whose constructor takes no `device=`, as
+    `with torch.device("meta")` does."""
+    with torch.device("meta"):
+        reference = torch.nn.Embedding(30, 64)
+    with tp.device("meta"):
+        model = CharTransformer(vocab_size=30, context=16)
+        assert tp.zeros(1).device.type == "meta"
+    assert tp.zeros(1).device.type == "cpu"
+    assert model.token.weight.device.type == "meta"
+    assert tuple(model.token.weight.shape) == tuple(reference.weight.shape)
+    assert all(p._impl.storage.data is None for p in model.parameters())
+    out = model(tp.zeros(2, 10, dtype=tp.int64, device="meta"))
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 10, 30)
 
 
 def test_module_to_refuses_meta():

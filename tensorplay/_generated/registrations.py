@@ -427,6 +427,13 @@ SCHEMAS = (
         mutable_positions=(0,),
     ),
     OpSchema(
+        name='fill_.Tensor',
+        text='fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)',
+        arg_names=('self', 'value'),
+        tensor_positions=(0, 1),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
         name='zero_',
         text='zero_(Tensor(a!) self) -> Tensor(a!)',
         arg_names=('self',),
@@ -4386,6 +4393,7 @@ DISPATCH = {
         ('max.other', 'pointwise.max_other'),
         ('min.other', 'pointwise.min_other'),
         ('matmul', 'linalg.matmul'),
+        ('fill_.Tensor', 'scalar_ops.fill__tensor'),
         ('zero_', 'scalar_ops.zero_'),
         ('to.dtype', 'conversions.to_dtype'),
         ('to.device', 'conversions.to_device'),
