@@ -22,6 +22,7 @@ What counts as "runs on meta" (the walk, test_every_op_runs_on_meta):
     test_factories_on_meta          tp.rand/arange/eye/... on meta: PyTorch's shapes and
                                     dtypes, no values computed, the generator untouched
     test_models_on_meta / test_to_empty_materialises  DigitsCNN, nn.LSTM, nn.TransformerEncoder
+    test_layers_on_meta             each nn layer with a `device=` argument, built on meta
 """
 from __future__ import annotations
 
@@ -427,6 +428,48 @@ def test_models_on_meta(name):
     assert all(t.device.type == "meta" for t in _flat(out))
     assert _shapes(out) == _shapes(expected)
     assert [TORCH_DTYPE[t.dtype] for t in _flat(out)] == [t.dtype for t in _flat(expected)]
+
+
+# name: (constructor arguments, the forward's input shapes; an int64 input for Embedding)
+LAYERS = {
+    "Linear": ((3, 4), [(2, 3)]),
+    "Bilinear": ((3, 4, 5), [(2, 3), (2, 4)]),
+    "Conv1d": ((3, 4, 3), [(2, 3, 10)]),
+    "Conv2d": ((3, 4, 3), [(2, 3, 8, 8)]),
+    "Conv3d": ((2, 4, 3), [(1, 2, 5, 5, 5)]),
+    "ConvTranspose1d": ((3, 4, 3), [(2, 3, 5)]),
+    "ConvTranspose2d": ((3, 4, 3), [(2, 3, 5, 5)]),
+    "Embedding": ((10, 4), [(2, 3)]),
+    "RNN": ((5, 7), [(3, 4, 5)]),
+    "GRU": ((5, 7), [(3, 4, 5)]),
+    "RNNCell": ((5, 7), [(3, 5)]),
+    "LSTMCell": ((5, 7), [(3, 5)]),
+    "GRUCell": ((5, 7), [(3, 5)]),
+    "PReLU": ((), [(2, 3)]),
+    "BatchNorm1d": ((3,), [(4, 3)]),
+    "InstanceNorm2d": ((3,), [(2, 3, 4, 4)]),
+    "LayerNorm": ((6,), [(2, 6)]),
+    "GroupNorm": ((2, 6), [(2, 6, 3)]),
+    "RMSNorm": ((6,), [(2, 6)]),
+    "MultiheadAttention": ((8, 2), [(5, 2, 8)] * 3),
+    "TransformerDecoderLayer": ((8, 2, 16), [(5, 2, 8)] * 2),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layers_on_meta(name):
+    """Each layer built with device="meta" has PyTorch's parameters and output shapes."""
+    args, shapes = LAYERS[name]
+    layer = getattr(nn, name)(*args, device="meta")
+    reference = getattr(torch.nn, name)(*args, device="meta")
+    assert {k: tuple(p.shape) for k, p in layer.named_parameters()} == \
+        {k: tuple(p.shape) for k, p in reference.named_parameters()}
+    assert all(t.device.type == "meta" for t in list(layer.parameters()) + list(layer.buffers()))
+    dtype = tp.int64 if name == "Embedding" else tp.float32
+    out = layer(*[tp.empty(*s, dtype=dtype, device="meta") for s in shapes])
+    expected = reference(*[torch.empty(*s, dtype=TORCH_DTYPE[dtype], device="meta")
+                           for s in shapes])
+    assert _shapes(out) == _shapes(expected)
 
 
 def test_models_built_under_a_meta_default_device():
