@@ -340,6 +340,18 @@ def test_copy_out_of_meta_refuses():
     assert moved.device.type == "meta" and moved.dtype == tp.float64
 
 
+def test_fill_with_a_tensor_value():
+    """fill_.Tensor never reads its value, so it runs on meta; and, as PyTorch's, the
+    gradient reaches the value."""
+    out = _meta(2, 3).fill_(tp.empty((), device="meta"))
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 3)
+    value, t_value = tp.tensor(2.5, requires_grad=True), torch.tensor(2.5, requires_grad=True)
+    filled, t_filled = tp.zeros(2, 3).fill_(value), torch.zeros(2, 3).fill_(t_value)
+    (filled * filled).sum().backward()
+    (t_filled * t_filled).sum().backward()
+    assert filled.tolist() == t_filled.tolist() and value.grad.item() == t_value.grad.item()
+
+
 # ---- factories ----------------------------------------------------------------------------
 FACTORIES = [
     ("empty", lambda lib, d: lib.empty(2, 3, device=d)),
