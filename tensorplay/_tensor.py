@@ -416,6 +416,13 @@ class Tensor(TensorMethods, TensorBase):
                               f"layout={layout}", op="to_sparse", arg="layout")
         return coo.to_sparse(self, sparse_dim)
 
+    def to_sparse_coo(self):
+        return coo.to_sparse(self)
+
+    def sparse_mask(self, mask):
+        """This dense tensor's entries at the coordinates of the sparse `mask`."""
+        return coo.sparse_mask(self, mask)
+
     def coalesce(self):
         return coo.coalesce(self)
 

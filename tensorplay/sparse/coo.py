@@ -337,6 +337,22 @@ def to_sparse(t, sparse_dim=None):
     return make_coo(long_tensor(delinearize(keep, sparse_sizes)), values, sizes, True)
 
 
+def sparse_mask(t, mask):
+    """A coalesced sparse tensor: `t` read at the coordinates of the sparse `mask`."""
+    op = "sparse_mask"
+    mimpl = require_sparse(op, mask, "mask")
+    if t._impl.layout is not strided:
+        raise LayoutError(f"{op}(): argument 'self' must be a dense tensor, but got a sparse "
+                          f"one", op=op, arg="self")
+    if t._impl.sizes != mimpl.sizes:
+        raise ShapeError(f"{op}(): argument 'mask' of shape {fmt_shape(mimpl.sizes)} must "
+                         f"have the shape of 'self', {fmt_shape(t._impl.sizes)}",
+                         op=op, arg="mask")
+    m = coalesce(mask)
+    indices = m._impl.indices
+    return make_coo(indices, gather_at(t, indices, mimpl.sizes), mimpl.sizes, True)
+
+
 # ---- printing ---------------------------------------------------------------------------
 def sparse_repr(x):
     """PyTorch's layout: indices, values, then size, nnz, dtype, layout and grad_fn."""
