@@ -4381,6 +4381,8 @@ DISPATCH = {
         ('mm', 'kernels.mm'),
         ('clone', 'kernels.clone'),
         ('to.dtype', 'kernels.to_dtype'),
+        ('float', 'kernels.to_float'),
+        ('double', 'kernels.to_double'),
         ('transpose.int', 'kernels.transpose'),
         ('t', 'kernels.t'),
         ('detach', 'kernels.detach'),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 
+from tensorplay._layout import strided
 from tensorplay.dispatch.keys import DispatchKey, NUM_BACKENDS, format_keys
 from tensorplay.dispatch.tls import local_keys
 
@@ -54,7 +55,9 @@ def describe(value):
         text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
         if impl.device.type != "cpu":
             text += f"@{impl.device}"
-        if not impl.is_contiguous:
+        if impl.layout is not strided:
+            text += f" {impl.layout.name}"
+        elif not impl.is_contiguous:
             text += " non-contiguous"
         if impl.requires_grad:
             text += " requires_grad"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay._layout import sparse_coo
 from tensorplay.composite.scalar_ops import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
@@ -177,6 +178,14 @@ def to_dtype(self, dtype, non_blocking, copy):
     if dtype is self._impl.dtype and not copy:
         return self
     return _with_values(self, values_of(self).to(dtype))
+
+
+def to_float(self):
+    return to_dtype(self, dt.float32, False, False)
+
+
+def to_double(self):
+    return to_dtype(self, dt.float64, False, False)
 
 
 # ---- matrix products --------------------------------------------------------------------
