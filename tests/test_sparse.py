@@ -19,6 +19,8 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import DimError, LayoutError, NoKernelError, ShapeError
 
+pytestmark = pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
+
 FORMS = ["coalesced", "duplicates", "empty"]
 LIBS = (tp, torch)
 
@@ -254,6 +256,48 @@ def test_hybrid(rng):
     run_both(lambda lib, x: x.index_select(1, lib.tensor([2, 2, 0])), [a], grad=False)
     run_both(lambda lib, x: x.index_select(2, lib.tensor([1])), [a], grad=False)
     run_both(lambda lib, x: x.to_dense().to_sparse(2), [a])
+
+
+# ---- second derivatives, conversions, inference mode ---------------------------------------
+def test_gradients_are_differentiable(rng):
+    """make_coo and values_of backward through differentiable ops: gradgradcheck holds."""
+    spec = SparseSpec(rng, (4, 5), "duplicates")
+    values = tp.tensor(spec.values, requires_grad=True)
+    dense = tp.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+
+    def gcn_like(v, d):
+        s = tp.sparse_coo_tensor(tp.tensor(spec.idx), v, spec.size)
+        return tp.sparse.softmax(s * 2, 1).to_dense().mm(d.tanh()) + tp.sparse.mm(s, d)
+
+    assert tp.autograd.gradcheck(gcn_like, (values, dense))
+    assert tp.autograd.gradgradcheck(gcn_like, (values, dense))
+
+
+def test_conversions_and_copies(rng):
+    spec = SparseSpec(rng, (4, 5), "duplicates")
+    run_both(lambda lib, x: x.float(), [spec])
+    run_both(lambda lib, x: x.to(lib.float32).double(), [spec])
+    run_both(lambda lib, x: x.clone(), [spec])
+    run_both(lambda lib, x: x.detach(), [spec])
+    run_both(lambda lib, x: x.to_dense().sparse_mask(x.coalesce()), [spec])
+    s, _ = spec.build(tp)
+    assert not s.detach().requires_grad and s.detach()._nnz() == s._nnz()
+
+
+def test_inference_tensors_run_the_sparse_kernels_directly(rng):
+    spec = SparseSpec(rng, (4, 5), "duplicates")
+    with tp.inference_mode():
+        s = tp.sparse_coo_tensor(tp.tensor(spec.idx), tp.tensor(spec.values), spec.size)
+        assert s.is_inference()
+        out = tp.sparse.mm(s * 2, tp.ones(5, 2, dtype=tp.float64))
+    expected = 2 * spec_dense(spec) @ np.ones((5, 2))
+    np.testing.assert_allclose(out.numpy(), expected)
+
+
+def spec_dense(spec):
+    dense = np.zeros(spec.size)
+    np.add.at(dense, tuple(spec.idx), spec.values)
+    return dense
 
 
 # ---- what is not supported -----------------------------------------------------------------
