@@ -111,6 +111,8 @@ def test_construction_and_conversions(rng, form):
     theirs, _ = spec.build(torch)
     assert ours.layout is tp.sparse_coo and tp.ones(2).layout is tp.strided
     assert ours.is_sparse and not tp.ones(2).is_sparse
+    assert tp.dispatch.key_set(ours) == tp.dispatch.DispatchKeySet(
+        [tp.dispatch.DispatchKey.Sparse, tp.dispatch.DispatchKey.AutogradSparse])
     assert ours._nnz() == theirs._nnz()
     assert ours.is_coalesced() == theirs.is_coalesced()
     assert (ours.sparse_dim(), ours.dense_dim()) == (theirs.sparse_dim(), theirs.dense_dim())
