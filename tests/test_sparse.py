@@ -19,7 +19,8 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import DimError, LayoutError, NoKernelError, ShapeError
 
-pytestmark = pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning"),
+              pytest.mark.filterwarnings("ignore:Sparse CSR tensor support:UserWarning")]
 
 FORMS = ["coalesced", "duplicates", "empty"]
 LIBS = (tp, torch)
@@ -194,6 +195,9 @@ def test_sparse_times_dense(rng, form):
     run_both(lambda lib, x, y: x @ y, [a, d])
     run_both(lambda lib, b, x, y: lib.sparse.addmm(b, x, y, beta=0.5, alpha=2.0), [bias, a, d])
     run_both(lambda lib, b, x, y: lib.addmm(b, x, y), [bias, a, d])
+    run_both(lambda lib, y, x: lib.mm(y, x), [DenseSpec(rng, (3, 4)), a])
+    run_both(lambda lib, x, y: lib.mm(x, y.t()), [a, SparseSpec(rng, (3, 5), form)])
+    run_both(lambda lib, x, v: x @ v, [a, DenseSpec(rng, (5,))])
 
 
 def test_leaf_sparse_gradient_of_sparse_mm_is_masked(rng):

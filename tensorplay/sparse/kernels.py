@@ -18,11 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
+from tensorplay._frontdoor import wrap_dim, wrap_dims
 from tensorplay._generated import functional as F
 from tensorplay._layout import sparse_coo
 from tensorplay.composite.scalar_ops import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
 from tensorplay.errors import DimError, LayoutError, ShapeError, fmt_shape
-from tensorplay import _tensor_factory as factory
 from tensorplay.sparse.coo import (
     SparseTensorImpl, coalesce, delinearize, gather_at, index_array, linearize, long_tensor,
     make_coo, to_dense, to_sparse, values_of, zeros_for,
@@ -42,13 +43,6 @@ def _same_size(op, self, other):
         raise ShapeError(f"{op}(): expected 'self' and 'other' to have the same number of "
                          f"sparse dims, but got {self._impl.sparse_dim} and "
                          f"{other._impl.sparse_dim}", op=op, arg="other")
-
-
-def _wrap_dim(op, dim, ndim, arg="dim"):
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise DimError(f"{op}(): Dimension out of range (expected to be in range of "
-                       f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {dim})", op=op, arg=arg)
-    return dim % max(ndim, 1)
 
 
 def _with_values(x, values, coalesced=None):
@@ -243,7 +237,7 @@ def sum_dim(self, dim, keepdim, dtype):
     impl = self._impl
     ndim, sparse_dim = len(impl.sizes), impl.sparse_dim
     dims = range(ndim) if dim is None or len(dim) == 0 else dim
-    dims = sorted({_wrap_dim("sum", d, ndim) for d in dims})
+    dims = sorted(wrap_dims("sum", "dim", dims, ndim))
     values = values_of(self)
     if dtype is not None:
         values = values.to(dtype)
@@ -273,8 +267,8 @@ def sum_dim(self, dim, keepdim, dtype):
 def transpose(self, dim0, dim1):
     impl = self._impl
     ndim, sparse_dim = len(impl.sizes), impl.sparse_dim
-    d0 = _wrap_dim("transpose", dim0, ndim, "dim0")
-    d1 = _wrap_dim("transpose", dim1, ndim, "dim1")
+    d0 = wrap_dim("transpose", "dim0", dim0, ndim)
+    d1 = wrap_dim("transpose", "dim1", dim1, ndim)
     sizes = list(impl.sizes)
     sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
     if d0 < sparse_dim and d1 < sparse_dim:
@@ -307,7 +301,7 @@ def index_select(self, dim, index):
     (in stored order) and renumbers that coordinate to j."""
     impl = self._impl
     ndim, sparse_dim = len(impl.sizes), impl.sparse_dim
-    d = _wrap_dim("index_select", dim, ndim)
+    d = wrap_dim("index_select", "dim", dim, ndim)
     if _sparse(index) or index.dim() > 1 or index._impl.dtype.is_floating_point:
         raise ShapeError(f"index_select(): argument 'index' must be a dense 0-D or 1-D integer "
                          f"tensor, but got shape {fmt_shape(index._impl.sizes)} of "
@@ -354,7 +348,7 @@ def _softmax(op, x, dim, dtype, log):
     c = coalesce(x)
     impl = c._impl
     ndim, sparse_dim = len(impl.sizes), impl.sparse_dim
-    d = _wrap_dim(op, dim, ndim)
+    d = wrap_dim(op, "dim", dim, ndim)
     values = values_of(c)
     if dtype is not None:
         values = values.to(dtype)
