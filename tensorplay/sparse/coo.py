@@ -356,12 +356,10 @@ def sparse_mask(t, mask):
 # ---- printing ---------------------------------------------------------------------------
 def sparse_repr(x):
     """PyTorch's layout: indices, values, then size, nnz, dtype, layout and grad_fn."""
-    from tensorplay._formatting import tensor_repr
     impl = x._impl
     indent = " " * len("tensor(")
-    indices = _indented(tensor_repr(impl.indices), len("tensor(indices="))
-    values = _indented(tensor_repr(impl.values), len("       values="))
-    lines = [f"tensor(indices={indices},", f"{indent}values={values},"]
+    lines = [f"tensor(indices={_data(impl.indices, len('tensor(indices=tensor('))},",
+             f"{indent}values={_data(impl.values, len('       values=tensor('))},"]
     tail = [f"size={tuple(impl.sizes)}", f"nnz={impl.nnz}"]
     if impl.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool):
         tail.append(f"dtype=tensorplay.{impl.dtype.name}")
@@ -370,9 +368,29 @@ def sparse_repr(x):
         tail.append(f"grad_fn=<{impl.grad_fn.name()}>")
     elif impl.requires_grad:
         tail.append("requires_grad=True")
-    lines.append(indent + ", ".join(tail) + ")")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + _wrapped(tail, indent) + ")"
 
 
-def _indented(text, width):
-    return text.replace("\n", "\n" + " " * width)
+def _wrapped(items, indent):
+    """`a, b, c` from `indent` on, starting a new line where one would pass the width."""
+    from tensorplay._formatting import OPTIONS
+    text = indent + items[0]
+    line = len(text)
+    for item in items[1:]:
+        if line + len(item) + 2 > OPTIONS.linewidth:
+            text += ",\n" + indent + item
+            line = len(indent) + len(item)
+        else:
+            text += ", " + item
+            line += len(item) + 2
+    return text
+
+
+def _data(t, indent):
+    """`tensor([...])` with no dtype of its own (the tail names it), sized when empty."""
+    from tensorplay._formatting import format_data
+    arr = t.detach()._impl.array()
+    body = format_data(arr, indent=indent)
+    if arr.size == 0:
+        body += f", size={tuple(arr.shape)}"
+    return f"tensor({body})"
