@@ -26,7 +26,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay._generated import functional as F
-from tensorplay._impl import TensorImpl, VersionCounter, numel_of
+from tensorplay._impl import TensorImpl, numel_of
 from tensorplay._layout import sparse_coo, strided
 from tensorplay.autograd.function import Function
 from tensorplay.dispatch.keys import DispatchKey
@@ -43,37 +43,31 @@ class SparseTensorImpl(TensorImpl):
     layout = sparse_coo
 
     def __init__(self, indices, values, sizes, coalesced):
+        v = values._impl
+        super().__init__(None, tuple(sizes), (), 0, v.dtype, v.device, inference=v.inference,
+                         contiguous=False)      # not contiguous: what torch answers
         self.indices = indices
         self.values = values
         self.coalesced = coalesced
-        self.sizes = tuple(sizes)
-        self.dtype = values._impl.dtype
-        self.device = values._impl.device
-        self.offset = 0
-        self.version = VersionCounter()
-        self.is_contiguous = False          # as torch answers for a sparse tensor
-        self.inference = values._impl.inference
-        self.wrapped_number = False
-        self._array = None
-        self.requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self.output_nr = 0
-        self.hooks = None
-        self.retains_grad = False
-        self.grad_accumulator = None
-        self.base = None
-        self.name = None
 
     # A sparse tensor has no strided memory: reading it is an error, not a wrong answer.
+    # (TensorImpl.__init__ assigns both; the setters drop what it gives.)
     @property
     def strides(self):
         raise LayoutError("sparse tensors do not have strides", op="stride", arg="self")
+
+    @strides.setter
+    def strides(self, value):
+        pass
 
     @property
     def storage(self):
         raise LayoutError("Cannot access storage of a sparse tensor (layout sparse_coo)",
                           op="untyped_storage", arg="self")
+
+    @storage.setter
+    def storage(self, value):
+        pass
 
     def key_set(self):
         if self.inference:
