@@ -87,6 +87,16 @@ def _above_autograd(kernel):
     return sparse_decomposition
 
 
+def load_autocast():
+    """The generated autocast wrappers, at AutocastCPU and AutocastCUDA (ops.yaml autocast:)."""
+    from tensorplay._generated.autocast_wrappers import WRAPPERS
+    for key, wrappers in WRAPPERS.items():
+        lib = Library(key, "generated autocast wrappers")
+        for op, wrapper in wrappers.items():
+            lib.impl(op, wrapper, name=f"tensorplay._generated.autocast_wrappers."
+                                        f"{wrapper.__name__}")
+
+
 def load_default():
     load_backend("Composite")
     load_backend("CPU")
@@ -95,3 +105,4 @@ def load_default():
     load_meta()
     load_autograd()
     load_sparse()
+    load_autocast()
