@@ -291,6 +291,7 @@ def test_conversions_and_copies(rng):
     spec = SparseSpec(rng, (4, 5), "duplicates")
     run_both(lambda lib, x: x.float(), [spec])
     run_both(lambda lib, x: x.to(lib.float32).double(), [spec])
+    run_both(lambda lib, x: x.to("cpu", lib.float32), [spec])
     run_both(lambda lib, x: x.clone(), [spec])
     run_both(lambda lib, x: x.detach(), [spec])
     run_both(lambda lib, x: x.to_dense().sparse_mask(x.coalesce()), [spec])

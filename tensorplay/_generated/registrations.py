@@ -4381,6 +4381,7 @@ DISPATCH = {
         ('mm', 'kernels.mm'),
         ('clone', 'kernels.clone'),
         ('to.dtype', 'kernels.to_dtype'),
+        ('to.device', 'kernels.to_device'),
         ('float', 'kernels.to_float'),
         ('double', 'kernels.to_double'),
         ('transpose.int', 'kernels.transpose'),

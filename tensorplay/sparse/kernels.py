@@ -19,11 +19,12 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
+from tensorplay._device import device as Device
 from tensorplay._frontdoor import wrap_dim, wrap_dims
 from tensorplay._generated import functional as F
 from tensorplay._layout import sparse_coo
 from tensorplay.composite.scalar_ops import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
-from tensorplay.errors import DimError, LayoutError, ShapeError, fmt_shape
+from tensorplay.errors import DeviceError, DimError, LayoutError, ShapeError, fmt_shape
 from tensorplay.sparse.coo import (
     SparseTensorImpl, coalesce, delinearize, gather_at, index_array, linearize, long_tensor,
     make_coo, to_dense, to_sparse, values_of, zeros_for,
@@ -172,6 +173,13 @@ def to_dtype(self, dtype, non_blocking, copy):
     if dtype is self._impl.dtype and not copy:
         return self
     return _with_values(self, values_of(self).to(dtype))
+
+
+def to_device(self, device, dtype, non_blocking, copy):
+    if Device(device).type != "cpu":
+        raise DeviceError(f"to(): sparse tensors live on the cpu, but got device '{device}'",
+                          op="to", arg="device")
+    return to_dtype(self, self._impl.dtype if dtype is None else dtype, non_blocking, copy)
 
 
 def to_float(self):
