@@ -225,6 +225,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         values: [nnz, *dense_sizes] values (a tensor or nested lists).
         size: the full size; inferred from the largest coordinates when omitted.
         is_coalesced: promise that the coordinates are unique and sorted.
+        check_invariants: accepted for PyTorch's signature; the coordinates are always
+            checked against `size` here (a NumPy min/max, cheap next to any kernel).
     Returns:
         a tensor with `layout == tp.sparse_coo`. Gradients flow to `values`.
 
