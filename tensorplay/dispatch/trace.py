@@ -7,7 +7,7 @@
       key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
       add.Tensor(float32[3] requires_grad, float32[3], 1)
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradCUDA, AutogradCPU}
+        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradSparse, AutogradCUDA, AutogradCPU}
           dispatch  CPU -> kernel registry (1 candidate)
           candidate cpu_kernels.pointwise.add (priority 0): accepted
           cache     miss (float32, float32) -> cpu_kernels.pointwise.add
