@@ -153,10 +153,13 @@ class OperatorHandle:
                     self.resolved[k] = composite
             elif k == DispatchKey.Composite:
                 self.resolved[k] = composite
+            elif k == DispatchKey.AutogradSparse and not self._has_backend_kernel(
+                    DispatchKey.Sparse):
+                # No sparse kernel: nothing to record, the call misses at Sparse.
+                self.resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
                 self.resolved[k] = self.kernels[k]
             elif is_autograd_key(k) and composite is not None and not has_autograd \
-                    and k != DispatchKey.AutogradSparse \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
