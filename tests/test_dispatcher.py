@@ -326,13 +326,15 @@ def test_device_fallback_only_when_enabled():
 def test_device_fallback_runs_on_cpu_with_a_warning():
     op = new_op()
     tp.library.Library("CPU", "TestDevice2").impl(op.name, lambda self: self + 1, name="cpu")
-    tp.library.Library("Meta", "TestDevice2").impl(op.name, lambda self: self, name="ints",
+    tp.library.Library("CUDA", "TestDevice2").impl(op.name, lambda self: self, name="ints",
                                                    dtypes={tp.int64})
     enable_device_fallback(True)
     try:
+        # (on cuda: a meta tensor has no data to move to the CPU, as in PyTorch)
         with pytest.warns(UserWarning, match="computing on the CPU"):
-            out = call(op, tp.ones(2, device="meta"))
-        assert out.device == tp.device("meta")
+            out = call(op, tp.ones(2, device="cuda"))
+        assert out.device == tp.device("cuda")
+        assert out.cpu().tolist() == [2.0, 2.0]
     finally:
         enable_device_fallback(False)
 
