@@ -41,6 +41,7 @@ from tensorplay import amp, cpu  # noqa: F401
 from tensorplay.amp import (  # noqa: F401
     autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )
+from tensorplay.dispatch.python_key import ops  # noqa: F401  (tp.ops.mm.default, as torch.ops)
 from tensorplay import _backends
 
 _backends.load_default()
