@@ -62,7 +62,7 @@ class OpOverload:
         return self.name
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
+        if kwargs or len(args) != len(self.schema.arg_names):
             args = self._bind(args, kwargs)
         return self.handle.call(key_set_of(args), *args)
 
@@ -70,6 +70,9 @@ class OpOverload:
         """Keyword arguments in their schema positions (every argument must be given:
         the schema's defaults are applied by the front doors, not here)."""
         names = self.schema.arg_names
+        if len(args) > len(names):
+            raise ArgumentError(f"{self}: takes {len(names)} arguments but {len(args)} were "
+                                f"given (the schema is `{self.schema.text}`)", op=self.name)
         out = list(args) + [None] * (len(names) - len(args))
         given = [True] * len(args) + [False] * (len(names) - len(args))
         for key, value in kwargs.items():
