@@ -294,3 +294,18 @@ def test_flop_counter_transposed_convolution_and_table(capsys):
     assert ours.get_total_flops() == theirs.get_total_flops() > 0
     printed = capsys.readouterr().out
     assert "convolution" in printed and f"{ours.get_total_flops():,}" in printed
+
+
+def test_flop_counter_counts_a_model_on_meta_as_torch_does():
+    # FLOPs need shapes only: a model on the meta device is counted without any data
+    with tp.device("meta"):
+        net = tp.nn.Sequential(tp.nn.Conv2d(3, 8, 3), tp.nn.ReLU(), tp.nn.Flatten(),
+                               tp.nn.Linear(8 * 6 * 6, 10))
+    with FlopCounterMode(display=False) as ours:
+        net(tp.empty(4, 3, 8, 8, device="meta")).sum().backward()
+    with torch.device("meta"):
+        tnet = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(),
+                                   torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 10))
+    with TorchFlopCounterMode(display=False) as theirs:
+        tnet(torch.empty(4, 3, 8, 8, device="meta")).sum().backward()
+    assert ours.get_total_flops() == theirs.get_total_flops() > 0
