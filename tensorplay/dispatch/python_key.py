@@ -17,7 +17,8 @@ from the key set of the arguments it is given. The arguments come in schema orde
 positional (`kwargs` is `{}`), as the dispatcher passes them. A handler unwraps its
 subclass tensors before it calls `func`, so the inner call reaches the backends; a mode
 is popped off the stack while its handler runs, so its own calls of `func` do not come
-back to it (the next mode out, if any, sees them). Both rules are PyTorch's (`__torch_dispatch__`).
+back to it (the next mode out, if any, sees them). Both rules are PyTorch's
+(`__torch_dispatch__`).
 
 Because the key sits below autograd, the handler sees the ops that compute, never the
 composite ops that decompose above autograd (`matmul` on 2-d tensors reaches it as
