@@ -69,6 +69,9 @@ def test_draw_route_shows_every_hop_of_one_call():
     kinds = [kind for _, kind, _ in svg.records]
     assert kinds[:3] == ["call", "key set", "dispatch"] and kinds[-1] == "result"
     assert [d for d, k, _ in svg.records if k == "call"] == [0, 1]   # the redispatch nests
+    with tp.dispatch.explain(file=False) as ex:
+        a.exp()
+    assert [k for _, k, _ in draw_route(ex).records] == [k for _, k, _ in ex.records]
     with pytest.raises(ArgumentError, match="made no op call"):
         draw_route(lambda: None)
 
@@ -109,6 +112,7 @@ def test_plot_curves_draws_one_panel_per_metric_and_one_line_per_split():
     assert [line.get_label() for line in loss_lines] == ["train", "test"]
     assert list(loss_lines[1].get_ydata()) == [2.1, 1.3, 0.9]
     assert list(loss_lines[0].get_xdata()) == [1, 2, 3]
+    assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"     # Jupyter shows it inline
     per_epoch = plot_curves([{"loss": 1.0}, {"loss": 0.5}], xlabel="step")
     (ax,) = per_epoch.axes
     assert ax.get_xlabel() == "step" and list(ax.get_lines()[0].get_ydata()) == [1.0, 0.5]

@@ -143,9 +143,13 @@ INDENT = 18
 def draw_route(fn, max_hops=400):
     """Run `fn()` under `tp.dispatch.explain()` and draw its hops: one row per hop,
     indented by nesting (a wrapper's redispatch sits inside its call), the kind of hop
-    in colour. Returns an `Svg`; `.records` keeps the (depth, kind, text) rows."""
-    with explain(file=False) as ex:
-        fn()
+    in colour. `fn` may also be a finished `explain()` block, drawn as it was recorded.
+    Returns an `Svg`; `.records` keeps the (depth, kind, text) rows."""
+    if isinstance(fn, explain):
+        ex = fn
+    else:
+        with explain(file=False) as ex:
+            fn()
     records = ex.records[:max_hops]
     if not records:
         raise ArgumentError("draw_route(): the function made no op call, so there is no "
@@ -295,4 +299,14 @@ def plot_curves(history, xlabel="epoch", title=None):
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    # Jupyter draws a figure made through pyplot by itself; this one is made without
+    # pyplot (no global state), so it says how to show itself.
+    fig._repr_png_ = lambda: _png(fig)
     return fig
+
+
+def _png(fig):
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
