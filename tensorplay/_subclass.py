@@ -60,6 +60,14 @@ def _new(cls, impl):
     return t
 
 
+def rebuild(cls, attributes, impl):
+    """An instance of the subclass `cls` around `impl`, with these instance attributes (a
+    LoggingTensor's `elem`): how a saved output or a detached tensor keeps its class."""
+    t = _new(cls, impl)
+    t.__dict__.update(attributes)
+    return t
+
+
 def make_subclass(cls, data, require_grad=False):
     """An instance of `cls` on `data`'s memory (sizes, strides, version counter shared)."""
     _check_class("_make_subclass", cls)

@@ -88,6 +88,29 @@ def test_inplace_op_returns_its_tensor_and_bumps_the_version():
     assert m.shape == (3, 2) and m.stride() == m.elem.stride()
 
 
+def test_inplace_through_a_view_of_a_subclass_tensor_reaches_the_base_gradient():
+    a = LoggingTensor(tp.ones(4), requires_grad=True)
+    with capture_logs() as logs:
+        b = a.clone()
+        v = b[:2]
+        v.mul_(3)
+        b.sum().backward()
+    assert ops_of(logs)[:3] == ["clone.default", "slice.Tensor", "mul_.Tensor"]
+    assert v._impl.base is b._impl and v._version == b._version == 1
+    ta = torch.ones(4, requires_grad=True)
+    tb = ta.clone()
+    tb[:2].mul_(3)
+    tb.sum().backward()
+    assert a.grad.elem.tolist() == ta.grad.tolist() == [3.0, 3.0, 1.0, 1.0]
+
+
+def test_detach_keeps_the_subclass():
+    x = LoggingTensor(tp.tensor([1.0, 2.0]), requires_grad=True)
+    d = (x * 2).detach()
+    assert type(d) is LoggingTensor and not d.requires_grad and d.grad_fn is None
+    assert d.elem.tolist() == [2.0, 4.0]
+
+
 def test_a_saved_subclass_tensor_modified_in_place_is_caught():
     w = LoggingTensor(tp.ones(3), requires_grad=True)
     with tp.no_grad():

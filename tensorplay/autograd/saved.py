@@ -18,6 +18,7 @@ is itself differentiable (create_graph=True works through `tanh`'s `1 - result**
 """
 from __future__ import annotations
 
+from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.errors import fmt_shape
@@ -108,10 +109,7 @@ class SavedVariable:
         if self._subclass is None:
             return factory.wrap(impl)
         cls, _, attributes = self._subclass
-        tensor = object.__new__(cls)
-        tensor.__dict__.update(attributes)
-        tensor._impl = impl
-        return tensor
+        return subclass.rebuild(cls, attributes, impl)
 
     def _version_message(self, node, current):
         from tensorplay.autograd.anomaly_mode import anomaly_state

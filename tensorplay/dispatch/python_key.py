@@ -46,7 +46,8 @@ class OpOverload:
     `schema` its `OpSchema`. Calling it dispatches the op on the given arguments, from
     their key sets and this thread's included / excluded keys, as `handle.call` does."""
 
-    __slots__ = ("handle", "name", "packet", "overload", "schema", "aliased_return")
+    __slots__ = ("handle", "name", "packet", "overload", "schema", "aliased_return",
+                 "is_view")
 
     def __init__(self, handle):
         self.handle = handle
@@ -58,6 +59,8 @@ class OpOverload:
         returns = self.schema.text.rpartition("->")[2]
         self.aliased_return = "!" in returns and self.schema.num_returns == 1 \
             and bool(self.schema.mutable_positions)
+        # `slice(Tensor(a) self, ...) -> Tensor(a)`: the result is a view of the first argument
+        self.is_view = "(a" in returns and "!" not in returns
 
     @property
     def __name__(self):
@@ -259,7 +262,17 @@ def dispatch_to_python(func, args):
 
 def _finish(func, args, out):
     """What the caller gets: an in-place op returns the tensor it was given (not the
-    handler's rewrapped copy), and its version moves, as a backend kernel's writes do."""
+    handler's rewrapped copy), and its version moves, as a backend kernel's writes do. The
+    result of a view op is a view of its subclass input, as a backend's view kernel makes
+    it (same base, same version counter), so that autograd sees an in-place change
+    through it (PyTorch's ADInplaceOrView key does this above its Python key)."""
+    if func.is_view and args[0]._impl.key_set() & PYTHON_BIT:
+        src = args[0]._impl
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            impl = getattr(t, "_impl", None)
+            if impl is not None and impl is not src:
+                impl.version = src.version
+                impl.base = src.base if src.base is not None else src
     for i in func.schema.mutable_positions:
         a = args[i]
         if a is not None and a._impl.key_set() & PYTHON_BIT and not a._impl.inference:
