@@ -275,9 +275,11 @@ def detach(self):
     """A tensor sharing data (and version counter) with self, outside the graph. A tensor
     subclass stays of its class (its impl class carries the Python key)."""
     src = self._impl
-    impl = type(src)(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
-                     version=src.version, inference=src.inference, array=src._array)
-    if isinstance(src, PythonTensorImpl):
+    python = isinstance(src, PythonTensorImpl)
+    impl = (PythonTensorImpl if python else TensorImpl)(
+        src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
+        version=src.version, inference=src.inference, array=src._array)
+    if python:
         return subclass.rebuild(type(self), vars(self), impl)
     return wrap(impl)
 
