@@ -64,7 +64,8 @@ def rebuild(cls, attributes, impl):
     """An instance of the subclass `cls` around `impl`, with these instance attributes (a
     LoggingTensor's `elem`): how a saved output or a detached tensor keeps its class."""
     t = _new(cls, impl)
-    t.__dict__.update(attributes)
+    if attributes:          # a class with __slots__ has none
+        t.__dict__.update(attributes)
     return t
 
 

@@ -332,3 +332,24 @@ def test_flop_counter_counts_a_model_on_meta_as_torch_does():
     with TorchFlopCounterMode(display=False) as theirs:
         tnet(torch.empty(4, 3, 8, 8, device="meta")).sum().backward()
     assert ours.get_total_flops() == theirs.get_total_flops() > 0
+
+
+def test_a_slotted_subclass_survives_saving_and_detach():
+    class Slotted(tp.Tensor):
+        __slots__ = ()      # no instance attributes to carry
+
+        @classmethod
+        def __tensorplay_dispatch__(cls, func, types, args=(), kwargs=None):
+            plain = [tp.Tensor._make_subclass(tp.Tensor, a) if isinstance(a, cls) else a
+                     for a in args]
+            out = func(*plain)
+            return tp.Tensor._make_subclass(cls, out) if isinstance(out, tp.Tensor) else out
+
+    x = tp.Tensor._make_subclass(Slotted, tp.tensor([0.5, -1.0]), require_grad=True)
+    y = x.tanh()                     # tanh saves its result: rebuilt as a Slotted
+    assert type(y) is Slotted and type(y.detach()) is Slotted
+    y.sum().backward()
+    tx = torch.tensor([0.5, -1.0], requires_grad=True)
+    tx.tanh().sum().backward()
+    assert type(x.grad) is Slotted
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)

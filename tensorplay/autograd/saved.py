@@ -77,7 +77,7 @@ class SavedVariable:
             if impl.key_set() >> DispatchKey.Python & 1:
                 # A tensor subclass comes back as its class, with its attributes (a
                 # LoggingTensor's `elem`), so its handler sees the formula's ops.
-                self._subclass = (type(tensor), type(impl), dict(vars(tensor)))
+                self._subclass = (type(tensor), type(impl), dict(getattr(tensor, "__dict__", {})))
         else:
             # An input (or a leaf): pointing at it makes no cycle, the graph only
             # points backwards in time.

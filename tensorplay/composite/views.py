@@ -280,7 +280,7 @@ def detach(self):
         src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
         version=src.version, inference=src.inference, array=src._array)
     if python:
-        return subclass.rebuild(type(self), vars(self), impl)
+        return subclass.rebuild(type(self), getattr(self, "__dict__", {}), impl)
     return wrap(impl)
 
 
