@@ -353,3 +353,23 @@ def test_a_slotted_subclass_survives_saving_and_detach():
     tx.tanh().sum().backward()
     assert type(x.grad) is Slotted
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.skipif(not (tp.cuda.is_available() or tp.cuda.is_interpreted()),
+                    reason="no GPU and no Triton interpreter")
+def test_logging_tensor_on_the_cuda_backend():
+    rng = np.random.default_rng(3)
+    xs, ws = _data(rng, 4, 3), _data(rng, 3, 5)
+    x = LoggingTensor(tp.tensor(xs, device="cuda"), requires_grad=True)
+    w = LoggingTensor(tp.tensor(ws, device="cuda"))
+    with capture_logs() as logs, FlopCounterMode(display=False) as flops:
+        (x @ w).relu().sum().backward()
+    assert tp.dispatch.key_set(x) == tp.dispatch.DispatchKeySet(
+        [DispatchKey.CUDA, DispatchKey.Python, DispatchKey.AutogradCUDA])
+    assert ops_of(logs)[:3] == ["mm.default", "relu.default", "sum.default"]
+    assert flops.get_total_flops() == 2 * (2 * 4 * 3 * 5)      # mm forward, mm for x.grad
+    tx = torch.tensor(xs, requires_grad=True)
+    (tx @ torch.tensor(ws)).relu().sum().backward()
+    assert x.grad.device == tp.device("cuda")
+    np.testing.assert_allclose(x.grad.elem.cpu().numpy(), tx.grad.numpy(), rtol=1e-5,
+                               atol=1e-6)
