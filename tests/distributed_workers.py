@@ -18,6 +18,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import queue
+import shutil
 import signal
 import socket
 import time
@@ -108,10 +109,13 @@ def _run_rank(job, rank, world, port, group_timeout_s, results):
 
 def every_check_job(rank, world):
     """The whole multi-process suite in one launch (starting processes is the cost):
-    {collectives, ddp, unused} results; with 3 ranks, rank 1 then dies and the others
-    report how their next collective failed under "killed"."""
+    {collectives, ddp, unused} results, with 2 ranks also "train" (the training
+    command); with 3 ranks, rank 1 then dies and the others report how their next
+    collective failed under "killed"."""
     out = {"collectives": collectives_job(rank, world), "ddp": ddp_job(rank, world),
            "unused": unused_parameters_job(rank, world)}
+    if world == 2:
+        out["train"] = train_command_job(rank, world)
     if world == 3:
         out["killed"] = killed_rank_job(rank, world)
     return out
@@ -317,3 +321,23 @@ def killed_rank_job(rank, world):
         return ("no error", time.monotonic() - started)
     except Exception as error:
         return (type(error).__name__, str(error))
+
+
+def train_command_job(rank, world):
+    """`tensorplay train` as torchrun runs it (the group is joined already): returns
+    what this rank printed and whether the checkpoint is there."""
+    import io
+    import tempfile
+
+    from tensorplay.__main__ import main
+    folder = os.path.join(tempfile.gettempdir(), f"tp-ddp-train-{os.environ['MASTER_PORT']}")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        main(["train", "--model", "mlp", "--epochs", "1", "--limit", "64", "--no-progress",
+              "--out", folder])
+    dist.barrier()                      # rank 0 has saved
+    saved = os.path.exists(os.path.join(folder, "checkpoint.tp"))
+    dist.barrier()                      # both have looked
+    if rank == 0:
+        shutil.rmtree(folder)
+    return printed.getvalue(), saved

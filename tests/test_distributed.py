@@ -7,6 +7,8 @@ init, the sampler's index lists, the post-accumulate-grad hook.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -222,6 +224,13 @@ def test_ddp_find_unused_parameters(suite):
         kind, message = out["strict"]
         assert kind == "DistributedError" and "find_unused_parameters=True" in message
         assert "rank0_only.weight" in message
+
+
+def test_the_training_command_runs_data_parallel_and_rank_0_reports(two_ranks):
+    printed, saved = two_ranks[0]["train"]
+    assert "data-parallel: 2 processes, batch 32 each (64 per step)" in printed
+    assert re.search(r"test accuracy: \d+\.\d+%", printed) and saved
+    assert two_ranks[1]["train"] == ("", True)       # rank 1 trains, prints nothing
 
 
 # ---- DistributedSampler (no processes: num_replicas and rank given) -----------------
