@@ -160,6 +160,33 @@ def test_contiguous_memory_is_handed_over_without_a_copy(dtype):
     assert shared.torch.is_contiguous() and shared.torch is not shared.view
 
 
+@pytest.fixture
+def group_of_one():
+    """A gloo group of this process alone (a HashStore: nothing listens on the network)."""
+    tp.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
+                                      world_size=1)
+    yield
+    tp.distributed.destroy_process_group()
+
+
+def test_cuda_tensors_cross_as_the_torch_memory_they_hold(group_of_one):
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    x = tp.arange(12.0).reshape(3, 4).to("cuda")
+    assert handover.torch_view(x, "test", "x").data_ptr() == x.data_ptr()
+    out = tp.zeros(4, 3, device="cuda").t()                  # non-contiguous output
+    tp.distributed.all_gather_into_tensor(out, x)
+    np.testing.assert_array_equal(out.cpu().numpy(), np.arange(12.0).reshape(3, 4))
+    before = x._version
+    tp.distributed.all_reduce(x, op=tp.distributed.ReduceOp.MAX)
+    assert x._version == before + 1                          # written: counted as in place
+    if tp.cuda.is_interpreted():                             # host memory: gloo moves it
+        assert tp.distributed.get_backend() == "gloo"
+    else:                                                    # device memory: gloo refuses
+        with pytest.raises(tp.errors.DeviceError, match="serves only gloo for cpu"):
+            tp.distributed.all_reduce(x)
+
+
 def test_a_killed_rank_makes_the_others_fail_cleanly(three_ranks):
     for rank in (0, 2):
         kind, message = three_ranks[rank]["killed"]

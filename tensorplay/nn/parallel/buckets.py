@@ -11,10 +11,10 @@ first). Each group owns one flat buffer:
     bucket 1   [ grad of fc1.bias | grad of fc1.weight ]
 
 A parameter's post-accumulate-grad hook copies its .grad into its slot. When the last
-slot of a bucket is filled, the bucket's all-reduce starts in the background (async_op)
-and backward goes on computing the earlier layers' gradients meanwhile. When the last
-bucket is launched, the reducer waits for all of them, divides by the world size and
-copies each averaged slot back into .grad.
+slot of a bucket is filled, the bucket's all-reduce (op AVG: the sum over the ranks
+divided by their number) starts in the background (async_op) and backward goes on
+computing the earlier layers' gradients meanwhile. When the last bucket is launched, the
+reducer waits for all of them and copies each averaged slot back into .grad.
 
 Every rank must launch the same all-reduces in the same order, so a bucket is launched
 only after the buckets before it (a rank whose gradients arrive in another order waits).
@@ -174,20 +174,19 @@ class Reducer:
         while self.next_launch < len(self.buckets) \
                 and self.buckets[self.next_launch].pending == 0:
             bucket = self.buckets[self.next_launch]
-            bucket.work = dist.all_reduce(bucket.buffer, group=self.group, async_op=True)
+            bucket.work = dist.all_reduce(bucket.buffer, op=dist.ReduceOp.AVG,
+                                          group=self.group, async_op=True)
             self.next_launch += 1
         if self.next_launch == len(self.buckets):
             self._finish()
 
     def _finish(self):
-        """Wait for every bucket, average, and write the result into each .grad."""
-        world = dist.get_world_size(self.group)
+        """Wait for every bucket and write the averages into each .grad."""
         for bucket in self.buckets:
             bucket.work.wait()
         used = self._globally_used()
         with tp.no_grad():
             for bucket in self.buckets:
-                bucket.buffer.div_(world)
                 for i, p in enumerate(bucket.params):
                     if used is not None and p._impl not in used:
                         continue      # no rank used it: .grad stays as it was, as in torch
