@@ -7,6 +7,7 @@ init, the sampler's index lists, the post-accumulate-grad hook.
 """
 from __future__ import annotations
 
+import datetime
 import re
 
 import numpy as np
@@ -147,6 +148,17 @@ def test_init_names_the_missing_torchrun_variables(monkeypatch):
         tp.distributed.init_process_group("gloo")
     with pytest.raises(tp.errors.ArgumentError, match="backend"):
         tp.distributed.init_process_group("mpi")
+
+
+def test_a_rank_that_never_comes_makes_init_fail_within_the_timeout():
+    with pytest.raises(tp.distributed.CollectiveError, match="did not all meet"):
+        tp.distributed.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{workers.free_port()}", rank=0,
+            world_size=2, timeout=datetime.timedelta(seconds=1))
+    assert not tp.distributed.is_initialized()
+    if not torch.cuda.is_available():
+        with pytest.raises(tp.errors.DeviceError, match="no GPU"):
+            tp.distributed.init_process_group("nccl", rank=0, world_size=1)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bfloat16", "bool"])

@@ -1,8 +1,9 @@
 """The errors of tp.distributed. Both are TensorPlayErrors that name the op.
 
     NotInitializedError   a collective (or get_rank, DDP...) before init_process_group
-    CollectiveError       a collective failed: a peer process died or stopped answering
-                          within the group's timeout
+    CollectiveError       a collective failed (a peer process died or stopped answering
+                          within the group's timeout), or init_process_group's ranks did
+                          not all meet within it
     RankError             a rank outside 0 .. world_size - 1 (broadcast's src)
 
 A tensor on a device the group's backend cannot serve raises tensorplay.errors.DeviceError.

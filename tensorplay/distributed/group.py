@@ -73,13 +73,23 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if backend is None:
         backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
     served = _parse_backend(backend)
+    if served.get("cuda") and not torch.cuda.is_available():
+        raise DeviceError(f"init_process_group(): backend {backend!r} moves GPU memory with "
+                          f"NCCL, but torch sees no GPU here (use 'gloo')",
+                          op="init_process_group", arg="backend")
     if store is None and init_method in (None, "env://"):
         _check_environment(world_size, rank)
     timeout = timeout or DEFAULT_TIMEOUT
-    if "cuda" in served and torch.cuda.is_available():
+    if "cuda" in served:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    tdist.init_process_group(backend, init_method=init_method, timeout=timeout,
-                             world_size=world_size, rank=rank, store=store)
+    try:
+        tdist.init_process_group(backend, init_method=init_method, timeout=timeout,
+                                 world_size=world_size, rank=rank, store=store)
+    except RuntimeError as error:      # (torch's store and rendezvous errors derive from it)
+        raise CollectiveError(
+            f"init_process_group(): the ranks did not all meet within the timeout "
+            f"({timeout}); a rank that never started or died makes the others stop here. "
+            f"torch.distributed says: {_first_line(error)}", op="init_process_group") from error
     _state.backend = backend
     _state.served = served
     _state.timeout = timeout
@@ -174,8 +184,12 @@ def check_rank(op, arg, rank, group=None):
 
 def collective_failure(op, error):
     """The CollectiveError for torch.distributed's `error` in `op` on this rank."""
-    first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
     return CollectiveError(
         f"{op}(): rank {tdist.get_rank()} of {tdist.get_world_size()}: the collective failed, "
         f"most likely because another rank exited or did not answer within the group's "
-        f"timeout ({_state.timeout}). torch.distributed says: {first_line}", op=op)
+        f"timeout ({_state.timeout}). torch.distributed says: {_first_line(error)}", op=op)
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else repr(error)
