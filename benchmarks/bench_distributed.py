@@ -125,6 +125,9 @@ def main():
     print(f"\nDDP training step, MLP {'-'.join(map(str, SIZES))} ({one['params']:,} "
           f"parameters, {two['buckets']} buckets of <= {BUCKET_CAP_MB} MB), global batch "
           f"{GLOBAL_BATCH}, {STEPS} steps x 3, {THREADS} BLAS thread(s) per process")
+    load = os.getloadavg()[0]
+    print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} (above the core count, "
+          f"the processes wait for cores and the ratios say little)")
     print(f"  1 process  (batch {GLOBAL_BATCH})      {fmt_time(one['ddp'])}")
     print(f"  2 processes (batch {GLOBAL_BATCH // 2} each)  {fmt_time(two['ddp'])}"
           f"  speed-up 1 -> 2 = {one['ddp'] / two['ddp']:5.2f}x")
