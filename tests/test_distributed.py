@@ -2,8 +2,9 @@
 
 The multi-process tests start 2 and 3 CPU processes on loopback with gloo
 (tests/distributed_workers.py runs them): one launch per world size runs every check,
-and the tests below read its results. The rest runs in this process: the memory handover, the errors before
-init, the sampler's index lists, the post-accumulate-grad hook.
+and the tests below read its results. The rest runs in this process: the memory
+handover, the errors before init, a group of one, the sampler's index lists, the
+post-accumulate-grad hook.
 """
 from __future__ import annotations
 
