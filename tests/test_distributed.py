@@ -200,6 +200,26 @@ def test_cuda_tensors_cross_as_the_torch_memory_they_hold(group_of_one):
             tp.distributed.all_reduce(x)
 
 
+def test_ddp_checks_device_ids_and_runs_on_cuda_tensors(group_of_one):
+    DDP = tp.nn.parallel.DistributedDataParallel
+    with pytest.raises(tp.errors.DeviceError, match="cuda:0, but the module's parameters"):
+        DDP(tp.nn.Linear(3, 2), device_ids=[0])
+    with pytest.raises(tp.errors.ArgumentError, match="one device"):
+        DDP(tp.nn.Linear(3, 2), device_ids=[0, 1])
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    tp.manual_seed(0)
+    plain = tp.nn.Linear(3, 2).to("cuda")
+    wrapped = DDP(tp.nn.Linear(3, 2).to("cuda"), device_ids=[0])
+    wrapped.module.load_state_dict(plain.state_dict())
+    x = tp.arange(6.0).reshape(2, 3).to("cuda")
+    plain(x).square().sum().backward()
+    wrapped(x).square().sum().backward()          # a group of one: the average is the grad
+    for mine, theirs in zip(wrapped.parameters(), plain.parameters()):
+        assert mine.grad.device == theirs.grad.device
+        np.testing.assert_allclose(mine.grad.cpu().numpy(), theirs.grad.cpu().numpy())
+
+
 def test_a_killed_rank_makes_the_others_fail_cleanly(three_ranks):
     for rank in (0, 2):
         kind, message = three_ranks[rank]["killed"]

@@ -20,6 +20,7 @@ import contextlib
 import tensorplay as tp
 from tensorplay import distributed as dist
 from tensorplay.distributed.group import require_group
+from tensorplay.errors import ArgumentError, DeviceError
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parallel.buckets import Reducer, reachable_parameters
 
@@ -34,6 +35,9 @@ class DistributedDataParallel(Module):
 
     Args:
         module: the model; its parameters and buffers are overwritten with rank 0's here.
+        device_ids, output_device: as in PyTorch, the one device the module is on
+            ([local_rank] for a GPU module, None for a CPU one); the module must already
+            be there (module.to(...)): they are checked, nothing is moved.
         broadcast_buffers: copy rank 0's buffers (BatchNorm's running statistics) to
             every rank at the start of each forward.
         bucket_cap_mb: megabytes of gradients per all-reduce.
@@ -42,10 +46,11 @@ class DistributedDataParallel(Module):
         process_group: a torch.distributed group other than the default one.
     """
 
-    def __init__(self, module, broadcast_buffers=True, bucket_cap_mb=25,
-                 find_unused_parameters=False, process_group=None):
+    def __init__(self, module, device_ids=None, output_device=None, broadcast_buffers=True,
+                 process_group=None, bucket_cap_mb=25, find_unused_parameters=False):
         super().__init__()
         require_group("DistributedDataParallel")
+        _check_device_ids(module, device_ids, output_device)
         self.module = module
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
@@ -87,3 +92,22 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+
+def _check_device_ids(module, device_ids, output_device):
+    """device_ids / output_device name the device the module's parameters are on."""
+    if device_ids is None and output_device is None:
+        return
+    named = list(device_ids or ()) + ([output_device] if output_device is not None else [])
+    if device_ids is not None and len(device_ids) != 1:
+        raise ArgumentError(f"DistributedDataParallel(): argument 'device_ids' must name one "
+                            f"device (one process per device), got {device_ids!r}",
+                            op="DistributedDataParallel", arg="device_ids")
+    devices = {str(p.device) for p in module.parameters()}
+    for entry in named:
+        wanted = str(tp.device(f"cuda:{entry}" if isinstance(entry, int) else entry))
+        if devices != {wanted}:
+            raise DeviceError(f"DistributedDataParallel(): device_ids/output_device name "
+                              f"{wanted}, but the module's parameters are on "
+                              f"{sorted(devices)} (move the module there first)",
+                              op="DistributedDataParallel", arg="device_ids")
