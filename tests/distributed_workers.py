@@ -265,6 +265,18 @@ def ddp_job(rank, world):
     out["accumulated"] = train_steps(model, x[index], y[index], 4, micro_batches=2,
                                      sync=no_sync_and_record)
     out["grad_inside_no_sync"] = grads_inside[0]
+
+    # Overlap: which buckets are being reduced when backward reaches the first layer's
+    # output (the first layer's own gradients are still to come).
+    model = DistributedDataParallel(make_mlp(seed=0), bucket_cap_mb=0.0005)
+    launched = []
+
+    def watch_output(module, args, output):
+        output.register_hook(
+            lambda grad: launched.append([b.work is not None for b in model.reducer.buckets]))
+    model.module[0].register_forward_hook(watch_output)
+    model(tp.tensor(x[index])).sum().backward()
+    out["launched_before_first_layer"] = launched[0]
     return out
 
 

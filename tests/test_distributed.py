@@ -251,6 +251,14 @@ def test_ddp_steps_equal_one_process_on_the_full_batch(ddp):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_ddp_reduces_buckets_while_backward_runs(ddp):
+    _, ddp = ddp
+    for rank, out in ddp.items():
+        # [last layers' bucket, ..., first layer's bucket]: all but the last launched
+        launched = out["launched_before_first_layer"]
+        assert len(launched) == out["buckets"] and launched[0] and not launched[-1], launched
+
+
 def test_no_sync_accumulates_locally_then_averages_the_sum(ddp):
     _, ddp = ddp
     x, y = workers.global_batch()
