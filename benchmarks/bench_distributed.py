@@ -7,6 +7,7 @@ same global batch, and how much of the gradient all-reduce backward hides.
 Each configuration runs in fresh processes (gloo on loopback), all ranks time the same
 fixed number of steps after a barrier, and rank 0 reports the slowest rank's time:
 
+    no DDP        the bare model, one process
     1 process     DDP over a group of one (the all-reduces are local copies)
     2 processes   DDP, each rank on half the global batch
     no_sync       the same 2-process step without communication (DDP's no_sync)
@@ -67,10 +68,13 @@ def rank_main(rank, world, port, results):
     x = tp.tensor(rng.randn(local, SIZES[0]).astype(np.float32))
     y = tp.tensor(rng.randint(0, SIZES[-1], size=local).astype(np.int64))
 
-    def step():
+    def step(net=model):
         optimizer.zero_grad()
-        tp.nn.functional.cross_entropy(model(x), y).backward()
+        tp.nn.functional.cross_entropy(net(x), y).backward()
         optimizer.step()
+
+    def plain_step():
+        step(model.module)
 
     def local_step():
         with model.no_sync():
@@ -94,7 +98,8 @@ def rank_main(rank, world, port, results):
         dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         return slowest.item()
 
-    times = {"ddp": seconds_per_call(step), "no_sync": seconds_per_call(local_step),
+    times = {"ddp": seconds_per_call(step), "plain": seconds_per_call(plain_step),
+             "no_sync": seconds_per_call(local_step),
              "all_reduce": seconds_per_call(reduce_after),
              "buckets": len(model.reducer.buckets),
              "params": sum(p.numel() for p in model.parameters())}
@@ -128,7 +133,9 @@ def main():
     load = os.getloadavg()[0]
     print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} (above the core count, "
           f"the processes wait for cores and the ratios say little)")
-    print(f"  1 process  (batch {GLOBAL_BATCH})      {fmt_time(one['ddp'])}")
+    print(f"  1 process, no DDP (batch {GLOBAL_BATCH})  {fmt_time(one['plain'])}")
+    print(f"  1 process  (batch {GLOBAL_BATCH})      {fmt_time(one['ddp'])}"
+          f"  DDP's own cost = {one['ddp'] / one['plain']:5.2f}x")
     print(f"  2 processes (batch {GLOBAL_BATCH // 2} each)  {fmt_time(two['ddp'])}"
           f"  speed-up 1 -> 2 = {one['ddp'] / two['ddp']:5.2f}x")
     exposed = max(0.0, two["ddp"] - two["no_sync"])

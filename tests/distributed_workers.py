@@ -277,6 +277,16 @@ def ddp_job(rank, world):
     model.module[0].register_forward_hook(watch_output)
     model(tp.tensor(x[index])).sum().backward()
     out["launched_before_first_layer"] = launched[0]
+
+    # broadcast_buffers: BatchNorm's running mean, different on each rank after a
+    # forward on its own data, is rank 0's again when the next forward reaches the layer
+    model = DistributedDataParallel(tp.nn.Sequential(tp.nn.Linear(6, 4), tp.nn.BatchNorm1d(4)))
+    seen = []
+    model.module[1].register_forward_pre_hook(
+        lambda module, args: seen.append(module.running_mean.numpy().copy()))
+    model(tp.tensor(x[index]))
+    model(tp.tensor(x[index]))
+    out["running_mean_seen"] = seen
     return out
 
 

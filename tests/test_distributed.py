@@ -259,6 +259,15 @@ def test_ddp_reduces_buckets_while_backward_runs(ddp):
         assert len(launched) == out["buckets"] and launched[0] and not launched[-1], launched
 
 
+def test_ddp_broadcasts_rank_0_buffers_at_each_forward(ddp):
+    _, ddp = ddp
+    zero = ddp[0]["running_mean_seen"]
+    assert not np.allclose(zero[0], zero[1])                  # the first forward moved it
+    for rank, out in ddp.items():
+        for mine, rank0 in zip(out["running_mean_seen"], zero):
+            np.testing.assert_array_equal(mine, rank0, err_msg=f"rank {rank}")
+
+
 def test_no_sync_accumulates_locally_then_averages_the_sum(ddp):
     _, ddp = ddp
     x, y = workers.global_batch()
