@@ -157,8 +157,8 @@ class Reducer:
         if bucket.ready[index]:
             raise DistributedError(
                 f"DistributedDataParallel: parameter {self.names.get(param._impl, '?')} got "
-                f"its gradient twice in one backward pass (a second backward without a "
-                f"forward in between, or a parameter used by a reentrant backward)",
+                f"a second gradient before the reduction of the first finished (two "
+                f"backward calls through one forward's graph?)",
                 op="DistributedDataParallel.backward")
         self.started = True
         with tp.no_grad():
