@@ -16,6 +16,7 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
+from tensorplay.errors import DataDependentError
 
 
 class Tensor(TensorMethods, TensorBase):
@@ -341,10 +342,12 @@ class Tensor(TensorMethods, TensorBase):
         if impl.numel() != 1:
             raise RuntimeError(f"item(): a Tensor with {impl.numel()} elements cannot be "
                                f"converted to Scalar")
+        _check_has_values(self, "item")
         value = self.detach().cpu()._impl.array().reshape(()).item()
         return float(value) if impl.dtype is dt.bfloat16 else value
 
     def tolist(self):
+        _check_has_values(self, "tolist")
         arr = self.detach().cpu()._impl.array()
         if self._impl.dtype is dt.bfloat16:
             arr = arr.astype(np.float32)
@@ -421,6 +424,13 @@ class Tensor(TensorMethods, TensorBase):
             out.requires_grad_(True)
         memo[id(self)] = out
         return out
+
+
+def _check_has_values(tensor, op):
+    """item() and tolist() read values; a meta tensor has only sizes and a dtype."""
+    if tensor._impl.device.type == "meta":
+        raise DataDependentError(f"{op}(): argument 'self' is a meta tensor, which has no "
+                                 f"values to read", op=op, arg="self")
 
 
 def _check_assigned_grad(tensor, grad):
