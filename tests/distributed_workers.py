@@ -1,8 +1,9 @@
 """What each rank runs in tests/test_distributed.py, and the launcher that starts them.
 
 `launch(job, world)` starts `world` processes, sets the variables torchrun would set,
-joins the gloo group on loopback through env://, runs `job(rank, world)` and sends back
-what it returns, or its traceback. The parent checks the values against PyTorch; a
+joins the gloo group on loopback through env:// (at a store the launcher holds, as
+torchrun's agent does), runs `job(rank, world)` and sends back what it returns, or its
+traceback. The parent checks the values against PyTorch; a
 worker only computes.
 
 The processes come from a fork server that has imported torch and TensorPlay once (this
@@ -25,7 +26,7 @@ import time
 import traceback
 
 import numpy as np
-import torch.distributed  # noqa: F401  (imported once, in the fork server)
+import torch.distributed
 
 import tensorplay as tp
 import tensorplay.distributed as dist
@@ -45,14 +46,18 @@ def free_port():
 
 
 def launch(job, world, group_timeout_s=GROUP_TIMEOUT_S):
-    """Run `job` on `world` ranks; returns {rank: ("ok", result) or ("error", text)}.
-    A rank that reports nothing (it died) is missing from the dict."""
+    """Run `job` on `world` ranks; returns {rank: ("ok", result), ("error", traceback)
+    or, for a rank that died without reporting, ("exited", its exit code)}."""
     ctx = multiprocessing.get_context("forkserver")
     _start_fork_server(ctx)
     results = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=_run_rank, args=(job, rank, world, port, group_timeout_s,
-                                                  results), daemon=True)
+    # The ranks meet at a store this process holds, as they meet at torchrun's agent: it
+    # listens before any rank starts (no port to pick, then find taken) and outlives a
+    # rank that dies.
+    store = torch.distributed.TCPStore("127.0.0.1", 0, is_master=True,
+                                       wait_for_workers=False)
+    procs = [ctx.Process(target=_run_rank, args=(job, rank, world, store.port,
+                                                  group_timeout_s, results), daemon=True)
              for rank in range(world)]
     for p in procs:
         p.start()
@@ -71,6 +76,9 @@ def launch(job, world, group_timeout_s=GROUP_TIMEOUT_S):
         if p.is_alive():
             p.kill()
             p.join()
+    del store
+    for rank, p in enumerate(procs):
+        out.setdefault(rank, ("exited", p.exitcode))
     return out
 
 
@@ -94,7 +102,8 @@ def _start_fork_server(ctx):
 
 def _run_rank(job, rank, world, port, group_timeout_s, results):
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                      TORCHELASTIC_USE_AGENT_STORE="True")
     try:
         dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=group_timeout_s))
         try:
