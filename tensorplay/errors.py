@@ -54,6 +54,11 @@ class SerializationError(TensorPlayError):
     of a newer format version. The message names the file."""
 
 
+class LayoutError(TensorPlayError):
+    """A tensor of the wrong memory layout for the op: a sparse tensor where strided
+    memory is needed (strides, storage, NumPy), or a sparse/dense mix the op refuses."""
+
+
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
 
