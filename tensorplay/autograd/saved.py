@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
-from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.errors import fmt_shape
 
 __all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
@@ -74,10 +73,10 @@ class SavedVariable:
         if is_output and impl.grad_fn is not None:
             self._memory = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
                             impl.device, impl.base)
-            if impl.key_set() >> DispatchKey.Python & 1:
+            if isinstance(impl, subclass.PythonTensorImpl):
                 # A tensor subclass comes back as its class, with its attributes (a
                 # LoggingTensor's `elem`), so its handler sees the formula's ops.
-                self._subclass = (type(tensor), type(impl), dict(getattr(tensor, "__dict__", {})))
+                self._subclass = (type(tensor), dict(getattr(tensor, "__dict__", {})))
         else:
             # An input (or a leaf): pointing at it makes no cycle, the graph only
             # points backwards in time.
@@ -99,7 +98,7 @@ class SavedVariable:
     def _rebuild(self, node):
         from tensorplay._impl import TensorImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
-        impl_class = TensorImpl if self._subclass is None else self._subclass[1]
+        impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
         impl = impl_class(storage, sizes, strides, offset, dtype, device, version=self._version)
         impl.base = base
         if node is not None:
@@ -108,7 +107,7 @@ class SavedVariable:
             impl.output_nr = self._output_nr
         if self._subclass is None:
             return factory.wrap(impl)
-        cls, _, attributes = self._subclass
+        cls, attributes = self._subclass
         return subclass.rebuild(cls, attributes, impl)
 
     def _version_message(self, node, current):
