@@ -149,3 +149,8 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# ---- function transforms: tp.func (vmap registers its batching kernels on import) ---------
+from tensorplay import func  # noqa: E402,F401
+from tensorplay.func import vmap  # noqa: E402,F401

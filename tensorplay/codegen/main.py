@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_registration
 from tensorplay.codegen import gen_stubs
+from tensorplay.codegen import gen_op_tags
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
     CodegenError, DerivativeEntry, OpEntry, find_ambiguous_overloads, load_derivatives, load_ops,
@@ -40,6 +41,7 @@ TARGETS = [
     ("autograd_wrappers.py", gen_autograd.gen_wrappers),
     ("functional.pyi", gen_stubs.functional_stub),
     ("tensor_methods.pyi", gen_stubs.methods_stub),
+    ("op_tags.py", gen_op_tags.generate),
 ]
 
 
