@@ -14,6 +14,10 @@ dim first.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from tensorplay import _tensor_factory as factory
+from tensorplay._dtype import int64
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batching_rules import (
     NeedsFallback, batch_size, batching_rule, call, check_inplace_target, dim_rule,
@@ -393,8 +397,4 @@ def index_rule(op, args, bdims):
 
 
 def _arange(size, like):
-    from tensorplay import _tensor_factory as factory
-    import numpy as np
-    from tensorplay._dtype import int64
-    t = factory.tensor(np.arange(size), dtype=int64)
-    return t if like.device.type == "cpu" else t.to(like.device)
+    return factory.tensor(np.arange(size), dtype=int64, device=like.device)

@@ -34,7 +34,7 @@ from tensorplay.dispatch.keys import BACKEND_KEYS, DispatchKey, to_vmap_key
 from tensorplay.func.batched import (
     VmapError, batched_impl, unwrap_level, wrap_batched,
 )
-from tensorplay.func.batching_rules import RULES, NeedsFallback
+from tensorplay.func.batching_rules import RULES, NeedsFallback, call
 from tensorplay.func import batching_rules_nn    # noqa: F401 (registers its rules)
 from tensorplay.func import batching_rules_random
 from tensorplay.func.batching_rules_shape import INPLACE_VIEWS
@@ -168,7 +168,6 @@ def _run_rule(rule, op, phys, bdims, entry):
 
 
 def _call_unbatched(op, args):
-    from tensorplay.func.batching_rules import call
     return call(op, *args)
 
 
@@ -410,5 +409,4 @@ def _concat_chunks(outs, out_dims):
 
 
 def _cat(parts, dim):
-    from tensorplay.func.batching_rules import call
     return call(dispatcher.find("cat"), parts, dim)
