@@ -171,7 +171,8 @@ for _name, _tags in OP_TAGS.items():
 #
 # A 0-dim example is viewed as [B, 1] so dim 0 / -1 still names a dim; its result is
 # brought back to [B].
-DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension", "source", "destination")
+DIM_ARGS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension", "source", "destination",
+            "axis0", "axis1")
 
 
 def _shift_dims(value, rank, name, arg, none_means_all):
@@ -184,10 +185,40 @@ def _shift_dims(value, rank, name, arg, none_means_all):
     return wrap_dim(value, rank, name, arg) + 1
 
 
+def _single_dim_args(op):
+    """The dim arguments typed `int?` (one dim, None for all): their None flattens."""
+    text = op.schema.text
+    return {arg for arg in DIM_ARGS if f"int? {arg}" in text}
+
+
+def _list_dim_positions(op):
+    return {i for i, arg in enumerate(op.schema.arg_names)
+            if arg in DIM_ARGS and f"[1]? {arg}" in op.schema.text}
+
+
 def dim_rule(op, args, bdims):
     """For ops whose only tensor is `self` (or whose tensors all have its shape) and
     whose dim arguments index it."""
     schema = op.schema
+    names = schema.arg_names
+    flatten = [i for i, arg in enumerate(names)
+               if arg in _single_dim_args(op) and args[i] is None]
+    if op.name.startswith("linalg_norm") and args[names.index("dim")] is None and \
+            args[names.index("ord")] is None:
+        # linalg.norm with neither dim nor ord: the 2-norm of the flattened example.
+        flatten = [names.index("dim")]
+    if flatten:
+        # argmax(x) (dim=None): the flattened example along dim 1.
+        x = to_front(args[0], bdims[0])
+        rank = x.dim() - 1
+        new = list(args)
+        new[0] = x.reshape((x.shape[0], -1))
+        new[flatten[0]] = 1 if flatten[0] not in _list_dim_positions(op) else [1]
+        out = call(op, *new)
+        keepdim = "keepdim" in names and args[names.index("keepdim")]
+        if keepdim:
+            out = out.reshape((x.shape[0],) + (1,) * rank)
+        return out, 0
     check_inplace_target(op, args, bdims)
     size = batch_size(args, bdims)
     new = list(args)
@@ -232,7 +263,7 @@ for _name, _tags in OP_TAGS.items():
 
 batching_rule(
     "cumsum", "cumprod", "cummax", "cummin", "cumsum_", "cumprod_", "topk", "sort",
-    "sort.stable", "argsort", "argsort.stable", "msort", "flip", "_softmax", "_log_softmax",
+    "sort.stable", "argsort", "argsort.stable", "flip", "_softmax", "_log_softmax",
     "softmax.int", "log_softmax.int", "_softmax_backward_data", "_log_softmax_backward_data",
     "glu", "kthvalue", "mode", "logsumexp", "tril", "triu", "tril_", "triu_",
 )(dim_rule)
@@ -264,3 +295,12 @@ def full_reduction_rule(op, args, bdims):
 
 batching_rule(*FULL_REDUCTIONS)(full_reduction_rule)
 
+
+
+@batching_rule("msort")
+def msort_rule(op, args, bdims):
+    """msort sorts along dim 0, which is dim 1 once the batch dim is first."""
+    x = to_front(args[0], bdims[0])
+    if x.dim() == 1:
+        return x.clone(), 0
+    return x.sort(1)[0], 0

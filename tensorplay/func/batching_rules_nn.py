@@ -19,6 +19,7 @@ import numpy as np
 from tensorplay import _tensor_factory as factory
 from tensorplay._dtype import int64
 from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.func.batched import VmapError
 from tensorplay.func.batching_rules import (
     NeedsFallback, batch_size, batching_rule, call, check_inplace_target, dim_rule,
     logical_rank, materialize, pad_rank, pointwise_rule, to_front, wrap_dim,
@@ -156,7 +157,7 @@ def _fold(x, bdim, full_rank):
 def fold_rule(op, args, bdims):
     if any(d is not None for d in bdims[1:]):
         raise NeedsFallback(op.name)
-    full = 3 if op.name in ("im2col",) else 4
+    full = 4
     if op.name in ("_pad_nd", "constant_pad_nd", "pad"):
         # Padding only touches the last len(pad)/2 dims: B is one more leading dim.
         return call(op, to_front(args[0], bdims[0]), *args[1:]), 0
@@ -223,6 +224,21 @@ def layer_norm_rule(op, args, bdims):
         out, _ = pointwise_rule(dispatcher.find("add.Tensor"), (out, args[3], 1),
                                 (0, bdims[3], None))
     return out, 0
+
+
+@batching_rule("native_batch_norm")
+def batch_norm_rule(op, args, bdims):
+    """Batch norm mixes the rows of an example, so it runs per example (the fallback);
+    but running statistics that are not batched cannot take one update per example."""
+    x, weight, bias, running_mean, running_var, training = args[:6]
+    for k, name in ((3, "running_mean"), (4, "running_var")):
+        if training and args[k] is not None and bdims[k] is None:
+            raise VmapError(
+                f"vmap: batch_norm got a batched tensor as input while the {name}, which "
+                f"will be updated in place, was not batched. Use track_running_stats=False "
+                f"or give the module one running statistic per example",
+                op="native_batch_norm", arg=name)
+    raise NeedsFallback(op.name)
 
 
 # ---- losses -------------------------------------------------------------------------------------------
@@ -345,7 +361,21 @@ def gather_rule(op, args, bdims):
 @batching_rule("masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar",
                "masked_fill_.Tensor")
 def masked_fill_rule(op, args, bdims):
-    return pointwise_rule(op, args, bdims)
+    """The mask broadcasts like a pointwise argument. A batched fill value (a 0-dim
+    tensor per example) is one value per example: where(mask, value, self)."""
+    if len(args) < 3 or bdims[2] is None:
+        return pointwise_rule(op, args, bdims)
+    self_, mask, value = args
+    check_inplace_target(op, args, bdims)
+    rank = max(logical_rank(self_, bdims[0]), logical_rank(mask, bdims[1]))
+    value = pad_rank(to_front(value, bdims[2]).to(self_.dtype), rank)
+    filled, _ = pointwise_rule(dispatcher.find("where.self"), (mask, value, self_),
+                               (bdims[1], 0, bdims[0]))
+    if op.name.startswith("masked_fill_"):
+        target = to_front(self_, bdims[0])
+        target.copy_(filled)
+        return target, 0
+    return filled, 0
 
 
 @batching_rule("embedding")

@@ -47,6 +47,8 @@ def random_rule(op, args, bdims, randomness):
     if randomness == "different":
         if mutable:
             return call(op, *args), bdims[0]
+        if op.name == "multinomial":
+            return _multinomial(op, args, bdims), 0
         new = list(args)
         for i in op.schema.tensor_positions:
             if args[i] is not None:
@@ -54,6 +56,17 @@ def random_rule(op, args, bdims, randomness):
         out = call(op, *new)
         return out, (0,) * len(out) if isinstance(out, tuple) else 0
     return _same(op, args, bdims)
+
+
+def _multinomial(op, args, bdims):
+    """multinomial draws one row of samples per row of probabilities: the examples' rows,
+    folded together."""
+    probs = to_front(args[0], bdims[0])
+    if probs.dim() == 2:
+        return call(op, probs, *args[1:])
+    rows = probs.reshape((-1, probs.shape[-1]))
+    out = call(op, rows, *args[1:])
+    return out.view(tuple(probs.shape[:-1]) + (out.shape[-1],))
 
 
 def _same(op, args, bdims):

@@ -14,6 +14,7 @@ views of the physical tensor, so writes through them reach the batch.
 from __future__ import annotations
 
 from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.errors import ShapeError
 from tensorplay.func.batching_rules import (
     batch_size, batching_rule, call, check_inplace_target, dim_rule, logical_rank,
     materialize, to_front, wrap_dim,
@@ -48,18 +49,25 @@ def to_other_rule(op, args, bdims):
 @batching_rule("view", "reshape")
 def view_rule(op, args, bdims):
     x = to_front(args[0], bdims[0])
-    return call(op, x, [x.shape[0]] + list(args[1])), 0
+    size = [x.shape[0]] + list(args[1])
+    if op.name == "view" and bdims[0] not in (None, 0):
+        # With the batch dim inside (in_dims=1), the batch may not be viewable as a whole
+        # even though each example is: then the examples are copied (NOTE: no aliasing).
+        try:
+            return call(op, x, size), 0
+        except ShapeError:
+            return x.reshape(size), 0
+    return call(op, x, size), 0
 
 
 @batching_rule("view_as")
 def view_as_rule(op, args, bdims):
     other = args[1]
     shape = other.shape if bdims[1] is None else other.select(bdims[1], 0).shape
-    x = to_front(args[0], bdims[0])
-    if bdims[0] is None:
-        size = batch_size(args, bdims)
-        x = materialize(args[0], None, size)
-    return x.view([x.shape[0]] + list(shape)), 0
+    view = dispatcher.find("view")
+    if bdims[0] is None:        # only `other` is batched, and only its shape is read
+        return call(view, args[0], list(shape)), None
+    return view_rule(view, (args[0], list(shape)), (bdims[0], None))
 
 
 @batching_rule("flatten.using_ints")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import warnings
 
+from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batched import VmapError
-from tensorplay.func.batching_rules import batch_size, call
+from tensorplay.func.batching_rules import batch_size, call, check_inplace_target
 
 _taken = {}     # op name -> how many calls took the fallback
+_declined = set()   # ops whose rule handed a call over (NeedsFallback)
 
 
 def fallback_ops():
@@ -22,29 +24,43 @@ def fallback_ops():
     return sorted(_taken)
 
 
+def declined_ops():
+    """The ops whose batching rule handed some call to the fallback on purpose."""
+    return sorted(_declined)
+
+
 def reset_fallback_ops():
     _taken.clear()
+    _declined.clear()
 
 
-def _example(value, bdim, i):
+def _example(value, bdim, i, copy):
     if isinstance(bdim, (list, tuple)):
-        return [_example(v, d, i) for v, d in zip(value, bdim)]
+        return [_example(v, d, i, copy) for v, d in zip(value, bdim)]
     if bdim is None:
         return value
-    return value.select(bdim, i)
+    example = value.select(bdim, i)
+    return example.contiguous() if copy else example
 
 
-def loop_fallback(op, args, bdims):
-    """The rule every op has: (out, out_bdims) from one call per example, stacked on dim 0."""
+def loop_fallback(op, args, bdims, declined=False):
+    """The rule every op has: (out, out_bdims) from one call per example, stacked on dim 0.
+    `declined`: the op's rule does not cover these arguments (it raised NeedsFallback)."""
+    if declined:
+        _declined.add(op.name)
+    check_inplace_target(op, args, bdims)
     if op.name not in _taken:
         warnings.warn(f"vmap: there is no batching rule for {op.name}; it runs once per "
                       f"example (slow). tp.func.fallback_ops() lists every such op.",
                       UserWarning, stacklevel=4)
     _taken[op.name] = _taken.get(op.name, 0) + 1
     size = batch_size(args, bdims)
+    # A view op without a rule (as_strided) reads the example's memory layout: give it
+    # each example as a tensor of its own, as the per-example program has.
+    copy = "view" in OP_TAGS.get(op.name, ())
     results = []
     for i in range(size):
-        results.append(call(op, *(_example(a, d, i) for a, d in zip(args, bdims))))
+        results.append(call(op, *(_example(a, d, i, copy) for a, d in zip(args, bdims))))
     if op.schema.mutable_positions:
         # The op wrote into the examples of the batched tensor (views of it); the batching
         # kernel returns that tensor itself.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from tensorplay.autograd.grad_mode import grad_state
+from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import BACKEND_KEYS, DispatchKey, to_vmap_key
@@ -135,6 +135,7 @@ def batching_kernel(op):
             out = _call_unbatched(op, phys)
             return _returning_self(op, args, out)
         rule = RULES.get(op.name)
+        declined = False
         if rule is not None:
             try:
                 if trace.state.active:
@@ -143,7 +144,7 @@ def batching_kernel(op):
                 out, out_bdims = _run_rule(rule, op, phys, bdims, entry)
                 return _returning_self(op, args, _wrap(out, out_bdims, level))
             except NeedsFallback:
-                pass
+                declined = True
         elif _has_decomposition(op, args):
             if trace.state.active:
                 trace.hop("vmap", f"level {level}: no rule; Composite decomposition "
@@ -154,7 +155,7 @@ def batching_kernel(op):
         if trace.state.active:
             trace.hop("vmap", f"level {level}: no rule; fallback loop over "
                               f"{entry.batch_size} examples")
-        out, out_bdims = loop_fallback(op, phys, bdims)
+        out, out_bdims = loop_fallback(op, phys, bdims, declined)
         return _returning_self(op, args, _wrap(out, out_bdims, level))
 
     vmap_kernel.__qualname__ = f"batching_kernel[{op.name}]"
@@ -172,7 +173,9 @@ def _call_unbatched(op, args):
 
 
 def _has_decomposition(op, args):
-    if op.kernels[DispatchKey.Composite] is None:
+    # A view op's Composite kernel builds the view from the impl's strides and offset,
+    # which a BatchedTensor does not have: views without a rule loop instead.
+    if op.kernels[DispatchKey.Composite] is None or "view" in OP_TAGS.get(op.name, ()):
         return False
     device = None
     for i in op.schema.tensor_positions:
