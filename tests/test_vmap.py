@@ -20,7 +20,7 @@ import tensorplay as tp
 import tensorplay.nn.functional as F
 from tensorplay.func import VmapError, fallback_ops
 from tensorplay.func.batching_rules import RULES
-from tensorplay.func.fallback import declined_ops
+from tensorplay.func.fallback import declined_ops, reset_fallback_ops
 from tensorplay._generated.op_tags import OP_TAGS
 from opinfo import op_db
 from opinfo.core import SampleInput, tp_to_numpy
@@ -183,3 +183,248 @@ def test_ops_with_rules_take_no_fallback(capsys):
         print(f"rules that handed a call to the fallback: {', '.join(declined_ops())}")
     wrong = sorted((set(fallback_ops()) - set(declined_ops())) & set(RULES))
     assert not wrong, f"ops with a batching rule took the fallback: {wrong}"
+
+
+# ---- nesting, pytrees, in_dims / out_dims --------------------------------------------------------
+def _t(*shape, seed=0):
+    return tp.tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(tp_to_numpy(a.detach()), tp_to_numpy(b.detach()), rtol=tol,
+                               atol=tol)
+
+
+def test_nested_vmap_levels():
+    x, y = _t(2, 3, 4), _t(3, 4, seed=1)
+    got = tp.vmap(tp.vmap(lambda a, b: (a * b).sum(), in_dims=(0, 0)), in_dims=(0, None))(x, y)
+    _close(got, (x * y).sum(-1))
+    # The inner level batches over dim 1 of the outer example; out_dims moves it last.
+    got = tp.vmap(tp.vmap(lambda a: a.exp(), in_dims=1, out_dims=1), in_dims=0)(x)
+    _close(got, x.exp())
+    z = _t(4, 5, seed=2)
+    got = tp.vmap(lambda a: tp.vmap(lambda b: tp.matmul(a, b), in_dims=1)(z))(x)   # a: [3, 4]
+    expected = tp.stack([tp.stack([tp.matmul(x[i], z[:, j]) for j in range(5)]) for i in range(2)])
+    _close(got, expected)
+
+
+def test_three_levels_match_torch():
+    x = _t(2, 3, 4, 5)
+    f = lambda v: (v.softmax(-1) * v).sum()      # noqa: E731
+    got = tp.vmap(tp.vmap(tp.vmap(f)))(x)
+    tx = torch.tensor(tp_to_numpy(x))
+    expected = torch.func.vmap(torch.func.vmap(torch.func.vmap(
+        lambda v: (v.softmax(-1) * v).sum())))(tx)
+    np.testing.assert_allclose(tp_to_numpy(got), expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_pytree_inputs_and_outputs():
+    x, y, w = _t(3, 4), _t(4, 3, seed=1), _t(4, seed=2)
+
+    def f(pair, d, scale, nothing):
+        a, b = pair
+        assert nothing is None and scale == 2.0
+        return {"sum": a + b * scale + d["w"], "both": [a, None, 7]}
+
+    out = tp.vmap(f, in_dims=((0, 1), {"w": None}, None, None))((x, y), {"w": w}, 2.0, None)
+    _close(out["sum"], x + y.t() * 2.0 + w)
+    _close(out["both"][0], x)
+    assert out["both"][1] is None and out["both"][2] == 7
+    a, b = tp.vmap(lambda v: (v, v.sum()), out_dims=(1, 0))(x)
+    _close(a, x.t())
+    _close(b, x.sum(1))
+
+
+def test_unbatched_output_is_expanded_and_out_dims_none():
+    x, c = _t(3, 2), _t(2, seed=1)
+    out = tp.vmap(lambda v, k: (v, k * 2), in_dims=(0, None))(x, c)
+    _close(out[1], (c * 2).expand(3, 2))
+    same = tp.vmap(lambda v, k: k * 2, in_dims=(0, None), out_dims=None)(x, c)
+    _close(same, c * 2)
+
+
+def test_chunk_size_gives_the_same_result():
+    x = _t(7, 3)
+    _close(tp.vmap(lambda v: v.softmax(0), chunk_size=3)(x), tp.vmap(lambda v: v.softmax(0))(x))
+
+
+def test_vmap_matches_torch_func_vmap_on_a_model():
+    x, w, b = _t(5, 3, 4), _t(6, 4, seed=1), _t(6, seed=2)
+
+    def f(v, weight, bias):
+        return F.log_softmax(F.linear(v, weight, bias).relu(), -1).mean(0)
+
+    got = tp.vmap(f, in_dims=(0, None, None))(x, w, b)
+    tt = [torch.tensor(tp_to_numpy(t)) for t in (x, w, b)]
+    expected = torch.func.vmap(
+        lambda v, weight, bias: torch.nn.functional.log_softmax(
+            torch.nn.functional.linear(v, weight, bias).relu(), -1).mean(0),
+        in_dims=(0, None, None))(*tt)
+    np.testing.assert_allclose(tp_to_numpy(got), expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# ---- errors --------------------------------------------------------------------------------------
+def test_errors_name_the_argument():
+    x, y = _t(3, 2), _t(4, 2)
+    with pytest.raises(VmapError, match="same size in the mapped dimension") as e:
+        tp.vmap(lambda a, b: a + b)(x, y)
+    assert e.value.arg == "in_dims"
+    with pytest.raises(VmapError, match="in_dims is not compatible"):
+        tp.vmap(lambda a, b: a + b, in_dims=(0,))(x, x)
+    with pytest.raises(VmapError, match=r"-2 <= in_dim < 2"):
+        tp.vmap(lambda a: a, in_dims=2)(x)
+    with pytest.raises(VmapError, match="non-Tensor"):
+        tp.vmap(lambda a, k: a * k)(x, 2.0)
+    with pytest.raises(VmapError, match="must be an int, None"):
+        tp.vmap(lambda a: a, in_dims="0")(x)
+    with pytest.raises(VmapError, match="randomness"):
+        tp.vmap(lambda a: a, randomness="sometimes")
+    with pytest.raises(VmapError, match="at least one"):
+        tp.vmap(lambda a: a, in_dims=None)(x)
+    with pytest.raises(VmapError, match="read the values"):
+        tp.vmap(lambda a: a.sum().item())(x)
+
+
+def test_escaped_batched_tensor_is_an_error():
+    kept = []
+    tp.vmap(lambda a: kept.append(a) or a)(_t(3, 2))
+    with pytest.raises(VmapError, match="escaped"):
+        kept[0] + 1
+
+
+# ---- in-place ------------------------------------------------------------------------------------
+def test_inplace_into_batched_and_into_unbatched():
+    x, y = _t(3, 4), _t(4, seed=1)
+
+    def f(a, b):
+        a.mul_(2).add_(b)       # batched self: fine, written per example
+        return a
+
+    base = x.clone()
+    out = tp.vmap(f, in_dims=(0, None))(base, y)
+    _close(out, x * 2 + y)
+    _close(base, x * 2 + y)     # the physical batch was written
+    with pytest.raises(VmapError, match="vmapped over but `self` not"):
+        tp.vmap(lambda a, b: b.add_(a), in_dims=(0, None))(x, y.clone())
+    # in-place view ops reseat the batched tensor
+    out = tp.vmap(lambda a: a.unsqueeze_(0).transpose_(0, 1))(x.clone())
+    assert out.shape == (3, 4, 1)
+
+
+# ---- randomness ----------------------------------------------------------------------------------
+def test_randomness_modes():
+    x = tp.full((4, 1000), 0.5)
+    with pytest.raises(VmapError, match="randomness error mode"):
+        tp.vmap(lambda p: tp.bernoulli(p))(x)
+    tp.manual_seed(0)
+    diff = tp.vmap(lambda p: tp.bernoulli(p), randomness="different")(x)
+    assert not all(tp.equal(diff[0], diff[i]) for i in range(1, 4))
+    same = tp.vmap(lambda p: tp.bernoulli(p), randomness="same")(x)
+    assert all(tp.equal(same[0], same[i]) for i in range(1, 4))
+    assert 400 < float(same[0].sum()) < 600
+    drop = tp.vmap(lambda v: F.dropout(v, 0.5), randomness="same")(tp.ones(3, 100))
+    assert tp.equal(drop[0], drop[1]) and tp.equal(drop[1], drop[2])
+    drop = tp.vmap(lambda v: F.dropout(v, 0.5), randomness="different")(tp.ones(3, 100))
+    assert not tp.equal(drop[0], drop[1])
+    filled = tp.vmap(lambda v: v.normal_(), randomness="same")(tp.zeros(3, 50))
+    assert tp.equal(filled[0], filled[2])
+    # not training: no randomness, so no error either
+    _close(tp.vmap(lambda v: F.dropout(v, 0.5, training=False))(x), x)
+
+
+# ---- autograd ------------------------------------------------------------------------------------
+def _mlp_params(seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(5, 6), (5,), (3, 5), (3,)]
+    return [tp.tensor(rng.standard_normal(s).astype(np.float64) * 0.5) for s in shapes]
+
+
+def _mlp_loss(w1, b1, w2, b2, x, y):
+    return F.cross_entropy(F.linear(F.linear(x, w1, b1).tanh(), w2, b2), y)
+
+
+def test_per_example_grads_inside_vmap_match_the_loop():
+    params = _mlp_params()
+    x = tp.tensor(np.random.default_rng(1).standard_normal((4, 6)))
+    y = tp.tensor([0, 2, 1, 2])
+
+    def grads(w1, b1, w2, b2, xi, yi, create_graph):
+        ps = [p.detach().requires_grad_() for p in (w1, b1, w2, b2)]
+        loss = _mlp_loss(*ps, xi, yi)
+        return tp.autograd.grad(loss, ps, create_graph=create_graph)
+
+    for create_graph in (False, True):
+        got = tp.vmap(lambda *a: grads(*a, create_graph), in_dims=(None,) * 4 + (0, 0))(
+            *params, x, y)
+        loop = [grads(*params, x[i], y[i], create_graph) for i in range(4)]
+        for k in range(4):
+            _close(got[k], tp.stack([g[k] for g in loop]), 1e-10)
+    # ... and against torch.func.vmap(torch.func.grad(...))
+    tparams = [torch.tensor(p.numpy()) for p in params]
+    tgrads = torch.func.vmap(torch.func.grad(
+        lambda ps, xi, yi: torch.nn.functional.cross_entropy(torch.nn.functional.linear(
+            torch.nn.functional.linear(xi, ps[0], ps[1]).tanh(), ps[2], ps[3]), yi)),
+        in_dims=(None, 0, 0))(tparams, torch.tensor(x.numpy()), torch.tensor(y.numpy()))
+    for k in range(4):
+        np.testing.assert_allclose(tp_to_numpy(got[k]), tgrads[k].numpy(), rtol=1e-10)
+
+
+def test_second_order_per_example_grad_with_create_graph():
+    w = tp.tensor([0.5, -1.0, 2.0], dtype=tp.float64)
+    x = tp.tensor(np.random.default_rng(2).standard_normal((3, 3)))
+
+    def hvp_diag(wi, xi):
+        wi = wi.detach().requires_grad_()
+        loss = ((wi * xi).sum()) ** 3
+        (g,) = tp.autograd.grad(loss, wi, create_graph=True)
+        (h,) = tp.autograd.grad(g.sum(), wi)
+        return h
+
+    got = tp.vmap(hvp_diag, in_dims=(None, 0))(w, x)
+    expected = tp.stack([hvp_diag(w, x[i]) for i in range(3)])
+    _close(got, expected, 1e-10)
+
+
+def test_backward_outside_vmap_matches_the_loop():
+    params = [p.requires_grad_() for p in _mlp_params(3)]
+    x = tp.tensor(np.random.default_rng(4).standard_normal((4, 6)))
+    y = tp.tensor([1, 0, 2, 2])
+    loss = tp.vmap(_mlp_loss, in_dims=(None,) * 4 + (0, 0))(*params, x, y).sum()
+    loss.backward()
+    got = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    sum(_mlp_loss(*params, x[i], y[i]) for i in range(4)).backward()
+    for g, p in zip(got, params):
+        _close(g, p.grad, 1e-10)
+
+
+def test_grad_of_a_captured_tensor_is_an_error():
+    w = tp.ones(3, requires_grad=True)
+    with pytest.raises(VmapError, match="not batched at vmap level"):
+        tp.vmap(lambda xi: tp.autograd.grad((w * xi).sum(), w))(tp.ones(2, 3))
+
+
+# ---- explain -------------------------------------------------------------------------------------
+def test_explain_shows_the_rule_or_the_fallback():
+    x = _t(3, 4)
+    with tp.dispatch.explain(file=False) as ex:
+        tp.vmap(lambda v: v.exp())(x)
+    assert "VmapCPU -> tensorplay.func.vmap.batching_kernel" in ex.text
+    assert "batching rule tensorplay.func.batching_rules.pointwise_rule" in ex.text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tp.dispatch.explain(file=False) as ex:
+            tp.vmap(lambda v: v.as_strided((2,), (1,)))(x)
+    assert "fallback loop over 3 examples" in ex.text
+
+
+def test_fallback_warns_once_and_is_listed():
+    x = _t(3, 4)
+    reset_fallback_ops()
+    with pytest.warns(UserWarning, match="no batching rule for as_strided"):
+        tp.vmap(lambda v: v.as_strided((2,), (2,)))(x)
+    assert "as_strided" in fallback_ops()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # the second time: listed, not warned
+        tp.vmap(lambda v: v.as_strided((2,), (2,)))(x)

@@ -25,6 +25,7 @@ pooling, losses, norms, indexing) and batching_rules_random.py.
 """
 from __future__ import annotations
 
+from tensorplay._dtype import bool as bool_dtype, combine_categories, promote_types
 from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batched import VmapError
@@ -129,13 +130,31 @@ def op_name(op):
 #
 def pointwise_rule(op, args, bdims):
     positions = [i for i in op.schema.tensor_positions if args[i] is not None]
-    rank = max(logical_rank(args[i], bdims[i]) for i in positions)
+    ranks = [logical_rank(args[i], bdims[i]) for i in positions]
+    rank = max(ranks)
     check_inplace_target(op, args, bdims)
     new = list(args)
     for i in positions:
         if bdims[i] is not None:
             new[i] = pad_rank(to_front(args[i], bdims[i]), rank)
+    if rank > 0 and any(r == 0 and bdims[i] is not None for i, r in zip(positions, ranks)):
+        _keep_scalar_promotion(new, args, bdims, positions, ranks)
     return call(op, *new), 0
+
+
+def _keep_scalar_promotion(new, args, bdims, positions, ranks):
+    """A batched 0-dim example is a dimensioned physical tensor, which would promote like
+    one (float32 [3] + float64 0-dim is float32, but float32 [B, 3] + float64 [B, 1] is
+    float64): cast it to the dtype the example's op computes in."""
+    best = [None, None]
+    for i, r in zip(positions, ranks):
+        cls = 0 if r > 0 else 1
+        d = args[i].dtype
+        best[cls] = d if best[cls] is None else promote_types(best[cls], d)
+    want = combine_categories(best[0], best[1])
+    for i, r in zip(positions, ranks):
+        if r == 0 and bdims[i] is not None and new[i].dtype not in (want, bool_dtype):
+            new[i] = new[i].to(want)
 
 
 def check_inplace_target(op, args, bdims):

@@ -74,7 +74,7 @@ def _same(op, args, bdims):
     name = op.name
     if mutable_only_self(op, bdims):
         target = to_front(args[0], bdims[0])
-        draw = factory.empty_like(target.select(0, 0))
+        draw = factory.zeros_like(target.select(0, 0))
         call(op, draw, *args[1:])
         target.copy_(draw)
         return target, 0
@@ -84,7 +84,7 @@ def _same(op, args, bdims):
         return (x * scaled_mask, mask), (0, None)
     if name == "bernoulli":
         p = to_front(args[0], bdims[0])
-        u = factory.empty_like(p.select(0, 0)).uniform_(0.0, 1.0, generator=args[1])
+        u = factory.zeros_like(p.select(0, 0)).uniform_(0.0, 1.0, generator=args[1])
         return (u < p).to(p.dtype), 0
     raise VmapError(f"vmap: {name} with randomness='same' and batched arguments other than "
                     f"the tensor it fills is not supported; use randomness='different' or "
@@ -98,6 +98,20 @@ def mutable_only_self(op, bdims):
     return all(d is None for i, d in enumerate(bdims) if i != 0)
 
 
+def dropout_rule(op, args, bdims, randomness):
+    """dropout is native_dropout's output when training, the input itself when not."""
+    x, p, train = args[:3]
+    if not train or p == 0:
+        return x, bdims[0]
+    native = dispatcher.find("native_dropout")
+    (out, _), (out_bdim, _) = random_rule(native, (x, p, train) + tuple(args[3:]), bdims,
+                                          randomness)
+    return out, out_bdim
+
+
+random_rule.takes_randomness = True
+dropout_rule.takes_randomness = True
+RULES["dropout"] = dropout_rule
 for _name, _tags in OP_TAGS.items():
     if "random" in _tags:
         RULES[_name] = random_rule

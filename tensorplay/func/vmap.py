@@ -163,7 +163,7 @@ def batching_kernel(op):
 
 
 def _run_rule(rule, op, phys, bdims, entry):
-    if rule is batching_rules_random.random_rule:
+    if getattr(rule, "takes_randomness", False):
         return rule(op, phys, bdims, entry.randomness)
     return rule(op, phys, bdims)
 
