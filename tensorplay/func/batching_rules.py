@@ -175,6 +175,11 @@ def check_inplace_target(op, args, bdims):
 # `randomness` flag. They have rules of their own.
 NOT_BROADCASTING = {"glu", "prelu"}
 
+# Not tagged pointwise, but elementwise on tensors that broadcast.
+batching_rule("copy_", "threshold_backward", "logaddexp", "logaddexp2", "fmax", "fmin",
+              "float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "heaviside")(
+    pointwise_rule)
+
 for _name, _tags in OP_TAGS.items():
     if "pointwise" in _tags and "random" not in _tags and \
             _name.split(".")[0] not in NOT_BROADCASTING:
@@ -248,6 +253,8 @@ def dim_rule(op, args, bdims):
         new[i] = materialize(args[i], bdims[i], size)
         rank = logical_rank(args[i], bdims[i]) if rank is None else rank
     scalar = rank == 0
+    if scalar and op.name == "unfold":
+        return new[0].unsqueeze(1), 0      # a 0-dim tensor unfolds to its one element
     if scalar:
         for i in schema.tensor_positions:
             if new[i] is not None:
@@ -256,7 +263,7 @@ def dim_rule(op, args, bdims):
     reduction = "reduction" in OP_TAGS.get(op.name, ())
     name = op_name(op)
     for i, arg in enumerate(schema.arg_names):
-        if arg in DIM_ARGS:
+        if arg in DIM_ARGS and i not in schema.tensor_positions:
             new[i] = _shift_dims(args[i], rank, name, arg, none_means_all=reduction)
     out = call(op, *new)
     if scalar:
@@ -285,6 +292,7 @@ batching_rule(
     "sort.stable", "argsort", "argsort.stable", "flip", "_softmax", "_log_softmax",
     "softmax.int", "log_softmax.int", "_softmax_backward_data", "_log_softmax_backward_data",
     "glu", "kthvalue", "mode", "logsumexp", "tril", "triu", "tril_", "triu_",
+    "repeat_interleave.self_int",
 )(dim_rule)
 
 

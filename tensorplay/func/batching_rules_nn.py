@@ -28,6 +28,13 @@ from tensorplay.func.batching_rules import (
 _matmul = dispatcher.find("matmul")
 
 
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
 # ---- the matmul family --------------------------------------------------------------------------
 def batched_matmul(a, a_bdim, b, b_bdim):
     """matmul of two logical tensors (either may be unbatched): physical result, batch dim 0.
@@ -43,7 +50,7 @@ def batched_matmul(a, a_bdim, b, b_bdim):
         b = to_front(b, b_bdim)
     if a_bdim is not None and b_bdim is None and ra >= 2 and rb == 2:
         # The common `activations @ weight`: one matrix product over all the rows.
-        rows = a.reshape((-1, a.shape[-1]))
+        rows = a.reshape((_prod(a.shape[:-1]), a.shape[-1]))
         out = call(dispatcher.find("mm"), rows, b)
         return out.view(tuple(a.shape[:-1]) + (b.shape[-1],))
     # With the batch dim first, unsqueeze(-2)/(-1) never moves it.
@@ -159,8 +166,12 @@ def fold_rule(op, args, bdims):
         raise NeedsFallback(op.name)
     full = 4
     if op.name in ("_pad_nd", "constant_pad_nd", "pad"):
-        # Padding only touches the last len(pad)/2 dims: B is one more leading dim.
-        return call(op, to_front(args[0], bdims[0]), *args[1:]), 0
+        if op.name == "constant_pad_nd" or args[2] == "constant":
+            # Constant padding touches the last len(pad)/2 dims of any tensor: B is one
+            # more leading dim.
+            return call(op, to_front(args[0], bdims[0]), *args[1:]), 0
+        # Reflect/replicate/circular padding wants (N, C, *spatial) or (C, *spatial).
+        full = len(args[1]) // 2 + 2
     x, unfold = _fold(args[0], bdims[0], full)
     out = call(op, x, *args[1:])
     if isinstance(out, tuple):
@@ -185,13 +196,13 @@ def convolution_rule(op, args, bdims):
     unbatched_n = x.dim() - 1 == spatial + 1
     if unbatched_n:
         x = x.unsqueeze(1)
-    n = x.shape[1]
-    x = x.movedim(0, 1).reshape((n, -1) + tuple(x.shape[3:]))
+    n, channels = x.shape[1], x.shape[2]
+    x = x.movedim(0, 1).reshape((n, size * channels) + tuple(x.shape[3:]))
     w = materialize(weight, bdims[1], size)
-    w = w.reshape((-1,) + tuple(w.shape[2:]))
+    w = w.reshape((size * w.shape[1],) + tuple(w.shape[2:]))
     b = None
     if bias is not None:
-        b = materialize(bias, bdims[2], size).reshape((-1,))
+        b = materialize(bias, bdims[2], size).reshape((size * bias.shape[-1],))
     out = call(op, x, w, b, *args[3:8], groups * size)
     out = out.view((n, size, -1) + tuple(out.shape[2:]))
     if unbatched_n:
@@ -208,21 +219,25 @@ def layer_norm_rule(op, args, bdims):
     if all(d is None for d in bdims[1:]):
         out = call(op, x, *args[1:])
         return out, (0,) * len(out) if isinstance(out, tuple) else 0
-    if op.name not in ("layer_norm", "rms_norm"):
-        raise NeedsFallback(op.name)
     weight_pos = 2
+    has_bias = op.name in ("layer_norm", "native_layer_norm")
     plain = list(args)
     plain[0] = x
     plain[weight_pos] = None
-    if op.name == "layer_norm":
+    if has_bias:
         plain[3] = None
     out = call(op, *plain)
+    stats = ()
+    if isinstance(out, tuple):          # native_layer_norm / _fused_rms_norm: (out, stats...)
+        out, stats = out[0], tuple(out[1:])
     if args[weight_pos] is not None:
         out, _ = pointwise_rule(dispatcher.find("mul.Tensor"), (out, args[weight_pos]),
                                 (0, bdims[weight_pos]))
-    if op.name == "layer_norm" and args[3] is not None:
+    if has_bias and args[3] is not None:
         out, _ = pointwise_rule(dispatcher.find("add.Tensor"), (out, args[3], 1),
                                 (0, bdims[3], None))
+    if stats:
+        return (out,) + stats, (0,) * (1 + len(stats))
     return out, 0
 
 
@@ -380,9 +395,74 @@ def masked_fill_rule(op, args, bdims):
 
 @batching_rule("embedding")
 def embedding_rule(op, args, bdims):
-    if bdims[0] is not None:
+    weight, indices = args[0], args[1]
+    if bdims[0] is None:
+        return call(op, weight, to_front(indices, bdims[1]), *args[2:]), 0
+    # One table per example: gather each example's rows from its own table.
+    size = batch_size(args, bdims)
+    table = to_front(weight, bdims[0])
+    idx = materialize(indices, bdims[1], size)
+    flat = idx.reshape((size, -1, 1)).expand((size, idx[0].numel(), table.shape[-1]))
+    rows = table.gather(1, flat)
+    return rows.view(tuple(idx.shape) + (table.shape[-1],)), 0
+
+
+@batching_rule("index_add", "index_copy", "index_fill.int_Scalar", "index_fill.int_Tensor",
+               "index_add_", "index_copy_", "index_fill_.int_Scalar",
+               "index_fill_.int_Tensor")
+def index_dim_rule(op, args, bdims):
+    """The index picks the same slices in every example: shift the dim. (A batched index
+    or fill value differs per example: the loop.)"""
+    fill = op.name.startswith("index_fill")
+    if bdims[2] is not None or (fill and bdims[3] is not None):
         raise NeedsFallback(op.name)
-    return call(op, args[0], to_front(args[1], bdims[1]), *args[2:]), 0
+    check_inplace_target(op, args, bdims)
+    size = batch_size(args, bdims)
+    x = materialize(args[0], bdims[0], size)
+    rank = x.dim() - 1
+    if rank == 0:
+        raise NeedsFallback(op.name)
+    new = list(args)
+    new[0] = x
+    new[1] = wrap_dim(args[1], rank, op.name.split(".")[0]) + 1
+    if not fill:
+        new[3] = materialize(args[3], bdims[3], size)
+    return call(op, *new), 0
+
+
+@batching_rule("take")
+def take_rule(op, args, bdims):
+    """take reads the flattened example: flatten each example, pick along dim 1."""
+    x, index = args
+    size = batch_size(args, bdims)
+    flat = materialize(x, bdims[0], size).reshape((size, -1))
+    # take counts negative indices from the end; index_select and gather do not.
+    if bdims[1] is None:
+        flat_idx = index.reshape(-1)
+        flat_idx = flat_idx + (flat_idx < 0).to(flat_idx.dtype) * flat.shape[1]
+        picked = flat.index_select(1, flat_idx)
+        return picked.view((size,) + tuple(index.shape)), 0
+    idx = to_front(index, bdims[1])
+    flat_idx = idx.reshape((size, -1))
+    flat_idx = flat_idx + (flat_idx < 0).to(flat_idx.dtype) * flat.shape[1]
+    return flat.gather(1, flat_idx).view(tuple(idx.shape)), 0
+
+
+@batching_rule("one_hot")
+def one_hot_rule(op, args, bdims):
+    """one_hot(x, -1) sizes the classes from each example's own maximum: the loop."""
+    if args[1] == -1:
+        raise NeedsFallback(op.name)
+    return call(op, to_front(args[0], bdims[0]), args[1]), 0
+
+
+@batching_rule("diag")
+def diag_rule(op, args, bdims):
+    """diag of a matrix is its diagonal; of a vector, a matrix (the loop)."""
+    x = to_front(args[0], bdims[0])
+    if x.dim() != 3:
+        raise NeedsFallback(op.name)
+    return x.diagonal(args[1], 1, 2).clone(), 0
 
 
 @batching_rule("index.Tensor")

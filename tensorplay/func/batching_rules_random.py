@@ -15,7 +15,7 @@ from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batched import VmapError
 from tensorplay.func.batching_rules import (
-    RULES, batch_size, call, check_inplace_target, materialize, to_front,
+    RULES, batch_size, call, check_inplace_target, materialize, pad_rank, to_front,
 )
 
 # Random without the ops.yaml tag: dropout draws its mask (when training).
@@ -46,7 +46,15 @@ def random_rule(op, args, bdims, randomness):
     mutable = op.schema.mutable_positions
     if randomness == "different":
         if mutable:
-            return call(op, *args), bdims[0]
+            # Fill the whole batch; a batched parameter (bernoulli_'s p) lines up as in a
+            # pointwise op.
+            target = to_front(args[0], bdims[0])
+            new = [target] + list(args[1:])
+            for i in op.schema.tensor_positions[1:]:
+                if args[i] is not None and bdims[i] is not None:
+                    new[i] = pad_rank(to_front(args[i], bdims[i]), target.dim() - 1)
+            call(op, *new)
+            return target, 0
         if op.name == "multinomial":
             return _multinomial(op, args, bdims), 0
         new = list(args)

@@ -24,7 +24,7 @@ from tensorplay.func.batching_rules import (
 # ---- ops that do not look at dims: keep the batch dim where it is ---------------------------
 @batching_rule("detach", "detach_", "_to_copy", "to.dtype", "to.device", "float", "double",
                "long", "int", "bool", "half", "bfloat16", "byte", "char", "short",
-               "square", "square_", "deg2rad", "rad2deg", "sinc")
+               "square", "square_", "deg2rad", "rad2deg", "sinc", "fill_.Scalar", "zero_")
 def same_layout_rule(op, args, bdims):
     check_inplace_target(op, args, bdims)
     return call(op, *args), bdims[0]

@@ -40,7 +40,7 @@ def _example(value, bdim, i, copy):
     if bdim is None:
         return value
     example = value.select(bdim, i)
-    return example.contiguous() if copy else example
+    return example.clone() if copy else example
 
 
 def loop_fallback(op, args, bdims, declined=False):
