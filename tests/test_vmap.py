@@ -23,7 +23,7 @@ from tensorplay.func.batching_rules import RULES
 from tensorplay.func.fallback import declined_ops, reset_fallback_ops
 from tensorplay._generated.op_tags import OP_TAGS
 from opinfo import op_db
-from opinfo.core import SampleInput, tp_to_numpy
+from opinfo.core import tp_to_numpy
 
 BATCH = 2
 

@@ -35,7 +35,7 @@ def _prod(sizes):
     return n
 
 
-# ---- the matmul family --------------------------------------------------------------------------
+# ---- the matmul family -----------------------------------------------------------------------
 def batched_matmul(a, a_bdim, b, b_bdim):
     """matmul of two logical tensors (either may be unbatched): physical result, batch dim 0.
 
@@ -145,7 +145,7 @@ def addmm_rule(op, args, bdims):
                           (bdims[0], prod_bdim, None))
 
 
-# ---- convolution and pooling: fold the batch into N ------------------------------------------------
+# ---- convolution and pooling: fold the batch into N ------------------------------------------
 def _fold(x, bdim, full_rank):
     """(x as [B*N, ...], unfold) for an input of `full_rank` dims with a batch dim N, or
     (x', identity) when the example has no N (the batch dim takes its place)."""
@@ -202,7 +202,8 @@ def convolution_rule(op, args, bdims):
     w = w.reshape((size * w.shape[1],) + tuple(w.shape[2:]))
     b = None
     if bias is not None:
-        b = materialize(bias, bdims[2], size).reshape((size * bias.shape[-1],))
+        b = materialize(bias, bdims[2], size)
+        b = b.reshape((size * b.shape[1],))
     out = call(op, x, w, b, *args[3:8], groups * size)
     out = out.view((n, size, -1) + tuple(out.shape[2:]))
     if unbatched_n:
@@ -210,7 +211,7 @@ def convolution_rule(op, args, bdims):
     return out, 1
 
 
-# ---- norms ------------------------------------------------------------------------------------------
+# ---- norms -----------------------------------------------------------------------------------
 @batching_rule("layer_norm", "native_layer_norm", "rms_norm", "_fused_rms_norm")
 def layer_norm_rule(op, args, bdims):
     """Normalising over the last dims: B is one more leading dim. A batched weight or bias
@@ -256,7 +257,7 @@ def batch_norm_rule(op, args, bdims):
     raise NeedsFallback(op.name)
 
 
-# ---- losses -------------------------------------------------------------------------------------------
+# ---- losses ----------------------------------------------------------------------------------
 def _per_example_reduce(losses, reduction, op_name):
     """[B, ...] per-element losses to each example's own 'mean' / 'sum' / 'none'."""
     if reduction == "none" or losses.dim() == 1:
@@ -341,7 +342,7 @@ def class_loss_rule(op, args, bdims):
     return losses.sum(1) / total.to(losses.dtype), 0
 
 
-# ---- indexing ---------------------------------------------------------------------------------------
+# ---- indexing --------------------------------------------------------------------------------
 @batching_rule("index_select")
 def index_select_rule(op, args, bdims):
     x, dim, index = args

@@ -16,8 +16,8 @@ from __future__ import annotations
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import ShapeError
 from tensorplay.func.batching_rules import (
-    batch_size, batching_rule, call, check_inplace_target, dim_rule, logical_rank,
-    materialize, to_front, wrap_dim,
+    batch_size, batching_rule, call, check_inplace_target, dim_rule, materialize, to_front,
+    wrap_dim,
 )
 
 
@@ -45,7 +45,7 @@ def to_other_rule(op, args, bdims):
     return call(op, args[0], other, *args[2:]), bdims[0]
 
 
-# ---- views and reshapes -----------------------------------------------------------------------
+# ---- views and reshapes ----------------------------------------------------------------------
 @batching_rule("view", "reshape")
 def view_rule(op, args, bdims):
     x = to_front(args[0], bdims[0])
@@ -167,7 +167,7 @@ def roll_rule(op, args, bdims):
     return call(op, flat, list(args[1]), [1]).reshape(x.shape), 0
 
 
-# ---- several tensors into one ---------------------------------------------------------------------
+# ---- several tensors into one ----------------------------------------------------------------
 @batching_rule("cat", "stack")
 def cat_rule(op, args, bdims):
     size = batch_size(args, bdims)
@@ -183,7 +183,7 @@ def cat_rule(op, args, bdims):
     return call(op, tensors, dim + 1), 0
 
 
-# ---- in-place view ops change the tensor's own metadata ----------------------------------------------
+# ---- in-place view ops change the tensor's own metadata --------------------------------------
 # The BatchedTensor's impl takes the physical result of the out-of-place rule.
 INPLACE_VIEWS = {
     "unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "squeeze_.dim": "squeeze.dim",

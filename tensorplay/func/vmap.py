@@ -226,7 +226,7 @@ def register_batching_kernels():
 register_batching_kernels()
 
 
-# ---- vmap itself -------------------------------------------------------------------------------
+# ---- vmap itself -----------------------------------------------------------------------------
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """`func` mapped over a batch dim of its inputs, as `torch.func.vmap`.
 
@@ -376,8 +376,8 @@ def _unwrap_outputs(func, out, out_dims, level, size):
                 raise VmapError(f"vmap({_func_name(func)}, ..., out_dims={out_dims}): an "
                                 f"output that differs across the batch cannot have out_dim "
                                 f"None", op="vmap", arg="out_dims")
-            rank = phys.dim()
-            result.append(phys.movedim(bdim, _out_dim(func, d, rank)))
+            target = _out_dim(func, d, phys.dim())
+            result.append(phys if target == bdim else phys.movedim(bdim, target))
         elif d is None:
             result.append(o)
         else:
