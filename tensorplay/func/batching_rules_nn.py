@@ -205,7 +205,7 @@ def convolution_rule(op, args, bdims):
         b = materialize(bias, bdims[2], size)
         b = b.reshape((size * b.shape[1],))
     out = call(op, x, w, b, *args[3:8], groups * size)
-    out = out.view((n, size, -1) + tuple(out.shape[2:]))
+    out = out.view((n, size, out.shape[1] // size) + tuple(out.shape[2:]))
     if unbatched_n:
         return out.squeeze(0), 0
     return out, 1
