@@ -205,6 +205,10 @@ def _close(a, b, tol=1e-5):
                                atol=tol)
 
 
+def test_tp_vmap_is_tp_func_vmap():
+    assert tp.vmap is tp.func.vmap
+
+
 def test_nested_vmap_levels():
     x, y = _t(2, 3, 4), _t(3, 4, seed=1)
     got = tp.vmap(tp.vmap(lambda a, b: (a * b).sum(), in_dims=(0, 0)), in_dims=(0, None))(x, y)

@@ -215,10 +215,12 @@ def _wrap(out, out_bdims, level):
 
 
 def register_batching_kernels():
-    """Put the batching kernel at the Vmap key of every backend, for every op."""
+    """Put the batching kernel at the Vmap key of every backend, for every op. (Vulkan
+    has no device to make a tensor on, so no BatchedTensor ever carries VmapVulkan.)"""
+    backends = [b for b in BACKEND_KEYS if b != DispatchKey.Vulkan]
     for op in list(dispatcher.ops.values()):
         kernel = batching_kernel(op)
-        for backend in BACKEND_KEYS:
+        for backend in backends:
             op.register(to_vmap_key(backend), kernel, name="tensorplay.func.vmap.batching_kernel",
                         check_signature=False)
 
