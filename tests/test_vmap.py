@@ -399,6 +399,19 @@ def test_second_order_per_example_grad_with_create_graph():
     _close(got, expected, 1e-10)
 
 
+def test_per_example_grads_under_two_vmap_levels():
+    w = tp.tensor(np.random.default_rng(5).standard_normal(3))
+    x = tp.tensor(np.random.default_rng(6).standard_normal((2, 4, 3)))
+
+    def g(wi, xi):
+        wi = wi.detach().requires_grad_()
+        return tp.autograd.grad((wi * xi).sin().sum() * wi.sum(), wi)[0]
+
+    got = tp.vmap(tp.vmap(g, in_dims=(None, 0)), in_dims=(None, 0))(w, x)
+    expected = tp.stack([tp.stack([g(w, x[i, j]) for j in range(4)]) for i in range(2)])
+    _close(got, expected, 1e-10)
+
+
 def test_backward_outside_vmap_matches_the_loop():
     params = [p.requires_grad_() for p in _mlp_params(3)]
     x = tp.tensor(np.random.default_rng(4).standard_normal((4, 6)))

@@ -57,6 +57,7 @@ class _Level:
 class _Levels(threading.local):
     def __init__(self):
         self.stack = []
+        self.wrapping = False       # vmap is expanding its in_dims=None inputs
 
 
 _levels = _Levels()
@@ -116,7 +117,7 @@ def batching_kernel(op):
     def vmap_kernel(ks, *args):
         level = _innermost_level(op, args)
         entry = current_level(level)
-        keep = op.name in KEEP_EXPANDED
+        keep = op.name in KEEP_EXPANDED or _levels.wrapping
         phys = list(args)
         bdims = [None] * len(args)
         for i in tensor_positions:
@@ -338,21 +339,27 @@ def _run(func, flat_args, flat_in, spec, kwargs, size, out_dims, randomness):
     level = (_levels.stack[-1].level if _levels.stack else 0) + 1
     _levels.stack.append(_Level(level, size, randomness))
     try:
-        wrapped = []
-        for a, d in zip(flat_args, flat_in):
-            if getattr(a, "_impl", None) is None:
-                wrapped.append(a)
-            elif d is None:
-                # The same value for every example: an expanded view (no copy), so that
-                # gradients taken under vmap w.r.t. it are per example.
-                wrapped.append(wrap_batched(a.unsqueeze(0).expand((size,) + tuple(a.shape)),
-                                            0, level))
-            else:
-                wrapped.append(wrap_batched(a, d % a.dim(), level))
+        wrapped = [_wrap_input(a, d, size, level) for a, d in zip(flat_args, flat_in)]
         out = func(*tree_unflatten(wrapped, spec), **kwargs)
         return _unwrap_outputs(func, out, out_dims, level, size)
     finally:
         _levels.stack.pop()
+
+
+def _wrap_input(a, d, size, level):
+    if getattr(a, "_impl", None) is None:
+        return a
+    if d is not None:
+        return wrap_batched(a, d % a.dim(), level)
+    # The same value for every example: an expanded view (no copy), so that gradients
+    # taken under vmap w.r.t. it are per example. An input batched by an outer vmap stays
+    # batched there (no shortcut to its single example while expanding it).
+    _levels.wrapping = True
+    try:
+        expanded = a.unsqueeze(0).expand((size,) + tuple(a.shape))
+    finally:
+        _levels.wrapping = False
+    return wrap_batched(expanded, 0, level)
 
 
 def _unwrap_outputs(func, out, out_dims, level, size):
