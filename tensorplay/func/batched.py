@@ -20,7 +20,7 @@ recorded on the plain physical tensors, the batch of examples side by side.
 """
 from __future__ import annotations
 
-from tensorplay._impl import TensorImpl, contiguous_strides
+from tensorplay._impl import TensorImpl
 from tensorplay._tensor import Tensor
 from tensorplay.dispatch.keys import VMAP_OFFSET
 from tensorplay.errors import TensorPlayError
@@ -43,27 +43,23 @@ class BatchedImpl(TensorImpl):
         phys = value._impl
         sizes = phys.sizes[:bdim] + phys.sizes[bdim + 1:]
         strides = phys.strides[:bdim] + phys.strides[bdim + 1:]
+        # TensorImpl's own fields first (whatever it grows), then the batch: until
+        # `value` is set, the autograd properties below ignore TensorImpl's defaults.
+        super().__init__(phys.storage, sizes, strides, phys.offset, phys.dtype, phys.device,
+                         version=phys.version, inference=phys.inference)
+        self.level = level
+        self.reseat(value, bdim)
+
+    def reseat(self, value, bdim):
+        """Point at a new physical tensor (an in-place view op such as `unsqueeze_`
+        changed this tensor's shape)."""
+        phys = value._impl
         self.value = value
         self.bdim = bdim
-        self.level = level
-        self.storage = phys.storage
-        self.sizes = sizes
-        self.strides = strides if len(strides) == len(sizes) else contiguous_strides(sizes)
+        self.sizes = phys.sizes[:bdim] + phys.sizes[bdim + 1:]
+        self.strides = phys.strides[:bdim] + phys.strides[bdim + 1:]
         self.offset = phys.offset
-        self.dtype = phys.dtype
-        self.device = phys.device
-        self.version = phys.version
         self.is_contiguous = phys.is_contiguous and (bdim == 0 or phys.sizes[bdim] == 1)
-        self.inference = phys.inference
-        self.wrapped_number = False
-        self._array = None
-        self.grad = None
-        self.output_nr = 0
-        self.hooks = None
-        self.retains_grad = False
-        self.grad_accumulator = None
-        self.base = None
-        self.name = None
 
     # The autograd state is the physical tensor's (see the module docstring).
     @property
@@ -72,7 +68,8 @@ class BatchedImpl(TensorImpl):
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.value._impl.requires_grad = flag
+        if self._constructed():
+            self.value._impl.requires_grad = flag
 
     @property
     def grad_fn(self):
@@ -80,8 +77,17 @@ class BatchedImpl(TensorImpl):
 
     @grad_fn.setter
     def grad_fn(self, node):
+        if not self._constructed():
+            return
         raise VmapError("vmap: the history of a batched tensor is its physical tensor's; "
                         "it cannot be set on the BatchedTensor")
+
+    def _constructed(self):
+        try:
+            self.value
+        except AttributeError:
+            return False
+        return True
 
     @property
     def batch_size(self):

@@ -194,9 +194,8 @@ def _returning_self(op, args, out):
     An in-place *view* op (`x.unsqueeze_(0)`) changes that tensor's shape: it is reseated
     on the physical view the rule computed."""
     if op.name in INPLACE_VIEWS:
-        target = batched_impl(args[0])
         new = batched_impl(out)
-        target.__init__(new.value, new.bdim, new.level)
+        batched_impl(args[0]).reseat(new.value, new.bdim)
         return args[0]
     mutable = op.schema.mutable_positions
     if mutable and op.schema.num_returns == 1:
