@@ -21,7 +21,7 @@ the physical tensors and nested levels dispatch to the Vmap key again.
 Families here: `pointwise` (every op tagged pointwise in ops.yaml) and the dim-shifting
 rule of reductions and of ops that work along one dim. The other rules live in
 batching_rules_shape.py (views and shape ops), batching_rules_nn.py (matmul, conv,
-pooling, losses, norms, indexing) and batching_rules_random.py.
+pooling, norms, losses), batching_rules_index.py and batching_rules_random.py.
 """
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from tensorplay.func.batched import (
     VmapError, batched_impl, unwrap_level, wrap_batched,
 )
 from tensorplay.func.batching_rules import RULES, NeedsFallback, call
-from tensorplay.func import batching_rules_nn    # noqa: F401 (registers its rules)
+from tensorplay.func import batching_rules_index, batching_rules_nn  # noqa: F401 (rules)
 from tensorplay.func import batching_rules_random
 from tensorplay.func.batching_rules_shape import INPLACE_VIEWS
 from tensorplay.func.fallback import loop_fallback
