@@ -155,12 +155,12 @@ def _fold(x, bdim, full_rank):
 
 @batching_rule("max_pool2d_with_indices", "avg_pool2d", "adaptive_avg_pool2d",
                "adaptive_max_pool2d", "upsample_nearest2d", "upsample_bilinear2d",
-               "pixel_shuffle", "pixel_unshuffle", "im2col", "_pad_nd", "constant_pad_nd",
-               "pad")
+               "pixel_shuffle", "pixel_unshuffle", "im2col", "col2im", "_pad_nd",
+               "constant_pad_nd", "pad")
 def fold_rule(op, args, bdims):
     if any(d is not None for d in bdims[1:]):
         raise NeedsFallback(op.name)
-    full = 4
+    full = 3 if op.name == "col2im" else 4      # col2im: (N, C * kernel, L)
     if op.name in ("_pad_nd", "constant_pad_nd", "pad"):
         if op.name == "constant_pad_nd" or args[2] == "constant":
             # Constant padding touches the last len(pad)/2 dims of any tensor: B is one
@@ -336,3 +336,41 @@ def class_loss_rule(op, args, bdims):
         return losses.sum(1), 0
     total = _nll_mean_weights(rows_t, weight, ignore_index, size, n)
     return losses.sum(1) / total.to(losses.dtype), 0
+
+
+@batching_rule("native_group_norm")
+def group_norm_rule(op, args, bdims):
+    """Group norm normalises each sample on its own: the batch folds into N."""
+    if bdims[1] is not None or bdims[2] is not None:
+        raise NeedsFallback(op.name)
+    x = to_front(args[0], bdims[0])
+    size, n = x.shape[0], args[3]
+    folded = x.reshape((size * n,) + tuple(x.shape[2:]))
+    outs = call(op, folded, args[1], args[2], size * n, *args[4:])
+    return tuple(o.view((size, n) + tuple(o.shape[1:])) for o in outs), (0, 0, 0)
+
+
+# ---- einsum: one more letter for the batch ------------------------------------------------
+@batching_rule("einsum")
+def einsum_rule(op, args, bdims):
+    """`ij,jk->ik` with the first operand batched becomes `Zij,jk->Zik` (Z unused)."""
+    equation, tensors = args
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if not arrow:
+        # Implicit output: the letters used once, in order, after any ellipsis.
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = ("..." if "..." in lhs else "") + \
+            "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    free = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
+                if c not in equation)
+    new_terms, new_tensors = [], []
+    for term, t, d in zip(terms, tensors, bdims[1]):
+        if d is None:
+            new_terms.append(term)
+            new_tensors.append(t)
+        else:
+            new_terms.append(free + term)
+            new_tensors.append(to_front(t, d))
+    return call(op, f"{','.join(new_terms)}->{free}{rhs}", new_tensors), 0
