@@ -229,7 +229,7 @@ register_batching_kernels()
 
 
 # ---- vmap itself -----------------------------------------------------------------------------
-def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+def vmap(func, in_dims=0, out_dims=0, randomness="error", chunk_size=None):
     """`func` mapped over a batch dim of its inputs, as `torch.func.vmap`.
 
     Args:
