@@ -214,11 +214,20 @@ def _wrap(out, out_bdims, level):
     return wrap_batched(out, out_bdims, level)
 
 
+_registered = set()     # names of the ops that have the batching kernel
+
+
 def register_batching_kernels():
-    """Put the batching kernel at the Vmap key of every backend, for every op. (Vulkan
-    has no device to make a tensor on, so no BatchedTensor ever carries VmapVulkan.)"""
+    """Put the batching kernel at the Vmap key of every backend, for every op that does
+    not have it yet (each vmap call checks again, for ops defined after this import).
+    Vulkan has no device to make a tensor on, so no BatchedTensor carries VmapVulkan."""
+    if len(_registered) == len(dispatcher.ops):
+        return
     backends = [b for b in BACKEND_KEYS if b != DispatchKey.Vulkan]
     for op in list(dispatcher.ops.values()):
+        if op.name in _registered:
+            continue
+        _registered.add(op.name)
         kernel = batching_kernel(op)
         for backend in backends:
             op.register(to_vmap_key(backend), kernel, name="tensorplay.func.vmap.batching_kernel",
@@ -335,6 +344,7 @@ def _batch_size(func, flat_args, flat_in):
 
 
 def _run(func, flat_args, flat_in, spec, kwargs, size, out_dims, randomness):
+    register_batching_kernels()
     level = (_levels.stack[-1].level if _levels.stack else 0) + 1
     _levels.stack.append(_Level(level, size, randomness))
     try:
