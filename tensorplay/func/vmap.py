@@ -133,8 +133,7 @@ def batching_kernel(op):
         if not any(d is not None and (not isinstance(d, list) or any(e is not None for e in d))
                    for d in bdims):
             # Every batched argument was one example repeated: no batching work at all.
-            out = _call_unbatched(op, phys)
-            return _returning_self(op, args, out)
+            return _returning_self(op, args, call(op, *phys))
         rule = RULES.get(op.name)
         declined = False
         if rule is not None:
@@ -167,10 +166,6 @@ def _run_rule(rule, op, phys, bdims, entry):
     if getattr(rule, "takes_randomness", False):
         return rule(op, phys, bdims, entry.randomness)
     return rule(op, phys, bdims)
-
-
-def _call_unbatched(op, args):
-    return call(op, *args)
 
 
 def _has_decomposition(op, args):
