@@ -28,6 +28,7 @@ from __future__ import annotations
 from tensorplay._dtype import bool as bool_dtype, combine_categories, promote_types
 from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.errors import DimError
 from tensorplay.func.batched import VmapError
 
 NOT_MAPPED = None
@@ -102,7 +103,6 @@ def wrap_dim(dim, rank, op_name, arg="dim"):
     """A logical dim in [0, rank) (a 0-dim tensor accepts 0 and -1, as PyTorch's do)."""
     bound = max(rank, 1)
     if not -bound <= dim < bound:
-        from tensorplay.errors import DimError
         raise DimError(f"{op_name}(): argument '{arg}' (dim {dim}) is out of range for a "
                        f"tensor of {rank} dims under vmap (expected in [{-bound}, "
                        f"{bound - 1}])", op=op_name, arg=arg)

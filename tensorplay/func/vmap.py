@@ -265,7 +265,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", chunk_size=None):
     @functools.wraps(func)
     def vmapped(*args, **kwargs):
         flat_args, spec = tree_flatten(args)
-        flat_in = _flat_in_dims(func, in_dims, args, spec)
+        flat_in = _flat_in_dims(func, in_dims, args)
         size = _batch_size(func, flat_args, flat_in)
         if chunk_size is None or chunk_size >= size:
             return _run(func, flat_args, flat_in, spec, kwargs, size, out_dims, randomness)
@@ -291,8 +291,8 @@ def _func_name(func):
     return getattr(func, "__name__", repr(func))
 
 
-def _flat_in_dims(func, in_dims, args, spec):
-    if isinstance(in_dims, (tuple, list)) and not isinstance(in_dims, int):
+def _flat_in_dims(func, in_dims, args):
+    if isinstance(in_dims, (tuple, list)):
         if len(in_dims) != len(args):
             raise VmapError(f"vmap({_func_name(func)}, in_dims={in_dims}, ...)(<inputs>): "
                             f"in_dims is not compatible with the structure of `inputs`: "
