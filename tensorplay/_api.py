@@ -32,6 +32,12 @@ from tensorplay._runtime import (  # noqa: F401
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
 )
 from tensorplay.serialization import save, load  # noqa: F401
+from tensorplay import func  # noqa: F401  (tp.func: grad, vjp, jacrev, functional_call...)
+from tensorplay.func import vmap  # noqa: F401  (tp.vmap is tp.func.vmap)
+from tensorplay import amp, cpu  # noqa: F401
+from tensorplay.amp import (  # noqa: F401
+    autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
+)
 from tensorplay import _backends
 
 _backends.load_default()
@@ -149,8 +155,3 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
-
-
-# ---- function transforms: tp.func (vmap registers its batching kernels on import) ---------
-from tensorplay import func  # noqa: E402,F401
-from tensorplay.func import vmap  # noqa: E402,F401

@@ -67,6 +67,16 @@ def load_autograd():
                                         f"{wrapper.__name__}")
 
 
+def load_autocast():
+    """The generated autocast wrappers, at AutocastCPU and AutocastCUDA (ops.yaml autocast:)."""
+    from tensorplay._generated.autocast_wrappers import WRAPPERS
+    for key, wrappers in WRAPPERS.items():
+        lib = Library(key, "generated autocast wrappers")
+        for op, wrapper in wrappers.items():
+            lib.impl(op, wrapper, name=f"tensorplay._generated.autocast_wrappers."
+                                        f"{wrapper.__name__}")
+
+
 def load_default():
     load_backend("Composite")
     load_backend("CPU")
@@ -74,3 +84,4 @@ def load_default():
         load_backend("CUDA")
     load_meta()
     load_autograd()
+    load_autocast()

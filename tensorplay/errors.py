@@ -50,3 +50,9 @@ class SerializationError(TensorPlayError):
 
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+class AmpError(TensorPlayError):
+    """Mixed precision refused a call: an Autocast key reached while autocast is off for
+    the device, an op unsafe in lower precision (binary_cross_entropy on CUDA), or a
+    GradScaler method called out of order (unscale_ twice before update)."""

@@ -145,6 +145,16 @@ def unwrap_level(x, level):
     return x, None
 
 
+def physical_impls(x):
+    """The impl of `x` and, for a BatchedTensor, those of the tensors under it."""
+    impls = [x._impl]
+    impl = batched_impl(x)
+    while impl is not None:
+        impls.append(impl.value._impl)
+        impl = batched_impl(impl.value)
+    return impls
+
+
 def unwrap_all(x):
     """The plain tensor under every level of `x`, and the (level, bdim) chain, outer first."""
     chain = []

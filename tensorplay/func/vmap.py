@@ -39,7 +39,7 @@ from tensorplay.func import batching_rules_index, batching_rules_nn  # noqa: F40
 from tensorplay.func import batching_rules_random
 from tensorplay.func.batching_rules_shape import INPLACE_VIEWS
 from tensorplay.func.fallback import loop_fallback
-from tensorplay.func.pytree import tree_flatten, tree_unflatten, broadcast_prefix
+from tensorplay.func.trees import flatten as tree_flatten, unflatten as tree_unflatten
 
 RANDOMNESS = ("error", "different", "same")
 
@@ -277,6 +277,42 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", chunk_size=None):
         return _concat_chunks(outs, out_dims)
 
     return vmapped
+
+
+# ---- in_dims / out_dims: a prefix of the arguments' (outputs') nest ------------------------
+#
+#   broadcast_prefix((0, {"k": None}), ((a, b), {"k": c})) -> [0, 0, None]
+#
+# A leaf of the dims (an int or None) covers a whole subtree; None in the values is a
+# container with no leaves, so the dims never have to mention it.
+def broadcast_prefix(prefix, tree):
+    """One entry of `prefix` per leaf of `tree`. Raises ValueError naming the mismatch."""
+    out = []
+    _broadcast(prefix, tree, out, "")
+    return out
+
+
+def _broadcast(prefix, node, out, where):
+    if prefix is None or isinstance(prefix, int):
+        out.extend([prefix] * len(tree_flatten(node)[0]))
+        return
+    if node is None:
+        return
+    if isinstance(prefix, dict):
+        if not isinstance(node, dict) or set(prefix) != set(node):
+            got = sorted(map(str, node)) if isinstance(node, dict) else type(node).__name__
+            raise ValueError(f"at {where or 'the top'}: the dims are a dict with keys "
+                             f"{sorted(map(str, prefix))} but the value is {got}")
+        for k in node:
+            _broadcast(prefix[k], node[k], out, f"{where}[{k!r}]")
+        return
+    if not isinstance(node, (tuple, list)) or len(node) != len(prefix):
+        what = type(node).__name__ + (f" of length {len(node)}"
+                                      if isinstance(node, (tuple, list)) else "")
+        raise ValueError(f"at {where or 'the top'}: the dims are a {type(prefix).__name__} "
+                         f"of length {len(prefix)} but the value is a {what}")
+    for i, (p, c) in enumerate(zip(prefix, node)):
+        _broadcast(p, c, out, f"{where}[{i}]")
 
 
 def _check_dims_type(dims, arg):
