@@ -66,6 +66,7 @@ OP_TAGS = {
     'argmin': ('reduction', 'non_differentiable'),
     'copy_': ('inplace',),
     'fill_.Scalar': ('inplace',),
+    'fill_.Tensor': ('inplace',),
     'zero_': ('inplace',),
     'view': ('view',),
     'view_as': ('view',),
