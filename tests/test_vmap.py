@@ -441,10 +441,35 @@ def test_vmap_over_cotangents_gives_the_jacobian():
     np.testing.assert_allclose(jac.numpy(), expected.numpy(), rtol=1e-12)
 
 
-def test_grad_of_a_captured_tensor_is_an_error():
-    w = tp.ones(3, requires_grad=True)
-    with pytest.raises(VmapError, match="not batched at vmap level"):
-        tp.vmap(lambda xi: tp.autograd.grad((w * xi).sum(), w))(tp.ones(2, 3))
+def test_grad_of_a_captured_tensor_is_per_example():
+    """A tensor the function closes over has no slice per example: its per-example
+    gradients are Jacobian rows, from one backward pass on a batch of cotangents."""
+    w = tp.tensor(np.random.default_rng(8).standard_normal(3), requires_grad=True)
+    x = tp.tensor(np.random.default_rng(9).standard_normal((4, 3)))
+
+    def g(xi):
+        return tp.autograd.grad((w * xi).sin().sum() * (w * w).sum(), w)[0]
+
+    _close(tp.vmap(g)(x), tp.stack([g(x[i]) for i in range(4)]), 1e-10)
+
+
+def test_vmap_composes_with_tp_func_transforms():
+    rng = np.random.default_rng(10)
+    x = tp.tensor(rng.standard_normal((4, 3)))
+    tx = torch.tensor(x.numpy())
+    f = lambda v: (v.sin() * v.sum()).exp().sum()            # noqa: E731
+    jac = tp.vmap(tp.func.jacrev(lambda v: v.sin() * v.sum()))(x)
+    tjac = torch.func.vmap(torch.func.jacrev(lambda v: v.sin() * v.sum()))(tx)
+    np.testing.assert_allclose(jac.numpy(), tjac.numpy(), rtol=1e-12)
+    hess = tp.vmap(tp.func.hessian(f))(x)
+    thess = torch.func.vmap(torch.func.hessian(lambda v: (v.sin() * v.sum()).exp().sum()))(tx)
+    np.testing.assert_allclose(hess.numpy(), thess.numpy(), rtol=1e-10, atol=1e-12)
+    grads = tp.vmap(tp.func.grad(lambda w, xi: (w * xi).tanh().sum()), in_dims=(None, 0))(
+        x[0], x)
+    assert not grads.requires_grad
+    tgrads = torch.func.vmap(torch.func.grad(lambda w, xi: (w * xi).tanh().sum()),
+                             in_dims=(None, 0))(tx[0], tx)
+    np.testing.assert_allclose(grads.numpy(), tgrads.numpy(), rtol=1e-12)
 
 
 # ---- explain -------------------------------------------------------------------------------------

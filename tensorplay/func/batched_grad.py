@@ -53,18 +53,19 @@ def batched_grad(engine_grad, outputs, inputs, grad_outputs, retain_graph, creat
                 f"grad(): input {k} is batched at vmap levels {sorted(levels)} but the "
                 f"outputs at {sorted(root_levels)}: its per-example gradient is not "
                 f"defined", op="grad", arg="inputs")
+    retain = create_graph if retain_graph is None else retain_graph
     results = [None] * len(inputs)
     if direct:
         grads = engine_grad((physical_root,), tuple(p for _, p, _ in direct),
                             (factory.ones_like(physical_root),),
-                            retain_graph=retain_graph or bool(plain),
+                            retain_graph=retain or bool(plain),
                             create_graph=create_graph, allow_unused=allow_unused,
                             materialize_grads=materialize_grads)
         for (k, _, chain), g in zip(direct, grads):
             results[k] = None if g is None else rewrap_all(g, chain)
     if plain:
-        rows = _jacobian_rows(engine_grad, physical_root, [t for _, t in plain],
-                              retain_graph, create_graph)
+        rows = _jacobian_rows(engine_grad, physical_root, [t for _, t in plain], retain,
+                              create_graph)
         for (k, t), g in zip(plain, rows):
             if g is None:
                 if not (allow_unused or materialize_grads):
@@ -107,7 +108,7 @@ def _jacobian_rows(engine_grad, physical_root, inputs, retain_graph, create_grap
 
     def row(cotangent):
         return engine_grad((physical_root,), tuple(inputs), (cotangent.reshape(shape),),
-                           retain_graph=True if retain_graph is None else retain_graph,
+                           retain_graph=retain_graph,
                            create_graph=create_graph, allow_unused=True)
 
     rows = vmap(row)(eye)

@@ -30,7 +30,7 @@ import threading
 from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.dispatcher import dispatcher
-from tensorplay.dispatch.keys import BACKEND_KEYS, DispatchKey, to_vmap_key
+from tensorplay.dispatch.keys import DispatchKey, to_vmap_key
 from tensorplay.func.batched import (
     VmapError, batched_impl, unwrap_level, wrap_batched,
 )
@@ -215,10 +215,10 @@ _registered = set()     # names of the ops that have the batching kernel
 def register_batching_kernels():
     """Put the batching kernel at the Vmap key of every backend, for every op that does
     not have it yet (each vmap call checks again, for ops defined after this import).
-    Vulkan has no device to make a tensor on, so no BatchedTensor carries VmapVulkan."""
+    Not for Vulkan (no device) nor Sparse: vmap batches dense tensors only."""
     if len(_registered) == len(dispatcher.ops):
         return
-    backends = [b for b in BACKEND_KEYS if b != DispatchKey.Vulkan]
+    backends = [DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta]
     for op in list(dispatcher.ops.values()):
         if op.name in _registered:
             continue
