@@ -170,7 +170,6 @@ def test_op_matches_loop(op):
 
 # Known gaps of the full sweep, each with its reason (the first sample of each passes).
 KNOWN_GAPS = {
-    "fill_": "the front door reads a tensor fill value with .item() before dispatch",
     "instance_norm": "its decomposition repeats the running stats into a new tensor, so "
                      "an unbatched running stat is updated with batched values unnoticed",
 }
@@ -178,7 +177,7 @@ KNOWN_GAPS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("op", [pytest.param(op, marks=[pytest.mark.xfail(
-    reason=KNOWN_GAPS[op.full_name])] if op.full_name in KNOWN_GAPS else [])
+    reason=KNOWN_GAPS[op.full_name], strict=True)] if op.full_name in KNOWN_GAPS else [])
     for op in CPU_OPS], ids=lambda op: op.full_name)
 def test_op_matches_loop_all_samples(op):
     _op_check(op, op.sample_inputs("cpu", _dtype(op)))
