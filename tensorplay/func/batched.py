@@ -43,8 +43,9 @@ class BatchedImpl(TensorImpl):
         phys = value._impl
         sizes = phys.sizes[:bdim] + phys.sizes[bdim + 1:]
         strides = phys.strides[:bdim] + phys.strides[bdim + 1:]
-        # TensorImpl's own fields first (whatever it grows), then the batch: until
-        # `value` is set, the autograd properties below ignore TensorImpl's defaults.
+        # TensorImpl's own fields first (whatever it grows), then the batch: while `value`
+        # is None, the autograd properties below ignore TensorImpl's defaults.
+        self.value = None
         super().__init__(phys.storage, sizes, strides, phys.offset, phys.dtype, phys.device,
                          version=phys.version, inference=phys.inference)
         self.level = level
@@ -68,7 +69,7 @@ class BatchedImpl(TensorImpl):
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        if self._constructed():
+        if self.value is not None:
             self.value._impl.requires_grad = flag
 
     @property
@@ -77,17 +78,10 @@ class BatchedImpl(TensorImpl):
 
     @grad_fn.setter
     def grad_fn(self, node):
-        if not self._constructed():
+        if self.value is None:
             return
         raise VmapError("vmap: the history of a batched tensor is its physical tensor's; "
                         "it cannot be set on the BatchedTensor")
-
-    def _constructed(self):
-        try:
-            self.value
-        except AttributeError:
-            return False
-        return True
 
     @property
     def batch_size(self):
