@@ -7,6 +7,11 @@ nesting, pytrees, errors, randomness, in-place rules and per-example gradients.
                                  `-m slow`)
     test_ops_with_rules_take_no_fallback   prints tp.func.fallback_ops(); fails when an op
                                  with a batching rule ran the per-example fallback
+    then: nesting (against torch.func), pytrees and in/out dims, typed errors, in-place
+    rules, randomness modes, per-example gradients (tp.autograd.grad inside vmap, one and
+    two levels, create_graph; backward outside vmap; captured tensors; vmap over
+    cotangents), composition with tp.func (grad, jacrev, hessian), explain() and the
+    fallback warning.
 """
 from __future__ import annotations
 
