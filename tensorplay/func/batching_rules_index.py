@@ -142,6 +142,26 @@ def diag_rule(op, args, bdims):
     return x.diagonal(args[1], 1, 2).clone(), 0
 
 
+def _join_arange(x, indices, index_bdims, size):
+    """(indices with an arange over the batch in front, the indices' rank, the number of
+    slices before the first index). NeedsFallback for bool masks (a data-dependent
+    number of elements) and for indices with slices between them."""
+    if any(i is not None and i.dtype.name == "bool" for i in indices):
+        raise NeedsFallback("index with a bool mask")
+    used = [k for k, i in enumerate(indices) if i is not None]
+    if used != list(range(used[0], used[-1] + 1)):
+        raise NeedsFallback("index with slices between the indices")
+    rank = max(logical_rank(i, d) for i, d in zip(indices, index_bdims) if i is not None)
+    new = []
+    for i, d in zip(indices, index_bdims):
+        if i is None or d is None:
+            new.append(i)
+        else:
+            new.append(pad_rank(to_front(i, d), rank))
+    arange = _arange(size, x).view((size,) + (1,) * rank)
+    return [arange] + new, rank, used[0]
+
+
 @batching_rule("index.Tensor")
 def index_rule(op, args, bdims):
     """x[i0, i1, ...]: an arange over the batch joins the indices at dim 0.
@@ -152,35 +172,37 @@ def index_rule(op, args, bdims):
     physical call, which puts them first: they are moved back after the slices.
     """
     x, indices = args
-    index_bdims = bdims[1]
-    if any(i is not None and not i.dtype.is_floating_point and i.dtype.name == "bool"
-           for i in indices):
-        raise NeedsFallback(op.name)
     size = batch_size(args, bdims)
     x = materialize(x, bdims[0], size)
-    used = [k for k, i in enumerate(indices) if i is not None]
-    if not used:
+    if all(i is None for i in indices):
         return x, 0
-    if used != list(range(used[0], used[-1] + 1)):
-        raise NeedsFallback(op.name)
-    rank = max(logical_rank(i, d) for i, d in zip(indices, index_bdims) if i is not None)
-    new = []
-    for i, d in zip(indices, index_bdims):
-        if i is None:
-            new.append(None)
-        elif d is None:
-            new.append(i)
-        else:
-            new.append(pad_rank(to_front(i, d), rank))
-    arange = _arange(size, x).view((size,) + (1,) * rank)
-    out = call(op, x, [arange] + new)
-    lead = used[0]
+    joined, rank, lead = _join_arange(x, indices, bdims[1], size)
+    out = call(op, x, joined)
     if lead == 0:
         return out, 0
     # out: [B, idx..., lead slices..., rest]; the example wants [lead slices, idx..., rest]
     perm = [0] + list(range(1 + rank, 1 + rank + lead)) + list(range(1, 1 + rank)) + \
         list(range(1 + rank + lead, out.dim()))
     return out.permute(perm), 0
+
+
+@batching_rule("index_put", "index_put_")
+def index_put_rule(op, args, bdims):
+    """x[i0, i1, ...] = values: the same arange joins the indices; the values line up with
+    the indexed part `[B, idx..., rest]` as in a pointwise op."""
+    x, indices, values, accumulate = args
+    check_inplace_target(op, args, bdims)
+    size = batch_size(args, bdims)
+    target = materialize(x, bdims[0], size)
+    if all(i is None for i in indices):
+        raise NeedsFallback(op.name)
+    joined, rank, lead = _join_arange(target, indices, bdims[1], size)
+    if lead != 0:
+        raise NeedsFallback(op.name)
+    if bdims[2] is not None:
+        indexed_rank = rank + target.dim() - 1 - len(indices)
+        values = pad_rank(to_front(values, bdims[2]), indexed_rank)
+    return call(op, target, joined, values, accumulate), 0
 
 
 def _arange(size, like):
