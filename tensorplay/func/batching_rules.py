@@ -268,7 +268,7 @@ def dim_rule(op, args, bdims):
     out = call(op, *new)
     if scalar:
         out = _squeeze_scalar(out, size)
-    return out, _zeros_like_structure(out)
+    return out, _front_bdims_of(out)
 
 
 def _squeeze_scalar(out, size):
@@ -277,7 +277,8 @@ def _squeeze_scalar(out, size):
     return out.reshape((size,))
 
 
-def _zeros_like_structure(out):
+def _front_bdims_of(out):
+    """Batch dim 0 for every output."""
     if isinstance(out, (tuple, list)):
         return tuple(0 for _ in out)
     return 0
