@@ -314,6 +314,10 @@ class Tensor(TensorMethods, TensorBase):
         from tensorplay.autograd.api import register_hook
         return register_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        from tensorplay.autograd.api import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self):
         from tensorplay.autograd.api import retain_grad
         retain_grad(self)
