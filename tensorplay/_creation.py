@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from tensorplay import _cuda_state
+from tensorplay import _alloc_limit, _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
@@ -32,6 +32,11 @@ def _size_arg(size, op):
         raise ShapeError(f"{op}(): Trying to create tensor with negative dimension: argument "
                          f"'size' is {list(out)}", op=op, arg="size")
     return out
+
+
+def _check_alloc(op, arg, sizes, dtype, device):
+    """Refuse a result too large to allocate before NumPy or the device is asked."""
+    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize, factory_device(device).type)
 
 
 def _check_floating(op, dtype):
@@ -71,12 +76,17 @@ def _from_array(arr, dtype, device, op):
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
     device = factory_device(device)
+    _alloc_limit.check_sizes(op, "size", sizes)
     if strides is None:
         strides = contiguous_strides(sizes)
         n = numel_of(sizes)
     else:
+        if any(st < 0 for st in strides):
+            raise ShapeError(f"{op}(): argument 'stride' must hold non-negative strides, but "
+                             f"got {list(strides)}", op=op, arg="stride")
         n = 0 if numel_of(sizes) == 0 else 1 + builtins.sum((s - 1) * st
                                                            for s, st in zip(sizes, strides))
+    _alloc_limit.check_bytes(op, "size", sizes, n, dtype.itemsize, device.type)
     nbytes = n * dtype.itemsize
     if device is CPU:
         storage = Storage(np.empty(n, dtype.np), nbytes, CPU)
@@ -202,6 +212,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 def _full(op, sizes, fill_value, dtype, device, requires_grad):
     device = factory_device(device)
+    _check_alloc(op, "size", sizes, dtype, device)
     if device is CPU:
         t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU, op=op)
     else:
@@ -263,12 +274,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
+    _check_alloc("arange", "end", (n,), dtype, device)
     arr = (start + step * np.arange(n, dtype=np.float64 if is_float else np.int64))
     return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="arange"), requires_grad)
 
 
+def _check_steps(op, steps, dtype, device):
+    if steps < 0:
+        raise ArgumentError(f"{op}(): number of steps must be non-negative, but argument "
+                            f"'steps' is {steps}", op=op, arg="steps")
+    # Computed in float64 before the cast: the float64 array is the one allocated.
+    _check_alloc(op, "steps", (int(steps),), dt.float64, device)
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
+    _check_steps("linspace", steps, dtype, device)
     arr = np.linspace(start, end, int(steps), dtype=np.float64).astype(dtype.np)
     return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
 
@@ -276,6 +297,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in double precision."""
     dtype = dtype or dt.get_default_dtype()
+    _check_steps("logspace", steps, dtype, device)
     arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
     if not dtype.is_floating_point:
         arr = np.trunc(arr)
@@ -285,6 +307,11 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise ArgumentError(f"eye(): argument '{name}' must be greater or equal to 0, "
+                                f"got {value}", op="eye", arg=name)
+    _check_alloc("eye", "n", (n, n if m is None else m), dtype, device)
     arr = np.eye(n, n if m is None else m, dtype=dtype.np)
     return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
 
@@ -294,6 +321,7 @@ def _triangle_indices(op, select, row, col, offset, dtype, device):
     if row < 0 or col < 0:
         raise ArgumentError(f"{op}(): row and col must be non-negative, but got row={row}, "
                             f"col={col}", op=op, arg="row" if row < 0 else "col")
+    _check_alloc(op, "row", (2, row, col), dtype, device)   # the count is at most row * col
     rows, cols = select(row, offset, col)
     arr = np.stack([rows, cols]).astype(dtype.np).reshape(2, -1)
     return _from_array(arr, dtype, device, op=op)
@@ -317,16 +345,18 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
-    arr = draws.fill_uniform(_random.get(generator),
-                             np.empty(_size_arg(size, "rand"), dtype.np), 0.0, 1.0)
+    sizes = _size_arg(size, "rand")
+    _check_alloc("rand", "size", sizes, dtype, device)
+    arr = draws.fill_uniform(_random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0)
     return _finish(_from_array(arr, dtype, device, op="rand"), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
-    arr = draws.fill_normal(_random.get(generator),
-                            np.empty(_size_arg(size, "randn"), dtype.np), 0.0, 1.0)
+    sizes = _size_arg(size, "randn")
+    _check_alloc("randn", "size", sizes, dtype, device)
+    arr = draws.fill_normal(_random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0)
     return _finish(_from_array(arr, dtype, device, op="randn"), requires_grad)
 
 
@@ -338,13 +368,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
-    arr = np.empty(_size_arg((size,), "randint"), dtype.np)
+    sizes = _size_arg((size,), "randint")
+    _check_alloc("randint", "size", sizes, dtype, device)
+    arr = np.empty(sizes, dtype.np)
     draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
     return _finish(_from_array(arr, dtype, device, op="randint"), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
+    if n < 0:
+        raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
+                            op="randperm", arg="n")
+    _check_alloc("randperm", "n", (int(n),), dt.int64, device)
     arr = draws.randperm(_random.get(generator), int(n)).astype(dtype.np)
     return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
 
