@@ -17,7 +17,7 @@ import os
 import weakref
 
 from tensorplay._impl import Storage
-from tensorplay.errors import DeviceError
+from tensorplay.errors import AllocationError, DeviceError
 
 
 def _env(name):
@@ -114,7 +114,15 @@ def allocate(nbytes, device):
     """Uninitialised storage of `nbytes` bytes on `device` (a Storage whose data is a
     torch uint8 tensor)."""
     import torch
-    data = torch.empty(nbytes, dtype=torch.uint8, device=_memory_device(device))
+    try:
+        data = torch.empty(nbytes, dtype=torch.uint8, device=_memory_device(device))
+    except torch.OutOfMemoryError as e:
+        # Under the allocation limit but over what the device has free: still the typed
+        # error of a tensor too large, not PyTorch's.
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise AllocationError(f"allocate(): {nbytes} bytes on {device}: expected at most the "
+                              f"device's free memory ({first_line})", op="allocate",
+                              arg="nbytes") from None
     return storage_of(data, device)
 
 

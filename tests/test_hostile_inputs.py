@@ -344,3 +344,17 @@ def test_malformed_yaml_stops_codegen_at_file_and_line(tmp_path, ops, derivative
                         str(tmp_path / "out"))
     assert str(info.value).splitlines()[0] == message
     assert not os.path.exists(tmp_path / "out")   # nothing written from a bad file
+
+
+def test_out_of_device_memory_is_the_typed_error(monkeypatch):
+    """A request under the limit that the device cannot serve (a real GPU's memory is
+    smaller than the host's) raises AllocationError, not PyTorch's OutOfMemoryError."""
+    if "cuda" not in DEVICES:
+        pytest.skip("no cuda device and no Triton interpreter")
+    tp.ones(1, device="cuda")   # the device is up before torch.empty is replaced
+
+    def out_of_memory(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")
+    monkeypatch.setattr(torch, "empty", out_of_memory)
+    err = _typed(lambda: tp.empty(2 ** 20, device="cuda"), AllocationError)
+    assert "CUDA out of memory" in str(err) and isinstance(err, MemoryError)
