@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from contextlib import contextmanager
 
 import numpy as np
@@ -22,12 +23,28 @@ from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 
 
+def _is_sequence(value):
+    if isinstance(value, (tuple, list)):
+        return True
+    return isinstance(value, (Tensor, np.ndarray)) and value.ndim == 1
+
+
+def _int_arg(op, arg, value):
+    """An int argument, or anything with __index__ (a NumPy integer, a 0-dim integer
+    tensor); a float is refused, as PyTorch refuses it, instead of being truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ArgumentError(f"{op}(): argument '{arg}' must be an int, but got "
+                            f"{type(value).__name__} {value!r}", op=op, arg=arg) from None
+
+
 def _size_arg(size, op):
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
+    """The sizes a factory was given: ints (`zeros(2, 3)`) or one sequence of them
+    (`zeros((2, 3))`, `zeros(t.shape)`, `zeros([2, 3])`, a 1-D integer tensor)."""
+    if len(size) == 1 and _is_sequence(size[0]):
         size = size[0]
-    if isinstance(size, (int, np.integer)):
-        size = (size,)
-    out = tuple(int(s) for s in size)
+    out = tuple(_int_arg(op, "size", s) for s in size)
     if any(s < 0 for s in out):
         raise ShapeError(f"{op}(): Trying to create tensor with negative dimension: argument "
                          f"'size' is {list(out)}", op=op, arg="size")
@@ -271,6 +288,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise ArgumentError(f"arange(): upper bound and larger bound inconsistent with step "
                             f"sign (start={start}, end={end}, argument 'step'={step})",
                             op="arange", arg="step")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ArgumentError(f"arange(): unsupported range: {start} -> {end} (step {step}); "
+                            f"expected finite numbers", op="arange", arg="end")
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
@@ -280,11 +300,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def _check_steps(op, steps, dtype, device):
+    steps = _int_arg(op, "steps", steps)
     if steps < 0:
         raise ArgumentError(f"{op}(): number of steps must be non-negative, but argument "
                             f"'steps' is {steps}", op=op, arg="steps")
     # Computed in float64 before the cast: the float64 array is the one allocated.
-    _check_alloc(op, "steps", (int(steps),), dt.float64, device)
+    _check_alloc(op, "steps", (steps,), dt.float64, device)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
@@ -307,6 +328,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
+    n = _int_arg("eye", "n", n)
+    m = None if m is None else _int_arg("eye", "m", m)
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
             raise ArgumentError(f"eye(): argument '{name}' must be greater or equal to 0, "
@@ -321,7 +344,7 @@ def _triangle_indices(op, select, row, col, offset, dtype, device):
     if row < 0 or col < 0:
         raise ArgumentError(f"{op}(): row and col must be non-negative, but got row={row}, "
                             f"col={col}", op=op, arg="row" if row < 0 else "col")
-    _check_alloc(op, "row", (2, row, col), dtype, device)   # the count is at most row * col
+    _check_alloc(op, "row", (2, row * col), dtype, device)   # at most row * col indices
     rows, cols = select(row, offset, col)
     arr = np.stack([rows, cols]).astype(dtype.np).reshape(2, -1)
     return _from_array(arr, dtype, device, op=op)
@@ -377,6 +400,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
+    n = _int_arg("randperm", "n", n)
     if n < 0:
         raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
                             op="randperm", arg="n")

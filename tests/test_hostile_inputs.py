@@ -149,6 +149,8 @@ NEGATIVE = [
     ("as_strided reach", lambda m: m.ones(3).as_strided((10,), (1,))),
     ("as_strided reach by offset", lambda m: m.ones(3).as_strided((2,), (1,), 2)),
     ("as_strided reach by stride", lambda m: m.ones(6).as_strided((2, 2), (4, 2))),
+    ("arange inf", lambda m: m.arange(0, float("inf"))),
+    ("arange nan", lambda m: m.arange(float("nan"))),
 ]
 
 
@@ -157,6 +159,27 @@ def test_negative_sizes_and_reach_past_storage_fail_as_in_torch(name, call):
     with pytest.raises(RuntimeError):
         call(torch)
     _typed(lambda: call(tp), (ShapeError, ArgumentError, DimError))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("empty", lambda m: m.empty(2.5)),
+    ("zeros", lambda m: m.zeros(2, 1.0)),
+    ("linspace", lambda m: m.linspace(0, 1, 2.5)),
+    ("eye", lambda m: m.eye(2.5)),
+    ("randperm", lambda m: m.randperm(3.0)),
+])
+def test_a_float_size_is_refused_not_truncated(name, call):
+    with pytest.raises(TypeError):
+        call(torch)
+    err = _typed(lambda: call(tp), ArgumentError)
+    assert "must be an int, but got float" in str(err)
+
+
+def test_sizes_may_be_given_in_every_integer_form():
+    for size in [(2, 3), [2, 3], tp.Size([2, 3]), tp.tensor([2, 3]), np.array([2, 3])]:
+        assert tp.zeros(size).shape == (2, 3)
+    assert tp.zeros(np.int64(4)).shape == (4,)
+    assert tp.zeros(tp.tensor(3)).shape == torch.zeros(torch.tensor(3)).shape
 
 
 def test_as_strided_within_its_storage_still_works():
