@@ -14,6 +14,7 @@ module is imported, before any `@triton.jit` function is defined.
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 
 from tensorplay._impl import Storage
@@ -149,6 +150,7 @@ class _Seed:
 
 
 _seed = _Seed()
+_offset_lock = threading.Lock()
 
 
 def manual_seed(seed):
@@ -179,6 +181,7 @@ def philox_inputs(generator, count):
 def philox_seed_offset(count):
     """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
     them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""
-    offset = _seed.offset
-    _seed.offset = (offset + count) % (2 ** 31)
-    return _seed.value, offset
+    with _offset_lock:   # two threads must not draw at one offset (the same numbers)
+        offset = _seed.offset
+        _seed.offset = (offset + count) % (2 ** 31)
+        return _seed.value, offset

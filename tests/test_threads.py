@@ -20,6 +20,9 @@ from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, tls_local_key_sets
 
 N_THREADS = 8
+DEVICES = ["cpu"]
+if tp.cuda.is_available() or tp.cuda.is_interpreted():
+    DEVICES.append("cuda")   # the Triton interpreter without a GPU
 
 
 @pytest.fixture(autouse=True)
@@ -60,12 +63,13 @@ def _mlp_data(seed):
             rng.standard_normal((16, 4)).astype(np.float32))
 
 
-def _own_mlp_step(seed, steps=3):
+def _own_mlp_step(seed, steps=3, device="cpu"):
     """A small MLP with its own parameters: `steps` SGD steps; the final weights."""
     rng = np.random.default_rng(100 + seed)
-    params = [tp.tensor(rng.standard_normal(s).astype(np.float32) * 0.3, requires_grad=True)
+    params = [tp.tensor(rng.standard_normal(s).astype(np.float32) * 0.3, device=device,
+                        requires_grad=True)
               for s in ((8, 32), (32,), (32, 4), (4,))]
-    x, y = (tp.tensor(a) for a in _mlp_data(seed))
+    x, y = (tp.tensor(a, device=device) for a in _mlp_data(seed))
     for _ in range(steps):
         w1, b1, w2, b2 = params
         loss = ((tp.relu(x @ w1 + b1) @ w2 + b2 - y) ** 2).mean()
@@ -74,12 +78,16 @@ def _own_mlp_step(seed, steps=3):
             for p in params:
                 p -= 0.1 * p.grad
                 p.grad = None
-    return [p.detach().numpy().copy() for p in params] + [loss.item()]
+    return [p.detach().cpu().numpy().copy() for p in params] + [loss.item()]
 
 
-def test_independent_training_steps_in_8_threads_equal_the_serial_ones():
-    serial = [_own_mlp_step(seed) for seed in range(N_THREADS)]
-    threaded = run_together([lambda s=seed: _own_mlp_step(s) for seed in range(N_THREADS)])
+@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.slow) if d == "cuda"
+                                    else d for d in DEVICES])   # cuda: about 4 s
+def test_independent_training_steps_in_8_threads_equal_the_serial_ones(device):
+    steps = 1 if device == "cuda" else 3   # every interpreted launch costs a millisecond
+    serial = [_own_mlp_step(seed, steps, device) for seed in range(N_THREADS)]
+    threaded = run_together([lambda s=seed: _own_mlp_step(s, steps, device)
+                             for seed in range(N_THREADS)])
     for got, expected in zip(threaded, serial):
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)
@@ -138,6 +146,35 @@ def test_backward_of_a_shared_model_from_8_threads_sums_every_gradient():
     run_together([lambda s=seed: backward(s) for seed in range(N_THREADS)])
     for e, p in zip(expected, params):   # the same sum, in another order
         np.testing.assert_allclose(p.grad.numpy(), e, rtol=1e-5, atol=1e-6)
+
+
+DRAWS = {   # the ops that take several steps of the generator per call
+    "randn": lambda d: tp.randn(100, device=d),
+    "normal_": lambda d: tp.empty(37, device=d).normal_(),
+    "randn scalar": lambda d: tp.empty(15, device=d).normal_(),   # the cached half
+    "dropout": lambda d: tp.nn.functional.dropout(tp.ones(100, device=d)),
+    "randperm": lambda d: tp.randperm(50, device=d),
+}
+
+
+# On cuda the factories draw on the host (the cpu cases cover them); the in-place fills
+# and dropout take Philox offsets there.
+CUDA_DRAWS = ("normal_", "dropout")
+
+
+@pytest.mark.parametrize("device, name", [("cpu", name) for name in sorted(DRAWS)]
+                         + [("cuda", name) for name in CUDA_DRAWS if "cuda" in DEVICES])
+def test_random_ops_from_8_threads_draw_the_serial_numbers_in_some_order(device, name):
+    """Each op takes a whole segment of the stream (PyTorch's generator mutex): the
+    threads' results are the serial ones, permuted, never a mix or a repeat."""
+    draw, per_thread = DRAWS[name], 2 if device == "cuda" else 12
+    tp.manual_seed(1)
+    serial = sorted(draw(device).cpu().numpy().tobytes()
+                    for _ in range(N_THREADS * per_thread))
+    tp.manual_seed(1)
+    threaded = run_together([lambda: [draw(device).cpu().numpy().tobytes()
+                                      for _ in range(per_thread)]] * N_THREADS)
+    assert sorted(sum(threaded, [])) == serial
 
 
 # ---- per-thread state -----------------------------------------------------------------
