@@ -110,23 +110,30 @@ def as_strided(self, size, stride, storage_offset):
 
 def _check_reach(impl, sizes, strides, offset):
     """A view may only address its storage: PyTorch's setStorage checks, before any element
-    is read through it (a reach past the end would read or write foreign memory)."""
-    check_sizes("as_strided", "size", sizes)
-    if any(st < 0 for st in strides):
-        raise ShapeError(f"as_strided(): negative strides are not supported, but argument "
-                         f"'stride' is {list(strides)}", op="as_strided", arg="stride")
+    is read through it (a reach past the end would read or write foreign memory). One
+    pass over the dims: as_strided is on the path of views made by other ops."""
+    last = offset   # the last element addressed, in elements
+    for size, stride in zip(sizes, strides):
+        if size <= 0 or stride < 0:
+            if size < 0:
+                check_sizes("as_strided", "size", sizes)
+            if stride < 0:
+                raise ShapeError(f"as_strided(): negative strides are not supported, but "
+                                 f"argument 'stride' is {list(strides)}", op="as_strided",
+                                 arg="stride")
+            if size == 0:
+                last = -1   # no element: any strides and offset fit
+        elif last >= 0:
+            last += (size - 1) * stride
     if offset < 0:
         raise ShapeError(f"as_strided(): invalid storage offset {offset} (argument "
                          f"'storage_offset' must be non-negative)", op="as_strided",
                          arg="storage_offset")
-    if numel_of(sizes) == 0:
-        return
-    reach = offset + 1 + builtins.sum((s - 1) * st for s, st in zip(sizes, strides))
     itemsize = impl.dtype.itemsize
-    if reach * itemsize > impl.storage.nbytes:
+    if (last + 1) * itemsize > impl.storage.nbytes:
         raise ShapeError(f"as_strided(): sizes {list(sizes)}, strides {list(strides)} and "
-                         f"storage offset {offset} need a storage of {reach * itemsize} bytes, "
-                         f"but the storage of 'self' holds {impl.storage.nbytes} bytes",
+                         f"storage offset {offset} need a storage of {(last + 1) * itemsize} "
+                         f"bytes, but the storage of 'self' holds {impl.storage.nbytes} bytes",
                          op="as_strided", arg="size")
 
 
