@@ -90,6 +90,17 @@ def _from_array(arr, dtype, device, op):
         return host_to_device(arr, dtype, device)
 
 
+def _computed(sizes, dtype, device, op, compute, arg="size"):
+    """`compute()`'s array as a tensor on `device`, once its size (argument `arg`) has
+    passed the allocation check. On meta nothing is computed: the result holds no values
+    anyway (a meta eye(10**5) must not build 40 GB on the host), and, as in PyTorch,
+    drawing random numbers on meta leaves the generator alone."""
+    if factory_device(device).type == "meta":
+        return _allocate(tuple(sizes), dtype, device, op=op)
+    _check_alloc(op, arg, sizes, dtype, device)
+    return _from_array(compute(), dtype, device, op=op)
+
+
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
     device = factory_device(device)
@@ -294,9 +305,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
-    _check_alloc("arange", "end", (n,), dtype, device)
-    arr = (start + step * np.arange(n, dtype=np.float64 if is_float else np.int64))
-    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="arange"), requires_grad)
+
+    def values():
+        arr = start + step * np.arange(n, dtype=np.float64 if is_float else np.int64)
+        return arr.astype(dtype.np)
+    return _finish(_computed((n,), dtype, device, "arange", values, arg="end"), requires_grad)
 
 
 def _check_steps(op, steps, dtype, device):
@@ -304,39 +317,44 @@ def _check_steps(op, steps, dtype, device):
     if steps < 0:
         raise ArgumentError(f"{op}(): number of steps must be non-negative, but argument "
                             f"'steps' is {steps}", op=op, arg="steps")
-    # Computed in float64 before the cast: the float64 array is the one allocated.
+    # Computed in float64 before the cast: the float64 array is the larger one.
     _check_alloc(op, "steps", (steps,), dt.float64, device)
+    return steps
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    _check_steps("linspace", steps, dtype, device)
-    arr = np.linspace(start, end, int(steps), dtype=np.float64).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
+    steps = _check_steps("linspace", steps, dtype, device)
+    out = _computed((steps,), dtype, device, "linspace", lambda: np.linspace(
+        start, end, steps, dtype=np.float64).astype(dtype.np), arg="steps")
+    return _finish(out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in double precision."""
     dtype = dtype or dt.get_default_dtype()
-    _check_steps("logspace", steps, dtype, device)
-    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
-    if not dtype.is_floating_point:
-        arr = np.trunc(arr)
-    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="logspace"),
-                   requires_grad)
+    steps = _check_steps("logspace", steps, dtype, device)
+
+    def values():
+        arr = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
+        if not dtype.is_floating_point:
+            arr = np.trunc(arr)
+        return arr.astype(dtype.np)
+    out = _computed((steps,), dtype, device, "logspace", values, arg="steps")
+    return _finish(out, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     n = _int_arg("eye", "n", n)
-    m = None if m is None else _int_arg("eye", "m", m)
+    m = n if m is None else _int_arg("eye", "m", m)
     for name, value in (("n", n), ("m", m)):
-        if value is not None and value < 0:
+        if value < 0:
             raise ArgumentError(f"eye(): argument '{name}' must be greater or equal to 0, "
                                 f"got {value}", op="eye", arg=name)
-    _check_alloc("eye", "n", (n, n if m is None else m), dtype, device)
-    arr = np.eye(n, n if m is None else m, dtype=dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
+    out = _computed((n, m), dtype, device, "eye", lambda: np.eye(n, m, dtype=dtype.np),
+                    arg="n")
+    return _finish(out, requires_grad)
 
 
 def _triangle_indices(op, select, row, col, offset, dtype, device):
@@ -369,18 +387,18 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
     sizes = _size_arg(size, "rand")
-    _check_alloc("rand", "size", sizes, dtype, device)
-    arr = draws.fill_uniform(_random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0)
-    return _finish(_from_array(arr, dtype, device, op="rand"), requires_grad)
+    out = _computed(sizes, dtype, device, "rand", lambda: draws.fill_uniform(
+        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    return _finish(out, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
     sizes = _size_arg(size, "randn")
-    _check_alloc("randn", "size", sizes, dtype, device)
-    arr = draws.fill_normal(_random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0)
-    return _finish(_from_array(arr, dtype, device, op="randn"), requires_grad)
+    out = _computed(sizes, dtype, device, "randn", lambda: draws.fill_normal(
+        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    return _finish(out, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -392,10 +410,12 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
     sizes = _size_arg((size,), "randint")
-    _check_alloc("randint", "size", sizes, dtype, device)
-    arr = np.empty(sizes, dtype.np)
-    draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
-    return _finish(_from_array(arr, dtype, device, op="randint"), requires_grad)
+
+    def values():
+        arr = np.empty(sizes, dtype.np)
+        draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
+        return arr
+    return _finish(_computed(sizes, dtype, device, "randint", values), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -404,9 +424,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
                             op="randperm", arg="n")
-    _check_alloc("randperm", "n", (int(n),), dt.int64, device)
-    arr = draws.randperm(_random.get(generator), int(n)).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
+    # drawn as int64 whatever the dtype: the check is for the larger array
+    _check_alloc("randperm", "n", (n,), dt.int64, device)
+    out = _computed((n,), dtype, device, "randperm", lambda: draws.randperm(
+        _random.get(generator), n).astype(dtype.np), arg="n")
+    return _finish(out, requires_grad)
 
 
 def _empty_like_layout(t, dtype):
@@ -433,14 +455,14 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("rand_like", dtype)
-    arr = draws.fill_uniform(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="rand_like"),
-                   requires_grad)
+    out = _computed(t.shape, dtype, device, "rand_like", lambda: draws.fill_uniform(
+        _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
+    return _finish(out, requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("randn_like", dtype)
-    arr = draws.fill_normal(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="randn_like"),
-                   requires_grad)
+    out = _computed(t.shape, dtype, device, "randn_like", lambda: draws.fill_normal(
+        _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
+    return _finish(out, requires_grad)
