@@ -212,7 +212,13 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         grad = grads[0]
         if grad is not None:
-            accumulate_into(self.variable._impl, grad)
+            impl = self.variable._impl
+            accumulate_into(impl, grad)
+            if impl.post_accumulate_hooks:
+                # After the sum, so a hook sees the whole .grad (DistributedDataParallel
+                # starts reducing a parameter's gradient from here).
+                for hook in list(impl.post_accumulate_hooks.values()):
+                    hook(self.variable)
         return ()
 
 

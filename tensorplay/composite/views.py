@@ -9,6 +9,8 @@ from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
+from tensorplay import _subclass as subclass
+from tensorplay._subclass import PythonTensorImpl
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
@@ -301,10 +303,15 @@ def contiguous(self):
 
 
 def detach(self):
-    """A tensor sharing data (and version counter) with self, outside the graph."""
+    """A tensor sharing data (and version counter) with self, outside the graph. A tensor
+    subclass stays of its class (its impl class carries the Python key)."""
     src = self._impl
-    impl = TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
-                      version=src.version, inference=src.inference, array=src._array)
+    python = isinstance(src, PythonTensorImpl)
+    impl = (PythonTensorImpl if python else TensorImpl)(
+        src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
+        version=src.version, inference=src.inference, array=src._array)
+    if python:
+        return subclass.rebuild(type(self), getattr(self, "__dict__", {}), impl)
     return wrap(impl)
 
 

@@ -164,6 +164,10 @@ class OperatorHandle:
                 resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
                 resolved[k] = self.kernels[k]
+            elif _boxed_fallbacks[k] is not None:
+                # One kernel for every op at this key (the Python key's handler of tensor
+                # subclasses and dispatch modes), made for this handle.
+                resolved[k] = _boxed_fallbacks[k](self)
             elif is_autograd_key(k) and composite is not None and not has_autograd \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
@@ -232,6 +236,8 @@ class OperatorHandle:
             r = self.resolved[k]
             if r is None or r is FALLTHROUGH or not shown >> k & 1:
                 continue
+            if self.kernels[k] is None and _boxed_fallbacks[k] is not None:
+                continue        # a boxed fallback: the same for every op
             r = getattr(r, "registry", r)
             if isinstance(r, KernelRegistry):
                 what = "registry: " + ", ".join(f"{c.name} (priority {c.priority})"
@@ -242,6 +248,10 @@ class OperatorHandle:
                 what = f"Composite fallback -> {self.kernel_names[DispatchKey.Composite]}"
             lines.append(f"  {DispatchKey(k).name:<14} {what}")
         return "\n".join(lines)
+
+
+# key -> `make(handle)`, which returns the kernel of that handle's slot (see register_fallback)
+_boxed_fallbacks = [None] * NUM_KEYS
 
 
 def _bumping(registry, mutable):
@@ -287,6 +297,15 @@ class Dispatcher:
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise KeyError(f"no operator named '{name}'{hint}") from None
 
+    def register_fallback(self, key, make):
+        """Fill the slot of `key` in every op, defined now or later, that registers nothing
+        there itself: `make(handle)` returns the kernel `(ks, *args)` for that op (a *boxed*
+        fallback: one function that serves every op, as PyTorch's Python key fallback).
+        The kernel's `fallback_name` is what explain() prints."""
+        _boxed_fallbacks[key] = make
+        for handle in self.ops.values():
+            handle._resolve()
+        bump_version()
 
     def shown_keys(self):
         """The bitmask of keys worth printing: every key, except a backend that no op
