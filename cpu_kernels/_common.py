@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _alloc_limit
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
 from tensorplay._impl import impl_from_array
@@ -19,6 +20,13 @@ def out(result, dtype):
     if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
         result = result.astype(np_dtype)
     return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
+
+
+def check_result(op, arg, sizes, dtype):
+    """Refuse a result of `sizes` too large to allocate before NumPy is asked for it (ops
+    whose result can be far larger than their input: repeat, pad, upsample, a copy of an
+    expanded view)."""
+    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize)
 
 
 def write_target(op, self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._device import CPU
-from cpu_kernels._common import out
+from cpu_kernels._common import check_result, out
 
 
 def copy_(self, src, non_blocking):
@@ -22,6 +22,8 @@ def fill_(self, value):
 
 
 def clone(self):
+    impl = self._impl
+    check_result("clone", "self", impl.sizes, impl.dtype)   # an expanded view may be huge
     return out(np.array(self._impl.array(), copy=True, order="C"), self._impl.dtype)
 
 

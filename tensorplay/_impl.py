@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._layout import strided
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET
 
 
@@ -74,8 +75,10 @@ class TensorImpl:
         "is_contiguous", "_inference", "wrapped_number", "_array", "keys",
         # autograd meta
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
-        "grad_accumulator", "base", "name", "__weakref__",
+        "grad_accumulator", "base", "name", "post_accumulate_hooks", "__weakref__",
     )
+
+    layout = strided     # a class attribute: the sparse impl (tensorplay/sparse) overrides it
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None):
@@ -91,7 +94,7 @@ class TensorImpl:
         self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
             else contiguous
         self._inference = inference
-        self.keys = keys_of(device, inference)
+        self.keys = self.key_set()
         self.wrapped_number = False
         self._array = array
         self.requires_grad = False
@@ -103,10 +106,12 @@ class TensorImpl:
         self.grad_accumulator = None
         self.base = None
         self.name = None
+        self.post_accumulate_hooks = None
 
-    # The key set follows from the device and the inference flag alone (requires_grad is
-    # not in it: the autograd wrapper checks that), so it is cached in `keys`, which the
-    # front doors read, and recomputed by the two setters below: a device change
+    # The key set follows from the device and the inference flag (requires_grad is not in
+    # it: the autograd wrapper checks that), and for the subclasses (sparse, batched,
+    # Python-key impls) from their class, so `key_set()` is computed once into `keys`,
+    # which the front doors read. The two setters below recompute it: a device change
     # (`Tensor.data = ...` moving a parameter) and an inference flip are what invalidate it.
     @property
     def device(self):
@@ -115,7 +120,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = keys_of(device, self._inference)
+        self.keys = self.key_set()
 
     @property
     def inference(self):
@@ -124,11 +129,15 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = keys_of(self._device, inference)
+        self.keys = self.key_set()
 
     def key_set(self):
-        """A backend bit, plus its autograd bit unless this is an inference tensor."""
-        return self.keys
+        """A backend bit, plus its autograd bit unless this is an inference tensor
+        (subclasses add or replace keys; `keys` holds the result)."""
+        backend = self._device.key
+        if self._inference:
+            return 1 << backend
+        return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
 
     def numel(self):
         return numel_of(self.sizes)
@@ -139,15 +148,6 @@ class TensorImpl:
         if a is None:
             a = self._array = cpu_view(self)
         return a
-
-
-def keys_of(device, inference):
-    """The key set of a dense tensor on `device`: its backend bit, plus the backend's
-    autograd bit unless it is an inference tensor."""
-    backend = device.key
-    if inference:
-        return 1 << backend
-    return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
 
 
 def cpu_view(impl):

@@ -7,7 +7,7 @@
       key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
       add.Tensor(float32[3] requires_grad, float32[3], 1)
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradCUDA, AutogradCPU}
+        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradSparse, AutogradCUDA, AutogradCPU}
           dispatch  CPU -> kernel registry (1 candidate)
           candidate cpu_kernels.pointwise.add (priority 0): accepted
           cache     miss (float32, float32) -> cpu_kernels.pointwise.add
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 
+from tensorplay._layout import strided
 from tensorplay.dispatch.keys import DispatchKey, NUM_BACKENDS, format_keys
 from tensorplay.dispatch.tls import local_keys
 
@@ -38,13 +39,13 @@ state = _State()
 def hop(kind, text):
     line = "  " * state.depth + f"  {kind:<10}{text}"
     for sink in state.sinks:
-        sink.emit(line)
+        sink.emit(line, (state.depth, kind, text))
 
 
 def _line(text):
     line = "  " * state.depth + text
     for sink in state.sinks:
-        sink.emit(line)
+        sink.emit(line, (state.depth, "call", text))
 
 
 def describe(value):
@@ -54,7 +55,9 @@ def describe(value):
         text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
         if impl.device.type != "cpu":
             text += f"@{impl.device}"
-        if not impl.is_contiguous:
+        if impl.layout is not strided:
+            text += f" {impl.layout.name}"
+        elif not impl.is_contiguous:
             text += " non-contiguous"
         if impl.requires_grad:
             text += " requires_grad"
@@ -100,7 +103,7 @@ def traced_call(handle, ks, args):
                 hop("skip", f"{name}: nothing registered, fall through")
                 eff &= ~(1 << key)
                 continue
-            what = handle.kernel_names[key] or (
+            what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
                 f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
             hop("dispatch", f"{name} -> {what}")
             out = kernel(eff, *args)
@@ -115,14 +118,18 @@ class explain:
     """Context manager: log every hop of every op call inside it.
 
     Lines are printed to `file` (stdout by default) as they happen and kept in
-    `.lines`; pass `file=False` to only collect them."""
+    `.lines`; pass `file=False` to only collect them. `.records` holds the same hops as
+    `(depth, kind, text)` tuples (kind "call" for the line that opens a call), for
+    drawing them (`tp.utils.pictures.draw_route`)."""
 
     def __init__(self, file=None):
         self.file = file
         self.lines = []
+        self.records = []
 
-    def emit(self, line):
+    def emit(self, line, record):
         self.lines.append(line)
+        self.records.append(record)
         if self.file is not False:
             print(line, file=self.file or sys.stdout)
 
