@@ -384,52 +384,76 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 # ---- random ---------------------------------------------------------------------------
 # Drawn on the host from the CPU generator as PyTorch's CPU kernels draw (see
 # _random_draws.py), then moved to `device`: a seeded program gets PyTorch's CPU numbers.
+#
+# Under vmap a random creation function obeys the `randomness` flag, though it takes no
+# tensor (tensorplay/func/random_under_vmap.py): `_vmap_batch` is () outside vmap and
+# under randomness="same", the batch sizes to draw in front under "different", and raises
+# under "error"; `_vmap_wrap` hands such a draw back batched.
+def _vmap_batch(op):
+    return _random.vmap_batch_sizes(op) if _random.vmaps_running else ()
+
+
+def _vmap_wrap(t, batch):
+    return _random.vmap_wrap(t) if batch else t
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("rand")
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
-    sizes = _size_arg(size, "rand")
+    sizes = batch + _size_arg(size, "rand")
     out = _computed(sizes, dtype, device, "rand", lambda: draws.fill_uniform(
         _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
-    return _finish(out, requires_grad)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("randn")
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
-    sizes = _size_arg(size, "randn")
+    sizes = batch + _size_arg(size, "randn")
     out = _computed(sizes, dtype, device, "randn", lambda: draws.fill_normal(
         _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
-    return _finish(out, requires_grad)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
+    batch = _vmap_batch("randint")
     if size is None:   # randint(high, size)
         low, high, size = 0, low, high
     dtype = dtype or dt.int64
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
-    sizes = _size_arg((size,), "randint")
+    sizes = batch + _size_arg((size,), "randint")
 
     def values():
         arr = np.empty(sizes, dtype.np)
         draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
         return arr
-    return _finish(_computed(sizes, dtype, device, "randint", values), requires_grad)
+    out = _computed(sizes, dtype, device, "randint", values)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("randperm")
     dtype = dtype or dt.int64
     n = _int_arg("randperm", "n", n)
     if n < 0:
         raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
                             op="randperm", arg="n")
+    count = math.prod(batch)
     # drawn as int64 whatever the dtype: the check is for the larger array
-    _check_alloc("randperm", "n", (n,), dt.int64, device)
-    out = _computed((n,), dtype, device, "randperm", lambda: draws.randperm(
-        _random.get(generator), n).astype(dtype.np), arg="n")
-    return _finish(out, requires_grad)
+    _check_alloc("randperm", "n", batch + (n,), dt.int64, device)
+
+    def values():
+        # one permutation per example (under vmap, randomness="different"), in order
+        gen = _random.get(generator)
+        perms = [draws.randperm(gen, n) for _ in range(count)]
+        return np.stack(perms).reshape(batch + (n,)).astype(dtype.np)
+    out = _computed(batch + (n,), dtype, device, "randperm", values, arg="n")
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def _empty_like_layout(t, dtype):
@@ -449,6 +473,8 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
     if high is None:
         low, high = 0, low
     dtype, device = _like(t, dtype, device)
+    if _random.vmaps_running:
+        _vmap_batch("randint_like")     # the error names this function
     out = randint(low, high, t.shape, dtype=dtype, device=device)
     return _finish(out, requires_grad)
 
@@ -456,6 +482,9 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("rand_like", dtype)
+    if _random.vmaps_running:
+        # t may be batched (its memory is not one example's): rand obeys `randomness`
+        return _vmap_rename("rand_like", rand, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "rand_like", lambda: draws.fill_uniform(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
     return _finish(out, requires_grad)
@@ -464,6 +493,15 @@ def rand_like(t, *, dtype=None, device=None, requires_grad=False):
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("randn_like", dtype)
+    if _random.vmaps_running:
+        return _vmap_rename("randn_like", randn, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "randn_like", lambda: draws.fill_normal(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
     return _finish(out, requires_grad)
+
+
+def _vmap_rename(op, draw, t, dtype, device, requires_grad):
+    """`draw(t.shape)` under vmap, the "error" mode's error naming `op`. The values are
+    drawn in row-major order, whatever t's memory layout."""
+    _vmap_batch(op)
+    return draw(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
