@@ -70,7 +70,7 @@ def enter():
         _random.vmaps_running += 1
 
 
-def exit():
+def leave():
     with _count_lock:
         _random.vmaps_running -= 1
 

@@ -363,7 +363,7 @@ def _run(func, flat_args, flat_in, spec, kwargs, size, out_dims, randomness):
             out = func(*tree_unflatten(wrapped, spec), **kwargs)
         return _unwrap_outputs(func, out, out_dims, level, size)
     finally:
-        random_under_vmap.exit()
+        random_under_vmap.leave()
         _levels.stack.pop()
 
 
