@@ -19,6 +19,7 @@ from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, wrap
+from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 
@@ -505,3 +506,99 @@ def _vmap_rename(op, draw, t, dtype, device, requires_grad):
     drawn in row-major order, whatever t's memory layout."""
     _vmap_batch(op)
     return draw(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Samples of N(mean, std^2), as `torch.normal`:
+
+        normal(mean: float, std: float, size)    a new tensor of `size`
+        normal(mean: Tensor, std: float = 1.0)   mean's shape and dtype
+        normal(mean: float, std: Tensor)         std's shape and dtype
+        normal(mean: Tensor, std: Tensor)        their broadcast shape, mean's dtype
+
+    The numbers are PyTorch's: the number form is `empty(size).normal_(mean, std)`; a
+    tensor mean with a number std is `normal_(0, std) + mean`; a tensor std is
+    `normal_(0, 1) * std + mean`. As in PyTorch, the gradients of a tensor mean and std
+    are zeros (the draw is not reparametrised: write `mean + std * tp.randn(...)` for
+    that)."""
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_is_tensor and not std_is_tensor:
+        if size is None:
+            raise ArgumentError("normal(): with a number mean and std, argument 'size' is "
+                                "required (the shape of the result), but got None",
+                                op="normal", arg="size")
+        _check_std(std)
+        dtype = dtype or dt.get_default_dtype()
+        _check_floating("normal", dtype)
+        sizes = _size_arg((size,), "normal")
+        return _finish(_normal_draw(sizes, float(mean), float(std), generator, dtype, device),
+                       requires_grad)
+    for arg, value in (("size", size), ("dtype", dtype), ("device", device)):
+        if value is not None:
+            raise ArgumentError(f"normal(): argument '{arg}' is only accepted with a number "
+                                f"mean and std; with a tensor mean or std the result "
+                                f"takes their shape, dtype and device", op="normal", arg=arg)
+    for arg, value, is_tensor in (("mean", mean, mean_is_tensor), ("std", std, std_is_tensor)):
+        if is_tensor and not value.dtype.is_floating_point:
+            raise DTypeError(f"normal(): argument '{arg}' must have a floating point dtype, "
+                             f"but got {value.dtype.name}", op="normal", arg=arg)
+    like = mean if mean_is_tensor else std
+    if not std_is_tensor:
+        _check_std(std)
+        noise = _normal_draw(tuple(mean.shape), 0.0, float(std), generator, mean.dtype,
+                             mean.device)
+        return _finish(_shifted(noise, 1.0, mean), requires_grad)
+    if not _random.vmaps_running and std.numel() and bool((std < 0).any()):
+        # (under vmap a batched std's values cannot be read: no check there)
+        raise ArgumentError("normal(): expects all elements of std >= 0.0", op="normal",
+                            arg="std")
+    shape = tuple(std.shape)
+    if mean_is_tensor:
+        try:
+            shape = tuple(np.broadcast_shapes(tuple(mean.shape), shape))
+        except ValueError:
+            raise ShapeError(f"normal(): the shapes of 'mean' {list(mean.shape)} and 'std' "
+                             f"{list(std.shape)} do not broadcast", op="normal",
+                             arg="std") from None
+    noise = _normal_draw(shape, 0.0, 1.0, generator, like.dtype, like.device)
+    return _finish(_shifted(noise, std, mean), requires_grad)
+
+
+def _shifted(noise, std, mean):
+    """noise * std + mean (a std of 1.0 is no multiplication), with zero gradients for
+    a tensor mean and std, as PyTorch's normal (through _ZeroGradNormal only when one of
+    them requires grad)."""
+    if grad_state.enabled and any(isinstance(a, Tensor) and a.requires_grad
+                                  for a in (mean, std)):
+        return _ZeroGradNormal.apply(noise, std, mean)
+    return (noise if not isinstance(std, Tensor) and std == 1.0 else noise * std) + mean
+
+
+class _ZeroGradNormal(Function):
+    @staticmethod
+    def forward(ctx, noise, std, mean):
+        ctx.shapes = [tuple(a.shape) if isinstance(a, Tensor) else None for a in (std, mean)]
+        return _shifted(noise, std, mean)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(None if shape is None else zeros(shape, dtype=grad.dtype,
+                                                                 device=grad.device)
+                               for shape in ctx.shapes)
+
+
+def _check_std(std):
+    if not std >= 0.0:
+        raise ArgumentError(f"normal(): expects std >= 0.0, but found std {std}",
+                            op="normal", arg="std")
+
+
+def _normal_draw(sizes, mean, std, generator, dtype, device):
+    """normal_(mean, std) into a new tensor of `sizes`; under vmap it obeys `randomness`
+    (the batch sizes of the "different" levels drawn in front)."""
+    batch = _vmap_batch("normal")
+    sizes = batch + tuple(sizes)
+    out = _computed(sizes, dtype, device, "normal", lambda: draws.fill_normal(
+        _random.get(generator), np.empty(sizes, dtype.np), mean, std))
+    return _vmap_wrap(out, batch)
