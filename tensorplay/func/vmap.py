@@ -20,7 +20,9 @@ How it works, in three steps:
 
 Nested vmaps are levels: `vmap(vmap(f))` wraps twice, and a kernel call at level L only
 unwraps level-L tensors (the physical tensors it computes on are level L-1 tensors,
-batched again one call down). No mode key is needed: the BatchedTensors carry the key.
+batched again one call down). No mode key is needed for batching: the BatchedTensors carry
+the key. Only random ops that see no batched tensor (`tp.rand(3)` inside `f`) need one to
+obey `randomness`: the VmapMode key, included while `f` runs (random_under_vmap.py).
 """
 from __future__ import annotations
 
