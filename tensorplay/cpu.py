@@ -1,5 +1,5 @@
 """`tp.cpu`: the CPU device's namespace, as `torch.cpu` has it (`tp.cpu.amp.autocast`)."""
-from tensorplay.amp import cpu_amp as amp  # noqa: F401
+from tensorplay.amp.device_amp import cpu_amp as amp  # noqa: F401
 
 
 def is_available():

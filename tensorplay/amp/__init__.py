@@ -4,7 +4,7 @@
     state.py          per-thread autocast state and the dispatch key it switches
     casts.py          the cast policies the generated wrappers call
     grad_scaler.py    loss scaling for lower-precision gradients
-    cpu_amp.py, cuda_amp.py   `tp.cpu.amp` and `tp.cuda.amp` (the device fixed)
+    device_amp.py             `tp.cpu.amp` and `tp.cuda.amp` (the device fixed)
 
 Which op gets which policy is declared in ops.yaml (`autocast:`), and the wrappers are
 generated into `tensorplay/_generated/autocast_wrappers.py`.

@@ -1,0 +1,28 @@
+"""`tp.cpu.amp` and `tp.cuda.amp`: autocast and GradScaler with the device fixed (PyTorch's
+older spelling of `tp.amp.autocast("cpu")`). One builder makes both namespaces, so the
+two differ only in their device and default dtype."""
+import types
+
+from tensorplay import _dtype as dt
+from tensorplay.amp import autocast_mode, grad_scaler
+
+
+def _namespace(device, default_dtype):
+    class autocast(autocast_mode.autocast):
+        def __init__(self, enabled=True, dtype=default_dtype, cache_enabled=True):
+            super().__init__(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class GradScaler(grad_scaler.GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):
+            super().__init__(device, init_scale, growth_factor, backoff_factor,
+                             growth_interval, enabled)
+
+    name = f"tensorplay.{device}.amp"
+    for cls in (autocast, GradScaler):
+        cls.__module__, cls.__qualname__ = name, cls.__name__
+    return types.SimpleNamespace(__name__=name, autocast=autocast, GradScaler=GradScaler)
+
+
+cpu_amp = _namespace("cpu", dt.bfloat16)
+cuda_amp = _namespace("cuda", dt.float16)
