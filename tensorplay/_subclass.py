@@ -31,8 +31,21 @@ class PythonTensorImpl(TensorImpl):
 
     __slots__ = ()
 
-    def key_set(self):
-        return TensorImpl.key_set(self) | PYTHON_BIT
+    # The front doors read the key set cached in `keys` (tensorplay/_impl.py), so the
+    # Python bit goes into that cache, here and wherever TensorImpl recomputes it.
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.keys |= PYTHON_BIT
+
+    @TensorImpl.device.setter
+    def device(self, device):
+        TensorImpl.device.fset(self, device)
+        self.keys |= PYTHON_BIT
+
+    @TensorImpl.inference.setter
+    def inference(self, inference):
+        TensorImpl.inference.fset(self, inference)
+        self.keys |= PYTHON_BIT
 
     def array(self):
         if self.storage.data is None and self.device.type != "meta":
