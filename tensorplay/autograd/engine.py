@@ -168,7 +168,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
     try:
         while ready:
             _, node = heapq.heappop(ready)
-            if trace_state.active:    # explain() or a profiler: the node's hops and time
+            if trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, buffers.pop(node, None))
             else:
                 outs = task.evaluate(node, buffers.pop(node, None))

@@ -21,9 +21,9 @@ into `.grad`. Every hop names its code as `file:line function` (`Hop.where`).
 
 There is no second dispatch loop here: `OperatorHandle.call` is the loop, and while a
 sink listens (`state.watch` is not None) it reports each step to `watch` below. The
-hot path pays one attribute read for all of this. Sinks are explain() blocks and
-profilers (tensorplay/profiler.py); each has `emit(hop)`, and a profiler also
-`begin(name, kind)` / `end()` for the backward nodes it times.
+hot path pays one attribute read for all of this. explain() blocks get every hop
+(`emit(hop)`); profilers (tensorplay/profiler.py) only what ran (`note`) and the
+backward nodes to time (`begin` / `end`).
 """
 from __future__ import annotations
 
@@ -36,10 +36,11 @@ from tensorplay.dispatch.tls import local_keys
 
 
 class _State:
-    active = False      # a sink listens (the registry, autocast and the engine test this)
-    watch = None        # the observer the dispatch loop reports to, or None
+    active = False      # an explain() block listens (the registry and autocast test this)
+    watch = None        # the observer the dispatch loop and the engine report to, or None
     depth = 0
-    sinks = []
+    sinks = []          # explain() blocks
+    profilers = []
     masks = [(0, 0)]    # TLS masks seen by each enclosing call, to report changes
 
 
@@ -146,10 +147,14 @@ def describe(value):
 
 # ---- the dispatch loop's observer -------------------------------------------------------
 class _Watch:
-    """What `OperatorHandle.call` reports to while a sink listens. Each method is one
-    step of that loop; the loop itself stays in dispatcher.py."""
+    """What `OperatorHandle.call` reports to while anything listens. Each method is one
+    step of that loop; the loop itself stays in dispatcher.py. explain() blocks get
+    every hop (`state.active`); profilers only `note(key, kernel)` of what ran, which
+    costs far less than the text of the hops."""
 
     def enter(self, handle, ks, args):
+        if not state.active:
+            return
         from tensorplay.dispatch.dispatcher import dispatcher
         included, excluded = local_keys.masks
         eff = (ks | included) & ~excluded
@@ -174,19 +179,29 @@ class _Watch:
             f"{format_keys(excluded, shown)}", here, {"keys": format_keys(eff, shown)})
 
     def miss(self, handle, key):
-        name = DispatchKey(key).name if key >= 0 else "<none>"
-        hop("miss", f"{name}: no kernel and no Composite fallback", frame_where(1),
-            depth=state.depth + 1)
+        if state.active:
+            name = DispatchKey(key).name if key >= 0 else "<none>"
+            hop("miss", f"{name}: no kernel and no Composite fallback", frame_where(1),
+                depth=state.depth + 1)
 
     def skip(self, handle, key):
-        hop("skip", f"{DispatchKey(key).name}: nothing registered, fall through",
-            frame_where(1), depth=state.depth + 1)
+        if state.active:
+            hop("skip", f"{DispatchKey(key).name}: nothing registered, fall through",
+                frame_where(1), depth=state.depth + 1)
 
     def run_backend(self, handle, key, kernel, args):
         from tensorplay.dispatch.registry import KernelRegistry
         name = DispatchKey(key).name
         reg = getattr(kernel, "registry", kernel)
-        if isinstance(reg, KernelRegistry):
+        is_registry = isinstance(reg, KernelRegistry)
+        if state.profilers:
+            ran = _chosen(reg, args) if is_registry else \
+                handle.kernel_names[DispatchKey.Composite]
+            for p in state.profilers:
+                p.note(name, ran)
+        if not state.active:
+            return kernel(*args)
+        if is_registry:
             bumps = getattr(kernel, "bumps", False)
             bump = " (then bump the version of the written tensor)" if bumps else ""
             n = len(reg.candidates)
@@ -211,6 +226,10 @@ class _Watch:
 
     def run_wrapper(self, handle, key, kernel, ks, args):
         name = DispatchKey(key).name
+        for p in state.profilers:
+            p.note(name, None)
+        if not state.active:
+            return kernel(ks, *args)
         what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
             f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
         hop("dispatch", f"{name} -> {what}", code_where(kernel), {"key": name},
@@ -229,6 +248,15 @@ class _Watch:
             state.depth -= 1
 
 
+def _chosen(reg, args):
+    """The name of the candidate a registry runs for `args` (for the profiler)."""
+    first = reg.candidates[0]
+    if first.dtypes is None and not first.contiguous and first.shape is None:
+        return first.name              # unconstrained: the registry's direct entry
+    plan = reg.plan(args)
+    return plan.candidates[0].name if plan.candidates else plan.note
+
+
 def _bumping_code():
     from tensorplay.dispatch import dispatcher
     return dispatcher._bumping
@@ -242,7 +270,7 @@ _formula_lines = {}
 
 
 def formula_where(op):
-    """`derivatives.yaml:LINE` of the entry `op` (e.g. `add.Tensor`) was generated from."""
+    """`derivatives.yaml:LINE op` of the entry `op` (e.g. `add.Tensor`) was generated from."""
     if not _formula_lines:
         path = os.path.join(_ROOT, "derivatives.yaml")
         try:
@@ -270,50 +298,53 @@ def _edge_text(child, nr):
 
 
 def backward_node(task, node, grads):
-    """Run one node of the engine (`task.evaluate`) with its hops: the node, its formula,
-    the gradients in, then out with the edge each travels. Profilers time it."""
+    """Run one node of the engine (`task.evaluate`): profilers time it as a `backward`
+    event; explain() gets its hops (the node, its formula, the gradients in, then out
+    with the edge each travels)."""
     name = node.name()
-    for sink in state.sinks:
-        begin = getattr(sink, "begin", None)
-        if begin is not None:
-            begin(name, "backward")
+    profilers = list(state.profilers)
+    for p in profilers:
+        p.begin(name, "backward")
     try:
-        hop("node", f"{name}" + (f" (backward of {node.OP})" if node.OP else ""),
-            code_where(type(node)), {"node": name})
-        depth = state.depth
-        if node.OP:
-            doc = (type(node).__doc__ or "").split("\n\n", 1)
-            formula = "; ".join(line.strip() for line in doc[1].strip().splitlines()) \
-                if len(doc) > 1 else ""
-            hop("formula", formula, formula_where(node.OP), depth=depth)
-        for i, g in enumerate(grads or ()):
-            hop("grad in", f"[{i}] {describe(g) if g is not None else 'None'}",
-                frame_where(1), _grad_data(g), depth=depth)
-        if _is_leaf_node(node):
-            had = node.variable._impl.grad is not None
-            hop("accum", f"into .grad of leaf {describe(node.variable)} ("
-                + ("added to the .grad there" if had else "first gradient: cloned") + ")",
-                code_where(type(node)), depth=depth)
-        state.depth += 1
-        try:
-            outs = task.evaluate(node, grads)
-        finally:
-            state.depth -= 1
-        if outs is not None:
-            for i, (g, (child, nr)) in enumerate(zip(outs, node.next_functions)):
-                data = _grad_data(g)
-                data["edge"] = _edge_text(child, nr)
-                hop("grad out", f"[{i}] {describe(g) if g is not None else 'None'} -> "
-                    f"{data['edge']}", frame_where(1), data, depth=depth)
-        elif grads is not None:
-            hop("skip", "not run: no gradient arrives or nothing it leads to is needed",
-                frame_where(1), depth=depth)
-        return outs
+        if not state.active:
+            return task.evaluate(node, grads)
+        return _explained_node(task, node, grads, name)
     finally:
-        for sink in state.sinks:
-            end = getattr(sink, "end", None)
-            if end is not None:
-                end()
+        for p in profilers:
+            p.end()
+
+
+def _explained_node(task, node, grads, name):
+    hop("node", f"{name}" + (f" (backward of {node.OP})" if node.OP else ""),
+        code_where(type(node)), {"node": name})
+    if node.OP:
+        doc = (type(node).__doc__ or "").split("\n\n", 1)
+        formula = "; ".join(line.strip() for line in doc[1].strip().splitlines()) \
+            if len(doc) > 1 else ""
+        hop("formula", formula, formula_where(node.OP))
+    for i, g in enumerate(grads or ()):
+        hop("grad in", f"[{i}] {describe(g) if g is not None else 'None'}",
+            frame_where(2), _grad_data(g))
+    if _is_leaf_node(node):
+        had = node.variable._impl.grad is not None
+        hop("accum", f"into .grad of leaf {describe(node.variable)} ("
+            + ("added to the .grad there" if had else "first gradient: cloned") + ")",
+            code_where(type(node)))
+    state.depth += 1
+    try:
+        outs = task.evaluate(node, grads)
+    finally:
+        state.depth -= 1
+    if outs is not None:
+        for i, (g, (child, nr)) in enumerate(zip(outs, node.next_functions)):
+            data = _grad_data(g)
+            data["edge"] = _edge_text(child, nr)
+            hop("grad out", f"[{i}] {describe(g) if g is not None else 'None'} -> "
+                f"{data['edge']}", frame_where(2), data)
+    elif grads is not None:
+        hop("skip", "not run: no gradient arrives or nothing it leads to is needed",
+            frame_where(2))
+    return outs
 
 
 def _grad_data(g):
@@ -323,20 +354,35 @@ def _grad_data(g):
     return {"shape": tuple(impl.sizes), "dtype": impl.dtype.name}
 
 
-# ---- sinks ------------------------------------------------------------------------------
+# ---- listeners --------------------------------------------------------------------------
+def _update():
+    state.active = bool(state.sinks)
+    state.watch = watch if state.sinks or state.profilers else None
+
+
 def listen(sink):
-    """Start reporting to `sink` (explain blocks and profilers call this)."""
+    """Report every hop to `sink` (an explain block: `emit(hop)`)."""
+    if not state.sinks:
+        state.masks = [local_keys.masks]    # TLS changes are reported from here on
     state.sinks.append(sink)
-    if len(state.sinks) == 1:
-        state.masks = [local_keys.masks]    # changes are reported from here on
-    state.active = True
-    state.watch = watch
+    _update()
 
 
 def unlisten(sink):
     state.sinks.remove(sink)
-    state.active = bool(state.sinks)
-    state.watch = watch if state.sinks else None
+    _update()
+
+
+def listen_profiler(profiler):
+    """Report what ran to `profiler`: `note(key, kernel)` per dispatch step, and
+    `begin(name, "backward")` / `end()` around each backward node."""
+    state.profilers.append(profiler)
+    _update()
+
+
+def unlisten_profiler(profiler):
+    state.profilers.remove(profiler)
+    _update()
 
 
 class explain:
