@@ -226,8 +226,13 @@ class _Watch:
 
     def run_wrapper(self, handle, key, kernel, ks, args):
         name = DispatchKey(key).name
-        for p in state.profilers:
-            p.note(name, None)
+        if state.profilers:
+            # a Composite decomposition above autograd is what this op runs; a wrapper
+            # (autograd, autocast) redispatches, and the kernel is noted further down
+            ran = handle.kernel_names[DispatchKey.Composite] \
+                if getattr(kernel, "__wrapped__", None) is not None else None
+            for p in state.profilers:
+                p.note(name, ran)
         if not state.active:
             return kernel(ks, *args)
         what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
