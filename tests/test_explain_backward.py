@@ -150,3 +150,21 @@ def test_one_dispatch_loop():
     # the call line names the front door that entered the dispatcher
     assert ex.records[0].where.startswith("tensorplay/_generated/functional.py:")
     assert ex.records[0].where.endswith(" mul")
+
+
+def test_tour_follows_add_forward_backward_and_the_code(capsys):
+    from tensorplay import tour
+    tour.main()
+    out = capsys.readouterr().out
+    forward, rest = out.split("2. Backward", 1)
+    backward, code = rest.split("3. The code that ran", 1)
+    assert "add.Tensor(float32[3] requires_grad, float32[3] requires_grad, 1)" in forward
+    assert "tls       excluded + {" in forward and "kernel    cpu_kernels.pointwise.add" in forward
+    assert "AddBackward0 (backward of add.Tensor)" in backward
+    assert "at derivatives.yaml:" in backward and backward.count("AccumulateGrad\n") == 2
+    wheres = re.findall(r": (\S+:\d+ \S+)\n\n", code)
+    assert [w.split(":")[0] for w in wheres] == [
+        "tensorplay/_generated/functional.py", "tensorplay/_generated/autograd_wrappers.py",
+        "tensorplay/_generated/autograd_nodes.py", "cpu_kernels/pointwise.py"]
+    for where in wheres + re.findall(r"at (\S+:\d+ \S+)", forward + backward):
+        _check_where(where)
