@@ -8,15 +8,15 @@ import builtins
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
+from tensorplay.autograd.view_impl import ViewImpl, mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
 def make_view(self, sizes, strides, offset):
     src = self._impl
-    impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
-                      version=src.version, inference=src.inference)
-    impl.base = src.base if src.base is not None else src
-    return wrap(impl)
+    base = src.base if src.base is not None else src
+    return wrap(ViewImpl(base, src.storage, tuple(sizes), tuple(strides), offset, src.dtype,
+                         src.device, src.version, inference=src.inference))
 
 
 def infer_size(op, shape, numel, arg="size"):
@@ -262,7 +262,7 @@ def slice(self, dim, start, end, step):  # noqa: A001 - the op's name
 def unbind(self, dim):
     n = self._impl.sizes[wrap_dim("unbind", "dim", dim, len(self._impl.sizes))] \
         if self._impl.sizes else 0
-    return tuple(self.select(dim, i) for i in range(n))
+    return mark_multi_output_views(tuple(self.select(dim, i) for i in range(n)))
 
 
 def contiguous(self):
