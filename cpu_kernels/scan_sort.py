@@ -167,22 +167,29 @@ def mode(self, dim, keepdim):
     the index of its last occurrence, as PyTorch's CPU kernel.
 
         s = sort(x);  run[j] = length of the run of equal values ending at j
-        value = s[first j with the longest run];  index = last i with x[i] == value"""
+        value = s[first j with the longest run];  index = last i with x[i] == value
+
+    NOTE: runs are found with `!=`, as PyTorch's kernel does, so every NaN is a run of
+    its own: NaN is the mode only of an all-NaN slice, and then its index is the last
+    NaN's. (PyTorch's unstable sort can also split runs of numbers around NaNs; that
+    accident is not reproduced: here the numbers are sorted first, NaNs last.)"""
     rules.value_and_index("mode", (self, dim, keepdim))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
     d = rules.wrap_dim("mode", dim, a.ndim) if a.ndim else 0
-    xm = np.moveaxis(x, d, -1)
-    s = np.sort(xm, axis=-1)
+    keys = sort_keys(np.moveaxis(x, d, -1))
+    s = np.sort(keys, axis=-1)
     n = s.shape[-1]
     starts = np.ones(s.shape, bool)
     starts[..., 1:] = s[..., 1:] != s[..., :-1]
     positions = np.arange(n)
     run = positions - np.maximum.accumulate(np.where(starts, positions, 0), axis=-1) + 1
-    best = np.argmax(run, axis=-1)[..., None]
-    value = np.take_along_axis(s, best, axis=-1)
-    last = n - 1 - np.argmax(np.flip(xm == value, axis=-1), axis=-1)
-    value = value[..., 0]
+    best = np.take_along_axis(s, np.argmax(run, axis=-1)[..., None], axis=-1)
+    with np.errstate(invalid="ignore"):
+        hit = (keys == best) | (np.isnan(keys) & np.isnan(best)) if s.dtype.kind == "f" \
+            else keys == best
+    last = n - 1 - np.argmax(np.flip(hit, axis=-1), axis=-1)
+    value = np.take_along_axis(np.moveaxis(x, d, -1), last[..., None], axis=-1)[..., 0]
     if a.ndim == 0:
         value, last = value.reshape(()), last.reshape(())
     elif keepdim:

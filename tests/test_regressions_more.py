@@ -119,3 +119,50 @@ def test_inplace_on_outputs_of_multi_output_view_ops(op, indirect):
     result = _raises_like_torch(run)
     if result is not None:
         assert result[0] == result[1]
+
+
+# ---- NaN in selection ops: values as torch's, each index points at its value -----------
+def _nan_rows(seed, dtype):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, size=(24, 7)).astype(np.float32)
+    x[rng.random(x.shape) < 0.35] = np.nan
+    x[0] = np.nan
+    x[16:] = rng.integers(0, 3, size=(8, 7))     # a few rows without NaN
+    return torch.tensor(x).to(dtype), tp.tensor(x).to(getattr(tp, str(dtype)[6:]))
+
+
+def _assert_index_points_at_value(x, values, indices, dim):
+    picked = np.take_along_axis(np.asarray(x.float().tolist()),
+                                np.asarray(indices.tolist()), axis=dim)
+    np.testing.assert_array_equal(picked, np.asarray(values.float().tolist()))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("op", ["kthvalue", "median", "topk", "topk_smallest", "sort",
+                                "sort_descending", "mode"])
+def test_selection_with_nan_values_match_torch_and_indices_agree(op, dtype):
+    call = {"kthvalue": lambda m, x: m.kthvalue(x, 4, 1, keepdim=True),
+            "median": lambda m, x: m.median(x, 1, keepdim=True),
+            "topk": lambda m, x: m.topk(x, 3, 1),
+            "topk_smallest": lambda m, x: m.topk(x, 3, 1, largest=False),
+            "sort": lambda m, x: m.sort(x, dim=1, stable=True),
+            "sort_descending": lambda m, x: m.sort(x, dim=1, descending=True, stable=True),
+            "mode": lambda m, x: m.mode(x, 1, keepdim=True)}[op]
+    tx, px = _nan_rows(0, dtype)
+    (tv, ti), (pv, pi) = call(torch, tx), call(tp, px)
+    if op == "mode":
+        # torch's CPU mode sorts with `<` (unstable, NaN unordered): on rows with NaN its
+        # runs depend on where NaNs land. Compare the NaN-free rows; elsewhere NaN is a
+        # value of its own, the mode only of an all-NaN row.
+        clean = ~torch.isnan(tx).any(1)
+        assert clean.sum() > 3
+        assert tv[clean].tolist() == [pv.tolist()[i] for i in np.flatnonzero(clean.numpy())]
+        assert ti[clean].tolist() == [pi.tolist()[i] for i in np.flatnonzero(clean.numpy())]
+        all_nan = torch.isnan(tx).all(1).numpy()
+        assert np.array_equal(np.isnan(np.asarray(pv.float().tolist()))[:, 0], all_nan)
+    else:
+        np.testing.assert_array_equal(np.asarray(pv.float().tolist()),
+                                      tv.float().numpy())
+        if op.startswith("sort"):
+            assert pi.tolist() == ti.tolist()
+    _assert_index_points_at_value(tx, pv, pi, 1)
