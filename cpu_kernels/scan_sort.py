@@ -29,11 +29,13 @@ def cumsum_cumprod(op, self, dim, dtype):
     spec = rules.cumsum(op, (self, dim, dtype))
     a = self._impl.array()
     d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
-    acc = accumulate_dtype(spec.dtype)
+    # PyTorch's CPU scans carry float32 in double (an intermediate product or sum may
+    # leave float32's range and come back: [1e30, 1e30, 1e-30] ends at 1e30, not inf).
+    acc = np.float64 if spec.dtype is dt.float32 else accumulate_dtype(spec.dtype)
     ufunc = np.add if op.startswith("cumsum") else np.multiply
     with np.errstate(over="ignore", invalid="ignore"):
         r = ufunc.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
-    r = r.reshape(a.shape)
+        r = r.reshape(a.shape).astype(spec.dtype.np, copy=False)    # inf past the range
     if inplace:
         np.copyto(a, r, casting="unsafe")
         return self

@@ -166,3 +166,18 @@ def test_selection_with_nan_values_match_torch_and_indices_agree(op, dtype):
         if op.startswith("sort"):
             assert pi.tolist() == ti.tolist()
     _assert_index_points_at_value(tx, pv, pi, 1)
+
+
+# ---- float32 scans keep a double intermediate, as torch's CPU kernels -----------------
+@pytest.mark.parametrize("op", ["cumprod", "cumsum", "cumprod_", "cumsum_"])
+@pytest.mark.parametrize("data", [[1e30, 1e30, 1e-30, 1e-30], [3e38, 3e38, -3e38],
+                                  [1e20, 1e20, 0.0, 5.0], [1.0, 1e-8, 1e-8, 1e-8]])
+def test_float32_scans_use_a_double_intermediate(op, data):
+    def run(m):
+        x = m.tensor(data)
+        r = getattr(x, op)(0)
+        return r.tolist(), r.dtype == m.float32
+
+    got, want = run(tp), run(torch)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] and want[1]
