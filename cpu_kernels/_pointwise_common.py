@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from tensorplay._promotion import result_type
-from cpu_kernels._common import array_as, float_dtype, out
+from cpu_kernels._common import array_as, float_dtype, out_like
 
 
 def compute_np(dtype):
@@ -36,7 +36,7 @@ def unary_float_kernel(name, fn):
         dtype = float_dtype(self._impl.dtype)
         (x,) = arrays(dtype, self)
         with np.errstate(all="ignore"):
-            return out(fn(x), dtype)
+            return out_like(fn(x), dtype, self)
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{name}(self) elementwise, in floating point."
     return kernel

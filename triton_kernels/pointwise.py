@@ -30,7 +30,7 @@ from tensorplay.meta.rules import SELF
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
-    new_tensor, operands, pointer,
+    new_tensor, new_tensor_like, operands, pointer,
 )
 from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
 
@@ -93,7 +93,7 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
 def _binary(name, rule, self, other, alpha=1):
     device, (a, b) = operands(name, self=self, other=other)
     spec = rule(name, (self, other, alpha))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, other))
     return run(name, out, (a, b), spec.dtype, alpha)
 
 
@@ -134,7 +134,7 @@ def pow(self, exponent):  # noqa: A001 - the op's name
             raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
                              f"(argument 'exponent' is {value} and 'self' is "
                              f"{spec.dtype.name})", op="pow", arg="exponent")
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, exponent))
     return run("pow", out, (a, b), spec.dtype)
 
 
@@ -142,7 +142,7 @@ def _compare(name):
     def kernel(self, other):
         device, (a, b) = operands(name, self=self, other=other)
         spec = rules.comparison(name, (self, other))
-        out = new_tensor(spec.sizes, dt.bool, device)
+        out = new_tensor_like(spec.sizes, dt.bool, device, (self, other))
         return run(name, out, (a, b), result_type2(self, other))
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -159,7 +159,7 @@ ge = _compare("ge")
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
     spec = rules.where("where", (condition, self, other))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 
 
@@ -168,7 +168,7 @@ def _unary(name, rule):
     def kernel(self):
         device, (a,) = operands(name, self=self)
         spec = rule(name, (self,))
-        out = new_tensor(spec.sizes, spec.dtype, device)
+        out = new_tensor_like(spec.sizes, spec.dtype, device, (self,))
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -268,7 +268,8 @@ def make_launcher(kernel_name, entry):
         if entry.check is not None:
             entry.check(op, a, compute)
         expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
-        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
+        out = args[0] if inplace else \
+            new_tensor_like(spec.sizes, spec.dtype, device, list(tensors.values()))
         run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
         return out
 

@@ -772,7 +772,7 @@ class FillBackward0(Node):
 
 
 class CloneBackward0(Node):
-    """Backward of `clone(Tensor self) -> Tensor`.
+    """Backward of `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
 
     self: grad
     """

@@ -435,8 +435,8 @@ SCHEMAS = (
     ),
     OpSchema(
         name='clone',
-        text='clone(Tensor self) -> Tensor',
-        arg_names=('self',),
+        text='clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
+        arg_names=('self', 'memory_format'),
         tensor_positions=(0,),
     ),
     OpSchema(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 
 from tensorplay._frontdoor import wrap_dim
+from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
 from tensorplay.autograd.view_impl import ViewImpl, mark_multi_output_views
@@ -94,7 +95,7 @@ def reshape(self, shape):
     sizes = infer_size("reshape", shape, impl.numel(), arg="shape")
     if view_strides(impl.sizes, impl.strides, sizes) is not None:
         return self.view(sizes)
-    return self.clone().view(sizes)
+    return self.clone(memory_format=contiguous_format).view(sizes)
 
 
 def as_strided(self, size, stride, storage_offset):
@@ -266,7 +267,7 @@ def unbind(self, dim):
 
 
 def contiguous(self):
-    return self if self._impl.is_contiguous else self.clone()
+    return self if self._impl.is_contiguous else self.clone(memory_format=contiguous_format)
 
 
 def detach(self):
