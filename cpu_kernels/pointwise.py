@@ -72,6 +72,8 @@ def div(self, other):
 
 def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = _binary(self, exponent)
+    if dtype is dt.bool:
+        rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
         return _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -188,7 +190,7 @@ def relu(self):
 def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
     _check_alpha(op, self, other, alpha, dtype)
-    rules.check_inplace_cast(op, dtype, self)
+    rules.binary_inplace(op, (self, other))     # fits into self: shape and dtype
     target = self._impl.array()
     result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))
     np.copyto(target, result, casting="unsafe")
@@ -210,6 +212,7 @@ def mul_(self, other):
 
 def div_(self, other):
     dtype = float_dtype(result_type2(self, other))
+    rules.binary_inplace("div_", (self, other))
     rules.check_inplace_cast("div_", dtype, self)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.copyto(self._impl.array(), np.true_divide(array_as(self, dtype),

@@ -110,7 +110,8 @@ def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
     d = rules.wrap_dim("topk", dim, a.ndim) if a.ndim else 0
-    idx = np.take(stable_argsort(x, d, largest), np.arange(k), axis=d)
+    # A 0-dim input gives its element for k = 0 too, as PyTorch's kernel does.
+    idx = np.take(stable_argsort(x, d, largest), np.arange(k if a.ndim else 1), axis=d)
     values = np.take_along_axis(x, idx, axis=d)
     if a.ndim == 0:
         values, idx = values.reshape(()), idx.reshape(())
@@ -154,7 +155,7 @@ def median(self):
 
 
 def median_dim(self, dim, keepdim):
-    rules.value_and_index("median", (self, dim, keepdim))
+    rules.median_dim("median", (self, dim, keepdim))
     return _pick("median", self, dim, keepdim, _lower_median_position)
 
 

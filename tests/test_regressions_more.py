@@ -243,3 +243,41 @@ def test_clone_memory_format_like_torch(fmt):
     assert run(tp) == run(torch)
     with pytest.raises(tp.errors.ShapeError, match="rank 4"):
         tp.ones(3).clone(memory_format=tp.channels_last)
+
+
+# ---- errors: raised iff torch raises, as TensorPlay typed errors ----------------------
+_ERROR_CASES = {
+    "argmax_bool": lambda m: m.argmax(m.tensor([True, False])),
+    "argmin_bool_dim": lambda m: m.tensor([True, False]).argmin(0),
+    "topk_bool": lambda m: m.topk(m.tensor([True, False]), 1),
+    "kthvalue_bool": lambda m: m.kthvalue(m.tensor([True, False]), 1),
+    "median_bool": lambda m: m.median(m.tensor([True, False])),
+    "median_dim_bool": lambda m: m.median(m.tensor([True, False]), 0),
+    "pow_bool_bool": lambda m: m.pow(m.tensor([True, False]), m.tensor([True, True])),
+    "pow_bool_int": lambda m: m.pow(m.tensor([True, False]), 2),
+    "clamp_bool_tensor_bounds": lambda m: m.clamp(m.tensor([True, False]), m.tensor(False),
+                                                  m.tensor(True)),
+    "clamp_bool_number_bounds": lambda m: m.clamp(m.tensor([True, False]), 0, 1),
+    "mode_bool": lambda m: m.mode(m.tensor([True, False, True])),
+    "sort_bool": lambda m: m.sort(m.tensor([True, False, True])),
+    "narrow_0dim": lambda m: m.tensor(2.0).narrow(0, 0, 1),
+    "unflatten_0dim": lambda m: m.tensor(2.0).unflatten(0, [1]),
+    "topk_0dim_k0": lambda m: m.topk(m.tensor(0.9), 0),
+    "topk_0dim_k1": lambda m: m.topk(m.tensor(0.9), 1),
+    "isub_broadcast_larger": lambda m: m.zeros(3).sub_(m.ones(3)[None]),
+    "iadd_broadcast_larger": lambda m: m.zeros(3).add_(m.ones(2, 3)),
+    "imul_broadcast_larger": lambda m: m.zeros(3).mul_(m.ones(1, 3)),
+    "idiv_broadcast_larger": lambda m: m.zeros(3).div_(m.ones(1, 1, 3)),
+    "iadd_broadcast_fits": lambda m: m.zeros(2, 3).add_(m.ones(1, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(_ERROR_CASES))
+def test_errors_like_torch(case):
+    result = _raises_like_torch(_ERROR_CASES[case])
+    if result is not None:
+        got, want = result
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        assert [t.tolist() for t in got] == [t.tolist() for t in want]
+        assert [str(t.dtype)[-5:] for t in got] == [str(t.dtype)[-5:] for t in want]

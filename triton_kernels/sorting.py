@@ -167,6 +167,8 @@ def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     rules.topk("topk", (self, k, dim, largest, sorted))
     device, (self,) = operands("topk", self=self)
     values, indices, sizes, order = sorted_rows("topk", self, dim, largest)
+    if not self.dim():
+        k = 1               # a 0-dim input gives its element for k = 0 too, as PyTorch's
     picked = list(sizes[:-1]) + [k]
     values = back(values.narrow(1, 0, k).view(picked), order, self._impl.dtype, device)
     indices = back(indices.narrow(1, 0, k).view(picked), order, dt.int64, device)
@@ -253,7 +255,7 @@ def median(self):
 
 
 def median_dim(self, dim, keepdim):
-    rules.value_and_index("median", (self, dim, keepdim))
+    rules.median_dim("median", (self, dim, keepdim))
     n = self._impl.sizes[wrap_dim("median", dim, self.dim())] if self.dim() else 1
     return _pick("median", self, dim, keepdim, (n - 1) // 2, True)
 

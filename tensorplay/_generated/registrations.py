@@ -4786,7 +4786,7 @@ META_RULES = {
     'cummax': 'reduction.cummax',
     'cummin': 'reduction.cummax',
     'median': 'reduction.median',
-    'median.dim': 'reduction.value_and_index',
+    'median.dim': 'reduction.median_dim',
     'mode': 'reduction.value_and_index',
     'kthvalue': 'reduction.kthvalue',
     'topk': 'reduction.topk',

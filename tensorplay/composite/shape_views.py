@@ -153,6 +153,9 @@ def swapdims(self, dim0, dim1):
 
 def unflatten(self, dim, sizes):
     """Split dim into `sizes` (one may be -1), as a view."""
+    if self.dim() == 0:
+        raise DimError(f"unflatten(): Dimension specified as {dim} but tensor has no "
+                       f"dimensions (argument 'dim')", op="unflatten", arg="dim")
     d = wrap_dim("unflatten", "dim", dim, self.dim())
     if len(sizes) == 0:
         raise ArgumentError("unflatten(): argument 'sizes' must be non-empty", op="unflatten",

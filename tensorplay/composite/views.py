@@ -216,6 +216,9 @@ def flatten(self, start_dim, end_dim):
 
 def narrow(self, dim, start, length):
     sizes = self._impl.sizes
+    if not sizes:
+        raise DimError("narrow() cannot be applied to a 0-dim tensor (argument 'self').",
+                       op="narrow", arg="self")
     d = wrap_dim("narrow", "dim", dim, len(sizes))
     if start < 0:
         start += sizes[d]

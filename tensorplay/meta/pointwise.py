@@ -214,12 +214,20 @@ def clamp(op, args):
     if lo is None and hi is None:
         raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
                             arg="min")
-    return ternary(op, args, ("self", "min", "max"))
+    return _no_bool_result(op, ternary(op, args, ("self", "min", "max")), self)
+
+
+def _no_bool_result(op, spec, self):
+    # Tensor bounds: no bool kernel in PyTorch (number bounds promote bool to int64).
+    if spec is not SELF and spec.dtype is dt.bool or spec is SELF and self._impl.dtype is dt.bool:
+        reject_dtypes(op, "self", self, _NOT_BOOL, "a number tensor")
+    return spec
 
 
 def clamp_max(op, args):
     """clamp_max.Tensor(self, max): clamp with no lower bound."""
-    return ternary(op, (args[0], None, args[1]), ("self", "min", "max"))
+    return _no_bool_result(op, ternary(op, (args[0], None, args[1]), ("self", "min", "max")),
+                           args[0])
 
 
 def clamp_scalar(op, args):
