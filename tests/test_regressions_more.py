@@ -281,3 +281,49 @@ def test_errors_like_torch(case):
         want = want if isinstance(want, tuple) else (want,)
         assert [t.tolist() for t in got] == [t.tolist() for t in want]
         assert [str(t.dtype)[-5:] for t in got] == [str(t.dtype)[-5:] for t in want]
+
+
+# ---- gradients and flags that differed from torch ----------------------------------------
+nan = float("nan")
+_GRAD_CASES = {
+    "amax_nan": (lambda m, x: m.amax(x, 1), [[1.0, nan, 1.0], [2.0, 2.0, 1.0]]),
+    "amin_nan": (lambda m, x: m.amin(x, 0), [[nan, 1.0], [nan, 1.0]]),
+    "max_all_nan": (lambda m, x: x.max(), [1.0, nan, nan, 0.0]),
+    "min_all_tie": (lambda m, x: x.min(), [1.0, 0.0, 0.0, 3.0]),
+    "maximum_nan": (lambda m, x: m.maximum(x, x.flip(0)), [nan, 1.0, 2.0, 2.0]),
+    "minimum_nan": (lambda m, x: m.minimum(x, x.flip(0) * 2), [nan, 1.0, 2.0, 2.0]),
+    "pow_true": (lambda m, x: x ** True, [2.0, 3.0]),
+    "pow_false": (lambda m, x: x ** False, [2.0, 3.0]),
+}
+
+
+@pytest.mark.parametrize("case", list(_GRAD_CASES))
+def test_gradients_like_torch(case):
+    fn, data = _GRAD_CASES[case]
+
+    def run(m):
+        x = m.tensor(data, requires_grad=True)
+        with np.errstate(invalid="ignore"):
+            fn(m, x).sum().backward()
+        return x.grad.tolist()
+
+    np.testing.assert_array_equal(run(tp), run(torch))
+
+
+def test_copy_of_a_float_requiring_grad_into_ints_does_not_require_grad():
+    def run(m):
+        a = m.zeros(3, dtype=m.int64)
+        a.copy_(m.tensor([1.5, 2.0, -3.7], requires_grad=True))
+        return a.requires_grad, a.is_leaf, a.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_empty_list_index_is_an_int64_index():
+    def run(m):
+        x = m.arange(6.0).reshape(2, 3)
+        y = x[[]]
+        x[[]] = 5.0
+        return tuple(y.shape), str(y.dtype)[-7:], tuple(x[:, []].shape), x.sum().item()
+
+    assert run(tp) == run(torch)

@@ -131,6 +131,8 @@ def rebase_history(tensor, node):
     (base with the view's region replaced by node's output), and the view becomes a
     strided window onto that new base history (see inplace_views.py)."""
     impl = tensor._impl
+    if not impl.dtype.is_floating_point:
+        return      # `int_tensor.copy_(float_requiring_grad)`: no gradient flows into ints
     node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
     if impl.base is None:
         _set_grad_fn(impl, node)

@@ -74,11 +74,14 @@ def prod_backward(grad, self, result):
 
 # ---- amax / amin, var, norm, logsumexp -------------------------------------------------
 def amax_backward(grad, self, result, dim, keepdim):
-    """The gradient is shared evenly by the elements equal to the max (PyTorch's rule)."""
+    """The gradient is shared evenly by the elements equal to the max (PyTorch's rule).
+
+    NOTE: a slice whose max is NaN has no element equal to it: count is 0 and, as in
+    PyTorch, (grad / 0) * 0 makes its whole gradient NaN."""
     sizes = tuple(self.shape)
     mask = self == restore_reduced(result, sizes, dim, keepdim)
     count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
-    return F.where(mask, restore_reduced(grad, sizes, dim, keepdim) / count, 0.0)
+    return restore_reduced(grad, sizes, dim, keepdim) / count * mask
 
 
 def std_backward(grad, self, dim, correction, keepdim, result):
