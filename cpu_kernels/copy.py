@@ -5,11 +5,12 @@ import numpy as np
 
 from tensorplay._device import CPU
 from tensorplay._impl import contiguous_strides
-from tensorplay.meta.layout import copy_strides
+from tensorplay.meta.layout import check_inplace_overlap, copy_strides
 from cpu_kernels._common import out, out_strided
 
 
 def copy_(self, src, non_blocking):
+    check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
     np.copyto(self._impl.array(), src._impl.array(), casting="unsafe")

@@ -20,6 +20,7 @@ from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
+from tensorplay.meta.layout import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out, out_like
 from cpu_kernels._pointwise_common import inplace_of
 
@@ -191,6 +192,7 @@ def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
     _check_alpha(op, self, other, alpha, dtype)
     rules.binary_inplace(op, (self, other))     # fits into self: shape and dtype
+    check_inplace_overlap(op, self, ("other", other))
     target = self._impl.array()
     result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))
     np.copyto(target, result, casting="unsafe")
@@ -214,6 +216,7 @@ def div_(self, other):
     dtype = float_dtype(result_type2(self, other))
     rules.binary_inplace("div_", (self, other))
     rules.check_inplace_cast("div_", dtype, self)
+    check_inplace_overlap("div_", self, ("other", other))
     with np.errstate(divide="ignore", invalid="ignore"):
         np.copyto(self._impl.array(), np.true_divide(array_as(self, dtype),
                                                      array_as(other, dtype)), casting="unsafe")
@@ -223,6 +226,7 @@ def div_(self, other):
 def relu_(self):
     if self._impl.dtype is dt.bool:
         rules.unary_relu("relu_", (self,))
+    check_inplace_overlap("relu_", self)
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
     return self

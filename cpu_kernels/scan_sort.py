@@ -150,6 +150,9 @@ def _lower_median_position(s, d):
 def median(self):
     rules.median("median", (self,))
     flat = self._impl.array().reshape(-1)
+    if flat.size == 0:
+        with np.errstate(invalid="ignore"):
+            return out(np.array(np.nan).astype(self._impl.dtype.np), self._impl.dtype)
     values, _ = _pick("median", self, 0, False, _lower_median_position, a=flat)
     return values
 

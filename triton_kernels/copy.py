@@ -16,7 +16,7 @@ from tensorplay._impl import impl_from_array
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta import rules
-from tensorplay.meta.layout import copy_strides
+from tensorplay.meta.layout import check_inplace_overlap, copy_strides
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 
@@ -30,6 +30,7 @@ def copy_(self, src, non_blocking):
     if src._impl.device.type == "cpu":           # host -> device
         src = cuda.from_host(src._impl.array(), src._impl.dtype, self._impl.device)
     operands("copy_", self=self, src=src)
+    check_inplace_overlap("copy_", self, ("src", src))
     return run("copy", self, (src,), src._impl.dtype)
 
 

@@ -26,6 +26,7 @@ from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
+from tensorplay.meta.layout import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from triton_kernels import _template
 from triton_kernels._launch import (
@@ -191,6 +192,7 @@ relu = _unary("relu", rules.unary_relu)
 def _inplace(name, rule, self, other, alpha=1):
     _, (_, b) = operands(f"{name}_", self=self, other=other)
     rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
+    check_inplace_overlap(f"{name}_", self, ("other", other))
     compute = result_type2(self, other)
     if name == "div" and not compute.is_floating_point:
         compute = dt.get_default_dtype()
@@ -216,6 +218,7 @@ def div_(self, other):
 def relu_(self):
     rules.unary_relu("relu_", (self,))
     operands("relu_", self=self)
+    check_inplace_overlap("relu_", self)
     return run("relu", self, (self,), self._impl.dtype)
 
 
@@ -268,6 +271,8 @@ def make_launcher(kernel_name, entry):
         if entry.check is not None:
             entry.check(op, a, compute)
         expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
+        if inplace:
+            check_inplace_overlap(op, args[0], *list(tensors.items())[1:])
         out = args[0] if inplace else \
             new_tensor_like(spec.sizes, spec.dtype, device, list(tensors.values()))
         run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)

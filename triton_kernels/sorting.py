@@ -23,10 +23,12 @@ cummax/cummin are one tl.associative_scan over (value, index) pairs.
 """
 from __future__ import annotations
 
+import numpy as np
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay import cuda
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
@@ -249,6 +251,10 @@ def _place(op, self, dim, keepdim, values, indices, sizes, order):
 def median(self):
     """The lower median of all elements ((n - 1) // 2-th smallest), NaN if there is one."""
     rules.median("median", (self,))
+    if self._impl.numel() == 0:      # NaN, cast on the host as the CPU kernel does
+        with np.errstate(invalid="ignore"):
+            value = np.array(np.nan).astype(self._impl.dtype.np)
+        return cuda.from_host(value, self._impl.dtype, self._impl.device)
     flat = self.reshape([-1])
     values, _ = _pick("median", flat, 0, False, (flat._impl.numel() - 1) // 2, True)
     return values
