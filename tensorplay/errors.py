@@ -43,10 +43,27 @@ class NoKernelError(TensorPlayError, NotImplementedError):
     """No kernel (and no fallback) serves this op for these inputs."""
 
 
+class DataDependentError(TensorPlayError, NotImplementedError):
+    """The output depends on values, and the input is a meta tensor, which has none:
+    nonzero, masked_select, unique, equal, item() (PyTorch raises NotImplementedError or
+    RuntimeError for the same calls on meta)."""
+
+
 class SerializationError(TensorPlayError):
     """`tp.load()` met a file that is not a TensorPlay save: corrupt, truncated, foreign, or
     of a newer format version. The message names the file."""
 
 
+class LayoutError(TensorPlayError):
+    """A tensor of the wrong memory layout for the op: a sparse tensor where strided
+    memory is needed (strides, storage, NumPy), or a sparse/dense mix the op refuses."""
+
+
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+class AmpError(TensorPlayError):
+    """Mixed precision refused a call: an Autocast key reached while autocast is off for
+    the device, an op unsafe in lower precision (binary_cross_entropy on CUDA), or a
+    GradScaler method called out of order (unscale_ twice before update)."""
