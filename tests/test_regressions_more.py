@@ -311,6 +311,10 @@ _GRAD_CASES = {
     "minimum_nan": (lambda m, x: m.minimum(x, x.flip(0) * 2), [nan, 1.0, 2.0, 2.0]),
     "pow_true": (lambda m, x: x ** True, [2.0, 3.0]),
     "pow_false": (lambda m, x: x ** False, [2.0, 3.0]),
+    "var_no_dof": (lambda m, x: m.var(x, correction=3), [1.0, 1.5, 2.0]),
+    "var_no_dof_2": (lambda m, x: m.var(x, correction=2), [1.0, 2.0]),
+    "var_dim_negative_dof": (lambda m, x: m.var(x, 1, correction=3), [[1.0, 2.0], [3.0, 5.0]]),
+    "var_one_element": (lambda m, x: m.var(x), [3.0]),
 }
 
 
