@@ -28,11 +28,16 @@ def out_strided(result, dtype, strides):
     sizes = tuple(result.shape)
     if tuple(strides) == contiguous_strides(sizes):
         return out(result, dtype)
-    flat = np.empty(max(result.size, 1), dtype.np)
-    itemsize = flat.itemsize
-    view = np.ndarray(sizes, dtype.np, buffer=flat,
-                      strides=tuple(s * itemsize for s in strides))
-    np.copyto(view, result, casting="unsafe")
+    itemsize = np.dtype(dtype.np).itemsize
+    byte_strides = tuple(s * itemsize for s in strides)
+    if result.flags.owndata and result.dtype == dtype.np and result.strides == byte_strides \
+            and result.size:
+        # NumPy's ufuncs already lay a fresh result out like their inputs: keep it.
+        view, flat = result, result.ravel(order="K")
+    else:
+        flat = np.empty(max(result.size, 1), dtype.np)
+        view = np.ndarray(sizes, dtype.np, buffer=flat, strides=byte_strides)
+        np.copyto(view, result, casting="unsafe")
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, tuple(strides), 0, dtype, CPU,
                       inference=grad_state.inference, array=view,
                       contiguous=is_contiguous_layout(sizes, strides))
