@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _alloc_limit
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
 from tensorplay._impl import (
@@ -54,6 +55,13 @@ def out_like(result, dtype, *inputs):
     result = np.asarray(result)
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
+
+
+def check_result(op, arg, sizes, dtype):
+    """Refuse a result of `sizes` too large to allocate before NumPy is asked for it (ops
+    whose result can be far larger than their input: repeat, pad, upsample, a copy of an
+    expanded view)."""
+    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize)
 
 
 def write_target(op, self):

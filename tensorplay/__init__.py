@@ -25,7 +25,15 @@ def _load():
     return names
 
 
+# Subpackages built on torch (importing it takes about a second): loaded on first use,
+# so that only programs that use them pay for it.
+_TORCH_BACKED = ("distributed",)
+
+
 def __getattr__(name):
+    if name in _TORCH_BACKED:
+        import importlib
+        return importlib.import_module(f"tensorplay.{name}")
     if name.startswith("_"):
         raise AttributeError(f"module 'tensorplay' has no attribute '{name}'")
     names = _load()

@@ -75,7 +75,7 @@ class TensorImpl:
         "is_contiguous", "inference", "wrapped_number", "_array",
         # autograd meta
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
-        "grad_accumulator", "base", "name", "__weakref__",
+        "grad_accumulator", "base", "name", "post_accumulate_hooks", "__weakref__",
     )
 
     layout = strided     # a class attribute: the sparse impl (tensorplay/sparse) overrides it
@@ -103,6 +103,7 @@ class TensorImpl:
         self.grad_accumulator = None
         self.base = None
         self.name = None
+        self.post_accumulate_hooks = None
 
     def key_set(self):
         """Computed per call from the device and flags, never stored: a backend bit, plus

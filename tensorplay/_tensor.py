@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
+from tensorplay import _subclass as subclass
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
@@ -33,6 +34,19 @@ class Tensor(TensorMethods, TensorBase):
         if kwargs or (args and not is_size(args) and not isinstance(args[0], Tensor)):
             return factory.tensor(*args, dtype=dt.get_default_dtype(), **kwargs)
         return construct(args, dt.get_default_dtype(), None)
+
+    # ---- subclasses (tensorplay/_subclass.py) ---------------------------------------
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """An instance of the subclass `cls` sharing `data`'s memory."""
+        return subclass.make_subclass(cls, data, require_grad)
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=0, dtype=None,
+                               device=None, requires_grad=False):
+        """An instance of `cls` with this metadata and no memory (it wraps another tensor)."""
+        return subclass.make_wrapper_subclass(cls, size, strides, storage_offset, dtype,
+                                              device, requires_grad)
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -308,6 +322,10 @@ class Tensor(TensorMethods, TensorBase):
     def register_hook(self, hook):
         from tensorplay.autograd.api import register_hook
         return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from tensorplay.autograd.api import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
 
     def retain_grad(self):
         from tensorplay.autograd.api import retain_grad

@@ -1,5 +1,5 @@
 """The per-tensor autograd API that `Tensor` delegates to: `requires_grad_`, `.data = `,
-`register_hook`, `retain_grad`.
+`register_hook`, `register_post_accumulate_grad_hook`, `retain_grad`.
 
 Where a hook lives matters: a leaf's hooks live on the leaf itself (its AccumulateGrad
 is recreated per graph), a non-leaf's on its grad_fn, keyed by output number (so the
@@ -11,7 +11,8 @@ from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import impl_edge, register_retains_grad
 from tensorplay.autograd.node import add_hook
 
-__all__ = ["set_requires_grad", "set_data", "adopt_view", "register_hook", "retain_grad"]
+__all__ = ["set_requires_grad", "set_data", "adopt_view", "register_hook",
+           "register_post_accumulate_grad_hook", "retain_grad"]
 
 
 def set_requires_grad(tensor, flag):
@@ -84,6 +85,20 @@ def register_hook(tensor, hook):
         return add_hook(impl.hooks, hook)
     fn, output_nr = impl_edge(impl)        # (a view's history may need rebuilding first)
     return fn.add_tensor_hook(output_nr, hook)
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """`hook(tensor) -> None` runs after a backward pass has added into `tensor.grad` (a
+    leaf only: only leaves accumulate). Returns a handle with `.remove()`."""
+    impl = tensor._impl
+    if not impl.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if impl.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if impl.post_accumulate_hooks is None:
+        impl.post_accumulate_hooks = {}
+    return add_hook(impl.post_accumulate_hooks, hook)
 
 
 def retain_grad(tensor):

@@ -25,7 +25,7 @@ from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import gradient_edge
 from tensorplay.autograd.node import AccumulateGrad, exec_state
-from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay.errors import fmt_shape
 
@@ -65,6 +65,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if any(hasattr(t._impl, "bdim") for t in outputs + inputs):
+        # Batched tensors of vmap: per-example gradients from their physical tensors.
+        from tensorplay.func.batched_grad import batched_grad
+        return batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
+                            allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_grads(outputs, grad_outputs)
@@ -106,7 +111,7 @@ def _make_grads(outputs, grads):
             if t._impl.requires_grad:
                 if t._impl.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                g = factory.ones_like(t)
+                g = _ones_like(t)
         elif getattr(g, "_impl", None) is None:
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
@@ -115,6 +120,15 @@ def _make_grads(outputs, grads):
                                f"and output[{i}] has a shape of {t.shape}.")
         out.append(g)
     return out
+
+
+def _ones_like(t):
+    """The implicit gradient of a scalar output. A tensor subclass (the Python key) gets
+    one of its own class, from ops its handler sees: creation functions are not ops."""
+    if t._impl.key_set() >> DispatchKey.Python & 1:
+        with ExcludeKeys(AUTOGRAD_MASK):
+            return t.clone().fill_(1)
+    return factory.ones_like(t)
 
 
 def _root_edges(tensors):

@@ -2,6 +2,7 @@
 
     print(tp.autograd.graph.to_dot(loss))        # paste into any Graphviz viewer
     svg = tp.autograd.graph.render(loss)         # needs the `graphviz` package
+    tp.utils.pictures.draw_graph(loss)           # the same graph as SVG, no Graphviz
 
 Boxes: the output tensor (green) and the leaves (blue, with their shape; named if
 you pass `params={"w": w}`). Ellipses: backward nodes, with the op they differentiate
@@ -100,6 +101,6 @@ def render(tensors, fmt="svg", params=None):
         import graphviz
     except ImportError:
         raise ImportError("render() needs the graphviz Python package (pip install "
-                          "graphviz) and the Graphviz `dot` program; to_dot() works "
-                          "without them") from None
+                          "graphviz) and the Graphviz `dot` program; to_dot() and "
+                          "tp.utils.pictures.draw_graph() work without them") from None
     return graphviz.Source(to_dot(tensors, params)).pipe(format=fmt)

@@ -31,6 +31,12 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 # deterministic order, and one that frees the most recent activations first.
 _sequence = itertools.count()
 
+# Backward passes on several threads may reach one leaf at once (a model shared by
+# threads): reading .grad and writing the sum back is one critical section, as PyTorch's
+# AccumulateGrad locks it. Without it two threads both read the old .grad and one of the
+# two gradients is lost.
+_accumulate_lock = threading.Lock()
+
 
 class _ExecState(threading.local):
     """Set by the engine while it runs a pass restricted to some inputs
@@ -204,7 +210,13 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         grad = grads[0]
         if grad is not None:
-            accumulate_into(self.variable._impl, grad)
+            impl = self.variable._impl
+            accumulate_into(impl, grad)
+            if impl.post_accumulate_hooks:
+                # After the sum, so a hook sees the whole .grad (DistributedDataParallel
+                # starts reducing a parameter's gradient from here).
+                for hook in list(impl.post_accumulate_hooks.values()):
+                    hook(self.variable)
         return ()
 
 
@@ -215,10 +227,11 @@ def accumulate_into(impl, grad):
     to both inputs). Later ones are added in place, except when grad mode is on
     (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
     so the old one, maybe part of a graph, is never modified."""
-    old = impl.grad
-    if old is None:
-        impl.grad = grad.clone()
-    elif grad_state.enabled:
-        impl.grad = old + grad
-    else:
-        old.add_(grad)
+    with _accumulate_lock:
+        old = impl.grad
+        if old is None:
+            impl.grad = grad.clone()
+        elif grad_state.enabled:
+            impl.grad = old + grad
+        else:
+            old.add_(grad)

@@ -18,6 +18,7 @@ is itself differentiable (create_graph=True works through `tanh`'s `1 - result**
 """
 from __future__ import annotations
 
+from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
 from tensorplay.errors import fmt_shape
 
@@ -50,13 +51,14 @@ def tensor_type_name(dtype, device):
 class SavedVariable:
     """A tensor (or None) saved for backward, checked against in-place changes."""
 
-    __slots__ = ("_tensor", "_memory", "_output_nr", "_version", "_saved_version",
-                 "_released", "sizes", "dtype")
+    __slots__ = ("_tensor", "_memory", "_subclass", "_output_nr", "_version",
+                 "_saved_version", "_released", "sizes", "dtype")
 
     def __init__(self, tensor, is_output):
         self._released = False
         self._tensor = None
         self._memory = None
+        self._subclass = None
         if tensor is None:
             self.sizes = self.dtype = None
             return
@@ -71,6 +73,10 @@ class SavedVariable:
         if is_output and impl.grad_fn is not None:
             self._memory = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
                             impl.device, impl.base)
+            if isinstance(impl, subclass.PythonTensorImpl):
+                # A tensor subclass comes back as its class, with its attributes (a
+                # LoggingTensor's `elem`), so its handler sees the formula's ops.
+                self._subclass = (type(tensor), dict(getattr(tensor, "__dict__", {})))
         else:
             # An input (or a leaf): pointing at it makes no cycle, the graph only
             # points backwards in time.
@@ -93,17 +99,22 @@ class SavedVariable:
         from tensorplay._impl import TensorImpl
         from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
-        if base is None:
-            impl = TensorImpl(storage, sizes, strides, offset, dtype, device,
-                              version=self._version)
-        else:
+        if base is not None and self._subclass is None:
             impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
             impl.creation = DEFAULT
+        else:
+            impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
+            impl = impl_class(storage, sizes, strides, offset, dtype, device,
+                              version=self._version)
+            impl.base = base
         if node is not None:
             impl.requires_grad = True
             impl.grad_fn = node
             impl.output_nr = self._output_nr
-        return factory.wrap(impl)
+        if self._subclass is None:
+            return factory.wrap(impl)
+        cls, attributes = self._subclass
+        return subclass.rebuild(cls, attributes, impl)
 
     def _version_message(self, node, current):
         from tensorplay.autograd.anomaly_mode import anomaly_state
@@ -128,6 +139,7 @@ class SavedVariable:
     def release(self):
         self._tensor = None
         self._memory = None
+        self._subclass = None
         self._released = True
 
     def __repr__(self):

@@ -127,7 +127,12 @@ class OperatorHandle:
     def _resolve(self):
         """Precompute what each key runs, with the fallbacks applied: a backend key with
         no kernel runs Composite; an autograd key with nothing registered runs the
-        Composite decomposition above autograd, unless the backend has a kernel."""
+        Composite decomposition above autograd, unless the backend has a kernel.
+
+        The new table is built aside and swapped in by one assignment: a call on another
+        thread reads `self.resolved` once, so it runs wholly the old table or wholly the
+        new one, never a table half rewritten."""
+        resolved = [None] * NUM_KEYS
         composite = self.kernels[DispatchKey.Composite]
         # AutogradSparse holds the sparse decompositions (tensorplay/sparse), not formulas.
         has_autograd = any(self.kernels[k] is not None
@@ -142,31 +147,36 @@ class OperatorHandle:
                     # autograd saved before the call now mismatch, outputs it saves after
                     # the call match.
                     mutable = self.schema.mutable_positions
-                    self.resolved[k] = _bumping(reg, mutable) if mutable else reg
+                    resolved[k] = _bumping(reg, mutable) if mutable else reg
                 elif k == DispatchKey.Sparse:
                     # Composite code reads strides and storage, which a sparse tensor has
                     # not: an op with no sparse kernel misses (see `miss`).
-                    self.resolved[k] = None
+                    resolved[k] = None
                 else:
                     # A backend with no kernel of its own falls back to Composite (whose
                     # inner in-place ops bump for themselves).
-                    self.resolved[k] = composite
+                    resolved[k] = composite
             elif k == DispatchKey.Composite:
-                self.resolved[k] = composite
+                resolved[k] = composite
             elif k == DispatchKey.AutogradSparse and not self._has_backend_kernel(
                     DispatchKey.Sparse):
                 # No sparse kernel: nothing to record, the call misses at Sparse.
-                self.resolved[k] = FALLTHROUGH
+                resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
-                self.resolved[k] = self.kernels[k]
+                resolved[k] = self.kernels[k]
+            elif _boxed_fallbacks[k] is not None:
+                # One kernel for every op at this key (the Python key's handler of tensor
+                # subclasses and dispatch modes), made for this handle.
+                resolved[k] = _boxed_fallbacks[k](self)
             elif is_autograd_key(k) and composite is not None and not has_autograd \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
                 # with a kernel of its own overrides the decomposition.
-                self.resolved[k] = _drop_keyset(composite)
+                resolved[k] = _drop_keyset(composite)
             else:
-                self.resolved[k] = FALLTHROUGH
+                resolved[k] = FALLTHROUGH
+        self.resolved = resolved
 
     def _has_backend_kernel(self, backend):
         reg = self.registries.get(backend)
@@ -226,6 +236,8 @@ class OperatorHandle:
             r = self.resolved[k]
             if r is None or r is FALLTHROUGH or not shown >> k & 1:
                 continue
+            if self.kernels[k] is None and _boxed_fallbacks[k] is not None:
+                continue        # a boxed fallback: the same for every op
             r = getattr(r, "registry", r)
             if isinstance(r, KernelRegistry):
                 what = "registry: " + ", ".join(f"{c.name} (priority {c.priority})"
@@ -236,6 +248,10 @@ class OperatorHandle:
                 what = f"Composite fallback -> {self.kernel_names[DispatchKey.Composite]}"
             lines.append(f"  {DispatchKey(k).name:<14} {what}")
         return "\n".join(lines)
+
+
+# key -> `make(handle)`, which returns the kernel of that handle's slot (see register_fallback)
+_boxed_fallbacks = [None] * NUM_KEYS
 
 
 def _bumping(registry, mutable):
@@ -281,6 +297,15 @@ class Dispatcher:
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise KeyError(f"no operator named '{name}'{hint}") from None
 
+    def register_fallback(self, key, make):
+        """Fill the slot of `key` in every op, defined now or later, that registers nothing
+        there itself: `make(handle)` returns the kernel `(ks, *args)` for that op (a *boxed*
+        fallback: one function that serves every op, as PyTorch's Python key fallback).
+        The kernel's `fallback_name` is what explain() prints."""
+        _boxed_fallbacks[key] = make
+        for handle in self.ops.values():
+            handle._resolve()
+        bump_version()
 
     def shown_keys(self):
         """The bitmask of keys worth printing: every key, except a backend that no op

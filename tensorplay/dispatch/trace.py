@@ -39,13 +39,13 @@ state = _State()
 def hop(kind, text):
     line = "  " * state.depth + f"  {kind:<10}{text}"
     for sink in state.sinks:
-        sink.emit(line)
+        sink.emit(line, (state.depth, kind, text))
 
 
 def _line(text):
     line = "  " * state.depth + text
     for sink in state.sinks:
-        sink.emit(line)
+        sink.emit(line, (state.depth, "call", text))
 
 
 def describe(value):
@@ -103,7 +103,7 @@ def traced_call(handle, ks, args):
                 hop("skip", f"{name}: nothing registered, fall through")
                 eff &= ~(1 << key)
                 continue
-            what = handle.kernel_names[key] or (
+            what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
                 f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
             hop("dispatch", f"{name} -> {what}")
             out = kernel(eff, *args)
@@ -118,14 +118,18 @@ class explain:
     """Context manager: log every hop of every op call inside it.
 
     Lines are printed to `file` (stdout by default) as they happen and kept in
-    `.lines`; pass `file=False` to only collect them."""
+    `.lines`; pass `file=False` to only collect them. `.records` holds the same hops as
+    `(depth, kind, text)` tuples (kind "call" for the line that opens a call), for
+    drawing them (`tp.utils.pictures.draw_route`)."""
 
     def __init__(self, file=None):
         self.file = file
         self.lines = []
+        self.records = []
 
-    def emit(self, line):
+    def emit(self, line, record):
         self.lines.append(line)
+        self.records.append(record)
         if self.file is not False:
             print(line, file=self.file or sys.stdout)
 

@@ -5,8 +5,17 @@
     tp.nn.functional                  the functional forms (F.relu, F.conv2d, ...)
     tp.nn.init                        PyTorch's initialisation rules
     tp.nn.utils                       clip_grad_norm_, parameters_to_vector, ...
+    tp.nn.parallel                    DistributedDataParallel (loaded on first use: it
+                                      imports torch.distributed)
 """
 from tensorplay.nn import functional  # noqa: F401
 from tensorplay.nn.parameter import Buffer, Parameter  # noqa: F401
 from tensorplay.nn.modules import *  # noqa: F401,F403
 from tensorplay.nn import init, utils  # noqa: F401,E402
+
+
+def __getattr__(name):
+    if name == "parallel":
+        import importlib
+        return importlib.import_module("tensorplay.nn.parallel")
+    raise AttributeError(f"module 'tensorplay.nn' has no attribute '{name}'")

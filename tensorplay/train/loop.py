@@ -8,6 +8,9 @@
 Reproducibility: epoch e (counted over resumes) reseeds the global generator (dropout)
 and the DataLoader's shuffling generator from (seed, e), so a run resumed after epoch k
 computes exactly what the uninterrupted run computes.
+
+Under torchrun (WORLD_SIZE > 1) the model is wrapped in DistributedDataParallel and each
+rank trains on its shard; distributed.py has the pieces, and only rank 0 reports.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 
 import tensorplay as tp
 from tensorplay import nn
-from tensorplay.train import data, models, route
+from tensorplay.train import data, distributed, models, route
 from tensorplay.utils.data import DataLoader
 
 CHECKPOINT = "checkpoint.tp"
@@ -40,10 +43,17 @@ class Run:
     start_epoch: int = 0
     history: dict = field(default_factory=lambda: {
         "train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []})
+    cluster: distributed.Cluster | None = None     # set under torchrun
+    parallel: nn.Module | None = None              # the model wrapped in DDP, then
 
     @property
     def device(self):
         return tp.device(self.options["device"])
+
+    @property
+    def trained(self):
+        """What a training step calls: the DDP wrapper under torchrun, else the model."""
+        return self.parallel if self.parallel is not None else self.model
 
 
 def epoch_seed(seed, epoch):
@@ -93,7 +103,7 @@ def flat_logits(model, inputs, targets):
 
 def train_step(run, inputs, targets):
     """Forward, backward, optimizer step; returns (loss, correct, examples)."""
-    logits, targets = flat_logits(run.model, inputs, targets)
+    logits, targets = flat_logits(run.trained, inputs, targets)
     loss = nn.functional.cross_entropy(logits, targets)
     run.optimizer.zero_grad()
     loss.backward()
@@ -106,7 +116,7 @@ def explained_step(run, inputs, targets):
     """train_step with each phase under tp.dispatch.explain(); returns the step's result
     and the route summary text."""
     with tp.dispatch.explain(file=False) as forward:
-        logits, flat_targets = flat_logits(run.model, inputs, targets)
+        logits, flat_targets = flat_logits(run.trained, inputs, targets)
         loss = nn.functional.cross_entropy(logits, flat_targets)
     run.optimizer.zero_grad()
     with tp.dispatch.explain(file=False) as backward:
@@ -126,8 +136,12 @@ def train_epoch(run, epoch, total_epochs, explain=False, progress=True):
 
     seed = epoch_seed(run.options["seed"], epoch)
     tp.manual_seed(seed)
-    loader = DataLoader(run.split.train, batch_size=run.options["batch_size"], shuffle=True,
-                        generator=tp.Generator().manual_seed(seed))
+    if run.cluster is None:
+        loader = DataLoader(run.split.train, batch_size=run.options["batch_size"],
+                            shuffle=True, generator=tp.Generator().manual_seed(seed))
+    else:
+        loader = distributed.shard_loader(run.split.train, run.options["batch_size"],
+                                          run.options["seed"], epoch)
     run.model.train()
     loss_sum = 0.0
     correct = seen = 0
@@ -145,6 +159,8 @@ def train_epoch(run, epoch, total_epochs, explain=False, progress=True):
         seen += count
         bar.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
     bar.close()
+    if run.cluster is not None:
+        loss_sum, correct, seen = distributed.sum_over_ranks(loss_sum, correct, seen)
     return loss_sum / seen, correct / seen, summary
 
 
@@ -214,14 +230,26 @@ def blas_threads(count):
 def run_training(options, checkpoint=None, out=None, progress=True):
     """Train as `options` say and print the report to `out` (stdout by default).
 
-    Returns a dict: test_acc, test_loss, history, checkpoint and curves paths, seconds."""
-    with blas_threads(options.get("threads", 1)):
-        return train_and_report(options, checkpoint, out or sys.stdout, progress)
+    Returns a dict: test_acc, test_loss, history, checkpoint and curves paths, seconds.
+    Under torchrun every rank trains and rank 0 alone prints and saves."""
+    cluster = distributed.join_if_launched()
+    if cluster is not None and not cluster.is_main:
+        out, progress = open(os.devnull, "w"), False
+    try:
+        with blas_threads(options.get("threads", 1)):
+            return train_and_report(options, checkpoint, out or sys.stdout, progress, cluster)
+    finally:
+        if cluster is not None and not cluster.is_main:
+            out.close()
+        distributed.leave(cluster)
 
 
-def train_and_report(options, checkpoint, out, progress):
+def train_and_report(options, checkpoint, out, progress, cluster=None):
     started = time.perf_counter()
     run = prepare(options, checkpoint)
+    if cluster is not None:
+        run.cluster = cluster
+        run.parallel = distributed.wrap(run.model)
     first = run.start_epoch
     last = first + options["epochs"]
     what = (f"{len(run.split.train)} windows of {options['context']} characters"
@@ -230,6 +258,9 @@ def train_and_report(options, checkpoint, out, progress):
           f"{options['optimizer']} lr {options['lr']:g}, batch {options['batch_size']}, "
           f"epochs {first + 1}..{last}, device {options['device']}, seed {options['seed']}",
           file=out)
+    if cluster is not None:
+        print(f"data-parallel: {cluster.world_size} processes, batch {options['batch_size']} "
+              f"each ({cluster.world_size * options['batch_size']} per step)", file=out)
     n_params = sum(p.numel() for p in run.model.parameters())
     print(f"model: {type(run.model).__name__}, {n_params:,} parameters", file=out)
 
@@ -258,11 +289,12 @@ def train_and_report(options, checkpoint, out, progress):
             print_profile(prof, epoch + 1, out)
 
     test_loss, test_acc, correct, seen = evaluate(run, run.split.test)
-    os.makedirs(options["out"], exist_ok=True)
     checkpoint_path = os.path.join(options["out"], CHECKPOINT)
     curves_path = os.path.join(options["out"], CURVES)
-    save_checkpoint(run, last, checkpoint_path)
-    plot_curves(run.history, f"tensorplay train --model {options['model']}", curves_path)
+    if cluster is None or cluster.is_main:
+        os.makedirs(options["out"], exist_ok=True)
+        save_checkpoint(run, last, checkpoint_path)
+        plot_curves(run.history, f"tensorplay train --model {options['model']}", curves_path)
     seconds = time.perf_counter() - started
 
     unit = "next characters" if run.vocab is not None else "test images"

@@ -155,8 +155,9 @@ def check_device(parser, device):
 
 def check_writable(parser, folder):
     """Create `folder` and a probe file in it, so a bad --out fails now, not after
-    training."""
-    probe = os.path.join(folder, ".tensorplay-write-probe")
+    training. The probe is named by process: under torchrun every rank probes the same
+    folder at once, and one rank must not delete another's probe."""
+    probe = os.path.join(folder, f".tensorplay-write-probe-{os.getpid()}")
     try:
         os.makedirs(folder, exist_ok=True)
         with open(probe, "w") as f:

@@ -9,13 +9,15 @@ from tensorplay.utils.data.dataset import (
     ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
     random_split,
 )
+from tensorplay.utils.data.distributed import DistributedSampler
 from tensorplay.utils.data.sampler import (
     BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
     WeightedRandomSampler,
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "DistributedSampler", "IterableDataset",
     "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
     "default_collate", "default_convert", "get_worker_info", "random_split",
