@@ -119,7 +119,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = keys_of(device, self._inference)
+        self.keys = self.compute_keys()
 
     @property
     def inference(self):
@@ -128,10 +128,15 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = keys_of(self._device, inference)
+        self.keys = self.compute_keys()
+
+    def compute_keys(self):
+        """A backend bit, plus its autograd bit unless this is an inference tensor. An
+        impl with keys of its own (sparse, batched, a Python subclass) overrides this and
+        sets `keys` from it at the end of its __init__ (the dense __init__ inlines it)."""
+        return keys_of(self._device, self._inference)
 
     def key_set(self):
-        """A backend bit, plus its autograd bit unless this is an inference tensor."""
         return self.keys
 
     def numel(self):

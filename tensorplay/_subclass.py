@@ -31,21 +31,13 @@ class PythonTensorImpl(TensorImpl):
 
     __slots__ = ()
 
-    # The front doors read the key set cached in `keys` (tensorplay/_impl.py), so the
-    # Python bit goes into that cache, here and wherever TensorImpl recomputes it.
+    # The front doors read the key set cached in `keys` (tensorplay/_impl.py).
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.keys |= PYTHON_BIT
+        self.keys = self.compute_keys()
 
-    @TensorImpl.device.setter
-    def device(self, device):
-        TensorImpl.device.fset(self, device)
-        self.keys |= PYTHON_BIT
-
-    @TensorImpl.inference.setter
-    def inference(self, inference):
-        TensorImpl.inference.fset(self, inference)
-        self.keys |= PYTHON_BIT
+    def compute_keys(self):
+        return TensorImpl.compute_keys(self) | PYTHON_BIT
 
     def array(self):
         if self.storage.data is None and self.device.type != "meta":
