@@ -168,3 +168,18 @@ def test_tour_follows_add_forward_backward_and_the_code(capsys):
         "tensorplay/_generated/autograd_nodes.py", "cpu_kernels/pointwise.py"]
     for where in wheres + re.findall(r"at (\S+:\d+ \S+)", forward + backward):
         _check_where(where)
+
+
+def test_vmap_rules_and_autocast_casts_name_their_code():
+    x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with tp.dispatch.explain(records=True) as ex:
+        out = tp.func.vmap(tp.sin)(x)
+        with tp.autocast("cpu", dtype=tp.bfloat16):
+            tp.matmul(x, x)
+    np.testing.assert_allclose(out.numpy(), np.sin(x.numpy()), rtol=1e-6)
+    rule = next(h for h in ex.records if h.kind == "vmap")
+    assert "batching rule" in rule.text and rule.where.startswith("tensorplay/func/")
+    casts = [h for h in ex.records if h.kind == "cast"]
+    assert [h.text for h in casts] == ["self: float32 -> bfloat16", "other: float32 -> bfloat16"]
+    for h in [rule] + casts:
+        _check_where(h.where)
