@@ -256,9 +256,13 @@ class _Observers:
     """Set while a profiler is open; generated code checks `.active` (the one test a
     front door pays when nothing listens). `listeners` have `begin(name, kind, shapes)`
     and `end()` (tensorplay/profiler.py)."""
-    active = False
-    record_shapes = False
-    listeners = []
+
+    def __init__(self):
+        # Instance attributes, not class ones: CPython reads an instance's own value
+        # with a specialized instruction, a class attribute through the type each time.
+        self.active = False
+        self.record_shapes = False
+        self.listeners = []
 
 
 observers = _Observers()

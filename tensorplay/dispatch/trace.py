@@ -36,12 +36,14 @@ from tensorplay.dispatch.tls import local_keys
 
 
 class _State:
-    active = False      # an explain() block listens (the registry and autocast test this)
-    watch = None        # the observer the dispatch loop and the engine report to, or None
-    depth = 0
-    sinks = []          # explain() blocks
-    profilers = []
-    masks = [(0, 0)]    # TLS masks seen by each enclosing call, to report changes
+    def __init__(self):
+        # Instance attributes (read with a specialized instruction; see _frontdoor.observers)
+        self.active = False     # an explain() block listens (registry, autocast test this)
+        self.watch = None       # the observer the dispatch loop and the engine report to
+        self.depth = 0
+        self.sinks = []         # explain() blocks
+        self.profilers = []
+        self.masks = [(0, 0)]   # TLS masks seen by each enclosing call, to report changes
 
 
 state = _State()
