@@ -50,9 +50,13 @@ def out_like(result, dtype, *inputs):
     """`out` for a pointwise op: the result takes the layout of its tensor inputs, as in
     PyTorch (meta/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the
     common case, cost one check."""
-    impls = [t._impl for t in inputs if hasattr(t, "_impl")]    # not Python numbers
-    if all(i.is_contiguous for i in impls):
+    for t in inputs:       # a plain loop: a generator in all() costs more than the add
+        impl = getattr(t, "_impl", None)        # None for a Python number
+        if impl is not None and not impl.is_contiguous:
+            break
+    else:
         return out(result, dtype)
+    impls = [t._impl for t in inputs if hasattr(t, "_impl")]
     result = np.asarray(result)
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
