@@ -31,13 +31,8 @@ class PythonTensorImpl(TensorImpl):
 
     __slots__ = ()
 
-    # The front doors read the key set cached in `keys` (tensorplay/_impl.py).
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.keys = self.compute_keys()
-
-    def compute_keys(self):
-        return TensorImpl.compute_keys(self) | PYTHON_BIT
+    def key_set(self):
+        return TensorImpl.key_set(self) | PYTHON_BIT
 
     def array(self):
         if self.storage.data is None and self.device.type != "meta":

@@ -50,7 +50,6 @@ class BatchedImpl(TensorImpl):
                          version=phys.version, inference=phys.inference)
         self.level = level
         self.reseat(value, bdim)
-        self.keys = self.compute_keys()     # the key set the front doors read
 
     def reseat(self, value, bdim):
         """Point at a new physical tensor (an in-place view op such as `unsqueeze_`
@@ -88,7 +87,7 @@ class BatchedImpl(TensorImpl):
     def batch_size(self):
         return self.value._impl.sizes[self.bdim]
 
-    def compute_keys(self):
+    def key_set(self):
         return 1 << (self.device.key + VMAP_OFFSET)
 
     def array(self):

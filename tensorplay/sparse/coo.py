@@ -49,7 +49,6 @@ class SparseTensorImpl(TensorImpl):
         self.indices = indices
         self.values = values
         self.coalesced = coalesced
-        self.keys = self.compute_keys()     # the key set the front doors read
 
     # A sparse tensor has no strided memory: reading it is an error, not a wrong answer.
     # (TensorImpl.__init__ assigns both; the setters drop what it gives.)
@@ -70,7 +69,7 @@ class SparseTensorImpl(TensorImpl):
     def storage(self, value):
         pass
 
-    def compute_keys(self):
+    def key_set(self):
         if self.inference:
             return 1 << DispatchKey.Sparse
         return SPARSE_KEYS
