@@ -253,28 +253,35 @@ def wrap_number(value, like=None):
 
 
 class _Observers:
-    """Set while a profiler or shape capture is on; generated code checks `.active`."""
-    active = False
-    record_shapes = False
-    listeners = []
+    """Set while a profiler is open; generated code checks `.active` (the one test a
+    front door pays when nothing listens). `listeners` have `begin(name, kind, shapes)`
+    and `end()` (tensorplay/profiler.py)."""
+
+    def __init__(self):
+        # Instance attributes, not class ones: CPython reads an instance's own value
+        # with a specialized instruction, a class attribute through the type each time.
+        self.active = False
+        self.record_shapes = False
+        self.listeners = []
 
 
 observers = _Observers()
 
 
 def observed(handle, ks, args):
-    """The slow path of a front door while a profiler is listening."""
-    import time
+    """The slow path of a front door while a profiler is listening: an `op` event
+    opened and closed around the dispatch."""
     shapes = None
     if observers.record_shapes:
         shapes = [tuple(a._impl.sizes) if hasattr(a, "_impl") else None for a in args]
-    start = time.perf_counter_ns()
+    listeners = list(observers.listeners)
+    for listener in listeners:
+        listener.begin(handle.name, "op", shapes)
     try:
         return handle.call(ks, *args)
     finally:
-        end = time.perf_counter_ns()
-        for listener in list(observers.listeners):
-            listener(handle.name, start, end, shapes)
+        for listener in listeners:
+            listener.end()
 
 
 def keyset_list(tensors):

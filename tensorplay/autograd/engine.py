@@ -25,11 +25,14 @@ from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import gradient_edge
 from tensorplay.autograd.node import AccumulateGrad, exec_state
+from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay.errors import fmt_shape
 
 __all__ = ["backward", "grad"]
+
+trace_state = trace.state
 
 UNUSED_MESSAGE = ("One of the differentiated Tensors appears to not have been used in the "
                   "graph. Set allow_unused=True if this is the desired behavior.")
@@ -170,7 +173,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
     try:
         while ready:
             _, node = heapq.heappop(ready)
-            outs = task.evaluate(node, buffers.pop(node, None))
+            if trace_state.watch is not None:   # explain() or a profiler: hops, time
+                outs = trace.backward_node(task, node, buffers.pop(node, None))
+            else:
+                outs = task.evaluate(node, buffers.pop(node, None))
             for i, (child, nr) in enumerate(node.next_functions):
                 if child is None or (needed is not None and child not in needed):
                     continue

@@ -28,7 +28,7 @@ from tensorplay.dispatch import trace
 from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
 from tensorplay.errors import ArgumentError, NoKernelError
 
-trace_state = trace.state      # explain() is on: the one check at the top of every call
+trace_state = trace.state      # its `watch` is the one check at the top of every call
 
 
 class _Fallthrough:
@@ -187,9 +187,15 @@ class OperatorHandle:
 
     # ---- calling ------------------------------------------------------------------
     def call(self, ks, *args):
-        """Run the op on `args`; `ks` is the union of the tensor arguments' key sets."""
-        if trace_state.active:
-            return trace.traced_call(self, ks, args)
+        """Run the op on `args`; `ks` is the union of the tensor arguments' key sets.
+
+        This is the only dispatch loop. While explain() or a profiler listens, `watch`
+        is the trace module's observer and each step is reported to it (the call, the
+        key set, skips, the kernel it runs and its result); otherwise it is None and
+        the loop pays one attribute read and a None test per step."""
+        watch = trace_state.watch
+        if watch is not None:
+            watch.enter(self, ks, args)
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         resolved = self.resolved
@@ -198,11 +204,19 @@ class OperatorHandle:
             kernel = resolved[key] if key >= 0 else None
             if key < NUM_BACKENDS:
                 if kernel is None:
+                    if watch is not None:
+                        watch.miss(self, key)
                     self.miss(key)
+                if watch is not None:
+                    return watch.run_backend(self, key, kernel, args)
                 return kernel(*args)
             if kernel is FALLTHROUGH:
+                if watch is not None:
+                    watch.skip(self, key)
                 ks &= ~(1 << key)
                 continue
+            if watch is not None:
+                return watch.run_wrapper(self, key, kernel, ks, args)
             return kernel(ks, *args)
 
     # A wrapper that redispatches below itself calls the same entry point.

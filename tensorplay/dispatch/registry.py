@@ -224,7 +224,8 @@ class KernelRegistry:
         for i, cand in enumerate(candidates):
             try:
                 if trace.state.active:
-                    trace.hop("kernel", f"{cand.name}")
+                    trace.hop("kernel", f"{cand.name}", trace.code_where(cand.fn),
+                              {"kernel": cand.name})
                 return cand.fn(*args)
             except KernelConstraintError as e:
                 rest = candidates[i + 1:]

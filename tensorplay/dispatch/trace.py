@@ -7,45 +7,123 @@
       key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
       add.Tensor(float32[3] requires_grad, float32[3], 1)
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradSparse, AutogradCUDA, AutogradCPU}
+        tls       excluded + {AutogradCPU, ...}
+        key set   {CPU} = given {CPU} | included {} - excluded {AutogradCPU, ...}
           dispatch  CPU -> kernel registry (1 candidate)
-          candidate cpu_kernels.pointwise.add (priority 0): accepted
-          cache     miss (float32, float32) -> cpu_kernels.pointwise.add
+          ...
           kernel    cpu_kernels.pointwise.add
         result    float32[3]
       result    float32[3] requires_grad
 
-Key sets leave out the keys numbered ahead of their use (`Dispatcher.shown_keys`). The
-hot path pays one attribute check (`state.active`) for all of this.
+Backward is explained node by node: the node, the derivatives.yaml formula it was
+generated from, the gradients in and out, the edge each one travels, AccumulateGrad
+into `.grad`. Every hop names its code as `file:line function` (`Hop.where`).
+
+There is no second dispatch loop here: `OperatorHandle.call` is the loop, and while a
+sink listens (`state.watch` is not None) it reports each step to `watch` below. The
+hot path pays one attribute read for all of this. explain() blocks get every hop
+(`emit(hop)`); profilers (tensorplay/profiler.py) only what ran (`note`) and the
+backward nodes to time (`begin` / `end`).
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from tensorplay._layout import strided
-from tensorplay.dispatch.keys import DispatchKey, NUM_BACKENDS, format_keys
+from tensorplay.dispatch.keys import DispatchKey, format_keys
 from tensorplay.dispatch.tls import local_keys
 
 
 class _State:
-    active = False
-    depth = 0
-    sinks = []
+    def __init__(self):
+        # Instance attributes (read with a specialized instruction; see _frontdoor.observers)
+        self.active = False     # an explain() block listens (registry, autocast test this)
+        self.watch = None       # the observer the dispatch loop and the engine report to
+        self.depth = 0
+        self.sinks = []         # explain() blocks
+        self.profilers = []
+        self.masks = [(0, 0)]   # TLS masks seen by each enclosing call, to report changes
 
 
 state = _State()
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-def hop(kind, text):
-    line = "  " * state.depth + f"  {kind:<10}{text}"
+
+# ---- where: `file:line function` ------------------------------------------------------
+def _short(path):
+    """A path relative to the repository (the folder holding the tensorplay package)."""
+    path = os.path.abspath(path)
+    if path.startswith(_ROOT + os.sep):
+        return os.path.relpath(path, _ROOT)
+    return path
+
+
+def code_where(fn):
+    """`file:line function` of a function (unwrapping the dispatcher's own wrappers), a
+    class's `apply`, or None when it has no Python code (a builtin)."""
+    for _ in range(5):
+        inner = getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
+        if inner is None:
+            break
+        fn = inner
+    if isinstance(fn, type):
+        fn = getattr(fn, "apply", None) or getattr(fn, "__call__", None)
+    elif not hasattr(fn, "__code__") and hasattr(type(fn), "__call__"):
+        fn = type(fn).__call__         # a callable object: its __call__
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
+
+
+def frame_where(level):
+    """`file:line function` of the frame `level` calls above the caller."""
+    f = sys._getframe(level + 1)
+    return f"{_short(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_qualname}"
+
+
+# ---- hops -------------------------------------------------------------------------------
+class Hop:
+    """One hop of an explain() log. It unpacks as `(depth, kind, text)` (what
+    `draw_route` reads); `where` is the code it names (`file:line function`), `data` a
+    dict of the structured fields (shapes, dtypes, edges) a table shows."""
+
+    __slots__ = ("depth", "kind", "text", "where", "data")
+
+    def __init__(self, depth, kind, text, where=None, data=None):
+        self.depth = depth
+        self.kind = kind
+        self.text = text
+        self.where = where
+        self.data = data or {}
+
+    def __iter__(self):
+        return iter((self.depth, self.kind, self.text))
+
+    @property
+    def line(self):
+        """The hop as explain() prints it."""
+        if self.kind in ("call", "node"):     # a call or backward node opens a block
+            return "  " * self.depth + self.text
+        return "  " * self.depth + f"  {self.kind:<10}{self.text}"
+
+    def as_row(self):
+        return {"depth": self.depth, "kind": self.kind, "text": self.text,
+                "where": self.where, **self.data}
+
+    def __repr__(self):
+        return f"Hop({self.depth}, {self.kind!r}, {self.text!r}, where={self.where!r})"
+
+
+def hop(kind, text, where=None, data=None, depth=None):
+    """Report one hop to every sink; `where` defaults to the code that reports it."""
+    if where is None:
+        where = frame_where(1)
+    h = Hop(state.depth if depth is None else depth, kind, text, where, data)
     for sink in state.sinks:
-        sink.emit(line, (state.depth, kind, text))
-
-
-def _line(text):
-    line = "  " * state.depth + text
-    for sink in state.sinks:
-        sink.emit(line, (state.depth, "call", text))
+        sink.emit(h)
 
 
 def describe(value):
@@ -69,78 +147,293 @@ def describe(value):
     return text if len(text) < 40 else text[:37] + "..."
 
 
-def traced_call(handle, ks, args):
-    from tensorplay.dispatch.dispatcher import FALLTHROUGH, dispatcher
-    from tensorplay.dispatch.registry import KernelRegistry
-    lk = local_keys
-    eff = (ks | lk.included) & ~lk.excluded
-    shown = dispatcher.shown_keys()
-    _line(f"{handle.name}({', '.join(describe(a) for a in args)})")
-    hop("key set", f"{format_keys(eff, shown)} = given {format_keys(ks, shown)} | included "
-        f"{format_keys(lk.included, shown)} - excluded {format_keys(lk.excluded, shown)}")
+# ---- the dispatch loop's observer -------------------------------------------------------
+class _Watch:
+    """What `OperatorHandle.call` reports to while anything listens. Each method is one
+    step of that loop; the loop itself stays in dispatcher.py. explain() blocks get
+    every hop (`state.active`); profilers only `note(key, kernel)` of what ran, which
+    costs far less than the text of the hops."""
+
+    def enter(self, handle, ks, args):
+        if not state.active:
+            return
+        from tensorplay.dispatch.dispatcher import dispatcher
+        included, excluded = local_keys.masks
+        eff = (ks | included) & ~excluded
+        shown = dispatcher.shown_keys()
+        caller = frame_where(2)          # enter <- call <- whoever called the op
+        hop("call", f"{handle.name}({', '.join(describe(a) for a in args)})", caller,
+            {"op": handle.name})
+        outer_in, outer_ex = state.masks[-1]
+        here = frame_where(1)
+        for name, now, before in (("included", included, outer_in),
+                                  ("excluded", excluded, outer_ex)):
+            if now != before:
+                added, dropped = now & ~before, before & ~now
+                text = name
+                if added:
+                    text += f" + {format_keys(added, shown)}"
+                if dropped:
+                    text += f" - {format_keys(dropped, shown)}"
+                hop("tls", text, caller, {"mask": name})
+        hop("key set", f"{format_keys(eff, shown)} = given {format_keys(ks, shown)} | "
+            f"included {format_keys(included, shown)} - excluded "
+            f"{format_keys(excluded, shown)}", here, {"keys": format_keys(eff, shown)})
+
+    def miss(self, handle, key):
+        if state.active:
+            name = DispatchKey(key).name if key >= 0 else "<none>"
+            hop("miss", f"{name}: no kernel and no Composite fallback", frame_where(1),
+                depth=state.depth + 1)
+
+    def skip(self, handle, key):
+        if state.active:
+            hop("skip", f"{DispatchKey(key).name}: nothing registered, fall through",
+                frame_where(1), depth=state.depth + 1)
+
+    def run_backend(self, handle, key, kernel, args):
+        from tensorplay.dispatch.registry import KernelRegistry
+        name = DispatchKey(key).name
+        reg = getattr(kernel, "registry", kernel)
+        is_registry = isinstance(reg, KernelRegistry)
+        if state.profilers:
+            ran = _chosen(reg, args) if is_registry else \
+                handle.kernel_names[DispatchKey.Composite]
+            for p in state.profilers:
+                p.note(name, ran)
+        if not state.active:
+            return kernel(*args)
+        if is_registry:
+            bumps = getattr(kernel, "bumps", False)
+            bump = " (then bump the version of the written tensor)" if bumps else ""
+            n = len(reg.candidates)
+            text = f"{name} -> kernel registry ({n} candidate{'s' if n != 1 else ''}){bump}"
+            where = code_where(KernelRegistry.__call__)
+        else:
+            bumps = False
+            what = handle.kernel_names[DispatchKey.Composite]
+            text = f"{name} -> Composite fallback {what}"
+            where = code_where(kernel)
+        hop("dispatch", text, where, {"key": name}, depth=state.depth + 1)
+        out = self._nested(kernel, args)
+        if bumps:
+            for i in handle.schema.mutable_positions:
+                a = args[i]
+                if a is not None and not a._impl.inference:
+                    hop("version", f"{handle.schema.arg_names[i]}: version now "
+                        f"{a._impl.version.value} (saved copies of the old value now "
+                        f"mismatch)", code_where(_bumping_code()), depth=state.depth + 1)
+        hop("result", describe(out), frame_where(1))
+        return out
+
+    def run_wrapper(self, handle, key, kernel, ks, args):
+        name = DispatchKey(key).name
+        if state.profilers:
+            # a Composite decomposition above autograd is what this op runs; a wrapper
+            # (autograd, autocast) redispatches, and the kernel is noted further down
+            ran = handle.kernel_names[DispatchKey.Composite] \
+                if getattr(kernel, "__wrapped__", None) is not None else None
+            for p in state.profilers:
+                p.note(name, ran)
+        if not state.active:
+            return kernel(ks, *args)
+        what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
+            f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
+        hop("dispatch", f"{name} -> {what}", code_where(kernel), {"key": name},
+            depth=state.depth + 1)
+        out = self._nested(kernel, (ks,) + args)
+        hop("result", describe(out), frame_where(1))
+        return out
+
+    def _nested(self, kernel, args):
+        state.depth += 1
+        state.masks.append(local_keys.masks)
+        try:
+            return kernel(*args)
+        finally:
+            state.masks.pop()
+            state.depth -= 1
+
+
+def _chosen(reg, args):
+    """The name of the candidate a registry runs for `args` (for the profiler)."""
+    first = reg.candidates[0]
+    if first.dtypes is None and not first.contiguous and first.shape is None:
+        return first.name              # unconstrained: the registry's direct entry
+    plan = reg.plan(args)
+    return plan.candidates[0].name if plan.candidates else plan.note
+
+
+def _bumping_code():
+    from tensorplay.dispatch import dispatcher
+    return dispatcher._bumping
+
+
+watch = _Watch()
+
+
+# ---- backward, node by node -------------------------------------------------------------
+_formula_lines = {}
+
+
+def formula_where(op):
+    """`derivatives.yaml:LINE op` of the entry `op` (e.g. `add.Tensor`) was generated from."""
+    if not _formula_lines:
+        path = os.path.join(_ROOT, "derivatives.yaml")
+        try:
+            with open(path) as f:
+                for n, line in enumerate(f, 1):
+                    if line.startswith("- name: "):
+                        _formula_lines[line[8:].split("(", 1)[0].strip()] = n
+        except OSError:
+            _formula_lines[None] = 0
+    n = _formula_lines.get(op)
+    return f"derivatives.yaml:{n} {op}" if n else None
+
+
+def _is_leaf_node(node):
+    """AccumulateGrad (read by its attribute: autograd sits above this module)."""
+    return getattr(node, "variable", None) is not None
+
+
+def _edge_text(child, nr):
+    if child is None:
+        return "nowhere (that input does not require grad)"
+    if _is_leaf_node(child):
+        return f"AccumulateGrad of leaf {describe(child.variable)}"
+    return f"{child.name()} input {nr}"
+
+
+def backward_node(task, node, grads):
+    """Run one node of the engine (`task.evaluate`): profilers time it as a `backward`
+    event; explain() gets its hops (the node, its formula, the gradients in, then out
+    with the edge each travels)."""
+    name = node.name()
+    profilers = list(state.profilers)
+    for p in profilers:
+        p.begin(name, "backward")
+    try:
+        if not state.active:
+            return task.evaluate(node, grads)
+        return _explained_node(task, node, grads, name)
+    finally:
+        for p in profilers:
+            p.end()
+
+
+def _explained_node(task, node, grads, name):
+    hop("node", f"{name}" + (f" (backward of {node.OP})" if node.OP else ""),
+        code_where(type(node)), {"node": name})
+    if node.OP:
+        doc = (type(node).__doc__ or "").split("\n\n", 1)
+        formula = "; ".join(line.strip() for line in doc[1].strip().splitlines()) \
+            if len(doc) > 1 else ""
+        hop("formula", formula, formula_where(node.OP))
+    for i, g in enumerate(grads or ()):
+        hop("grad in", f"[{i}] {describe(g) if g is not None else 'None'}",
+            frame_where(2), _grad_data(g))
+    if _is_leaf_node(node):
+        had = node.variable._impl.grad is not None
+        hop("accum", f"into .grad of leaf {describe(node.variable)} ("
+            + ("added to the .grad there" if had else "first gradient: cloned") + ")",
+            code_where(type(node)))
     state.depth += 1
     try:
-        while True:
-            key = eff.bit_length() - 1
-            kernel = handle.resolved[key] if key >= 0 else None
-            name = DispatchKey(key).name if key >= 0 else "<none>"
-            if key < NUM_BACKENDS:
-                if kernel is None:
-                    hop("miss", f"{name}: no kernel and no Composite fallback")
-                    handle.miss(key)
-                reg = getattr(kernel, "registry", kernel)
-                if isinstance(reg, KernelRegistry):
-                    bump = " (then bump the version of the written tensor)" \
-                        if getattr(kernel, "bumps", False) else ""
-                    hop("dispatch", f"{name} -> kernel registry ({len(reg.candidates)} "
-                        f"candidate{'s' if len(reg.candidates) != 1 else ''}){bump}")
-                else:
-                    hop("dispatch", f"{name} -> Composite fallback "
-                        f"{handle.kernel_names[DispatchKey.Composite]}")
-                out = kernel(*args)
-                break
-            if kernel is FALLTHROUGH:
-                hop("skip", f"{name}: nothing registered, fall through")
-                eff &= ~(1 << key)
-                continue
-            what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
-                f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
-            hop("dispatch", f"{name} -> {what}")
-            out = kernel(eff, *args)
-            break
+        outs = task.evaluate(node, grads)
     finally:
         state.depth -= 1
-    hop("result", describe(out))
-    return out
+    if outs is not None:
+        for i, (g, (child, nr)) in enumerate(zip(outs, node.next_functions)):
+            data = _grad_data(g)
+            data["edge"] = _edge_text(child, nr)
+            hop("grad out", f"[{i}] {describe(g) if g is not None else 'None'} -> "
+                f"{data['edge']}", frame_where(2), data)
+    elif grads is not None:
+        hop("skip", "not run: no gradient arrives or nothing it leads to is needed",
+            frame_where(2))
+    return outs
+
+
+def _grad_data(g):
+    impl = getattr(g, "_impl", None)
+    if impl is None:
+        return {"shape": None, "dtype": None}
+    return {"shape": tuple(impl.sizes), "dtype": impl.dtype.name}
+
+
+# ---- listeners --------------------------------------------------------------------------
+def _update():
+    state.active = bool(state.sinks)
+    state.watch = watch if state.sinks or state.profilers else None
+
+
+def listen(sink):
+    """Report every hop to `sink` (an explain block: `emit(hop)`)."""
+    if not state.sinks:
+        state.masks = [local_keys.masks]    # TLS changes are reported from here on
+    state.sinks.append(sink)
+    _update()
+
+
+def unlisten(sink):
+    state.sinks.remove(sink)
+    _update()
+
+
+def listen_profiler(profiler):
+    """Report what ran to `profiler`: `note(key, kernel)` per dispatch step, and
+    `begin(name, "backward")` / `end()` around each backward node."""
+    state.profilers.append(profiler)
+    _update()
+
+
+def unlisten_profiler(profiler):
+    state.profilers.remove(profiler)
+    _update()
 
 
 class explain:
-    """Context manager: log every hop of every op call inside it.
+    """Context manager: log every hop of every op call inside it, forward and backward.
 
     Lines are printed to `file` (stdout by default) as they happen and kept in
     `.lines`; pass `file=False` to only collect them. `.records` holds the same hops as
-    `(depth, kind, text)` tuples (kind "call" for the line that opens a call), for
-    drawing them (`tp.utils.pictures.draw_route`)."""
+    `Hop`s: each unpacks as `(depth, kind, text)` and has `.where` (`file:line
+    function`) and `.data`. `explain(records=True)` collects without printing, and
+    `.rows()` gives the records as dicts, one per hop, for a table."""
 
-    def __init__(self, file=None):
-        self.file = file
+    def __init__(self, file=None, records=False):
+        self.file = False if records and file is None else file
         self.lines = []
         self.records = []
 
-    def emit(self, line, record):
+    def emit(self, h):
+        line = h.line
         self.lines.append(line)
-        self.records.append(record)
+        self.records.append(h)
         if self.file is not False:
             print(line, file=self.file or sys.stdout)
 
+    def rows(self):
+        return [h.as_row() for h in self.records]
+
+    def table(self, kinds=None, width=60):
+        """The records as a text table: kind, text (indented by depth), where."""
+        out = [f"{'kind':<11}{'what':<{width}}  where"]
+        for h in self.records:
+            if kinds is not None and h.kind not in kinds:
+                continue
+            text = "  " * h.depth + h.text
+            if len(text) > width:
+                text = text[:width - 3] + "..."
+            out.append(f"{h.kind:<11}{text:<{width}}  {h.where or ''}")
+        return "\n".join(out)
+
     def __enter__(self):
-        state.sinks.append(self)
-        state.active = True
+        listen(self)
         return self
 
     def __exit__(self, *exc):
-        state.sinks.remove(self)
-        state.active = bool(state.sinks)
+        unlisten(self)
 
     @property
     def text(self):

@@ -115,7 +115,7 @@ def batching_kernel(op):
             try:
                 if trace.state.active:
                     trace.hop("vmap", f"level {level}: batching rule {rule.__module__}."
-                                      f"{rule.__name__}")
+                                      f"{rule.__name__}", trace.code_where(rule))
                 out, out_bdims = _run_rule(rule, op, phys, bdims, entry)
                 return _returning_self(op, args, _wrap(out, out_bdims, level))
             except NeedsFallback:

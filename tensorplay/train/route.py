@@ -18,7 +18,8 @@ from dataclasses import dataclass
 # The hops trace.py writes, each as `kind` padded to 10 characters, then its text.
 HOP_WIDTH = 10
 HOP_KINDS = {"key set", "dispatch", "skip", "miss", "candidate", "cache", "kernel",
-             "hand-over", "fallback", "triton", "result"}
+             "hand-over", "fallback", "triton", "result", "cast", "tls", "version",
+             "formula", "grad in", "grad out", "accum"}
 MAX_KERNELS_SHOWN = 3
 
 
@@ -90,12 +91,15 @@ def parse(lines):
         if not line.startswith(" "):
             if op is not None:
                 calls.append(Call(op, entry or "?", tuple(dict.fromkeys(kernels))))
-            op, entry, kernels = line.split("(", 1)[0], None, []
+            # an op call, or a backward node ("MulBackward0 (backward of mul.Tensor)")
+            op, entry, kernels = line.split("(", 1)[0].strip(), None, []
             continue
         hop = split_hop(line)
         if hop is None:
             continue
         kind, text = hop
+        if kind == "formula" and entry is None:
+            entry = "backward node"
         if kind == "dispatch" and entry is None:
             entry = describe_entry(text)
         name = leaf(kind, text)
