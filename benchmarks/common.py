@@ -27,6 +27,25 @@ def timeit(fn, *, min_time=0.2, repeats=5):
     return statistics.median(samples)
 
 
+def paired_min(fn_a, fn_b, *, batch=200, rounds=60):
+    """(seconds per call of fn_a, of fn_b): each the fastest of `rounds` batches, the two
+    timed in alternation so that both see the same load. On a shared machine the minimum
+    is the estimate least disturbed by other processes."""
+    fn_a(), fn_b()
+    best_a = best_b = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn_a()
+        mid = time.perf_counter()
+        for _ in range(batch):
+            fn_b()
+        end = time.perf_counter()
+        best_a = min(best_a, (mid - start) / batch)
+        best_b = min(best_b, (end - mid) / batch)
+    return best_a, best_b
+
+
 def fmt_time(seconds):
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.2f} us"

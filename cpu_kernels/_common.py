@@ -15,8 +15,9 @@ def out(result, dtype):
     return NumPy scalars, hence the asarray)."""
     if type(result) is not np.ndarray:
         result = np.asarray(result)
-    if result.dtype != dtype.np:
-        result = result.astype(dtype.np)
+    np_dtype = dtype.np
+    if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
+        result = result.astype(np_dtype)
     return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
 
 
@@ -36,7 +37,9 @@ def written(op, self, target):
 def array_as(t, dtype):
     """The tensor's data as `dtype` (a view when it already is, a converted copy otherwise)."""
     impl = t._impl
-    a = impl.array()
+    a = impl._array     # the cached view, as impl.array() would return it
+    if a is None:
+        a = impl.array()
     return a if impl.dtype is dtype else a.astype(dtype.np)
 
 

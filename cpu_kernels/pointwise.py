@@ -29,20 +29,20 @@ def _binary(self, other):
     return array_as(self, dtype), array_as(other, dtype), dtype
 
 
-def _scaled(b, alpha):
-    return b if alpha == 1 else b * alpha
-
-
-def _check_alpha(op, self, other, alpha, dtype):
-    # NumPy would compute int + 0.5 * int in float and truncate: PyTorch refuses.
+def _scaled(op, self, other, alpha, dtype, b):
+    """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
+    int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
+    does the op's shape rule."""
     if type(alpha) is float and not dtype.is_floating_point:
         rules.binary(op, (self, other, alpha))
+    return b if alpha == 1 else b * alpha
 
 
 def add(self, other, alpha):
     a, b, dtype = _binary(self, other)
-    _check_alpha("add", self, other, alpha, dtype)
-    return out(np.add(a, _scaled(b, alpha)), dtype)
+    if alpha != 1 or type(alpha) is float:
+        b = _scaled("add", self, other, alpha, dtype, b)
+    return out(np.add(a, b), dtype)
 
 
 def _check_no_bool(op, self, other):
@@ -54,8 +54,9 @@ def _check_no_bool(op, self, other):
 def sub(self, other, alpha):
     _check_no_bool("sub", self, other)
     a, b, dtype = _binary(self, other)
-    _check_alpha("sub", self, other, alpha, dtype)
-    return out(np.subtract(a, _scaled(b, alpha)), dtype)
+    if alpha != 1 or type(alpha) is float:
+        b = _scaled("sub", self, other, alpha, dtype, b)
+    return out(np.subtract(a, b), dtype)
 
 
 def mul(self, other):
@@ -185,10 +186,12 @@ def relu(self):
 # ---- in-place: compute into the tensor's own memory ----------------------------------
 def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
-    _check_alpha(op, self, other, alpha, dtype)
+    b = array_as(other, dtype)
+    if alpha != 1 or type(alpha) is float:
+        b = _scaled(op, self, other, alpha, dtype, b)
     rules.check_inplace_cast(op, dtype, self)
     target = self._impl.array()
-    result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))
+    result = ufunc(array_as(self, dtype), b)
     np.copyto(target, result, casting="unsafe")
     return self
 

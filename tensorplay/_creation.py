@@ -193,7 +193,8 @@ def from_dlpack(obj):
 
 def scalar_tensor(value, dtype=None, device=None):
     dtype = dtype or dt.scalar_dtype(value)
-    return _from_array(np.array(value).astype(dtype.np), dtype, device, op="scalar_tensor")
+    return _from_array(np.array(value).astype(dtype.np, copy=False), dtype, device,
+                       op="scalar_tensor")
 
 
 # ---- filled ---------------------------------------------------------------------------

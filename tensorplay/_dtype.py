@@ -28,7 +28,8 @@ _BOOL, _INT, _FLOAT = 0, 1, 2
 class dtype:
     """A TensorPlay scalar type, e.g. `tp.float32`."""
 
-    __slots__ = ("name", "itemsize", "category", "is_signed", "np", "_rank")
+    __slots__ = ("name", "itemsize", "category", "is_signed", "np", "_rank",
+                 "is_floating_point")
 
     def __init__(self, name, np_dtype, category, rank, is_signed):
         self.name = name
@@ -37,10 +38,8 @@ class dtype:
         self.category = category
         self.is_signed = is_signed
         self._rank = rank
-
-    @property
-    def is_floating_point(self):
-        return self.category == _FLOAT
+        # a plain attribute, not a property: kernels and autograd read it on every call
+        self.is_floating_point = category == _FLOAT
 
     @property
     def is_complex(self):

@@ -280,7 +280,7 @@ def observed(handle, ks, args):
 def keyset_list(tensors):
     ks = 0
     for t in tensors:
-        ks |= t._impl.key_set()
+        ks |= t._impl.keys
     return ks
 
 

@@ -43,9 +43,9 @@ def contiguous_strides(sizes):
         return (1,) * n
     strides = [1] * n
     acc = 1
-    for i in range(len(sizes) - 1, -1, -1):
+    for i in range(n - 1, -1, -1):
         strides[i] = acc
-        acc *= max(sizes[i], 1)
+        acc *= sizes[i] or 1      # max(size, 1) for sizes >= 0, without a call per dim
     return tuple(strides)
 
 
@@ -71,8 +71,8 @@ def numel_of(sizes):
 
 class TensorImpl:
     __slots__ = (
-        "storage", "sizes", "strides", "offset", "dtype", "device", "version",
-        "is_contiguous", "inference", "wrapped_number", "_array",
+        "storage", "sizes", "strides", "offset", "dtype", "_device", "version",
+        "is_contiguous", "_inference", "wrapped_number", "_array", "keys",
         # autograd meta
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
         "grad_accumulator", "base", "name", "post_accumulate_hooks", "__weakref__",
@@ -82,16 +82,19 @@ class TensorImpl:
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None):
+        # Hot callers (impl_from_array, views) pass every argument by position: a class
+        # call with keywords builds a dict first.
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
         self.offset = offset
         self.dtype = dtype
-        self.device = device
+        self._device = device
         self.version = version if version is not None else VersionCounter()
         self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
             else contiguous
-        self.inference = inference
+        self._inference = inference
+        self.keys = keys_of(device, inference)
         self.wrapped_number = False
         self._array = array
         self.requires_grad = False
@@ -105,13 +108,31 @@ class TensorImpl:
         self.name = None
         self.post_accumulate_hooks = None
 
+    # The key set follows from the device and the inference flag alone (requires_grad is
+    # not in it: the autograd wrapper checks that), so it is cached in `keys`, which the
+    # front doors read, and recomputed by the two setters below: a device change
+    # (`Tensor.data = ...` moving a parameter) and an inference flip are what invalidate it.
+    @property
+    def device(self):
+        return self._device
+
+    @device.setter
+    def device(self, device):
+        self._device = device
+        self.keys = keys_of(device, self._inference)
+
+    @property
+    def inference(self):
+        return self._inference
+
+    @inference.setter
+    def inference(self, inference):
+        self._inference = inference
+        self.keys = keys_of(self._device, inference)
+
     def key_set(self):
-        """Computed per call from the device and flags, never stored: a backend bit, plus
-        its autograd bit unless this is an inference tensor."""
-        backend = self.device.key
-        if self.inference:
-            return 1 << backend
-        return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
+        """A backend bit, plus its autograd bit unless this is an inference tensor."""
+        return self.keys
 
     def numel(self):
         return numel_of(self.sizes)
@@ -122,6 +143,15 @@ class TensorImpl:
         if a is None:
             a = self._array = cpu_view(self)
         return a
+
+
+def keys_of(device, inference):
+    """The key set of a dense tensor on `device`: its backend bit, plus the backend's
+    autograd bit unless it is an inference tensor."""
+    backend = device.key
+    if inference:
+        return 1 << backend
+    return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
 
 
 def cpu_view(impl):
@@ -140,6 +170,5 @@ def impl_from_array(arr, dtype, device, inference):
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     sizes = arr.shape
-    storage = Storage(arr, arr.nbytes, device)
-    return TensorImpl(storage, sizes, contiguous_strides(sizes), 0, dtype, device,
-                      inference=inference, array=arr, contiguous=True)
+    return TensorImpl(Storage(arr, arr.nbytes, device), sizes, contiguous_strides(sizes), 0,
+                      dtype, device, None, inference, arr, True)

@@ -53,4 +53,10 @@ def result_type2(a, b):
         return da
     if bool(ia.sizes) == bool(ib.sizes) and not (ia.wrapped_number or ib.wrapped_number):
         return dt._PROMOTE[(da, db)]
+    # A float tensor with a Python number (`x * 2`): the number's class is lower and its
+    # category is never higher than float, so the tensor's dtype wins.
+    if ib.wrapped_number and not ia.wrapped_number and da.is_floating_point:
+        return da
+    if ia.wrapped_number and not ib.wrapped_number and db.is_floating_point:
+        return db
     return result_type(a, b)

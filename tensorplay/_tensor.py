@@ -162,6 +162,10 @@ class Tensor(TensorMethods, TensorBase):
         return Size(self._impl.sizes)
 
     def __getitem__(self, index):
+        if type(index) is int and self._impl.sizes:
+            # x[i]: exactly what _indexing.getitem makes of a lone int, without walking
+            # the general index machinery
+            return self.select(0, index)
         from tensorplay._indexing import getitem
         return getitem(self, index)
 

@@ -8,7 +8,7 @@ a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
-    any_requires_grad, check_inplace, collect_next_edges, rebase_history,
+    any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
@@ -65,10 +65,10 @@ BELOW_AUTOGRAD = ~AUTOGRAD_MASK
 
 
 def add_Tensor(ks, self, other, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = AddBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -79,11 +79,11 @@ def add_Tensor(ks, self, other, alpha):
 
 
 def add__Tensor(ks, self, other, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'add_.Tensor')
     node = AddBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -94,10 +94,10 @@ def add__Tensor(ks, self, other, alpha):
 
 
 def sub_Tensor(ks, self, other, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     node = SubBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -108,11 +108,11 @@ def sub_Tensor(ks, self, other, alpha):
 
 
 def sub__Tensor(ks, self, other, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'sub_.Tensor')
     node = SubBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -123,10 +123,10 @@ def sub__Tensor(ks, self, other, alpha):
 
 
 def mul_Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MulBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -138,11 +138,11 @@ def mul_Tensor(ks, self, other):
 
 
 def mul__Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'mul_.Tensor')
     node = MulBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -154,10 +154,10 @@ def mul__Tensor(ks, self, other):
 
 
 def div_Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = DivBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -169,11 +169,11 @@ def div_Tensor(ks, self, other):
 
 
 def div__Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'div_.Tensor')
     node = DivBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -185,10 +185,10 @@ def div__Tensor(ks, self, other):
 
 
 def pow_Tensor_Tensor(ks, self, exponent):
-    if not (grad_state.enabled and (self._impl.requires_grad or exponent._impl.requires_grad)):
+    if not ((self._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
         return ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     node = PowBackward0()
-    node.set_next_edges(collect_next_edges(self, exponent))
+    node.next_functions = (impl_edge(self._impl), impl_edge(exponent._impl))
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -201,10 +201,10 @@ def pow_Tensor_Tensor(ks, self, exponent):
 
 
 def maximum(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MaximumBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -216,10 +216,10 @@ def maximum(ks, self, other):
 
 
 def minimum(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = MinimumBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -231,10 +231,10 @@ def minimum(ks, self, other):
 
 
 def xlogy_Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = XlogyBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -246,10 +246,10 @@ def xlogy_Tensor(ks, self, other):
 
 
 def where_self(ks, condition, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     node = WhereBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -260,10 +260,10 @@ def where_self(ks, condition, self, other):
 
 
 def neg(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     node = NegBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -271,10 +271,10 @@ def neg(ks, self):
 
 
 def abs(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AbsBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -283,10 +283,10 @@ def abs(ks, self):
 
 
 def sign(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SignBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -294,10 +294,10 @@ def sign(ks, self):
 
 
 def exp(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ExpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -306,10 +306,10 @@ def exp(ks, self):
 
 
 def log(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     node = LogBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -318,10 +318,10 @@ def log(ks, self):
 
 
 def sqrt(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -330,10 +330,10 @@ def sqrt(ks, self):
 
 
 def sin(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -342,10 +342,10 @@ def sin(ks, self):
 
 
 def cos(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -354,10 +354,10 @@ def cos(ks, self):
 
 
 def tanh(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -366,10 +366,10 @@ def tanh(ks, self):
 
 
 def sigmoid(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -378,10 +378,10 @@ def sigmoid(ks, self):
 
 
 def relu(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -390,11 +390,11 @@ def relu(ks, self):
 
 
 def relu_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'relu_')
     node = ReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -403,10 +403,10 @@ def relu_(ks, self):
 
 
 def sum(ks, self, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = SumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
@@ -415,10 +415,10 @@ def sum(ks, self, dtype):
 
 
 def sum_dim_IntList(ks, self, dim, keepdim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = SumBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -429,10 +429,10 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
 
 
 def mean(ks, self, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = MeanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -442,10 +442,10 @@ def mean(ks, self, dtype):
 
 
 def mean_dim(ks, self, dim, keepdim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = MeanBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -456,10 +456,10 @@ def mean_dim(ks, self, dim, keepdim, dtype):
 
 
 def max(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -469,10 +469,10 @@ def max(ks, self):
 
 
 def max_dim(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MaxBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -484,10 +484,10 @@ def max_dim(ks, self, dim, keepdim):
 
 
 def min(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -497,10 +497,10 @@ def min(ks, self):
 
 
 def min_dim(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MinBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -512,10 +512,10 @@ def min_dim(ks, self, dim, keepdim):
 
 
 def mm(ks, self, mat2):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
+    if not ((self._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         return ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = MmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
@@ -525,10 +525,10 @@ def mm(ks, self, mat2):
 
 
 def bmm(ks, self, mat2):
-    if not (grad_state.enabled and (self._impl.requires_grad or mat2._impl.requires_grad)):
+    if not ((self._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         return ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = BmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
@@ -538,11 +538,11 @@ def bmm(ks, self, mat2):
 
 
 def copy_(ks, self, src, non_blocking):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     check_inplace(self, 'copy_')
     node = CopyBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -552,11 +552,11 @@ def copy_(ks, self, src, non_blocking):
 
 
 def fill__Scalar(ks, self, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     rebase_history(self, node)
@@ -564,10 +564,10 @@ def fill__Scalar(ks, self, value):
 
 
 def clone(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CloneBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -575,10 +575,10 @@ def clone(ks, self):
 
 
 def _to_copy(ks, self, dtype, device, non_blocking):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     node = ToCopyBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -588,10 +588,10 @@ def _to_copy(ks, self, dtype, device, non_blocking):
 
 
 def view(ks, self, size):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     node = ViewBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
@@ -600,10 +600,10 @@ def view(ks, self, size):
 
 
 def as_strided(ks, self, size, stride, storage_offset):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
     node = AsStridedBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
@@ -615,10 +615,10 @@ def as_strided(ks, self, size, stride, storage_offset):
 
 
 def transpose_int(ks, self, dim0, dim1):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     node = TransposeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -628,10 +628,10 @@ def transpose_int(ks, self, dim0, dim1):
 
 
 def permute(ks, self, dims):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = PermuteBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
@@ -640,10 +640,10 @@ def permute(ks, self, dims):
 
 
 def expand(ks, self, size, implicit):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     node = ExpandBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
@@ -652,10 +652,10 @@ def expand(ks, self, size, implicit):
 
 
 def squeeze(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -664,10 +664,10 @@ def squeeze(ks, self):
 
 
 def squeeze_dim(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = SqueezeBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -676,10 +676,10 @@ def squeeze_dim(ks, self, dim):
 
 
 def unsqueeze(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = UnsqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -688,10 +688,10 @@ def unsqueeze(ks, self, dim):
 
 
 def select_int(ks, self, dim, index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = SelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
@@ -702,10 +702,10 @@ def select_int(ks, self, dim, index):
 
 
 def slice_Tensor(ks, self, dim, start, end, step):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     node = SliceBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.start_ = start
     node.end_ = end
@@ -718,10 +718,10 @@ def slice_Tensor(ks, self, dim, start, end, step):
 
 
 def reciprocal(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReciprocalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -730,11 +730,11 @@ def reciprocal(ks, self):
 
 
 def reciprocal_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -743,10 +743,10 @@ def reciprocal_(ks, self):
 
 
 def rsqrt(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RsqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -755,11 +755,11 @@ def rsqrt(ks, self):
 
 
 def rsqrt_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -768,10 +768,10 @@ def rsqrt_(ks, self):
 
 
 def exp2(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Exp2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -780,11 +780,11 @@ def exp2(ks, self):
 
 
 def exp2_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp2_')
     node = Exp2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -793,10 +793,10 @@ def exp2_(ks, self):
 
 
 def expm1(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Expm1Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -805,11 +805,11 @@ def expm1(ks, self):
 
 
 def expm1_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'expm1_')
     node = Expm1Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -818,10 +818,10 @@ def expm1_(ks, self):
 
 
 def log2(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -830,11 +830,11 @@ def log2(ks, self):
 
 
 def log2_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log2_')
     node = Log2Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -843,10 +843,10 @@ def log2_(ks, self):
 
 
 def log10(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log10Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -855,11 +855,11 @@ def log10(ks, self):
 
 
 def log10_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log10_')
     node = Log10Backward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -868,10 +868,10 @@ def log10_(ks, self):
 
 
 def log1p(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log1pBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -880,11 +880,11 @@ def log1p(ks, self):
 
 
 def log1p_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log1p_')
     node = Log1pBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -893,10 +893,10 @@ def log1p_(ks, self):
 
 
 def tan(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -905,11 +905,11 @@ def tan(ks, self):
 
 
 def tan_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tan_')
     node = TanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -918,10 +918,10 @@ def tan_(ks, self):
 
 
 def asin(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AsinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -930,11 +930,11 @@ def asin(ks, self):
 
 
 def asin_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'asin_')
     node = AsinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -943,10 +943,10 @@ def asin_(ks, self):
 
 
 def acos(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AcosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -955,11 +955,11 @@ def acos(ks, self):
 
 
 def acos_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'acos_')
     node = AcosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -968,10 +968,10 @@ def acos_(ks, self):
 
 
 def atan(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AtanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -980,11 +980,11 @@ def atan(ks, self):
 
 
 def atan_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'atan_')
     node = AtanBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -993,10 +993,10 @@ def atan_(ks, self):
 
 
 def sinh(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1005,11 +1005,11 @@ def sinh(ks, self):
 
 
 def sinh_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sinh_')
     node = SinhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1018,10 +1018,10 @@ def sinh_(ks, self):
 
 
 def cosh(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CoshBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1030,11 +1030,11 @@ def cosh(ks, self):
 
 
 def cosh_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cosh_')
     node = CoshBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1043,10 +1043,10 @@ def cosh_(ks, self):
 
 
 def erf(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1055,11 +1055,11 @@ def erf(ks, self):
 
 
 def erf_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erf_')
     node = ErfBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1068,10 +1068,10 @@ def erf_(ks, self):
 
 
 def erfc(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfcBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1080,11 +1080,11 @@ def erfc(ks, self):
 
 
 def erfc_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erfc_')
     node = ErfcBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1093,10 +1093,10 @@ def erfc_(ks, self):
 
 
 def logit(ks, self, eps):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     node = LogitBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1106,11 +1106,11 @@ def logit(ks, self, eps):
 
 
 def logit_(ks, self, eps):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     check_inplace(self, 'logit_')
     node = LogitBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1120,10 +1120,10 @@ def logit_(ks, self, eps):
 
 
 def floor(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FloorBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1131,11 +1131,11 @@ def floor(ks, self):
 
 
 def floor_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'floor_')
     node = FloorBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1143,10 +1143,10 @@ def floor_(ks, self):
 
 
 def ceil(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CeilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1154,11 +1154,11 @@ def ceil(ks, self):
 
 
 def ceil_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'ceil_')
     node = CeilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1166,10 +1166,10 @@ def ceil_(ks, self):
 
 
 def trunc(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TruncBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1177,11 +1177,11 @@ def trunc(ks, self):
 
 
 def trunc_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'trunc_')
     node = TruncBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1189,10 +1189,10 @@ def trunc_(ks, self):
 
 
 def round(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RoundBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1200,10 +1200,10 @@ def round(ks, self):
 
 
 def round_decimals(ks, self, decimals):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     node = RoundBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     set_history(result, node)
@@ -1211,11 +1211,11 @@ def round_decimals(ks, self, decimals):
 
 
 def round_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'round_')
     node = RoundBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1223,11 +1223,11 @@ def round_(ks, self):
 
 
 def round__decimals(ks, self, decimals):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     rebase_history(self, node)
@@ -1235,10 +1235,10 @@ def round__decimals(ks, self, decimals):
 
 
 def frac(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FracBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     set_history(result, node)
@@ -1246,11 +1246,11 @@ def frac(ks, self):
 
 
 def frac_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'frac_')
     node = FracBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1258,10 +1258,10 @@ def frac_(ks, self):
 
 
 def div_Tensor_mode(ks, self, other, rounding_mode):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     node = DivBackward1()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -1274,11 +1274,11 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
 
 
 def div__Tensor_mode(ks, self, other, rounding_mode):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     check_inplace(self, 'div_.Tensor_mode')
     node = DivBackward1()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -1291,10 +1291,10 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
 
 
 def floor_divide(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FloorDivideBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
@@ -1302,11 +1302,11 @@ def floor_divide(ks, self, other):
 
 
 def floor_divide__Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'floor_divide_.Tensor')
     node = FloorDivideBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     rebase_history(self, node)
@@ -1314,10 +1314,10 @@ def floor_divide__Tensor(ks, self, other):
 
 
 def remainder_Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = RemainderBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1329,11 +1329,11 @@ def remainder_Tensor(ks, self, other):
 
 
 def remainder__Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'remainder_.Tensor')
     node = RemainderBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -1345,10 +1345,10 @@ def remainder__Tensor(ks, self, other):
 
 
 def fmod_Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FmodBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1360,11 +1360,11 @@ def fmod_Tensor(ks, self, other):
 
 
 def fmod__Tensor(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'fmod_.Tensor')
     node = FmodBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -1376,10 +1376,10 @@ def fmod__Tensor(ks, self, other):
 
 
 def atan2(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = Atan2Backward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1391,11 +1391,11 @@ def atan2(ks, self, other):
 
 
 def atan2_(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'atan2_')
     node = Atan2Backward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -1407,10 +1407,10 @@ def atan2_(ks, self, other):
 
 
 def hypot(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = HypotBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1423,11 +1423,11 @@ def hypot(ks, self, other):
 
 
 def hypot_(ks, self, other):
-    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'hypot_')
     node = HypotBackward0()
-    node.set_next_edges(collect_next_edges(self, other))
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
@@ -1440,10 +1440,10 @@ def hypot_(ks, self, other):
 
 
 def clamp(ks, self, min, max):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_ = min
     node.max_ = max
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1454,12 +1454,13 @@ def clamp(ks, self, min, max):
 
 
 def clamp_Tensor(ks, self, min, max):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad)))):
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
         return ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     node = ClampBackward1()
-    node.set_next_edges(collect_next_edges(self, min, max))
+    node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -1473,11 +1474,11 @@ def clamp_Tensor(ks, self, min, max):
 
 
 def clamp_(ks, self, min, max):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_')
     node = ClampBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -1488,13 +1489,14 @@ def clamp_(ks, self, min, max):
 
 
 def clamp__Tensor(ks, self, min, max):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad)))):
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
         return ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1()
-    node.set_next_edges(collect_next_edges(self, min, max))
+    node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -1508,10 +1510,10 @@ def clamp__Tensor(ks, self, min, max):
 
 
 def lerp_Scalar(ks, self, end, weight):
-    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
+    if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
         return ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward0()
-    node.set_next_edges(collect_next_edges(self, end))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -1522,12 +1524,13 @@ def lerp_Scalar(ks, self, end, weight):
 
 
 def lerp_Tensor(ks, self, end, weight):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or end._impl.requires_grad
-            or weight._impl.requires_grad))):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     node = LerpBackward1()
-    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -1544,11 +1547,11 @@ def lerp_Tensor(ks, self, end, weight):
 
 
 def lerp__Scalar(ks, self, end, weight):
-    if not (grad_state.enabled and (self._impl.requires_grad or end._impl.requires_grad)):
+    if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
         return ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Scalar')
     node = LerpBackward0()
-    node.set_next_edges(collect_next_edges(self, end))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -1559,13 +1562,14 @@ def lerp__Scalar(ks, self, end, weight):
 
 
 def lerp__Tensor(ks, self, end, weight):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or end._impl.requires_grad
-            or weight._impl.requires_grad))):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Tensor')
     node = LerpBackward1()
-    node.set_next_edges(collect_next_edges(self, end, weight))
+    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -1584,12 +1588,15 @@ def lerp__Tensor(ks, self, end, weight):
 
 
 def addcmul(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad))):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcmulBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1607,13 +1614,16 @@ def addcmul(ks, self, tensor1, tensor2, value):
 
 
 def addcmul_(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad))):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
     node = AddcmulBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1631,12 +1641,15 @@ def addcmul_(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad))):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     node = AddcdivBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1655,13 +1668,16 @@ def addcdiv(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv_(ks, self, tensor1, tensor2, value):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad))):
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
     node = AddcdivBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+    node.next_functions = (
+        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+    )
     node.value_ = value
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
@@ -1680,10 +1696,10 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
 
 
 def nan_to_num(ks, self, nan, posinf, neginf):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     node = NanToNumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
@@ -1692,11 +1708,11 @@ def nan_to_num(ks, self, nan, posinf, neginf):
 
 
 def nan_to_num_(ks, self, nan, posinf, neginf):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
     node = NanToNumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
@@ -1705,11 +1721,11 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
 
 
 def exp_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp_')
     node = ExpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1718,11 +1734,11 @@ def exp_(ks, self):
 
 
 def log_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log_')
     node = LogBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1731,11 +1747,11 @@ def log_(ks, self):
 
 
 def sqrt_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1744,11 +1760,11 @@ def sqrt_(ks, self):
 
 
 def sin_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sin_')
     node = SinBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1757,11 +1773,11 @@ def sin_(ks, self):
 
 
 def cos_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cos_')
     node = CosBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1770,11 +1786,11 @@ def cos_(ks, self):
 
 
 def tanh_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tanh_')
     node = TanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1783,11 +1799,11 @@ def tanh_(ks, self):
 
 
 def sigmoid_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1796,11 +1812,11 @@ def sigmoid_(ks, self):
 
 
 def neg_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'neg_')
     node = NegBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     rebase_history(self, node)
@@ -1808,11 +1824,11 @@ def neg_(ks, self):
 
 
 def abs_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'abs_')
     node = AbsBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1821,10 +1837,10 @@ def abs_(ks, self):
 
 
 def leaky_relu(ks, self, negative_slope):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     node = LeakyReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1834,11 +1850,11 @@ def leaky_relu(ks, self, negative_slope):
 
 
 def leaky_relu_(ks, self, negative_slope):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
     node = LeakyReluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1848,10 +1864,10 @@ def leaky_relu_(ks, self, negative_slope):
 
 
 def elu(ks, self, alpha, scale, input_scale):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     node = EluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -1863,11 +1879,11 @@ def elu(ks, self, alpha, scale, input_scale):
 
 
 def elu_(ks, self, alpha, scale, input_scale):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
     node = EluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -1879,10 +1895,10 @@ def elu_(ks, self, alpha, scale, input_scale):
 
 
 def gelu(ks, self, approximate):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     node = GeluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -1892,11 +1908,11 @@ def gelu(ks, self, approximate):
 
 
 def gelu_(ks, self, approximate):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     check_inplace(self, 'gelu_')
     node = GeluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1906,10 +1922,10 @@ def gelu_(ks, self, approximate):
 
 
 def silu(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SiluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1918,11 +1934,11 @@ def silu(ks, self):
 
 
 def silu_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'silu_')
     node = SiluBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1931,10 +1947,10 @@ def silu_(ks, self):
 
 
 def gelu_backward(ks, grad_output, self, approximate):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     node = GeluBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
@@ -1949,10 +1965,10 @@ def gelu_backward(ks, grad_output, self, approximate):
 
 
 def silu_backward(ks, grad_output, self):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = SiluBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -1966,10 +1982,10 @@ def silu_backward(ks, grad_output, self):
 
 
 def mish(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1978,11 +1994,11 @@ def mish(ks, self):
 
 
 def mish_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'mish_')
     node = MishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -1991,10 +2007,10 @@ def mish_(ks, self):
 
 
 def softplus(ks, self, beta, threshold):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     node = SoftplusBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.beta_ = beta
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2005,10 +2021,10 @@ def softplus(ks, self, beta, threshold):
 
 
 def hardtanh(ks, self, min_val, max_val):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     node = HardtanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_val_ = min_val
     node.max_val_ = max_val
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2019,11 +2035,11 @@ def hardtanh(ks, self, min_val, max_val):
 
 
 def hardtanh_(ks, self, min_val, max_val):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
     node = HardtanhBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2034,10 +2050,10 @@ def hardtanh_(ks, self, min_val, max_val):
 
 
 def hardsigmoid(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardsigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2046,11 +2062,11 @@ def hardsigmoid(ks, self):
 
 
 def hardsigmoid_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardsigmoid_')
     node = HardsigmoidBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2059,10 +2075,10 @@ def hardsigmoid_(ks, self):
 
 
 def hardswish(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardswishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2071,11 +2087,11 @@ def hardswish(ks, self):
 
 
 def hardswish_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardswish_')
     node = HardswishBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2084,10 +2100,10 @@ def hardswish_(ks, self):
 
 
 def threshold(ks, self, threshold, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     node = ThresholdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2097,10 +2113,10 @@ def threshold(ks, self, threshold, value):
 
 
 def threshold_backward(ks, grad_output, self, threshold):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
     node = ThresholdBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(
@@ -2114,11 +2130,11 @@ def threshold_backward(ks, grad_output, self, threshold):
 
 
 def threshold_(ks, self, threshold, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     check_inplace(self, 'threshold_')
     node = ThresholdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2128,11 +2144,11 @@ def threshold_(ks, self, threshold, value):
 
 
 def normal_(ks, self, mean, std, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     check_inplace(self, 'normal_')
     node = NormalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     rebase_history(self, node)
@@ -2140,11 +2156,11 @@ def normal_(ks, self, mean, std, generator):
 
 
 def uniform_(ks, self, from_, to, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     check_inplace(self, 'uniform_')
     node = UniformBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     rebase_history(self, node)
@@ -2152,11 +2168,11 @@ def uniform_(ks, self, from_, to, generator):
 
 
 def exponential_(ks, self, lambd, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     rebase_history(self, node)
@@ -2164,10 +2180,10 @@ def exponential_(ks, self, lambd, generator):
 
 
 def bernoulli(ks, self, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     node = BernoulliBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     set_history(result, node)
@@ -2175,10 +2191,10 @@ def bernoulli(ks, self, generator):
 
 
 def bernoulli_p(ks, self, p, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     node = BernoulliBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     set_history(result, node)
@@ -2186,11 +2202,11 @@ def bernoulli_p(ks, self, p, generator):
 
 
 def bernoulli__float(ks, self, p, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
@@ -2198,11 +2214,11 @@ def bernoulli__float(ks, self, p, generator):
 
 
 def bernoulli__Tensor(ks, self, p, generator):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     rebase_history(self, node)
@@ -2210,10 +2226,10 @@ def bernoulli__Tensor(ks, self, p, generator):
 
 
 def clamp_max_Tensor(ks, self, max):
-    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+    if not ((self._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
         return ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     node = ClampMaxBackward0()
-    node.set_next_edges(collect_next_edges(self, max))
+    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2225,11 +2241,11 @@ def clamp_max_Tensor(ks, self, max):
 
 
 def clamp_max__Tensor(ks, self, max):
-    if not (grad_state.enabled and (self._impl.requires_grad or max._impl.requires_grad)):
+    if not ((self._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
         return ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     check_inplace(self, 'clamp_max_.Tensor')
     node = ClampMaxBackward0()
-    node.set_next_edges(collect_next_edges(self, max))
+    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2241,10 +2257,10 @@ def clamp_max__Tensor(ks, self, max):
 
 
 def prod(ks, self, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     node = ProdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2255,10 +2271,10 @@ def prod(ks, self, dtype):
 
 
 def prod_dim_int(ks, self, dim, keepdim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     node = ProdBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
@@ -2271,10 +2287,10 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
 
 
 def amax(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2286,10 +2302,10 @@ def amax(ks, self, dim, keepdim):
 
 
 def amin(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = AminBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2301,10 +2317,10 @@ def amin(ks, self, dim, keepdim):
 
 
 def var_correction(ks, self, dim, correction, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = VarBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -2316,10 +2332,10 @@ def var_correction(ks, self, dim, correction, keepdim):
 
 
 def std_correction(ks, self, dim, correction, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
     node = StdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -2332,10 +2348,10 @@ def std_correction(ks, self, dim, correction, keepdim):
 
 
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
     node = NormBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -2350,10 +2366,10 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
 
 
 def logsumexp(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = LogsumexpBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2365,10 +2381,10 @@ def logsumexp(ks, self, dim, keepdim):
 
 
 def cumsum(ks, self, dim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumsumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2378,11 +2394,11 @@ def cumsum(ks, self, dim, dtype):
 
 
 def cumsum_(ks, self, dim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumsum_')
     node = CumsumBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2392,10 +2408,10 @@ def cumsum_(ks, self, dim, dtype):
 
 
 def cumprod(ks, self, dim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     node = CumprodBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2407,11 +2423,11 @@ def cumprod(ks, self, dim, dtype):
 
 
 def cumprod_(ks, self, dim, dtype):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumprod_')
     node = CumprodBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2423,10 +2439,10 @@ def cumprod_(ks, self, dim, dtype):
 
 
 def cummax(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CummaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2437,10 +2453,10 @@ def cummax(ks, self, dim):
 
 
 def cummin(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     node = CumminBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2451,10 +2467,10 @@ def cummin(ks, self, dim):
 
 
 def median(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MedianBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -2464,10 +2480,10 @@ def median(ks, self):
 
 
 def median_dim(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = MedianBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2479,10 +2495,10 @@ def median_dim(ks, self, dim, keepdim):
 
 
 def mode(ks, self, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     node = ModeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2494,10 +2510,10 @@ def mode(ks, self, dim, keepdim):
 
 
 def kthvalue(ks, self, k, dim, keepdim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     node = KthvalueBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -2509,10 +2525,10 @@ def kthvalue(ks, self, k, dim, keepdim):
 
 
 def topk(ks, self, k, dim, largest, sorted):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     node = TopkBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2523,10 +2539,10 @@ def topk(ks, self, k, dim, largest, sorted):
 
 
 def sort(ks, self, dim, descending):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     node = SortBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2537,10 +2553,10 @@ def sort(ks, self, dim, descending):
 
 
 def sort_stable(ks, self, stable, dim, descending):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     node = SortBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2551,10 +2567,10 @@ def sort_stable(ks, self, stable, dim, descending):
 
 
 def _gather_along(ks, self, dim, index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = GatherAlongBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2565,10 +2581,10 @@ def _gather_along(ks, self, dim, index):
 
 
 def _scatter_add_along(ks, self, dim, index, sizes):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     node = ScatterAddAlongBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -2578,10 +2594,10 @@ def _scatter_add_along(ks, self, dim, index, sizes):
 
 
 def flip(ks, self, dims):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     node = FlipBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
@@ -2590,10 +2606,10 @@ def flip(ks, self, dims):
 
 
 def mv(ks, self, vec):
-    if not (grad_state.enabled and (self._impl.requires_grad or vec._impl.requires_grad)):
+    if not ((self._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
         return ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     node = MvBackward0()
-    node.set_next_edges(collect_next_edges(self, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
@@ -2603,10 +2619,10 @@ def mv(ks, self, vec):
 
 
 def dot(ks, self, tensor):
-    if not (grad_state.enabled and (self._impl.requires_grad or tensor._impl.requires_grad)):
+    if not ((self._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
         return ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     node = DotBackward0()
-    node.set_next_edges(collect_next_edges(self, tensor))
+    node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
@@ -2616,12 +2632,13 @@ def dot(ks, self, tensor):
 
 
 def addmm(ks, self, mat1, mat2, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat1._impl.requires_grad
-            or mat2._impl.requires_grad))):
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     node = AddmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2634,13 +2651,14 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
 
 
 def addmm_(ks, self, mat1, mat2, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat1._impl.requires_grad
-            or mat2._impl.requires_grad))):
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     check_inplace(self, 'addmm_')
     node = AddmmBackward0()
-    node.set_next_edges(collect_next_edges(self, mat1, mat2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2653,12 +2671,13 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
 
 
 def addmv(ks, self, mat, vec, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat._impl.requires_grad
-            or vec._impl.requires_grad))):
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     node = AddmvBackward0()
-    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2671,13 +2690,14 @@ def addmv(ks, self, mat, vec, beta, alpha):
 
 
 def addmv_(ks, self, mat, vec, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or mat._impl.requires_grad
-            or vec._impl.requires_grad))):
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
         return ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     check_inplace(self, 'addmv_')
     node = AddmvBackward0()
-    node.set_next_edges(collect_next_edges(self, mat, vec))
+    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2690,12 +2710,13 @@ def addmv_(ks, self, mat, vec, beta, alpha):
 
 
 def baddbmm(ks, self, batch1, batch2, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or batch1._impl.requires_grad
-            or batch2._impl.requires_grad))):
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     node = BaddbmmBackward0()
-    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2712,13 +2733,14 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
 
 
 def baddbmm_(ks, self, batch1, batch2, beta, alpha):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or batch1._impl.requires_grad
-            or batch2._impl.requires_grad))):
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
         return ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     check_inplace(self, 'baddbmm_')
     node = BaddbmmBackward0()
-    node.set_next_edges(collect_next_edges(self, batch1, batch2))
+    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -2735,12 +2757,13 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
 
 
 def linear(ks, input, weight, bias):
-    if not (grad_state.enabled and ((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     node = LinearBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
@@ -2751,10 +2774,10 @@ def linear(ks, input, weight, bias):
 
 
 def einsum(ks, equation, tensors):
-    if not (grad_state.enabled and (any_requires_grad(tensors))):
+    if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     node = EinsumBackward0()
-    node.set_next_edges(collect_next_edges(tensors))
+    node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2765,10 +2788,10 @@ def einsum(ks, equation, tensors):
 
 
 def tril(ks, self, diagonal):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TrilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2777,11 +2800,11 @@ def tril(ks, self, diagonal):
 
 
 def tril_(ks, self, diagonal):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'tril_')
     node = TrilBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2790,10 +2813,10 @@ def tril_(ks, self, diagonal):
 
 
 def triu(ks, self, diagonal):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = TriuBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2802,11 +2825,11 @@ def triu(ks, self, diagonal):
 
 
 def triu_(ks, self, diagonal):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'triu_')
     node = TriuBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
@@ -2815,10 +2838,10 @@ def triu_(ks, self, diagonal):
 
 
 def diag(ks, self, diagonal):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     node = DiagBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2828,10 +2851,10 @@ def diag(ks, self, diagonal):
 
 
 def diagonal(ks, self, offset, dim1, dim2):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     node = DiagonalBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.offset_ = offset
     node.dim1_ = dim1
     node.dim2_ = dim2
@@ -2843,10 +2866,10 @@ def diagonal(ks, self, offset, dim1, dim2):
 
 
 def cat(ks, tensors, dim):
-    if not (grad_state.enabled and (any_requires_grad(tensors))):
+    if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     node = CatBackward0()
-    node.set_next_edges(collect_next_edges(tensors))
+    node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2857,10 +2880,10 @@ def cat(ks, tensors, dim):
 
 
 def roll(ks, self, shifts, dims):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     node = RollBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.shifts_ = shifts
     node.dims_ = dims
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2870,10 +2893,10 @@ def roll(ks, self, shifts, dims):
 
 
 def repeat(ks, self, repeats):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     node = RepeatBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2883,12 +2906,12 @@ def repeat(ks, self, repeats):
 
 
 def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat_interleave_self_int.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
     node = RepeatInterleaveBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2901,12 +2924,12 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
 
 
 def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat_interleave_self_Tensor.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
     node = RepeatInterleaveBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -2919,10 +2942,10 @@ def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
 
 
 def gather(ks, self, dim, index, sparse_grad):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     node = GatherBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2933,10 +2956,10 @@ def gather(ks, self, dim, index, sparse_grad):
 
 
 def scatter_src(ks, self, dim, index, src):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -2947,10 +2970,10 @@ def scatter_src(ks, self, dim, index, src):
 
 
 def scatter_value(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = ScatterBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -2960,10 +2983,10 @@ def scatter_value(ks, self, dim, index, value):
 
 
 def scatter_reduce(ks, self, dim, index, src, reduce):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     node = ScatterBackward2()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     set_history(result, node)
@@ -2971,12 +2994,12 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter_value_reduce(ks, self, dim, index, value, reduce):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
     node = ScatterBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -2986,11 +3009,11 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
 
 
 def scatter__src(ks, self, dim, index, src):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_.src')
     node = ScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3001,11 +3024,11 @@ def scatter__src(ks, self, dim, index, src):
 
 
 def scatter__value(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
     node = ScatterBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3015,11 +3038,11 @@ def scatter__value(ks, self, dim, index, value):
 
 
 def scatter__reduce(ks, self, dim, index, src, reduce):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     check_inplace(self, 'scatter_.reduce')
     node = ScatterBackward2()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     rebase_history(self, node)
@@ -3027,13 +3050,13 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter__value_reduce(ks, self, dim, index, value, reduce):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter__value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
     check_inplace(self, 'scatter_.value_reduce')
     node = ScatterBackward3()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.scatter__value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -3043,10 +3066,10 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
 
 
 def scatter_add(ks, self, dim, index, src):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     node = ScatterAddBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3057,11 +3080,11 @@ def scatter_add(ks, self, dim, index, src):
 
 
 def scatter_add_(ks, self, dim, index, src):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_add_')
     node = ScatterAddBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3072,12 +3095,12 @@ def scatter_add_(ks, self, dim, index, src):
 
 
 def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_reduce_two.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
     node = ScatterReduceBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -3094,13 +3117,13 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
 
 
 def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
-    if not (grad_state.enabled and (self._impl.requires_grad or src._impl.requires_grad)):
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_reduce__two.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
     check_inplace(self, 'scatter_reduce_.two')
     node = ScatterReduceBackward0()
-    node.set_next_edges(collect_next_edges(self, src))
+    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -3117,10 +3140,10 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
 
 
 def index_select(ks, self, dim, index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     node = IndexSelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3131,10 +3154,10 @@ def index_select(ks, self, dim, index):
 
 
 def index_add(ks, self, dim, index, source, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     node = IndexAddBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
@@ -3146,11 +3169,11 @@ def index_add(ks, self, dim, index, source, alpha):
 
 
 def index_add_(ks, self, dim, index, source, alpha):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     check_inplace(self, 'index_add_')
     node = IndexAddBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
@@ -3162,10 +3185,10 @@ def index_add_(ks, self, dim, index, source, alpha):
 
 
 def index_copy(ks, self, dim, index, source):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     node = IndexCopyBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3176,11 +3199,11 @@ def index_copy(ks, self, dim, index, source):
 
 
 def index_copy_(ks, self, dim, index, source):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     check_inplace(self, 'index_copy_')
     node = IndexCopyBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3191,10 +3214,10 @@ def index_copy_(ks, self, dim, index, source):
 
 
 def index_fill_int_Scalar(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3204,10 +3227,10 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
 
 
 def index_fill_int_Tensor(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+    if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     node = IndexFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3217,11 +3240,11 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
 
 
 def index_fill__int_Scalar(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
     node = IndexFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3231,11 +3254,11 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
 
 
 def index_fill__int_Tensor(ks, self, dim, index, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+    if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Tensor')
     node = IndexFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3245,10 +3268,10 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
 
 
 def masked_fill_Scalar(ks, self, mask, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3258,10 +3281,10 @@ def masked_fill_Scalar(ks, self, mask, value):
 
 
 def masked_fill_Tensor(ks, self, mask, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+    if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     node = MaskedFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3271,11 +3294,11 @@ def masked_fill_Tensor(ks, self, mask, value):
 
 
 def masked_fill__Scalar(ks, self, mask, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
     node = MaskedFillBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3285,11 +3308,11 @@ def masked_fill__Scalar(ks, self, mask, value):
 
 
 def masked_fill__Tensor(ks, self, mask, value):
-    if not (grad_state.enabled and (self._impl.requires_grad or value._impl.requires_grad)):
+    if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Tensor')
     node = MaskedFillBackward1()
-    node.set_next_edges(collect_next_edges(self, value))
+    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3299,10 +3322,10 @@ def masked_fill__Tensor(ks, self, mask, value):
 
 
 def masked_select(ks, self, mask):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -3312,10 +3335,10 @@ def masked_select(ks, self, mask):
 
 
 def masked_scatter(ks, self, mask, source):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     node = MaskedScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3326,11 +3349,11 @@ def masked_scatter(ks, self, mask, source):
 
 
 def masked_scatter_(ks, self, mask, source):
-    if not (grad_state.enabled and (self._impl.requires_grad or source._impl.requires_grad)):
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     check_inplace(self, 'masked_scatter_')
     node = MaskedScatterBackward0()
-    node.set_next_edges(collect_next_edges(self, source))
+    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3341,10 +3364,10 @@ def masked_scatter_(ks, self, mask, source):
 
 
 def take(ks, self, index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
@@ -3354,10 +3377,10 @@ def take(ks, self, index):
 
 
 def index_Tensor(ks, self, indices):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     node = IndexBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.indices_ = SavedVariableList(indices, is_output=False)
@@ -3367,10 +3390,10 @@ def index_Tensor(ks, self, indices):
 
 
 def index_put(ks, self, indices, values, accumulate):
-    if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
+    if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     node = IndexPutBackward0()
-    node.set_next_edges(collect_next_edges(self, values))
+    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3381,11 +3404,11 @@ def index_put(ks, self, indices, values, accumulate):
 
 
 def index_put_(ks, self, indices, values, accumulate):
-    if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
+    if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     check_inplace(self, 'index_put_')
     node = IndexPutBackward0()
-    node.set_next_edges(collect_next_edges(self, values))
+    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3398,15 +3421,16 @@ def index_put_(ks, self, indices, values, accumulate):
 def convolution(
     ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
 ):
-    if not (grad_state.enabled and ((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.convolution.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
             output_padding, groups,
         )
     node = ConvolutionBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
@@ -3429,15 +3453,18 @@ def convolution_backward(
     ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
     output_padding, groups, output_mask,
 ):
-    if not (grad_state.enabled and ((grad_output._impl.requires_grad
+    if not ((grad_output._impl.requires_grad
             or input._impl.requires_grad
-            or weight._impl.requires_grad))):
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
         return ops.convolution_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
             transposed, output_padding, groups, output_mask,
         )
     node = ConvolutionBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, input, weight))
+    node.next_functions = (
+        impl_edge(grad_output._impl), impl_edge(input._impl), impl_edge(weight._impl),
+    )
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
@@ -3460,10 +3487,10 @@ def convolution_backward(
 
 
 def constant_pad_nd(ks, self, pad, value):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     node = ConstantPadNdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
@@ -3472,10 +3499,10 @@ def constant_pad_nd(ks, self, pad, value):
 
 
 def _pad_nd(ks, self, pad, mode):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     node = PadNdBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
@@ -3486,12 +3513,12 @@ def _pad_nd(ks, self, pad, mode):
 
 
 def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops._pad_nd_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
         )
     node = PadNdBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.pad_ = pad
     node.mode_ = mode
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3503,12 +3530,12 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
 
 
 def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max_pool2d_with_indices.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
         )
     node = MaxPool2dWithIndicesBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3527,13 +3554,13 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
 def max_pool2d_with_indices_backward(
     ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
 ):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.max_pool2d_with_indices_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
             ceil_mode, indices,
         )
     node = MaxPool2dWithIndicesBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3554,13 +3581,13 @@ def max_pool2d_with_indices_backward(
 def avg_pool2d(
     ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
 ):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.avg_pool2d.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
         )
     node = AvgPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3581,13 +3608,13 @@ def avg_pool2d_backward(
     ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
     divisor_override,
 ):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.avg_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
             count_include_pad, divisor_override,
         )
     node = AvgPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -3605,10 +3632,10 @@ def avg_pool2d_backward(
 
 
 def adaptive_avg_pool2d(ks, self, output_size):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveAvgPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
@@ -3617,10 +3644,10 @@ def adaptive_avg_pool2d(ks, self, output_size):
 
 
 def adaptive_avg_pool2d_backward(ks, grad_output, self):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     node = AdaptiveAvgPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
@@ -3630,10 +3657,10 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
 
 
 def adaptive_max_pool2d(ks, self, output_size):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveMaxPool2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
@@ -3643,12 +3670,12 @@ def adaptive_max_pool2d(ks, self, output_size):
 
 
 def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.adaptive_max_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
     node = AdaptiveMaxPool2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.indices_ = SavedVariable(
@@ -3662,12 +3689,12 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
 
 
 def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.upsample_nearest2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
         )
     node = UpsampleNearest2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -3681,12 +3708,12 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
 
 
 def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.upsample_nearest2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
         )
     node = UpsampleNearest2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -3699,12 +3726,12 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
 
 
 def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.upsample_bilinear2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
         )
     node = UpsampleBilinear2dBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -3721,13 +3748,13 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
 def upsample_bilinear2d_backward(
     ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
 ):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.upsample_bilinear2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
             scales_w,
         )
     node = UpsampleBilinear2dBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -3742,12 +3769,12 @@ def upsample_bilinear2d_backward(
 
 
 def im2col(ks, self, kernel_size, dilation, padding, stride):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.im2col.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
         )
     node = Im2colBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -3762,12 +3789,12 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
 
 
 def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.col2im.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
         )
     node = Col2imBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -3781,10 +3808,10 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
 
 
 def _softmax(ks, self, dim, half_to_float):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = SoftmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3795,10 +3822,10 @@ def _softmax(ks, self, dim, half_to_float):
 
 
 def _log_softmax(ks, self, dim, half_to_float):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     node = LogSoftmaxBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3809,12 +3836,12 @@ def _log_softmax(ks, self, dim, half_to_float):
 
 
 def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or probs._impl.requires_grad) and grad_state.enabled):
         return ops._softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
         )
     node = SoftmaxBackwardDataBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
@@ -3831,13 +3858,14 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
 
 
 def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
-    if not (grad_state.enabled and ((grad_output._impl.requires_grad
-            or log_probs._impl.requires_grad))):
+    if not ((grad_output._impl.requires_grad
+            or log_probs._impl.requires_grad)
+            and grad_state.enabled):
         return ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
         )
     node = LogSoftmaxBackwardDataBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, log_probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(log_probs._impl))
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3853,12 +3881,12 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
 
 
 def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nll_loss_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
     node = NllLossForwardBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3874,13 +3902,13 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
 
 
 def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or self._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.nll_loss_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
     node = NllLossBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, self))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3899,12 +3927,12 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
 
 
 def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
-    if not (grad_state.enabled and (self._impl.requires_grad or target._impl.requires_grad)):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.binary_cross_entropy_with_logits.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
         )
     node = BinaryCrossEntropyWithLogitsBackward0()
-    node.set_next_edges(collect_next_edges(self, target))
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self, is_output=False)
@@ -3919,15 +3947,16 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
 
 
 def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not (grad_state.enabled and ((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_batch_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
         )
     node = NativeBatchNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3945,14 +3974,15 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
 
 
 def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
-    if not (grad_state.enabled and ((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_layer_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
         )
     node = NativeLayerNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -3969,14 +3999,15 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
 
 
 def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
-    if not (grad_state.enabled and ((input._impl.requires_grad
+    if not ((input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
     node = NativeGroupNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight, bias))
+    node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.N_ = N
     node.C_ = C
     node.HxW_ = HxW
@@ -3996,13 +4027,14 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
 
 
 def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
-    if not (grad_state.enabled and ((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)))):
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_rms_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
         )
     node = FusedRmsNormBackward0()
-    node.set_next_edges(collect_next_edges(input, weight))
+    node.next_functions = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4019,18 +4051,19 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
 def native_layer_norm_backward(
     ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
 ):
-    if not (grad_state.enabled and ((grad_out._impl.requires_grad
+    if not ((grad_out._impl.requires_grad
             or input._impl.requires_grad
             or mean._impl.requires_grad
             or rstd._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad)))):
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
         return ops.native_layer_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
             output_mask,
         )
     node = NativeLayerNormBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
+    node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.native_layer_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
@@ -4041,15 +4074,16 @@ def native_layer_norm_backward(
 
 
 def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
-    if not (grad_state.enabled and ((grad_out._impl.requires_grad
+    if not ((grad_out._impl.requires_grad
             or input._impl.requires_grad
             or rstd._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)))):
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
         )
     node = FusedRmsNormBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_out, input, rstd, weight))
+    node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
@@ -4059,10 +4093,10 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
 
 
 def native_dropout(ks, input, p, train, generator):
-    if not (grad_state.enabled and (input._impl.requires_grad)):
+    if not (input._impl.requires_grad and grad_state.enabled):
         return ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     node = NativeDropoutBackward0()
-    node.set_next_edges(collect_next_edges(input))
+    node.next_functions = (impl_edge(input._impl),)
     node.p_ = p
     node.train_ = train
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4073,12 +4107,12 @@ def native_dropout(ks, input, p, train, generator):
 
 
 def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if not (grad_state.enabled and (weight._impl.requires_grad)):
+    if not (weight._impl.requires_grad and grad_state.enabled):
         return ops.embedding.redispatch(
             ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
     node = EmbeddingBackward0()
-    node.set_next_edges(collect_next_edges(weight))
+    node.next_functions = (impl_edge(weight._impl),)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
@@ -4094,12 +4128,12 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
 def embedding_dense_backward(
     ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
 ):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad)):
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
         return ops.embedding_dense_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
         )
     node = EmbeddingDenseBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output))
+    node.next_functions = (impl_edge(grad_output._impl),)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4112,12 +4146,12 @@ def embedding_dense_backward(
 
 
 def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops._cross_entropy_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
     node = CrossEntropyForwardBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4136,13 +4170,13 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
 def _cross_entropy_backward(
     ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
 ):
-    if not (grad_state.enabled and (grad_output._impl.requires_grad or probs._impl.requires_grad)):
+    if not ((grad_output._impl.requires_grad or probs._impl.requires_grad) and grad_state.enabled):
         return ops._cross_entropy_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
             total_weight,
         )
     node = CrossEntropyBackwardBackward0()
-    node.set_next_edges(collect_next_edges(grad_output, probs))
+    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
@@ -4160,13 +4194,16 @@ def _cross_entropy_backward(
 
 
 def _lstm_sequence(ks, gi, h0, c0, w_hh):
-    if not (grad_state.enabled and ((gi._impl.requires_grad
+    if not ((gi._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
-            or w_hh._impl.requires_grad))):
+            or w_hh._impl.requires_grad)
+            and grad_state.enabled):
         return ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     node = LstmSequenceBackward0()
-    node.set_next_edges(collect_next_edges(gi, h0, c0, w_hh))
+    node.next_functions = (
+        impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
+    )
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     set_history(result, node)
@@ -4174,20 +4211,23 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
 
 
 def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
-    if not (grad_state.enabled and ((grad_output._impl.requires_grad
+    if not ((grad_output._impl.requires_grad
             or grad_hn._impl.requires_grad
             or grad_cn._impl.requires_grad
             or output._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
             or w_hh._impl.requires_grad
-            or workspace._impl.requires_grad))):
+            or workspace._impl.requires_grad)
+            and grad_state.enabled):
         return ops._lstm_sequence_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
         )
     node = LstmSequenceBackwardBackward0()
-    node.set_next_edges(
-        collect_next_edges(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace),
+    node.next_functions = (
+        impl_edge(grad_output._impl), impl_edge(grad_hn._impl), impl_edge(grad_cn._impl),
+        impl_edge(output._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
+        impl_edge(workspace._impl),
     )
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._lstm_sequence_backward.redispatch(
@@ -4201,18 +4241,19 @@ def _fused_adam_(
     ks, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
     maximize, decoupled,
 ):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or grad._impl.requires_grad
             or exp_avg._impl.requires_grad
             or exp_avg_sq._impl.requires_grad
-            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad)))):
+            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_adam_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
             weight_decay, eps, step, maximize, decoupled,
         )
     check_inplace(self, '_fused_adam_')
     node = FusedAdamBackward0()
-    node.set_next_edges(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_adam_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
@@ -4226,16 +4267,17 @@ def _fused_sgd_(
     ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
     first_step,
 ):
-    if not (grad_state.enabled and ((self._impl.requires_grad
+    if not ((self._impl.requires_grad
             or grad._impl.requires_grad
-            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad)))):
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))
+            and grad_state.enabled):
         return ops._fused_sgd_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
             nesterov, maximize, first_step,
         )
     check_inplace(self, '_fused_sgd_')
     node = FusedSgdBackward0()
-    node.set_next_edges(collect_next_edges(self, grad, momentum_buffer))
+    node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops._fused_sgd_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
@@ -4246,11 +4288,11 @@ def _fused_sgd_(
 
 
 def unsqueeze_(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'unsqueeze_')
     node = UnsqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4259,11 +4301,11 @@ def unsqueeze_(ks, self, dim):
 
 
 def squeeze_(ks, self):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'squeeze_')
     node = SqueezeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
@@ -4272,11 +4314,11 @@ def squeeze_(ks, self):
 
 
 def squeeze__dim(ks, self, dim):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'squeeze_.dim')
     node = SqueezeBackward1()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4285,11 +4327,11 @@ def squeeze__dim(ks, self, dim):
 
 
 def transpose__int(ks, self, dim0, dim1):
-    if not (grad_state.enabled and (self._impl.requires_grad)):
+    if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     check_inplace(self, 'transpose_.int')
     node = TransposeBackward0()
-    node.set_next_edges(collect_next_edges(self))
+    node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
     with ExcludeKeys(AUTOGRAD_MASK):

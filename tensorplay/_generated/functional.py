@@ -36,14 +36,14 @@ def add(input, other, *, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('add', 'alpha', alpha)
     if isinstance(other, Tensor):  # add.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.add_Tensor, ks, (input, other, alpha))
         return ops.add_Tensor.call(ks, input, other, alpha)
     if is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.add_Scalar, ks, (input, other, alpha))
         return ops.add_Scalar.call(ks, input, other, alpha)
@@ -61,14 +61,14 @@ def add_(self, other, *, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('add_', 'alpha', alpha)
     if isinstance(other, Tensor):  # add_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.add__Tensor, ks, (self, other, alpha))
         return ops.add__Tensor.call(ks, self, other, alpha)
     if is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.add__Scalar, ks, (self, other, alpha))
         return ops.add__Scalar.call(ks, self, other, alpha)
@@ -90,14 +90,14 @@ def sub(input, other, *, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('sub', 'alpha', alpha)
     if isinstance(other, Tensor):  # sub.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.sub_Tensor, ks, (input, other, alpha))
         return ops.sub_Tensor.call(ks, input, other, alpha)
     if is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.sub_Scalar, ks, (input, other, alpha))
         return ops.sub_Scalar.call(ks, input, other, alpha)
@@ -115,14 +115,14 @@ def sub_(self, other, *, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('sub_', 'alpha', alpha)
     if isinstance(other, Tensor):  # sub_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.sub__Tensor, ks, (self, other, alpha))
         return ops.sub__Tensor.call(ks, self, other, alpha)
     if is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.sub__Scalar, ks, (self, other, alpha))
         return ops.sub__Scalar.call(ks, self, other, alpha)
@@ -142,14 +142,14 @@ def mul(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('mul', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # mul.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.mul_Tensor, ks, (input, other))
         return ops.mul_Tensor.call(ks, input, other)
     if is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.mul_Scalar, ks, (input, other))
         return ops.mul_Scalar.call(ks, input, other)
@@ -165,14 +165,14 @@ def mul_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('mul_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # mul_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.mul__Tensor, ks, (self, other))
         return ops.mul__Tensor.call(ks, self, other)
     if is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.mul__Scalar, ks, (self, other))
         return ops.mul__Scalar.call(ks, self, other)
@@ -188,7 +188,7 @@ def _match_div_Tensor(input, other):
 
 
 def _run_div_Tensor(input, other):
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div_Tensor, ks, (input, other))
     return ops.div_Tensor.call(ks, input, other)
@@ -203,7 +203,7 @@ def _match_div_Scalar(input, other):
 def _run_div_Scalar(input, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div', 'other', other)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar, ks, (input, other))
     return ops.div_Scalar.call(ks, input, other)
@@ -218,7 +218,7 @@ def _match_div_Tensor_mode(input, other, *, rounding_mode):
 
 
 def _run_div_Tensor_mode(input, other, rounding_mode):
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div_Tensor_mode, ks, (input, other, rounding_mode))
     return ops.div_Tensor_mode.call(ks, input, other, rounding_mode)
@@ -235,7 +235,7 @@ def _match_div_Scalar_mode(input, other, *, rounding_mode):
 def _run_div_Scalar_mode(input, other, rounding_mode):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div', 'other', other)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar_mode, ks, (input, other, rounding_mode))
     return ops.div_Scalar_mode.call(ks, input, other, rounding_mode)
@@ -279,7 +279,7 @@ def _match_div__Tensor(self, other):
 
 
 def _run_div__Tensor(self, other):
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div__Tensor, ks, (self, other))
     return ops.div__Tensor.call(ks, self, other)
@@ -294,7 +294,7 @@ def _match_div__Scalar(self, other):
 def _run_div__Scalar(self, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div_', 'other', other)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar, ks, (self, other))
     return ops.div__Scalar.call(ks, self, other)
@@ -309,7 +309,7 @@ def _match_div__Tensor_mode(self, other, *, rounding_mode):
 
 
 def _run_div__Tensor_mode(self, other, rounding_mode):
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div__Tensor_mode, ks, (self, other, rounding_mode))
     return ops.div__Tensor_mode.call(ks, self, other, rounding_mode)
@@ -326,7 +326,7 @@ def _match_div__Scalar_mode(self, other, *, rounding_mode):
 def _run_div__Scalar_mode(self, other, rounding_mode):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div_', 'other', other)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar_mode, ks, (self, other, rounding_mode))
     return ops.div__Scalar_mode.call(ks, self, other, rounding_mode)
@@ -368,14 +368,14 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('pow', 'input', 'Tensor', input)
     if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
-        ks = input._impl.key_set() | exponent._impl.key_set()
+        ks = input._impl.keys | exponent._impl.keys
         if observers.active:
             return observed(ops.pow_Tensor_Tensor, ks, (input, exponent))
         return ops.pow_Tensor_Tensor.call(ks, input, exponent)
     if is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.pow_Tensor_Scalar, ks, (input, exponent))
         return ops.pow_Tensor_Scalar.call(ks, input, exponent)
@@ -392,7 +392,7 @@ def maximum(input, other, *, out=None):
         bad_arg('maximum', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('maximum', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.maximum, ks, (input, other))
     return ops.maximum.call(ks, input, other)
@@ -408,7 +408,7 @@ def minimum(input, other, *, out=None):
         bad_arg('minimum', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('minimum', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.minimum, ks, (input, other))
     return ops.minimum.call(ks, input, other)
@@ -427,14 +427,14 @@ def xlogy(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('xlogy', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # xlogy.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.xlogy_Tensor, ks, (input, other))
         return ops.xlogy_Tensor.call(ks, input, other)
     if is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('xlogy', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.xlogy_Scalar_Other, ks, (input, other))
         return ops.xlogy_Scalar_Other.call(ks, input, other)
@@ -454,7 +454,7 @@ def xlog1py(input, other, *, out=None):
         bad_arg('xlog1py', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('xlog1py', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.xlog1py_Tensor, ks, (input, other))
     return ops.xlog1py_Tensor.call(ks, input, other)
@@ -469,7 +469,7 @@ def _match_where_self(condition, input, other):
 
 
 def _run_where_self(condition, input, other):
-    ks = condition._impl.key_set() | input._impl.key_set() | other._impl.key_set()
+    ks = condition._impl.keys | input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.where_self, ks, (condition, input, other))
     return ops.where_self.call(ks, condition, input, other)
@@ -484,7 +484,7 @@ def _match_where_ScalarOther(condition, input, other):
 def _run_where_ScalarOther(condition, input, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('where', 'other', other)
-    ks = condition._impl.key_set() | input._impl.key_set()
+    ks = condition._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.where_ScalarOther, ks, (condition, input, other))
     return ops.where_ScalarOther.call(ks, condition, input, other)
@@ -499,7 +499,7 @@ def _match_where_ScalarSelf(condition, input, other):
 def _run_where_ScalarSelf(condition, input, other):
     if type(input) not in SCALAR_TYPES:
         input = as_scalar('where', 'input', input)
-    ks = condition._impl.key_set() | other._impl.key_set()
+    ks = condition._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.where_ScalarSelf, ks, (condition, input, other))
     return ops.where_ScalarSelf.call(ks, condition, input, other)
@@ -512,7 +512,7 @@ def _match_where(condition):
 
 
 def _run_where(condition):
-    ks = condition._impl.key_set()
+    ks = condition._impl.keys
     if observers.active:
         return observed(ops.where, ks, (condition,))
     return ops.where.call(ks, condition)
@@ -553,14 +553,14 @@ def eq(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('eq', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # eq.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.eq_Tensor, ks, (input, other))
         return ops.eq_Tensor.call(ks, input, other)
     if is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.eq_Scalar, ks, (input, other))
         return ops.eq_Scalar.call(ks, input, other)
@@ -578,14 +578,14 @@ def ne(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('ne', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ne.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ne_Tensor, ks, (input, other))
         return ops.ne_Tensor.call(ks, input, other)
     if is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.ne_Scalar, ks, (input, other))
         return ops.ne_Scalar.call(ks, input, other)
@@ -603,14 +603,14 @@ def lt(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('lt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # lt.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.lt_Tensor, ks, (input, other))
         return ops.lt_Tensor.call(ks, input, other)
     if is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.lt_Scalar, ks, (input, other))
         return ops.lt_Scalar.call(ks, input, other)
@@ -628,14 +628,14 @@ def le(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('le', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # le.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.le_Tensor, ks, (input, other))
         return ops.le_Tensor.call(ks, input, other)
     if is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.le_Scalar, ks, (input, other))
         return ops.le_Scalar.call(ks, input, other)
@@ -653,14 +653,14 @@ def gt(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('gt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # gt.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.gt_Tensor, ks, (input, other))
         return ops.gt_Tensor.call(ks, input, other)
     if is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.gt_Scalar, ks, (input, other))
         return ops.gt_Scalar.call(ks, input, other)
@@ -678,14 +678,14 @@ def ge(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('ge', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ge.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ge_Tensor, ks, (input, other))
         return ops.ge_Tensor.call(ks, input, other)
     if is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.ge_Scalar, ks, (input, other))
         return ops.ge_Scalar.call(ks, input, other)
@@ -700,7 +700,7 @@ def neg(input, *, out=None):
         return into_out('neg', out, neg(input))
     if not isinstance(input, Tensor):
         bad_arg('neg', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.neg, ks, (input,))
     return ops.neg.call(ks, input)
@@ -714,7 +714,7 @@ def abs(input, *, out=None):
         return into_out('abs', out, abs(input))
     if not isinstance(input, Tensor):
         bad_arg('abs', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.abs, ks, (input,))
     return ops.abs.call(ks, input)
@@ -728,7 +728,7 @@ def sign(input, *, out=None):
         return into_out('sign', out, sign(input))
     if not isinstance(input, Tensor):
         bad_arg('sign', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sign, ks, (input,))
     return ops.sign.call(ks, input)
@@ -742,7 +742,7 @@ def exp(input, *, out=None):
         return into_out('exp', out, exp(input))
     if not isinstance(input, Tensor):
         bad_arg('exp', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.exp, ks, (input,))
     return ops.exp.call(ks, input)
@@ -756,7 +756,7 @@ def log(input, *, out=None):
         return into_out('log', out, log(input))
     if not isinstance(input, Tensor):
         bad_arg('log', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log, ks, (input,))
     return ops.log.call(ks, input)
@@ -770,7 +770,7 @@ def sqrt(input, *, out=None):
         return into_out('sqrt', out, sqrt(input))
     if not isinstance(input, Tensor):
         bad_arg('sqrt', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sqrt, ks, (input,))
     return ops.sqrt.call(ks, input)
@@ -784,7 +784,7 @@ def sin(input, *, out=None):
         return into_out('sin', out, sin(input))
     if not isinstance(input, Tensor):
         bad_arg('sin', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sin, ks, (input,))
     return ops.sin.call(ks, input)
@@ -798,7 +798,7 @@ def cos(input, *, out=None):
         return into_out('cos', out, cos(input))
     if not isinstance(input, Tensor):
         bad_arg('cos', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cos, ks, (input,))
     return ops.cos.call(ks, input)
@@ -812,7 +812,7 @@ def tanh(input, *, out=None):
         return into_out('tanh', out, tanh(input))
     if not isinstance(input, Tensor):
         bad_arg('tanh', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tanh, ks, (input,))
     return ops.tanh.call(ks, input)
@@ -829,7 +829,7 @@ def sigmoid(input, *, out=None):
         return into_out('sigmoid', out, sigmoid(input))
     if not isinstance(input, Tensor):
         bad_arg('sigmoid', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sigmoid, ks, (input,))
     return ops.sigmoid.call(ks, input)
@@ -843,7 +843,7 @@ def relu(input, *, out=None):
         return into_out('relu', out, relu(input))
     if not isinstance(input, Tensor):
         bad_arg('relu', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.relu, ks, (input,))
     return ops.relu.call(ks, input)
@@ -855,7 +855,7 @@ def relu_(input):
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('relu_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.relu_, ks, (input,))
     return ops.relu_.call(ks, input)
@@ -872,7 +872,7 @@ def _match_sum(input, *, dtype=None):
 def _run_sum(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('sum', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sum, ks, (input, dtype))
     return ops.sum.call(ks, input, dtype)
@@ -894,7 +894,7 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
         keepdim = as_bool('sum', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('sum', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sum_dim_IntList, ks, (input, dim, keepdim, dtype))
     return ops.sum_dim_IntList.call(ks, input, dim, keepdim, dtype)
@@ -931,7 +931,7 @@ def _match_mean(input, *, dtype=None):
 def _run_mean(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('mean', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.mean, ks, (input, dtype))
     return ops.mean.call(ks, input, dtype)
@@ -953,7 +953,7 @@ def _run_mean_dim(input, dim, keepdim, dtype):
         keepdim = as_bool('mean', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('mean', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.mean_dim, ks, (input, dim, keepdim, dtype))
     return ops.mean_dim.call(ks, input, dim, keepdim, dtype)
@@ -989,7 +989,7 @@ def _match_max(input):
 
 
 def _run_max(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.max, ks, (input,))
     return ops.max.call(ks, input)
@@ -1006,7 +1006,7 @@ def _run_max_dim(input, dim, keepdim):
         dim = as_int('max', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('max', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_max_dim(*observed(ops.max_dim, ks, (input, dim, keepdim)))
     return _returns_max_dim(*ops.max_dim.call(ks, input, dim, keepdim))
@@ -1019,7 +1019,7 @@ def _match_max_other(input, other):
 
 
 def _run_max_other(input, other):
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.max_other, ks, (input, other))
     return ops.max_other.call(ks, input, other)
@@ -1058,7 +1058,7 @@ def _match_min(input):
 
 
 def _run_min(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.min, ks, (input,))
     return ops.min.call(ks, input)
@@ -1075,7 +1075,7 @@ def _run_min_dim(input, dim, keepdim):
         dim = as_int('min', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('min', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_min_dim(*observed(ops.min_dim, ks, (input, dim, keepdim)))
     return _returns_min_dim(*ops.min_dim.call(ks, input, dim, keepdim))
@@ -1088,7 +1088,7 @@ def _match_min_other(input, other):
 
 
 def _run_min_other(input, other):
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.min_other, ks, (input, other))
     return ops.min_other.call(ks, input, other)
@@ -1134,7 +1134,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **kwargs):
         dim = as_int('argmax', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('argmax', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.argmax, ks, (input, dim, keepdim))
     return ops.argmax.call(ks, input, dim, keepdim)
@@ -1158,7 +1158,7 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **kwargs):
         dim = as_int('argmin', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('argmin', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.argmin, ks, (input, dim, keepdim))
     return ops.argmin.call(ks, input, dim, keepdim)
@@ -1177,7 +1177,7 @@ def matmul(input, other, *, out=None):
         bad_arg('matmul', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('matmul', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.matmul, ks, (input, other))
     return ops.matmul.call(ks, input, other)
@@ -1193,7 +1193,7 @@ def mm(input, mat2, *, out=None):
         bad_arg('mm', 'input', 'Tensor', input)
     if not isinstance(mat2, Tensor):
         bad_arg('mm', 'mat2', 'Tensor', mat2)
-    ks = input._impl.key_set() | mat2._impl.key_set()
+    ks = input._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.mm, ks, (input, mat2))
     return ops.mm.call(ks, input, mat2)
@@ -1209,7 +1209,7 @@ def bmm(input, mat2, *, out=None):
         bad_arg('bmm', 'input', 'Tensor', input)
     if not isinstance(mat2, Tensor):
         bad_arg('bmm', 'mat2', 'Tensor', mat2)
-    ks = input._impl.key_set() | mat2._impl.key_set()
+    ks = input._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.bmm, ks, (input, mat2))
     return ops.bmm.call(ks, input, mat2)
@@ -1225,7 +1225,7 @@ def copy_(self, src, non_blocking=False):
         bad_arg('copy_', 'src', 'Tensor', src)
     if type(non_blocking) is not _b.bool:
         non_blocking = as_bool('copy_', 'non_blocking', non_blocking)
-    ks = self._impl.key_set() | src._impl.key_set()
+    ks = self._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.copy_, ks, (self, src, non_blocking))
     return ops.copy_.call(ks, self, src, non_blocking)
@@ -1244,12 +1244,12 @@ def fill_(input, value):
     if is_number(value):  # fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('fill_', 'value', value)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.fill__Scalar, ks, (input, value))
         return ops.fill__Scalar.call(ks, input, value)
     if isinstance(value, Tensor):  # fill_.Tensor
-        ks = input._impl.key_set() | value._impl.key_set()
+        ks = input._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.fill__Tensor, ks, (input, value))
         return ops.fill__Tensor.call(ks, input, value)
@@ -1262,7 +1262,7 @@ def zero_(input):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('zero_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.zero_, ks, (input,))
     return ops.zero_.call(ks, input)
@@ -1276,7 +1276,7 @@ def clone(input, *, out=None):
         return into_out('clone', out, clone(input))
     if not isinstance(input, Tensor):
         bad_arg('clone', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.clone, ks, (input,))
     return ops.clone.call(ks, input)
@@ -1302,7 +1302,7 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
         device = as_device('_to_copy', 'device', device)
     if type(non_blocking) is not _b.bool:
         non_blocking = as_bool('_to_copy', 'non_blocking', non_blocking)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops._to_copy, ks, (input, dtype, device, non_blocking))
     return ops._to_copy.call(ks, input, dtype, device, non_blocking)
@@ -1323,7 +1323,7 @@ def _run_to_dtype(self, dtype, non_blocking, copy):
         non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.to_dtype, ks, (self, dtype, non_blocking, copy))
     return ops.to_dtype.call(ks, self, dtype, non_blocking, copy)
@@ -1348,7 +1348,7 @@ def _run_to_device(self, device, dtype, non_blocking, copy):
         non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.to_device, ks, (self, device, dtype, non_blocking, copy))
     return ops.to_device.call(ks, self, device, dtype, non_blocking, copy)
@@ -1368,7 +1368,7 @@ def _run_to_other(self, other, non_blocking, copy):
         non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.to_other, ks, (self, other, non_blocking, copy))
     return ops.to_other.call(ks, self, other, non_blocking, copy)
@@ -1399,7 +1399,7 @@ def float(self):
     """float(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('float', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.float, ks, (self,))
     return ops.float.call(ks, self)
@@ -1411,7 +1411,7 @@ def double(self):
     """double(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('double', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.double, ks, (self,))
     return ops.double.call(ks, self)
@@ -1423,7 +1423,7 @@ def long(self):
     """long(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('long', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.long, ks, (self,))
     return ops.long.call(ks, self)
@@ -1435,7 +1435,7 @@ def int(self):
     """int(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('int', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.int, ks, (self,))
     return ops.int.call(ks, self)
@@ -1447,7 +1447,7 @@ def bool(self):
     """bool(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('bool', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.bool, ks, (self,))
     return ops.bool.call(ks, self)
@@ -1459,7 +1459,7 @@ def half(self):
     """half(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('half', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.half, ks, (self,))
     return ops.half.call(ks, self)
@@ -1471,7 +1471,7 @@ def bfloat16(self):
     """bfloat16(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('bfloat16', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.bfloat16, ks, (self,))
     return ops.bfloat16.call(ks, self)
@@ -1488,7 +1488,7 @@ def view(self, *size, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('view', 'self', 'Tensor', self)
     size = as_int_list('view', 'size', size)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.view, ks, (self, size))
     return ops.view.call(ks, self, size)
@@ -1502,7 +1502,7 @@ def view_as(self, other):
         bad_arg('view_as', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('view_as', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.view_as, ks, (self, other))
     return ops.view_as.call(ks, self, other)
@@ -1522,7 +1522,7 @@ def reshape(input, *shape, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('reshape', 'input', 'Tensor', input)
     shape = as_int_list('reshape', 'shape', shape)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.reshape, ks, (input, shape))
     return ops.reshape.call(ks, input, shape)
@@ -1539,7 +1539,7 @@ def as_strided(input, size, stride, storage_offset=None):
     stride = as_int_list('as_strided', 'stride', stride)
     if storage_offset is not None and type(storage_offset) is not _b.int:
         storage_offset = as_int('as_strided', 'storage_offset', storage_offset)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.as_strided, ks, (input, size, stride, storage_offset))
     return ops.as_strided.call(ks, input, size, stride, storage_offset)
@@ -1555,7 +1555,7 @@ def transpose(input, dim0, dim1):
         dim0 = as_int('transpose', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('transpose', 'dim1', dim1)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.transpose_int, ks, (input, dim0, dim1))
     return ops.transpose_int.call(ks, input, dim0, dim1)
@@ -1567,7 +1567,7 @@ def t(input):
     """t(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('t', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.t, ks, (input,))
     return ops.t.call(ks, input)
@@ -1584,7 +1584,7 @@ def permute(input, *dims, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('permute', 'input', 'Tensor', input)
     dims = as_int_list('permute', 'dims', dims)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.permute, ks, (input, dims))
     return ops.permute.call(ks, input, dims)
@@ -1603,7 +1603,7 @@ def expand(self, *size, implicit=False, **kwargs):
     size = as_int_list('expand', 'size', size)
     if type(implicit) is not _b.bool:
         implicit = as_bool('expand', 'implicit', implicit)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.expand, ks, (self, size, implicit))
     return ops.expand.call(ks, self, size, implicit)
@@ -1617,7 +1617,7 @@ def expand_as(self, other):
         bad_arg('expand_as', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('expand_as', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.expand_as, ks, (self, other))
     return ops.expand_as.call(ks, self, other)
@@ -1632,7 +1632,7 @@ def _match_squeeze(input):
 
 
 def _run_squeeze(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.squeeze, ks, (input,))
     return ops.squeeze.call(ks, input)
@@ -1647,7 +1647,7 @@ def _match_squeeze_dim(input, dim):
 def _run_squeeze_dim(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('squeeze', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.squeeze_dim, ks, (input, dim))
     return ops.squeeze_dim.call(ks, input, dim)
@@ -1680,7 +1680,7 @@ def _match_unsqueeze(input, dim):
 def _run_unsqueeze(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('unsqueeze', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.unsqueeze, ks, (input, dim))
     return ops.unsqueeze.call(ks, input, dim)
@@ -1710,7 +1710,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         start_dim = as_int('flatten', 'start_dim', start_dim)
     if type(end_dim) is not _b.int:
         end_dim = as_int('flatten', 'end_dim', end_dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.flatten_using_ints, ks, (input, start_dim, end_dim))
     return ops.flatten_using_ints.call(ks, input, start_dim, end_dim)
@@ -1731,7 +1731,7 @@ def _run_narrow(input, dim, start, length):
         start = as_int('narrow', 'start', start)
     if type(length) is not _b.int:
         length = as_int('narrow', 'length', length)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.narrow, ks, (input, dim, start, length))
     return ops.narrow.call(ks, input, dim, start, length)
@@ -1764,7 +1764,7 @@ def _run_select_int(input, dim, index):
         dim = as_int('select', 'dim', dim)
     if type(index) is not _b.int:
         index = as_int('select', 'index', index)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.select_int, ks, (input, dim, index))
     return ops.select_int.call(ks, input, dim, index)
@@ -1806,7 +1806,7 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
         end = as_int('slice', 'end', end)
     if type(step) is not _b.int:
         step = as_int('slice', 'step', step)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.slice_Tensor, ks, (input, dim, start, end, step))
     return ops.slice_Tensor.call(ks, input, dim, start, end, step)
@@ -1823,7 +1823,7 @@ def unbind(input, dim=0, **kwargs):
         bad_arg('unbind', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('unbind', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.unbind_int, ks, (input, dim))
     return ops.unbind_int.call(ks, input, dim)
@@ -1835,7 +1835,7 @@ def contiguous(self):
     """contiguous(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(self, Tensor):
         bad_arg('contiguous', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.contiguous, ks, (self,))
     return ops.contiguous.call(ks, self)
@@ -1847,7 +1847,7 @@ def detach(input):
     """detach(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('detach', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.detach, ks, (input,))
     return ops.detach.call(ks, input)
@@ -1859,7 +1859,7 @@ def detach_(input):
     """detach_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('detach_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.detach_, ks, (input,))
     return ops.detach_.call(ks, input)
@@ -1876,7 +1876,7 @@ def reciprocal(input, *, out=None):
         return into_out('reciprocal', out, reciprocal(input))
     if not isinstance(input, Tensor):
         bad_arg('reciprocal', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.reciprocal, ks, (input,))
     return ops.reciprocal.call(ks, input)
@@ -1888,7 +1888,7 @@ def reciprocal_(input):
     """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('reciprocal_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.reciprocal_, ks, (input,))
     return ops.reciprocal_.call(ks, input)
@@ -1905,7 +1905,7 @@ def rsqrt(input, *, out=None):
         return into_out('rsqrt', out, rsqrt(input))
     if not isinstance(input, Tensor):
         bad_arg('rsqrt', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.rsqrt, ks, (input,))
     return ops.rsqrt.call(ks, input)
@@ -1917,7 +1917,7 @@ def rsqrt_(input):
     """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('rsqrt_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.rsqrt_, ks, (input,))
     return ops.rsqrt_.call(ks, input)
@@ -1934,7 +1934,7 @@ def exp2(input, *, out=None):
         return into_out('exp2', out, exp2(input))
     if not isinstance(input, Tensor):
         bad_arg('exp2', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.exp2, ks, (input,))
     return ops.exp2.call(ks, input)
@@ -1946,7 +1946,7 @@ def exp2_(input):
     """exp2_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('exp2_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.exp2_, ks, (input,))
     return ops.exp2_.call(ks, input)
@@ -1963,7 +1963,7 @@ def expm1(input, *, out=None):
         return into_out('expm1', out, expm1(input))
     if not isinstance(input, Tensor):
         bad_arg('expm1', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.expm1, ks, (input,))
     return ops.expm1.call(ks, input)
@@ -1975,7 +1975,7 @@ def expm1_(input):
     """expm1_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('expm1_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.expm1_, ks, (input,))
     return ops.expm1_.call(ks, input)
@@ -1989,7 +1989,7 @@ def log2(input, *, out=None):
         return into_out('log2', out, log2(input))
     if not isinstance(input, Tensor):
         bad_arg('log2', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log2, ks, (input,))
     return ops.log2.call(ks, input)
@@ -2001,7 +2001,7 @@ def log2_(input):
     """log2_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log2_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log2_, ks, (input,))
     return ops.log2_.call(ks, input)
@@ -2015,7 +2015,7 @@ def log10(input, *, out=None):
         return into_out('log10', out, log10(input))
     if not isinstance(input, Tensor):
         bad_arg('log10', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log10, ks, (input,))
     return ops.log10.call(ks, input)
@@ -2027,7 +2027,7 @@ def log10_(input):
     """log10_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log10_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log10_, ks, (input,))
     return ops.log10_.call(ks, input)
@@ -2044,7 +2044,7 @@ def log1p(input, *, out=None):
         return into_out('log1p', out, log1p(input))
     if not isinstance(input, Tensor):
         bad_arg('log1p', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log1p, ks, (input,))
     return ops.log1p.call(ks, input)
@@ -2056,7 +2056,7 @@ def log1p_(input):
     """log1p_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log1p_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log1p_, ks, (input,))
     return ops.log1p_.call(ks, input)
@@ -2070,7 +2070,7 @@ def tan(input, *, out=None):
         return into_out('tan', out, tan(input))
     if not isinstance(input, Tensor):
         bad_arg('tan', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tan, ks, (input,))
     return ops.tan.call(ks, input)
@@ -2082,7 +2082,7 @@ def tan_(input):
     """tan_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('tan_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tan_, ks, (input,))
     return ops.tan_.call(ks, input)
@@ -2096,7 +2096,7 @@ def asin(input, *, out=None):
         return into_out('asin', out, asin(input))
     if not isinstance(input, Tensor):
         bad_arg('asin', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.asin, ks, (input,))
     return ops.asin.call(ks, input)
@@ -2108,7 +2108,7 @@ def asin_(input):
     """asin_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('asin_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.asin_, ks, (input,))
     return ops.asin_.call(ks, input)
@@ -2122,7 +2122,7 @@ def acos(input, *, out=None):
         return into_out('acos', out, acos(input))
     if not isinstance(input, Tensor):
         bad_arg('acos', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.acos, ks, (input,))
     return ops.acos.call(ks, input)
@@ -2134,7 +2134,7 @@ def acos_(input):
     """acos_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('acos_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.acos_, ks, (input,))
     return ops.acos_.call(ks, input)
@@ -2148,7 +2148,7 @@ def atan(input, *, out=None):
         return into_out('atan', out, atan(input))
     if not isinstance(input, Tensor):
         bad_arg('atan', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.atan, ks, (input,))
     return ops.atan.call(ks, input)
@@ -2160,7 +2160,7 @@ def atan_(input):
     """atan_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('atan_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.atan_, ks, (input,))
     return ops.atan_.call(ks, input)
@@ -2174,7 +2174,7 @@ def sinh(input, *, out=None):
         return into_out('sinh', out, sinh(input))
     if not isinstance(input, Tensor):
         bad_arg('sinh', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sinh, ks, (input,))
     return ops.sinh.call(ks, input)
@@ -2186,7 +2186,7 @@ def sinh_(input):
     """sinh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sinh_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sinh_, ks, (input,))
     return ops.sinh_.call(ks, input)
@@ -2200,7 +2200,7 @@ def cosh(input, *, out=None):
         return into_out('cosh', out, cosh(input))
     if not isinstance(input, Tensor):
         bad_arg('cosh', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cosh, ks, (input,))
     return ops.cosh.call(ks, input)
@@ -2212,7 +2212,7 @@ def cosh_(input):
     """cosh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('cosh_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cosh_, ks, (input,))
     return ops.cosh_.call(ks, input)
@@ -2229,7 +2229,7 @@ def erf(input, *, out=None):
         return into_out('erf', out, erf(input))
     if not isinstance(input, Tensor):
         bad_arg('erf', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.erf, ks, (input,))
     return ops.erf.call(ks, input)
@@ -2241,7 +2241,7 @@ def erf_(input):
     """erf_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('erf_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.erf_, ks, (input,))
     return ops.erf_.call(ks, input)
@@ -2258,7 +2258,7 @@ def erfc(input, *, out=None):
         return into_out('erfc', out, erfc(input))
     if not isinstance(input, Tensor):
         bad_arg('erfc', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.erfc, ks, (input,))
     return ops.erfc.call(ks, input)
@@ -2270,7 +2270,7 @@ def erfc_(input):
     """erfc_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('erfc_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.erfc_, ks, (input,))
     return ops.erfc_.call(ks, input)
@@ -2289,7 +2289,7 @@ def logit(input, eps=None, *, out=None):
         bad_arg('logit', 'input', 'Tensor', input)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('logit', 'eps', eps)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.logit, ks, (input, eps))
     return ops.logit.call(ks, input, eps)
@@ -2303,7 +2303,7 @@ def logit_(input, eps=None):
         bad_arg('logit_', 'input', 'Tensor', input)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('logit_', 'eps', eps)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.logit_, ks, (input, eps))
     return ops.logit_.call(ks, input, eps)
@@ -2317,7 +2317,7 @@ def floor(input, *, out=None):
         return into_out('floor', out, floor(input))
     if not isinstance(input, Tensor):
         bad_arg('floor', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.floor, ks, (input,))
     return ops.floor.call(ks, input)
@@ -2329,7 +2329,7 @@ def floor_(input):
     """floor_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('floor_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.floor_, ks, (input,))
     return ops.floor_.call(ks, input)
@@ -2343,7 +2343,7 @@ def ceil(input, *, out=None):
         return into_out('ceil', out, ceil(input))
     if not isinstance(input, Tensor):
         bad_arg('ceil', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.ceil, ks, (input,))
     return ops.ceil.call(ks, input)
@@ -2355,7 +2355,7 @@ def ceil_(input):
     """ceil_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('ceil_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.ceil_, ks, (input,))
     return ops.ceil_.call(ks, input)
@@ -2369,7 +2369,7 @@ def trunc(input, *, out=None):
         return into_out('trunc', out, trunc(input))
     if not isinstance(input, Tensor):
         bad_arg('trunc', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.trunc, ks, (input,))
     return ops.trunc.call(ks, input)
@@ -2381,7 +2381,7 @@ def trunc_(input):
     """trunc_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('trunc_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.trunc_, ks, (input,))
     return ops.trunc_.call(ks, input)
@@ -2396,7 +2396,7 @@ def _match_round(input):
 
 
 def _run_round(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.round, ks, (input,))
     return ops.round.call(ks, input)
@@ -2411,7 +2411,7 @@ def _match_round_decimals(input, *, decimals):
 def _run_round_decimals(input, decimals):
     if type(decimals) is not _b.int:
         decimals = as_int('round', 'decimals', decimals)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.round_decimals, ks, (input, decimals))
     return ops.round_decimals.call(ks, input, decimals)
@@ -2446,7 +2446,7 @@ def _match_round_(input):
 
 
 def _run_round_(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.round_, ks, (input,))
     return ops.round_.call(ks, input)
@@ -2461,7 +2461,7 @@ def _match_round__decimals(input, *, decimals):
 def _run_round__decimals(input, decimals):
     if type(decimals) is not _b.int:
         decimals = as_int('round_', 'decimals', decimals)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.round__decimals, ks, (input, decimals))
     return ops.round__decimals.call(ks, input, decimals)
@@ -2494,7 +2494,7 @@ def frac(input, *, out=None):
         return into_out('frac', out, frac(input))
     if not isinstance(input, Tensor):
         bad_arg('frac', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.frac, ks, (input,))
     return ops.frac.call(ks, input)
@@ -2506,7 +2506,7 @@ def frac_(input):
     """frac_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('frac_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.frac_, ks, (input,))
     return ops.frac_.call(ks, input)
@@ -2525,14 +2525,14 @@ def true_divide(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('true_divide', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # true_divide.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide_Tensor, ks, (input, other))
         return ops.true_divide_Tensor.call(ks, input, other)
     if is_number(other):  # true_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.true_divide_Scalar, ks, (input, other))
         return ops.true_divide_Scalar.call(ks, input, other)
@@ -2554,14 +2554,14 @@ def floor_divide(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('floor_divide', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # floor_divide
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.floor_divide, ks, (input, other))
         return ops.floor_divide.call(ks, input, other)
     if is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.floor_divide_Scalar, ks, (input, other))
         return ops.floor_divide_Scalar.call(ks, input, other)
@@ -2577,14 +2577,14 @@ def floor_divide_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('floor_divide_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # floor_divide_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.floor_divide__Tensor, ks, (self, other))
         return ops.floor_divide__Tensor.call(ks, self, other)
     if is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.floor_divide__Scalar, ks, (self, other))
         return ops.floor_divide__Scalar.call(ks, self, other)
@@ -2605,21 +2605,21 @@ def remainder(input, other, *, out=None):
     if out is not None:
         return into_out('remainder', out, remainder(input, other))
     if isinstance(input, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.remainder_Tensor, ks, (input, other))
         return ops.remainder_Tensor.call(ks, input, other)
     if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar, ks, (input, other))
         return ops.remainder_Scalar.call(ks, input, other)
     if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('remainder', 'input', input)
-        ks = other._impl.key_set()
+        ks = other._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar_Tensor, ks, (input, other))
         return ops.remainder_Scalar_Tensor.call(ks, input, other)
@@ -2638,14 +2638,14 @@ def remainder_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('remainder_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # remainder_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.remainder__Tensor, ks, (self, other))
         return ops.remainder__Tensor.call(ks, self, other)
     if is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.remainder__Scalar, ks, (self, other))
         return ops.remainder__Scalar.call(ks, self, other)
@@ -2665,14 +2665,14 @@ def fmod(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('fmod', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # fmod.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.fmod_Tensor, ks, (input, other))
         return ops.fmod_Tensor.call(ks, input, other)
     if is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.fmod_Scalar, ks, (input, other))
         return ops.fmod_Scalar.call(ks, input, other)
@@ -2688,14 +2688,14 @@ def fmod_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('fmod_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # fmod_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.fmod__Tensor, ks, (self, other))
         return ops.fmod__Tensor.call(ks, self, other)
     if is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.fmod__Scalar, ks, (self, other))
         return ops.fmod__Scalar.call(ks, self, other)
@@ -2715,7 +2715,7 @@ def atan2(input, other, *, out=None):
         bad_arg('atan2', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('atan2', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.atan2, ks, (input, other))
     return ops.atan2.call(ks, input, other)
@@ -2729,7 +2729,7 @@ def atan2_(self, other):
         bad_arg('atan2_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('atan2_', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.atan2_, ks, (self, other))
     return ops.atan2_.call(ks, self, other)
@@ -2748,7 +2748,7 @@ def hypot(input, other, *, out=None):
         bad_arg('hypot', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('hypot', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.hypot, ks, (input, other))
     return ops.hypot.call(ks, input, other)
@@ -2762,7 +2762,7 @@ def hypot_(self, other):
         bad_arg('hypot_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('hypot_', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.hypot_, ks, (self, other))
     return ops.hypot_.call(ks, self, other)
@@ -2783,7 +2783,7 @@ def _run_clamp(input, min, max):
         min = as_scalar('clamp', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clamp', 'max', max)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.clamp, ks, (input, min, max))
     return ops.clamp.call(ks, input, min, max)
@@ -2798,9 +2798,7 @@ def _match_clamp_Tensor(input, min, max=None):
 
 
 def _run_clamp_Tensor(input, min, max):
-    ks = (input._impl.key_set()
-                | min._impl.key_set()
-                | (max._impl.key_set() if max is not None else 0))
+    ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clamp_Tensor, ks, (input, min, max))
     return ops.clamp_Tensor.call(ks, input, min, max)
@@ -2841,7 +2839,7 @@ def _run_clamp_(input, min, max):
         min = as_scalar('clamp_', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clamp_', 'max', max)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.clamp_, ks, (input, min, max))
     return ops.clamp_.call(ks, input, min, max)
@@ -2856,9 +2854,7 @@ def _match_clamp__Tensor(input, min, max=None):
 
 
 def _run_clamp__Tensor(input, min, max):
-    ks = (input._impl.key_set()
-                | min._impl.key_set()
-                | (max._impl.key_set() if max is not None else 0))
+    ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clamp__Tensor, ks, (input, min, max))
     return ops.clamp__Tensor.call(ks, input, min, max)
@@ -2893,7 +2889,7 @@ def _run_clip(input, min, max):
         min = as_scalar('clip', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clip', 'max', max)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.clip, ks, (input, min, max))
     return ops.clip.call(ks, input, min, max)
@@ -2908,9 +2904,7 @@ def _match_clip_Tensor(input, min, max=None):
 
 
 def _run_clip_Tensor(input, min, max):
-    ks = (input._impl.key_set()
-                | min._impl.key_set()
-                | (max._impl.key_set() if max is not None else 0))
+    ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip_Tensor, ks, (input, min, max))
     return ops.clip_Tensor.call(ks, input, min, max)
@@ -2951,7 +2945,7 @@ def _run_clip_(input, min, max):
         min = as_scalar('clip_', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clip_', 'max', max)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.clip_, ks, (input, min, max))
     return ops.clip_.call(ks, input, min, max)
@@ -2966,9 +2960,7 @@ def _match_clip__Tensor(input, min, max=None):
 
 
 def _run_clip__Tensor(input, min, max):
-    ks = (input._impl.key_set()
-                | min._impl.key_set()
-                | (max._impl.key_set() if max is not None else 0))
+    ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip__Tensor, ks, (input, min, max))
     return ops.clip__Tensor.call(ks, input, min, max)
@@ -3005,12 +2997,12 @@ def lerp(input, end, weight, *, out=None):
     if is_number(weight):  # lerp.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp', 'weight', weight)
-        ks = input._impl.key_set() | end._impl.key_set()
+        ks = input._impl.keys | end._impl.keys
         if observers.active:
             return observed(ops.lerp_Scalar, ks, (input, end, weight))
         return ops.lerp_Scalar.call(ks, input, end, weight)
     if isinstance(weight, Tensor):  # lerp.Tensor
-        ks = input._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+        ks = input._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
             return observed(ops.lerp_Tensor, ks, (input, end, weight))
         return ops.lerp_Tensor.call(ks, input, end, weight)
@@ -3030,12 +3022,12 @@ def lerp_(self, end, weight):
     if is_number(weight):  # lerp_.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp_', 'weight', weight)
-        ks = self._impl.key_set() | end._impl.key_set()
+        ks = self._impl.keys | end._impl.keys
         if observers.active:
             return observed(ops.lerp__Scalar, ks, (self, end, weight))
         return ops.lerp__Scalar.call(ks, self, end, weight)
     if isinstance(weight, Tensor):  # lerp_.Tensor
-        ks = self._impl.key_set() | end._impl.key_set() | weight._impl.key_set()
+        ks = self._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
             return observed(ops.lerp__Tensor, ks, (self, end, weight))
         return ops.lerp__Tensor.call(ks, self, end, weight)
@@ -3059,7 +3051,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         bad_arg('addcmul', 'tensor2', 'Tensor', tensor2)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcmul', 'value', value)
-    ks = input._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcmul, ks, (input, tensor1, tensor2, value))
     return ops.addcmul.call(ks, input, tensor1, tensor2, value)
@@ -3077,7 +3069,7 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
         bad_arg('addcmul_', 'tensor2', 'Tensor', tensor2)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcmul_', 'value', value)
-    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcmul_, ks, (self, tensor1, tensor2, value))
     return ops.addcmul_.call(ks, self, tensor1, tensor2, value)
@@ -3100,7 +3092,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         bad_arg('addcdiv', 'tensor2', 'Tensor', tensor2)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcdiv', 'value', value)
-    ks = input._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcdiv, ks, (input, tensor1, tensor2, value))
     return ops.addcdiv.call(ks, input, tensor1, tensor2, value)
@@ -3118,7 +3110,7 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
         bad_arg('addcdiv_', 'tensor2', 'Tensor', tensor2)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcdiv_', 'value', value)
-    ks = self._impl.key_set() | tensor1._impl.key_set() | tensor2._impl.key_set()
+    ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcdiv_, ks, (self, tensor1, tensor2, value))
     return ops.addcdiv_.call(ks, self, tensor1, tensor2, value)
@@ -3141,7 +3133,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         posinf = as_float('nan_to_num', 'posinf', posinf)
     if neginf is not None and type(neginf) not in FLOAT_TYPES:
         neginf = as_float('nan_to_num', 'neginf', neginf)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nan_to_num, ks, (input, nan, posinf, neginf))
     return ops.nan_to_num.call(ks, input, nan, posinf, neginf)
@@ -3161,7 +3153,7 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
         posinf = as_float('nan_to_num_', 'posinf', posinf)
     if neginf is not None and type(neginf) not in FLOAT_TYPES:
         neginf = as_float('nan_to_num_', 'neginf', neginf)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nan_to_num_, ks, (input, nan, posinf, neginf))
     return ops.nan_to_num_.call(ks, input, nan, posinf, neginf)
@@ -3173,7 +3165,7 @@ def exp_(input):
     """exp_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('exp_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.exp_, ks, (input,))
     return ops.exp_.call(ks, input)
@@ -3185,7 +3177,7 @@ def log_(input):
     """log_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log_, ks, (input,))
     return ops.log_.call(ks, input)
@@ -3197,7 +3189,7 @@ def sqrt_(input):
     """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sqrt_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sqrt_, ks, (input,))
     return ops.sqrt_.call(ks, input)
@@ -3209,7 +3201,7 @@ def sin_(input):
     """sin_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sin_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sin_, ks, (input,))
     return ops.sin_.call(ks, input)
@@ -3221,7 +3213,7 @@ def cos_(input):
     """cos_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('cos_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cos_, ks, (input,))
     return ops.cos_.call(ks, input)
@@ -3233,7 +3225,7 @@ def tanh_(input):
     """tanh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('tanh_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tanh_, ks, (input,))
     return ops.tanh_.call(ks, input)
@@ -3245,7 +3237,7 @@ def sigmoid_(input):
     """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sigmoid_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sigmoid_, ks, (input,))
     return ops.sigmoid_.call(ks, input)
@@ -3257,7 +3249,7 @@ def neg_(input):
     """neg_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('neg_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.neg_, ks, (input,))
     return ops.neg_.call(ks, input)
@@ -3269,7 +3261,7 @@ def abs_(input):
     """abs_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('abs_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.abs_, ks, (input,))
     return ops.abs_.call(ks, input)
@@ -3286,7 +3278,7 @@ def isnan(input, *, out=None):
         return into_out('isnan', out, isnan(input))
     if not isinstance(input, Tensor):
         bad_arg('isnan', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.isnan, ks, (input,))
     return ops.isnan.call(ks, input)
@@ -3303,7 +3295,7 @@ def isinf(input, *, out=None):
         return into_out('isinf', out, isinf(input))
     if not isinstance(input, Tensor):
         bad_arg('isinf', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.isinf, ks, (input,))
     return ops.isinf.call(ks, input)
@@ -3320,7 +3312,7 @@ def isfinite(input, *, out=None):
         return into_out('isfinite', out, isfinite(input))
     if not isinstance(input, Tensor):
         bad_arg('isfinite', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.isfinite, ks, (input,))
     return ops.isfinite.call(ks, input)
@@ -3346,7 +3338,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
         atol = as_float('isclose', 'atol', atol)
     if type(equal_nan) is not _b.bool:
         equal_nan = as_bool('isclose', 'equal_nan', equal_nan)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.isclose, ks, (input, other, rtol, atol, equal_nan))
     return ops.isclose.call(ks, input, other, rtol, atol, equal_nan)
@@ -3370,7 +3362,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         atol = as_float('allclose', 'atol', atol)
     if type(equal_nan) is not _b.bool:
         equal_nan = as_bool('allclose', 'equal_nan', equal_nan)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.allclose, ks, (input, other, rtol, atol, equal_nan))
     return ops.allclose.call(ks, input, other, rtol, atol, equal_nan)
@@ -3387,7 +3379,7 @@ def equal(input, other):
         bad_arg('equal', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('equal', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.equal, ks, (input, other))
     return ops.equal.call(ks, input, other)
@@ -3401,7 +3393,7 @@ def logical_not(input, *, out=None):
         return into_out('logical_not', out, logical_not(input))
     if not isinstance(input, Tensor):
         bad_arg('logical_not', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.logical_not, ks, (input,))
     return ops.logical_not.call(ks, input)
@@ -3417,7 +3409,7 @@ def logical_and(input, other, *, out=None):
         bad_arg('logical_and', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_and', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and, ks, (input, other))
     return ops.logical_and.call(ks, input, other)
@@ -3433,7 +3425,7 @@ def logical_or(input, other, *, out=None):
         bad_arg('logical_or', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_or', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or, ks, (input, other))
     return ops.logical_or.call(ks, input, other)
@@ -3449,7 +3441,7 @@ def logical_xor(input, other, *, out=None):
         bad_arg('logical_xor', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_xor', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor, ks, (input, other))
     return ops.logical_xor.call(ks, input, other)
@@ -3463,7 +3455,7 @@ def bitwise_not(input, *, out=None):
         return into_out('bitwise_not', out, bitwise_not(input))
     if not isinstance(input, Tensor):
         bad_arg('bitwise_not', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.bitwise_not, ks, (input,))
     return ops.bitwise_not.call(ks, input)
@@ -3475,7 +3467,7 @@ def bitwise_not_(self):
     """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('bitwise_not_', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.bitwise_not_, ks, (self,))
     return ops.bitwise_not_.call(ks, self)
@@ -3492,14 +3484,14 @@ def bitwise_and(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_and', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_and.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Tensor, ks, (input, other))
         return ops.bitwise_and_Tensor.call(ks, input, other)
     if is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Scalar, ks, (input, other))
         return ops.bitwise_and_Scalar.call(ks, input, other)
@@ -3517,14 +3509,14 @@ def bitwise_and_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_and_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_and_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Tensor, ks, (self, other))
         return ops.bitwise_and__Tensor.call(ks, self, other)
     if is_number(other):  # bitwise_and_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Scalar, ks, (self, other))
         return ops.bitwise_and__Scalar.call(ks, self, other)
@@ -3544,14 +3536,14 @@ def bitwise_or(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_or', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_or.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Tensor, ks, (input, other))
         return ops.bitwise_or_Tensor.call(ks, input, other)
     if is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Scalar, ks, (input, other))
         return ops.bitwise_or_Scalar.call(ks, input, other)
@@ -3567,14 +3559,14 @@ def bitwise_or_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_or_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_or_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Tensor, ks, (self, other))
         return ops.bitwise_or__Tensor.call(ks, self, other)
     if is_number(other):  # bitwise_or_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Scalar, ks, (self, other))
         return ops.bitwise_or__Scalar.call(ks, self, other)
@@ -3592,14 +3584,14 @@ def bitwise_xor(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_xor', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_xor.Tensor
-        ks = input._impl.key_set() | other._impl.key_set()
+        ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Tensor, ks, (input, other))
         return ops.bitwise_xor_Tensor.call(ks, input, other)
     if is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Scalar, ks, (input, other))
         return ops.bitwise_xor_Scalar.call(ks, input, other)
@@ -3617,14 +3609,14 @@ def bitwise_xor_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_xor_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_xor_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Tensor, ks, (self, other))
         return ops.bitwise_xor__Tensor.call(ks, self, other)
     if is_number(other):  # bitwise_xor_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Scalar, ks, (self, other))
         return ops.bitwise_xor__Scalar.call(ks, self, other)
@@ -3644,7 +3636,7 @@ def relu6(input, *, out=None):
         return into_out('relu6', out, relu6(input))
     if not isinstance(input, Tensor):
         bad_arg('relu6', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.relu6, ks, (input,))
     return ops.relu6.call(ks, input)
@@ -3663,7 +3655,7 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
         bad_arg('leaky_relu', 'input', 'Tensor', input)
     if type(negative_slope) not in SCALAR_TYPES:
         negative_slope = as_scalar('leaky_relu', 'negative_slope', negative_slope)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.leaky_relu, ks, (input, negative_slope))
     return ops.leaky_relu.call(ks, input, negative_slope)
@@ -3677,7 +3669,7 @@ def leaky_relu_(input, negative_slope=0.01):
         bad_arg('leaky_relu_', 'input', 'Tensor', input)
     if type(negative_slope) not in SCALAR_TYPES:
         negative_slope = as_scalar('leaky_relu_', 'negative_slope', negative_slope)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.leaky_relu_, ks, (input, negative_slope))
     return ops.leaky_relu_.call(ks, input, negative_slope)
@@ -3700,7 +3692,7 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
         scale = as_scalar('elu', 'scale', scale)
     if type(input_scale) not in SCALAR_TYPES:
         input_scale = as_scalar('elu', 'input_scale', input_scale)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.elu, ks, (input, alpha, scale, input_scale))
     return ops.elu.call(ks, input, alpha, scale, input_scale)
@@ -3718,7 +3710,7 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
         scale = as_scalar('elu_', 'scale', scale)
     if type(input_scale) not in SCALAR_TYPES:
         input_scale = as_scalar('elu_', 'input_scale', input_scale)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.elu_, ks, (input, alpha, scale, input_scale))
     return ops.elu_.call(ks, input, alpha, scale, input_scale)
@@ -3735,7 +3727,7 @@ def selu(input, *, out=None):
         return into_out('selu', out, selu(input))
     if not isinstance(input, Tensor):
         bad_arg('selu', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.selu, ks, (input,))
     return ops.selu.call(ks, input)
@@ -3747,7 +3739,7 @@ def selu_(input):
     """selu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('selu_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.selu_, ks, (input,))
     return ops.selu_.call(ks, input)
@@ -3766,7 +3758,7 @@ def celu(input, alpha=1.0, *, out=None):
         bad_arg('celu', 'input', 'Tensor', input)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('celu', 'alpha', alpha)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.celu, ks, (input, alpha))
     return ops.celu.call(ks, input, alpha)
@@ -3780,7 +3772,7 @@ def celu_(input, alpha=1.0):
         bad_arg('celu_', 'input', 'Tensor', input)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('celu_', 'alpha', alpha)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.celu_, ks, (input, alpha))
     return ops.celu_.call(ks, input, alpha)
@@ -3799,7 +3791,7 @@ def gelu(input, *, approximate='none', out=None):
         bad_arg('gelu', 'input', 'Tensor', input)
     if type(approximate) is not _b.str:
         bad_arg('gelu', 'approximate', 'str', approximate)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.gelu, ks, (input, approximate))
     return ops.gelu.call(ks, input, approximate)
@@ -3813,7 +3805,7 @@ def gelu_(input, *, approximate='none'):
         bad_arg('gelu_', 'input', 'Tensor', input)
     if type(approximate) is not _b.str:
         bad_arg('gelu_', 'approximate', 'str', approximate)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.gelu_, ks, (input, approximate))
     return ops.gelu_.call(ks, input, approximate)
@@ -3830,7 +3822,7 @@ def silu(input, *, out=None):
         return into_out('silu', out, silu(input))
     if not isinstance(input, Tensor):
         bad_arg('silu', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.silu, ks, (input,))
     return ops.silu.call(ks, input)
@@ -3842,7 +3834,7 @@ def silu_(input):
     """silu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('silu_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.silu_, ks, (input,))
     return ops.silu_.call(ks, input)
@@ -3865,7 +3857,7 @@ def gelu_backward(grad_output, input, *, approximate='none', out=None):
         bad_arg('gelu_backward', 'input', 'Tensor', input)
     if type(approximate) is not _b.str:
         bad_arg('gelu_backward', 'approximate', 'str', approximate)
-    ks = grad_output._impl.key_set() | input._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.gelu_backward, ks, (grad_output, input, approximate))
     return ops.gelu_backward.call(ks, grad_output, input, approximate)
@@ -3884,7 +3876,7 @@ def silu_backward(grad_output, input, *, out=None):
         bad_arg('silu_backward', 'grad_output', 'Tensor', grad_output)
     if not isinstance(input, Tensor):
         bad_arg('silu_backward', 'input', 'Tensor', input)
-    ks = grad_output._impl.key_set() | input._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.silu_backward, ks, (grad_output, input))
     return ops.silu_backward.call(ks, grad_output, input)
@@ -3901,7 +3893,7 @@ def mish(input, *, out=None):
         return into_out('mish', out, mish(input))
     if not isinstance(input, Tensor):
         bad_arg('mish', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.mish, ks, (input,))
     return ops.mish.call(ks, input)
@@ -3913,7 +3905,7 @@ def mish_(input):
     """mish_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('mish_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.mish_, ks, (input,))
     return ops.mish_.call(ks, input)
@@ -3934,7 +3926,7 @@ def softplus(input, beta=1, threshold=20, *, out=None):
         beta = as_scalar('softplus', 'beta', beta)
     if type(threshold) not in SCALAR_TYPES:
         threshold = as_scalar('softplus', 'threshold', threshold)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.softplus, ks, (input, beta, threshold))
     return ops.softplus.call(ks, input, beta, threshold)
@@ -3951,7 +3943,7 @@ def softsign(input, *, out=None):
         return into_out('softsign', out, softsign(input))
     if not isinstance(input, Tensor):
         bad_arg('softsign', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.softsign, ks, (input,))
     return ops.softsign.call(ks, input)
@@ -3972,7 +3964,7 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
         min_val = as_scalar('hardtanh', 'min_val', min_val)
     if type(max_val) not in SCALAR_TYPES:
         max_val = as_scalar('hardtanh', 'max_val', max_val)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardtanh, ks, (input, min_val, max_val))
     return ops.hardtanh.call(ks, input, min_val, max_val)
@@ -3988,7 +3980,7 @@ def hardtanh_(input, min_val=-1, max_val=1):
         min_val = as_scalar('hardtanh_', 'min_val', min_val)
     if type(max_val) not in SCALAR_TYPES:
         max_val = as_scalar('hardtanh_', 'max_val', max_val)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardtanh_, ks, (input, min_val, max_val))
     return ops.hardtanh_.call(ks, input, min_val, max_val)
@@ -4005,7 +3997,7 @@ def hardsigmoid(input, *, out=None):
         return into_out('hardsigmoid', out, hardsigmoid(input))
     if not isinstance(input, Tensor):
         bad_arg('hardsigmoid', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardsigmoid, ks, (input,))
     return ops.hardsigmoid.call(ks, input)
@@ -4017,7 +4009,7 @@ def hardsigmoid_(input):
     """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('hardsigmoid_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardsigmoid_, ks, (input,))
     return ops.hardsigmoid_.call(ks, input)
@@ -4034,7 +4026,7 @@ def hardswish(input, *, out=None):
         return into_out('hardswish', out, hardswish(input))
     if not isinstance(input, Tensor):
         bad_arg('hardswish', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardswish, ks, (input,))
     return ops.hardswish.call(ks, input)
@@ -4046,7 +4038,7 @@ def hardswish_(input):
     """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('hardswish_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.hardswish_, ks, (input,))
     return ops.hardswish_.call(ks, input)
@@ -4067,7 +4059,7 @@ def threshold(input, threshold, value, *, out=None):
         threshold = as_scalar('threshold', 'threshold', threshold)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('threshold', 'value', value)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.threshold, ks, (input, threshold, value))
     return ops.threshold.call(ks, input, threshold, value)
@@ -4090,7 +4082,7 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
         bad_arg('threshold_backward', 'input', 'Tensor', input)
     if type(threshold) not in SCALAR_TYPES:
         threshold = as_scalar('threshold_backward', 'threshold', threshold)
-    ks = grad_output._impl.key_set() | input._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.threshold_backward, ks, (grad_output, input, threshold))
     return ops.threshold_backward.call(ks, grad_output, input, threshold)
@@ -4106,7 +4098,7 @@ def threshold_(input, threshold, value):
         threshold = as_scalar('threshold_', 'threshold', threshold)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('threshold_', 'value', value)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.threshold_, ks, (input, threshold, value))
     return ops.threshold_.call(ks, input, threshold, value)
@@ -4128,7 +4120,7 @@ def glu(input, dim=-1, *, out=None, **kwargs):
         bad_arg('glu', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('glu', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.glu, ks, (input, dim))
     return ops.glu.call(ks, input, dim)
@@ -4147,7 +4139,7 @@ def prelu(input, weight, *, out=None):
         bad_arg('prelu', 'input', 'Tensor', input)
     if not isinstance(weight, Tensor):
         bad_arg('prelu', 'weight', 'Tensor', weight)
-    ks = input._impl.key_set() | weight._impl.key_set()
+    ks = input._impl.keys | weight._impl.keys
     if observers.active:
         return observed(ops.prelu, ks, (input, weight))
     return ops.prelu.call(ks, input, weight)
@@ -4167,7 +4159,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
         mean = as_float('normal_', 'mean', mean)
     if type(std) not in FLOAT_TYPES:
         std = as_float('normal_', 'std', std)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.normal_, ks, (self, mean, std, generator))
     return ops.normal_.call(ks, self, mean, std, generator)
@@ -4187,7 +4179,7 @@ def uniform_(self, from_=0, to=1, *, generator=None):
         from_ = as_float('uniform_', 'from_', from_)
     if type(to) not in FLOAT_TYPES:
         to = as_float('uniform_', 'to', to)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.uniform_, ks, (self, from_, to, generator))
     return ops.uniform_.call(ks, self, from_, to, generator)
@@ -4204,7 +4196,7 @@ def exponential_(self, lambd=1, *, generator=None):
         bad_arg('exponential_', 'self', 'Tensor', self)
     if type(lambd) not in FLOAT_TYPES:
         lambd = as_float('exponential_', 'lambd', lambd)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.exponential_, ks, (self, lambd, generator))
     return ops.exponential_.call(ks, self, lambd, generator)
@@ -4219,7 +4211,7 @@ def _match_bernoulli(input, *, generator=None):
 
 
 def _run_bernoulli(input, generator):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.bernoulli, ks, (input, generator))
     return ops.bernoulli.call(ks, input, generator)
@@ -4234,7 +4226,7 @@ def _match_bernoulli_p(input, p, *, generator=None):
 def _run_bernoulli_p(input, p, generator):
     if type(p) not in FLOAT_TYPES:
         p = as_float('bernoulli', 'p', p)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.bernoulli_p, ks, (input, p, generator))
     return ops.bernoulli_p.call(ks, input, p, generator)
@@ -4271,7 +4263,7 @@ def _match_bernoulli__float(self, p=0.5, *, generator=None):
 def _run_bernoulli__float(self, p, generator):
     if type(p) not in FLOAT_TYPES:
         p = as_float('bernoulli_', 'p', p)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.bernoulli__float, ks, (self, p, generator))
     return ops.bernoulli__float.call(ks, self, p, generator)
@@ -4284,7 +4276,7 @@ def _match_bernoulli__Tensor(self, p, *, generator=None):
 
 
 def _run_bernoulli__Tensor(self, p, generator):
-    ks = self._impl.key_set() | p._impl.key_set()
+    ks = self._impl.keys | p._impl.keys
     if observers.active:
         return observed(ops.bernoulli__Tensor, ks, (self, p, generator))
     return ops.bernoulli__Tensor.call(ks, self, p, generator)
@@ -4325,7 +4317,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         num_samples = as_int('multinomial', 'num_samples', num_samples)
     if type(replacement) is not _b.bool:
         replacement = as_bool('multinomial', 'replacement', replacement)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.multinomial, ks, (input, num_samples, replacement, generator))
     return ops.multinomial.call(ks, input, num_samples, replacement, generator)
@@ -4346,12 +4338,12 @@ def clamp_min(input, min, *, out=None):
     if is_number(min):  # clamp_min
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min', 'min', min)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min, ks, (input, min))
         return ops.clamp_min.call(ks, input, min)
     if isinstance(min, Tensor):  # clamp_min.Tensor
-        ks = input._impl.key_set() | min._impl.key_set()
+        ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min_Tensor, ks, (input, min))
         return ops.clamp_min_Tensor.call(ks, input, min)
@@ -4369,12 +4361,12 @@ def clamp_min_(input, min):
     if is_number(min):  # clamp_min_
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min_', 'min', min)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min_, ks, (input, min))
         return ops.clamp_min_.call(ks, input, min)
     if isinstance(min, Tensor):  # clamp_min_.Tensor
-        ks = input._impl.key_set() | min._impl.key_set()
+        ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min__Tensor, ks, (input, min))
         return ops.clamp_min__Tensor.call(ks, input, min)
@@ -4396,12 +4388,12 @@ def clamp_max(input, max, *, out=None):
     if is_number(max):  # clamp_max
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max', 'max', max)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max, ks, (input, max))
         return ops.clamp_max.call(ks, input, max)
     if isinstance(max, Tensor):  # clamp_max.Tensor
-        ks = input._impl.key_set() | max._impl.key_set()
+        ks = input._impl.keys | max._impl.keys
         if observers.active:
             return observed(ops.clamp_max_Tensor, ks, (input, max))
         return ops.clamp_max_Tensor.call(ks, input, max)
@@ -4419,12 +4411,12 @@ def clamp_max_(input, max):
     if is_number(max):  # clamp_max_
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max_', 'max', max)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max_, ks, (input, max))
         return ops.clamp_max_.call(ks, input, max)
     if isinstance(max, Tensor):  # clamp_max_.Tensor
-        ks = input._impl.key_set() | max._impl.key_set()
+        ks = input._impl.keys | max._impl.keys
         if observers.active:
             return observed(ops.clamp_max__Tensor, ks, (input, max))
         return ops.clamp_max__Tensor.call(ks, input, max)
@@ -4437,7 +4429,7 @@ def logical_not_(self):
     """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('logical_not_', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.logical_not_, ks, (self,))
     return ops.logical_not_.call(ks, self)
@@ -4451,7 +4443,7 @@ def logical_and_(self, other):
         bad_arg('logical_and_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_and_', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and_, ks, (self, other))
     return ops.logical_and_.call(ks, self, other)
@@ -4465,7 +4457,7 @@ def logical_or_(self, other):
         bad_arg('logical_or_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_or_', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or_, ks, (self, other))
     return ops.logical_or_.call(ks, self, other)
@@ -4479,7 +4471,7 @@ def logical_xor_(self, other):
         bad_arg('logical_xor_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_xor_', 'other', 'Tensor', other)
-    ks = self._impl.key_set() | other._impl.key_set()
+    ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor_, ks, (self, other))
     return ops.logical_xor_.call(ks, self, other)
@@ -4494,14 +4486,14 @@ def true_divide_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('true_divide_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # true_divide_.Tensor
-        ks = self._impl.key_set() | other._impl.key_set()
+        ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide__Tensor, ks, (self, other))
         return ops.true_divide__Tensor.call(ks, self, other)
     if is_number(other):  # true_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide_', 'other', other)
-        ks = self._impl.key_set()
+        ks = self._impl.keys
         if observers.active:
             return observed(ops.true_divide__Scalar, ks, (self, other))
         return ops.true_divide__Scalar.call(ks, self, other)
@@ -4521,7 +4513,7 @@ def _match_prod(input, *, dtype=None):
 def _run_prod(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('prod', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.prod, ks, (input, dtype))
     return ops.prod.call(ks, input, dtype)
@@ -4543,7 +4535,7 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
         keepdim = as_bool('prod', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('prod', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.prod_dim_int, ks, (input, dim, keepdim, dtype))
     return ops.prod_dim_int.call(ks, input, dim, keepdim, dtype)
@@ -4588,7 +4580,7 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     dim = as_int_list('amax', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('amax', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.amax, ks, (input, dim, keepdim))
     return ops.amax.call(ks, input, dim, keepdim)
@@ -4611,7 +4603,7 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     dim = as_int_list('amin', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('amin', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.amin, ks, (input, dim, keepdim))
     return ops.amin.call(ks, input, dim, keepdim)
@@ -4635,7 +4627,7 @@ def _run_var_correction(input, dim, correction, keepdim):
         correction = as_scalar('var', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.var_correction, ks, (input, dim, correction, keepdim))
     return ops.var_correction.call(ks, input, dim, correction, keepdim)
@@ -4657,7 +4649,7 @@ def _run_var_dim(input, dim, unbiased, keepdim):
         unbiased = as_bool('var', 'unbiased', unbiased)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.var_dim, ks, (input, dim, unbiased, keepdim))
     return ops.var_dim.call(ks, input, dim, unbiased, keepdim)
@@ -4705,7 +4697,7 @@ def _run_std_correction(input, dim, correction, keepdim):
         correction = as_scalar('std', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.std_correction, ks, (input, dim, correction, keepdim))
     return ops.std_correction.call(ks, input, dim, correction, keepdim)
@@ -4727,7 +4719,7 @@ def _run_std_dim(input, dim, unbiased, keepdim):
         unbiased = as_bool('std', 'unbiased', unbiased)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.std_dim, ks, (input, dim, unbiased, keepdim))
     return ops.std_dim.call(ks, input, dim, unbiased, keepdim)
@@ -4779,7 +4771,7 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         correction = as_scalar('var_mean', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var_mean', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.var_mean_correction, ks, (input, dim, correction, keepdim))
     return ops.var_mean_correction.call(ks, input, dim, correction, keepdim)
@@ -4809,7 +4801,7 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         correction = as_scalar('std_mean', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std_mean', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.std_mean_correction, ks, (input, dim, correction, keepdim))
     return ops.std_mean_correction.call(ks, input, dim, correction, keepdim)
@@ -4836,7 +4828,7 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
         keepdim = as_bool('norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.norm_ScalarOpt_dim, ks, (input, p, dim, keepdim, dtype))
     return ops.norm_ScalarOpt_dim.call(ks, input, p, dim, keepdim, dtype)
@@ -4859,7 +4851,7 @@ def _run_norm_str(input, p, dim, keepdim, dtype):
         keepdim = as_bool('norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.norm_str, ks, (input, p, dim, keepdim, dtype))
     return ops.norm_str.call(ks, input, p, dim, keepdim, dtype)
@@ -4902,7 +4894,7 @@ def _run_logsumexp(input, dim, keepdim):
     dim = as_int_list('logsumexp', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('logsumexp', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.logsumexp, ks, (input, dim, keepdim))
     return ops.logsumexp.call(ks, input, dim, keepdim)
@@ -4937,7 +4929,7 @@ def _match_all(input):
 
 
 def _run_all(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.all, ks, (input,))
     return ops.all.call(ks, input)
@@ -4954,7 +4946,7 @@ def _run_all_dim(input, dim, keepdim):
         dim = as_int('all', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('all', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.all_dim, ks, (input, dim, keepdim))
     return ops.all_dim.call(ks, input, dim, keepdim)
@@ -4988,7 +4980,7 @@ def _match_any(input):
 
 
 def _run_any(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.any, ks, (input,))
     return ops.any.call(ks, input)
@@ -5005,7 +4997,7 @@ def _run_any_dim(input, dim, keepdim):
         dim = as_int('any', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('any', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.any_dim, ks, (input, dim, keepdim))
     return ops.any_dim.call(ks, input, dim, keepdim)
@@ -5045,7 +5037,7 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
         bad_arg('count_nonzero', 'input', 'Tensor', input)
     if dim is not None:
         dim = as_int_list('count_nonzero', 'dim', dim, 1)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.count_nonzero, ks, (input, dim))
     return ops.count_nonzero.call(ks, input, dim)
@@ -5064,7 +5056,7 @@ def _run_cumsum(input, dim, dtype):
         dim = as_int('cumsum', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumsum', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cumsum, ks, (input, dim, dtype))
     return ops.cumsum.call(ks, input, dim, dtype)
@@ -5097,7 +5089,7 @@ def cumsum_(self, dim, *, dtype=None):
         dim = as_int('cumsum_', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumsum_', 'dtype', dtype)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.cumsum_, ks, (self, dim, dtype))
     return ops.cumsum_.call(ks, self, dim, dtype)
@@ -5116,7 +5108,7 @@ def _run_cumprod(input, dim, dtype):
         dim = as_int('cumprod', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumprod', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.cumprod, ks, (input, dim, dtype))
     return ops.cumprod.call(ks, input, dim, dtype)
@@ -5152,7 +5144,7 @@ def cumprod_(self, dim, *, dtype=None):
         dim = as_int('cumprod_', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumprod_', 'dtype', dtype)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.cumprod_, ks, (self, dim, dtype))
     return ops.cumprod_.call(ks, self, dim, dtype)
@@ -5171,7 +5163,7 @@ def _match_cummax(input, dim):
 def _run_cummax(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummax', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_cummax(*observed(ops.cummax, ks, (input, dim)))
     return _returns_cummax(*ops.cummax.call(ks, input, dim))
@@ -5207,7 +5199,7 @@ def _match_cummin(input, dim):
 def _run_cummin(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummin', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_cummin(*observed(ops.cummin, ks, (input, dim)))
     return _returns_cummin(*ops.cummin.call(ks, input, dim))
@@ -5241,7 +5233,7 @@ def _match_median(input):
 
 
 def _run_median(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.median, ks, (input,))
     return ops.median.call(ks, input)
@@ -5258,7 +5250,7 @@ def _run_median_dim(input, dim, keepdim):
         dim = as_int('median', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('median', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_median_dim(*observed(ops.median_dim, ks, (input, dim, keepdim)))
     return _returns_median_dim(*ops.median_dim.call(ks, input, dim, keepdim))
@@ -5308,7 +5300,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
         dim = as_int('mode', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('mode', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_mode(*observed(ops.mode, ks, (input, dim, keepdim)))
     return _returns_mode(*ops.mode.call(ks, input, dim, keepdim))
@@ -5338,7 +5330,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
         dim = as_int('kthvalue', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('kthvalue', 'keepdim', keepdim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_kthvalue(*observed(ops.kthvalue, ks, (input, k, dim, keepdim)))
     return _returns_kthvalue(*ops.kthvalue.call(ks, input, k, dim, keepdim))
@@ -5373,7 +5365,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
         largest = as_bool('topk', 'largest', largest)
     if type(sorted) is not _b.bool:
         sorted = as_bool('topk', 'sorted', sorted)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_topk(*observed(ops.topk, ks, (input, k, dim, largest, sorted)))
     return _returns_topk(*ops.topk.call(ks, input, k, dim, largest, sorted))
@@ -5395,7 +5387,7 @@ def _run_sort(input, dim, descending):
         dim = as_int('sort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('sort', 'descending', descending)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_sort(*observed(ops.sort, ks, (input, dim, descending)))
     return _returns_sort(*ops.sort.call(ks, input, dim, descending))
@@ -5417,7 +5409,7 @@ def _run_sort_stable(input, stable, dim, descending):
         dim = as_int('sort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('sort', 'descending', descending)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return _returns_sort_stable(
             *observed(ops.sort_stable, ks, (input, stable, dim, descending)),
@@ -5460,7 +5452,7 @@ def _run_argsort(input, dim, descending):
         dim = as_int('argsort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('argsort', 'descending', descending)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort, ks, (input, dim, descending))
     return ops.argsort.call(ks, input, dim, descending)
@@ -5479,7 +5471,7 @@ def _run_argsort_stable(input, stable, dim, descending):
         dim = as_int('argsort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('argsort', 'descending', descending)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort_stable, ks, (input, stable, dim, descending))
     return ops.argsort_stable.call(ks, input, stable, dim, descending)
@@ -5517,7 +5509,7 @@ def _match__gather_along(input, dim, index):
 def _run__gather_along(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('_gather_along', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops._gather_along, ks, (input, dim, index))
     return ops._gather_along.call(ks, input, dim, index)
@@ -5558,7 +5550,7 @@ def _run__scatter_add_along(input, dim, index, sizes):
     if type(dim) is not _b.int:
         dim = as_int('_scatter_add_along', 'dim', dim)
     sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops._scatter_add_along, ks, (input, dim, index, sizes))
     return ops._scatter_add_along.call(ks, input, dim, index, sizes)
@@ -5600,7 +5592,7 @@ def flip(input, *dims, out=None, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('flip', 'input', 'Tensor', input)
     dims = as_int_list('flip', 'dims', dims)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.flip, ks, (input, dims))
     return ops.flip.call(ks, input, dims)
@@ -5616,7 +5608,7 @@ def mv(input, vec, *, out=None):
         bad_arg('mv', 'input', 'Tensor', input)
     if not isinstance(vec, Tensor):
         bad_arg('mv', 'vec', 'Tensor', vec)
-    ks = input._impl.key_set() | vec._impl.key_set()
+    ks = input._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.mv, ks, (input, vec))
     return ops.mv.call(ks, input, vec)
@@ -5632,7 +5624,7 @@ def dot(input, tensor, *, out=None):
         bad_arg('dot', 'input', 'Tensor', input)
     if not isinstance(tensor, Tensor):
         bad_arg('dot', 'tensor', 'Tensor', tensor)
-    ks = input._impl.key_set() | tensor._impl.key_set()
+    ks = input._impl.keys | tensor._impl.keys
     if observers.active:
         return observed(ops.dot, ks, (input, tensor))
     return ops.dot.call(ks, input, tensor)
@@ -5648,7 +5640,7 @@ def outer(input, vec2, *, out=None):
         bad_arg('outer', 'input', 'Tensor', input)
     if not isinstance(vec2, Tensor):
         bad_arg('outer', 'vec2', 'Tensor', vec2)
-    ks = input._impl.key_set() | vec2._impl.key_set()
+    ks = input._impl.keys | vec2._impl.keys
     if observers.active:
         return observed(ops.outer, ks, (input, vec2))
     return ops.outer.call(ks, input, vec2)
@@ -5673,7 +5665,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         beta = as_scalar('addmm', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmm', 'alpha', alpha)
-    ks = input._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    ks = input._impl.keys | mat1._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.addmm, ks, (input, mat1, mat2, beta, alpha))
     return ops.addmm.call(ks, input, mat1, mat2, beta, alpha)
@@ -5695,7 +5687,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
         beta = as_scalar('addmm_', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmm_', 'alpha', alpha)
-    ks = self._impl.key_set() | mat1._impl.key_set() | mat2._impl.key_set()
+    ks = self._impl.keys | mat1._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.addmm_, ks, (self, mat1, mat2, beta, alpha))
     return ops.addmm_.call(ks, self, mat1, mat2, beta, alpha)
@@ -5717,7 +5709,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         beta = as_scalar('addmv', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmv', 'alpha', alpha)
-    ks = input._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    ks = input._impl.keys | mat._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.addmv, ks, (input, mat, vec, beta, alpha))
     return ops.addmv.call(ks, input, mat, vec, beta, alpha)
@@ -5739,7 +5731,7 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
         beta = as_scalar('addmv_', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmv_', 'alpha', alpha)
-    ks = self._impl.key_set() | mat._impl.key_set() | vec._impl.key_set()
+    ks = self._impl.keys | mat._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.addmv_, ks, (self, mat, vec, beta, alpha))
     return ops.addmv_.call(ks, self, mat, vec, beta, alpha)
@@ -5763,7 +5755,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         beta = as_scalar('baddbmm', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('baddbmm', 'alpha', alpha)
-    ks = input._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    ks = input._impl.keys | batch1._impl.keys | batch2._impl.keys
     if observers.active:
         return observed(ops.baddbmm, ks, (input, batch1, batch2, beta, alpha))
     return ops.baddbmm.call(ks, input, batch1, batch2, beta, alpha)
@@ -5785,7 +5777,7 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
         beta = as_scalar('baddbmm_', 'beta', beta)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('baddbmm_', 'alpha', alpha)
-    ks = self._impl.key_set() | batch1._impl.key_set() | batch2._impl.key_set()
+    ks = self._impl.keys | batch1._impl.keys | batch2._impl.keys
     if observers.active:
         return observed(ops.baddbmm_, ks, (self, batch1, batch2, beta, alpha))
     return ops.baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
@@ -5806,9 +5798,7 @@ def linear(input, weight, bias=None, *, out=None):
         bad_arg('linear', 'weight', 'Tensor', weight)
     if bias is not None and not isinstance(bias, Tensor):
         bad_arg('linear', 'bias', 'Tensor or None', bias)
-    ks = (input._impl.key_set()
-                | weight._impl.key_set()
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = input._impl.keys | weight._impl.keys | (bias._impl.keys if bias is not None else 0)
     if observers.active:
         return observed(ops.linear, ks, (input, weight, bias))
     return ops.linear.call(ks, input, weight, bias)
@@ -5850,7 +5840,7 @@ def _match_tensordot(input, other, dims_self, dims_other):
 def _run_tensordot(input, other, dims_self, dims_other):
     dims_self = as_int_list('tensordot', 'dims_self', dims_self)
     dims_other = as_int_list('tensordot', 'dims_other', dims_other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot, ks, (input, other, dims_self, dims_other))
     return ops.tensordot.call(ks, input, other, dims_self, dims_other)
@@ -5865,7 +5855,7 @@ def _match_tensordot_dims(input, other, dims=2):
 def _run_tensordot_dims(input, other, dims):
     if type(dims) is not _b.int:
         dims = as_int('tensordot', 'dims', dims)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot_dims, ks, (input, other, dims))
     return ops.tensordot_dims.call(ks, input, other, dims)
@@ -5903,7 +5893,7 @@ def tril(input, diagonal=0, *, out=None):
         bad_arg('tril', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('tril', 'diagonal', diagonal)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tril, ks, (input, diagonal))
     return ops.tril.call(ks, input, diagonal)
@@ -5917,7 +5907,7 @@ def tril_(self, diagonal=0):
         bad_arg('tril_', 'self', 'Tensor', self)
     if type(diagonal) is not _b.int:
         diagonal = as_int('tril_', 'diagonal', diagonal)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.tril_, ks, (self, diagonal))
     return ops.tril_.call(ks, self, diagonal)
@@ -5933,7 +5923,7 @@ def triu(input, diagonal=0, *, out=None):
         bad_arg('triu', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('triu', 'diagonal', diagonal)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.triu, ks, (input, diagonal))
     return ops.triu.call(ks, input, diagonal)
@@ -5947,7 +5937,7 @@ def triu_(self, diagonal=0):
         bad_arg('triu_', 'self', 'Tensor', self)
     if type(diagonal) is not _b.int:
         diagonal = as_int('triu_', 'diagonal', diagonal)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.triu_, ks, (self, diagonal))
     return ops.triu_.call(ks, self, diagonal)
@@ -5963,7 +5953,7 @@ def diag(input, diagonal=0, *, out=None):
         bad_arg('diag', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('diag', 'diagonal', diagonal)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.diag, ks, (input, diagonal))
     return ops.diag.call(ks, input, diagonal)
@@ -5981,7 +5971,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         dim1 = as_int('diagonal', 'dim1', dim1)
     if type(dim2) is not _b.int:
         dim2 = as_int('diagonal', 'dim2', dim2)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.diagonal, ks, (input, offset, dim1, dim2))
     return ops.diagonal.call(ks, input, offset, dim1, dim2)
@@ -5995,7 +5985,7 @@ def trace(input, *, out=None):
         return into_out('trace', out, trace(input))
     if not isinstance(input, Tensor):
         bad_arg('trace', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.trace, ks, (input,))
     return ops.trace.call(ks, input)
@@ -6011,7 +6001,7 @@ def kron(input, other, *, out=None):
         bad_arg('kron', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('kron', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.kron, ks, (input, other))
     return ops.kron.call(ks, input, other)
@@ -6115,13 +6105,13 @@ def split(input, split_size, dim=0, **kwargs):
     if is_int(split_size):  # split.Tensor
         if type(split_size) is not _b.int:
             split_size = as_int('split', 'split_size', split_size)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.split_Tensor, ks, (input, split_size, dim))
         return ops.split_Tensor.call(ks, input, split_size, dim)
     if is_int_list(split_size):  # split.sizes
         split_size = as_int_list('split', 'split_size', split_size)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.split_sizes, ks, (input, split_size, dim))
         return ops.split_sizes.call(ks, input, split_size, dim)
@@ -6143,7 +6133,7 @@ def chunk(input, chunks, dim=0, **kwargs):
         chunks = as_int('chunk', 'chunks', chunks)
     if type(dim) is not _b.int:
         dim = as_int('chunk', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.chunk, ks, (input, chunks, dim))
     return ops.chunk.call(ks, input, chunks, dim)
@@ -6162,7 +6152,7 @@ def _run_tensor_split_sections(input, sections, dim):
         sections = as_int('tensor_split', 'sections', sections)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_sections, ks, (input, sections, dim))
     return ops.tensor_split_sections.call(ks, input, sections, dim)
@@ -6178,7 +6168,7 @@ def _run_tensor_split_indices(input, indices, dim):
     indices = as_int_list('tensor_split', 'indices', indices)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_indices, ks, (input, indices, dim))
     return ops.tensor_split_indices.call(ks, input, indices, dim)
@@ -6213,7 +6203,7 @@ def roll(input, shifts, dims=(), *, out=None):
         bad_arg('roll', 'input', 'Tensor', input)
     shifts = as_int_list('roll', 'shifts', shifts, 1)
     dims = as_int_list('roll', 'dims', dims, 1)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.roll, ks, (input, shifts, dims))
     return ops.roll.call(ks, input, shifts, dims)
@@ -6233,7 +6223,7 @@ def repeat(self, *repeats, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('repeat', 'self', 'Tensor', self)
     repeats = as_int_list('repeat', 'repeats', repeats)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.repeat, ks, (self, repeats))
     return ops.repeat.call(ks, self, repeats)
@@ -6252,7 +6242,7 @@ def tile(input, *dims, out=None, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('tile', 'input', 'Tensor', input)
     dims = as_int_list('tile', 'dims', dims)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.tile, ks, (input, dims))
     return ops.tile.call(ks, input, dims)
@@ -6276,7 +6266,7 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
         dim = as_int('repeat_interleave', 'dim', dim)
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_int, ks, (input, repeats, dim, output_size))
     return ops.repeat_interleave_self_int.call(ks, input, repeats, dim, output_size)
@@ -6296,7 +6286,7 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
         dim = as_int('repeat_interleave', 'dim', dim)
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
-    ks = input._impl.key_set() | repeats._impl.key_set()
+    ks = input._impl.keys | repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
     return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
@@ -6311,7 +6301,7 @@ def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
 def _run_repeat_interleave_Tensor(repeats, output_size):
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
-    ks = repeats._impl.key_set()
+    ks = repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_Tensor, ks, (repeats, output_size))
     return ops.repeat_interleave_Tensor.call(ks, repeats, output_size)
@@ -6365,14 +6355,14 @@ def movedim(input, source, destination):
             source = as_int('movedim', 'source', source)
         if type(destination) is not _b.int:
             destination = as_int('movedim', 'destination', destination)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_int, ks, (input, source, destination))
         return ops.movedim_int.call(ks, input, source, destination)
     if is_int_list(source) and is_int_list(destination):  # movedim.intlist
         source = as_int_list('movedim', 'source', source)
         destination = as_int_list('movedim', 'destination', destination)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_intlist, ks, (input, source, destination))
         return ops.movedim_intlist.call(ks, input, source, destination)
@@ -6391,7 +6381,7 @@ def swapaxes(input, axis0, axis1):
         axis0 = as_int('swapaxes', 'axis0', axis0)
     if type(axis1) is not _b.int:
         axis1 = as_int('swapaxes', 'axis1', axis1)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.swapaxes, ks, (input, axis0, axis1))
     return ops.swapaxes.call(ks, input, axis0, axis1)
@@ -6407,7 +6397,7 @@ def swapdims(input, dim0, dim1):
         dim0 = as_int('swapdims', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('swapdims', 'dim1', dim1)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.swapdims, ks, (input, dim0, dim1))
     return ops.swapdims.call(ks, input, dim0, dim1)
@@ -6425,7 +6415,7 @@ def _run_unflatten_int(input, dim, sizes):
     if type(dim) is not _b.int:
         dim = as_int('unflatten', 'dim', dim)
     sizes = as_int_list('unflatten', 'sizes', sizes)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.unflatten_int, ks, (input, dim, sizes))
     return ops.unflatten_int.call(ks, input, dim, sizes)
@@ -6456,7 +6446,7 @@ def broadcast_to(input, *size, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('broadcast_to', 'input', 'Tensor', input)
     size = as_int_list('broadcast_to', 'size', size)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.broadcast_to, ks, (input, size))
     return ops.broadcast_to.call(ks, input, size)
@@ -6493,7 +6483,7 @@ def _run_gather(input, dim, index, sparse_grad):
         dim = as_int('gather', 'dim', dim)
     if type(sparse_grad) is not _b.bool:
         sparse_grad = as_bool('gather', 'sparse_grad', sparse_grad)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.gather, ks, (input, dim, index, sparse_grad))
     return ops.gather.call(ks, input, dim, index, sparse_grad)
@@ -6533,7 +6523,7 @@ def _match_scatter_src(input, dim, index, src):
 def _run_scatter_src(input, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_src, ks, (input, dim, index, src))
     return ops.scatter_src.call(ks, input, dim, index, src)
@@ -6550,7 +6540,7 @@ def _run_scatter_value(input, dim, index, value):
         dim = as_int('scatter', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter', 'value', value)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter_value, ks, (input, dim, index, value))
     return ops.scatter_value.call(ks, input, dim, index, value)
@@ -6569,7 +6559,7 @@ def _match_scatter_reduce(input, dim, index, src, *, reduce):
 def _run_scatter_reduce(input, dim, index, src, reduce):
     if type(dim) is not _b.int:
         dim = as_int('scatter', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce, ks, (input, dim, index, src, reduce))
     return ops.scatter_reduce.call(ks, input, dim, index, src, reduce)
@@ -6590,7 +6580,7 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
         dim = as_int('scatter', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter', 'value', value)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter_value_reduce, ks, (input, dim, index, value, reduce))
     return ops.scatter_value_reduce.call(ks, input, dim, index, value, reduce)
@@ -6642,7 +6632,7 @@ def _match_scatter__src(self, dim, index, src):
 def _run_scatter__src(self, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter_', 'dim', dim)
-    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter__src, ks, (self, dim, index, src))
     return ops.scatter__src.call(ks, self, dim, index, src)
@@ -6659,7 +6649,7 @@ def _run_scatter__value(self, dim, index, value):
         dim = as_int('scatter_', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter_', 'value', value)
-    ks = self._impl.key_set() | index._impl.key_set()
+    ks = self._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter__value, ks, (self, dim, index, value))
     return ops.scatter__value.call(ks, self, dim, index, value)
@@ -6678,7 +6668,7 @@ def _match_scatter__reduce(self, dim, index, src, *, reduce):
 def _run_scatter__reduce(self, dim, index, src, reduce):
     if type(dim) is not _b.int:
         dim = as_int('scatter_', 'dim', dim)
-    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter__reduce, ks, (self, dim, index, src, reduce))
     return ops.scatter__reduce.call(ks, self, dim, index, src, reduce)
@@ -6699,7 +6689,7 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
         dim = as_int('scatter_', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter_', 'value', value)
-    ks = self._impl.key_set() | index._impl.key_set()
+    ks = self._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter__value_reduce, ks, (self, dim, index, value, reduce))
     return ops.scatter__value_reduce.call(ks, self, dim, index, value, reduce)
@@ -6745,7 +6735,7 @@ def _match_scatter_add(input, dim, index, src):
 def _run_scatter_add(input, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter_add', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_add, ks, (input, dim, index, src))
     return ops.scatter_add.call(ks, input, dim, index, src)
@@ -6783,7 +6773,7 @@ def scatter_add_(self, dim, index, src):
         bad_arg('scatter_add_', 'index', 'Tensor', index)
     if not isinstance(src, Tensor):
         bad_arg('scatter_add_', 'src', 'Tensor', src)
-    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_add_, ks, (self, dim, index, src))
     return ops.scatter_add_.call(ks, self, dim, index, src)
@@ -6807,7 +6797,7 @@ def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
         dim = as_int('scatter_reduce', 'dim', dim)
     if type(include_self) is not _b.bool:
         include_self = as_bool('scatter_reduce', 'include_self', include_self)
-    ks = input._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce_two, ks, (input, dim, index, src, reduce, include_self))
     return ops.scatter_reduce_two.call(ks, input, dim, index, src, reduce, include_self)
@@ -6853,7 +6843,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         bad_arg('scatter_reduce_', 'reduce', 'str', reduce)
     if type(include_self) is not _b.bool:
         include_self = as_bool('scatter_reduce_', 'include_self', include_self)
-    ks = self._impl.key_set() | index._impl.key_set() | src._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce__two, ks, (self, dim, index, src, reduce, include_self))
     return ops.scatter_reduce__two.call(ks, self, dim, index, src, reduce, include_self)
@@ -6870,7 +6860,7 @@ def _match_index_select(input, dim, index):
 def _run_index_select(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('index_select', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.index_select, ks, (input, dim, index))
     return ops.index_select.call(ks, input, dim, index)
@@ -6913,7 +6903,7 @@ def _run_index_add(input, dim, index, source, alpha):
         dim = as_int('index_add', 'dim', dim)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('index_add', 'alpha', alpha)
-    ks = input._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_add, ks, (input, dim, index, source, alpha))
     return ops.index_add.call(ks, input, dim, index, source, alpha)
@@ -6955,7 +6945,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
         bad_arg('index_add_', 'source', 'Tensor', source)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('index_add_', 'alpha', alpha)
-    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_add_, ks, (self, dim, index, source, alpha))
     return ops.index_add_.call(ks, self, dim, index, source, alpha)
@@ -6975,7 +6965,7 @@ def _match_index_copy(input, dim, index, source):
 def _run_index_copy(input, dim, index, source):
     if type(dim) is not _b.int:
         dim = as_int('index_copy', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_copy, ks, (input, dim, index, source))
     return ops.index_copy.call(ks, input, dim, index, source)
@@ -7010,7 +7000,7 @@ def index_copy_(self, dim, index, source):
         bad_arg('index_copy_', 'index', 'Tensor', index)
     if not isinstance(source, Tensor):
         bad_arg('index_copy_', 'source', 'Tensor', source)
-    ks = self._impl.key_set() | index._impl.key_set() | source._impl.key_set()
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_copy_, ks, (self, dim, index, source))
     return ops.index_copy_.call(ks, self, dim, index, source)
@@ -7029,7 +7019,7 @@ def _run_index_fill_int_Scalar(input, dim, index, value):
         dim = as_int('index_fill', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('index_fill', 'value', value)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.index_fill_int_Scalar, ks, (input, dim, index, value))
     return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
@@ -7047,7 +7037,7 @@ def _match_index_fill_int_Tensor(input, dim, index, value):
 def _run_index_fill_int_Tensor(input, dim, index, value):
     if type(dim) is not _b.int:
         dim = as_int('index_fill', 'dim', dim)
-    ks = input._impl.key_set() | index._impl.key_set() | value._impl.key_set()
+    ks = input._impl.keys | index._impl.keys | value._impl.keys
     if observers.active:
         return observed(ops.index_fill_int_Tensor, ks, (input, dim, index, value))
     return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
@@ -7090,12 +7080,12 @@ def index_fill_(self, dim, index, value):
     if is_number(value):  # index_fill_.int_Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('index_fill_', 'value', value)
-        ks = self._impl.key_set() | index._impl.key_set()
+        ks = self._impl.keys | index._impl.keys
         if observers.active:
             return observed(ops.index_fill__int_Scalar, ks, (self, dim, index, value))
         return ops.index_fill__int_Scalar.call(ks, self, dim, index, value)
     if isinstance(value, Tensor):  # index_fill_.int_Tensor
-        ks = self._impl.key_set() | index._impl.key_set() | value._impl.key_set()
+        ks = self._impl.keys | index._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.index_fill__int_Tensor, ks, (self, dim, index, value))
         return ops.index_fill__int_Tensor.call(ks, self, dim, index, value)
@@ -7122,12 +7112,12 @@ def masked_fill(input, mask, value, *, out=None):
     if is_number(value):  # masked_fill.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill', 'value', value)
-        ks = input._impl.key_set() | mask._impl.key_set()
+        ks = input._impl.keys | mask._impl.keys
         if observers.active:
             return observed(ops.masked_fill_Scalar, ks, (input, mask, value))
         return ops.masked_fill_Scalar.call(ks, input, mask, value)
     if isinstance(value, Tensor):  # masked_fill.Tensor
-        ks = input._impl.key_set() | mask._impl.key_set() | value._impl.key_set()
+        ks = input._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.masked_fill_Tensor, ks, (input, mask, value))
         return ops.masked_fill_Tensor.call(ks, input, mask, value)
@@ -7149,12 +7139,12 @@ def masked_fill_(self, mask, value):
     if is_number(value):  # masked_fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill_', 'value', value)
-        ks = self._impl.key_set() | mask._impl.key_set()
+        ks = self._impl.keys | mask._impl.keys
         if observers.active:
             return observed(ops.masked_fill__Scalar, ks, (self, mask, value))
         return ops.masked_fill__Scalar.call(ks, self, mask, value)
     if isinstance(value, Tensor):  # masked_fill_.Tensor
-        ks = self._impl.key_set() | mask._impl.key_set() | value._impl.key_set()
+        ks = self._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.masked_fill__Tensor, ks, (self, mask, value))
         return ops.masked_fill__Tensor.call(ks, self, mask, value)
@@ -7178,7 +7168,7 @@ def masked_select(input, mask, *, out=None):
         bad_arg('masked_select', 'input', 'Tensor', input)
     if not isinstance(mask, Tensor):
         bad_arg('masked_select', 'mask', 'Tensor', mask)
-    ks = input._impl.key_set() | mask._impl.key_set()
+    ks = input._impl.keys | mask._impl.keys
     if observers.active:
         return observed(ops.masked_select, ks, (input, mask))
     return ops.masked_select.call(ks, input, mask)
@@ -7199,7 +7189,7 @@ def masked_scatter(input, mask, source, *, out=None):
         bad_arg('masked_scatter', 'mask', 'Tensor', mask)
     if not isinstance(source, Tensor):
         bad_arg('masked_scatter', 'source', 'Tensor', source)
-    ks = input._impl.key_set() | mask._impl.key_set() | source._impl.key_set()
+    ks = input._impl.keys | mask._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.masked_scatter, ks, (input, mask, source))
     return ops.masked_scatter.call(ks, input, mask, source)
@@ -7215,7 +7205,7 @@ def masked_scatter_(self, mask, source):
         bad_arg('masked_scatter_', 'mask', 'Tensor', mask)
     if not isinstance(source, Tensor):
         bad_arg('masked_scatter_', 'source', 'Tensor', source)
-    ks = self._impl.key_set() | mask._impl.key_set() | source._impl.key_set()
+    ks = self._impl.keys | mask._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.masked_scatter_, ks, (self, mask, source))
     return ops.masked_scatter_.call(ks, self, mask, source)
@@ -7234,7 +7224,7 @@ def take(input, index, *, out=None):
         bad_arg('take', 'input', 'Tensor', input)
     if not isinstance(index, Tensor):
         bad_arg('take', 'index', 'Tensor', index)
-    ks = input._impl.key_set() | index._impl.key_set()
+    ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.take, ks, (input, index))
     return ops.take.call(ks, input, index)
@@ -7261,7 +7251,7 @@ def take_along_dim(input, indices, dim=None, *, out=None, **kwargs):
         bad_arg('take_along_dim', 'indices', 'Tensor', indices)
     if dim is not None and type(dim) is not _b.int:
         dim = as_int('take_along_dim', 'dim', dim)
-    ks = input._impl.key_set() | indices._impl.key_set()
+    ks = input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(ops.take_along_dim, ks, (input, indices, dim))
     return ops.take_along_dim.call(ks, input, indices, dim)
@@ -7276,7 +7266,7 @@ def _match_nonzero(input):
 
 
 def _run_nonzero(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero, ks, (input,))
     return ops.nonzero.call(ks, input)
@@ -7291,7 +7281,7 @@ def _match_nonzero_as_tuple(input, *, as_tuple):
 def _run_nonzero_as_tuple(input, as_tuple):
     if type(as_tuple) is not _b.bool:
         as_tuple = as_bool('nonzero', 'as_tuple', as_tuple)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero_as_tuple, ks, (input, as_tuple))
     return ops.nonzero_as_tuple.call(ks, input, as_tuple)
@@ -7333,7 +7323,7 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
         return_inverse = as_bool('_unique2', 'return_inverse', return_inverse)
     if type(return_counts) is not _b.bool:
         return_counts = as_bool('_unique2', 'return_counts', return_counts)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops._unique2, ks, (input, sorted, return_inverse, return_counts))
     return ops._unique2.call(ks, input, sorted, return_inverse, return_counts)
@@ -7360,7 +7350,7 @@ def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
         return_inverse = as_bool('unique_dim', 'return_inverse', return_inverse)
     if type(return_counts) is not _b.bool:
         return_counts = as_bool('unique_dim', 'return_counts', return_counts)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.unique_dim, ks, (input, dim, sorted, return_inverse, return_counts))
     return ops.unique_dim.call(ks, input, dim, sorted, return_inverse, return_counts)
@@ -7421,7 +7411,7 @@ def unique(
         return_counts = as_bool('unique', 'return_counts', return_counts)
     if dim is not None and type(dim) is not _b.int:
         dim = as_int('unique', 'dim', dim)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.unique, ks, (input, sorted, return_inverse, return_counts, dim))
     return ops.unique.call(ks, input, sorted, return_inverse, return_counts, dim)
@@ -7439,7 +7429,7 @@ def index(input, indices, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('index', 'input', 'Tensor', input)
     indices = as_tensor_list('index', 'indices', indices, optional=True)
-    ks = input._impl.key_set() | keyset_list([t for t in indices if t is not None])
+    ks = input._impl.keys | keyset_list([t for t in indices if t is not None])
     if observers.active:
         return observed(ops.index_Tensor, ks, (input, indices))
     return ops.index_Tensor.call(ks, input, indices)
@@ -7461,9 +7451,7 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
         bad_arg('index_put', 'values', 'Tensor', values)
     if type(accumulate) is not _b.bool:
         accumulate = as_bool('index_put', 'accumulate', accumulate)
-    ks = (input._impl.key_set()
-                | keyset_list([t for t in indices if t is not None])
-                | values._impl.key_set())
+    ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
     if observers.active:
         return observed(ops.index_put, ks, (input, indices, values, accumulate))
     return ops.index_put.call(ks, input, indices, values, accumulate)
@@ -7484,9 +7472,7 @@ def index_put_(input, indices, values, accumulate=False):
         bad_arg('index_put_', 'values', 'Tensor', values)
     if type(accumulate) is not _b.bool:
         accumulate = as_bool('index_put_', 'accumulate', accumulate)
-    ks = (input._impl.key_set()
-                | keyset_list([t for t in indices if t is not None])
-                | values._impl.key_set())
+    ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
     if observers.active:
         return observed(ops.index_put_, ks, (input, indices, values, accumulate))
     return ops.index_put_.call(ks, input, indices, values, accumulate)
@@ -7524,9 +7510,7 @@ def convolution(
     output_padding = as_int_list('convolution', 'output_padding', output_padding)
     if type(groups) is not _b.int:
         groups = as_int('convolution', 'groups', groups)
-    ks = (input._impl.key_set()
-                | weight._impl.key_set()
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = input._impl.keys | weight._impl.keys | (bias._impl.keys if bias is not None else 0)
     if observers.active:
         return observed(
             ops.convolution, ks,
@@ -7574,7 +7558,7 @@ def convolution_backward(
     output_padding = as_int_list('convolution_backward', 'output_padding', output_padding)
     if type(groups) is not _b.int:
         groups = as_int('convolution_backward', 'groups', groups)
-    ks = grad_output._impl.key_set() | input._impl.key_set() | weight._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys | weight._impl.keys
     if observers.active:
         return observed(
             ops.convolution_backward, ks,
@@ -7604,7 +7588,7 @@ def constant_pad_nd(input, pad, value=0, *, out=None):
     pad = as_int_list('constant_pad_nd', 'pad', pad)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('constant_pad_nd', 'value', value)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.constant_pad_nd, ks, (input, pad, value))
     return ops.constant_pad_nd.call(ks, input, pad, value)
@@ -7625,7 +7609,7 @@ def _pad_nd(input, pad, mode, *, out=None):
     pad = as_int_list('_pad_nd', 'pad', pad)
     if type(mode) is not _b.str:
         bad_arg('_pad_nd', 'mode', 'str', mode)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops._pad_nd, ks, (input, pad, mode))
     return ops._pad_nd.call(ks, input, pad, mode)
@@ -7649,7 +7633,7 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode, *, out=None):
     pad = as_int_list('_pad_nd_backward', 'pad', pad)
     if type(mode) is not _b.str:
         bad_arg('_pad_nd_backward', 'mode', 'str', mode)
-    ks = grad_output._impl.key_set()
+    ks = grad_output._impl.keys
     if observers.active:
         return observed(ops._pad_nd_backward, ks, (grad_output, input_sizes, pad, mode))
     return ops._pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
@@ -7671,7 +7655,7 @@ def pad(input, pad, mode="constant", value=None, *, out=None):
         bad_arg('pad', 'mode', 'str', mode)
     if value is not None and type(value) not in FLOAT_TYPES:
         value = as_float('pad', 'value', value)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.pad, ks, (input, pad, mode, value))
     return ops.pad.call(ks, input, pad, mode, value)
@@ -7690,7 +7674,7 @@ def pixel_shuffle(input, upscale_factor, *, out=None):
         bad_arg('pixel_shuffle', 'input', 'Tensor', input)
     if type(upscale_factor) is not _b.int:
         upscale_factor = as_int('pixel_shuffle', 'upscale_factor', upscale_factor)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_shuffle, ks, (input, upscale_factor))
     return ops.pixel_shuffle.call(ks, input, upscale_factor)
@@ -7709,7 +7693,7 @@ def pixel_unshuffle(input, downscale_factor, *, out=None):
         bad_arg('pixel_unshuffle', 'input', 'Tensor', input)
     if type(downscale_factor) is not _b.int:
         downscale_factor = as_int('pixel_unshuffle', 'downscale_factor', downscale_factor)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_unshuffle, ks, (input, downscale_factor))
     return ops.pixel_unshuffle.call(ks, input, downscale_factor)
@@ -7739,7 +7723,7 @@ def max_pool2d_with_indices(
     dilation = as_int_list('max_pool2d_with_indices', 'dilation', dilation, 2)
     if type(ceil_mode) is not _b.bool:
         ceil_mode = as_bool('max_pool2d_with_indices', 'ceil_mode', ceil_mode)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(
             ops.max_pool2d_with_indices, ks,
@@ -7780,7 +7764,7 @@ def max_pool2d_with_indices_backward(
         ceil_mode = as_bool('max_pool2d_with_indices_backward', 'ceil_mode', ceil_mode)
     if not isinstance(indices, Tensor):
         bad_arg('max_pool2d_with_indices_backward', 'indices', 'Tensor', indices)
-    ks = grad_output._impl.key_set() | input._impl.key_set() | indices._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(
             ops.max_pool2d_with_indices_backward, ks,
@@ -7821,7 +7805,7 @@ def avg_pool2d(
         count_include_pad = as_bool('avg_pool2d', 'count_include_pad', count_include_pad)
     if divisor_override is not None and type(divisor_override) is not _b.int:
         divisor_override = as_int('avg_pool2d', 'divisor_override', divisor_override)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(
             ops.avg_pool2d, ks,
@@ -7864,7 +7848,7 @@ def avg_pool2d_backward(
         count_include_pad = as_bool('avg_pool2d_backward', 'count_include_pad', count_include_pad)
     if divisor_override is not None and type(divisor_override) is not _b.int:
         divisor_override = as_int('avg_pool2d_backward', 'divisor_override', divisor_override)
-    ks = grad_output._impl.key_set() | input._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(
             ops.avg_pool2d_backward, ks,
@@ -7891,7 +7875,7 @@ def adaptive_avg_pool2d(input, output_size, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('adaptive_avg_pool2d', 'input', 'Tensor', input)
     output_size = as_int_list('adaptive_avg_pool2d', 'output_size', output_size, 2)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.adaptive_avg_pool2d, ks, (input, output_size))
     return ops.adaptive_avg_pool2d.call(ks, input, output_size)
@@ -7909,7 +7893,7 @@ def adaptive_avg_pool2d_backward(grad_output, input, *, out=None):
         bad_arg('adaptive_avg_pool2d_backward', 'grad_output', 'Tensor', grad_output)
     if not isinstance(input, Tensor):
         bad_arg('adaptive_avg_pool2d_backward', 'input', 'Tensor', input)
-    ks = grad_output._impl.key_set() | input._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.adaptive_avg_pool2d_backward, ks, (grad_output, input))
     return ops.adaptive_avg_pool2d_backward.call(ks, grad_output, input)
@@ -7927,7 +7911,7 @@ def adaptive_max_pool2d(input, output_size, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('adaptive_max_pool2d', 'input', 'Tensor', input)
     output_size = as_int_list('adaptive_max_pool2d', 'output_size', output_size, 2)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.adaptive_max_pool2d, ks, (input, output_size))
     return ops.adaptive_max_pool2d.call(ks, input, output_size)
@@ -7948,7 +7932,7 @@ def adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
         bad_arg('adaptive_max_pool2d_backward', 'input', 'Tensor', input)
     if not isinstance(indices, Tensor):
         bad_arg('adaptive_max_pool2d_backward', 'indices', 'Tensor', indices)
-    ks = grad_output._impl.key_set() | input._impl.key_set() | indices._impl.key_set()
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(ops.adaptive_max_pool2d_backward, ks, (grad_output, input, indices))
     return ops.adaptive_max_pool2d_backward.call(ks, grad_output, input, indices)
@@ -7973,7 +7957,7 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
         scales_h = as_float('upsample_nearest2d', 'scales_h', scales_h)
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_nearest2d', 'scales_w', scales_w)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.upsample_nearest2d, ks, (input, output_size, scales_h, scales_w))
     return ops.upsample_nearest2d.call(ks, input, output_size, scales_h, scales_w)
@@ -8000,7 +7984,7 @@ def upsample_nearest2d_backward(
         scales_h = as_float('upsample_nearest2d_backward', 'scales_h', scales_h)
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_nearest2d_backward', 'scales_w', scales_w)
-    ks = grad_output._impl.key_set()
+    ks = grad_output._impl.keys
     if observers.active:
         return observed(
             ops.upsample_nearest2d_backward, ks,
@@ -8035,7 +8019,7 @@ def upsample_bilinear2d(
         scales_h = as_float('upsample_bilinear2d', 'scales_h', scales_h)
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_bilinear2d', 'scales_w', scales_w)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(
             ops.upsample_bilinear2d, ks, (input, output_size, align_corners, scales_h, scales_w),
@@ -8068,7 +8052,7 @@ def upsample_bilinear2d_backward(
         scales_h = as_float('upsample_bilinear2d_backward', 'scales_h', scales_h)
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_bilinear2d_backward', 'scales_w', scales_w)
-    ks = grad_output._impl.key_set()
+    ks = grad_output._impl.keys
     if observers.active:
         return observed(
             ops.upsample_bilinear2d_backward, ks,
@@ -8095,7 +8079,7 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     dilation = as_int_list('im2col', 'dilation', dilation, 2)
     padding = as_int_list('im2col', 'padding', padding, 2)
     stride = as_int_list('im2col', 'stride', stride, 2)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.im2col, ks, (input, kernel_size, dilation, padding, stride))
     return ops.im2col.call(ks, input, kernel_size, dilation, padding, stride)
@@ -8120,7 +8104,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
     dilation = as_int_list('col2im', 'dilation', dilation, 2)
     padding = as_int_list('col2im', 'padding', padding, 2)
     stride = as_int_list('col2im', 'stride', stride, 2)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(
             ops.col2im, ks, (input, output_size, kernel_size, dilation, padding, stride),
@@ -8141,7 +8125,7 @@ def _run__softmax(input, dim, half_to_float):
         dim = as_int('_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
         half_to_float = as_bool('_softmax', 'half_to_float', half_to_float)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops._softmax, ks, (input, dim, half_to_float))
     return ops._softmax.call(ks, input, dim, half_to_float)
@@ -8181,7 +8165,7 @@ def _run__log_softmax(input, dim, half_to_float):
         dim = as_int('_log_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
         half_to_float = as_bool('_log_softmax', 'half_to_float', half_to_float)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops._log_softmax, ks, (input, dim, half_to_float))
     return ops._log_softmax.call(ks, input, dim, half_to_float)
@@ -8223,7 +8207,7 @@ def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
         dim = as_int('_softmax_backward_data', 'dim', dim)
     if type(input_dtype) is not DTYPE:
         input_dtype = as_dtype('_softmax_backward_data', 'input_dtype', input_dtype)
-    ks = grad_output._impl.key_set() | probs._impl.key_set()
+    ks = grad_output._impl.keys | probs._impl.keys
     if observers.active:
         return observed(ops._softmax_backward_data, ks, (grad_output, probs, dim, input_dtype))
     return ops._softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
@@ -8266,7 +8250,7 @@ def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
         dim = as_int('_log_softmax_backward_data', 'dim', dim)
     if type(input_dtype) is not DTYPE:
         input_dtype = as_dtype('_log_softmax_backward_data', 'input_dtype', input_dtype)
-    ks = grad_output._impl.key_set() | log_probs._impl.key_set()
+    ks = grad_output._impl.keys | log_probs._impl.keys
     if observers.active:
         return observed(
             ops._log_softmax_backward_data, ks, (grad_output, log_probs, dim, input_dtype),
@@ -8310,7 +8294,7 @@ def _run_softmax_int(input, dim, dtype):
         dim = as_int('softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('softmax', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.softmax_int, ks, (input, dim, dtype))
     return ops.softmax_int.call(ks, input, dim, dtype)
@@ -8349,7 +8333,7 @@ def _run_log_softmax_int(input, dim, dtype):
         dim = as_int('log_softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('log_softmax', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.log_softmax_int, ks, (input, dim, dtype))
     return ops.log_softmax_int.call(ks, input, dim, dtype)
@@ -8400,9 +8384,7 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None
         bad_arg('nll_loss_forward', 'reduction', 'str', reduction)
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('nll_loss_forward', 'ignore_index', ignore_index)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return _returns_nll_loss_forward(
             *observed(ops.nll_loss_forward, ks, (input, target, weight, reduction, ignore_index)),
@@ -8443,11 +8425,11 @@ def nll_loss_backward(
         ignore_index = as_int('nll_loss_backward', 'ignore_index', ignore_index)
     if not isinstance(total_weight, Tensor):
         bad_arg('nll_loss_backward', 'total_weight', 'Tensor', total_weight)
-    ks = (grad_output._impl.key_set()
-                | input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | total_weight._impl.key_set())
+    ks = (grad_output._impl.keys
+                | input._impl.keys
+                | target._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | total_weight._impl.keys)
     if observers.active:
         return observed(
             ops.nll_loss_backward, ks,
@@ -8479,9 +8461,7 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100, *,
         bad_arg('nll_loss', 'reduction', 'str', reduction)
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('nll_loss', 'ignore_index', ignore_index)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.nll_loss, ks, (input, target, weight, reduction, ignore_index))
     return ops.nll_loss.call(ks, input, target, weight, reduction, ignore_index)
@@ -8516,9 +8496,7 @@ def cross_entropy_loss(
         ignore_index = as_int('cross_entropy_loss', 'ignore_index', ignore_index)
     if type(label_smoothing) not in FLOAT_TYPES:
         label_smoothing = as_float('cross_entropy_loss', 'label_smoothing', label_smoothing)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(
             ops.cross_entropy_loss, ks,
@@ -8541,7 +8519,7 @@ def mse_loss(input, target, reduction="mean", *, out=None):
         bad_arg('mse_loss', 'target', 'Tensor', target)
     if type(reduction) is not _b.str:
         bad_arg('mse_loss', 'reduction', 'str', reduction)
-    ks = input._impl.key_set() | target._impl.key_set()
+    ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.mse_loss, ks, (input, target, reduction))
     return ops.mse_loss.call(ks, input, target, reduction)
@@ -8559,7 +8537,7 @@ def l1_loss(input, target, reduction="mean", *, out=None):
         bad_arg('l1_loss', 'target', 'Tensor', target)
     if type(reduction) is not _b.str:
         bad_arg('l1_loss', 'reduction', 'str', reduction)
-    ks = input._impl.key_set() | target._impl.key_set()
+    ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.l1_loss, ks, (input, target, reduction))
     return ops.l1_loss.call(ks, input, target, reduction)
@@ -8579,7 +8557,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0, *, out=None):
         bad_arg('smooth_l1_loss', 'reduction', 'str', reduction)
     if type(beta) not in FLOAT_TYPES:
         beta = as_float('smooth_l1_loss', 'beta', beta)
-    ks = input._impl.key_set() | target._impl.key_set()
+    ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.smooth_l1_loss, ks, (input, target, reduction, beta))
     return ops.smooth_l1_loss.call(ks, input, target, reduction, beta)
@@ -8599,7 +8577,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, *, out=None):
         bad_arg('huber_loss', 'reduction', 'str', reduction)
     if type(delta) not in FLOAT_TYPES:
         delta = as_float('huber_loss', 'delta', delta)
-    ks = input._impl.key_set() | target._impl.key_set()
+    ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.huber_loss, ks, (input, target, reduction, delta))
     return ops.huber_loss.call(ks, input, target, reduction, delta)
@@ -8625,9 +8603,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean", *, out=No
         bad_arg('binary_cross_entropy', 'weight', 'Tensor or None', weight)
     if type(reduction) is not _b.str:
         bad_arg('binary_cross_entropy', 'reduction', 'str', reduction)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.binary_cross_entropy, ks, (input, target, weight, reduction))
     return ops.binary_cross_entropy.call(ks, input, target, weight, reduction)
@@ -8658,10 +8634,10 @@ def binary_cross_entropy_with_logits(
         bad_arg('binary_cross_entropy_with_logits', 'pos_weight', 'Tensor or None', pos_weight)
     if type(reduction) is not _b.str:
         bad_arg('binary_cross_entropy_with_logits', 'reduction', 'str', reduction)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (pos_weight._impl.key_set() if pos_weight is not None else 0))
+    ks = (input._impl.keys
+                | target._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (pos_weight._impl.keys if pos_weight is not None else 0))
     if observers.active:
         return observed(
             ops.binary_cross_entropy_with_logits, ks,
@@ -8687,7 +8663,7 @@ def kl_div(input, target, reduction="mean", *, log_target=False, out=None):
         bad_arg('kl_div', 'reduction', 'str', reduction)
     if type(log_target) is not _b.bool:
         log_target = as_bool('kl_div', 'log_target', log_target)
-    ks = input._impl.key_set() | target._impl.key_set()
+    ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.kl_div, ks, (input, target, reduction, log_target))
     return ops.kl_div.call(ks, input, target, reduction, log_target)
@@ -8714,7 +8690,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean", *,
         margin = as_float('margin_ranking_loss', 'margin', margin)
     if type(reduction) is not _b.str:
         bad_arg('margin_ranking_loss', 'reduction', 'str', reduction)
-    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
     return ops.margin_ranking_loss.call(ks, input1, input2, target, margin, reduction)
@@ -8741,7 +8717,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean", 
         margin = as_float('cosine_embedding_loss', 'margin', margin)
     if type(reduction) is not _b.str:
         bad_arg('cosine_embedding_loss', 'reduction', 'str', reduction)
-    ks = input1._impl.key_set() | input2._impl.key_set() | target._impl.key_set()
+    ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
     return ops.cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
@@ -8782,11 +8758,11 @@ def native_batch_norm(
         momentum = as_float('native_batch_norm', 'momentum', momentum)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('native_batch_norm', 'eps', eps)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0)
-                | (running_mean._impl.key_set() if running_mean is not None else 0)
-                | (running_var._impl.key_set() if running_var is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0)
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
     if observers.active:
         return observed(
             ops.native_batch_norm, ks,
@@ -8818,9 +8794,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
         bad_arg('native_layer_norm', 'bias', 'Tensor or None', bias)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('native_layer_norm', 'eps', eps)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.native_layer_norm, ks, (input, normalized_shape, weight, bias, eps))
     return ops.native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
@@ -8855,9 +8831,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
         group = as_int('native_group_norm', 'group', group)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('native_group_norm', 'eps', eps)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.native_group_norm, ks, (input, weight, bias, N, C, HxW, group, eps))
     return ops.native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
@@ -8882,7 +8858,7 @@ def _fused_rms_norm(input, normalized_shape, weight, eps, *, out=None):
         bad_arg('_fused_rms_norm', 'weight', 'Tensor or None', weight)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('_fused_rms_norm', 'eps', eps)
-    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops._fused_rms_norm, ks, (input, normalized_shape, weight, eps))
     return ops._fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
@@ -8922,12 +8898,12 @@ def native_layer_norm_backward(
         bad_arg('native_layer_norm_backward', 'weight', 'Tensor or None', weight)
     if bias is not None and not isinstance(bias, Tensor):
         bad_arg('native_layer_norm_backward', 'bias', 'Tensor or None', bias)
-    ks = (grad_out._impl.key_set()
-                | input._impl.key_set()
-                | mean._impl.key_set()
-                | rstd._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | mean._impl.keys
+                | rstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(
             ops.native_layer_norm_backward, ks,
@@ -8977,13 +8953,13 @@ def native_batch_norm_backward(
         train = as_bool('native_batch_norm_backward', 'train', train)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('native_batch_norm_backward', 'eps', eps)
-    ks = (grad_out._impl.key_set()
-                | input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (running_mean._impl.key_set() if running_mean is not None else 0)
-                | (running_var._impl.key_set() if running_var is not None else 0)
-                | (save_mean._impl.key_set() if save_mean is not None else 0)
-                | (save_invstd._impl.key_set() if save_invstd is not None else 0))
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0)
+                | (save_mean._impl.keys if save_mean is not None else 0)
+                | (save_invstd._impl.keys if save_invstd is not None else 0))
     if observers.active:
         return observed(
             ops.native_batch_norm_backward, ks,
@@ -9023,10 +8999,10 @@ def _fused_rms_norm_backward(
         bad_arg('_fused_rms_norm_backward', 'rstd', 'Tensor', rstd)
     if weight is not None and not isinstance(weight, Tensor):
         bad_arg('_fused_rms_norm_backward', 'weight', 'Tensor or None', weight)
-    ks = (grad_out._impl.key_set()
-                | input._impl.key_set()
-                | rstd._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | rstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0))
     if observers.active:
         return observed(
             ops._fused_rms_norm_backward, ks,
@@ -9073,11 +9049,11 @@ def batch_norm(
         eps = as_float('batch_norm', 'eps', eps)
     if type(cudnn_enabled) is not _b.bool:
         cudnn_enabled = as_bool('batch_norm', 'cudnn_enabled', cudnn_enabled)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0)
-                | (running_mean._impl.key_set() if running_mean is not None else 0)
-                | (running_var._impl.key_set() if running_var is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0)
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
     if observers.active:
         return observed(
             ops.batch_norm, ks,
@@ -9114,9 +9090,9 @@ def layer_norm(
         eps = as_float('layer_norm', 'eps', eps)
     if type(cudnn_enable) is not _b.bool:
         cudnn_enable = as_bool('layer_norm', 'cudnn_enable', cudnn_enable)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(
             ops.layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable),
@@ -9148,9 +9124,9 @@ def group_norm(
         eps = as_float('group_norm', 'eps', eps)
     if type(cudnn_enabled) is not _b.bool:
         cudnn_enabled = as_bool('group_norm', 'cudnn_enabled', cudnn_enabled)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
     return ops.group_norm.call(ks, input, num_groups, weight, bias, eps, cudnn_enabled)
@@ -9192,11 +9168,11 @@ def instance_norm(
         eps = as_float('instance_norm', 'eps', eps)
     if type(cudnn_enabled) is not _b.bool:
         cudnn_enabled = as_bool('instance_norm', 'cudnn_enabled', cudnn_enabled)
-    ks = (input._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | (bias._impl.key_set() if bias is not None else 0)
-                | (running_mean._impl.key_set() if running_mean is not None else 0)
-                | (running_var._impl.key_set() if running_var is not None else 0))
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0)
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
     if observers.active:
         return observed(
             ops.instance_norm, ks,
@@ -9226,7 +9202,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
         bad_arg('rms_norm', 'weight', 'Tensor or None', weight)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('rms_norm', 'eps', eps)
-    ks = input._impl.key_set() | (weight._impl.key_set() if weight is not None else 0)
+    ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.rms_norm, ks, (input, normalized_shape, weight, eps))
     return ops.rms_norm.call(ks, input, normalized_shape, weight, eps)
@@ -9249,7 +9225,7 @@ def native_dropout(input, p, train, *, generator=None, out=None):
         p = as_float('native_dropout', 'p', p)
     if train is not None and type(train) is not _b.bool:
         train = as_bool('native_dropout', 'train', train)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.native_dropout, ks, (input, p, train, generator))
     return ops.native_dropout.call(ks, input, p, train, generator)
@@ -9270,7 +9246,7 @@ def dropout(input, p, train, *, generator=None, out=None):
         p = as_float('dropout', 'p', p)
     if type(train) is not _b.bool:
         train = as_bool('dropout', 'train', train)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.dropout, ks, (input, p, train, generator))
     return ops.dropout.call(ks, input, p, train, generator)
@@ -9298,7 +9274,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         scale_grad_by_freq = as_bool('embedding', 'scale_grad_by_freq', scale_grad_by_freq)
     if type(sparse) is not _b.bool:
         sparse = as_bool('embedding', 'sparse', sparse)
-    ks = weight._impl.key_set() | indices._impl.key_set()
+    ks = weight._impl.keys | indices._impl.keys
     if observers.active:
         return observed(
             ops.embedding, ks, (weight, indices, padding_idx, scale_grad_by_freq, sparse),
@@ -9335,7 +9311,7 @@ def embedding_dense_backward(
         scale_grad_by_freq = as_bool(
             'embedding_dense_backward', 'scale_grad_by_freq', scale_grad_by_freq,
         )
-    ks = grad_output._impl.key_set() | indices._impl.key_set()
+    ks = grad_output._impl.keys | indices._impl.keys
     if observers.active:
         return observed(
             ops.embedding_dense_backward, ks,
@@ -9359,7 +9335,7 @@ def one_hot(input, num_classes=-1, *, out=None):
         bad_arg('one_hot', 'input', 'Tensor', input)
     if type(num_classes) is not _b.int:
         num_classes = as_int('one_hot', 'num_classes', num_classes)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.one_hot, ks, (input, num_classes))
     return ops.one_hot.call(ks, input, num_classes)
@@ -9385,7 +9361,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None, **kwargs):
         dim = as_int('cosine_similarity', 'dim', dim)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('cosine_similarity', 'eps', eps)
-    ks = x1._impl.key_set() | x2._impl.key_set()
+    ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.cosine_similarity, ks, (x1, x2, dim, eps))
     return ops.cosine_similarity.call(ks, x1, x2, dim, eps)
@@ -9417,7 +9393,7 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None, **kwar
         eps = as_float('pairwise_distance', 'eps', eps)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('pairwise_distance', 'keepdim', keepdim)
-    ks = x1._impl.key_set() | x2._impl.key_set()
+    ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.pairwise_distance, ks, (x1, x2, p, eps, keepdim))
     return ops.pairwise_distance.call(ks, x1, x2, p, eps, keepdim)
@@ -9459,10 +9435,10 @@ def scaled_dot_product_attention(
         scale = as_float('scaled_dot_product_attention', 'scale', scale)
     if type(enable_gqa) is not _b.bool:
         enable_gqa = as_bool('scaled_dot_product_attention', 'enable_gqa', enable_gqa)
-    ks = (query._impl.key_set()
-                | key._impl.key_set()
-                | value._impl.key_set()
-                | (attn_mask._impl.key_set() if attn_mask is not None else 0))
+    ks = (query._impl.keys
+                | key._impl.keys
+                | value._impl.keys
+                | (attn_mask._impl.keys if attn_mask is not None else 0))
     if observers.active:
         return observed(
             ops.scaled_dot_product_attention, ks,
@@ -9501,9 +9477,7 @@ def _cross_entropy_forward(input, target, weight, reduction, ignore_index, *, ou
         bad_arg('_cross_entropy_forward', 'reduction', 'str', reduction)
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('_cross_entropy_forward', 'ignore_index', ignore_index)
-    ks = (input._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0))
+    ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return _returns__cross_entropy_forward(
             *observed(
@@ -9546,11 +9520,11 @@ def _cross_entropy_backward(
         ignore_index = as_int('_cross_entropy_backward', 'ignore_index', ignore_index)
     if not isinstance(total_weight, Tensor):
         bad_arg('_cross_entropy_backward', 'total_weight', 'Tensor', total_weight)
-    ks = (grad_output._impl.key_set()
-                | probs._impl.key_set()
-                | target._impl.key_set()
-                | (weight._impl.key_set() if weight is not None else 0)
-                | total_weight._impl.key_set())
+    ks = (grad_output._impl.keys
+                | probs._impl.keys
+                | target._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | total_weight._impl.keys)
     if observers.active:
         return observed(
             ops._cross_entropy_backward, ks,
@@ -9580,7 +9554,7 @@ def _lstm_sequence(gi, h0, c0, w_hh, *, out=None):
         bad_arg('_lstm_sequence', 'c0', 'Tensor', c0)
     if not isinstance(w_hh, Tensor):
         bad_arg('_lstm_sequence', 'w_hh', 'Tensor', w_hh)
-    ks = gi._impl.key_set() | h0._impl.key_set() | c0._impl.key_set() | w_hh._impl.key_set()
+    ks = gi._impl.keys | h0._impl.keys | c0._impl.keys | w_hh._impl.keys
     if observers.active:
         return observed(ops._lstm_sequence, ks, (gi, h0, c0, w_hh))
     return ops._lstm_sequence.call(ks, gi, h0, c0, w_hh)
@@ -9617,14 +9591,14 @@ def _lstm_sequence_backward(
         bad_arg('_lstm_sequence_backward', 'w_hh', 'Tensor', w_hh)
     if not isinstance(workspace, Tensor):
         bad_arg('_lstm_sequence_backward', 'workspace', 'Tensor', workspace)
-    ks = (grad_output._impl.key_set()
-                | grad_hn._impl.key_set()
-                | grad_cn._impl.key_set()
-                | output._impl.key_set()
-                | h0._impl.key_set()
-                | c0._impl.key_set()
-                | w_hh._impl.key_set()
-                | workspace._impl.key_set())
+    ks = (grad_output._impl.keys
+                | grad_hn._impl.keys
+                | grad_cn._impl.keys
+                | output._impl.keys
+                | h0._impl.keys
+                | c0._impl.keys
+                | w_hh._impl.keys
+                | workspace._impl.keys)
     if observers.active:
         return observed(
             ops._lstm_sequence_backward, ks,
@@ -9675,11 +9649,11 @@ def _fused_adam_(
         maximize = as_bool('_fused_adam_', 'maximize', maximize)
     if type(decoupled) is not _b.bool:
         decoupled = as_bool('_fused_adam_', 'decoupled', decoupled)
-    ks = (input._impl.key_set()
-                | grad._impl.key_set()
-                | exp_avg._impl.key_set()
-                | exp_avg_sq._impl.key_set()
-                | (max_exp_avg_sq._impl.key_set() if max_exp_avg_sq is not None else 0))
+    ks = (input._impl.keys
+                | grad._impl.keys
+                | exp_avg._impl.keys
+                | exp_avg_sq._impl.keys
+                | (max_exp_avg_sq._impl.keys if max_exp_avg_sq is not None else 0))
     if observers.active:
         return observed(
             ops._fused_adam_, ks,
@@ -9727,9 +9701,9 @@ def _fused_sgd_(
         maximize = as_bool('_fused_sgd_', 'maximize', maximize)
     if type(first_step) is not _b.bool:
         first_step = as_bool('_fused_sgd_', 'first_step', first_step)
-    ks = (input._impl.key_set()
-                | grad._impl.key_set()
-                | (momentum_buffer._impl.key_set() if momentum_buffer is not None else 0))
+    ks = (input._impl.keys
+                | grad._impl.keys
+                | (momentum_buffer._impl.keys if momentum_buffer is not None else 0))
     if observers.active:
         return observed(
             ops._fused_sgd_, ks,
@@ -9755,7 +9729,7 @@ def square(input, *, out=None):
         return into_out('square', out, square(input))
     if not isinstance(input, Tensor):
         bad_arg('square', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.square, ks, (input,))
     return ops.square.call(ks, input)
@@ -9767,7 +9741,7 @@ def square_(input):
     """square_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('square_', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.square_, ks, (input,))
     return ops.square_.call(ks, input)
@@ -9797,7 +9771,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
         keepdim = as_bool('nansum', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('nansum', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nansum, ks, (input, dim, keepdim, dtype))
     return ops.nansum.call(ks, input, dim, keepdim, dtype)
@@ -9827,7 +9801,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
         keepdim = as_bool('nanmean', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('nanmean', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.nanmean, ks, (input, dim, keepdim, dtype))
     return ops.nanmean.call(ks, input, dim, keepdim, dtype)
@@ -9858,9 +9832,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None, **kwargs):
         bad_arg('diff', 'prepend', 'Tensor or None', prepend)
     if append is not None and not isinstance(append, Tensor):
         bad_arg('diff', 'append', 'Tensor or None', append)
-    ks = (input._impl.key_set()
-                | (prepend._impl.key_set() if prepend is not None else 0)
-                | (append._impl.key_set() if append is not None else 0))
+    ks = (input._impl.keys
+                | (prepend._impl.keys if prepend is not None else 0)
+                | (append._impl.keys if append is not None else 0))
     if observers.active:
         return observed(ops.diff, ks, (input, n, dim, prepend, append))
     return ops.diff.call(ks, input, n, dim, prepend, append)
@@ -9877,7 +9851,7 @@ def _match_trapezoid_x(y, x, *, dim=-1):
 def _run_trapezoid_x(y, x, dim):
     if type(dim) is not _b.int:
         dim = as_int('trapezoid', 'dim', dim)
-    ks = y._impl.key_set() | x._impl.key_set()
+    ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.trapezoid_x, ks, (y, x, dim))
     return ops.trapezoid_x.call(ks, y, x, dim)
@@ -9894,7 +9868,7 @@ def _run_trapezoid_dx(y, dx, dim):
         dx = as_scalar('trapezoid', 'dx', dx)
     if type(dim) is not _b.int:
         dim = as_int('trapezoid', 'dim', dim)
-    ks = y._impl.key_set()
+    ks = y._impl.keys
     if observers.active:
         return observed(ops.trapezoid_dx, ks, (y, dx, dim))
     return ops.trapezoid_dx.call(ks, y, dx, dim)
@@ -9934,7 +9908,7 @@ def _match_cumulative_trapezoid_x(y, x, *, dim=-1):
 def _run_cumulative_trapezoid_x(y, x, dim):
     if type(dim) is not _b.int:
         dim = as_int('cumulative_trapezoid', 'dim', dim)
-    ks = y._impl.key_set() | x._impl.key_set()
+    ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_x, ks, (y, x, dim))
     return ops.cumulative_trapezoid_x.call(ks, y, x, dim)
@@ -9951,7 +9925,7 @@ def _run_cumulative_trapezoid_dx(y, dx, dim):
         dx = as_scalar('cumulative_trapezoid', 'dx', dx)
     if type(dim) is not _b.int:
         dim = as_int('cumulative_trapezoid', 'dim', dim)
-    ks = y._impl.key_set()
+    ks = y._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_dx, ks, (y, dx, dim))
     return ops.cumulative_trapezoid_dx.call(ks, y, dx, dim)
@@ -9991,7 +9965,7 @@ def _match_atleast_1d(input):
 
 
 def _run_atleast_1d(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_1d, ks, (input,))
     return ops.atleast_1d.call(ks, input)
@@ -10041,7 +10015,7 @@ def _match_atleast_2d(input):
 
 
 def _run_atleast_2d(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_2d, ks, (input,))
     return ops.atleast_2d.call(ks, input)
@@ -10091,7 +10065,7 @@ def _match_atleast_3d(input):
 
 
 def _run_atleast_3d(input):
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_3d, ks, (input,))
     return ops.atleast_3d.call(ks, input)
@@ -10166,7 +10140,7 @@ def sum_to_size(self, *size, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('sum_to_size', 'self', 'Tensor', self)
     size = as_int_list('sum_to_size', 'size', size)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.sum_to_size, ks, (self, size))
     return ops.sum_to_size.call(ks, self, size)
@@ -10180,7 +10154,7 @@ def argwhere(input, *, out=None):
         return into_out('argwhere', out, argwhere(input))
     if not isinstance(input, Tensor):
         bad_arg('argwhere', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.argwhere, ks, (input,))
     return ops.argwhere.call(ks, input)
@@ -10217,9 +10191,9 @@ def searchsorted(
     if sorter is not None and not isinstance(sorter, Tensor):
         bad_arg('searchsorted', 'sorter', 'Tensor or None', sorter)
     if isinstance(input, Tensor):  # searchsorted.Tensor
-        ks = (sorted_sequence._impl.key_set()
-                    | input._impl.key_set()
-                    | (sorter._impl.key_set() if sorter is not None else 0))
+        ks = (sorted_sequence._impl.keys
+                    | input._impl.keys
+                    | (sorter._impl.keys if sorter is not None else 0))
         if observers.active:
             return observed(
                 ops.searchsorted_Tensor, ks,
@@ -10231,7 +10205,7 @@ def searchsorted(
     if is_number(input):  # searchsorted.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('searchsorted', 'input', input)
-        ks = sorted_sequence._impl.key_set() | (sorter._impl.key_set() if sorter is not None else 0)
+        ks = sorted_sequence._impl.keys | (sorter._impl.keys if sorter is not None else 0)
         if observers.active:
             return observed(
                 ops.searchsorted_Scalar, ks,
@@ -10267,14 +10241,14 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if type(right) is not _b.bool:
         right = as_bool('bucketize', 'right', right)
     if isinstance(input, Tensor):  # bucketize.Tensor
-        ks = input._impl.key_set() | boundaries._impl.key_set()
+        ks = input._impl.keys | boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Tensor, ks, (input, boundaries, out_int32, right))
         return ops.bucketize_Tensor.call(ks, input, boundaries, out_int32, right)
     if is_number(input):  # bucketize.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('bucketize', 'input', input)
-        ks = boundaries._impl.key_set()
+        ks = boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Scalar, ks, (input, boundaries, out_int32, right))
         return ops.bucketize_Scalar.call(ks, input, boundaries, out_int32, right)
@@ -10301,7 +10275,7 @@ def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
         p = as_float('cdist', 'p', p)
     if compute_mode is not None and type(compute_mode) is not _b.int:
         compute_mode = as_int('cdist', 'compute_mode', compute_mode)
-    ks = x1._impl.key_set() | x2._impl.key_set()
+    ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.cdist, ks, (x1, x2, p, compute_mode))
     return ops.cdist.call(ks, x1, x2, p, compute_mode)
@@ -10334,7 +10308,7 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
         keepdim = as_bool('linalg_vector_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_vector_norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_vector_norm, ks, (input, ord, dim, keepdim, dtype))
     return ops.linalg_vector_norm.call(ks, input, ord, dim, keepdim, dtype)
@@ -10360,7 +10334,7 @@ def _run_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm, ks, (input, ord, dim, keepdim, dtype))
     return ops.linalg_matrix_norm.call(ks, input, ord, dim, keepdim, dtype)
@@ -10382,7 +10356,7 @@ def _run_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm_str_ord, ks, (input, ord, dim, keepdim, dtype))
     return ops.linalg_matrix_norm_str_ord.call(ks, input, ord, dim, keepdim, dtype)
@@ -10436,7 +10410,7 @@ def _run_linalg_norm(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm, ks, (input, ord, dim, keepdim, dtype))
     return ops.linalg_norm.call(ks, input, ord, dim, keepdim, dtype)
@@ -10459,7 +10433,7 @@ def _run_linalg_norm_ord_str(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_norm', 'dtype', dtype)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm_ord_str, ks, (input, ord, dim, keepdim, dtype))
     return ops.linalg_norm_ord_str.call(ks, input, ord, dim, keepdim, dtype)
@@ -10497,7 +10471,7 @@ def unsqueeze_(self, dim):
         bad_arg('unsqueeze_', 'self', 'Tensor', self)
     if type(dim) is not _b.int:
         dim = as_int('unsqueeze_', 'dim', dim)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.unsqueeze_, ks, (self, dim))
     return ops.unsqueeze_.call(ks, self, dim)
@@ -10512,7 +10486,7 @@ def _match_squeeze_(self):
 
 
 def _run_squeeze_(self):
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.squeeze_, ks, (self,))
     return ops.squeeze_.call(ks, self)
@@ -10527,7 +10501,7 @@ def _match_squeeze__dim(self, dim):
 def _run_squeeze__dim(self, dim):
     if type(dim) is not _b.int:
         dim = as_int('squeeze_', 'dim', dim)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.squeeze__dim, ks, (self, dim))
     return ops.squeeze__dim.call(ks, self, dim)
@@ -10553,7 +10527,7 @@ def t_(self):
     """t_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('t_', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.t_, ks, (self,))
     return ops.t_.call(ks, self)
@@ -10569,7 +10543,7 @@ def transpose_(self, dim0, dim1):
         dim0 = as_int('transpose_', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('transpose_', 'dim1', dim1)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.transpose__int, ks, (self, dim0, dim1))
     return ops.transpose__int.call(ks, self, dim0, dim1)
@@ -10585,7 +10559,7 @@ def swapaxes_(self, axis0, axis1):
         axis0 = as_int('swapaxes_', 'axis0', axis0)
     if type(axis1) is not _b.int:
         axis1 = as_int('swapaxes_', 'axis1', axis1)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.swapaxes_, ks, (self, axis0, axis1))
     return ops.swapaxes_.call(ks, self, axis0, axis1)
@@ -10601,7 +10575,7 @@ def swapdims_(self, dim0, dim1):
         dim0 = as_int('swapdims_', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('swapdims_', 'dim1', dim1)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.swapdims_, ks, (self, dim0, dim1))
     return ops.swapdims_.call(ks, self, dim0, dim1)
@@ -10615,7 +10589,7 @@ def deg2rad(input, *, out=None):
         return into_out('deg2rad', out, deg2rad(input))
     if not isinstance(input, Tensor):
         bad_arg('deg2rad', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.deg2rad, ks, (input,))
     return ops.deg2rad.call(ks, input)
@@ -10629,7 +10603,7 @@ def rad2deg(input, *, out=None):
         return into_out('rad2deg', out, rad2deg(input))
     if not isinstance(input, Tensor):
         bad_arg('rad2deg', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.rad2deg, ks, (input,))
     return ops.rad2deg.call(ks, input)
@@ -10648,7 +10622,7 @@ def logaddexp(input, other, *, out=None):
         bad_arg('logaddexp', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logaddexp', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logaddexp, ks, (input, other))
     return ops.logaddexp.call(ks, input, other)
@@ -10664,7 +10638,7 @@ def logaddexp2(input, other, *, out=None):
         bad_arg('logaddexp2', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logaddexp2', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logaddexp2, ks, (input, other))
     return ops.logaddexp2.call(ks, input, other)
@@ -10683,7 +10657,7 @@ def fmax(input, other, *, out=None):
         bad_arg('fmax', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('fmax', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmax, ks, (input, other))
     return ops.fmax.call(ks, input, other)
@@ -10699,7 +10673,7 @@ def fmin(input, other, *, out=None):
         bad_arg('fmin', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('fmin', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmin, ks, (input, other))
     return ops.fmin.call(ks, input, other)
@@ -10716,7 +10690,7 @@ def sinc(input, *, out=None):
         return into_out('sinc', out, sinc(input))
     if not isinstance(input, Tensor):
         bad_arg('sinc', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.sinc, ks, (input,))
     return ops.sinc.call(ks, input)
@@ -10733,14 +10707,14 @@ def float_power(input, exponent, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('float_power', 'input', 'Tensor', input)
     if isinstance(exponent, Tensor):  # float_power.Tensor_Tensor
-        ks = input._impl.key_set() | exponent._impl.key_set()
+        ks = input._impl.keys | exponent._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Tensor, ks, (input, exponent))
         return ops.float_power_Tensor_Tensor.call(ks, input, exponent)
     if is_number(exponent):  # float_power.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('float_power', 'exponent', exponent)
-        ks = input._impl.key_set()
+        ks = input._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Scalar, ks, (input, exponent))
         return ops.float_power_Tensor_Scalar.call(ks, input, exponent)
@@ -10760,7 +10734,7 @@ def heaviside(input, values, *, out=None):
         bad_arg('heaviside', 'input', 'Tensor', input)
     if not isinstance(values, Tensor):
         bad_arg('heaviside', 'values', 'Tensor', values)
-    ks = input._impl.key_set() | values._impl.key_set()
+    ks = input._impl.keys | values._impl.keys
     if observers.active:
         return observed(ops.heaviside, ks, (input, values))
     return ops.heaviside.call(ks, input, values)
@@ -10786,9 +10760,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
         bad_arg('cov', 'fweights', 'Tensor or None', fweights)
     if aweights is not None and not isinstance(aweights, Tensor):
         bad_arg('cov', 'aweights', 'Tensor or None', aweights)
-    ks = (input._impl.key_set()
-                | (fweights._impl.key_set() if fweights is not None else 0)
-                | (aweights._impl.key_set() if aweights is not None else 0))
+    ks = (input._impl.keys
+                | (fweights._impl.keys if fweights is not None else 0)
+                | (aweights._impl.keys if aweights is not None else 0))
     if observers.active:
         return observed(ops.cov, ks, (input, correction, fweights, aweights))
     return ops.cov.call(ks, input, correction, fweights, aweights)
@@ -10802,7 +10776,7 @@ def corrcoef(input, *, out=None):
         return into_out('corrcoef', out, corrcoef(input))
     if not isinstance(input, Tensor):
         bad_arg('corrcoef', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.corrcoef, ks, (input,))
     return ops.corrcoef.call(ks, input)
@@ -10814,7 +10788,7 @@ def ravel(input):
     """ravel(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('ravel', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.ravel, ks, (input,))
     return ops.ravel.call(ks, input)
@@ -10828,7 +10802,7 @@ def fliplr(input, *, out=None):
         return into_out('fliplr', out, fliplr(input))
     if not isinstance(input, Tensor):
         bad_arg('fliplr', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.fliplr, ks, (input,))
     return ops.fliplr.call(ks, input)
@@ -10842,7 +10816,7 @@ def flipud(input, *, out=None):
         return into_out('flipud', out, flipud(input))
     if not isinstance(input, Tensor):
         bad_arg('flipud', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.flipud, ks, (input,))
     return ops.flipud.call(ks, input)
@@ -10859,7 +10833,7 @@ def rot90(input, k=1, dims=(0, 1), *, out=None):
     if type(k) is not _b.int:
         k = as_int('rot90', 'k', k)
     dims = as_int_list('rot90', 'dims', dims)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.rot90, ks, (input, k, dims))
     return ops.rot90.call(ks, input, k, dims)
@@ -10911,7 +10885,7 @@ def vander(x, N=None, increasing=False, *, out=None):
         N = as_int('vander', 'N', N)
     if type(increasing) is not _b.bool:
         increasing = as_bool('vander', 'increasing', increasing)
-    ks = x._impl.key_set()
+    ks = x._impl.keys
     if observers.active:
         return observed(ops.vander, ks, (x, N, increasing))
     return ops.vander.call(ks, x, N, increasing)
@@ -10928,7 +10902,7 @@ def unravel_index(indices, *shape, **kwargs):
     if not isinstance(indices, Tensor):
         bad_arg('unravel_index', 'indices', 'Tensor', indices)
     shape = as_int_list('unravel_index', 'shape', shape)
-    ks = indices._impl.key_set()
+    ks = indices._impl.keys
     if observers.active:
         return observed(ops.unravel_index, ks, (indices, shape))
     return ops.unravel_index.call(ks, indices, shape)
@@ -10949,7 +10923,7 @@ def unfold(self, dimension, size, step):
         size = as_int('unfold', 'size', size)
     if type(step) is not _b.int:
         step = as_int('unfold', 'step', step)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.unfold, ks, (self, dimension, size, step))
     return ops.unfold.call(ks, self, dimension, size, step)
@@ -10971,7 +10945,7 @@ def _run_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
         assume_unique = as_bool('isin', 'assume_unique', assume_unique)
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
-    ks = elements._impl.key_set() | test_elements._impl.key_set()
+    ks = elements._impl.keys | test_elements._impl.keys
     if observers.active:
         return observed(
             ops.isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert),
@@ -10995,7 +10969,7 @@ def _run_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
         assume_unique = as_bool('isin', 'assume_unique', assume_unique)
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
-    ks = elements._impl.key_set()
+    ks = elements._impl.keys
     if observers.active:
         return observed(ops.isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
     return ops.isin_Tensor_Scalar.call(ks, elements, test_element, assume_unique, invert)
@@ -11017,7 +10991,7 @@ def _run_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
         assume_unique = as_bool('isin', 'assume_unique', assume_unique)
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
-    ks = test_elements._impl.key_set()
+    ks = test_elements._impl.keys
     if observers.active:
         return observed(ops.isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
     return ops.isin_Scalar_Tensor.call(ks, element, test_elements, assume_unique, invert)
@@ -11060,7 +11034,7 @@ def msort(input, *, out=None):
         return into_out('msort', out, msort(input))
     if not isinstance(input, Tensor):
         bad_arg('msort', 'input', 'Tensor', input)
-    ks = input._impl.key_set()
+    ks = input._impl.keys
     if observers.active:
         return observed(ops.msort, ks, (input,))
     return ops.msort.call(ks, input)
@@ -11078,7 +11052,7 @@ def dist(input, other, p=2, *, out=None):
         bad_arg('dist', 'other', 'Tensor', other)
     if type(p) not in SCALAR_TYPES:
         p = as_scalar('dist', 'p', p)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.dist, ks, (input, other, p))
     return ops.dist.call(ks, input, other, p)
@@ -11094,7 +11068,7 @@ def inner(input, other, *, out=None):
         bad_arg('inner', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('inner', 'other', 'Tensor', other)
-    ks = input._impl.key_set() | other._impl.key_set()
+    ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.inner, ks, (input, other))
     return ops.inner.call(ks, input, other)
@@ -11106,7 +11080,7 @@ def byte(self):
     """byte(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('byte', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.byte, ks, (self,))
     return ops.byte.call(ks, self)
@@ -11118,7 +11092,7 @@ def char(self):
     """char(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('char', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.char, ks, (self,))
     return ops.char.call(ks, self)
@@ -11130,7 +11104,7 @@ def short(self):
     """short(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('short', 'self', 'Tensor', self)
-    ks = self._impl.key_set()
+    ks = self._impl.keys
     if observers.active:
         return observed(ops.short, ks, (self,))
     return ops.short.call(ks, self)

@@ -323,7 +323,7 @@ class TensorMethods:
     short = F.short
 
     def __add__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.add(self, other)
 
@@ -336,7 +336,7 @@ class TensorMethods:
         return F.add_(self, other)
 
     def __sub__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.sub(self, other)
 
@@ -349,7 +349,7 @@ class TensorMethods:
         return F.sub_(self, other)
 
     def __mul__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.mul(self, other)
 
@@ -362,7 +362,7 @@ class TensorMethods:
         return F.mul_(self, other)
 
     def __truediv__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.div(self, other)
 
@@ -375,7 +375,7 @@ class TensorMethods:
         return F.div_(self, other)
 
     def __pow__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.pow(self, other)
 
@@ -385,32 +385,32 @@ class TensorMethods:
         return F.pow(wrap_number(other, self), self)
 
     def __eq__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.eq(self, other)
 
     def __ne__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.ne(self, other)
 
     def __lt__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.lt(self, other)
 
     def __le__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.le(self, other)
 
     def __gt__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.gt(self, other)
 
     def __ge__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.ge(self, other)
 
@@ -421,12 +421,12 @@ class TensorMethods:
         return F.abs(self)
 
     def __matmul__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.matmul(self, other)
 
     def __floordiv__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.floor_divide(self, other)
 
@@ -439,7 +439,7 @@ class TensorMethods:
         return F.floor_divide_(self, other)
 
     def __mod__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.remainder(self, other)
 
@@ -455,7 +455,7 @@ class TensorMethods:
         return F.bitwise_not(self)
 
     def __and__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.bitwise_and(self, other)
 
@@ -468,7 +468,7 @@ class TensorMethods:
         return F.bitwise_and_(self, other)
 
     def __or__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.bitwise_or(self, other)
 
@@ -481,7 +481,7 @@ class TensorMethods:
         return F.bitwise_or_(self, other)
 
     def __xor__(self, other):
-        if not is_operand(other):
+        if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
         return F.bitwise_xor(self, other)
 

@@ -252,16 +252,18 @@ class _Task:
         _call_tensor_hooks(node, grads)
         if node._retains_grad:
             _retain_grads(node, grads)
-        for i, nr in self.captures.get(node, ()):
-            self.captured[i] = grads[nr] if nr < len(grads) else None
-        if not self.should_execute(node) or all(g is None for g in grads):
+        if self.captures:
+            for i, nr in self.captures.get(node, ()):
+                self.captured[i] = grads[nr] if nr < len(grads) else None
+        if (self.needed is not None and not self.should_execute(node)) or _all_none(grads):
             return None
         if node._pre_hooks:
             for hook in list(node._pre_hooks.values()):
                 new = hook(tuple(grads))
                 if new is not None:
                     grads = list(new)
-        _materialize(node, grads)
+        if node.materialize_grads:
+            _materialize(node, grads)
         try:
             outs = node.apply(tuple(grads))
         except Exception:
@@ -280,6 +282,13 @@ class _Task:
         if not self.retain_graph:
             node.release_saved()
         return outs
+
+
+def _all_none(grads):
+    for g in grads:     # a plain loop: `all(...)` of a generator costs a frame per node
+        if g is not None:
+            return False
+    return True
 
 
 def _call_tensor_hooks(node, grads):
@@ -307,8 +316,6 @@ def _retain_grads(node, grads):
 
 def _materialize(node, grads):
     """Zeros for outputs that got no gradient (a formula reads every grad it is given)."""
-    if not node.materialize_grads:
-        return
     meta = node._output_meta
     for i, g in enumerate(grads):
         if g is None and i < len(meta) and meta[i] is not None:
@@ -340,7 +347,7 @@ def validate_outputs(node, outs):
             g = _fix_shape(node, i, g, sizes)
         if impl.dtype is not dtype:
             g = g.to(dtype)
-        if impl.device != device:
+        if impl.device is not device and impl.device != device:   # `is`: devices are interned
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - expected device {device} but got {impl.device}")
         checked[i] = g

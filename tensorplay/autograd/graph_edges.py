@@ -83,31 +83,36 @@ def set_history(result, node, output_differentiability=None):
 
     Only floating outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
+    if output_differentiability is None and not isinstance(result, (tuple, list)):
+        node._output_meta = (_attach(result, node, 0),)      # the common single output
+        return
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     diff = output_differentiability
     if diff is not None and isinstance(result, list) and len(diff) == 1:
         diff = diff * len(outputs)          # one `Tensor[]` return covers every element
-    meta = []
-    for i, t in enumerate(outputs):
-        if t is None or (diff is not None and not diff[i]):
-            meta.append(None)
-            continue
-        impl = t._impl
-        if not impl.dtype.is_floating_point:
-            meta.append(None)
-            continue
-        if impl.grad_fn is not None or impl.requires_grad:
-            raise RuntimeError(
-                f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
-                f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
-                f"op must return a new tensor or a view)")
-        impl.grad_fn = node
-        impl.output_nr = i
-        impl.requires_grad = True
-        if impl.base is not None:
-            node._base_version = impl.version.value
-        meta.append((impl.sizes, impl.dtype, impl.device))
-    node._output_meta = tuple(meta)
+    node._output_meta = tuple(None if diff is not None and not diff[i] else
+                              _attach(t, node, i) for i, t in enumerate(outputs))
+
+
+def _attach(t, node, i):
+    """Make `node` the grad_fn of output `i`, `t`; its (sizes, dtype, device), or None
+    when it is not differentiable (missing, or not floating point)."""
+    if t is None:
+        return None
+    impl = t._impl
+    if not impl.dtype.is_floating_point:
+        return None
+    if impl.grad_fn is not None or impl.requires_grad:
+        raise RuntimeError(
+            f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
+            f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
+            f"op must return a new tensor or a view)")
+    impl.grad_fn = node
+    impl.output_nr = i
+    impl.requires_grad = True
+    if impl.base is not None:
+        node._base_version = impl.version.value
+    return (impl.sizes, impl.dtype, impl.device)
 
 
 def check_inplace(tensor, op_name):

@@ -290,13 +290,15 @@ def _grad_test(name: str, is_list: bool, optional: bool) -> str:
     return f"{name}._impl.requires_grad"
 
 
+# The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
+# while grad_state is thread-local (a slower read), and most calls need no graph.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
-    if not (grad_state.enabled and ($needs)):
+    if not ($needs):
         return $call
     $check_inplace
     node = $node()
-    node.set_next_edges(collect_next_edges($edges))
+    node.next_functions = $edges
     $record
     with ExcludeKeys(AUTOGRAD_MASK):
         $save_inputs
@@ -352,11 +354,32 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
     return WRAPPER.substitute(
         name=schema.name.unambiguous_name, args=names,
-        needs=conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or", used=36),
+        needs=_needs_grad(spec),
         call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
-        node=spec.class_name, edges=[n for n, _, _ in spec.inputs], record=record,
+        node=spec.class_name, edges=_edges_expr(spec), record=record,
         save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
+
+
+def _needs_grad(spec: NodeSpec) -> str:
+    """`(a requires grad or b requires grad) and grad_state.enabled`, wrapped to fit."""
+    tail = " and grad_state.enabled"
+    tests = conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or",
+                        used=12 + len(tail))
+    if "\n" not in tests:
+        return (f"({tests})" if " or " in tests else tests) + tail
+    return f"{tests}\n{' ' * 12}{tail.lstrip()}"
+
+
+def _edges_expr(spec: NodeSpec) -> str:
+    """The node's next_functions: one edge per input. Plain tensor inputs (the common
+    case) read their edge directly; lists and optional tensors go through
+    collect_next_edges, which expands and skips them."""
+    names = [n for n, _, _ in spec.inputs]
+    if any(is_list or optional for _, is_list, optional in spec.inputs):
+        return f"tuple(collect_next_edges({', '.join(names)}))"
+    edges = ", ".join(f"impl_edge({n}._impl)" for n in names)
+    return f"({edges},)" if len(names) == 1 else f"({edges})"
 
 
 def _readers(spec: NodeSpec) -> dict:
@@ -424,7 +447,7 @@ a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList
 from tensorplay.autograd.graph_edges import (
-    any_requires_grad, check_inplace, collect_next_edges, rebase_history,
+    any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK

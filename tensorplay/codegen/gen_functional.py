@@ -8,7 +8,7 @@ One op reads on one screen. For `add` (overloads `add.Tensor`, `add.Scalar`) it 
         if not isinstance(input, Tensor):                # checks shared by the overloads
             bad_arg('add', 'input', 'Tensor', input)
         if isinstance(other, Tensor):  # add.Tensor      # the overload, from the types
-            ks = input._impl.key_set() | other._impl.key_set()
+            ks = input._impl.keys | other._impl.keys
             if observers.active:                         # profiler / shape capture
                 return observed(ops.add_Tensor, ks, (input, other, alpha))
             return ops.add_Tensor.call(ks, input, other, alpha)
@@ -55,9 +55,9 @@ def keyset_expr(e: OpEntry, function: bool) -> str:
             else:
                 parts.append(f"keyset_list({n})")
         elif t.optional:
-            parts.append(f"({n}._impl.key_set() if {n} is not None else 0)")
+            parts.append(f"({n}._impl.keys if {n} is not None else 0)")
         else:
-            parts.append(f"{n}._impl.key_set()")
+            parts.append(f"{n}._impl.keys")
     if parts:
         return conjunction(parts, indent=4, op="|", used=len("ks = "))
     if any(a.name == "device" for a in e.schema.arguments):

@@ -40,7 +40,7 @@ def $dunder(self, other):
 """),
     "binary": CodeTemplate("""\
 def $dunder(self, other):
-    if not is_operand(other):
+    if type(other) is not type(self) and not is_operand(other):
         return NotImplemented
     return F.$fn(self, other)
 """),

@@ -16,13 +16,15 @@ from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 def make_view(self, sizes, strides, offset):
     src = self._impl
     impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
-                      version=src.version, inference=src.inference)
+                      src.version, src.inference)
     impl.base = src.base if src.base is not None else src
     return wrap(impl)
 
 
 def infer_size(op, shape, numel, arg="size"):
     """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
+    if -1 not in shape and numel_of(shape) == numel and (not shape or min(shape) >= 0):
+        return tuple(shape)     # nothing to infer and nothing wrong: the usual case
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -49,6 +51,10 @@ def view_strides(old_sizes, old_strides, new_sizes):
     if numel_of(old_sizes) == 0 or not old_sizes:
         # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
         # the loop below would find no dim of the old shape to take strides from.
+        return contiguous_strides(new_sizes)
+    if tuple(old_strides) == contiguous_strides(old_sizes):
+        # Row-major memory: the loop below always finds the row-major strides of the new
+        # sizes (checked against it on every shape of up to 4 dims and 36 elements).
         return contiguous_strides(new_sizes)
     new_strides = [0] * len(new_sizes)
     view_d = len(new_sizes) - 1

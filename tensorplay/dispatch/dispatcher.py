@@ -28,6 +28,8 @@ from tensorplay.dispatch import trace
 from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
 from tensorplay.errors import ArgumentError, NoKernelError
 
+trace_state = trace.state      # explain() is on: the one check at the top of every call
+
 
 class _Fallthrough:
     """Marker in a resolved slot: this wrapper key has nothing to do for this op."""
@@ -142,7 +144,8 @@ class OperatorHandle:
                     # autograd saved before the call now mismatch, outputs it saves after
                     # the call match.
                     mutable = self.schema.mutable_positions
-                    self.resolved[k] = _bumping(reg, mutable) if mutable else reg
+                    entry = reg.entry()
+                    self.resolved[k] = _bumping(entry, mutable) if mutable else entry
                 elif k == DispatchKey.Sparse:
                     # Composite code reads strides and storage, which a sparse tensor has
                     # not: an op with no sparse kernel misses (see `miss`).
@@ -179,10 +182,10 @@ class OperatorHandle:
     # ---- calling ------------------------------------------------------------------
     def call(self, ks, *args):
         """Run the op on `args`; `ks` is the union of the tensor arguments' key sets."""
-        if trace.state.active:
+        if trace_state.active:
             return trace.traced_call(self, ks, args)
-        lk = local_keys
-        ks = (ks | lk.included) & ~lk.excluded
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
         resolved = self.resolved
         while True:
             key = ks.bit_length() - 1
@@ -248,9 +251,9 @@ class OperatorHandle:
 _boxed_fallbacks = [None] * NUM_KEYS
 
 
-def _bumping(registry, mutable):
+def _bumping(entry, mutable):
     def run_and_bump(*args):
-        out = registry(*args)
+        out = entry(*args)
         for i in mutable:
             if args[i] is None:     # an optional mutable argument (Tensor(a!)?) not given
                 continue
@@ -258,7 +261,8 @@ def _bumping(registry, mutable):
             if not impl.inference:
                 impl.version.value += 1
         return out
-    run_and_bump.registry = registry
+    run_and_bump.registry = getattr(entry, "registry", entry)
+    run_and_bump.bumps = True
     return run_and_bump
 
 

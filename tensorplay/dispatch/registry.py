@@ -139,7 +139,37 @@ class KernelRegistry:
         self.needs_layout = any(c.contiguous for c in self.candidates)
 
     # ---- the hot path -------------------------------------------------------------
-    def __call__(self, *args):
+    def entry(self):
+        """What the dispatcher's backend slot calls: the registry itself, or, when the
+        top candidate has no constraint, a direct call of it.
+
+        An unconstrained top candidate is every call's first choice whatever its dtypes,
+        layout or shapes, so the cache key and the cache (which exist to choose) would
+        only repeat that answer. The direct call takes the full path (`__call__`) while
+        explain() is on, so its hops are the same, and when the kernel raises
+        KernelConstraintError, so the hand-over goes down the same candidate list."""
+        first = self.candidates[0]
+        if first.dtypes is not None or first.contiguous or first.shape is not None:
+            return self
+        fn = first.fn
+        registry = self
+        state = trace.state
+
+        def direct(*args):
+            if state.active:
+                return registry(*args)
+            try:
+                return fn(*args)
+            except KernelConstraintError:
+                return registry.run_candidates(registry.plan(args).candidates, args)
+            except (ValueError, TypeError, IndexError) as e:
+                registry.explain_bad_input(args, e)
+                raise
+        direct.registry = self
+        return direct
+
+    def plan(self, args):
+        """The cached Plan for these arguments (chosen on a miss)."""
         key = self.cache_key(args)
         if self.cache_version != _version[0]:
             self.cache.clear()
@@ -151,6 +181,10 @@ class KernelRegistry:
                 trace.hop("cache", f"miss {self.describe_key(key)} -> {_plan_text(plan)}")
         elif trace.state.active:
             trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
+        return plan
+
+    def __call__(self, *args):
+        plan = self.plan(args)
         if not plan.is_direct:
             return self.run_fallback(plan, args)
         if trace.state.active:

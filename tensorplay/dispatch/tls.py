@@ -13,9 +13,29 @@ from tensorplay.dispatch.keys import DispatchKeySet
 
 
 class _LocalKeys(threading.local):
+    """This thread's `included` and `excluded` masks, stored together as one tuple
+    `masks`: reading an attribute of a thread-local object costs about four reads of a
+    plain one, and the dispatcher needs both masks on every call, so it reads `masks`
+    once. `included` and `excluded` read and write their half of it."""
+
     def __init__(self):
-        self.included = 0
-        self.excluded = 0
+        self.masks = (0, 0)
+
+    @property
+    def included(self):
+        return self.masks[0]
+
+    @included.setter
+    def included(self, mask):
+        self.masks = (mask, self.masks[1])
+
+    @property
+    def excluded(self):
+        return self.masks[1]
+
+    @excluded.setter
+    def excluded(self, mask):
+        self.masks = (self.masks[0], mask)
 
 
 local_keys = _LocalKeys()
@@ -32,15 +52,16 @@ class ExcludeKeys:
     __slots__ = ("mask", "prev")
 
     def __init__(self, mask):
-        self.mask = int(mask)
+        self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
-        self.prev = local_keys.excluded
-        local_keys.excluded = self.prev | self.mask
+        included, self.prev = local_keys.masks
+        local_keys.masks = (included, self.prev | self.mask)
         return self
 
-    def __exit__(self, *exc):
-        local_keys.excluded = self.prev
+    def __exit__(self, exc_type, exc, traceback):
+        # only our half: a change to the included mask made inside the block stays
+        local_keys.masks = (local_keys.masks[0], self.prev)
 
 
 class IncludeKeys:
@@ -49,12 +70,12 @@ class IncludeKeys:
     __slots__ = ("mask", "prev")
 
     def __init__(self, mask):
-        self.mask = int(mask)
+        self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
-        self.prev = local_keys.included
-        local_keys.included = self.prev | self.mask
+        self.prev, excluded = local_keys.masks
+        local_keys.masks = (self.prev | self.mask, excluded)
         return self
 
-    def __exit__(self, *exc):
-        local_keys.included = self.prev
+    def __exit__(self, exc_type, exc, traceback):
+        local_keys.masks = (self.prev, local_keys.masks[1])

@@ -91,7 +91,7 @@ def traced_call(handle, ks, args):
                 reg = getattr(kernel, "registry", kernel)
                 if isinstance(reg, KernelRegistry):
                     bump = " (then bump the version of the written tensor)" \
-                        if reg is not kernel else ""
+                        if getattr(kernel, "bumps", False) else ""
                     hop("dispatch", f"{name} -> kernel registry ({len(reg.candidates)} "
                         f"candidate{'s' if len(reg.candidates) != 1 else ''}){bump}")
                 else:

@@ -1,0 +1,178 @@
+"""The dispatch fast path (issue 13) takes shortcuts; each must be exactly the slow path.
+
+Each test below sets the shortcut against what the general machinery does (or against
+PyTorch) on the cases where they could differ. No timings here: the speed is measured
+by benchmarks/bench_add_overhead.py and bench_autograd.py.
+"""
+import itertools
+
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay import _dtype as dt
+from tensorplay._device import device
+from tensorplay._frontdoor import wrap_number
+from tensorplay._promotion import result_type, result_type2
+from tensorplay.dispatch import DispatchKey, explain
+from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
+from tensorplay.errors import DimError, DTypeError, KernelConstraintError, ShapeError
+
+_counter = itertools.count()
+
+
+def new_op():
+    name = f"test.fastpath{next(_counter)}"
+    return dispatcher.define(OpSchema(name, f"{name}(Tensor self)", ("self",), (0,)))
+
+
+# ---- the kernel registry's direct entry ------------------------------------------------
+def test_unconstrained_top_candidate_is_called_directly_and_hands_over_like_the_registry():
+    op = new_op()
+    lib = tp.library.Library("CPU", "TestFastpathDirect")
+    calls = []
+
+    def picky(self):
+        calls.append("picky")
+        if self.numel() % 2:
+            raise KernelConstraintError("only even numel")
+        return "picky"
+    lib.impl(op.name, lambda self: "generic", name="generic", priority=0)
+    lib.impl(op.name, picky, name="picky", priority=9)
+    slot = op.resolved[DispatchKey.CPU]
+    assert slot is not slot.registry            # the direct entry, not the registry
+    assert op.call(1, tp.ones(2)) == "picky"
+    assert op.call(1, tp.ones(3)) == "generic"  # hand-over down the cached candidate list
+    assert calls == ["picky", "picky", "picky"]  # as before: the plan retries the first
+
+
+def test_constrained_top_candidate_keeps_the_registry_and_explain_shows_the_same_hops():
+    op = new_op()
+    lib = tp.library.Library("CPU", "TestFastpathConstrained")
+    lib.impl(op.name, lambda self: "f32", name="f32-only", dtypes={tp.float32})
+    assert op.resolved[DispatchKey.CPU] is op.registries[DispatchKey.CPU]
+    direct = new_op()
+    tp.library.Library("CPU", "TestFastpathExplain").impl(direct.name, lambda self: "k",
+                                                          name="k")
+    with explain(file=False) as ex:
+        direct.call(1, tp.ones(1))
+        direct.call(1, tp.ones(1))
+    assert "kernel registry (1 candidate)" in ex.text
+    assert "cache     miss" in ex.text and "cache     hit" in ex.text
+    assert "kernel    k" in ex.text and "bump" not in ex.text
+
+
+def test_inplace_ops_still_bump_the_version_through_the_direct_entry():
+    x = tp.ones(3)
+    before = x._version
+    x.add_(tp.ones(3))
+    assert x._version == before + 1
+    with explain(file=False) as ex:
+        x.add_(tp.ones(3))
+    assert "then bump the version of the written tensor" in ex.text
+
+
+# ---- thread-local key sets ------------------------------------------------------------
+def test_guards_read_and_restore_only_their_own_mask():
+    assert local_keys.masks == (0, 0)
+    with ExcludeKeys(1 << DispatchKey.AutogradCPU):
+        local_keys.included = 1 << DispatchKey.VmapMode     # set inside, not by a guard
+        assert local_keys.masks == (1 << DispatchKey.VmapMode, 1 << DispatchKey.AutogradCPU)
+    assert local_keys.masks == (1 << DispatchKey.VmapMode, 0)   # the include stays
+    local_keys.included = 0
+    with IncludeKeys(1 << DispatchKey.VmapMode):
+        with ExcludeKeys(1 << DispatchKey.CPU):
+            assert local_keys.included == 1 << DispatchKey.VmapMode
+            assert local_keys.excluded == 1 << DispatchKey.CPU
+        assert local_keys.excluded == 0
+    assert local_keys.masks == (0, 0)
+
+
+# ---- key sets cached on the impl ------------------------------------------------------
+def test_cached_key_set_follows_device_and_inference_changes():
+    t = tp.ones(2)
+    cpu_keys = (1 << DispatchKey.CPU) | (1 << DispatchKey.AutogradCPU)
+    assert t._impl.keys == t._impl.key_set() == cpu_keys
+    t._impl.device = device("meta")
+    assert t._impl.keys == (1 << DispatchKey.Meta) | (1 << DispatchKey.AutogradMeta)
+    t._impl.device = device("cpu")
+    t._impl.inference = True
+    assert t._impl.keys == 1 << DispatchKey.CPU
+    with tp.inference_mode():
+        assert tp.ones(1)._impl.keys == 1 << DispatchKey.CPU
+
+
+def test_moving_a_parameter_with_data_refreshes_its_keys():
+    p = tp.nn.Parameter(tp.ones(2))
+    p.data = tp.empty(2, device="meta")
+    assert p._impl.keys == (1 << DispatchKey.Meta) | (1 << DispatchKey.AutogradMeta)
+    assert (p * 2).device.type == "meta"
+
+
+# ---- promotion, indexing, views --------------------------------------------------------
+@pytest.mark.parametrize("dtype", [d for d in dict.fromkeys(dt._BY_NAME.values())
+                                   if isinstance(d, dt.dtype)], ids=str)
+def test_result_type2_with_a_python_number_matches_result_type(dtype):
+    for shape, number in itertools.product([(), (3,)], [True, 2, 2.5]):
+        t = tp.zeros(shape, dtype=dtype)
+        w = wrap_number(number)
+        assert result_type2(t, w) is result_type(t, w)
+        assert result_type2(w, t) is result_type(w, t)
+
+
+@pytest.mark.parametrize("index", [0, 2, -1, -3])
+def test_int_index_matches_torch(index):
+    x = tp.arange(12.0).reshape(3, 4)
+    xt = torch.arange(12.0).reshape(3, 4)
+    got, want = x[index], xt[index]
+    assert got.tolist() == want.tolist() and got.stride() == want.stride()
+    assert got._impl.storage is x._impl.storage        # a view, as before
+
+
+def test_int_index_errors_are_the_general_ones():
+    with pytest.raises(DimError, match="index 3"):
+        tp.ones(3, 2)[3]
+    with pytest.raises(DimError, match="too many indices"):
+        tp.tensor(1.0)[0]
+
+
+@pytest.mark.parametrize("source, shape", [
+    ((4, 4), (16,)), ((4, 4), (2, 8)), ((4, 4), (1, 16, 1)), ((4, 1, 4), (16, 1)),
+    ((2, 3, 4), (6, 4)), ((0, 3), (3, 0)), ((1,), ()), ((4, 4), (-1, 2)), ((4, 4), (2, -1, 1)),
+])
+def test_view_strides_match_torch(source, shape):
+    x, xt = tp.ones(source), torch.ones(source)
+    assert x.view(shape).stride() == xt.view(shape).stride()
+    if len(source) == 2 and 0 not in source:    # not row-major: the general stride walk
+        assert x.t().reshape(shape).stride() == xt.t().reshape(shape).stride()
+
+
+def test_view_errors_are_unchanged():
+    x = tp.ones(4, 4)
+    with pytest.raises(ShapeError, match=r"shape \[5\] \(argument 'size'\) is invalid"):
+        x.view(5)
+    with pytest.raises(ShapeError, match="invalid shape dimension"):
+        x.view(-2, 8)
+    with pytest.raises(ShapeError, match="only one dimension can be inferred"):
+        x.view(-1, -1)
+
+
+# ---- add's alpha, autograd wrappers ----------------------------------------------------
+def test_float_alpha_equal_to_one_is_still_refused_for_integers():
+    x, xt = tp.tensor([1, 2]), torch.tensor([1, 2])
+    for alpha in (1.0, 0.5):
+        with pytest.raises(RuntimeError):
+            torch.add(xt, xt, alpha=alpha)
+        with pytest.raises(DTypeError, match="argument 'alpha' must not be a floating point"):
+            tp.add(x, x, alpha=alpha)
+
+
+def test_no_grad_skips_the_graph_even_when_an_input_requires_grad():
+    a = tp.ones(2, requires_grad=True)
+    with tp.no_grad():
+        y = tp.add(a, a)
+    assert y.grad_fn is None and not y.requires_grad
+    z = tp.add(a, tp.ones(2))
+    assert type(z.grad_fn).__name__ == "AddBackward0"
+    assert z.grad_fn.next_functions[1] == (None, 0)
