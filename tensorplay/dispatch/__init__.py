@@ -22,3 +22,4 @@ def key_set(tensor):
     """The key set a tensor contributes to a call, computed from its impl."""
     return DispatchKeySet(tensor._impl.key_set())
 from tensorplay.dispatch import python_key  # noqa: F401,E402  (the Python key's fallback)
+from tensorplay.dispatch.stats import cache_stats, enable_stats, reset_stats  # noqa: F401,E402

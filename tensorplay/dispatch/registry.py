@@ -25,11 +25,16 @@ import logging
 import warnings
 
 from tensorplay.dispatch import trace
+from tensorplay.dispatch.stats import stats
 from tensorplay.errors import KernelConstraintError, NoKernelError
 
 log = logging.getLogger("tensorplay.dispatch")
 
 _version = [0]
+
+# Choices kept per registry; the oldest goes first when full (an op called with ever new
+# shape signatures must not grow memory without bound).
+CACHE_LIMIT = 512
 
 
 def bump_version():
@@ -151,6 +156,8 @@ class KernelRegistry:
         first = self.candidates[0]
         if first.dtypes is not None or first.contiguous or first.shape is not None:
             return self
+        if stats.on:       # counting: every call takes the full path (stats.py)
+            return self
         fn = first.fn
         registry = self
         state = trace.state
@@ -172,22 +179,34 @@ class KernelRegistry:
         """The cached Plan for these arguments (chosen on a miss)."""
         key = self.cache_key(args)
         if self.cache_version != _version[0]:
+            if stats.on and self.cache:
+                stats.row(self.handle.name).invalidations += len(self.cache)
             self.cache.clear()
             self.cache_version = _version[0]
         plan = self.cache.get(key)
         if plan is None:
-            plan = self.cache[key] = self.select(args, key)
+            plan = self.select(args, key)
+            if len(self.cache) >= CACHE_LIMIT:
+                del self.cache[next(iter(self.cache))]
+                if stats.on:
+                    stats.row(self.handle.name).evictions += 1
+            self.cache[key] = plan
+            if stats.on:
+                stats.row(self.handle.name).misses += 1
             if trace.state.active:
                 trace.hop("cache", f"miss {self.describe_key(key)} -> {_plan_text(plan)}")
-        elif trace.state.active:
-            trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
+        else:
+            if stats.on:
+                stats.row(self.handle.name).hits += 1
+            if trace.state.active:
+                trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
         return plan
 
     def __call__(self, *args):
         plan = self.plan(args)
         if not plan.is_direct:
             return self.run_fallback(plan, args)
-        if trace.state.active:
+        if trace.state.active or stats.on:
             return self.run_candidates(plan.candidates, args)
         try:   # the common case: the first candidate takes the call
             return plan.candidates[0].fn(*args)
@@ -218,8 +237,14 @@ class KernelRegistry:
             try:
                 if trace.state.active:
                     trace.hop("kernel", f"{cand.name}")
-                return cand.fn(*args)
+                out = cand.fn(*args)
+                if stats.on:
+                    stats.row(self.handle.name).ran(cand.name)
+                return out
             except KernelConstraintError as e:
+                if stats.on:
+                    stats.row(self.handle.name).reject(cand.name,
+                                                       f"raised KernelConstraintError: {e}")
                 rest = candidates[i + 1:]
                 log.info("%s: %s rejected its input (%s); handing over to %s", self.handle.name,
                          cand.name, e, rest[0].name if rest else "nobody")
@@ -253,6 +278,15 @@ class KernelRegistry:
     def shape_results(self, key):
         return dict(zip(self.shape_rules, key[2]))
 
+    def _report_candidates(self, dtype, contiguous, shape_ok):
+        for c in self.candidates:
+            why = c.rejection(dtype, contiguous, shape_ok)
+            if trace.state.active:
+                trace.hop("candidate", f"{c.name} (priority {c.priority}): "
+                          + ("accepted" if why is None else f"rejected, {why}"))
+            if stats.on and why is not None:
+                stats.row(self.handle.name).reject(c.name, why)
+
     def viable(self, dtype, contiguous, shape_ok):
         return [c for c in self.candidates if c.rejection(dtype, contiguous, shape_ok) is None]
 
@@ -260,11 +294,8 @@ class KernelRegistry:
         dtype = self.dtype_of_key(key)
         contiguous = key[1] if key[1] is not None else True
         shape_ok = self.shape_results(key)
-        if trace.state.active:
-            for c in self.candidates:
-                why = c.rejection(dtype, contiguous, shape_ok)
-                trace.hop("candidate", f"{c.name} (priority {c.priority}): "
-                          + ("accepted" if why is None else f"rejected, {why}"))
+        if trace.state.active or stats.on:
+            self._report_candidates(dtype, contiguous, shape_ok)
         found = self.viable(dtype, contiguous, shape_ok)
         if found:
             return Plan(found)
@@ -308,6 +339,9 @@ class KernelRegistry:
     # ---- fallbacks ----------------------------------------------------------------
     def run_fallback(self, plan, args):
         log.info("%s on %s: %s", self.handle.name, self._key_name(), plan.note)
+        if stats.on:
+            fallbacks = stats.row(self.handle.name).fallbacks
+            fallbacks[plan.note] = fallbacks.get(plan.note, 0) + 1
         if trace.state.active:
             trace.hop("fallback", plan.note)
         if plan.to_cpu:

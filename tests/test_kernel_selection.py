@@ -1,0 +1,224 @@
+"""Kernel selection in depth (the second level of dispatch): the design's worked example
+with real Triton kernels at the CUDA key (interpreted without a GPU), the statistics of
+the choice cache, the execution-plan cache, and codegen's binding rule.
+
+Ops defined here are test-only (`test.*` names), so registering kernels on them never
+disturbs the real operators.
+"""
+import itertools
+import logging
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import tensorplay as tp
+from tensorplay.dispatch import explain
+from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+from tensorplay.dispatch.registry import ShapeRule
+from tensorplay.errors import KernelConstraintError
+from triton_kernels._launch import launch, new_tensor, pointer
+from triton_util import CUDA, host
+
+_counter = itertools.count()
+
+
+def new_op():
+    name = f"test.kernsel{next(_counter)}"
+    return dispatcher.define(OpSchema(name, f"{name}(Tensor self) -> Tensor", ("self",), (0,),
+                                      (), ()))
+
+
+def call(handle, *args):
+    ks = 0
+    for a in args:
+        ks |= a._impl.key_set()
+    return handle.call(ks, *args)
+
+
+# ---- the design's worked example: two relu kernels at the CUDA key -----------------------
+@triton.jit
+def _relu_flat(x_ptr,           # input, contiguous
+               out_ptr,         # output, contiguous
+               n,               # number of elements
+               BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+@triton.jit
+def _relu_vec4(x_ptr,           # input, contiguous, rows of a multiple of 4 elements
+               out_ptr,         # output, contiguous
+               n4,              # number of 4-element groups
+               ROWS: tl.constexpr):
+    # Each program reads ROWS groups of 4: a (ROWS, 4) tile whose inner dim needs no mask
+    # because the last dim is a multiple of 4 (what the shape rule guarantees).
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    offs = rows[:, None] * 4 + tl.arange(0, 4)[None, :]
+    mask = rows[:, None] < n4
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+def relu_generic(self):
+    out = new_tensor(self._impl.sizes, self._impl.dtype, self._impl.device)
+    n = self.numel()
+    launch("relu_generic", _relu_flat, (triton.cdiv(n, 256),), pointer(self), pointer(out), n,
+           BLOCK=256)
+    return out
+
+
+def relu_vectorised(self):
+    if self._impl.sizes[-1] % 4:
+        raise KernelConstraintError("relu_vectorised: last dim not a multiple of 4")
+    out = new_tensor(self._impl.sizes, self._impl.dtype, self._impl.device)
+    n4 = self.numel() // 4
+    launch("relu_vec4", _relu_vec4, (triton.cdiv(n4, 64),), pointer(self), pointer(out), n4,
+           ROWS=64)
+    return out
+
+
+LAST_DIM_4 = ShapeRule("last dim multiple of 4", lambda self: self.shape[-1] % 4 == 0)
+
+
+def relu_op(vectorised=relu_vectorised):
+    op = new_op()
+    lib = tp.library.Library("CUDA", "WorkedExample")
+    lib.impl(op.name, relu_generic, name="relu_generic", priority=50)
+    lib.impl(op.name, vectorised, name="relu_vectorised", priority=100, shape=LAST_DIM_4,
+             dtypes={tp.float32}, contiguous=True)
+    return op
+
+
+def cuda_input(shape, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return tp.from_numpy(x).to(CUDA), x
+
+
+def test_worked_example_picks_vectorised_then_hits_cache():
+    op = relu_op()
+    x, x_np = cuda_input((2, 3, 4, 8))      # NCHW, last dim a multiple of 4
+    with explain(file=False) as ex:
+        out = call(op, x)
+        again = call(op, x)
+    np.testing.assert_array_equal(host(out), np.maximum(x_np, 0))
+    np.testing.assert_array_equal(host(again), host(out))
+    assert "cache     miss" in ex.text and "cache     hit" in ex.text
+    kernels = [line.split()[-1] for line in ex.text.splitlines() if "kernel    " in line]
+    assert kernels == ["relu_vectorised", "relu_vectorised"]
+    assert "relu_vec4 grid=(1,)" in ex.text
+
+
+def test_worked_example_last_dim_57_runs_generic():
+    op = relu_op()
+    x, x_np = cuda_input((2, 3, 5, 57))
+    with explain(file=False) as ex:
+        out = call(op, x)
+    np.testing.assert_array_equal(host(out), np.maximum(x_np, 0))
+    assert "relu_vectorised (priority 100): rejected, shape rule 'last dim multiple of 4'" \
+        in ex.text
+    assert "relu_generic grid=" in ex.text
+
+
+def test_worked_example_constraint_error_hands_over_and_is_logged(caplog):
+    def refuses(self):
+        raise KernelConstraintError("relu_vectorised: misaligned pointer")
+    op = relu_op(vectorised=refuses)
+    x, x_np = cuda_input((4, 8))
+    with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
+        out = call(op, x)
+    np.testing.assert_array_equal(host(out), np.maximum(x_np, 0))
+    assert any("relu_vectorised rejected its input (relu_vectorised: misaligned pointer); "
+               "handing over to relu_generic" in r.getMessage() for r in caplog.records)
+
+
+# ---- statistics ------------------------------------------------------------------------
+@pytest.fixture
+def counting():
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    yield tp.dispatch.cache_stats
+    tp.dispatch.enable_stats(False)
+    tp.dispatch.reset_stats()
+
+
+def test_stats_count_hits_misses_kernels_and_rejections(counting):
+    op = relu_op()
+    a, _ = cuda_input((2, 8))
+    b, _ = cuda_input((2, 5))
+    call(op, a)
+    call(op, a)
+    call(op, b)
+    row = counting()[op.name]
+    assert (row.hits, row.misses) == (1, 2)
+    assert row.kernels == {"relu_vectorised": 2, "relu_generic": 1}
+    assert row.rejected == {"relu_vectorised": {"shape rule 'last dim multiple of 4' not met": 1}}
+    tp.dispatch.reset_stats()
+    assert op.name not in counting()
+
+
+def test_stats_count_hand_overs_fallbacks_and_invalidations(counting):
+    def refuses(self):
+        raise KernelConstraintError("no")
+    op = relu_op(vectorised=refuses)
+    x, _ = cuda_input((4, 8))
+    call(op, x)
+    call(op, x.to(tp.float16))      # only relu_generic takes float16
+    row = counting()[op.name]
+    assert row.rejected["relu_vectorised"]["raised KernelConstraintError: no"] == 1
+    assert row.kernels["relu_generic"] == 2
+    tp.library.Library("CUDA", "Again").impl(op.name, relu_generic, name="relu_generic",
+                                               priority=50)
+    call(op, x)
+    assert counting()[op.name].invalidations == 2
+    # A CPU registry with a float32-only kernel: float16 goes through dtype promotion.
+    cpu = new_op()
+    tp.library.Library("CPU", "Promote").impl(cpu.name, lambda self: self * 2, name="f32",
+                                              dtypes={tp.float32})
+    call(cpu, tp.ones(2, dtype=tp.float16))
+    assert counting()[cpu.name].fallbacks == {"dtype promotion float16 -> float32": 1}
+
+
+def test_stats_see_direct_calls_of_real_ops(counting):
+    x = tp.ones(3)
+    tp.add(x, x)
+    tp.add(x, x)
+    row = counting()["add.Tensor"]
+    assert sum(row.kernels.values()) == 2 and row.hits + row.misses == 2
+
+
+def test_stats_off_restores_the_direct_path():
+    add = dispatcher.find("add.Tensor")
+    from tensorplay.dispatch.keys import DispatchKey
+    assert hasattr(add.resolved[DispatchKey.CPU], "registry")     # a direct call
+    tp.dispatch.enable_stats()
+    try:
+        assert not hasattr(add.resolved[DispatchKey.CPU], "registry")
+    finally:
+        tp.dispatch.enable_stats(False)
+    assert hasattr(add.resolved[DispatchKey.CPU], "registry")
+
+
+def test_cache_is_bounded_and_counts_evictions(counting, monkeypatch):
+    from tensorplay.dispatch import registry
+    monkeypatch.setattr(registry, "CACHE_LIMIT", 2)
+    op = new_op()
+    lib = tp.library.Library("CPU", "Bounded")
+    lib.impl(op.name, lambda self: self, name="any")
+    lib.impl(op.name, lambda self: self, name="f64", priority=1, dtypes={tp.float64})
+    for dtype in (tp.float32, tp.float64, tp.int64, tp.float32):
+        call(op, tp.ones(1, dtype=dtype))
+    row = counting()[op.name]
+    assert (row.misses, row.evictions) == (4, 2)
+    assert len(op.registries[0].cache) == 2
+
+
+def test_torch_oracle_of_the_worked_example():
+    op = relu_op()
+    x, x_np = cuda_input((3, 4, 6, 12), seed=3)
+    got = host(call(op, x))
+    np.testing.assert_array_equal(got, torch.relu(torch.from_numpy(x_np)).numpy())
