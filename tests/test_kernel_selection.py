@@ -222,3 +222,47 @@ def test_torch_oracle_of_the_worked_example():
     x, x_np = cuda_input((3, 4, 6, 12), seed=3)
     got = host(call(op, x))
     np.testing.assert_array_equal(got, torch.relu(torch.from_numpy(x_np)).numpy())
+
+
+# ---- bindings: a hand-written method or function wins over the generated one -------------
+def test_handwritten_binding_wins_and_codegen_reports_it(tmp_path):
+    from tensorplay.codegen import bindings, gen_functional, gen_methods
+    from tensorplay.codegen import main as cg
+    (tmp_path / "ops.yaml").write_text(
+        "- func: relu(Tensor self) -> Tensor\n"
+        "  variants: function, method\n"
+        "  dispatch: {CPU: pointwise.relu}\n"
+        "- func: neg(Tensor self) -> Tensor\n"
+        "  variants: function, method\n"
+        "  dispatch: {CPU: pointwise.neg}\n")
+    (tmp_path / "derivatives.yaml").write_text("[]\n")
+    package = tmp_path / "tensorplay"
+    package.mkdir()
+    (package / "_tensor.py").write_text(
+        "class Tensor:\n    __slots__ = ()\n\n    def relu(self):\n        return self\n")
+    (package / "_api.py").write_text("x = 1\n\n\ndef neg(input):\n    return input\n")
+    ctx = cg.load_context(str(tmp_path / "ops.yaml"), str(tmp_path / "derivatives.yaml"),
+                          str(tmp_path / "out"), root=str(tmp_path))
+    files = cg.render_all(ctx)
+    assert "relu = F.relu" not in files["tensor_methods.py"]
+    assert "neg = F.neg" in files["tensor_methods.py"]
+    exported = files["functional.py"].split("FUNCTIONS = (")[1]
+    assert "'relu'," in exported and "'neg'," not in exported
+    assert "def relu(" not in files["tensor_methods.pyi"]
+    assert bindings.report(ctx, gen_methods.emitted_names(ctx),
+                           gen_functional.exported_names(ctx)) == [
+        "hand-written Tensor.relu (tensorplay/_tensor.py:4) wins: generated method not emitted",
+        "hand-written tp.neg (tensorplay/_api.py:4) wins: generated function not exported",
+    ]
+
+
+def test_every_name_has_one_binding_in_the_real_tree():
+    """No method of TensorMethods is shadowed by Tensor's own body, and no tp.* function
+    in FUNCTIONS is replaced by _api.py: codegen left the hand-written names out."""
+    from tensorplay._generated import functional, tensor_methods
+    from tensorplay._tensor import Tensor
+    from tensorplay._tensor_base import TensorBase
+    generated = set(vars(tensor_methods.TensorMethods)) - {"__hash__", "__doc__", "__module__",
+                                                           "__slots__", "__qualname__"}
+    assert not generated & (set(vars(Tensor)) | set(vars(TensorBase)))
+    assert all(getattr(tp, name) is getattr(functional, name) for name in functional.FUNCTIONS)
