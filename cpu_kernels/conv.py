@@ -33,12 +33,14 @@ kernel offsets (inside col2im).
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import threading
 
 import numpy as np
 
+from tensorplay.dispatch.plan_cache import plans
 from tensorplay.meta import nn_spatial as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, pad_spatial, windows
@@ -106,7 +108,9 @@ def _run_layout(spatial, kernel, padding, dilation):
 
 class _Columns:
     """im2col of x (N, C, *S) for a kernel: `cols` (G, C/G * K, N * L) and where its L
-    positions lie (see the module doc).
+    positions lie (see the module doc). The geometry (everything but `cols`) depends on
+    the shapes only: it is the conv's execution plan, made once per signature and kept
+    in the plan cache (`_columns`); `filled(x)` is a copy of it with x's columns.
 
     Attributes:
         cols: the columns, contiguous.
@@ -116,9 +120,8 @@ class _Columns:
         runs: the run layout (stride 1); else the windows layout.
     """
 
-    def __init__(self, shape, kernel, stride, padding, dilation, groups, x=None):
-        """The geometry for an input of `shape`; the columns too when x is given."""
-        n, c = shape[:2]
+    def __init__(self, shape, kernel, stride, padding, dilation, groups):
+        """The geometry for an input of `shape`."""
         self.shape = tuple(shape)
         self.kernel, self.padding = tuple(kernel), padding
         self.stride, self.dilation = stride, dilation
@@ -128,7 +131,6 @@ class _Columns:
         self.out_sizes = tuple((p - d * (k - 1) - 1) // st + 1 for p, k, d, st
                                in zip(padded, kernel, dilation, stride))
         self.runs = all(st == 1 for st in stride)
-        cg = c // groups
         self.cols = None
         if self.runs:
             self.layout = _run_layout(shape[2:], kernel, padding, dilation)
@@ -138,22 +140,31 @@ class _Columns:
             self.grid = (self.out_sizes[0],) + self.layout[1:]
             self.offsets = [sum(k * d * ps for k, d, ps in zip(ks, dilation, self.pstrides))
                             for ks in itertools.product(*(range(k) for k in kernel))]
-            if x is None:
-                return
-            length = _numel(self.grid)
+        else:
+            self.grid = self.out_sizes
+
+    def filled(self, x):
+        """A copy of this geometry holding x's columns."""
+        cols = copy.copy(self)
+        cols.cols = cols._im2col(x)
+        return cols
+
+    def _im2col(self, x):
+        n, c = self.shape[:2]
+        groups, kernel = self.groups, self.kernel
+        cg = c // groups
+        length = _numel(self.grid)
+        if self.runs:
             flat = self.padded_flat(x)
             item = flat.itemsize
             view = np.lib.stride_tricks.as_strided(
-                flat, (groups, cg) + self.kernel + (n, length),
+                flat, (groups, cg) + kernel + (n, length),
                 tuple(item * v for v in (cg * self.plane, self.plane)) +
-                tuple(item * d * ps for d, ps in zip(dilation, self.pstrides)) +
+                tuple(item * d * ps for d, ps in zip(self.dilation, self.pstrides)) +
                 (item * c * self.plane, item), writeable=False)
         else:
-            self.grid = self.out_sizes
-            if x is None:
-                return
-            length = _numel(self.grid)
-            win = windows(pad_spatial(x, padding), kernel, stride, dilation)  # (N, C, *O, *K)
+            win = windows(pad_spatial(x, self.padding), kernel, self.stride,
+                          self.dilation)                                # (N, C, *O, *K)
             win = win.reshape((n, groups, cg) + win.shape[2:])
             k = len(kernel)
             order = ((1, 2) + tuple(range(3 + k, 3 + 2 * k)) + (0,) +
@@ -162,7 +173,7 @@ class _Columns:
         # The one copy of the forward pass.
         cols = _scratch.take("cols", view.shape, view.dtype)
         np.copyto(cols, view)
-        self.cols = cols.reshape(groups, cg * _numel(kernel), n * length)
+        return cols.reshape(groups, cg * _numel(kernel), n * length)
 
     def padded_flat(self, x):
         """x zero-padded, flattened, with room after the last plane for the runs that
@@ -231,11 +242,20 @@ class _Columns:
         return np.array(flat[:n * c * self.plane].reshape((n, c) + self.layout)[keep])
 
 
+def _columns(shape, kernel, stride, padding, dilation, groups, x=None):
+    """The im2col geometry of a conv from the plan cache; with x's columns when given."""
+    signature = (tuple(shape), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
+                 groups)
+    plan = plans.get("cpu.conv.im2col", signature,
+                     lambda: _Columns(shape, kernel, stride, padding, dilation, groups))
+    return plan if x is None else plan.filled(x)
+
+
 def _conv(x, w, stride, padding, dilation, groups, bias=None):
     """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K), plus bias."""
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
-    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups, x)
+    cols = _columns(x.shape, kernel, stride, padding, dilation, groups, x)
     wm = w.reshape(groups, c_out // groups, -1)                        # (G, O/G, C/G * K)
     r = _scratch.take("product", (groups, c_out // groups, cols.cols.shape[2]),
                       np.result_type(wm, cols.cols))
@@ -304,7 +324,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     (None where not needed). `g` may cover fewer output positions than x's windows (when
     this serves a transposed convolution, whose output_padding adds positions)."""
     kernel = w.shape[2:]
-    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups,
+    cols = _columns(x.shape, kernel, stride, padding, dilation, groups,
                     x if need_weight else None)
     gm = cols.on_grid(g)                                               # (G, O/G, N * L)
     gw = _weight_grad(cols, gm, kernel) if need_weight else None

@@ -17,6 +17,7 @@ import triton.language as tl
 import tensorplay as tp
 from tensorplay.dispatch import explain
 from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+from tensorplay.dispatch.plan_cache import plans
 from tensorplay.dispatch.registry import ShapeRule
 from tensorplay.errors import KernelConstraintError
 from triton_kernels._launch import launch, new_tensor, pointer
@@ -77,8 +78,12 @@ def relu_vectorised(self):
         raise KernelConstraintError("relu_vectorised: last dim not a multiple of 4")
     out = new_tensor(self._impl.sizes, self._impl.dtype, self._impl.device)
     n4 = self.numel() // 4
-    launch("relu_vec4", _relu_vec4, (triton.cdiv(n4, 64),), pointer(self), pointer(out), n4,
-           ROWS=64)
+    # The launch plan depends only on the rank (a coarse signature): rows of 4 per program
+    # and warps, as a tuned kernel would pick them per rank.
+    rows, warps = plans.get("test.relu_vec4", (self.dim(),),
+                            lambda: (64, 4) if self.dim() >= 3 else (32, 2))
+    launch("relu_vec4", _relu_vec4, (triton.cdiv(n4, rows),), pointer(self), pointer(out), n4,
+           ROWS=rows, num_warps=warps)
     return out
 
 
@@ -266,3 +271,62 @@ def test_every_name_has_one_binding_in_the_real_tree():
                                                            "__slots__", "__qualname__"}
     assert not generated & (set(vars(Tensor)) | set(vars(TensorBase)))
     assert all(getattr(tp, name) is getattr(functional, name) for name in functional.FUNCTIONS)
+
+
+# ---- the execution-plan cache ------------------------------------------------------------
+def _hits_misses(kernel):
+    row = plans.stats().get(kernel, {"hits": 0, "misses": 0})
+    return row["hits"], row["misses"]
+
+
+def test_coarse_plan_signature_serves_every_shape_of_a_kind():
+    op = relu_op()
+    before = _hits_misses("test.relu_vec4")
+    for shape in ((2, 3, 4, 8), (1, 5, 2, 12), (3, 1, 1, 4)):     # rank 4, last % 4 == 0
+        x, x_np = cuda_input(shape)
+        np.testing.assert_array_equal(host(call(op, x)), np.maximum(x_np, 0))
+    hits, misses = _hits_misses("test.relu_vec4")
+    assert (hits - before[0], misses - before[1]) in ((2, 1), (3, 0))
+
+
+def test_conv_im2col_plan_is_made_once_per_signature_and_matches_torch():
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    w_np = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x_np), torch.from_numpy(w_np),
+                                          padding=1).numpy()
+    plans.clear()
+    x, w = tp.from_numpy(x_np), tp.from_numpy(w_np)
+    first = tp.nn.functional.conv2d(x, w, padding=1).numpy()
+    second = tp.nn.functional.conv2d(x, w, padding=1).numpy()
+    assert plans.stats()["cpu.conv.im2col"] == {"hits": 1, "misses": 1, "plans": 1}
+    np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(first, second)
+    plans.enabled = False
+    try:
+        np.testing.assert_array_equal(tp.nn.functional.conv2d(x, w, padding=1).numpy(), first)
+    finally:
+        plans.enabled = True
+    assert plans.stats()["cpu.conv.im2col"]["hits"] == 1
+
+
+def test_plans_are_dropped_when_the_registry_version_moves():
+    plans.clear()
+    made = []
+    assert plans.get("test.k", ("sig",), lambda: made.append(1) or "plan") == "plan"
+    assert plans.get("test.k", ("sig",), lambda: made.append(1) or "other") == "plan"
+    tp.dispatch.registry.bump_version()
+    assert plans.get("test.k", ("sig",), lambda: made.append(1) or "new") == "new"
+    assert len(made) == 2
+
+
+def test_triton_pointwise_launch_plan_is_reused_and_gradients_match_torch():
+    plans.clear()
+    a_np = np.random.default_rng(1).standard_normal((5, 6)).astype(np.float32)
+    a = tp.from_numpy(a_np).to(CUDA).requires_grad_()
+    b = tp.from_numpy(a_np.T.copy()).to(CUDA).t()        # non-contiguous operand
+    (a * b + a).sum().backward()
+    (a * b + a).sum().backward()
+    stats = plans.stats()["triton.pointwise"]
+    assert stats["hits"] >= stats["misses"] > 0
+    np.testing.assert_allclose(host(a.grad), 2 * (a_np + 1), rtol=1e-6)

@@ -22,4 +22,11 @@ def key_set(tensor):
     """The key set a tensor contributes to a call, computed from its impl."""
     return DispatchKeySet(tensor._impl.key_set())
 from tensorplay.dispatch import python_key  # noqa: F401,E402  (the Python key's fallback)
-from tensorplay.dispatch.stats import cache_stats, enable_stats, reset_stats  # noqa: F401,E402
+from tensorplay.dispatch.stats import cache_stats, reset_stats  # noqa: F401,E402
+from tensorplay.dispatch.plan_cache import plans  # noqa: F401,E402
+
+
+def enable_stats(enabled=True):
+    """Count kernel choices per op (see `cache_stats()`); off by default."""
+    from tensorplay.dispatch.dispatcher import dispatcher
+    dispatcher.enable_stats(enabled)

@@ -26,6 +26,7 @@ from tensorplay.dispatch.keys import (
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
+from tensorplay.dispatch.stats import stats
 from tensorplay.errors import ArgumentError, NoKernelError
 
 trace_state = trace.state      # explain() is on: the one check at the top of every call
@@ -294,6 +295,14 @@ class Dispatcher:
             close = difflib.get_close_matches(name, self.ops, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise KeyError(f"no operator named '{name}'{hint}") from None
+
+    def enable_stats(self, enabled=True):
+        """Start (or stop) counting kernel choices (dispatch/stats.py). Every op's table is
+        re-resolved so that its backend slots call the registry itself rather than a
+        direct kernel, which is where the counts are kept."""
+        stats.on = bool(enabled)
+        for handle in self.ops.values():
+            handle._resolve()
 
     def register_fallback(self, key, make):
         """Fill the slot of `key` in every op, defined now or later, that registers nothing

@@ -23,7 +23,9 @@ layout conversion, device), `rejected` every candidate passed over with why,
 """
 from __future__ import annotations
 
-__all__ = ["OpStats", "cache_stats", "reset_stats", "enable_stats", "stats"]
+__all__ = ["OpStats", "cache_stats", "reset_stats", "stats"]
+
+# enable_stats() lives in dispatcher.py: turning counting on re-resolves every op.
 
 
 class OpStats:
@@ -70,15 +72,6 @@ class _Stats:
 
 
 stats = _Stats()
-
-
-def enable_stats(enabled=True):
-    """Start (or stop) counting. Every op's table is re-resolved so that its backend
-    slots call the registry itself rather than a direct kernel (see the module doc)."""
-    from tensorplay.dispatch.dispatcher import dispatcher
-    stats.on = bool(enabled)
-    for handle in dispatcher.ops.values():
-        handle._resolve()
 
 
 def cache_stats():
