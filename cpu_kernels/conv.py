@@ -40,7 +40,9 @@ import threading
 
 import numpy as np
 
+from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
+from tensorplay.library import Library, ShapeRule
 from tensorplay.meta import nn_spatial as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, pad_spatial, windows
@@ -391,3 +393,79 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[2]:
         gb = out(g.sum(axis=(0,) + tuple(range(2, g.ndim))), dtype)
     return gi, gw, gb
+
+
+# ---- specialised candidates: the 1x1 convolution -------------------------------------
+def _is_1x1(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+            groups):
+    return (not transposed and groups == 1 and len(weight.shape) == 4
+            and weight.shape[2] == 1 and weight.shape[3] == 1
+            and all(s == 1 for s in stride) and not any(padding))
+
+
+ONE_BY_ONE = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1", _is_1x1)
+
+
+def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
+                    output_padding, groups):
+    """A 1x1 convolution is one matrix product per image, with no column copy:
+
+        out[n] = weight (C_out, C_in) @ input[n] (C_in, H * W)  (+ bias)
+
+    The generic kernel would copy the input into columns of the same numbers and copy
+    the (C_out, N, L) product back to (N, C_out, L); contiguous inputs make both views
+    free here (benchmarks/bench_kernel_selection.py measures the difference)."""
+    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
+                                             transposed, output_padding, groups))
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    r = np.matmul(weight._impl.array().reshape(-1, c), x.reshape(n, c, h * w))
+    if bias is not None:
+        r += bias._impl.array().reshape(-1, 1)
+    return out(r.reshape(spec.sizes), input._impl.dtype)
+
+
+def _is_1x1_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                     transposed, output_padding, groups, output_mask):
+    return _is_1x1(input, weight, None, stride, padding, dilation, transposed,
+                   output_padding, groups)
+
+
+ONE_BY_ONE_BACKWARD = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1",
+                                _is_1x1_backward)
+
+
+def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, padding,
+                             dilation, transposed, output_padding, groups, output_mask):
+    """The gradients of out[n] = W @ x[n] (contiguous, 1x1), with no column copy:
+
+        grad_input[n] = W^T @ grad[n]
+        grad_weight   = sum over n and positions of grad[n] x[n]^T
+        grad_bias     = grad summed over batch and space
+    """
+    rules.convolution_backward("convolution_backward", (
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    g = grad_output._impl.array().astype(x.dtype, copy=False).reshape(n, -1, h * w)
+    wm = weight._impl.array().reshape(-1, c)                           # (C_out, C_in)
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = out(np.matmul(wm.T, g).reshape(n, c, h, w), dtype)
+    if output_mask[1]:
+        gw = out(np.tensordot(g, x.reshape(n, c, h * w), axes=([0, 2], [0, 2]))
+                 .reshape(weight._impl.sizes), dtype)
+    if output_mask[2]:
+        gb = out(g.sum(axis=(0, 2)), dtype)
+    return gi, gw, gb
+
+
+# Registered next to the kernels: they outrank the generic `convolution` that
+# tensorplay/_backends.py registers from ops.yaml, for the calls their constraints admit.
+specialised = Library("CPU", "cpu_kernels.conv (specialised)")
+specialised.impl("convolution", convolution_1x1, priority=10,
+                 dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE)
+specialised.impl("convolution_backward", convolution_backward_1x1, priority=10,
+                 dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE_BACKWARD)

@@ -330,3 +330,58 @@ def test_triton_pointwise_launch_plan_is_reused_and_gradients_match_torch():
     stats = plans.stats()["triton.pointwise"]
     assert stats["hits"] >= stats["misses"] > 0
     np.testing.assert_allclose(host(a.grad), 2 * (a_np + 1), rtol=1e-6)
+
+
+# ---- specialised CPU candidates ----------------------------------------------------------
+def _conv_case(shape, out_channels, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((out_channels, shape[1], 1, 1)).astype(dtype)
+    b = rng.standard_normal(out_channels).astype(dtype)
+    g = rng.standard_normal((shape[0], out_channels) + shape[2:]).astype(dtype)
+    return x, w, b, g
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_1x1_candidate_runs_and_matches_torch_forward_and_backward(counting, dtype):
+    x, w, b, g = _conv_case((3, 5, 4, 6), 7, dtype=dtype)
+    tx, tw, tb = (torch.from_numpy(a).requires_grad_() for a in (x, w, b))
+    ty = torch.nn.functional.conv2d(tx, tw, tb)
+    ty.backward(torch.from_numpy(g))
+    px, pw, pb = (tp.from_numpy(a).requires_grad_() for a in (x, w, b))
+    py = tp.nn.functional.conv2d(px, pw, pb)
+    (py * tp.from_numpy(g)).sum().backward()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(py.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
+    for mine, theirs in ((px, tx), (pw, tw), (pb, tb)):
+        assert mine.grad.numpy().dtype == theirs.grad.numpy().dtype
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=tol, atol=tol)
+    stats = counting()
+    assert stats["convolution"].kernels == {"cpu_kernels.conv.convolution_1x1": 1}
+    assert set(stats["convolution_backward"].kernels) == {
+        "cpu_kernels.conv.convolution_backward_1x1"}
+
+
+def test_conv_1x1_candidate_is_passed_over_where_it_does_not_apply(counting):
+    x, w, b, _ = _conv_case((2, 4, 5, 5), 3)
+    X, W = tp.from_numpy(x), tp.from_numpy(w)
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)).numpy()
+    cases = [
+        (X.transpose(2, 3).contiguous().transpose(2, 3), W, {}),       # non-contiguous
+        (X, W, {"padding": 1}),                                         # padded
+        (X.to(tp.float16), W.to(tp.float16), {}),                      # half
+    ]
+    for xin, win, kwargs in cases:
+        got = tp.nn.functional.conv2d(xin, win, **kwargs)
+        want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), **kwargs)
+        np.testing.assert_allclose(got.to(tp.float32).numpy(), want.numpy(), rtol=2e-2,
+                                   atol=2e-2)
+    np.testing.assert_allclose(tp.nn.functional.conv2d(X, W).numpy(), expected, rtol=1e-5,
+                               atol=1e-5)
+    row = counting()["convolution"]
+    assert row.kernels == {"cpu_kernels.conv.convolution": 3,
+                           "cpu_kernels.conv.convolution_1x1": 1}
+    assert set(row.rejected["cpu_kernels.conv.convolution_1x1"]) == {
+        "needs contiguous inputs",
+        "shape rule '2-D, 1x1 kernel, stride 1, no padding, groups 1' not met",
+        "dtype float16 not in {float32, float64}"}
