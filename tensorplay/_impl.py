@@ -94,7 +94,7 @@ class TensorImpl:
         self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
             else contiguous
         self._inference = inference
-        self.keys = keys_of(device, inference)
+        self.keys = self.keys_for(device, inference)
         self.wrapped_number = False
         self._array = array
         self.requires_grad = False
@@ -119,7 +119,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = keys_of(device, self._inference)
+        self.keys = self.keys_for(device, self._inference)
 
     @property
     def inference(self):
@@ -128,11 +128,17 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = keys_of(self._device, inference)
+        self.keys = self.keys_for(self._device, inference)
 
     def key_set(self):
         """A backend bit, plus its autograd bit unless this is an inference tensor."""
         return self.keys
+
+    # What `keys` caches; an impl with other keys (a subclass's Python key, a sparse
+    # tensor's Sparse key) overrides this, so the front doors' cached read stays right.
+    @staticmethod
+    def keys_for(device, inference):
+        return keys_of(device, inference)
 
     def numel(self):
         return numel_of(self.sizes)

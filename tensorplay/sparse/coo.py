@@ -69,8 +69,9 @@ class SparseTensorImpl(TensorImpl):
     def storage(self, value):
         pass
 
-    def key_set(self):
-        if self.inference:
+    @staticmethod
+    def keys_for(device, inference):
+        if inference:
             return 1 << DispatchKey.Sparse
         return SPARSE_KEYS
 
