@@ -385,3 +385,77 @@ def test_conv_1x1_candidate_is_passed_over_where_it_does_not_apply(counting):
         "needs contiguous inputs",
         "shape rule '2-D, 1x1 kernel, stride 1, no padding, groups 1' not met",
         "dtype float16 not in {float32, float64}"}
+
+
+# ---- measured priorities: tp.dispatch.tune ---------------------------------------------
+@pytest.fixture
+def tuning_env(tmp_path, monkeypatch):
+    from tensorplay.dispatch import tuning
+    monkeypatch.setenv("TP_TUNE_CACHE", str(tmp_path / "tuned.json"))
+    yield tuning
+    tp.dispatch.enable_tuning(False)
+
+
+def _two_candidates(tuning, monkeypatch, seconds):
+    """A CPU op with a generic candidate (priority 0) and a static favourite (priority
+    10); `seconds` is what the (faked) timer measures for each, so the test does not
+    depend on this machine's speed."""
+    op = new_op()
+    lib = tp.library.Library("CPU", "Tuned")
+    lib.impl(op.name, lambda self: self * 2, name="generic")
+    lib.impl(op.name, lambda self: self + self, name="favourite", priority=10)
+    by_fn = {c.fn: seconds[c.name] for c in op.registries[0].candidates}
+    monkeypatch.setattr(tuning, "_time", lambda fn, args, repeat: by_fn[fn])
+    return op
+
+
+def test_tune_pins_the_measured_fastest_over_static_priority(tuning_env, monkeypatch):
+    op = _two_candidates(tuning_env, monkeypatch, {"generic": 1e-6, "favourite": 5e-6})
+    x = tp.ones(2, 4)
+    with explain(file=False) as ex:
+        call(op, x)
+    assert "kernel    favourite" in ex.text
+    assert tp.dispatch.tune(op.name, (x,)) == "generic"
+    with explain(file=False) as ex:
+        assert call(op, x).tolist() == [[2.0] * 4] * 2
+    assert "tuned: generic measured fastest (tp.dispatch.tune)" in ex.text
+    assert "kernel    generic" in ex.text
+    # Another shape signature (here: dtype) keeps the static order.
+    with explain(file=False) as ex:
+        call(op, tp.ones(2, dtype=tp.float64))
+    assert "kernel    favourite" in ex.text
+    tp.dispatch.enable_tuning(False)        # off: the static priority again
+    with explain(file=False) as ex:
+        call(op, x)
+    assert "kernel    favourite" in ex.text
+
+
+def test_tuned_choices_are_saved_and_stale_files_ignored(tuning_env, monkeypatch, counting):
+    import json
+    op = _two_candidates(tuning_env, monkeypatch, {"generic": 1e-6, "favourite": 5e-6})
+    x = tp.ones(3)
+    tp.dispatch.tune(op.name, (x,))
+    data = json.loads(open(tuning_env.tuning_file()).read())
+    assert data["version"] == tp.__version__
+    pins = data["devices"][tuning_env.device_name(x.device)][op.name]
+    assert pins == {op.registries[0].describe_key(op.registries[0].cache_key((x,))): "generic"}
+    op.registries[0].pinned.clear()
+    tp.dispatch.enable_tuning()             # reads the file back
+    call(op, x)
+    assert counting()[op.name].tuned == 1
+    assert counting()[op.name].kernels == {"generic": 1}
+    data["version"] = "0.0.0-other"
+    open(tuning_env.tuning_file(), "w").write(json.dumps(data))
+    op.registries[0].pinned.clear()
+    tp.dispatch.enable_tuning()
+    assert op.registries[0].pinned == {}
+
+
+def test_tune_on_a_real_op_keeps_results_equal_to_torch(tuning_env):
+    a_np = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
+    b_np = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
+    a, b = tp.from_numpy(a_np), tp.from_numpy(b_np)
+    name = tp.dispatch.tune("mm", (a, b), repeat=1, save=False)
+    assert name in {c.name for c in dispatcher.find("mm").registries[0].candidates}
+    np.testing.assert_allclose(tp.mm(a, b).numpy(), (torch.from_numpy(a_np) @
+                                                    torch.from_numpy(b_np)).numpy(), rtol=1e-5)

@@ -48,6 +48,7 @@ def registry_version():
 
 class _Options:
     device_fallback = False
+    tuning = False          # consult choices pinned by tp.dispatch.tune (tuning.py)
 
 
 options = _Options()
@@ -111,11 +112,13 @@ def _promotion_chain(dtype):
 class Plan:
     """What the registry decided for one cache key."""
 
-    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct")
+    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct",
+                 "tuned")
 
     def __init__(self, candidates, promote_to=None, make_contiguous=False, to_cpu=False,
-                 note=""):
+                 note="", tuned=False):
         self.candidates = candidates
+        self.tuned = tuned
         self.promote_to = promote_to
         self.make_contiguous = make_contiguous
         self.to_cpu = to_cpu
@@ -134,6 +137,7 @@ class KernelRegistry:
         self.cache_version = -1
         self.shape_rules = ()
         self.needs_layout = False
+        self.pinned = {}        # describe_key text -> candidate name (tp.dispatch.tune)
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None):
         # Same name again replaces the old candidate (override without unregistering).
@@ -142,6 +146,11 @@ class KernelRegistry:
         self.candidates.sort(key=lambda c: -c.priority)
         self.shape_rules = tuple(dict.fromkeys(c.shape for c in self.candidates if c.shape))
         self.needs_layout = any(c.contiguous for c in self.candidates)
+
+    def pin(self, key_text, name):
+        """Run candidate `name` first for calls whose key reads `key_text` (tuning.py)."""
+        self.pinned[key_text] = name
+        bump_version()
 
     # ---- the hot path -------------------------------------------------------------
     def entry(self):
@@ -157,6 +166,8 @@ class KernelRegistry:
         if first.dtypes is not None or first.contiguous or first.shape is not None:
             return self
         if stats.on:       # counting: every call takes the full path (stats.py)
+            return self
+        if options.tuning and self.pinned:     # a measured choice may outrank `first`
             return self
         fn = first.fn
         registry = self
@@ -207,6 +218,8 @@ class KernelRegistry:
         if not plan.is_direct:
             return self.run_fallback(plan, args)
         if trace.state.active or stats.on:
+            if stats.on and plan.tuned:
+                stats.row(self.handle.name).tuned += 1
             return self.run_candidates(plan.candidates, args)
         try:   # the common case: the first candidate takes the call
             return plan.candidates[0].fn(*args)
@@ -297,6 +310,13 @@ class KernelRegistry:
         if trace.state.active or stats.on:
             self._report_candidates(dtype, contiguous, shape_ok)
         found = self.viable(dtype, contiguous, shape_ok)
+        if found and options.tuning and self.pinned:
+            name = self.pinned.get(self.describe_key(key))
+            pinned = [c for c in found if c.name == name]
+            if pinned:
+                rest = [c for c in found if c.name != name]
+                return Plan(pinned + rest, tuned=True,
+                            note=f"tuned: {name} measured fastest (tp.dispatch.tune)")
         if found:
             return Plan(found)
         # 1. dtype promotion: a wider dtype that some candidate takes as the inputs are
