@@ -145,12 +145,9 @@ def _load():
     from tensorplay._device import device as make_device
     devices = _read().get("devices", {})
     names = {device_name(make_device("cpu")): DispatchKey.CPU}
-    try:
-        from tensorplay import _cuda_state
-        if _cuda_state.triton_available():
-            names[device_name(make_device("cuda"))] = DispatchKey.CUDA
-    except ImportError:
-        pass
+    from tensorplay import _cuda_state
+    if _cuda_state.triton_available() and _cuda_state.is_available():
+        names[device_name(make_device("cuda"))] = DispatchKey.CUDA
     for name, key in names.items():
         for op, pins in devices.get(name, {}).items():
             handle = dispatcher.ops.get(op)
