@@ -67,3 +67,8 @@ class AmpError(TensorPlayError):
     """Mixed precision refused a call: an Autocast key reached while autocast is off for
     the device, an op unsafe in lower precision (binary_cross_entropy on CUDA), or a
     GradScaler method called out of order (unscale_ twice before update)."""
+
+
+class AllocationError(TensorPlayError, MemoryError):
+    """A tensor too large to allocate: its byte count overflows a 64-bit size or exceeds the
+    allocation limit (`tensorplay/_alloc_limit.py`). Raised before any memory is asked for."""

@@ -11,15 +11,18 @@ A launcher follows the Triton tutorials' order: check -> allocate -> grid -> lau
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay import cuda
-from tensorplay._creation import empty
+from tensorplay._creation import empty, empty_strided
 from tensorplay.dispatch import trace
 from tensorplay.errors import DeviceError
 from tensorplay.meta import rules
+from tensorplay.meta.layout import pointwise_strides
 
 INTERPRETED = cuda.is_interpreted()
 MODE = "interpreter" if INTERPRETED else "GPU"
@@ -84,6 +87,16 @@ def new_tensor(sizes, dtype, device):
     return empty(tuple(sizes), dtype=dtype, device=device)
 
 
+def new_tensor_like(sizes, dtype, device, inputs):
+    """A pointwise op's result: laid out like its tensor inputs, as in PyTorch
+    (meta/layout.py); row-major when they all are."""
+    impls = [t._impl for t in inputs]
+    if all(i.is_contiguous for i in impls):
+        return new_tensor(sizes, dtype, device)
+    strides = pointwise_strides(tuple(sizes), [(i.sizes, i.strides) for i in impls])
+    return empty_strided(tuple(sizes), strides, dtype=dtype, device=device)
+
+
 def broadcast_strides(t, sizes):
     """t's strides for a result of `sizes`: 0 where t is broadcast (missing or size 1)."""
     impl = t._impl
@@ -132,11 +145,17 @@ def needs_wide_index(n, *tensors):
     return any(t._impl.storage.nbytes // t._impl.dtype.itemsize > limit for t in tensors)
 
 
+_interpreter_lock = threading.Lock()   # see launch()
+
+
 def launch(name, kernel, grid, *args, **meta):
     """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched."""
     if INTERPRETED:
         # NumPy runs the interpreted kernel; like a GPU, it should not warn about NaN/inf.
-        with np.errstate(all="ignore"):
+        # The interpreter swaps module-wide state of triton.language in and out around a
+        # launch, so two threads launching at once break each other's kernels: one
+        # interpreted launch at a time (a GPU queues them anyway).
+        with _interpreter_lock, np.errstate(all="ignore"):
             kernel[grid](*args, **meta)
     else:
         kernel[grid](*args, **meta)

@@ -26,12 +26,13 @@ from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
+from tensorplay.meta.layout import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from tensorplay.dispatch.plan_cache import plans
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
-    new_tensor, operands, pointer,
+    new_tensor, new_tensor_like, operands, pointer,
 )
 from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
 
@@ -106,7 +107,7 @@ def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix):
 def _binary(name, rule, self, other, alpha=1):
     device, (a, b) = operands(name, self=self, other=other)
     spec = rule(name, (self, other, alpha))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, other))
     return run(name, out, (a, b), spec.dtype, alpha)
 
 
@@ -147,7 +148,7 @@ def pow(self, exponent):  # noqa: A001 - the op's name
             raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
                              f"(argument 'exponent' is {value} and 'self' is "
                              f"{spec.dtype.name})", op="pow", arg="exponent")
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, exponent))
     return run("pow", out, (a, b), spec.dtype)
 
 
@@ -155,7 +156,7 @@ def _compare(name):
     def kernel(self, other):
         device, (a, b) = operands(name, self=self, other=other)
         spec = rules.comparison(name, (self, other))
-        out = new_tensor(spec.sizes, dt.bool, device)
+        out = new_tensor_like(spec.sizes, dt.bool, device, (self, other))
         return run(name, out, (a, b), result_type2(self, other))
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -172,7 +173,7 @@ ge = _compare("ge")
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
     spec = rules.where("where", (condition, self, other))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 
 
@@ -181,7 +182,7 @@ def _unary(name, rule):
     def kernel(self):
         device, (a,) = operands(name, self=self)
         spec = rule(name, (self,))
-        out = new_tensor(spec.sizes, spec.dtype, device)
+        out = new_tensor_like(spec.sizes, spec.dtype, device, (self,))
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -204,6 +205,7 @@ relu = _unary("relu", rules.unary_relu)
 def _inplace(name, rule, self, other, alpha=1):
     _, (_, b) = operands(f"{name}_", self=self, other=other)
     rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
+    check_inplace_overlap(f"{name}_", self, ("other", other))
     compute = result_type2(self, other)
     if name == "div" and not compute.is_floating_point:
         compute = dt.get_default_dtype()
@@ -229,6 +231,7 @@ def div_(self, other):
 def relu_(self):
     rules.unary_relu("relu_", (self,))
     operands("relu_", self=self)
+    check_inplace_overlap("relu_", self)
     return run("relu", self, (self,), self._impl.dtype)
 
 
@@ -281,7 +284,10 @@ def make_launcher(kernel_name, entry):
         if entry.check is not None:
             entry.check(op, a, compute)
         expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
-        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
+        if inplace:
+            check_inplace_overlap(op, args[0], *list(tensors.items())[1:])
+        out = args[0] if inplace else \
+            new_tensor_like(spec.sizes, spec.dtype, device, list(tensors.values()))
         run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
         return out
 

@@ -172,8 +172,8 @@ class PowBackward0(Node):
 class MaximumBackward0(Node):
     """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(where(self == other, grad / 2, where(self > other, grad, 0)), self.sizes())
-    other: sum_to(where(self == other, grad / 2, where(self < other, grad, 0)), other.sizes())
+    self: sum_to(where(self < other, 0, where(self == other, grad / 2, grad)), self.sizes())
+    other: sum_to(where(self > other, 0, where(self == other, grad / 2, grad)), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -188,20 +188,21 @@ class MaximumBackward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
-        _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = where(self_ == other, grad / 2, grad)
         if self.needs_input_grad(0):
-            d_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_sizes)
+            d_self = sum_to(where(self_ < other, 0, _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
+            d_other = sum_to(where(self_ > other, 0, _tmp0), other_sizes)
         return (d_self, d_other)
 
 
 class MinimumBackward0(Node):
     """Backward of `minimum(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(where(self == other, grad / 2, where(self < other, grad, 0)), self.sizes())
-    other: sum_to(where(self == other, grad / 2, where(self > other, grad, 0)), other.sizes())
+    self: sum_to(where(self > other, 0, where(self == other, grad / 2, grad)), self.sizes())
+    other: sum_to(where(self < other, 0, where(self == other, grad / 2, grad)), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -216,12 +217,13 @@ class MinimumBackward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
-        _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = where(self_ == other, grad / 2, grad)
         if self.needs_input_grad(0):
-            d_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_sizes)
+            d_self = sum_to(where(self_ > other, 0, _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other_sizes)
+            d_other = sum_to(where(self_ < other, 0, _tmp0), other_sizes)
         return (d_self, d_other)
 
 
@@ -772,7 +774,7 @@ class FillBackward0(Node):
 
 
 class CloneBackward0(Node):
-    """Backward of `clone(Tensor self) -> Tensor`.
+    """Backward of `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
 
     self: grad
     """
@@ -2975,23 +2977,24 @@ class DiagonalBackward0(Node):
 class CatBackward0(Node):
     """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
 
-    tensors: cat_backward(grad, dim, tensors)
+    tensors: cat_backward(grad, dim, tensors.sizes(), tensors.dtype)
     """
 
-    __slots__ = ('tensors_', 'dim_', 'tensors_len')
-    SAVED = ('tensors_',)
+    __slots__ = ('dim_', 'tensors_dtype', 'tensors_sizes', 'tensors_len')
+    SAVED = ()
     OP = 'cat'
 
     def apply(self, grads):
         grad = grads[0]
-        tensors = self.tensors_.unpack(self)
         dim = self.dim_
+        tensors_dtype = self.tensors_dtype
+        tensors_sizes = self.tensors_sizes
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
         d_tensors = None
         if needs_tensors:
-            d_tensors = cat_backward(grad, dim, tensors)
+            d_tensors = cat_backward(grad, dim, tensors_sizes, tensors_dtype)
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 

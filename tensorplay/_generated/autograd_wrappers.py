@@ -563,13 +563,13 @@ def fill__Scalar(ks, self, value):
     return result
 
 
-def clone(ks, self):
+def clone(ks, self, memory_format):
     if not (self._impl.requires_grad and grad_state.enabled):
-        return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     node = CloneBackward0()
     node.next_functions = (impl_edge(self._impl),)
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     set_history(result, node)
     return result
 
@@ -2872,8 +2872,9 @@ def cat(ks, tensors, dim):
     node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
+    node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
+    node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensors_ = SavedVariableList(tensors, is_output=False)
         result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     set_history(result, node)
     return result

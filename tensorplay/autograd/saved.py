@@ -97,10 +97,16 @@ class SavedVariable:
 
     def _rebuild(self, node):
         from tensorplay._impl import TensorImpl
+        from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
-        impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
-        impl = impl_class(storage, sizes, strides, offset, dtype, device, version=self._version)
-        impl.base = base
+        if base is not None and self._subclass is None:
+            impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
+            impl.creation = DEFAULT
+        else:
+            impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
+            impl = impl_class(storage, sizes, strides, offset, dtype, device,
+                              version=self._version)
+            impl.base = base
         if node is not None:
             impl.requires_grad = True
             impl.grad_fn = node

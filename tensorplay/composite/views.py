@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import builtins
 
+from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
+from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
+from tensorplay.autograd.view_impl import ViewImpl, mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
 def make_view(self, sizes, strides, offset):
     src = self._impl
-    impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
-                      src.version, src.inference)
-    impl.base = src.base if src.base is not None else src
-    return wrap(impl)
+    base = src.base if src.base is not None else src
+    return wrap(ViewImpl(base, src.storage, tuple(sizes), tuple(strides), offset, src.dtype,
+                         src.device, src.version, inference=src.inference))
 
 
 def infer_size(op, shape, numel, arg="size"):
@@ -102,7 +104,7 @@ def reshape(self, shape):
     sizes = infer_size("reshape", shape, impl.numel(), arg="shape")
     if view_strides(impl.sizes, impl.strides, sizes) is not None:
         return self.view(sizes)
-    return self.clone().view(sizes)
+    return self.clone(memory_format=contiguous_format).view(sizes)
 
 
 def as_strided(self, size, stride, storage_offset):
@@ -111,7 +113,37 @@ def as_strided(self, size, stride, storage_offset):
                          f"{list(stride)} (arguments 'size' and 'stride')", op="as_strided",
                          arg="stride")
     offset = self._impl.offset if storage_offset is None else storage_offset
+    _check_reach(self._impl, tuple(size), tuple(stride), offset)
     return make_view(self, size, stride, offset)
+
+
+def _check_reach(impl, sizes, strides, offset):
+    """A view may only address its storage: PyTorch's setStorage checks, before any element
+    is read through it (a reach past the end would read or write foreign memory). One
+    pass over the dims: as_strided is on the path of views made by other ops."""
+    last = offset   # the last element addressed, in elements
+    for size, stride in zip(sizes, strides):
+        if size <= 0 or stride < 0:
+            if size < 0:
+                check_sizes("as_strided", "size", sizes)
+            if stride < 0:
+                raise ShapeError(f"as_strided(): negative strides are not supported, but "
+                                 f"argument 'stride' is {list(strides)}", op="as_strided",
+                                 arg="stride")
+            if size == 0:
+                last = -1   # no element: any strides and offset fit
+        elif last >= 0:
+            last += (size - 1) * stride
+    if offset < 0:
+        raise ShapeError(f"as_strided(): invalid storage offset {offset} (argument "
+                         f"'storage_offset' must be non-negative)", op="as_strided",
+                         arg="storage_offset")
+    itemsize = impl.dtype.itemsize
+    if (last + 1) * itemsize > impl.storage.nbytes:
+        raise ShapeError(f"as_strided(): sizes {list(sizes)}, strides {list(strides)} and "
+                         f"storage offset {offset} need a storage of {(last + 1) * itemsize} "
+                         f"bytes, but the storage of 'self' holds {impl.storage.nbytes} bytes",
+                         op="as_strided", arg="size")
 
 
 def transpose(self, dim0, dim1):
@@ -223,6 +255,9 @@ def flatten(self, start_dim, end_dim):
 
 def narrow(self, dim, start, length):
     sizes = self._impl.sizes
+    if not sizes:
+        raise DimError("narrow() cannot be applied to a 0-dim tensor (argument 'self').",
+                       op="narrow", arg="self")
     d = wrap_dim("narrow", "dim", dim, len(sizes))
     if start < 0:
         start += sizes[d]
@@ -270,11 +305,11 @@ def slice(self, dim, start, end, step):  # noqa: A001 - the op's name
 def unbind(self, dim):
     n = self._impl.sizes[wrap_dim("unbind", "dim", dim, len(self._impl.sizes))] \
         if self._impl.sizes else 0
-    return tuple(self.select(dim, i) for i in range(n))
+    return mark_multi_output_views(tuple(self.select(dim, i) for i in range(n)))
 
 
 def contiguous(self):
-    return self if self._impl.is_contiguous else self.clone()
+    return self if self._impl.is_contiguous else self.clone(memory_format=contiguous_format)
 
 
 def detach(self):

@@ -141,11 +141,14 @@ class KernelRegistry:
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None):
         # Same name again replaces the old candidate (override without unregistering).
-        self.candidates = [c for c in self.candidates if c.name != name]
-        self.candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape))
-        self.candidates.sort(key=lambda c: -c.priority)
-        self.shape_rules = tuple(dict.fromkeys(c.shape for c in self.candidates if c.shape))
-        self.needs_layout = any(c.contiguous for c in self.candidates)
+        candidates = [c for c in self.candidates if c.name != name]
+        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape))
+        # Sorted before it is published: a list being sorted reads as empty to other
+        # threads, which would find no kernel at all.
+        candidates.sort(key=lambda c: -c.priority)
+        self.shape_rules = tuple(dict.fromkeys(c.shape for c in candidates if c.shape))
+        self.needs_layout = any(c.contiguous for c in candidates)
+        self.candidates = candidates
 
     def pin(self, key_text, name):
         """Run candidate `name` first for calls whose key reads `key_text` (tuning.py)."""
@@ -189,19 +192,23 @@ class KernelRegistry:
     def plan(self, args):
         """The cached Plan for these arguments (chosen on a miss)."""
         key = self.cache_key(args)
-        if self.cache_version != _version[0]:
-            if stats.on and self.cache:
-                stats.row(self.handle.name).invalidations += len(self.cache)
-            self.cache.clear()
-            self.cache_version = _version[0]
-        plan = self.cache.get(key)
+        cache = self.cache
+        version = _version[0]
+        if self.cache_version != version:
+            if stats.on and cache:
+                stats.row(self.handle.name).invalidations += len(cache)
+            # A fresh dict, not clear(): a plan that another thread is still choosing from
+            # the old candidates then lands in the old dict, not in this version's.
+            cache = self.cache = {}
+            self.cache_version = version
+        plan = cache.get(key)
         if plan is None:
             plan = self.select(args, key)
-            if len(self.cache) >= CACHE_LIMIT:
-                del self.cache[next(iter(self.cache))]
+            if len(cache) >= CACHE_LIMIT:
+                cache.pop(next(iter(cache)), None)
                 if stats.on:
                     stats.row(self.handle.name).evictions += 1
-            self.cache[key] = plan
+            cache[key] = plan
             if stats.on:
                 stats.row(self.handle.name).misses += 1
             if trace.state.active:

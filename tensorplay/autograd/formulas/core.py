@@ -6,6 +6,7 @@ itself be differentiated (`create_graph=True` gives higher-order gradients).
 from __future__ import annotations
 
 from tensorplay import _creation
+from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 
@@ -45,7 +46,10 @@ def pow_backward_self(grad, self, exponent):
     # NOTE: not `exponent - 1`: for `x ** 0.6` the exponent is a wrapped Python number, and
     # wrapped number minus Python number promotes like two Python numbers, to the default
     # dtype, so a float64 x would get a float32-rounded gradient. A clone is an ordinary
-    # 0-d tensor and keeps its dtype.
+    # 0-d tensor and keeps its dtype. A bool exponent (`x ** True`) counts as 1 or 0, as
+    # PyTorch's Scalar arithmetic does (bool - 1 is refused for tensors).
+    if exponent.dtype is dt.bool:
+        exponent = exponent.to(self.dtype)
     return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
 
 
@@ -88,8 +92,9 @@ def mean_backward(grad, sizes, dims, keepdim):
 
 
 def evenly_distribute_backward(grad, self, value):
-    """max()/min() without dim: the gradient is shared by every element equal to the result."""
-    mask = self == value
+    """max()/min() without dim: the gradient is shared by every element equal to the result
+    (a NaN result: by the NaN elements, as in PyTorch)."""
+    mask = (self == value).logical_or(self.isnan().logical_and(value.isnan()))
     return mask * (grad / mask.sum())
 
 
@@ -117,13 +122,37 @@ def permute_backward(grad, dims):
     return grad.permute(inverse)
 
 
+# NOTE: select and step-1 slices pad the gradient with zeros instead of writing it into a
+# zero tensor: out of place, so the formulas also run when `grad` is a batch of
+# cotangents under vmap (jacrev, hessian), where writing a batch into one tensor fails.
 def select_backward(grad, sizes, dim, index):
-    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    out.select(dim, index).copy_(grad)
-    return out
+    d = wrap_dim("select", "dim", dim, len(sizes))
+    index = index + sizes[d] if index < 0 else index
+    return _pad_dim(grad.unsqueeze(d), sizes, d, index, sizes[d] - index - 1)
 
 
 def slice_backward(grad, sizes, dim, start, end, step):
-    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    out.slice(dim, start, end, step).copy_(grad)
-    return out
+    d = wrap_dim("slice", "dim", dim, len(sizes))
+    if step != 1:
+        out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
+        out.slice(dim, start, end, step).copy_(grad)
+        return out
+    size = sizes[d]
+    lo = _clamp_index(0 if start is None else start, size)
+    hi = max(lo, _clamp_index(size if end is None else end, size))
+    return _pad_dim(grad, sizes, d, lo, size - hi)
+
+
+def _clamp_index(i, size):
+    """A slice bound as Python's slicing reads it: negative from the end, clamped."""
+    if i < 0:
+        i += size
+    return min(max(i, 0), size)
+
+
+def _pad_dim(grad, sizes, d, before, after):
+    """`grad` with `before` zeros ahead of it and `after` behind it along dim d."""
+    if before == 0 and after == 0:
+        return grad
+    pad = [0, 0] * (len(sizes) - 1 - d) + [before, after]
+    return F.constant_pad_nd(grad, pad, 0)
