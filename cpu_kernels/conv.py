@@ -42,10 +42,14 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
-from tensorplay.library import Library, ShapeRule
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_spatial as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, pad_spatial, windows
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 
 class _Scratch(threading.local):
@@ -334,6 +338,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     return gi, gw
 
 
+@kernel(layout=NCHW)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
@@ -354,6 +359,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return out(np.ascontiguousarray(r), dtype)
 
 
+@kernel(layout=NCHW)
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each None where output_mask says so.

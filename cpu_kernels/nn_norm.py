@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import nn_layers as rules
 from tensorplay.meta.nn_layers import machine_eps
 from cpu_kernels._common import out
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 
 def _compute(t):
@@ -52,6 +57,7 @@ def _update_running(stat, value):
     stat._impl.version.value += 1
 
 
+@kernel(layout=NCHW)
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                       eps):
     """Normalize each channel (dim 1) over the batch and spatial dims.
@@ -91,6 +97,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
 
 
+@kernel(layout=NCHW)
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps, output_mask):
     """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the

@@ -26,6 +26,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay.library import kernel
 from tensorplay import _dtype as dt
 from tensorplay._creation import ones_like, zeros_like
 from tensorplay._generated import functional as F
@@ -34,6 +35,10 @@ from tensorplay.meta import nn_layers as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.nn_fused import MAX_ONE_PASS, _acc
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 # Programs of the backward's row kernel: each owns rows / PROGRAMS rows and a row of the
 # partial sums, so the column sums read PROGRAMS x N values. The interpreter pays per
@@ -310,6 +315,7 @@ def _dense(t):
     return t if t is None or t.is_contiguous() else t.contiguous()
 
 
+@kernel(layout=NCHW)
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                       eps):
     """(out, mean, rstd): one row per channel, the N runs of HxW elements it owns.
