@@ -461,3 +461,104 @@ def test_tune_on_a_real_op_keeps_results_equal_to_torch(tuning_env):
     assert name in {c.name for c in dispatcher.find("mm").registries[0].candidates}
     np.testing.assert_allclose(tp.mm(a, b).numpy(), (torch.from_numpy(a_np) @
                                                     torch.from_numpy(b_np)).numpy(), rtol=1e-5)
+
+
+# ---- memory layout: channels_last ---------------------------------------------------------
+def test_memory_format_methods_match_torch():
+    x_np = np.random.default_rng(4).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    x, tx = tp.from_numpy(x_np), torch.from_numpy(x_np)
+    for mine, theirs in ((x.to(memory_format=tp.channels_last),
+                          tx.to(memory_format=torch.channels_last)),
+                         (x.contiguous(memory_format=tp.channels_last),
+                          tx.contiguous(memory_format=torch.channels_last)),
+                         (x.to(memory_format=tp.channels_last).contiguous(),
+                          tx.to(memory_format=torch.channels_last).contiguous()),
+                         (x.to(memory_format=tp.channels_last, dtype=tp.float64),
+                          tx.to(memory_format=torch.channels_last, dtype=torch.float64))):
+        assert mine.stride() == theirs.stride()
+        assert mine.dtype.name == str(theirs.dtype).split(".")[1]
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+        for fmt, tfmt in ((tp.channels_last, torch.channels_last),
+                          (tp.contiguous_format, torch.contiguous_format)):
+            assert mine.is_contiguous(memory_format=fmt) == theirs.is_contiguous(
+                memory_format=tfmt)
+    cl = x.to(memory_format=tp.channels_last)
+    assert cl.to(memory_format=tp.channels_last) is cl
+    assert cl.contiguous(memory_format=tp.channels_last) is cl
+    with pytest.raises(tp.errors.ShapeError, match="rank 4"):
+        tp.ones(2, 3).to(memory_format=tp.channels_last)
+
+
+def test_module_to_channels_last_lays_out_4d_parameters():
+    m = tp.nn.Sequential(tp.nn.Conv2d(3, 4, 3), tp.nn.BatchNorm2d(4))
+    t = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
+    assert m.to(memory_format=tp.channels_last) is m
+    t.to(memory_format=torch.channels_last)
+    for (name, p), (_, q) in zip(m.named_parameters(), t.named_parameters()):
+        assert p.stride() == q.stride(), name
+        assert p.is_leaf and p.requires_grad
+
+
+def same_strides(mine, theirs):
+    """Strides equal where they matter: a dim of size 1 may have any stride."""
+    return mine.shape == tuple(theirs.shape) and all(
+        a == b for a, b, n in zip(mine.stride(), theirs.stride(), mine.shape) if n != 1)
+
+
+def _cl_pair(shape, seed):
+    x_np = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last).requires_grad_()
+    x = tp.from_numpy(x_np).to(memory_format=tp.channels_last).requires_grad_()
+    plain = tp.from_numpy(x_np).requires_grad_()
+    return x, plain, tx
+
+
+LAYOUT_CASES = {
+    "conv2d 3x3": (lambda F, x, w: F.conv2d(x, w, padding=1), (4, 3, 3, 3)),
+    "conv2d 1x1": (lambda F, x, w: F.conv2d(x, w), (5, 3, 1, 1)),
+    "conv2d stride 2": (lambda F, x, w: F.conv2d(x, w, stride=2), (4, 3, 3, 3)),
+    "max_pool2d": (lambda F, x, w: F.max_pool2d(x, 2), None),
+    "avg_pool2d": (lambda F, x, w: F.avg_pool2d(x, 3, stride=1, padding=1), None),
+    "adaptive_avg_pool2d": (lambda F, x, w: F.adaptive_avg_pool2d(x, (2, 3)), None),
+    "batch_norm": (lambda F, x, w: F.batch_norm(x, None, None, training=True), None),
+    "batch_norm affine": (lambda F, x, w: F.batch_norm(
+        x, None, None, w[0, 0, 0] if w is not None else None, training=True), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
+def test_channels_last_matches_contiguous_and_torch_forward_and_backward(case):
+    fn, w_shape = LAYOUT_CASES[case]
+    x, plain, tx = _cl_pair((2, 3, 6, 7), seed=5)
+    if w_shape is None and case.endswith("affine"):
+        w_shape = (1, 1, 1, 3)
+    w_np = None if w_shape is None else \
+        np.random.default_rng(6).standard_normal(w_shape).astype(np.float32)
+    w = None if w_np is None else tp.from_numpy(w_np).requires_grad_()
+    tw = None if w_np is None else torch.from_numpy(w_np).requires_grad_()
+    y, y_plain = fn(tp.nn.functional, x, w), fn(tp.nn.functional, plain, w)
+    ty = fn(torch.nn.functional, tx, tw)
+    assert same_strides(y, ty) and y_plain.is_contiguous()
+    np.testing.assert_array_equal(y.detach().numpy(), y_plain.detach().numpy())
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    g_np = np.random.default_rng(7).standard_normal(ty.shape).astype(np.float32)
+    (y * tp.from_numpy(g_np)).sum().backward()
+    (ty * torch.from_numpy(g_np)).sum().backward()
+    assert same_strides(x.grad, tx.grad)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    if w is not None:
+        assert same_strides(w.grad, tw.grad)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
+    x, _, _ = _cl_pair((1, 2, 4, 4), seed=8)
+    tp.dispatch.registry.bump_version()         # a cache miss, so the rejections are seen
+    with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
+        tp.nn.functional.max_pool2d(x.detach(), 2)
+    note = "layout conversion: channels_last -> contiguous_format, results back to channels_last"
+    assert any(note in r.getMessage() for r in caplog.records)
+    row = counting()["max_pool2d_with_indices"]
+    assert row.fallbacks == {note: 1}
+    assert row.rejected["cpu_kernels.pooling.max_pool2d_with_indices"] == {
+        "an NCHW kernel: channels_last inputs": 1}
