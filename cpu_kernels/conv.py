@@ -44,7 +44,7 @@ from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_spatial as rules
-from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -468,6 +468,42 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
     return gi, gw, gb
 
 
+# In NHWC memory a 1x1 convolution is one product of the (N * H * W, C) rows, in place of
+# one per image: no copy on the way in or out.
+def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transposed,
+                         output_padding, groups):
+    """out rows = input rows (N * H * W, C_in) @ weight^T (C_in, C_out)  (+ bias)."""
+    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
+                                             transposed, output_padding, groups))
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    r = np.matmul(nhwc_rows(x), weight._impl.array().reshape(-1, c).T)
+    if bias is not None:
+        r += bias._impl.array()
+    return out_channels_last(r.reshape(n, h, w, -1), spec.dtype)
+
+
+def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, output_mask):
+    """grad_input rows = grad rows @ W;  grad_weight = grad rows^T @ input rows."""
+    rules.convolution_backward("convolution_backward", (
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    g = nhwc_rows(grad_output._impl.array().astype(x.dtype, copy=False))   # (M, C_out)
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = out_channels_last(np.matmul(g, weight._impl.array().reshape(-1, c))
+                               .reshape(n, h, w, c), dtype)
+    if output_mask[1]:
+        gw = out(np.matmul(g.T, nhwc_rows(x)).reshape(weight._impl.sizes), dtype)
+    if output_mask[2]:
+        gb = out(g.sum(axis=0), dtype)
+    return gi, gw, gb
+
+
 # Registered next to the kernels: they outrank the generic `convolution` that
 # tensorplay/_backends.py registers from ops.yaml, for the calls their constraints admit.
 specialised = Library("CPU", "cpu_kernels.conv (specialised)")
@@ -475,3 +511,8 @@ specialised.impl("convolution", convolution_1x1, priority=10,
                  dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE)
 specialised.impl("convolution_backward", convolution_backward_1x1, priority=10,
                  dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE_BACKWARD)
+specialised.impl("convolution", convolution_1x1_nhwc, priority=10,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last", shape=ONE_BY_ONE)
+specialised.impl("convolution_backward", convolution_backward_1x1_nhwc, priority=10,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last",
+                 shape=ONE_BY_ONE_BACKWARD)

@@ -539,7 +539,9 @@ def test_channels_last_matches_contiguous_and_torch_forward_and_backward(case):
     y, y_plain = fn(tp.nn.functional, x, w), fn(tp.nn.functional, plain, w)
     ty = fn(torch.nn.functional, tx, tw)
     assert same_strides(y, ty) and y_plain.is_contiguous()
-    np.testing.assert_array_equal(y.detach().numpy(), y_plain.detach().numpy())
+    # Equal up to the order of the sums (an NHWC kernel reduces down columns).
+    np.testing.assert_allclose(y.detach().numpy(), y_plain.detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
     np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
     g_np = np.random.default_rng(7).standard_normal(ty.shape).astype(np.float32)
     (y * tp.from_numpy(g_np)).sum().backward()
@@ -562,3 +564,31 @@ def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
     assert row.fallbacks == {note: 1}
     assert row.rejected["cpu_kernels.pooling.max_pool2d_with_indices"] == {
         "an NCHW kernel: channels_last inputs": 1}
+
+
+@pytest.mark.parametrize("case, kernels", [
+    ("batch_norm", {"native_batch_norm": "cpu_kernels.nn_norm.native_batch_norm_nhwc",
+                    "native_batch_norm_backward":
+                        "cpu_kernels.nn_norm.native_batch_norm_backward_nhwc"}),
+    ("conv2d 1x1", {"convolution": "cpu_kernels.conv.convolution_1x1_nhwc",
+                    "convolution_backward": "cpu_kernels.conv.convolution_backward_1x1_nhwc"}),
+])
+def test_nhwc_kernels_run_for_channels_last_calls(counting, case, kernels):
+    fn, w_shape = LAYOUT_CASES[case]
+    x, _, tx = _cl_pair((2, 32, 4, 5), seed=9)      # NHWC batch_norm: 32 channels or more
+    w_np = None if w_shape is None else \
+        np.random.default_rng(10).standard_normal((w_shape[0], 32, 1, 1)).astype(np.float32)
+    w = None if w_np is None else tp.from_numpy(w_np).requires_grad_()
+    tw = None if w_np is None else torch.from_numpy(w_np).requires_grad_()
+    y, ty = fn(tp.nn.functional, x, w), fn(torch.nn.functional, tx, tw)
+    g = np.random.default_rng(11).standard_normal(ty.shape).astype(np.float32)
+    (y * tp.from_numpy(g)).sum().backward()
+    (ty * torch.from_numpy(g)).sum().backward()
+    assert same_strides(y, ty) and same_strides(x.grad, tx.grad)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    if w is not None:
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+    for op, name in kernels.items():
+        row = counting()[op]
+        assert set(row.kernels) == {name} and not row.fallbacks, op
