@@ -592,3 +592,23 @@ def test_nhwc_kernels_run_for_channels_last_calls(counting, case, kernels):
     for op, name in kernels.items():
         row = counting()[op]
         assert set(row.kernels) == {name} and not row.fallbacks, op
+
+
+def test_profiler_table_shows_the_kernel_chosen_per_op():
+    x = tp.rand(2, 4, 3, 3)
+    w = tp.rand(5, 4, 1, 1)
+    tp.dispatch.reset_stats()
+    with tp.profiler.profile(record_kernels=True) as prof:
+        tp.nn.functional.conv2d(x, w)
+        tp.nn.functional.conv2d(x, tp.rand(5, 4, 3, 3))
+        x.sum()
+    assert prof.kernels["convolution"] == {"cpu_kernels.conv.convolution_1x1": 1,
+                                           "cpu_kernels.conv.convolution": 1}
+    table = prof.table()
+    assert "kernel" in table.splitlines()[0]
+    assert "cpu_kernels.reduction.sum" in table
+    assert "cpu_kernels.conv.convolution_1x1 x1, cpu_kernels.conv.convolution x1" in table or \
+        "cpu_kernels.conv.convolution x1, cpu_kernels.conv.convolution_1x1 x1" in table
+    # Counting stops with the profile, and what was counted before is left as it was.
+    assert not tp.dispatch.cache_stats() and hasattr(
+        dispatcher.find("add.Tensor").resolved[0], "registry")
