@@ -94,7 +94,7 @@ class TensorImpl:
         self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
             else contiguous
         self._inference = inference
-        self.keys = self.keys_for(device, inference)
+        self.keys = self.key_set()
         self.wrapped_number = False
         self._array = array
         self.requires_grad = False
@@ -108,9 +108,10 @@ class TensorImpl:
         self.name = None
         self.post_accumulate_hooks = None
 
-    # The key set follows from the device and the inference flag alone (requires_grad is
-    # not in it: the autograd wrapper checks that), so it is cached in `keys`, which the
-    # front doors read, and recomputed by the two setters below: a device change
+    # The key set follows from the device and the inference flag (requires_grad is not in
+    # it: the autograd wrapper checks that), and for the subclasses (sparse, batched,
+    # Python-key impls) from their class, so `key_set()` is computed once into `keys`,
+    # which the front doors read. The two setters below recompute it: a device change
     # (`Tensor.data = ...` moving a parameter) and an inference flip are what invalidate it.
     @property
     def device(self):
@@ -119,7 +120,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = self.keys_for(device, self._inference)
+        self.keys = self.key_set()
 
     @property
     def inference(self):
@@ -128,17 +129,15 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = self.keys_for(self._device, inference)
+        self.keys = self.key_set()
 
     def key_set(self):
-        """A backend bit, plus its autograd bit unless this is an inference tensor."""
-        return self.keys
-
-    # What `keys` caches; an impl with other keys (a subclass's Python key, a sparse
-    # tensor's Sparse key) overrides this, so the front doors' cached read stays right.
-    @staticmethod
-    def keys_for(device, inference):
-        return keys_of(device, inference)
+        """A backend bit, plus its autograd bit unless this is an inference tensor
+        (subclasses add or replace keys; `keys` holds the result)."""
+        backend = self._device.key
+        if self._inference:
+            return 1 << backend
+        return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
 
     def numel(self):
         return numel_of(self.sizes)
@@ -149,15 +148,6 @@ class TensorImpl:
         if a is None:
             a = self._array = cpu_view(self)
         return a
-
-
-def keys_of(device, inference):
-    """The key set of a dense tensor on `device`: its backend bit, plus the backend's
-    autograd bit unless it is an inference tensor."""
-    backend = device.key
-    if inference:
-        return 1 << backend
-    return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
 
 
 def cpu_view(impl):

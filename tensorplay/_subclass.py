@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._device import device as as_device, get_default_device
-from tensorplay._impl import Storage, TensorImpl, contiguous_strides, keys_of
+from tensorplay._impl import Storage, TensorImpl, contiguous_strides
 from tensorplay._tensor_base import TensorBase
 from tensorplay.dispatch.python_key import PYTHON_BIT
 from tensorplay.errors import ArgumentError, TensorPlayError
@@ -31,9 +31,8 @@ class PythonTensorImpl(TensorImpl):
 
     __slots__ = ()
 
-    @staticmethod
-    def keys_for(device, inference):
-        return keys_of(device, inference) | PYTHON_BIT
+    def key_set(self):
+        return TensorImpl.key_set(self) | PYTHON_BIT
 
     def array(self):
         if self.storage.data is None and self.device.type != "meta":

@@ -69,9 +69,8 @@ class SparseTensorImpl(TensorImpl):
     def storage(self, value):
         pass
 
-    @staticmethod
-    def keys_for(device, inference):
-        if inference:
+    def key_set(self):
+        if self.inference:
             return 1 << DispatchKey.Sparse
         return SPARSE_KEYS
 
