@@ -8,8 +8,9 @@ one run, the two sides timed in alternation (common.paired_min).
    channels_last inputs, the NHWC 1x1 convolution and batch_norm against the NCHW kernel
    reached through the layout-conversion fallback (its two copies included). The issue's
    bar is 1.2x; a candidate that does not clear it is not registered.
-2. The execution-plan cache on and off, for a loop of small conv2d calls (forward) and
-   pointwise ops: the plan is the im2col geometry / the Triton launch plan.
+2. The execution-plan cache on and off, for a loop of small conv2d calls (forward), a
+   three-operand einsum and (with a GPU) pointwise ops: the plan is the im2col geometry,
+   the contraction path, the Triton launch plan.
 3. Tuned against static priority for matmul: a second `mm` candidate (an einsum
    product, registered here at a higher static priority than the BLAS kernel, as a
    plausible-looking specialisation that is in fact slower) against the choice
@@ -116,6 +117,13 @@ def plan_cache():
                 F.conv2d(x, w, padding=1)
         t_on, t_off = paired_min(loop, _plans_off(loop), batch=3, rounds=15)
         row(f"10 x conv2d {shape} k={k}", t_off, t_on)
+    operands = [tp.rand(8, 16), tp.rand(16, 4), tp.rand(4, 32)]
+
+    def einsum_loop():
+        for _ in range(10):
+            tp.einsum("ij,jk,kl->il", *operands)
+    t_on, t_off = paired_min(einsum_loop, _plans_off(einsum_loop), batch=3, rounds=15)
+    row("10 x einsum ij,jk,kl->il (contraction path)", t_off, t_on)
     if tp.cuda.is_available():
         a = tp.randn(64, 33, device="cuda")
         b = tp.randn(33, device="cuda")
