@@ -51,3 +51,33 @@ def test_channels_last_on_cuda_matches_torch_and_nchw(case):
     if w is not None:
         assert same_strides(w.grad, tw.grad)
         np.testing.assert_allclose(host(w.grad), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_nhwc_batch_norm_kernel_runs_and_matches_torch(training):
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((3, 5, 4, 3)).astype(np.float32)
+    stats_np = [rng.standard_normal(5).astype(np.float32),
+                rng.uniform(0.5, 2, 5).astype(np.float32)]
+    w_np, b_np = rng.standard_normal(5).astype(np.float32), rng.standard_normal(5).astype(
+        np.float32)
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last)
+    tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last)
+    rm, rv = (tp.from_numpy(s.copy()).to(CUDA) for s in stats_np)
+    trm, trv = (torch.from_numpy(s.copy()) for s in stats_np)
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    try:
+        y = tp.nn.functional.batch_norm(x, rm, rv, tp.from_numpy(w_np).to(CUDA),
+                                        tp.from_numpy(b_np).to(CUDA), training=training)
+        ran = tp.dispatch.cache_stats()["native_batch_norm"]
+    finally:
+        tp.dispatch.enable_stats(False)
+    ty = torch.nn.functional.batch_norm(tx, trm, trv, torch.from_numpy(w_np),
+                                        torch.from_numpy(b_np), training=training)
+    assert ran.kernels == {"triton_kernels.norm_fused.native_batch_norm_nhwc": 1}
+    assert not ran.fallbacks
+    assert same_strides(y, ty)
+    np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(host(rm), trm.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(host(rv), trv.numpy(), rtol=1e-5, atol=1e-6)
