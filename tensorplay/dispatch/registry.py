@@ -258,7 +258,8 @@ class KernelRegistry:
             raise
 
     def cache_key(self, args):
-        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules)."""
+        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules,
+        memory layout if a candidate cares)."""
         schema = self.handle.schema
         if schema.list_positions:
             dtypes, contiguous = _list_aware_dtypes(schema, args)
