@@ -21,6 +21,7 @@ from tensorplay._creation import (  # noqa: F401
     full, empty_like, zeros_like, ones_like, full_like, arange, linspace, logspace, eye, rand,
     randn, randint, randperm, rand_like, randn_like, randint_like, tril_indices, triu_indices,
 )
+from tensorplay._creation import normal  # noqa: F401
 from tensorplay._random import (  # noqa: F401
     Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state,
 )

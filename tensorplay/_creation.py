@@ -19,6 +19,7 @@ from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, wrap
+from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 
@@ -384,52 +385,76 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 # ---- random ---------------------------------------------------------------------------
 # Drawn on the host from the CPU generator as PyTorch's CPU kernels draw (see
 # _random_draws.py), then moved to `device`: a seeded program gets PyTorch's CPU numbers.
+#
+# Under vmap a random creation function obeys the `randomness` flag, though it takes no
+# tensor (tensorplay/func/random_under_vmap.py): `_vmap_batch` is () outside vmap and
+# under randomness="same", the batch sizes to draw in front under "different", and raises
+# under "error"; `_vmap_wrap` hands such a draw back batched.
+def _vmap_batch(op):
+    return _random.vmap_batch_sizes(op) if _random.vmaps_running else ()
+
+
+def _vmap_wrap(t, batch):
+    return _random.vmap_wrap(t) if batch else t
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("rand")
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
-    sizes = _size_arg(size, "rand")
+    sizes = batch + _size_arg(size, "rand")
     out = _computed(sizes, dtype, device, "rand", lambda: draws.fill_uniform(
         _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
-    return _finish(out, requires_grad)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("randn")
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
-    sizes = _size_arg(size, "randn")
+    sizes = batch + _size_arg(size, "randn")
     out = _computed(sizes, dtype, device, "randn", lambda: draws.fill_normal(
         _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
-    return _finish(out, requires_grad)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
+    batch = _vmap_batch("randint")
     if size is None:   # randint(high, size)
         low, high, size = 0, low, high
     dtype = dtype or dt.int64
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
-    sizes = _size_arg((size,), "randint")
+    sizes = batch + _size_arg((size,), "randint")
 
     def values():
         arr = np.empty(sizes, dtype.np)
         draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
         return arr
-    return _finish(_computed(sizes, dtype, device, "randint", values), requires_grad)
+    out = _computed(sizes, dtype, device, "randint", values)
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    batch = _vmap_batch("randperm")
     dtype = dtype or dt.int64
     n = _int_arg("randperm", "n", n)
     if n < 0:
         raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
                             op="randperm", arg="n")
+    count = math.prod(batch)
     # drawn as int64 whatever the dtype: the check is for the larger array
-    _check_alloc("randperm", "n", (n,), dt.int64, device)
-    out = _computed((n,), dtype, device, "randperm", lambda: draws.randperm(
-        _random.get(generator), n).astype(dtype.np), arg="n")
-    return _finish(out, requires_grad)
+    _check_alloc("randperm", "n", batch + (n,), dt.int64, device)
+
+    def values():
+        # one permutation per example (under vmap, randomness="different"), in order
+        gen = _random.get(generator)
+        perms = [draws.randperm(gen, n) for _ in range(count)]
+        return np.stack(perms).reshape(batch + (n,)).astype(dtype.np)
+    out = _computed(batch + (n,), dtype, device, "randperm", values, arg="n")
+    return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def _empty_like_layout(t, dtype):
@@ -449,6 +474,8 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
     if high is None:
         low, high = 0, low
     dtype, device = _like(t, dtype, device)
+    if _random.vmaps_running:
+        _vmap_batch("randint_like")     # the error names this function
     out = randint(low, high, t.shape, dtype=dtype, device=device)
     return _finish(out, requires_grad)
 
@@ -456,6 +483,9 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("rand_like", dtype)
+    if _random.vmaps_running:
+        # t may be batched (its memory is not one example's): rand obeys `randomness`
+        return _vmap_rename("rand_like", rand, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "rand_like", lambda: draws.fill_uniform(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
     return _finish(out, requires_grad)
@@ -464,6 +494,111 @@ def rand_like(t, *, dtype=None, device=None, requires_grad=False):
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("randn_like", dtype)
+    if _random.vmaps_running:
+        return _vmap_rename("randn_like", randn, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "randn_like", lambda: draws.fill_normal(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
     return _finish(out, requires_grad)
+
+
+def _vmap_rename(op, draw, t, dtype, device, requires_grad):
+    """`draw(t.shape)` under vmap, the "error" mode's error naming `op`. The values are
+    drawn in row-major order, whatever t's memory layout."""
+    _vmap_batch(op)
+    return draw(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Samples of N(mean, std^2), as `torch.normal`:
+
+        normal(mean: float, std: float, size)    a new tensor of `size`
+        normal(mean: Tensor, std: float = 1.0)   mean's shape and dtype
+        normal(mean: float, std: Tensor)         std's shape and dtype
+        normal(mean: Tensor, std: Tensor)        their broadcast shape, mean's dtype
+
+    The numbers are PyTorch's: the number form is `empty(size).normal_(mean, std)`; a
+    tensor mean with a number std is `normal_(0, std) + mean`; a tensor std is
+    `normal_(0, 1) * std + mean`. As in PyTorch, the gradients of a tensor mean and std
+    are zeros (the draw is not reparametrised: write `mean + std * tp.randn(...)` for
+    that)."""
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_is_tensor and not std_is_tensor:
+        if size is None:
+            raise ArgumentError("normal(): with a number mean and std, argument 'size' is "
+                                "required (the shape of the result), but got None",
+                                op="normal", arg="size")
+        _check_std(std)
+        dtype = dtype or dt.get_default_dtype()
+        _check_floating("normal", dtype)
+        sizes = _size_arg((size,), "normal")
+        return _finish(_normal_draw(sizes, float(mean), float(std), generator, dtype, device),
+                       requires_grad)
+    for arg, value in (("size", size), ("dtype", dtype), ("device", device)):
+        if value is not None:
+            raise ArgumentError(f"normal(): argument '{arg}' is only accepted with a number "
+                                f"mean and std; with a tensor mean or std the result "
+                                f"takes their shape, dtype and device", op="normal", arg=arg)
+    for arg, value, is_tensor in (("mean", mean, mean_is_tensor), ("std", std, std_is_tensor)):
+        if is_tensor and not value.dtype.is_floating_point:
+            raise DTypeError(f"normal(): argument '{arg}' must have a floating point dtype, "
+                             f"but got {value.dtype.name}", op="normal", arg=arg)
+    like = mean if mean_is_tensor else std
+    if not std_is_tensor:
+        _check_std(std)
+        noise = _normal_draw(tuple(mean.shape), 0.0, float(std), generator, mean.dtype,
+                             mean.device)
+        return _finish(_shifted(noise, 1.0, mean), requires_grad)
+    if not _random.vmaps_running and std.numel() and bool((std < 0).any()):
+        # (under vmap a batched std's values cannot be read: no check there)
+        raise ArgumentError("normal(): expects all elements of std >= 0.0", op="normal",
+                            arg="std")
+    shape = tuple(std.shape)
+    if mean_is_tensor:
+        try:
+            shape = tuple(np.broadcast_shapes(tuple(mean.shape), shape))
+        except ValueError:
+            raise ShapeError(f"normal(): the shapes of 'mean' {list(mean.shape)} and 'std' "
+                             f"{list(std.shape)} do not broadcast", op="normal",
+                             arg="std") from None
+    noise = _normal_draw(shape, 0.0, 1.0, generator, like.dtype, like.device)
+    return _finish(_shifted(noise, std, mean), requires_grad)
+
+
+def _shifted(noise, std, mean):
+    """noise * std + mean (a std of 1.0 is no multiplication), with zero gradients for
+    a tensor mean and std, as PyTorch's normal (through _ZeroGradNormal only when one of
+    them requires grad)."""
+    if grad_state.enabled and any(isinstance(a, Tensor) and a.requires_grad
+                                  for a in (mean, std)):
+        return _ZeroGradNormal.apply(noise, std, mean)
+    return (noise if not isinstance(std, Tensor) and std == 1.0 else noise * std) + mean
+
+
+class _ZeroGradNormal(Function):
+    @staticmethod
+    def forward(ctx, noise, std, mean):
+        ctx.shapes = [tuple(a.shape) if isinstance(a, Tensor) else None for a in (std, mean)]
+        return _shifted(noise, std, mean)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(None if shape is None else zeros(shape, dtype=grad.dtype,
+                                                                 device=grad.device)
+                               for shape in ctx.shapes)
+
+
+def _check_std(std):
+    if not std >= 0.0:
+        raise ArgumentError(f"normal(): expects std >= 0.0, but found std {std}",
+                            op="normal", arg="std")
+
+
+def _normal_draw(sizes, mean, std, generator, dtype, device):
+    """normal_(mean, std) into a new tensor of `sizes`; under vmap it obeys `randomness`
+    (the batch sizes of the "different" levels drawn in front)."""
+    batch = _vmap_batch("normal")
+    sizes = batch + tuple(sizes)
+    out = _computed(sizes, dtype, device, "normal", lambda: draws.fill_normal(
+        _random.get(generator), np.empty(sizes, dtype.np), mean, std))
+    return _vmap_wrap(out, batch)

@@ -204,3 +204,13 @@ def draw_seed(generator=None):
     `torch.empty((), dtype=torch.int64).random_(generator=...)`, which its DataLoader
     and RandomSampler use to seed workers and fresh generators."""
     return int(get(generator).random64(1)[0] & np.uint64(2 ** 63 - 1))
+
+
+# ---- random creation under vmap ----------------------------------------------------------
+# rand, randn, ... take no tensor, so vmap's batching kernel never sees them: they ask vmap
+# how to draw instead. `vmaps_running` counts the vmap calls running on any thread, so that
+# outside vmap the question costs one read; tensorplay/func/random_under_vmap.py sets it and
+# the two functions.
+vmaps_running = 0
+vmap_batch_sizes = None     # op name -> batch sizes to draw in front (raises in "error" mode)
+vmap_wrap = None            # the draw, batch dims in front -> what the vmapped function sees

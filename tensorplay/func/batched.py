@@ -107,6 +107,19 @@ class BatchedTensor(Tensor):
         return (f"BatchedTensor(lvl={impl.level}, bdim={impl.bdim}, "
                 f"value={impl.value!r})")
 
+    # Tensor.data builds a plain tensor from the impl's storage and strides, which a
+    # BatchedImpl does not have: it would be a wrong tensor. torch.func refuses it too.
+    @property
+    def data(self):
+        raise VmapError("accessing `data` under vmap transform is not allowed; use "
+                        "detach() instead", op="data", arg="self")
+
+    @data.setter
+    def data(self, value):
+        raise VmapError("mutating directly with `.data` under vmap transform is not "
+                        "allowed; use an in-place op (copy_) instead", op="data",
+                        arg="self")
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         raise VmapError("vmap: backward() of a batched tensor inside vmap is not supported; "
                         "call tp.autograd.grad(output, inputs) inside the function, or "

@@ -20,12 +20,13 @@ How it works, in three steps:
 
 Nested vmaps are levels: `vmap(vmap(f))` wraps twice, and a kernel call at level L only
 unwraps level-L tensors (the physical tensors it computes on are level L-1 tensors,
-batched again one call down). No mode key is needed: the BatchedTensors carry the key.
+batched again one call down). No mode key is needed for batching: the BatchedTensors carry
+the key. Only random ops that see no batched tensor (`tp.rand(3)` inside `f`) need one to
+obey `randomness`: the VmapMode key, included while `f` runs (random_under_vmap.py).
 """
 from __future__ import annotations
 
 import functools
-import threading
 
 from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.dispatch import trace
@@ -36,40 +37,14 @@ from tensorplay.func.batched import (
 )
 from tensorplay.func.batching_rules import RULES, NeedsFallback, call
 from tensorplay.func import batching_rules_index, batching_rules_nn  # noqa: F401 (rules)
-from tensorplay.func import batching_rules_random
+from tensorplay.func import batching_rules_random, random_under_vmap
+from tensorplay.dispatch.tls import IncludeKeys
 from tensorplay.func.batching_rules_shape import INPLACE_VIEWS
 from tensorplay.func.fallback import loop_fallback
 from tensorplay.func.trees import flatten as tree_flatten, unflatten as tree_unflatten
+from tensorplay.func.vmap_levels import _Level, _levels, current_level  # noqa: F401 (re-exported)
 
 RANDOMNESS = ("error", "different", "same")
-
-
-# ---- the stack of live vmap levels ---------------------------------------------------------
-class _Level:
-    __slots__ = ("level", "batch_size", "randomness")
-
-    def __init__(self, level, batch_size, randomness):
-        self.level = level
-        self.batch_size = batch_size
-        self.randomness = randomness
-
-
-class _Levels(threading.local):
-    def __init__(self):
-        self.stack = []
-        self.wrapping = False       # vmap is expanding its in_dims=None inputs
-
-
-_levels = _Levels()
-
-
-def current_level(level):
-    for entry in reversed(_levels.stack):
-        if entry.level == level:
-            return entry
-    raise VmapError(f"vmap: a BatchedTensor of vmap level {level} was used after its vmap "
-                    f"returned (it escaped through a global or a closure); return it from "
-                    f"the function instead")
 
 
 # ---- the kernel at the Vmap keys -------------------------------------------------------------
@@ -227,6 +202,11 @@ def register_batching_kernels():
         for backend in backends:
             op.register(to_vmap_key(backend), kernel, name="tensorplay.func.vmap.batching_kernel",
                         check_signature=False)
+        if getattr(RULES.get(op.name), "takes_randomness", False):
+            # random ops obey `randomness` even when they see no batched tensor
+            op.register(DispatchKey.VmapMode, random_under_vmap.mode_kernel(op),
+                        name="tensorplay.func.random_under_vmap.mode_kernel",
+                        check_signature=False)
 
 
 register_batching_kernels()
@@ -378,11 +358,14 @@ def _run(func, flat_args, flat_in, spec, kwargs, size, out_dims, randomness):
     register_batching_kernels()
     level = (_levels.stack[-1].level if _levels.stack else 0) + 1
     _levels.stack.append(_Level(level, size, randomness))
+    random_under_vmap.enter()
     try:
         wrapped = [_wrap_input(a, d, size, level) for a, d in zip(flat_args, flat_in)]
-        out = func(*tree_unflatten(wrapped, spec), **kwargs)
+        with IncludeKeys(random_under_vmap.VMAP_MODE):
+            out = func(*tree_unflatten(wrapped, spec), **kwargs)
         return _unwrap_outputs(func, out, out_dims, level, size)
     finally:
+        random_under_vmap.leave()
         _levels.stack.pop()
 
 
