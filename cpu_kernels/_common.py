@@ -46,6 +46,24 @@ def out_strided(result, dtype, strides):
     return wrap(impl)
 
 
+def out_channels_last(nhwc, dtype):
+    """A C-contiguous (N, H, W, C) result wrapped, without a copy, as the NCHW tensor it
+    stores in channels_last layout: what an NHWC kernel returns."""
+    nhwc = np.ascontiguousarray(nhwc, dtype=dtype.np)
+    n, h, w, c = nhwc.shape
+    sizes, strides = (n, c, h, w), (h * w * c, 1, w * c, c)
+    flat = nhwc.reshape(-1)
+    impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, strides, 0, dtype, CPU,
+                      inference=grad_state.inference, array=nhwc.transpose(0, 3, 1, 2),
+                      contiguous=is_contiguous_layout(sizes, strides))
+    return wrap(impl)
+
+
+def nhwc_rows(a):
+    """The (N * H * W, C) rows of an NCHW-indexed array stored channels_last (a view)."""
+    return a.transpose(0, 2, 3, 1).reshape(-1, a.shape[1])
+
+
 def out_like(result, dtype, *inputs):
     """`out` for a pointwise op: the result takes the layout of its tensor inputs, as in
     PyTorch (meta/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the

@@ -33,15 +33,23 @@ kernel offsets (inside col2im).
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import threading
 
 import numpy as np
 
+from tensorplay import _dtype as dt
+from tensorplay.dispatch.plan_cache import plans
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_spatial as rules
-from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 
 class _Scratch(threading.local):
@@ -106,7 +114,9 @@ def _run_layout(spatial, kernel, padding, dilation):
 
 class _Columns:
     """im2col of x (N, C, *S) for a kernel: `cols` (G, C/G * K, N * L) and where its L
-    positions lie (see the module doc).
+    positions lie (see the module doc). The geometry (everything but `cols`) depends on
+    the shapes only: it is the conv's execution plan, made once per signature and kept
+    in the plan cache (`_columns`); `filled(x)` is a copy of it with x's columns.
 
     Attributes:
         cols: the columns, contiguous.
@@ -116,9 +126,8 @@ class _Columns:
         runs: the run layout (stride 1); else the windows layout.
     """
 
-    def __init__(self, shape, kernel, stride, padding, dilation, groups, x=None):
-        """The geometry for an input of `shape`; the columns too when x is given."""
-        n, c = shape[:2]
+    def __init__(self, shape, kernel, stride, padding, dilation, groups):
+        """The geometry for an input of `shape`."""
         self.shape = tuple(shape)
         self.kernel, self.padding = tuple(kernel), padding
         self.stride, self.dilation = stride, dilation
@@ -128,7 +137,6 @@ class _Columns:
         self.out_sizes = tuple((p - d * (k - 1) - 1) // st + 1 for p, k, d, st
                                in zip(padded, kernel, dilation, stride))
         self.runs = all(st == 1 for st in stride)
-        cg = c // groups
         self.cols = None
         if self.runs:
             self.layout = _run_layout(shape[2:], kernel, padding, dilation)
@@ -138,22 +146,31 @@ class _Columns:
             self.grid = (self.out_sizes[0],) + self.layout[1:]
             self.offsets = [sum(k * d * ps for k, d, ps in zip(ks, dilation, self.pstrides))
                             for ks in itertools.product(*(range(k) for k in kernel))]
-            if x is None:
-                return
-            length = _numel(self.grid)
+        else:
+            self.grid = self.out_sizes
+
+    def filled(self, x):
+        """A copy of this geometry holding x's columns."""
+        cols = copy.copy(self)
+        cols.cols = cols._im2col(x)
+        return cols
+
+    def _im2col(self, x):
+        n, c = self.shape[:2]
+        groups, kernel = self.groups, self.kernel
+        cg = c // groups
+        length = _numel(self.grid)
+        if self.runs:
             flat = self.padded_flat(x)
             item = flat.itemsize
             view = np.lib.stride_tricks.as_strided(
-                flat, (groups, cg) + self.kernel + (n, length),
+                flat, (groups, cg) + kernel + (n, length),
                 tuple(item * v for v in (cg * self.plane, self.plane)) +
-                tuple(item * d * ps for d, ps in zip(dilation, self.pstrides)) +
+                tuple(item * d * ps for d, ps in zip(self.dilation, self.pstrides)) +
                 (item * c * self.plane, item), writeable=False)
         else:
-            self.grid = self.out_sizes
-            if x is None:
-                return
-            length = _numel(self.grid)
-            win = windows(pad_spatial(x, padding), kernel, stride, dilation)  # (N, C, *O, *K)
+            win = windows(pad_spatial(x, self.padding), kernel, self.stride,
+                          self.dilation)                                # (N, C, *O, *K)
             win = win.reshape((n, groups, cg) + win.shape[2:])
             k = len(kernel)
             order = ((1, 2) + tuple(range(3 + k, 3 + 2 * k)) + (0,) +
@@ -162,7 +179,7 @@ class _Columns:
         # The one copy of the forward pass.
         cols = _scratch.take("cols", view.shape, view.dtype)
         np.copyto(cols, view)
-        self.cols = cols.reshape(groups, cg * _numel(kernel), n * length)
+        return cols.reshape(groups, cg * _numel(kernel), n * length)
 
     def padded_flat(self, x):
         """x zero-padded, flattened, with room after the last plane for the runs that
@@ -231,11 +248,20 @@ class _Columns:
         return np.array(flat[:n * c * self.plane].reshape((n, c) + self.layout)[keep])
 
 
+def _columns(shape, kernel, stride, padding, dilation, groups, x=None):
+    """The im2col geometry of a conv from the plan cache; with x's columns when given."""
+    signature = (tuple(shape), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
+                 groups)
+    plan = plans.get("cpu.conv.im2col", signature,
+                     lambda: _Columns(shape, kernel, stride, padding, dilation, groups))
+    return plan if x is None else plan.filled(x)
+
+
 def _conv(x, w, stride, padding, dilation, groups, bias=None):
     """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K), plus bias."""
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
-    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups, x)
+    cols = _columns(x.shape, kernel, stride, padding, dilation, groups, x)
     wm = w.reshape(groups, c_out // groups, -1)                        # (G, O/G, C/G * K)
     r = _scratch.take("product", (groups, c_out // groups, cols.cols.shape[2]),
                       np.result_type(wm, cols.cols))
@@ -304,7 +330,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     (None where not needed). `g` may cover fewer output positions than x's windows (when
     this serves a transposed convolution, whose output_padding adds positions)."""
     kernel = w.shape[2:]
-    cols = _Columns(x.shape, kernel, stride, padding, dilation, groups,
+    cols = _columns(x.shape, kernel, stride, padding, dilation, groups,
                     x if need_weight else None)
     gm = cols.on_grid(g)                                               # (G, O/G, N * L)
     gw = _weight_grad(cols, gm, kernel) if need_weight else None
@@ -312,6 +338,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     return gi, gw
 
 
+@kernel(layout=NCHW)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
@@ -332,6 +359,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return out(np.ascontiguousarray(r), dtype)
 
 
+@kernel(layout=NCHW)
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each None where output_mask says so.
@@ -371,3 +399,120 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[2]:
         gb = out(g.sum(axis=(0,) + tuple(range(2, g.ndim))), dtype)
     return gi, gw, gb
+
+
+# ---- specialised candidates: the 1x1 convolution -------------------------------------
+def _is_1x1(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+            groups):
+    return (not transposed and groups == 1 and len(weight.shape) == 4
+            and weight.shape[2] == 1 and weight.shape[3] == 1
+            and all(s == 1 for s in stride) and not any(padding))
+
+
+ONE_BY_ONE = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1", _is_1x1)
+
+
+def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
+                    output_padding, groups):
+    """A 1x1 convolution is one matrix product per image, with no column copy:
+
+        out[n] = weight (C_out, C_in) @ input[n] (C_in, H * W)  (+ bias)
+
+    The generic kernel would copy the input into columns of the same numbers and copy
+    the (C_out, N, L) product back to (N, C_out, L); contiguous inputs make both views
+    free here (benchmarks/bench_kernel_selection.py measures the difference)."""
+    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
+                                             transposed, output_padding, groups))
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    r = np.matmul(weight._impl.array().reshape(-1, c), x.reshape(n, c, h * w))
+    if bias is not None:
+        r += bias._impl.array().reshape(-1, 1)
+    return out(r.reshape(spec.sizes), input._impl.dtype)
+
+
+def _is_1x1_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                     transposed, output_padding, groups, output_mask):
+    return _is_1x1(input, weight, None, stride, padding, dilation, transposed,
+                   output_padding, groups)
+
+
+ONE_BY_ONE_BACKWARD = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1",
+                                _is_1x1_backward)
+
+
+def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, padding,
+                             dilation, transposed, output_padding, groups, output_mask):
+    """The gradients of out[n] = W @ x[n] (contiguous, 1x1), with no column copy:
+
+        grad_input[n] = W^T @ grad[n]
+        grad_weight   = sum over n and positions of grad[n] x[n]^T
+        grad_bias     = grad summed over batch and space
+    """
+    rules.convolution_backward("convolution_backward", (
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    g = grad_output._impl.array().astype(x.dtype, copy=False).reshape(n, -1, h * w)
+    wm = weight._impl.array().reshape(-1, c)                           # (C_out, C_in)
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = out(np.matmul(wm.T, g).reshape(n, c, h, w), dtype)
+    if output_mask[1]:
+        gw = out(np.tensordot(g, x.reshape(n, c, h * w), axes=([0, 2], [0, 2]))
+                 .reshape(weight._impl.sizes), dtype)
+    if output_mask[2]:
+        gb = out(g.sum(axis=(0, 2)), dtype)
+    return gi, gw, gb
+
+
+# In NHWC memory a 1x1 convolution is one product of the (N * H * W, C) rows, in place of
+# one per image: no copy on the way in or out.
+def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transposed,
+                         output_padding, groups):
+    """out rows = input rows (N * H * W, C_in) @ weight^T (C_in, C_out)  (+ bias)."""
+    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
+                                             transposed, output_padding, groups))
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    r = np.matmul(nhwc_rows(x), weight._impl.array().reshape(-1, c).T)
+    if bias is not None:
+        r += bias._impl.array()
+    return out_channels_last(r.reshape(n, h, w, -1), spec.dtype)
+
+
+def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, output_mask):
+    """grad_input rows = grad rows @ W;  grad_weight = grad rows^T @ input rows."""
+    rules.convolution_backward("convolution_backward", (
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = input._impl.array()
+    n, c, h, w = x.shape
+    g = nhwc_rows(grad_output._impl.array().astype(x.dtype, copy=False))   # (M, C_out)
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = out_channels_last(np.matmul(g, weight._impl.array().reshape(-1, c))
+                               .reshape(n, h, w, c), dtype)
+    if output_mask[1]:
+        gw = out(np.matmul(g.T, nhwc_rows(x)).reshape(weight._impl.sizes), dtype)
+    if output_mask[2]:
+        gb = out(g.sum(axis=0), dtype)
+    return gi, gw, gb
+
+
+# Registered next to the kernels: they outrank the generic `convolution` that
+# tensorplay/_backends.py registers from ops.yaml, for the calls their constraints admit.
+specialised = Library("CPU", "cpu_kernels.conv (specialised)")
+specialised.impl("convolution", convolution_1x1, priority=10,
+                 dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE)
+specialised.impl("convolution_backward", convolution_backward_1x1, priority=10,
+                 dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE_BACKWARD)
+specialised.impl("convolution", convolution_1x1_nhwc, priority=10,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last", shape=ONE_BY_ONE)
+specialised.impl("convolution_backward", convolution_backward_1x1_nhwc, priority=10,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last",
+                 shape=ONE_BY_ONE_BACKWARD)

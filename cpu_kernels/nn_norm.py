@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_layers as rules
 from tensorplay.meta.nn_layers import machine_eps
-from cpu_kernels._common import out
+from cpu_kernels._common import nhwc_rows, out, out_channels_last
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 
 def _compute(t):
@@ -52,6 +57,7 @@ def _update_running(stat, value):
     stat._impl.version.value += 1
 
 
+@kernel(layout=NCHW)
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                       eps):
     """Normalize each channel (dim 1) over the batch and spatial dims.
@@ -67,7 +73,15 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     """
     spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
                                                          running_var, training, momentum, eps))
-    a = _compute(input)
+    y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
+                                training, momentum, eps)
+    dtype = spec[0].dtype
+    return out(y, dtype), out(mean, dtype), out(rstd, dtype)
+
+
+def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
+    NHWC kernel passes its (N * H * W, C) rows, which is the same computation."""
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
@@ -87,10 +101,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         centered = a - mean
     centered *= rstd
     y = _affine(centered, _param(weight, 1, after, a), _param(bias, 1, after, a))
-    dtype = spec[0].dtype
-    return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+    return y, mean.reshape(-1), rstd.reshape(-1)
 
 
+@kernel(layout=NCHW)
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps, output_mask):
     """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
@@ -109,15 +123,26 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     # (N, C, L): every reduction below is over axes 0 and 2.
     x = a.reshape(n, c, -1)
     g = grad_out._impl.array().astype(a.dtype, copy=False).reshape(x.shape)
+    grad_in, grad_weight, grad_bias = _batch_norm_backward(
+        x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask)
+    values = (None if grad_in is None else grad_in.reshape(a.shape), grad_weight, grad_bias)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, save_invstd,
+                         train, eps, output_mask):
+    """(grad_input (N, C, L), grad_weight, grad_bias) arrays for x and g of shape (N, C, L);
+    the NHWC kernel passes its rows as (N * H * W, C, 1)."""
     if train:
-        mean = _compute(save_mean).astype(a.dtype, copy=False)
-        invstd = _compute(save_invstd).astype(a.dtype, copy=False)
+        mean = _compute(save_mean).astype(x.dtype, copy=False)
+        invstd = _compute(save_invstd).astype(x.dtype, copy=False)
     else:
-        mean = _compute(running_mean).astype(a.dtype, copy=False)
+        mean = _compute(running_mean).astype(x.dtype, copy=False)
         with np.errstate(divide="ignore", invalid="ignore"):
-            invstd = 1 / np.sqrt(_compute(running_var).astype(a.dtype, copy=False) + eps)
-    count = n * x.shape[2]
-    w = invstd if weight is None else invstd * _compute(weight).astype(a.dtype, copy=False)
+            invstd = 1 / np.sqrt(_compute(running_var).astype(x.dtype, copy=False) + eps)
+    count = x.shape[0] * x.shape[2]
+    w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         xc = x - mean[:, None]
         sum_g = np.einsum("ncl->c", g)
@@ -129,8 +154,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
                 xc *= (dot * invstd * invstd / count * w)[:, None]
                 grad_in -= xc
                 grad_in -= (sum_g / count * w)[:, None]
-        values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
-    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+    return grad_in, dot * invstd, sum_g
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -232,3 +256,56 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(N, group), dtype), out(rstd.reshape(N, group), dtype)
+
+
+# ---- NHWC kernels: batch_norm of channels_last inputs ---------------------------------
+# In NHWC memory the channels are the fastest dim: the (N * H * W, C) rows are a view, the
+# per-channel reductions run down its columns, and the result is written NHWC directly,
+# with none of the two layout copies the NCHW kernels need through the fallback.
+def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
+                                                         running_var, training, momentum, eps))
+    a = _compute(input)
+    y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
+                                training, momentum, eps)
+    n, c, h, w = a.shape
+    dtype = spec[0].dtype
+    return out_channels_last(y.reshape(n, h, w, c), dtype), out(mean, dtype), out(rstd, dtype)
+
+
+def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, running_var,
+                                    save_mean, save_invstd, train, eps, output_mask):
+    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+        eps, output_mask))
+    a = _compute(input)
+    n, c, h, w = a.shape
+    x = nhwc_rows(a)[:, :, None]                                      # (N * H * W, C, 1)
+    g = nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False))[:, :, None]
+    grad_in, grad_weight, grad_bias = _batch_norm_backward(
+        x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask)
+    results = [None if grad_in is None or specs[0] is None else
+               out_channels_last(grad_in.reshape(n, h, w, c), specs[0].dtype)]
+    results += [None if spec is None else out(v, spec.dtype)
+                for v, spec in zip((grad_weight, grad_bias), specs[1:])]
+    return tuple(results)
+
+
+def _wide_image(sizes):
+    # Column reductions of narrow rows lose to the NCHW kernel's (even with its two layout
+    # copies): measured 0.7-0.9x below 32 channels, 1.2-2x from 32 up
+    # (benchmarks/bench_kernel_selection.py).
+    return len(sizes) == 4 and sizes[1] >= 32
+
+
+_4D = ShapeRule("4-D input, at least 32 channels",
+                lambda input, *rest: _wide_image(input._impl.sizes))
+_4D_BACKWARD = ShapeRule("4-D input, at least 32 channels",
+                         lambda grad_out, input, *rest: _wide_image(input._impl.sizes))
+nhwc = Library("CPU", "cpu_kernels.nn_norm (NHWC)")
+nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
+          shape=_4D)
+nhwc.impl("native_batch_norm_backward", native_batch_norm_backward_nhwc, priority=10,
+          layout="channels_last", shape=_4D_BACKWARD)

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.library import kernel
 from tensorplay.meta import nn_spatial_pool as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, windows
 from tensorplay import _dtype as dt
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 
 def _planes(t):
@@ -68,6 +73,7 @@ def _window_max(win, floating, offsets):
     return values, arg
 
 
+@kernel(layout=NCHW)
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     """out[b, i, j] = max over (u, v) of x[b, i*s - p + u*d, j*s - p + v*d], and its flat
     position (row * W + column) in the plane."""
@@ -108,6 +114,7 @@ def _scatter_to_planes(grad_output, indices, sizes):
     return out(summed.reshape(sizes), grad_output._impl.dtype)
 
 
+@kernel(layout=NCHW)
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                      dilation, ceil_mode, indices):
     rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
@@ -131,6 +138,7 @@ def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
     return np.outer(lengths[0], lengths[1])
 
 
+@kernel(layout=NCHW)
 def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                divisor_override):
     """out[b, i, j] = sum of the window at (i, j) / its divisor (see _avg_divisor)."""
@@ -148,6 +156,7 @@ def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
     return out((sums / divisor).reshape(spec.sizes), self._impl.dtype)
 
 
+@kernel(layout=NCHW)
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     """Each output's gradient / divisor, added to every input position of its window."""
@@ -183,6 +192,7 @@ def _adaptive_matrix(size, out_size, dtype):
     return (inside / (end - start)[:, None]).astype(dtype)
 
 
+@kernel(layout=NCHW)
 def adaptive_avg_pool2d(self, output_size):
     """out = A_h @ x @ A_w^T, with A the averaging matrices of the two dims."""
     spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
@@ -193,6 +203,7 @@ def adaptive_avg_pool2d(self, output_size):
     return out(np.matmul(np.matmul(a_h, x), a_w.T), self._impl.dtype)
 
 
+@kernel(layout=NCHW)
 def adaptive_avg_pool2d_backward(grad_output, self):
     """The transposed map: grad_input = A_h^T @ grad @ A_w."""
     rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
@@ -203,6 +214,7 @@ def adaptive_avg_pool2d_backward(grad_output, self):
     return out(np.matmul(np.matmul(a_h.T, g), a_w), grad_output._impl.dtype)
 
 
+@kernel(layout=NCHW)
 def adaptive_max_pool2d(self, output_size):
     """The max of each adaptive window and its flat index. Windows differ in size, so this
     loops over output cells (output_size is small: 1x1, 7x7), each one vectorised."""
@@ -225,6 +237,7 @@ def adaptive_max_pool2d(self, output_size):
             out(indices.reshape(spec.sizes), dt.int64))
 
 
+@kernel(layout=NCHW)
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     rules.adaptive_max_pool2d_backward("adaptive_max_pool2d_backward",
                                        (grad_output, self, indices))

@@ -8,7 +8,8 @@ The strides each one means are computed in `tensorplay/meta/layout.py`.
 """
 from __future__ import annotations
 
-__all__ = ["memory_format", "preserve_format", "contiguous_format", "channels_last"]
+__all__ = ["memory_format", "preserve_format", "contiguous_format", "channels_last",
+           "is_channels_last"]
 
 
 class memory_format:  # noqa: N801 - PyTorch's name
@@ -27,3 +28,22 @@ class memory_format:  # noqa: N801 - PyTorch's name
 preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
+
+
+# NCHW stored as NHWC: C moves fastest, then W, then H, then N.
+CHANNELS_LAST_ORDER = (1, 3, 2, 0)
+
+
+def is_channels_last(sizes, strides):
+    """A 4-D layout dense in channels-last order (size-1 dims may have any stride).
+    Read by the layout rules (meta/layout.py) and by kernel selection (dispatch/registry.py,
+    where the layout of a call is part of the choice)."""
+    if len(sizes) != 4:
+        return False
+    expected = 1
+    for d in CHANNELS_LAST_ORDER:
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True

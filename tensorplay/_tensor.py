@@ -19,6 +19,8 @@ from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
 from tensorplay.errors import DataDependentError, LayoutError
 from tensorplay._layout import sparse_coo
+from tensorplay._memory_format import contiguous_format
+from tensorplay.meta.layout import is_in_format
 from tensorplay.sparse import coo
 
 
@@ -86,7 +88,12 @@ class Tensor(TensorMethods, TensorBase):
         return self._impl.offset
 
     def is_contiguous(self, memory_format=None):
-        return self._impl.is_contiguous
+        """Row-major (the default), or laid out as `memory_format` asks (tp.channels_last:
+        a 4-D tensor stored NHWC)."""
+        if memory_format is None or memory_format is contiguous_format:
+            return self._impl.is_contiguous
+        impl = self._impl
+        return is_in_format("is_contiguous", impl.sizes, impl.strides, memory_format)
 
     @property
     def dtype(self):

@@ -34,13 +34,16 @@ from tensorplay.dispatch.registry import ShapeRule
 __all__ = ["Library", "kernel", "ShapeRule"]
 
 
-def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None, family=False):
+def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None, layout=None,
+           family=False):
     """Attach selection constraints to a kernel function; `Library.impl` reads them.
-    Backends use it on kernels that ops.yaml names, e.g. a float-only fast path.
+    Backends use it on kernels that ops.yaml names, e.g. a float-only fast path, or
+    `layout="contiguous_format"` on an NCHW-only kernel (channels_last calls then reach
+    it through the layout-conversion fallback, dispatch/registry.py).
     `family=True` marks a family kernel (above): it receives the op's name first."""
     def mark(fn):
         fn.__tp_kernel__ = dict(priority=priority, dtypes=dtypes, contiguous=contiguous,
-                                shape=shape, family=family)
+                                shape=shape, layout=layout, family=family)
         return fn
     return mark
 

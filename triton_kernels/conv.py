@@ -28,6 +28,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay.library import kernel
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
@@ -37,6 +38,10 @@ from triton_kernels._launch import INTERPRETED, launch, needs_wide_index, new_te
     operands, pointer
 from triton_kernels.linalg import product
 from triton_kernels.pointwise import run
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 # Tile sizes: (image pixels or window rows) x (channels or window columns). The
 # interpreter pays per program, so it takes bigger tiles.
@@ -298,6 +303,7 @@ def _check_rank(op, input):
 
 
 # ---- the ops -------------------------------------------------------------------------------
+@kernel(layout=NCHW)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
@@ -315,6 +321,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return _conv(x, wmat, kernel, stride, padding, dilation, out_spatial, groups, b)
 
 
+@kernel(layout=NCHW)
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each None where output_mask says so."""

@@ -26,14 +26,20 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay._memory_format import is_channels_last
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay import _dtype as dt
-from tensorplay._creation import ones_like, zeros_like
+from tensorplay._creation import empty_strided, ones_like, zeros_like
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
 from tensorplay.meta import nn_layers as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.nn_fused import MAX_ONE_PASS, _acc
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 # Programs of the backward's row kernel: each owns rows / PROGRAMS rows and a row of the
 # partial sums, so the column sums read PROGRAMS x N values. The interpreter pays per
@@ -310,6 +316,7 @@ def _dense(t):
     return t if t is None or t.is_contiguous() else t.contiguous()
 
 
+@kernel(layout=NCHW)
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                       eps):
     """(out, mean, rstd): one row per channel, the N runs of HxW elements it owns.
@@ -318,20 +325,45 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
                    statistics are updated in the same program (variance unbiased)
         eval:      mean, var = running_mean, running_var
     The statistics used are returned in both modes, as the CPU kernel does."""
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                       eps, nhwc=False)
+
+
+def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    """native_batch_norm of a channels_last input, with no layout copies: in NHWC memory
+    channel c's row is every C-th element from c on (N * H * W runs of one element, C
+    apart), and the result is written in the same layout."""
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                       eps, nhwc=True)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                nhwc):
     op = "native_batch_norm"
     specs = rules.native_batch_norm(op, (input, weight, bias, running_mean, running_var,
                                          training, momentum, eps))
     device, (x, w, b, rm, rv) = operands(op, input=input, weight=weight, bias=bias,
                                          running_mean=running_mean, running_var=running_var)
-    y, mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs)
+    mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs[1:])
     sizes = x._impl.sizes
     n, c = sizes[0], sizes[1]
     pixels = numel_of(sizes[2:])
+    if nhwc:    # the output in the input's NHWC layout
+        h, w_ = sizes[2], sizes[3]
+        y = empty_strided(sizes, (h * w_ * c, 1, w_ * c, c), dtype=specs[0].dtype,
+                          device=device)
+    else:
+        y = new_tensor(specs[0].sizes, specs[0].dtype, device)
     if training and (rm is None) != (rv is None):      # the kernel updates both or neither
         rm = rm if rm is not None else zeros_like(rv)
         rv = rv if rv is not None else ones_like(rm)
     stats = (_dense(rm), _dense(rv))
-    if c:
+    if c and nhwc:
+        launch_norm(op, x, _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
+                    segments=(1, c), param="row", running=stats, momentum=momentum,
+                    stats_given=not training)
+    elif c:
         launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
                     segments=(pixels, c * pixels) if n > 1 else None, param="row",
                     running=stats, momentum=momentum, stats_given=not training)
@@ -441,3 +473,12 @@ def compile_cases(quick):
                         ACC=tl.float32, BLOCK=block), {})
             if quick:
                 break
+
+
+# The NHWC batch norm serves dense channels_last 4-D inputs; others take the NCHW kernel
+# through the layout-conversion fallback.
+NHWC_INPUT = ShapeRule("4-D input stored NHWC", lambda input, *rest: is_channels_last(
+    input._impl.sizes, input._impl.strides))
+nhwc = Library("CUDA", "triton_kernels.norm_fused (NHWC)")
+nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
+          shape=NHWC_INPUT)

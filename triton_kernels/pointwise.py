@@ -28,6 +28,7 @@ from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
 from tensorplay.meta.layout import check_inplace_overlap
 from tensorplay.meta.rules import SELF
+from tensorplay.dispatch.plan_cache import plans
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
@@ -76,18 +77,30 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
     n = numel_of(sizes)
     if n == 0:
         return out
-    all_strides = [list(out._impl.strides)] + [broadcast_strides(t, sizes) for t in inputs]
+    all_strides = (out._impl.strides,) + tuple(tuple(broadcast_strides(t, sizes))
+                                               for t in inputs)
+    # The launch plan depends on the sizes and strides only (not on the data): kept in
+    # the plan cache, so that a loop over one shape coalesces and looks up once.
+    signature = (name, expr, sizes, all_strides, tuple(scalars), matrix)
+    kernel_name, fn, shape, flat_strides, grid = plans.get(
+        "triton.pointwise", signature,
+        lambda: _pointwise_plan(name, expr, sizes, all_strides, tuple(scalars), matrix))
+    launch(kernel_name, fn, grid, pointer(out), *[pointer(t) for t in inputs],
+           *scalars.values(), n, *shape, *flat_strides, COMPUTE=compute_dtype(compute),
+           BLOCK=BLOCK, WIDE_INDEX=needs_wide_index(n, out, *inputs))
+    return out
+
+
+def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix):
+    """(kernel name, compiled template, merged sizes, their strides flattened, grid)."""
     if matrix:
         shape, strides = list(sizes), all_strides
     else:
-        shape, strides = coalesce(sizes, all_strides)
-    fn = _template.kernel(name, expr, len(inputs), len(shape), tuple(scalars), matrix)
-    flat_strides = [s for per_operand in strides for s in per_operand]
-    launch(_template.kernel_name(name, len(shape)), fn, (triton.cdiv(n, BLOCK),),
-           pointer(out), *[pointer(t) for t in inputs], *scalars.values(), n, *shape,
-           *flat_strides, COMPUTE=compute_dtype(compute), BLOCK=BLOCK,
-           WIDE_INDEX=needs_wide_index(n, out, *inputs))
-    return out
+        shape, strides = coalesce(sizes, [list(s) for s in all_strides])
+    fn = _template.kernel(name, expr, len(all_strides) - 1, len(shape), scalars, matrix)
+    flat_strides = tuple(s for per_operand in strides for s in per_operand)
+    grid = (triton.cdiv(numel_of(sizes), BLOCK),)
+    return _template.kernel_name(name, len(shape)), fn, tuple(shape), flat_strides, grid
 
 
 # ---- binary ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay.library import kernel
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
@@ -30,6 +31,10 @@ from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
 )
 from triton_kernels._spatial import accumulator, finish, nchw, split
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
 
 BLOCK = 4096 if INTERPRETED else 256     # output (or input) elements per program
 
@@ -219,6 +224,7 @@ def _adaptive_params(self, out_sizes):
     return extent, (1, 1), (0, 0), (1, 1)
 
 
+@kernel(layout=NCHW)
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     op = "max_pool2d_with_indices"
     spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding, dilation,
@@ -227,6 +233,7 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
     return _forward(op, self, spec.sizes, "max", params)
 
 
+@kernel(layout=NCHW)
 def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                divisor_override):
     op = "avg_pool2d"
@@ -237,6 +244,7 @@ def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                     divisor_override=divisor_override)[0]
 
 
+@kernel(layout=NCHW)
 def adaptive_avg_pool2d(self, output_size):
     op = "adaptive_avg_pool2d"
     spec = rules.adaptive_avg_pool2d(op, (self, output_size))
@@ -244,6 +252,7 @@ def adaptive_avg_pool2d(self, output_size):
                     adaptive=True)[0]
 
 
+@kernel(layout=NCHW)
 def adaptive_max_pool2d(self, output_size):
     op = "adaptive_max_pool2d"
     spec, _ = rules.adaptive_max_pool2d(op, (self, output_size))
@@ -268,6 +277,7 @@ def _avg_backward(op, grad_output, self, params, steps, adaptive, count_pad=True
     return out
 
 
+@kernel(layout=NCHW)
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     op = "avg_pool2d_backward"
@@ -279,6 +289,7 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
                          divisor_override)
 
 
+@kernel(layout=NCHW)
 def adaptive_avg_pool2d_backward(grad_output, self):
     op = "adaptive_avg_pool2d_backward"
     rules.adaptive_avg_pool2d_backward(op, (grad_output, self))
@@ -310,6 +321,7 @@ def _max_backward(op, grad_output, self, indices):
     return finish(acc, grad_output._impl.dtype)
 
 
+@kernel(layout=NCHW)
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                      dilation, ceil_mode, indices):
     op = "max_pool2d_with_indices_backward"
@@ -318,6 +330,7 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     return _max_backward(op, grad_output, self, indices)
 
 
+@kernel(layout=NCHW)
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     op = "adaptive_max_pool2d_backward"
     rules.adaptive_max_pool2d_backward(op, (grad_output, self, indices))

@@ -1308,7 +1308,7 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
     return ops._to_copy.call(ks, input, dtype, device, non_blocking)
 
 
-# ---- to (dtype, device, other) ---------------------------------------------------------
+# ---- to (dtype, device, other, memory_format) ------------------------------------------
 
 def _match_to_dtype(self, dtype, non_blocking=False, copy=False):
     if isinstance(self, Tensor) and is_dtype(dtype) and is_bool(non_blocking) and is_bool(copy):
@@ -1374,15 +1374,50 @@ def _run_to_other(self, other, non_blocking, copy):
     return ops.to_other.call(ks, self, other, non_blocking, copy)
 
 
+def _match_to_memory_format(
+    self, *, memory_format, dtype=None, device=None, non_blocking=False, copy=False,
+):
+    if (isinstance(self, Tensor)
+            and True
+            and (dtype is None or is_dtype(dtype))
+            and (device is None or is_device(device))
+            and is_bool(non_blocking)
+            and is_bool(copy)):
+        return (self, memory_format, dtype, device, non_blocking, copy,)
+    return None
+
+
+def _run_to_memory_format(self, memory_format, dtype, device, non_blocking, copy):
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('to', 'dtype', dtype)
+    if device is not None and type(device) is not DEVICE:
+        device = as_device('to', 'device', device)
+    if type(non_blocking) is not _b.bool:
+        non_blocking = as_bool('to', 'non_blocking', non_blocking)
+    if type(copy) is not _b.bool:
+        copy = as_bool('to', 'copy', copy)
+    ks = self._impl.keys
+    if observers.active:
+        return observed(
+            ops.to_memory_format, ks, (self, memory_format, dtype, device, non_blocking, copy),
+        )
+    return ops.to_memory_format.call(ks, self, memory_format, dtype, device, non_blocking, copy)
+
+
 def to(*args, **kwargs):
-    """to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor
+    """A tensor in another memory layout (tp.channels_last, tp.contiguous_format,
+    tp.preserve_format), and optionally another dtype/device; self when it already is.
+
+    to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor
     to.device(Tensor self, Device device, ScalarType? dtype=None, bool non_blocking=False,
         bool copy=False) -> Tensor
     to.other(Tensor self, Tensor other, bool non_blocking=False, bool copy=False) -> Tensor
+    to.memory_format(Tensor self, *, MemoryFormat memory_format, ScalarType? dtype=None,
+        Device? device=None, bool non_blocking=False, bool copy=False) -> Tensor
     """
     for match, run in (
         (_match_to_dtype, _run_to_dtype), (_match_to_device, _run_to_device),
-        (_match_to_other, _run_to_other),
+        (_match_to_other, _run_to_other), (_match_to_memory_format, _run_to_memory_format),
     ):
         try:
             bound = match(*args, **kwargs)
@@ -1390,7 +1425,9 @@ def to(*args, **kwargs):
             continue
         if bound is not None:
             return run(*bound)
-    no_overload('to', (ops.to_dtype, ops.to_device, ops.to_other), args, kwargs)
+    no_overload(
+        'to', (ops.to_dtype, ops.to_device, ops.to_other, ops.to_memory_format), args, kwargs,
+    )
 
 
 # ---- float -----------------------------------------------------------------------------
@@ -1831,14 +1868,14 @@ def unbind(input, dim=0, **kwargs):
 
 # ---- contiguous ------------------------------------------------------------------------
 
-def contiguous(self):
-    """contiguous(Tensor(a) self) -> Tensor(a)"""
+def contiguous(self, *, memory_format=None):
+    """contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)"""
     if not isinstance(self, Tensor):
         bad_arg('contiguous', 'self', 'Tensor', self)
     ks = self._impl.keys
     if observers.active:
-        return observed(ops.contiguous, ks, (self,))
-    return ops.contiguous.call(ks, self)
+        return observed(ops.contiguous, ks, (self, memory_format))
+    return ops.contiguous.call(ks, self, memory_format)
 
 
 # ---- detach ----------------------------------------------------------------------------

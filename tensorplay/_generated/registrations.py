@@ -483,6 +483,16 @@ SCHEMAS = (
         tensor_positions=(0, 1),
     ),
     OpSchema(
+        name='to.memory_format',
+        text=(
+            'to.memory_format(Tensor self, *, MemoryFormat memory_format, '
+            'ScalarType? dtype=None, Device? device=None, bool non_blocking=False, '
+            'bool copy=False) -> Tensor'
+        ),
+        arg_names=('self', 'memory_format', 'dtype', 'device', 'non_blocking', 'copy'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='float',
         text='float(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -634,8 +644,8 @@ SCHEMAS = (
     ),
     OpSchema(
         name='contiguous',
-        text='contiguous(Tensor(a) self) -> Tensor(a)',
-        arg_names=('self',),
+        text='contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)',
+        arg_names=('self', 'memory_format'),
         tensor_positions=(0,),
     ),
     OpSchema(
@@ -4425,6 +4435,7 @@ DISPATCH = {
         ('to.dtype', 'conversions.to_dtype'),
         ('to.device', 'conversions.to_device'),
         ('to.other', 'conversions.to_other'),
+        ('to.memory_format', 'conversions.to_memory_format'),
         ('float', 'conversions.to_float'),
         ('double', 'conversions.to_double'),
         ('long', 'conversions.to_long'),

@@ -21,7 +21,10 @@ from __future__ import annotations
 import itertools
 import threading
 
+from tensorplay import _memory_format as mf
 from tensorplay import _tensor_factory as factory
+from tensorplay._layout import strided
+from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 
@@ -220,6 +223,20 @@ class AccumulateGrad(Node):
         return ()
 
 
+def _layout_of(impl, grad):
+    """PyTorch's gradient layout contract: `.grad` takes the leaf's layout when that is
+    row-major or channels_last (a channels_last conv hands a contiguous weight an NHWC
+    gradient), else the gradient's own (None: a plain clone). Sparse tensors have no
+    strides to follow."""
+    if grad.is_sparse or impl.layout is not strided or len(impl.sizes) != 4:
+        return None
+    if impl.is_contiguous:
+        return mf.contiguous_format
+    if is_channels_last(impl.sizes, impl.strides):
+        return mf.channels_last
+    return None
+
+
 def accumulate_into(impl, grad):
     """`.grad += grad` with PyTorch's semantics.
 
@@ -230,7 +247,8 @@ def accumulate_into(impl, grad):
     with _accumulate_lock:
         old = impl.grad
         if old is None:
-            impl.grad = grad.clone()
+            layout = _layout_of(impl, grad)
+            impl.grad = grad.clone() if layout is None else grad.clone(memory_format=layout)
         elif grad_state.enabled:
             impl.grad = old + grad
         else:

@@ -352,6 +352,12 @@ FUNCTIONS = (
 )''')
 
 
+def exported_names(ctx) -> set:
+    """Every function ops.yaml asks for, hand-written or not."""
+    return {name for name, entries in groups(ctx.ops).items()
+            if any("function" in e.variants for e in entries)}
+
+
 def generate(ctx) -> str:
     front_doors = []
     exported = []
@@ -360,7 +366,8 @@ def generate(ctx) -> str:
         rule = f"# ---- {name} " + (f"({overloads}) " if len(entries) > 1 else "")
         front_doors += ["", rule + "-" * max(4, 90 - len(rule)), ""]
         front_doors += gen_front_door(name, entries)
-        if any("function" in e.variants for e in entries):
+        if any("function" in e.variants for e in entries) and \
+                name not in ctx.handwritten.functions:     # codegen/bindings.py
             exported.append(f"{name!r},")
     lines = FUNCTIONAL.substitute(front_doors=front_doors, exported=exported)
     return HEADER + "\n".join(fit(lines)) + "\n"

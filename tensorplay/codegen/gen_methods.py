@@ -75,10 +75,18 @@ def _kind(dunder: str) -> str:
     return "in-place" if dunder.startswith("__i") else "binary"
 
 
+def emitted_names(ctx) -> set:
+    """Every method and Python operator ops.yaml asks for, hand-written or not."""
+    names = {name for name, entries in groups(ctx.ops).items()
+             if any("method" in e.variants for e in entries)}
+    return names | {d for e in ctx.ops for d in e.python_operators}
+
+
 def generate(ctx) -> str:
     methods = []
+    handwritten = ctx.handwritten.methods     # these win (codegen/bindings.py)
     for name, entries in groups(ctx.ops).items():
-        if not any("method" in e.variants for e in entries):
+        if not any("method" in e.variants for e in entries) or name in handwritten:
             continue
         if _self_first(entries):
             methods.append(f"{name} = F.{name}")
@@ -91,6 +99,8 @@ def generate(ctx) -> str:
     operators = []
     for e in ctx.ops:
         for dunder in e.python_operators:
+            if dunder in handwritten:
+                continue
             fn = e.schema.name.base + ("_" if e.schema.name.inplace else "")
             operators += OPERATORS[_kind(dunder)].substitute(dunder=dunder, fn=fn) + [""]
     lines = METHODS.substitute(methods=methods, operators=operators)

@@ -42,6 +42,8 @@ def _stubs(ctx, method):
         chosen = [e for e in entries if variant in e.variants]
         if method and chosen and chosen[0].schema.arguments[0].name != "self":
             continue
+        if method and name in ctx.handwritten.methods:      # codegen/bindings.py
+            continue
         overload = len(chosen) > 1
         for e in chosen:
             params = pyargs.py_params(e.schema, function=not method)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_registration
-from tensorplay.codegen import gen_autocast, gen_op_tags, gen_stubs
+from tensorplay.codegen import bindings, gen_autocast, gen_op_tags, gen_stubs
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
     CodegenError, DerivativeEntry, OpEntry, find_ambiguous_overloads, load_derivatives, load_ops,
@@ -28,6 +28,7 @@ class CodegenContext:
     derivatives: list[DerivativeEntry]
     out_dir: str
     node_specs: dict = field(default_factory=dict)
+    handwritten: bindings.HandWritten = field(default_factory=bindings.HandWritten)
 
 
 # (file name, generator): one module per target.
@@ -61,7 +62,9 @@ def write_if_changed(path: str, content: str, quiet=False) -> bool:
     return True
 
 
-def load_context(ops_path: str, derivatives_path: str, out_dir: str) -> CodegenContext:
+def load_context(ops_path: str, derivatives_path: str, out_dir: str,
+                 root: str = ROOT) -> CodegenContext:
+    """The parsed YAML, and the hand-written bindings found under `root` (bindings.py)."""
     ops = load_ops(ops_path, os.path.basename(ops_path))
     problems = find_ambiguous_overloads(ops)
     if problems:
@@ -78,6 +81,7 @@ def load_context(ops_path: str, derivatives_path: str, out_dir: str) -> CodegenC
     ctx = CodegenContext(ops, derivatives, out_dir)
     function_names = set(gen_functional.groups(ops))
     ctx.node_specs = gen_autograd.build_specs(derivatives, function_names)
+    ctx.handwritten = bindings.find(root)
     return ctx
 
 
@@ -103,6 +107,9 @@ def main(argv=None) -> int:
     except (CodegenError, FormulaError) as e:
         print(f"codegen error: {e}", file=sys.stderr)
         return 2
+    for line in bindings.report(ctx, gen_methods.emitted_names(ctx),
+                                gen_functional.exported_names(ctx)):
+        print(line)
     os.makedirs(args.out, exist_ok=True)
     stale = []
     for name, text in files.items():

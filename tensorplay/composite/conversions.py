@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay._memory_format import preserve_format
 
 
 def _to(self, dtype, device, non_blocking, copy):
@@ -25,6 +26,17 @@ def to_device(self, device, dtype, non_blocking, copy):
 
 def to_other(self, other, non_blocking, copy):
     return _to(self, other.dtype, other.device, non_blocking, copy)
+
+
+def to_memory_format(self, memory_format, dtype, device, non_blocking, copy):
+    """`x.to(memory_format=tp.channels_last)`: the dtype/device change first, then the
+    layout (a copy only where one is needed, as `contiguous(memory_format=...)`)."""
+    converted = _to(self, dtype, device, non_blocking, copy)
+    if memory_format is preserve_format:
+        return converted
+    if converted is not self:      # already a fresh copy: lay it out directly
+        return converted.contiguous(memory_format=memory_format)
+    return self.contiguous(memory_format=memory_format)
 
 
 def to_float(self):

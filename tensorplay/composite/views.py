@@ -9,6 +9,7 @@ from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
+from tensorplay.meta.layout import is_in_format
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
@@ -308,8 +309,15 @@ def unbind(self, dim):
     return mark_multi_output_views(tuple(self.select(dim, i) for i in range(n)))
 
 
-def contiguous(self):
-    return self if self._impl.is_contiguous else self.clone(memory_format=contiguous_format)
+def contiguous(self, memory_format=None):
+    """self if it already is laid out as `memory_format` asks (row-major by default, or
+    tp.channels_last), else a copy that is."""
+    if memory_format is None or memory_format is contiguous_format:
+        return self if self._impl.is_contiguous else self.clone(memory_format=contiguous_format)
+    impl = self._impl
+    if is_in_format("contiguous", impl.sizes, impl.strides, memory_format):
+        return self
+    return self.clone(memory_format=memory_format)
 
 
 def detach(self):

@@ -22,3 +22,24 @@ def key_set(tensor):
     """The key set a tensor contributes to a call, computed from its impl."""
     return DispatchKeySet(tensor._impl.key_set())
 from tensorplay.dispatch import python_key  # noqa: F401,E402  (the Python key's fallback)
+from tensorplay.dispatch.stats import cache_stats, reset_stats  # noqa: F401,E402
+from tensorplay.dispatch.plan_cache import plans  # noqa: F401,E402
+
+
+def enable_stats(enabled=True):
+    """Count kernel choices per op (see `cache_stats()`); off by default."""
+    from tensorplay.dispatch.dispatcher import dispatcher
+    dispatcher.enable_stats(enabled)
+
+
+def tune(op, sample_inputs, repeat=5, save=True):
+    """Time every eligible candidate of `op` on `sample_inputs`, pin the fastest for their
+    shape signature and save it (see tensorplay/dispatch/tuning.py)."""
+    from tensorplay.dispatch import tuning
+    return tuning.tune(op, sample_inputs, repeat=repeat, save=save)
+
+
+def enable_tuning(enabled=True):
+    """Run the candidates pinned by tune() (and saved ones of this version); off by default."""
+    from tensorplay.dispatch import tuning
+    tuning.enable_tuning(enabled)

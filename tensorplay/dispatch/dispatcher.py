@@ -26,6 +26,7 @@ from tensorplay.dispatch.keys import (
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
+from tensorplay.dispatch.stats import stats
 from tensorplay.errors import ArgumentError, NoKernelError
 
 trace_state = trace.state      # its `watch` is the one check at the top of every call
@@ -85,7 +86,7 @@ class OperatorHandle:
 
     # ---- registration -------------------------------------------------------------
     def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
-                 shape=None, check_signature=True):
+                 shape=None, layout=None, check_signature=True):
         """Put `fn` in the slot for `key`. At a backend key it becomes a candidate of the
         second-level registry; elsewhere it replaces the slot (override, no unregister)."""
         key = DispatchKey(key)
@@ -97,7 +98,7 @@ class OperatorHandle:
             if reg is None:
                 reg = self.registries[key] = KernelRegistry(self, key)
             reg.add(fn, name=name, priority=priority, dtypes=dtypes, contiguous=contiguous,
-                    shape=shape)
+                    shape=shape, layout=layout)
         else:
             self.kernels[key] = fn
             self.kernel_names[key] = name
@@ -314,6 +315,14 @@ class Dispatcher:
             close = difflib.get_close_matches(name, self.ops, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise KeyError(f"no operator named '{name}'{hint}") from None
+
+    def enable_stats(self, enabled=True):
+        """Start (or stop) counting kernel choices (dispatch/stats.py). Every op's table is
+        re-resolved so that its backend slots call the registry itself rather than a
+        direct kernel, which is where the counts are kept."""
+        stats.on = bool(enabled)
+        for handle in self.ops.values():
+            handle._resolve()
 
     def register_fallback(self, key, make):
         """Fill the slot of `key` in every op, defined now or later, that registers nothing

@@ -6,6 +6,9 @@ backend, each with constraints and a priority (specialised above generic):
     dtypes      the dtypes of the op's main tensor it accepts (None = any)
     contiguous  whether every tensor argument must be contiguous
     shape       a ShapeRule such as "last dim multiple of 4"
+    layout      the memory format it is written for: "channels_last" (NHWC kernels) or
+                "contiguous_format" (NCHW kernels, which would lay their results out
+                NCHW whatever the input's layout)
 
 Selection filters by the constraints, orders by priority and caches the
 result under (dtypes, layout, shape signature); a global version number bumps
@@ -14,7 +17,9 @@ KernelConstraintError hands the call to the next one. When nothing matches,
 the fallbacks are tried in order, each logged:
 
     1. dtype promotion   compute in a wider dtype, cast back (float16 -> float32)
-    2. layout            make the tensor arguments contiguous
+    2. layout            make the tensor arguments contiguous; a channels_last call
+                         that only NCHW kernels take runs on NCHW copies and its 4-D
+                         results are laid out channels_last again, as PyTorch's would be
     3. device            compute on the CPU, only when the user enabled it (warns)
 
 and otherwise an error lists every candidate and why it was rejected.
@@ -24,12 +29,18 @@ from __future__ import annotations
 import logging
 import warnings
 
+from tensorplay._memory_format import channels_last, is_channels_last
 from tensorplay.dispatch import trace
+from tensorplay.dispatch.stats import stats
 from tensorplay.errors import KernelConstraintError, NoKernelError
 
 log = logging.getLogger("tensorplay.dispatch")
 
 _version = [0]
+
+# Choices kept per registry; the oldest goes first when full (an op called with ever new
+# shape signatures must not grow memory without bound).
+CACHE_LIMIT = 512
 
 
 def bump_version():
@@ -43,6 +54,7 @@ def registry_version():
 
 class _Options:
     device_fallback = False
+    tuning = False          # consult choices pinned by tp.dispatch.tune (tuning.py)
 
 
 options = _Options()
@@ -69,22 +81,32 @@ class ShapeRule:
         return f"ShapeRule({self.description!r})"
 
 
-class Candidate:
-    __slots__ = ("name", "fn", "priority", "dtypes", "contiguous", "shape")
+LAYOUTS = (None, "contiguous_format", "channels_last")
 
-    def __init__(self, name, fn, priority, dtypes, contiguous, shape):
+
+class Candidate:
+    __slots__ = ("name", "fn", "priority", "dtypes", "contiguous", "shape", "layout")
+
+    def __init__(self, name, fn, priority, dtypes, contiguous, shape, layout=None):
+        if layout not in LAYOUTS:
+            raise ValueError(f"kernel {name}: layout must be one of {LAYOUTS}, not {layout!r}")
         self.name = name
         self.fn = fn
         self.priority = priority
         self.dtypes = frozenset(dtypes) if dtypes is not None else None
         self.contiguous = contiguous
         self.shape = shape
+        self.layout = layout
 
-    def rejection(self, dtype, contiguous, shape_ok):
+    def rejection(self, dtype, contiguous, shape_ok, layout=None):
         """Why this candidate cannot take the call, or None if it can."""
         if self.dtypes is not None and dtype is not None and dtype not in self.dtypes:
             names = ", ".join(sorted(d.name for d in self.dtypes))
             return f"dtype {dtype.name} not in {{{names}}}"
+        if self.layout == "channels_last" and layout != "channels_last":
+            return "needs channels_last inputs"
+        if self.layout == "contiguous_format" and layout == "channels_last":
+            return "an NCHW kernel: channels_last inputs"
         if self.contiguous and not contiguous:
             return "needs contiguous inputs"
         if self.shape is not None and not shape_ok.get(self.shape, True):
@@ -106,15 +128,18 @@ def _promotion_chain(dtype):
 class Plan:
     """What the registry decided for one cache key."""
 
-    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct")
+    __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct",
+                 "tuned", "channels_last_results")
 
     def __init__(self, candidates, promote_to=None, make_contiguous=False, to_cpu=False,
-                 note=""):
+                 note="", tuned=False, channels_last_results=False):
         self.candidates = candidates
+        self.tuned = tuned
         self.promote_to = promote_to
         self.make_contiguous = make_contiguous
         self.to_cpu = to_cpu
         self.note = note
+        self.channels_last_results = channels_last_results
         self.is_direct = promote_to is None and not make_contiguous and not to_cpu
 
 
@@ -129,17 +154,26 @@ class KernelRegistry:
         self.cache_version = -1
         self.shape_rules = ()
         self.needs_layout = False
+        self.layout_aware = False
+        self.pinned = {}        # describe_key text -> candidate name (tp.dispatch.tune)
 
-    def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None):
+    def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None,
+            layout=None):
         # Same name again replaces the old candidate (override without unregistering).
         candidates = [c for c in self.candidates if c.name != name]
-        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape))
+        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape, layout))
         # Sorted before it is published: a list being sorted reads as empty to other
         # threads, which would find no kernel at all.
         candidates.sort(key=lambda c: -c.priority)
         self.shape_rules = tuple(dict.fromkeys(c.shape for c in candidates if c.shape))
         self.needs_layout = any(c.contiguous for c in candidates)
+        self.layout_aware = any(c.layout is not None for c in candidates)
         self.candidates = candidates
+
+    def pin(self, key_text, name):
+        """Run candidate `name` first for calls whose key reads `key_text` (tuning.py)."""
+        self.pinned[key_text] = name
+        bump_version()
 
     # ---- the hot path -------------------------------------------------------------
     def entry(self):
@@ -152,7 +186,12 @@ class KernelRegistry:
         explain() is on, so its hops are the same, and when the kernel raises
         KernelConstraintError, so the hand-over goes down the same candidate list."""
         first = self.candidates[0]
-        if first.dtypes is not None or first.contiguous or first.shape is not None:
+        if first.dtypes is not None or first.contiguous or first.shape is not None or \
+                self.layout_aware:
+            return self
+        if stats.on:       # counting: every call takes the full path (stats.py)
+            return self
+        if options.tuning and self.pinned:     # a measured choice may outrank `first`
             return self
         fn = first.fn
         registry = self
@@ -177,24 +216,38 @@ class KernelRegistry:
         cache = self.cache
         version = _version[0]
         if self.cache_version != version:
+            if stats.on and cache:
+                stats.row(self.handle.name).invalidations += len(cache)
             # A fresh dict, not clear(): a plan that another thread is still choosing from
             # the old candidates then lands in the old dict, not in this version's.
             cache = self.cache = {}
             self.cache_version = version
         plan = cache.get(key)
         if plan is None:
-            plan = cache[key] = self.select(args, key)
+            plan = self.select(args, key)
+            if len(cache) >= CACHE_LIMIT:
+                cache.pop(next(iter(cache)), None)
+                if stats.on:
+                    stats.row(self.handle.name).evictions += 1
+            cache[key] = plan
+            if stats.on:
+                stats.row(self.handle.name).misses += 1
             if trace.state.active:
                 trace.hop("cache", f"miss {self.describe_key(key)} -> {_plan_text(plan)}")
-        elif trace.state.active:
-            trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
+        else:
+            if stats.on:
+                stats.row(self.handle.name).hits += 1
+            if trace.state.active:
+                trace.hop("cache", f"hit {self.describe_key(key)} -> {_plan_text(plan)}")
         return plan
 
     def __call__(self, *args):
         plan = self.plan(args)
         if not plan.is_direct:
             return self.run_fallback(plan, args)
-        if trace.state.active:
+        if trace.state.active or stats.on:
+            if stats.on and plan.tuned:
+                stats.row(self.handle.name).tuned += 1
             return self.run_candidates(plan.candidates, args)
         try:   # the common case: the first candidate takes the call
             return plan.candidates[0].fn(*args)
@@ -205,7 +258,8 @@ class KernelRegistry:
             raise
 
     def cache_key(self, args):
-        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules)."""
+        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules,
+        memory layout if a candidate cares)."""
         schema = self.handle.schema
         if schema.list_positions:
             dtypes, contiguous = _list_aware_dtypes(schema, args)
@@ -216,9 +270,26 @@ class KernelRegistry:
             if self.needs_layout:
                 contiguous = all(args[i]._impl.is_contiguous for i in schema.tensor_positions
                                  if args[i] is not None)
+        layout = self.call_layout(args) if self.layout_aware else None
         if self.shape_rules:
-            return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules))
-        return (dtypes, contiguous, ())
+            return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules),
+                    layout)
+        return (dtypes, contiguous, (), layout)
+
+    def call_layout(self, args):
+        """"channels_last" when a tensor argument is a 4-D NHWC tensor (and not also
+        row-major, as a tensor with C == 1 can be): PyTorch then lays the results of
+        conv, pooling and batch_norm out channels_last too. Else "contiguous_format"."""
+        schema = self.handle.schema
+        for i in schema.tensor_positions:
+            a = args[i]
+            if a is None or i in schema.list_positions:
+                continue
+            impl = a._impl
+            if len(impl.sizes) == 4 and not impl.is_contiguous and \
+                    is_channels_last(impl.sizes, impl.strides):
+                return "channels_last"
+        return "contiguous_format"
 
     def run_candidates(self, candidates, args):
         for i, cand in enumerate(candidates):
@@ -226,8 +297,14 @@ class KernelRegistry:
                 if trace.state.active:
                     trace.hop("kernel", f"{cand.name}", trace.code_where(cand.fn),
                               {"kernel": cand.name})
-                return cand.fn(*args)
+                out = cand.fn(*args)
+                if stats.on:
+                    stats.row(self.handle.name).ran(cand.name)
+                return out
             except KernelConstraintError as e:
+                if stats.on:
+                    stats.row(self.handle.name).reject(cand.name,
+                                                       f"raised KernelConstraintError: {e}")
                 rest = candidates[i + 1:]
                 log.info("%s: %s rejected its input (%s); handing over to %s", self.handle.name,
                          cand.name, e, rest[0].name if rest else "nobody")
@@ -261,43 +338,64 @@ class KernelRegistry:
     def shape_results(self, key):
         return dict(zip(self.shape_rules, key[2]))
 
-    def viable(self, dtype, contiguous, shape_ok):
-        return [c for c in self.candidates if c.rejection(dtype, contiguous, shape_ok) is None]
+    def _report_candidates(self, dtype, contiguous, shape_ok, layout):
+        for c in self.candidates:
+            why = c.rejection(dtype, contiguous, shape_ok, layout)
+            if trace.state.active:
+                trace.hop("candidate", f"{c.name} (priority {c.priority}): "
+                          + ("accepted" if why is None else f"rejected, {why}"))
+            if stats.on and why is not None:
+                stats.row(self.handle.name).reject(c.name, why)
+
+    def viable(self, dtype, contiguous, shape_ok, layout=None):
+        return [c for c in self.candidates
+                if c.rejection(dtype, contiguous, shape_ok, layout) is None]
 
     def select(self, args, key):
         dtype = self.dtype_of_key(key)
         contiguous = key[1] if key[1] is not None else True
         shape_ok = self.shape_results(key)
-        if trace.state.active:
-            for c in self.candidates:
-                why = c.rejection(dtype, contiguous, shape_ok)
-                trace.hop("candidate", f"{c.name} (priority {c.priority}): "
-                          + ("accepted" if why is None else f"rejected, {why}"))
-        found = self.viable(dtype, contiguous, shape_ok)
+        layout = key[3]
+        if trace.state.active or stats.on:
+            self._report_candidates(dtype, contiguous, shape_ok, layout)
+        found = self.viable(dtype, contiguous, shape_ok, layout)
+        if found and options.tuning and self.pinned:
+            name = self.pinned.get(self.describe_key(key))
+            pinned = [c for c in found if c.name == name]
+            if pinned:
+                rest = [c for c in found if c.name != name]
+                return Plan(pinned + rest, tuned=True,
+                            note=f"tuned: {name} measured fastest (tp.dispatch.tune)")
         if found:
             return Plan(found)
         # 1. dtype promotion: a wider dtype that some candidate takes as the inputs are
         for wider in _promotion_chain(dtype):
-            found = self.viable(wider, contiguous, shape_ok)
+            found = self.viable(wider, contiguous, shape_ok, layout)
             if found:
                 return Plan(found, promote_to=(dtype, wider),
                             note=f"dtype promotion {dtype.name} -> {wider.name}")
-        # 2. layout conversion, then layout conversion with promotion
-        if not contiguous:
-            found = self.viable(dtype, True, shape_ok)
-            if found:
-                return Plan(found, make_contiguous=True, note="layout conversion: contiguous()")
-            for wider in _promotion_chain(dtype):
-                found = self.viable(wider, True, shape_ok)
+        # 2. layout conversion (then with promotion): contiguous copies of strided inputs;
+        #    for a channels_last call that only NCHW kernels take, NCHW copies, and the
+        #    4-D results laid out channels_last again
+        if layout == "channels_last" or not contiguous:
+            back = layout == "channels_last"
+            target = "contiguous_format" if back else layout
+            what = "layout conversion: " + ("channels_last -> contiguous_format, results "
+                                            "back to channels_last" if back else "contiguous()")
+            for wider in (None,) + tuple(_promotion_chain(dtype)):
+                found = self.viable(wider or dtype, True, shape_ok, target)
+                if found and wider is None:
+                    return Plan(found, make_contiguous=True, channels_last_results=back,
+                                note=what)
                 if found:
                     return Plan(found, promote_to=(dtype, wider), make_contiguous=True,
-                                note=f"dtype promotion {dtype.name} -> {wider.name} and "
-                                     f"layout conversion: contiguous()")
+                                channels_last_results=back,
+                                note=f"dtype promotion {dtype.name} -> {wider.name} and {what}")
         # 3. device fallback, opt-in
         if options.device_fallback and self.key != 0:
             return Plan([], to_cpu=True, note="device fallback: computing on the CPU")
         reasons = "\n".join(f"  {c.name} (priority {c.priority}): "
-                            f"{c.rejection(dtype, contiguous, shape_ok)}"
+                            f"{c.rejection(dtype, contiguous, shape_ok, layout)}"
                             for c in self.candidates)
         raise NoKernelError(
             f"{self.handle.name}: no {self._key_name()} kernel accepts "
@@ -311,11 +409,15 @@ class KernelRegistry:
         dtypes = ", ".join(d.name if d is not None else "None" for d in key[0])
         layout = {True: "; contiguous", False: "; non-contiguous", None: ""}[key[1]]
         shape = f"; shape rules {list(key[2])}" if key[2] else ""
-        return f"({dtypes}{layout}{shape})"
+        memory = f"; {key[3]}" if key[3] else ""
+        return f"({dtypes}{layout}{shape}{memory})"
 
     # ---- fallbacks ----------------------------------------------------------------
     def run_fallback(self, plan, args):
         log.info("%s on %s: %s", self.handle.name, self._key_name(), plan.note)
+        if stats.on:
+            fallbacks = stats.row(self.handle.name).fallbacks
+            fallbacks[plan.note] = fallbacks.get(plan.note, 0) + 1
         if trace.state.active:
             trace.hop("fallback", plan.note)
         if plan.to_cpu:
@@ -343,6 +445,9 @@ class KernelRegistry:
         if plan.promote_to is not None:
             narrow, wide = plan.promote_to
             out = _map_tensors(out, lambda t: t.to(narrow) if t.dtype is wide else t)
+        if plan.channels_last_results:
+            out = _map_tensors(out, lambda t: t.contiguous(memory_format=channels_last)
+                               if t.dim() == 4 else t)
         return out
 
     @staticmethod

@@ -68,21 +68,6 @@ def dense_in_order(sizes, perm, min_size=0):
     return tuple(strides)
 
 
-# NCHW stored as NHWC: C moves fastest, then W, then H, then N.
-_CHANNELS_LAST = (1, 3, 2, 0)
-
-
-def _is_channels_last(sizes, strides):
-    """Dense in channels-last order (size-1 dims may have any stride)."""
-    expected = 1
-    for d in _CHANNELS_LAST:
-        if sizes[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= sizes[d]
-    return True
-
-
 def clone_strides(sizes, strides):
     """The strides of `clone()` (and of `empty_like`) for an input of this layout."""
     if is_non_overlapping_and_dense(sizes, strides):
@@ -109,7 +94,7 @@ def copy_strides(op, sizes, strides, memory_format):
         if len(sizes) != 4:
             raise ShapeError(f"{op}(): required rank 4 tensor to use channels_last format "
                              f"(argument 'self' has {len(sizes)} dims)", op=op, arg="self")
-        return dense_in_order(sizes, _CHANNELS_LAST)
+        return dense_in_order(sizes, mf.CHANNELS_LAST_ORDER)
     raise ArgumentError(f"{op}(): argument 'memory_format' must be a tensorplay.memory_format "
                         f"(preserve_format, contiguous_format or channels_last), not "
                         f"{type(memory_format).__name__}", op=op, arg="memory_format")
@@ -124,8 +109,8 @@ def pointwise_strides(sizes, inputs):
     if all(tuple(s) == tuple(sizes) for s, _ in inputs):
         if all(is_contiguous_layout(s, st) for s, st in inputs):
             return contiguous_strides(sizes)
-        if ndim == 4 and all(_is_channels_last(s, st) for s, st in inputs):
-            return dense_in_order(sizes, _CHANNELS_LAST)
+        if ndim == 4 and all(mf.is_channels_last(s, st) for s, st in inputs):
+            return dense_in_order(sizes, mf.CHANNELS_LAST_ORDER)
         first = tuple(inputs[0][1])
         if all(tuple(st) == first for _, st in inputs) and \
                 is_non_overlapping_and_dense(sizes, first):
@@ -182,3 +167,14 @@ def check_inplace_overlap(op, self, *inputs):
                 f"'{name}') and the written-to tensor (argument 'self') refer to a single "
                 f"memory location, with overlapping memory. Please clone() the tensor before "
                 f"performing the operation.", op=op, arg=name)
+
+
+def is_in_format(op, sizes, strides, memory_format):
+    """Whether a tensor is laid out as `memory_format` asks (`is_contiguous(memory_format)`):
+    contiguous_format is row-major; channels_last is a 4-D tensor stored NHWC."""
+    if memory_format is None or memory_format is mf.contiguous_format:
+        return is_contiguous_layout(sizes, strides)
+    if memory_format is mf.channels_last:
+        return mf.is_channels_last(sizes, strides)
+    raise ArgumentError(f"{op}(): argument 'memory_format' must be contiguous_format or "
+                        f"channels_last, not {memory_format!r}", op=op, arg="memory_format")

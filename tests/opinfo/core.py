@@ -280,6 +280,8 @@ def to_torch(value, requires_grad=None):
         return TORCH_DTYPE[value]
     if isinstance(value, tp.device):
         return torch.device("cpu") if value.type != "meta" else torch.device("meta")
+    if isinstance(value, tp.memory_format):
+        return getattr(torch, value.name)
     if isinstance(value, str) and value.partition(":")[0] == "cuda":
         return "cpu"      # a device argument spelled as a string: PyTorch runs on the CPU
     if isinstance(value, tuple):

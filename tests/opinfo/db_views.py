@@ -115,6 +115,12 @@ def _to_samples(op, device, dtype, requires_grad):
             name="device and dtype", meta=False)
     yield S(x(), (make_tensor((2,), tp.float64, device, rng=rng),), name="like other")
     yield S(x(), (make_tensor((2,), dtype, device, rng=rng),), name="like other, same dtype")
+    def image():
+        return make_tensor((2, 3, 4, 5), dtype, device, rng=rng, requires_grad=grad)
+    yield S(image(), kwargs={"memory_format": tp.channels_last}, name="to channels_last")
+    yield S(image(), kwargs={"memory_format": tp.preserve_format}, name="preserve_format")
+    yield S(x(), kwargs={"memory_format": tp.contiguous_format, "dtype": tp.float64},
+            name="contiguous_format and dtype")
 
 
 def errors_to(op, device):
@@ -143,7 +149,8 @@ COPIES = [
     OpInfo("clone", overloads=("clone",), sample_inputs_func=sample_inputs_unary),
     OpInfo("_to_copy", overloads=("_to_copy",), ref=torch.ops.aten._to_copy,
            sample_inputs_func=_to_copy_samples),
-    OpInfo("to", overloads=("to.dtype", "to.device", "to.other"), ref="Tensor.to",
+    OpInfo("to", overloads=("to.dtype", "to.device", "to.other", "to.memory_format"),
+           ref="Tensor.to",
            sample_inputs_func=_to_samples, error_inputs_func=errors_to),
 ]
 for _name in ("float", "double", "long", "int", "bool", "half", "bfloat16"):

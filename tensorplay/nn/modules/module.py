@@ -326,7 +326,10 @@ class Module:
 
     def to(self, *args, **kwargs):
         """`to(device)`, `to(dtype)`, `to(device, dtype)`, `to(tensor)`: floating-point
-        parameters and buffers take the dtype; every one moves to the device."""
+        parameters and buffers take the dtype; every one moves to the device.
+        `memory_format=tp.channels_last` also lays out the 4-D ones NHWC (conv weights),
+        as PyTorch does."""
+        memory_format = kwargs.pop("memory_format", None)
         device, dtype = _parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
@@ -334,7 +337,10 @@ class Module:
 
         def convert(t):
             want = dtype if dtype is not None and t.dtype.is_floating_point else t.dtype
-            return t.to(device if device is not None else t.device, want)
+            t = t.to(device if device is not None else t.device, want)
+            if memory_format is not None and t.dim() == 4:
+                t = t.contiguous(memory_format=memory_format)
+            return t
 
         return self._apply(convert)
 

@@ -1,0 +1,159 @@
+"""Measured priorities: `tp.dispatch.tune(op, sample_inputs)`.
+
+Static priorities say which candidate *should* be faster; tuning measures it. For the
+choice-cache key of the sample inputs (dtypes, layout, shape signature), every eligible
+candidate is timed on them, and the fastest is pinned for that key: later calls with
+the same key run it first, whatever its static priority (a pinned candidate that raises
+KernelConstraintError still hands over to the next). explain() marks such a plan
+"tuned".
+
+    tp.dispatch.enable_tuning()                 # off by default: pins are not consulted
+    tp.dispatch.tune("mm", (a, b))              # -> "cpu_kernels.linalg.mm"
+
+Pins are saved to a user cache file (TP_TUNE_CACHE, else ~/.cache/tensorplay/tuned.json)
+under the device's name and the library version, and read back by enable_tuning();
+a file written by another version or for another device is ignored: its timings
+describe other kernels or another machine.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+
+from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.dispatch.keys import DispatchKey
+from tensorplay.dispatch.registry import bump_version, options
+from tensorplay.errors import ArgumentError, KernelConstraintError
+
+__all__ = ["tune", "enable_tuning", "tuning_file"]
+
+LIBRARY_VERSION = "0.1.0"      # tensorplay.__version__ (not imported: it loads the API)
+
+
+def tuning_file():
+    return os.environ.get("TP_TUNE_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tensorplay", "tuned.json")
+
+
+def device_name(device):
+    if device.type == "cuda":
+        from tensorplay import cuda
+        if cuda.is_interpreted():
+            return "cuda (Triton interpreter)"
+        import torch
+        return torch.cuda.get_device_name(device.index or 0)
+    return f"{device.type} ({platform.machine()} {platform.processor()})".strip()
+
+
+def _registry_for(op, args):
+    handle = dispatcher.find(op)
+    devices = [a._impl.device for a in _tensors(args)]
+    if not devices:
+        raise ArgumentError(f"tune(): sample_inputs of {op} hold no tensor", op="tune",
+                            arg="sample_inputs")
+    device = next((d for d in devices if d.type != "cpu"), devices[0])
+    key = DispatchKey.CUDA if device.type == "cuda" else DispatchKey.CPU
+    registry = handle.registries.get(key)
+    if registry is None or not registry.candidates:
+        raise ArgumentError(f"tune(): {op} has no {key.name} kernels to choose from",
+                            op="tune", arg="op")
+    return registry, device
+
+
+def _tensors(args):
+    for a in args:
+        if hasattr(a, "_impl"):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (t for t in a if hasattr(t, "_impl"))
+
+
+def _time(fn, args, repeat):
+    """The best of `repeat` runs, after one warm-up (compilation, caches, page faults)."""
+    fn(*args)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def tune(op, sample_inputs, repeat=5, save=True):
+    """Time every candidate of `op` eligible for `sample_inputs` (the op's arguments in
+    schema order) and pin the fastest for their shape signature; returns its name.
+    Turns tuning on (`enable_tuning`). Pins are saved to tuning_file() unless save=False."""
+    args = tuple(sample_inputs)
+    registry, device = _registry_for(op, args)
+    key = registry.cache_key(args)
+    eligible = registry.viable(registry.dtype_of_key(key),
+                               key[1] if key[1] is not None else True,
+                               registry.shape_results(key))
+    times = {}
+    for cand in eligible:
+        try:
+            times[cand.name] = _time(cand.fn, args, repeat)
+        except KernelConstraintError:
+            continue
+    if not times:
+        raise ArgumentError(f"tune(): no candidate of {op} runs on these inputs "
+                            f"{registry.describe_key(key)}", op="tune", arg="sample_inputs")
+    best = min(times, key=times.get)
+    registry.pin(registry.describe_key(key), best)
+    if save:
+        _save(device, dispatcher.find(op).name, registry.describe_key(key), best)
+    enable_tuning()
+    return best
+
+
+def enable_tuning(enabled=True):
+    """Consult pinned choices (and load those saved for this library version); off by
+    default. Every op is re-resolved: a pinned op's backend slot must call its registry."""
+    options.tuning = bool(enabled)
+    if enabled:
+        _load()
+    for handle in dispatcher.ops.values():
+        handle._resolve()
+    bump_version()
+
+
+def _read():
+    try:
+        with open(tuning_file()) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    if data.get("version") != LIBRARY_VERSION:
+        return {}          # stale: another version's kernels
+    return data
+
+
+def _save(device, op, key_text, name):
+    data = _read() or {"version": LIBRARY_VERSION, "devices": {}}
+    choices = data["devices"].setdefault(device_name(device), {})
+    choices.setdefault(op, {})[key_text] = name
+    path = tuning_file()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+
+
+def _load():
+    """Pin what the file holds for the devices of this machine."""
+    from tensorplay._device import device as make_device
+    devices = _read().get("devices", {})
+    names = {device_name(make_device("cpu")): DispatchKey.CPU}
+    from tensorplay import _cuda_state
+    if _cuda_state.triton_available() and _cuda_state.is_available():
+        names[device_name(make_device("cuda"))] = DispatchKey.CUDA
+    for name, key in names.items():
+        for op, pins in devices.get(name, {}).items():
+            handle = dispatcher.ops.get(op)
+            registry = handle.registries.get(key) if handle is not None else None
+            if registry is None:
+                continue
+            for key_text, candidate in pins.items():
+                if any(c.name == candidate for c in registry.candidates):
+                    registry.pin(key_text, candidate)

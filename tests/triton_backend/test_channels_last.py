@@ -1,0 +1,83 @@
+"""channels_last on `cuda`: the Triton conv, pooling and batch_norm kernels are NCHW
+kernels, so a channels_last call reaches them through the layout-conversion fallback of
+kernel selection, which lays the results out channels_last again. Values, gradients and
+strides (of results and gradients) against PyTorch with channels_last inputs, and against
+the same call on NCHW inputs."""
+import numpy as np
+import pytest
+import torch
+
+from triton_util import CUDA, host
+
+import tensorplay as tp
+
+CASES = {
+    "conv2d": (lambda F, x, w: F.conv2d(x, w, padding=1), (4, 3, 3, 3)),
+    "max_pool2d": (lambda F, x, w: F.max_pool2d(x, 2), None),
+    "avg_pool2d": (lambda F, x, w: F.avg_pool2d(x, 2), None),
+    "batch_norm": (lambda F, x, w: F.batch_norm(x, None, None, training=True), None),
+}
+
+
+def same_strides(mine, theirs):
+    """Strides equal where they matter: a dim of size 1 may have any stride."""
+    return tuple(mine.shape) == tuple(theirs.shape) and all(
+        a == b for a, b, n in zip(mine.stride(), theirs.stride(), mine.shape) if n != 1)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_channels_last_on_cuda_matches_torch_and_nchw(case):
+    fn, w_shape = CASES[case]
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last).requires_grad_()
+    plain = tp.from_numpy(x_np).to(CUDA).requires_grad_()
+    tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last).requires_grad_()
+    w = tw = None
+    if w_shape is not None:
+        w_np = rng.standard_normal(w_shape).astype(np.float32)
+        w = tp.from_numpy(w_np).to(CUDA).requires_grad_()
+        tw = torch.from_numpy(w_np).requires_grad_()
+    y, y_plain = fn(tp.nn.functional, x, w), fn(tp.nn.functional, plain, w)
+    ty = fn(torch.nn.functional, tx, tw)
+    assert same_strides(y, ty) and y_plain.is_contiguous()
+    np.testing.assert_allclose(host(y.detach()), host(y_plain.detach()), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(host(y.detach()), ty.detach().numpy(), rtol=1e-4, atol=1e-5)
+    g_np = rng.standard_normal(ty.shape).astype(np.float32)
+    (y * tp.from_numpy(g_np).to(CUDA)).sum().backward()
+    (ty * torch.from_numpy(g_np)).sum().backward()
+    assert same_strides(x.grad, tx.grad)
+    np.testing.assert_allclose(host(x.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    if w is not None:
+        assert same_strides(w.grad, tw.grad)
+        np.testing.assert_allclose(host(w.grad), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_nhwc_batch_norm_kernel_runs_and_matches_torch(training):
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((3, 5, 4, 3)).astype(np.float32)
+    stats_np = [rng.standard_normal(5).astype(np.float32),
+                rng.uniform(0.5, 2, 5).astype(np.float32)]
+    w_np, b_np = rng.standard_normal(5).astype(np.float32), rng.standard_normal(5).astype(
+        np.float32)
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last)
+    tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last)
+    rm, rv = (tp.from_numpy(s.copy()).to(CUDA) for s in stats_np)
+    trm, trv = (torch.from_numpy(s.copy()) for s in stats_np)
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    try:
+        y = tp.nn.functional.batch_norm(x, rm, rv, tp.from_numpy(w_np).to(CUDA),
+                                        tp.from_numpy(b_np).to(CUDA), training=training)
+        ran = tp.dispatch.cache_stats()["native_batch_norm"]
+    finally:
+        tp.dispatch.enable_stats(False)
+    ty = torch.nn.functional.batch_norm(tx, trm, trv, torch.from_numpy(w_np),
+                                        torch.from_numpy(b_np), training=training)
+    assert ran.kernels == {"triton_kernels.norm_fused.native_batch_norm_nhwc": 1}
+    assert not ran.fallbacks
+    assert same_strides(y, ty)
+    np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(host(rm), trm.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(host(rv), trv.numpy(), rtol=1e-5, atol=1e-6)
