@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.library import Library, kernel
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_spatial_pool as rules
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._windows import add_windows, windows
@@ -374,12 +374,18 @@ def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
                              grad_output._impl.dtype)
 
 
-# Registered next to the kernels; a channels_last call is a 4-D one, so no shape rule.
+# The max's window loop runs over channel runs: below 16 channels they are too short, and
+# the NCHW kernel with its two layout copies is faster (measured 0.8-1.0x at 3-8 channels,
+# 1.2x at 16, 1.5x and more from 32: benchmarks/bench_kernel_selection.py). The other
+# NHWC kernels win at every width measured, 3 channels up.
+_16_CHANNELS = ShapeRule("at least 16 channels", lambda self, *rest: self._impl.sizes[1] >= 16)
 nhwc = Library("CPU", "cpu_kernels.pooling (NHWC)")
-for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
-                   ("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
+nhwc.impl("max_pool2d_with_indices", max_pool2d_with_indices_nhwc, priority=10,
+          layout="channels_last", shape=_16_CHANNELS)
+for _name, _fn in (("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
                    ("avg_pool2d", avg_pool2d_nhwc),
                    ("avg_pool2d_backward", avg_pool2d_backward_nhwc),
                    ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
                    ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
+    # a channels_last call is a 4-D one: no shape rule needed
     nhwc.impl(_name, _fn, priority=10, layout="channels_last")

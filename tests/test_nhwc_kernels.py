@@ -50,7 +50,7 @@ def counting():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_nhwc_pooling_matches_torch_and_runs_the_nhwc_kernel(counting, case, dtype):
     fn = CASES[case]
-    x, tx = _cl_pair((2, 5, 7, 6), seed=len(case), dtype=dtype)
+    x, tx = _cl_pair((2, 16, 7, 6), seed=len(case), dtype=dtype)   # NHWC max: 16 channels up
     y, ty = fn(tp.nn.functional, x), fn(torch.nn.functional, tx)
     assert same_strides(y, ty) and y.dtype == {np.float32: tp.float32,
                                                np.float64: tp.float64}[dtype]
@@ -69,7 +69,7 @@ def test_nhwc_pooling_matches_torch_and_runs_the_nhwc_kernel(counting, case, dty
 def test_nhwc_max_pool_indices_ties_and_nan_match_torch():
     """Indices are flat (H, W) plane positions laid out channels_last, as PyTorch returns
     them; ties take the first maximum, a NaN the last NaN (PyTorch's CPU rule)."""
-    x_np = np.random.default_rng(3).integers(0, 3, (2, 4, 6, 5)).astype(np.float32)
+    x_np = np.random.default_rng(3).integers(0, 3, (2, 16, 6, 5)).astype(np.float32)
     x_np[0, 1, 2, 3] = x_np[1, 3, 0, 0] = x_np[1, 3, 1, 1] = np.nan
     x = tp.from_numpy(x_np).to(memory_format=tp.channels_last)
     tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last)
@@ -81,7 +81,7 @@ def test_nhwc_max_pool_indices_ties_and_nan_match_torch():
 
 
 def test_nhwc_max_pool_of_integers_matches_torch():
-    x_np = np.random.default_rng(4).integers(-50, 50, (1, 3, 5, 5)).astype(np.int32)
+    x_np = np.random.default_rng(4).integers(-50, 50, (1, 16, 5, 5)).astype(np.int32)
     x = tp.from_numpy(x_np).to(memory_format=tp.channels_last)
     tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last)
     v, i = tp.nn.functional.max_pool2d(x, 2, padding=1, return_indices=True)
@@ -100,3 +100,16 @@ def test_explain_shows_the_nhwc_pooling_candidate_chosen():
         in ex.text
     assert "rejected, an NCHW kernel: channels_last inputs" in ex.text
     assert "fallback" not in ex.text
+
+
+def test_nhwc_max_pool_below_16_channels_takes_the_nchw_kernel(counting):
+    """Where the NHWC max measured slower (few channels), the NCHW kernel runs through the
+    layout fallback, with the same results as PyTorch."""
+    x, tx = _cl_pair((1, 3, 4, 4), seed=6)
+    y, ty = tp.nn.functional.max_pool2d(x, 2), torch.nn.functional.max_pool2d(tx, 2)
+    assert same_strides(y, ty)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    row = counting()["max_pool2d_with_indices"]
+    assert set(row.kernels) == {"cpu_kernels.pooling.max_pool2d_with_indices"}
+    assert row.rejected["cpu_kernels.pooling.max_pool2d_with_indices_nhwc"] == {
+        "shape rule 'at least 16 channels' not met": 1}
