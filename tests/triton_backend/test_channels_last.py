@@ -1,6 +1,7 @@
-"""channels_last on `cuda`: the Triton conv, pooling and batch_norm kernels are NCHW
-kernels, so a channels_last call reaches them through the layout-conversion fallback of
-kernel selection, which lays the results out channels_last again. Values, gradients and
+"""channels_last on `cuda`: max and average pooling and the batch_norm forward have NHWC
+kernels; the other Triton kernels (conv, adaptive pooling) are NCHW kernels, so a
+channels_last call reaches them through the layout-conversion fallback of kernel
+selection, which lays the results out channels_last again. Values, gradients and
 strides (of results and gradients) against PyTorch with channels_last inputs, and against
 the same call on NCHW inputs."""
 import numpy as np
@@ -81,3 +82,57 @@ def test_nhwc_batch_norm_kernel_runs_and_matches_torch(training):
     np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(host(rm), trm.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(host(rv), trv.numpy(), rtol=1e-5, atol=1e-6)
+
+
+NHWC_POOLS = {
+    "max 3 s2 p1 ceil": lambda F, x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+    "max dilated": lambda F, x: F.max_pool2d(x, 2, stride=1, dilation=2),
+    "avg 3 s2 p1 no pad count": lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1,
+                                                          count_include_pad=False),
+    "avg divisor": lambda F, x: F.avg_pool2d(x, 2, divisor_override=3),
+}
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 1e-2)])
+@pytest.mark.parametrize("case", sorted(NHWC_POOLS))
+def test_nhwc_pool_kernels_run_and_match_torch(case, dtype, tol):
+    """Values, indices, gradients and their strides; the NHWC kernels ran, forward and
+    backward, with no layout fallback."""
+    fn = NHWC_POOLS[case]
+    x_np = np.random.default_rng(len(case)).standard_normal((2, 5, 7, 6)).astype(dtype)
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last).requires_grad_()
+    tx = torch.from_numpy(x_np.astype(np.float32)).to(memory_format=torch.channels_last) \
+        .requires_grad_()
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    try:
+        y = fn(tp.nn.functional, x)
+        g_np = np.random.default_rng(3).standard_normal(tuple(y.shape)).astype(dtype)
+        (y * tp.from_numpy(g_np).to(CUDA)).sum().backward()
+        stats = tp.dispatch.cache_stats()
+    finally:
+        tp.dispatch.enable_stats(False)
+    ty = fn(torch.nn.functional, tx)
+    (ty * torch.from_numpy(g_np.astype(np.float32))).sum().backward()
+    assert same_strides(y, ty) and same_strides(x.grad, tx.grad)
+    assert y.dtype == x.dtype and x.grad.dtype == x.dtype
+    np.testing.assert_allclose(host(y.detach()).astype(np.float32), ty.detach().numpy(),
+                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(host(x.grad).astype(np.float32), tx.grad.numpy(), rtol=tol,
+                               atol=tol)
+    op = "max_pool2d_with_indices" if case.startswith("max") else "avg_pool2d"
+    for name in (op, op + "_backward"):
+        assert stats[name].kernels == {f"triton_kernels.pool.{name}_nhwc": 1}, name
+        assert not stats[name].fallbacks
+
+
+def test_nhwc_max_pool_indices_match_torch():
+    x_np = np.random.default_rng(4).integers(0, 3, (2, 4, 6, 5)).astype(np.float32)
+    x_np[1, 2, 3, 3] = np.nan
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last)
+    tx = torch.from_numpy(x_np).to(memory_format=torch.channels_last)
+    v, i = tp.nn.functional.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+    tv, ti = torch.nn.functional.max_pool2d(tx, 3, stride=2, padding=1, return_indices=True)
+    assert same_strides(i, ti) and same_strides(v, tv)
+    np.testing.assert_array_equal(host(i), ti.numpy())
+    np.testing.assert_array_equal(host(v), tv.numpy())
