@@ -28,8 +28,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tensorplay.library import kernel
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay import _dtype as dt
+from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
 from tensorplay.errors import ShapeError
@@ -354,6 +355,90 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return gi, gw, gb
 
 
+# ---- NHWC kernel: conv2d of channels_last inputs -----------------------------------------
+# A direct convolution over NHWC memory, with no im2col matrix and no layout copies: a
+# program computes a BLOCK_M x BLOCK_N tile of (output pixel, output channel) and, for
+# each kernel offset (kh, kw), adds the product of the BLOCK_M input pixels' channel runs
+# (contiguous in channels_last memory) by the weight's (channel, output channel) block:
+#
+#     out[m, o] = bias[o] + sum over kh, kw, c of x[n, ih, iw, c] * w[o, c, kh, kw]
+#
+# with (ih, iw) = (oh, ow) * stride - padding + (kh, kw) * dilation (outside reads 0).
+# Sums run in float32 (half inputs are upcast in the kernel), then round once.
+@triton.jit
+def conv2d_nhwc_kernel(
+    x_ptr, w_ptr, b_ptr, out_ptr,  # input (N, C, H, W) any strides; weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * OH * OW output pixels; out is (N, OH, OW, O)
+    sx_n, sx_c, sx_h, sx_w, sw_o, sw_c, sw_h, sw_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    o = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    n = m // (OH * OW)
+    oh = (m // OW) % OH
+    ow = m % OW
+    o_ok = o < O
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for kh in range(0, KH):
+        ih = oh * st_h - pad_h + kh * dil_h
+        for kw in range(0, KW):
+            iw = ow * st_w - pad_w + kw * dil_w
+            pixel_ok = (m < M) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            x_base = x_ptr + n * sx_n + ih * sx_h + iw * sx_w
+            w_base = w_ptr + kh * sw_h + kw * sw_w
+            for c0 in range(0, C, BLOCK_K):
+                c = c0 + tl.arange(0, BLOCK_K)
+                c_ok = c < C
+                x = tl.load(x_base[:, None] + c[None, :] * sx_c,
+                            mask=pixel_ok[:, None] & c_ok[None, :], other=0)
+                w = tl.load(w_base + c[:, None] * sw_c + o[None, :] * sw_o,
+                            mask=c_ok[:, None] & o_ok[None, :], other=0)
+                acc += tl.dot(x.to(tl.float32), w.to(tl.float32), input_precision="ieee")
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + o, mask=o_ok, other=0).to(tl.float32)[None, :]
+    tl.store(out_ptr + m[:, None] * O + o[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=(m < M)[:, None] & o_ok[None, :])
+
+
+# tl.dot takes tiles of at least 16 in each dim.
+NHWC_BLOCKS = dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=16)
+
+
+def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    """conv2d of a channels_last input, its result written channels_last (see above)."""
+    op = "convolution"
+    spec = rules.convolution(op, (input, weight, bias, stride, padding, dilation, transposed,
+                                  output_padding, groups))
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    n, c, h, w_ = x._impl.sizes
+    o, _, kh, kw = w._impl.sizes
+    oh, ow = spec.sizes[2:]
+    out = empty_strided(spec.sizes, (oh * ow * o, 1, ow * o, o), dtype=spec.dtype,
+                        device=device)
+    m = n * oh * ow
+    if m and o:
+        grid = (triton.cdiv(m, NHWC_BLOCKS["BLOCK_M"]), triton.cdiv(o, NHWC_BLOCKS["BLOCK_N"]))
+        launch(op, conv2d_nhwc_kernel, grid, pointer(x), pointer(w),
+               pointer(b if b is not None else w), pointer(out), c, h, w_, o, oh, ow, m,
+               *x._impl.strides, *w._impl.strides, kh, kw, *stride, *padding, *dilation,
+               HAS_BIAS=b is not None, **NHWC_BLOCKS)
+    return out
+
+
+# The NHWC kernel covers the plain conv2d (float types, no groups, not transposed); other
+# channels_last calls take the NCHW kernels through the layout-conversion fallback, and
+# so does the backward.
+PLAIN_CONV2D = ShapeRule("conv2d, not transposed, groups 1", lambda input, weight, bias,
+                         stride, padding, dilation, transposed, output_padding, groups:
+                         len(input._impl.sizes) == 4 and not transposed and groups == 1)
+nhwc = Library("CUDA", "triton_kernels.conv (NHWC)")
+nhwc.impl("convolution", convolution_nhwc, priority=10, layout="channels_last",
+          dtypes={dt.float16, dt.bfloat16, dt.float32}, shape=PLAIN_CONV2D)
+
+
 def compile_cases(quick):
     """The kernels for compile_check (see triton_kernels/compile_check.py)."""
     for ptr in (("*fp16",) if quick else ("*fp16", "*fp32", "*i64")):
@@ -365,3 +450,7 @@ def compile_cases(quick):
             yield (f"col2im {ptr[1:]} wide={wide}", col2im_kernel,
                    {"cols_ptr": ptr, "bias_ptr": ptr, "out_ptr": ptr},
                    dict(HAS_BIAS=True, ACC=acc, WIDE=wide, BLOCK_R=64, BLOCK_C=32), {})
+    for ptr in (("*bf16",) if quick else ("*fp16", "*bf16", "*fp32")):
+        yield (f"conv2d nhwc {ptr[1:]}", conv2d_nhwc_kernel,
+               {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
+               dict(HAS_BIAS=True, **NHWC_BLOCKS), {})

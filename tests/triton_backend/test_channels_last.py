@@ -1,5 +1,5 @@
-"""channels_last on `cuda`: max and average pooling and the batch_norm forward have NHWC
-kernels; the other Triton kernels (conv, adaptive pooling) are NCHW kernels, so a
+"""channels_last on `cuda`: max and average pooling, the conv2d forward and the batch_norm
+forward have NHWC kernels; the others (conv backward, adaptive pooling) are NCHW kernels, so a
 channels_last call reaches them through the layout-conversion fallback of kernel
 selection, which lays the results out channels_last again. Values, gradients and
 strides (of results and gradients) against PyTorch with channels_last inputs, and against
@@ -136,3 +136,64 @@ def test_nhwc_max_pool_indices_match_torch():
     assert same_strides(i, ti) and same_strides(v, tv)
     np.testing.assert_array_equal(host(i), ti.numpy())
     np.testing.assert_array_equal(host(v), tv.numpy())
+
+
+NHWC_CONVS = [  # (conv2d keywords, weight shape, bias, dtype, tolerance)
+    (dict(padding=1), (5, 3, 3, 3), True, np.float32, 1e-4),
+    (dict(stride=2, dilation=(1, 2), padding=(2, 1)), (4, 3, 2, 3), False, np.float32, 1e-4),
+    (dict(), (20, 19, 1, 1), True, np.float16, 2e-2),   # channels over one BLOCK_K
+]
+
+
+@pytest.mark.parametrize("kwargs, w_shape, has_bias, dtype, tol", NHWC_CONVS)
+def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dtype, tol):
+    """The forward runs the NHWC kernel (no fallback); the backward, still NCHW, runs
+    through the fallback: gradients and strides of both against PyTorch."""
+    rng = np.random.default_rng(2)
+    x_np = rng.standard_normal((2, w_shape[1], 7, 6)).astype(dtype)
+    w_np = rng.standard_normal(w_shape).astype(dtype)
+    b_np = rng.standard_normal(w_shape[0]).astype(dtype) if has_bias else None
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last).requires_grad_()
+    w = tp.from_numpy(w_np).to(CUDA).requires_grad_()
+    b = tp.from_numpy(b_np).to(CUDA).requires_grad_() if has_bias else None
+    tx = torch.from_numpy(x_np.astype(np.float32)).to(memory_format=torch.channels_last) \
+        .requires_grad_()
+    tw = torch.from_numpy(w_np.astype(np.float32)).requires_grad_()
+    tb = torch.from_numpy(b_np.astype(np.float32)).requires_grad_() if has_bias else None
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    try:
+        y = tp.nn.functional.conv2d(x, w, b, **kwargs)
+        ran = tp.dispatch.cache_stats()["convolution"]
+    finally:
+        tp.dispatch.enable_stats(False)
+    assert ran.kernels == {"triton_kernels.conv.convolution_nhwc": 1} and not ran.fallbacks
+    ty = torch.nn.functional.conv2d(tx, tw, tb, **kwargs)
+    assert same_strides(y, ty) and y.dtype == x.dtype
+    np.testing.assert_allclose(host(y.detach()).astype(np.float32), ty.detach().numpy(),
+                               rtol=tol, atol=tol)
+    g_np = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    (y * tp.from_numpy(g_np).to(CUDA)).sum().backward()
+    (ty * torch.from_numpy(g_np.astype(np.float32))).sum().backward()
+    assert same_strides(x.grad, tx.grad)
+    for mine, theirs in ((x.grad, tx.grad), (w.grad, tw.grad)) + \
+            (((b.grad, tb.grad),) if has_bias else ()):
+        np.testing.assert_allclose(host(mine).astype(np.float32), theirs.numpy(),
+                                   rtol=tol * 10, atol=tol * 10)
+
+
+def test_nhwc_conv2d_passes_grouped_calls_to_the_fallback():
+    rng = np.random.default_rng(3)
+    x_np = rng.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    w_np = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    x = tp.from_numpy(x_np).to(CUDA).to(memory_format=tp.channels_last)
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    try:
+        y = tp.nn.functional.conv2d(x, tp.from_numpy(w_np).to(CUDA), groups=2)
+        ran = tp.dispatch.cache_stats()["convolution"]
+    finally:
+        tp.dispatch.enable_stats(False)
+    assert set(ran.kernels) == {"triton_kernels.conv.convolution"} and ran.fallbacks
+    ty = torch.nn.functional.conv2d(torch.from_numpy(x_np), torch.from_numpy(w_np), groups=2)
+    np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-4, atol=1e-4)
