@@ -16,6 +16,7 @@ from tensorplay.meta import nn_spatial_pool as rules
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._windows import add_windows, windows
 from tensorplay import _dtype as dt
+from tensorplay.errors import DimError
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -100,10 +101,19 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
             out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
 
 
-def _scatter_to_planes(grad_output, indices, sizes):
+def _check_indices(op, idx, h, w):
+    """Saved indices must be positions in the H x W plane: np.bincount would add a bad one
+    into a neighbouring plane (or fail on the result's size) without a word."""
+    if idx.size and (idx.min() < 0 or idx.max() >= h * w):
+        raise DimError(f"{op}(): argument 'indices' holds a position outside the "
+                       f"{h} x {w} input plane", op=op, arg="indices")
+
+
+def _scatter_to_planes(op, grad_output, indices, sizes):
     """A zero input-shaped array with each gradient element added at its flat index."""
     g = grad_output._impl.array()
     idx = indices._impl.array()
+    _check_indices(op, idx, *sizes[-2:])
     plane = sizes[-2] * sizes[-1]
     b = int(np.prod(sizes[:-2], dtype=np.int64))
     acc = accumulate_dtype(grad_output._impl.dtype)
@@ -119,7 +129,8 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
                                      dilation, ceil_mode, indices):
     rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
         grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
-    return _scatter_to_planes(grad_output, indices, self._impl.sizes)
+    return _scatter_to_planes("max_pool2d_with_indices_backward", grad_output, indices,
+                              self._impl.sizes)
 
 
 def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
@@ -241,7 +252,8 @@ def adaptive_max_pool2d(self, output_size):
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     rules.adaptive_max_pool2d_backward("adaptive_max_pool2d_backward",
                                        (grad_output, self, indices))
-    return _scatter_to_planes(grad_output, indices, self._impl.sizes)
+    return _scatter_to_planes("adaptive_max_pool2d_backward", grad_output, indices,
+                              self._impl.sizes)
 
 
 # ---- NHWC kernels: pooling of channels_last inputs -----------------------------------
@@ -301,6 +313,7 @@ def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride
     n, c, h, w = self._impl.sizes
     acc = accumulate_dtype(grad_output._impl.dtype)
     idx = _nhwc(indices)                                             # (N, oh, ow, C)
+    _check_indices("max_pool2d_with_indices_backward", idx, h, w)
     flat = (idx + (np.arange(n) * h * w).reshape(n, 1, 1, 1)) * c + np.arange(c)
     summed = np.bincount(flat.ravel(), weights=_nhwc(grad_output, acc).ravel(),
                          minlength=n * h * w * c)

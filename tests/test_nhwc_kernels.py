@@ -113,3 +113,17 @@ def test_nhwc_max_pool_below_16_channels_takes_the_nchw_kernel(counting):
     assert set(row.kernels) == {"cpu_kernels.pooling.max_pool2d_with_indices"}
     assert row.rejected["cpu_kernels.pooling.max_pool2d_with_indices_nhwc"] == {
         "shape rule 'at least 16 channels' not met": 1}
+
+
+@pytest.mark.parametrize("nhwc", [True, False])
+def test_max_pool_backward_rejects_indices_outside_the_plane(nhwc):
+    from cpu_kernels import pooling
+    x = tp.rand(1, 16, 4, 4)
+    if nhwc:
+        x = x.to(memory_format=tp.channels_last)
+    v, i = pooling.max_pool2d_with_indices_nhwc(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    bad = (i + 16).contiguous(memory_format=tp.channels_last if nhwc else tp.contiguous_format)
+    backward = pooling.max_pool2d_with_indices_backward_nhwc if nhwc else \
+        pooling.max_pool2d_with_indices_backward
+    with pytest.raises(tp.errors.DimError, match="indices.*outside the 4 x 4 input plane"):
+        backward(v, x, (2, 2), (2, 2), (0, 0), (1, 1), False, bad)
