@@ -408,12 +408,31 @@ def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ce
                          divisor_override, nhwc=True)
 
 
+def adaptive_avg_pool2d_nhwc(self, output_size):
+    op = "adaptive_avg_pool2d"
+    spec = rules.adaptive_avg_pool2d(op, (self, output_size))
+    return _forward(op, self, spec.sizes, "avg", _adaptive_params(self, spec.sizes),
+                    adaptive=True, nhwc=True)[0]
+
+
+def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
+    op = "adaptive_avg_pool2d_backward"
+    rules.adaptive_avg_pool2d_backward(op, (grad_output, self))
+    out_sizes = grad_output._impl.sizes
+    steps = tuple(_adaptive_extent(o, n) if o else 0
+                  for n, o in zip(self._impl.sizes[-2:], out_sizes[-2:]))
+    return _avg_backward(op, grad_output, self, _adaptive_params(self, out_sizes), steps,
+                         True, nhwc=True)
+
+
 # A channels_last call is a 4-D one: no shape rule needed.
 nhwc = Library("CUDA", "triton_kernels.pool (NHWC)")
 for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
                    ("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
                    ("avg_pool2d", avg_pool2d_nhwc),
-                   ("avg_pool2d_backward", avg_pool2d_backward_nhwc)):
+                   ("avg_pool2d_backward", avg_pool2d_backward_nhwc),
+                   ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
+                   ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
     nhwc.impl(_name, _fn, priority=10, layout="channels_last")
 
 

@@ -1,7 +1,8 @@
-"""channels_last on `cuda`: max and average pooling, the conv2d forward and the batch_norm
-forward have NHWC kernels; the others (conv backward, adaptive pooling) are NCHW kernels, so a
-channels_last call reaches them through the layout-conversion fallback of kernel
-selection, which lays the results out channels_last again. Values, gradients and
+"""channels_last on `cuda`: max, average and adaptive average pooling, the conv2d forward
+and the batch_norm forward have NHWC kernels; the others (conv backward, adaptive max
+pooling) are NCHW kernels, so a channels_last call reaches them through the
+layout-conversion fallback of kernel selection, which lays the results out channels_last
+again. Values, gradients and
 strides (of results and gradients) against PyTorch with channels_last inputs, and against
 the same call on NCHW inputs."""
 import numpy as np
@@ -90,7 +91,10 @@ NHWC_POOLS = {
     "avg 3 s2 p1 no pad count": lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1,
                                                           count_include_pad=False),
     "avg divisor": lambda F, x: F.avg_pool2d(x, 2, divisor_override=3),
+    "adaptive avg (3, 4)": lambda F, x: F.adaptive_avg_pool2d(x, (3, 4)),
 }
+NHWC_OPS = {"max": "max_pool2d_with_indices", "avg": "avg_pool2d",
+            "adaptive": "adaptive_avg_pool2d"}
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 1e-2)])
@@ -120,7 +124,7 @@ def test_nhwc_pool_kernels_run_and_match_torch(case, dtype, tol):
                                rtol=tol, atol=tol)
     np.testing.assert_allclose(host(x.grad).astype(np.float32), tx.grad.numpy(), rtol=tol,
                                atol=tol)
-    op = "max_pool2d_with_indices" if case.startswith("max") else "avg_pool2d"
+    op = NHWC_OPS[case.split()[0]]
     for name in (op, op + "_backward"):
         assert stats[name].kernels == {f"triton_kernels.pool.{name}_nhwc": 1}, name
         assert not stats[name].fallbacks
