@@ -109,7 +109,8 @@ def nhwc_pooling(rng):
                 ("max_pool2d 3x3 s2 p1", "max_pool2d_with_indices",
                  ((3, 3), (2, 2), (1, 1), (1, 1), False)),
                 ("avg_pool2d 2x2 s2", "avg_pool2d",
-                 ((2, 2), (2, 2), (0, 0), False, True, None))):
+                 ((2, 2), (2, 2), (0, 0), False, True, None)),
+                ("adaptive_avg_pool2d -> 1x1", "adaptive_avg_pool2d", ((1, 1),))):
             nchw, nhwc = getattr(pooling, name), getattr(pooling, name + "_nhwc")
 
             def fallback():
@@ -124,15 +125,16 @@ def nhwc_pooling(rng):
             g = tp.from_numpy(rng.standard_normal(y.shape).astype(np.float32)) \
                 .to(memory_format=cl)
             tail = (result[1],) if isinstance(result, tuple) else ()
+            bargs = () if name.startswith("adaptive") else args    # its backward takes none
             back, back_nhwc = (getattr(pooling, name + "_backward"),
                                getattr(pooling, name + "_backward_nhwc"))
 
             def back_fallback():
                 flat_tail = tuple(t.contiguous() for t in tail)
-                back(g.contiguous(), x.contiguous(), *args, *flat_tail) \
+                back(g.contiguous(), x.contiguous(), *bargs, *flat_tail) \
                     .contiguous(memory_format=cl)
             t_fallback, t_nhwc = paired_min(back_fallback,
-                                            lambda: back_nhwc(g, x, *args, *tail),
+                                            lambda: back_nhwc(g, x, *bargs, *tail),
                                             batch=5, rounds=15)
             row(f"{label} bwd NHWC {shape}", t_fallback, t_nhwc, bar=1.2)
 
