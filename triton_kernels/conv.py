@@ -406,6 +406,81 @@ def conv2d_nhwc_kernel(
 NHWC_BLOCKS = dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=16)
 
 
+@triton.jit
+def conv2d_nhwc_grad_input_kernel(
+    g_ptr, w_ptr, out_ptr,  # grad_output (N, O, OH, OW) any strides; weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * H * W input pixels; out is (N, H, W, C)
+    sg_n, sg_o, sg_h, sg_w, sw_o, sw_c, sw_h, sw_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # A gather, as col2im: input pixel (ih, iw) meets kernel offset (kh, kw) in at most
+    # one output, the (oh, ow) with oh * stride = ih + pad - kh * dilation. Its gradient
+    # row (the O output channels) times the weight's (O, C) block at (kh, kw).
+    m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    c = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    n = m // (H * W)
+    ih = (m // W) % H
+    iw = m % W
+    c_ok = c < C
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for kh in range(0, KH):
+        th = ih + pad_h - kh * dil_h
+        oh = th // st_h
+        for kw in range(0, KW):
+            tw = iw + pad_w - kw * dil_w
+            ow = tw // st_w
+            hit = (m < M) & (th >= 0) & (th % st_h == 0) & (oh < OH) & \
+                (tw >= 0) & (tw % st_w == 0) & (ow < OW)
+            g_base = g_ptr + n * sg_n + oh * sg_h + ow * sg_w
+            w_base = w_ptr + kh * sw_h + kw * sw_w
+            for o0 in range(0, O, BLOCK_K):
+                o = o0 + tl.arange(0, BLOCK_K)
+                o_ok = o < O
+                g = tl.load(g_base[:, None] + o[None, :] * sg_o,
+                            mask=hit[:, None] & o_ok[None, :], other=0)
+                w = tl.load(w_base + o[:, None] * sw_o + c[None, :] * sw_c,
+                            mask=o_ok[:, None] & c_ok[None, :], other=0)
+                acc += tl.dot(g.to(tl.float32), w.to(tl.float32), input_precision="ieee")
+    tl.store(out_ptr + m[:, None] * C + c[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=(m < M)[:, None] & c_ok[None, :])
+
+
+@triton.jit
+def conv2d_nhwc_grad_weight_kernel(
+    g_ptr, x_ptr, out_ptr,  # grad_output, input (any strides); out: weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * OH * OW output pixels, the sum's length
+    sg_n, sg_o, sg_h, sg_w, sx_n, sx_c, sx_h, sx_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # One (O, C) tile of one kernel offset (program axis 2): the gradient rows, transposed,
+    # times the input rows each output pixel read at that offset, summed over the pixels.
+    o = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    c = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    k = tl.program_id(2)
+    kh = k // KW
+    kw = k % KW
+    o_ok = o < O
+    c_ok = c < C
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for p0 in range(0, M, BLOCK_K):
+        p = p0 + tl.arange(0, BLOCK_K).to(tl.int64)
+        n = p // (OH * OW)
+        oh = (p // OW) % OH
+        ow = p % OW
+        ih = oh * st_h - pad_h + kh * dil_h
+        iw = ow * st_w - pad_w + kw * dil_w
+        inside = (p < M) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        g = tl.load(g_ptr + (n * sg_n + oh * sg_h + ow * sg_w)[None, :] + o[:, None] * sg_o,
+                    mask=o_ok[:, None] & (p < M)[None, :], other=0)          # (O, pixels)
+        x = tl.load(x_ptr + (n * sx_n + ih * sx_h + iw * sx_w)[:, None] + c[None, :] * sx_c,
+                    mask=inside[:, None] & c_ok[None, :], other=0)          # (pixels, C)
+        acc += tl.dot(g.to(tl.float32), x.to(tl.float32), input_precision="ieee")
+    dst = out_ptr + (o[:, None] * C + c[None, :]) * (KH * KW) + k
+    tl.store(dst, acc.to(out_ptr.dtype.element_ty), mask=o_ok[:, None] & c_ok[None, :])
+
+
 def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
     """conv2d of a channels_last input, its result written channels_last (see above)."""
@@ -428,15 +503,63 @@ def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
     return out
 
 
-# The NHWC kernel covers the plain conv2d (float types, no groups, not transposed); other
-# channels_last calls take the NCHW kernels through the layout-conversion fallback, and
-# so does the backward.
+def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
+                              dilation, transposed, output_padding, groups, output_mask):
+    """(grad_input channels_last, grad_weight, grad_bias) of convolution_nhwc."""
+    op = "convolution_backward"
+    rules.convolution_backward(op, (grad_output, input, weight, bias_sizes, stride, padding,
+                                    dilation, transposed, output_padding, groups,
+                                    output_mask))
+    device, (g, x, w) = operands(op, grad_output=grad_output, input=input, weight=weight)
+    n, c, h, w_ = x._impl.sizes
+    o, _, kh, kw = w._impl.sizes
+    oh, ow = g._impl.sizes[2:]
+    dtype = g._impl.dtype
+    geometry = (kh, kw, *stride, *padding, *dilation)
+    block_m, block_n = NHWC_BLOCKS["BLOCK_M"], NHWC_BLOCKS["BLOCK_N"]
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = empty_strided(x._impl.sizes, (h * w_ * c, 1, w_ * c, c), dtype=dtype,
+                           device=device)
+        if n * h * w_ and c:
+            launch(op, conv2d_nhwc_grad_input_kernel,
+                   (triton.cdiv(n * h * w_, block_m), triton.cdiv(c, block_n)), pointer(g),
+                   pointer(w), pointer(gi), c, h, w_, o, oh, ow, n * h * w_,
+                   *g._impl.strides, *w._impl.strides, *geometry, **NHWC_BLOCKS)
+    if output_mask[1]:
+        gw = new_tensor(w._impl.sizes, dtype, device)
+        if o and c and kh * kw:
+            if n * oh * ow == 0:
+                F.zero_(gw)
+            else:
+                launch(op, conv2d_nhwc_grad_weight_kernel,
+                       (triton.cdiv(o, block_m), triton.cdiv(c, block_n), kh * kw),
+                       pointer(g), pointer(x), pointer(gw), c, h, w_, o, oh, ow, n * oh * ow,
+                       *g._impl.strides, *x._impl.strides, *geometry, **NHWC_BLOCKS)
+    if output_mask[2]:
+        gb = F.sum(g, [0, 2, 3], False, dtype=acc_dtype(dtype)).to(dtype)
+    return gi, gw, gb
+
+
+# The NHWC kernels cover the plain conv2d (float types, no groups, not transposed); other
+# channels_last calls take the NCHW kernels through the layout-conversion fallback.
+def _plain_conv2d(input, weight, transposed, groups):
+    return len(input._impl.sizes) == 4 and not transposed and groups == 1
+
+
 PLAIN_CONV2D = ShapeRule("conv2d, not transposed, groups 1", lambda input, weight, bias,
                          stride, padding, dilation, transposed, output_padding, groups:
-                         len(input._impl.sizes) == 4 and not transposed and groups == 1)
+                         _plain_conv2d(input, weight, transposed, groups))
+PLAIN_CONV2D_BACKWARD = ShapeRule(
+    "conv2d, not transposed, groups 1", lambda grad_output, input, weight, bias_sizes, stride,
+    padding, dilation, transposed, output_padding, groups, output_mask:
+    _plain_conv2d(input, weight, transposed, groups))
+HALF_AND_FLOAT = {dt.float16, dt.bfloat16, dt.float32}
 nhwc = Library("CUDA", "triton_kernels.conv (NHWC)")
 nhwc.impl("convolution", convolution_nhwc, priority=10, layout="channels_last",
-          dtypes={dt.float16, dt.bfloat16, dt.float32}, shape=PLAIN_CONV2D)
+          dtypes=HALF_AND_FLOAT, shape=PLAIN_CONV2D)
+nhwc.impl("convolution_backward", convolution_backward_nhwc, priority=10,
+          layout="channels_last", dtypes=HALF_AND_FLOAT, shape=PLAIN_CONV2D_BACKWARD)
 
 
 def compile_cases(quick):
@@ -454,3 +577,7 @@ def compile_cases(quick):
         yield (f"conv2d nhwc {ptr[1:]}", conv2d_nhwc_kernel,
                {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
                dict(HAS_BIAS=True, **NHWC_BLOCKS), {})
+        yield (f"conv2d nhwc grad_input {ptr[1:]}", conv2d_nhwc_grad_input_kernel,
+               {"g_ptr": ptr, "w_ptr": ptr, "out_ptr": ptr}, dict(NHWC_BLOCKS), {})
+        yield (f"conv2d nhwc grad_weight {ptr[1:]}", conv2d_nhwc_grad_weight_kernel,
+               {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": ptr}, dict(NHWC_BLOCKS), {})

@@ -1,6 +1,6 @@
-"""channels_last on `cuda`: max, average and adaptive average pooling, the conv2d forward
-and the batch_norm forward have NHWC kernels; the others (conv backward, adaptive max
-pooling) are NCHW kernels, so a channels_last call reaches them through the
+"""channels_last on `cuda`: max, average and adaptive average pooling, conv2d (forward and
+backward) and the batch_norm forward have NHWC kernels; the others (grouped or transposed
+conv, adaptive max pooling) are NCHW kernels, so a channels_last call reaches them through the
 layout-conversion fallback of kernel selection, which lays the results out channels_last
 again. Values, gradients and
 strides (of results and gradients) against PyTorch with channels_last inputs, and against
@@ -145,14 +145,15 @@ def test_nhwc_max_pool_indices_match_torch():
 NHWC_CONVS = [  # (conv2d keywords, weight shape, bias, dtype, tolerance)
     (dict(padding=1), (5, 3, 3, 3), True, np.float32, 1e-4),
     (dict(stride=2, dilation=(1, 2), padding=(2, 1)), (4, 3, 2, 3), False, np.float32, 1e-4),
-    (dict(), (20, 19, 1, 1), True, np.float16, 2e-2),   # channels over one BLOCK_K
+    (dict(stride=(3, 2)), (4, 3, 2, 2), False, np.float32, 1e-4),   # pixels no window reads
+    (dict(), (20, 19, 1, 1), True, np.float16, 5e-2),   # channels over one BLOCK_K
 ]
 
 
 @pytest.mark.parametrize("kwargs, w_shape, has_bias, dtype, tol", NHWC_CONVS)
 def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dtype, tol):
-    """The forward runs the NHWC kernel (no fallback); the backward, still NCHW, runs
-    through the fallback: gradients and strides of both against PyTorch."""
+    """Forward and backward run the NHWC kernels (no fallback): values, gradients and
+    strides against PyTorch."""
     rng = np.random.default_rng(2)
     x_np = rng.standard_normal((2, w_shape[1], 7, 6)).astype(dtype)
     w_np = rng.standard_normal(w_shape).astype(dtype)
@@ -164,26 +165,27 @@ def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dt
         .requires_grad_()
     tw = torch.from_numpy(w_np.astype(np.float32)).requires_grad_()
     tb = torch.from_numpy(b_np.astype(np.float32)).requires_grad_() if has_bias else None
+    g_np = rng.standard_normal(tuple(
+        torch.nn.functional.conv2d(tx, tw, tb, **kwargs).shape)).astype(dtype)
     tp.dispatch.reset_stats()
     tp.dispatch.enable_stats()
     try:
         y = tp.nn.functional.conv2d(x, w, b, **kwargs)
-        ran = tp.dispatch.cache_stats()["convolution"]
+        (y * tp.from_numpy(g_np).to(CUDA)).sum().backward()
+        stats = tp.dispatch.cache_stats()
     finally:
         tp.dispatch.enable_stats(False)
-    assert ran.kernels == {"triton_kernels.conv.convolution_nhwc": 1} and not ran.fallbacks
+    for name in ("convolution", "convolution_backward"):
+        assert set(stats[name].kernels) == {f"triton_kernels.conv.{name}_nhwc"}, name
+        assert not stats[name].fallbacks
     ty = torch.nn.functional.conv2d(tx, tw, tb, **kwargs)
-    assert same_strides(y, ty) and y.dtype == x.dtype
-    np.testing.assert_allclose(host(y.detach()).astype(np.float32), ty.detach().numpy(),
-                               rtol=tol, atol=tol)
-    g_np = rng.standard_normal(tuple(ty.shape)).astype(dtype)
-    (y * tp.from_numpy(g_np).to(CUDA)).sum().backward()
     (ty * torch.from_numpy(g_np.astype(np.float32))).sum().backward()
-    assert same_strides(x.grad, tx.grad)
-    for mine, theirs in ((x.grad, tx.grad), (w.grad, tw.grad)) + \
+    assert same_strides(y, ty) and same_strides(x.grad, tx.grad)
+    assert y.dtype == x.dtype and x.grad.dtype == w.grad.dtype == x.dtype
+    for mine, theirs in ((y.detach(), ty.detach()), (x.grad, tx.grad), (w.grad, tw.grad)) + \
             (((b.grad, tb.grad),) if has_bias else ()):
-        np.testing.assert_allclose(host(mine).astype(np.float32), theirs.numpy(),
-                                   rtol=tol * 10, atol=tol * 10)
+        np.testing.assert_allclose(host(mine).astype(np.float32), theirs.numpy(), rtol=tol,
+                                   atol=tol)
 
 
 def test_nhwc_conv2d_passes_grouped_calls_to_the_fallback():
