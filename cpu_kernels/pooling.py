@@ -6,6 +6,7 @@ forward is one reduction over the window axes (for the max, a loop over the kern
 offsets that also tracks where the max is: `_window_max`); the backward of an average adds
 the windows back (`add_windows`), that of a max adds each gradient at its argmax
 (`np.bincount`). Indices are flat positions in each (H, W) plane, as in PyTorch.
+Channels_last inputs have their own NHWC kernels (the section at the end).
 """
 from __future__ import annotations
 

@@ -22,6 +22,9 @@ and its backward is the other one of the pair:
 "rows" are an image copied channels-last, (G, N*P, C/G). Every spatial rank runs the
 3-D kernels: a 1-D or 2-D problem gets leading spatial dims of size 1 (kernel 1,
 stride 1, no padding), which cost nothing but an index that is always 0.
+
+A channels_last conv2d takes direct kernels over NHWC memory instead (the section at the
+end): no window matrix, no layout copies.
 """
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ The backwards:
               (a contiguous range of outputs per dim, at most ceil(kernel / stride) long)
     max       a scatter through the saved indices: tl.atomic_add into a float buffer,
               since overlapping windows may send several gradients to one pixel
+
+With NHWC=True each kernel numbers its elements (n, h, w, c) in place of (n, c, h, w):
+the kernels registered for channels_last inputs (the section at the end).
 """
 from __future__ import annotations
 
