@@ -6,7 +6,8 @@ one run, the two sides timed in alternation (common.paired_min).
 1. Specialised CPU candidates against the generic kernel on their shapes (both called
    directly, same arguments): the 1x1 convolution, forward and backward; for
    channels_last inputs, the NHWC 1x1 convolution and batch_norm against the NCHW kernel
-   reached through the layout-conversion fallback (its two copies included). The issue's
+   reached through the layout-conversion fallback (its two copies included), and the
+   NHWC max and average pooling, forward and backward, the same way. The issue's
    bar is 1.2x; a candidate that does not clear it is not registered.
 2. The execution-plan cache on and off, for a loop of small conv2d calls (forward), a
    three-operand einsum and (with a GPU) pointwise ops: the plan is the im2col geometry,
@@ -93,6 +94,49 @@ def nhwc_vs_fallback():
                                         lambda: nn_norm.native_batch_norm_nhwc(x, *bn),
                                         batch=5, rounds=15)
         row(f"batch_norm fwd NHWC {shape}", t_fallback, t_nhwc, bar=1.2)
+    nhwc_pooling(rng)
+
+
+def nhwc_pooling(rng):
+    """The NHWC pooling kernels against the NCHW ones through the fallback (its two copies
+    included), forward and backward."""
+    from cpu_kernels import pooling
+    cl = tp.channels_last
+    # (max_pool2d NHWC forward is registered from 16 channels up: the 3-channel row shows why)
+    for shape in ((8, 64, 28, 28), (32, 32, 8, 8), (4, 3, 32, 32)):
+        x = tp.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(memory_format=cl)
+        for label, name, args in (
+                ("max_pool2d 3x3 s2 p1", "max_pool2d_with_indices",
+                 ((3, 3), (2, 2), (1, 1), (1, 1), False)),
+                ("avg_pool2d 2x2 s2", "avg_pool2d",
+                 ((2, 2), (2, 2), (0, 0), False, True, None)),
+                ("adaptive_avg_pool2d -> 1x1", "adaptive_avg_pool2d", ((1, 1),))):
+            nchw, nhwc = getattr(pooling, name), getattr(pooling, name + "_nhwc")
+
+            def fallback():
+                results = nchw(x.contiguous(), *args)
+                for r in results if isinstance(results, tuple) else (results,):
+                    r.contiguous(memory_format=cl)
+            t_fallback, t_nhwc = paired_min(fallback, lambda: nhwc(x, *args),
+                                            batch=5, rounds=15)
+            row(f"{label} fwd NHWC {shape}", t_fallback, t_nhwc, bar=1.2)
+            result = nhwc(x, *args)
+            y = result[0] if isinstance(result, tuple) else result
+            g = tp.from_numpy(rng.standard_normal(y.shape).astype(np.float32)) \
+                .to(memory_format=cl)
+            tail = (result[1],) if isinstance(result, tuple) else ()
+            bargs = () if name.startswith("adaptive") else args    # its backward takes none
+            back, back_nhwc = (getattr(pooling, name + "_backward"),
+                               getattr(pooling, name + "_backward_nhwc"))
+
+            def back_fallback():
+                flat_tail = tuple(t.contiguous() for t in tail)
+                back(g.contiguous(), x.contiguous(), *bargs, *flat_tail) \
+                    .contiguous(memory_format=cl)
+            t_fallback, t_nhwc = paired_min(back_fallback,
+                                            lambda: back_nhwc(g, x, *bargs, *tail),
+                                            batch=5, rounds=15)
+            row(f"{label} bwd NHWC {shape}", t_fallback, t_nhwc, bar=1.2)
 
 
 def _plans_off(fn):

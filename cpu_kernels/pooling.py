@@ -6,16 +6,18 @@ forward is one reduction over the window axes (for the max, a loop over the kern
 offsets that also tracks where the max is: `_window_max`); the backward of an average adds
 the windows back (`add_windows`), that of a max adds each gradient at its argmax
 (`np.bincount`). Indices are flat positions in each (H, W) plane, as in PyTorch.
+Channels_last inputs have their own NHWC kernels (the section at the end).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.library import kernel
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import nn_spatial_pool as rules
-from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._windows import add_windows, windows
 from tensorplay import _dtype as dt
+from tensorplay.errors import DimError
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -100,10 +102,19 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
             out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
 
 
-def _scatter_to_planes(grad_output, indices, sizes):
+def _check_indices(op, idx, h, w):
+    """Saved indices must be positions in the H x W plane: np.bincount would add a bad one
+    into a neighbouring plane (or fail on the result's size) without a word."""
+    if idx.size and (idx.min() < 0 or idx.max() >= h * w):
+        raise DimError(f"{op}(): argument 'indices' holds a position outside the "
+                       f"{h} x {w} input plane", op=op, arg="indices")
+
+
+def _scatter_to_planes(op, grad_output, indices, sizes):
     """A zero input-shaped array with each gradient element added at its flat index."""
     g = grad_output._impl.array()
     idx = indices._impl.array()
+    _check_indices(op, idx, *sizes[-2:])
     plane = sizes[-2] * sizes[-1]
     b = int(np.prod(sizes[:-2], dtype=np.int64))
     acc = accumulate_dtype(grad_output._impl.dtype)
@@ -119,7 +130,8 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
                                      dilation, ceil_mode, indices):
     rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
         grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
-    return _scatter_to_planes(grad_output, indices, self._impl.sizes)
+    return _scatter_to_planes("max_pool2d_with_indices_backward", grad_output, indices,
+                              self._impl.sizes)
 
 
 def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
@@ -241,4 +253,161 @@ def adaptive_max_pool2d(self, output_size):
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     rules.adaptive_max_pool2d_backward("adaptive_max_pool2d_backward",
                                        (grad_output, self, indices))
-    return _scatter_to_planes(grad_output, indices, self._impl.sizes)
+    return _scatter_to_planes("adaptive_max_pool2d_backward", grad_output, indices,
+                              self._impl.sizes)
+
+
+# ---- NHWC kernels: pooling of channels_last inputs -----------------------------------
+# In NHWC memory the channels are the fastest dim. These kernels pad and pool the
+# (N, H, W, C) array in place of the (N * C, H, W) planes, so every step of the window
+# loop runs over contiguous channel runs, and the result is written NHWC directly: none of
+# the two layout copies the NCHW kernels need through the fallback. Indices are still
+# flat positions in each (H, W) plane, as PyTorch returns them for channels_last input.
+def _nhwc(t, dtype=None):
+    """The (N, H, W, C) array of a 4-D tensor (a view when it is stored channels_last)."""
+    a = t._impl.array().transpose(0, 2, 3, 1)
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def _pad_nhwc(a, pads, value=0):
+    """`a` (N, H, W, C) padded on H and W by `pads` ((before, after) per dim)."""
+    if not any(p for pair in pads for p in pair):
+        return a
+    return np.pad(a, [(0, 0)] + list(pads) + [(0, 0)], constant_values=value)
+
+
+def _nchw_windows(a, kernel, stride, dilation):
+    """(N, C, oh', ow', kh, kw) windows of `a` (N, H, W, C): `windows` over the NCHW view
+    of the same memory, so a window offset [..., u, v] is an (N, C, oh', ow') view whose
+    innermost memory run is still the channels."""
+    return windows(a.transpose(0, 3, 1, 2), kernel, stride, dilation)
+
+
+def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, ceil_mode):
+    op = "max_pool2d_with_indices"
+    spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding,
+                                                 dilation, ceil_mode))
+    kernel, stride, padding, dilation = rules.pool_params(op, kernel_size, stride, padding,
+                                                          dilation)
+    x = _nhwc(self)
+    h, w = x.shape[1:3]
+    oh, ow = spec.sizes[-2:]
+    xp = _pad_nhwc(x, _pad_for((h, w), (oh, ow), kernel, stride, padding, dilation),
+                   _lowest(self._impl.dtype))
+    offsets = [u * dilation[0] * w + v * dilation[1]
+               for u in range(kernel[0]) for v in range(kernel[1])]
+    win = _nchw_windows(xp, kernel, stride, dilation)[:, :, :oh, :ow]
+    values, arg = _window_max(win, self._impl.dtype.is_floating_point, offsets)
+    corners = ((np.arange(oh)[:, None] * stride[0] - padding[0]) * w
+               + np.arange(ow)[None, :] * stride[1] - padding[1])
+    indices = arg + corners
+    return (out_channels_last(values.transpose(0, 2, 3, 1), self._impl.dtype),
+            out_channels_last(indices.transpose(0, 2, 3, 1), dt.int64))
+
+
+def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride, padding,
+                                          dilation, ceil_mode, indices):
+    """Each gradient added at its max's position: in NHWC memory the flat position of
+    (n, plane index i, c) is (n * H * W + i) * C + c."""
+    rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    n, c, h, w = self._impl.sizes
+    acc = accumulate_dtype(grad_output._impl.dtype)
+    idx = _nhwc(indices)                                             # (N, oh, ow, C)
+    _check_indices("max_pool2d_with_indices_backward", idx, h, w)
+    flat = (idx + (np.arange(n) * h * w).reshape(n, 1, 1, 1)) * c + np.arange(c)
+    summed = np.bincount(flat.ravel(), weights=_nhwc(grad_output, acc).ravel(),
+                         minlength=n * h * w * c)
+    return out_channels_last(summed.reshape(n, h, w, c), grad_output._impl.dtype)
+
+
+def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override):
+    op = "avg_pool2d"
+    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
+                                 count_include_pad, divisor_override))
+    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    x = _nhwc(self, accumulate_dtype(self._impl.dtype))
+    sizes, out_sizes = x.shape[1:3], spec.sizes[-2:]
+    xp = _pad_nhwc(x, _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1)))
+    # The sum of kernel-offset slices (each (N, oh, ow, C)), not a reduction over the
+    # window axes of a view, whose innermost axes would not be the contiguous channels.
+    win = _nchw_windows(xp, kernel, stride, (1, 1))[:, :, :out_sizes[0], :out_sizes[1]]
+    sums = np.zeros((x.shape[0],) + tuple(out_sizes) + (x.shape[3],), x.dtype)
+    for u in range(kernel[0]):
+        for v in range(kernel[1]):
+            sums += win[..., u, v].transpose(0, 2, 3, 1)
+    divisor = _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
+                           divisor_override)
+    return out_channels_last(sums / divisor[:, :, None], self._impl.dtype)
+
+
+def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override):
+    """Each output's gradient / divisor, added to every input position of its window."""
+    op = "avg_pool2d_backward"
+    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override))
+    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    g = _nhwc(grad_output, accumulate_dtype(grad_output._impl.dtype))   # (N, oh, ow, C)
+    n, c, h, w = self._impl.sizes
+    out_sizes = g.shape[1:3]
+    divisor = _avg_divisor((h, w), out_sizes, kernel, stride, padding, count_include_pad,
+                           divisor_override)
+    share = g / divisor[:, :, None]
+    pads = _pad_for((h, w), out_sizes, kernel, stride, padding, (1, 1))
+    image = np.zeros((n, h + sum(pads[0]), w + sum(pads[1]), c), g.dtype)
+    # add_windows by hand, over NHWC: one strided block per kernel offset.
+    for u in range(kernel[0]):
+        for v in range(kernel[1]):
+            image[:, u:u + (out_sizes[0] - 1) * stride[0] + 1:stride[0],
+                  v:v + (out_sizes[1] - 1) * stride[1] + 1:stride[1]] += share
+    image = image[:, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w]
+    return out_channels_last(image, grad_output._impl.dtype)
+
+
+def _average_h_then_w(x, a_h, a_w):
+    """a_h @ x @ a_w^T over the (N, H, W, C) array `x`: two batched matrix products on
+    contiguous reshapes (H first: (N, H, W * C); then W: (N * OH, W, C))."""
+    n, _, w, c = x.shape
+    t = np.matmul(a_h, x.reshape(n, -1, w * c))                    # (N, OH, W * C)
+    return np.matmul(a_w, t.reshape(-1, w, c)).reshape(n, a_h.shape[0], a_w.shape[0], c)
+
+
+def adaptive_avg_pool2d_nhwc(self, output_size):
+    """out = A_h @ x @ A_w^T (A: the averaging matrices), over the (N, H, W, C) array."""
+    spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
+    acc = accumulate_dtype(self._impl.dtype)
+    x = _nhwc(self, acc)
+    a_h = _adaptive_matrix(x.shape[1], spec.sizes[-2], acc)
+    a_w = _adaptive_matrix(x.shape[2], spec.sizes[-1], acc)
+    return out_channels_last(_average_h_then_w(np.ascontiguousarray(x), a_h, a_w),
+                             self._impl.dtype)
+
+
+def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
+    """The transposed map: grad_input = A_h^T @ grad @ A_w, over (N, OH, OW, C)."""
+    rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
+    acc = accumulate_dtype(grad_output._impl.dtype)
+    g = _nhwc(grad_output, acc)
+    a_h = _adaptive_matrix(self._impl.sizes[-2], g.shape[1], acc)
+    a_w = _adaptive_matrix(self._impl.sizes[-1], g.shape[2], acc)
+    return out_channels_last(_average_h_then_w(np.ascontiguousarray(g), a_h.T, a_w.T),
+                             grad_output._impl.dtype)
+
+
+# The max's window loop runs over channel runs: below 16 channels they are too short, and
+# the NCHW kernel with its two layout copies is faster (measured 0.8-1.0x at 3-8 channels,
+# 1.2x at 16, 1.5x and more from 32: benchmarks/bench_kernel_selection.py). The other
+# NHWC kernels win at every width measured, 3 channels up.
+_16_CHANNELS = ShapeRule("at least 16 channels", lambda self, *rest: self._impl.sizes[1] >= 16)
+nhwc = Library("CPU", "cpu_kernels.pooling (NHWC)")
+nhwc.impl("max_pool2d_with_indices", max_pool2d_with_indices_nhwc, priority=10,
+          layout="channels_last", shape=_16_CHANNELS)
+for _name, _fn in (("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
+                   ("avg_pool2d", avg_pool2d_nhwc),
+                   ("avg_pool2d_backward", avg_pool2d_backward_nhwc),
+                   ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
+                   ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
+    # a channels_last call is a 4-D one: no shape rule needed
+    nhwc.impl(_name, _fn, priority=10, layout="channels_last")

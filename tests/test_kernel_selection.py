@@ -557,12 +557,12 @@ def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
     x, _, _ = _cl_pair((1, 2, 4, 4), seed=8)
     tp.dispatch.registry.bump_version()         # a cache miss, so the rejections are seen
     with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
-        tp.nn.functional.max_pool2d(x.detach(), 2)
+        tp.nn.functional.adaptive_max_pool2d(x.detach(), 2)      # no NHWC kernel
     note = "layout conversion: channels_last -> contiguous_format, results back to channels_last"
     assert any(note in r.getMessage() for r in caplog.records)
-    row = counting()["max_pool2d_with_indices"]
+    row = counting()["adaptive_max_pool2d"]
     assert row.fallbacks == {note: 1}
-    assert row.rejected["cpu_kernels.pooling.max_pool2d_with_indices"] == {
+    assert row.rejected["cpu_kernels.pooling.adaptive_max_pool2d"] == {
         "an NCHW kernel: channels_last inputs": 1}
 
 

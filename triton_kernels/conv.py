@@ -22,14 +22,18 @@ and its backward is the other one of the pair:
 "rows" are an image copied channels-last, (G, N*P, C/G). Every spatial rank runs the
 3-D kernels: a 1-D or 2-D problem gets leading spatial dims of size 1 (kernel 1,
 stride 1, no padding), which cost nothing but an index that is always 0.
+
+A channels_last conv2d takes direct kernels over NHWC memory instead (the section at the
+end): no window matrix, no layout copies.
 """
 from __future__ import annotations
 
 import triton
 import triton.language as tl
 
-from tensorplay.library import kernel
+from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay import _dtype as dt
+from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
 from tensorplay.errors import ShapeError
@@ -354,6 +358,213 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return gi, gw, gb
 
 
+# ---- NHWC kernel: conv2d of channels_last inputs -----------------------------------------
+# A direct convolution over NHWC memory, with no im2col matrix and no layout copies: a
+# program computes a BLOCK_M x BLOCK_N tile of (output pixel, output channel) and, for
+# each kernel offset (kh, kw), adds the product of the BLOCK_M input pixels' channel runs
+# (contiguous in channels_last memory) by the weight's (channel, output channel) block:
+#
+#     out[m, o] = bias[o] + sum over kh, kw, c of x[n, ih, iw, c] * w[o, c, kh, kw]
+#
+# with (ih, iw) = (oh, ow) * stride - padding + (kh, kw) * dilation (outside reads 0).
+# Sums run in float32 (half inputs are upcast in the kernel), then round once.
+@triton.jit
+def conv2d_nhwc_kernel(
+    x_ptr, w_ptr, b_ptr, out_ptr,  # input (N, C, H, W) any strides; weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * OH * OW output pixels; out is (N, OH, OW, O)
+    sx_n, sx_c, sx_h, sx_w, sw_o, sw_c, sw_h, sw_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    o = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    n = m // (OH * OW)
+    oh = (m // OW) % OH
+    ow = m % OW
+    o_ok = o < O
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for kh in range(0, KH):
+        ih = oh * st_h - pad_h + kh * dil_h
+        for kw in range(0, KW):
+            iw = ow * st_w - pad_w + kw * dil_w
+            pixel_ok = (m < M) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            x_base = x_ptr + n * sx_n + ih * sx_h + iw * sx_w
+            w_base = w_ptr + kh * sw_h + kw * sw_w
+            for c0 in range(0, C, BLOCK_K):
+                c = c0 + tl.arange(0, BLOCK_K)
+                c_ok = c < C
+                x = tl.load(x_base[:, None] + c[None, :] * sx_c,
+                            mask=pixel_ok[:, None] & c_ok[None, :], other=0)
+                w = tl.load(w_base + c[:, None] * sw_c + o[None, :] * sw_o,
+                            mask=c_ok[:, None] & o_ok[None, :], other=0)
+                acc += tl.dot(x.to(tl.float32), w.to(tl.float32), input_precision="ieee")
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + o, mask=o_ok, other=0).to(tl.float32)[None, :]
+    tl.store(out_ptr + m[:, None] * O + o[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=(m < M)[:, None] & o_ok[None, :])
+
+
+# tl.dot takes tiles of at least 16 in each dim.
+NHWC_BLOCKS = dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=16)
+
+
+@triton.jit
+def conv2d_nhwc_grad_input_kernel(
+    g_ptr, w_ptr, out_ptr,  # grad_output (N, O, OH, OW) any strides; weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * H * W input pixels; out is (N, H, W, C)
+    sg_n, sg_o, sg_h, sg_w, sw_o, sw_c, sw_h, sw_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # A gather, as col2im: input pixel (ih, iw) meets kernel offset (kh, kw) in at most
+    # one output, the (oh, ow) with oh * stride = ih + pad - kh * dilation. Its gradient
+    # row (the O output channels) times the weight's (O, C) block at (kh, kw).
+    m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    c = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    n = m // (H * W)
+    ih = (m // W) % H
+    iw = m % W
+    c_ok = c < C
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for kh in range(0, KH):
+        th = ih + pad_h - kh * dil_h
+        oh = th // st_h
+        for kw in range(0, KW):
+            tw = iw + pad_w - kw * dil_w
+            ow = tw // st_w
+            hit = (m < M) & (th >= 0) & (th % st_h == 0) & (oh < OH) & \
+                (tw >= 0) & (tw % st_w == 0) & (ow < OW)
+            g_base = g_ptr + n * sg_n + oh * sg_h + ow * sg_w
+            w_base = w_ptr + kh * sw_h + kw * sw_w
+            for o0 in range(0, O, BLOCK_K):
+                o = o0 + tl.arange(0, BLOCK_K)
+                o_ok = o < O
+                g = tl.load(g_base[:, None] + o[None, :] * sg_o,
+                            mask=hit[:, None] & o_ok[None, :], other=0)
+                w = tl.load(w_base + o[:, None] * sw_o + c[None, :] * sw_c,
+                            mask=o_ok[:, None] & c_ok[None, :], other=0)
+                acc += tl.dot(g.to(tl.float32), w.to(tl.float32), input_precision="ieee")
+    tl.store(out_ptr + m[:, None] * C + c[None, :], acc.to(out_ptr.dtype.element_ty),
+             mask=(m < M)[:, None] & c_ok[None, :])
+
+
+@triton.jit
+def conv2d_nhwc_grad_weight_kernel(
+    g_ptr, x_ptr, out_ptr,  # grad_output, input (any strides); out: weight (O, C, KH, KW)
+    C, H, W, O, OH, OW, M,  # M = N * OH * OW output pixels, the sum's length
+    sg_n, sg_o, sg_h, sg_w, sx_n, sx_c, sx_h, sx_w,
+    KH, KW, st_h, st_w, pad_h, pad_w, dil_h, dil_w,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # One (O, C) tile of one kernel offset (program axis 2): the gradient rows, transposed,
+    # times the input rows each output pixel read at that offset, summed over the pixels.
+    o = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    c = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    k = tl.program_id(2)
+    kh = k // KW
+    kw = k % KW
+    o_ok = o < O
+    c_ok = c < C
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for p0 in range(0, M, BLOCK_K):
+        p = p0 + tl.arange(0, BLOCK_K).to(tl.int64)
+        n = p // (OH * OW)
+        oh = (p // OW) % OH
+        ow = p % OW
+        ih = oh * st_h - pad_h + kh * dil_h
+        iw = ow * st_w - pad_w + kw * dil_w
+        inside = (p < M) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        g = tl.load(g_ptr + (n * sg_n + oh * sg_h + ow * sg_w)[None, :] + o[:, None] * sg_o,
+                    mask=o_ok[:, None] & (p < M)[None, :], other=0)          # (O, pixels)
+        x = tl.load(x_ptr + (n * sx_n + ih * sx_h + iw * sx_w)[:, None] + c[None, :] * sx_c,
+                    mask=inside[:, None] & c_ok[None, :], other=0)          # (pixels, C)
+        acc += tl.dot(g.to(tl.float32), x.to(tl.float32), input_precision="ieee")
+    dst = out_ptr + (o[:, None] * C + c[None, :]) * (KH * KW) + k
+    tl.store(dst, acc.to(out_ptr.dtype.element_ty), mask=o_ok[:, None] & c_ok[None, :])
+
+
+def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    """conv2d of a channels_last input, its result written channels_last (see above)."""
+    op = "convolution"
+    spec = rules.convolution(op, (input, weight, bias, stride, padding, dilation, transposed,
+                                  output_padding, groups))
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    n, c, h, w_ = x._impl.sizes
+    o, _, kh, kw = w._impl.sizes
+    oh, ow = spec.sizes[2:]
+    out = empty_strided(spec.sizes, (oh * ow * o, 1, ow * o, o), dtype=spec.dtype,
+                        device=device)
+    m = n * oh * ow
+    if m and o:
+        grid = (triton.cdiv(m, NHWC_BLOCKS["BLOCK_M"]), triton.cdiv(o, NHWC_BLOCKS["BLOCK_N"]))
+        launch(op, conv2d_nhwc_kernel, grid, pointer(x), pointer(w),
+               pointer(b if b is not None else w), pointer(out), c, h, w_, o, oh, ow, m,
+               *x._impl.strides, *w._impl.strides, kh, kw, *stride, *padding, *dilation,
+               HAS_BIAS=b is not None, **NHWC_BLOCKS)
+    return out
+
+
+def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
+                              dilation, transposed, output_padding, groups, output_mask):
+    """(grad_input channels_last, grad_weight, grad_bias) of convolution_nhwc."""
+    op = "convolution_backward"
+    rules.convolution_backward(op, (grad_output, input, weight, bias_sizes, stride, padding,
+                                    dilation, transposed, output_padding, groups,
+                                    output_mask))
+    device, (g, x, w) = operands(op, grad_output=grad_output, input=input, weight=weight)
+    n, c, h, w_ = x._impl.sizes
+    o, _, kh, kw = w._impl.sizes
+    oh, ow = g._impl.sizes[2:]
+    dtype = g._impl.dtype
+    geometry = (kh, kw, *stride, *padding, *dilation)
+    block_m, block_n = NHWC_BLOCKS["BLOCK_M"], NHWC_BLOCKS["BLOCK_N"]
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = empty_strided(x._impl.sizes, (h * w_ * c, 1, w_ * c, c), dtype=dtype,
+                           device=device)
+        if n * h * w_ and c:
+            launch(op, conv2d_nhwc_grad_input_kernel,
+                   (triton.cdiv(n * h * w_, block_m), triton.cdiv(c, block_n)), pointer(g),
+                   pointer(w), pointer(gi), c, h, w_, o, oh, ow, n * h * w_,
+                   *g._impl.strides, *w._impl.strides, *geometry, **NHWC_BLOCKS)
+    if output_mask[1]:
+        gw = new_tensor(w._impl.sizes, dtype, device)
+        if o and c and kh * kw:
+            if n * oh * ow == 0:
+                F.zero_(gw)
+            else:
+                launch(op, conv2d_nhwc_grad_weight_kernel,
+                       (triton.cdiv(o, block_m), triton.cdiv(c, block_n), kh * kw),
+                       pointer(g), pointer(x), pointer(gw), c, h, w_, o, oh, ow, n * oh * ow,
+                       *g._impl.strides, *x._impl.strides, *geometry, **NHWC_BLOCKS)
+    if output_mask[2]:
+        gb = F.sum(g, [0, 2, 3], False, dtype=acc_dtype(dtype)).to(dtype)
+    return gi, gw, gb
+
+
+# The NHWC kernels cover the plain conv2d (float types, no groups, not transposed); other
+# channels_last calls take the NCHW kernels through the layout-conversion fallback.
+def _plain_conv2d(input, weight, transposed, groups):
+    return len(input._impl.sizes) == 4 and not transposed and groups == 1
+
+
+PLAIN_CONV2D = ShapeRule("conv2d, not transposed, groups 1", lambda input, weight, bias,
+                         stride, padding, dilation, transposed, output_padding, groups:
+                         _plain_conv2d(input, weight, transposed, groups))
+PLAIN_CONV2D_BACKWARD = ShapeRule(
+    "conv2d, not transposed, groups 1", lambda grad_output, input, weight, bias_sizes, stride,
+    padding, dilation, transposed, output_padding, groups, output_mask:
+    _plain_conv2d(input, weight, transposed, groups))
+HALF_AND_FLOAT = {dt.float16, dt.bfloat16, dt.float32}
+nhwc = Library("CUDA", "triton_kernels.conv (NHWC)")
+nhwc.impl("convolution", convolution_nhwc, priority=10, layout="channels_last",
+          dtypes=HALF_AND_FLOAT, shape=PLAIN_CONV2D)
+nhwc.impl("convolution_backward", convolution_backward_nhwc, priority=10,
+          layout="channels_last", dtypes=HALF_AND_FLOAT, shape=PLAIN_CONV2D_BACKWARD)
+
+
 def compile_cases(quick):
     """The kernels for compile_check (see triton_kernels/compile_check.py)."""
     for ptr in (("*fp16",) if quick else ("*fp16", "*fp32", "*i64")):
@@ -365,3 +576,11 @@ def compile_cases(quick):
             yield (f"col2im {ptr[1:]} wide={wide}", col2im_kernel,
                    {"cols_ptr": ptr, "bias_ptr": ptr, "out_ptr": ptr},
                    dict(HAS_BIAS=True, ACC=acc, WIDE=wide, BLOCK_R=64, BLOCK_C=32), {})
+    for ptr in (("*bf16",) if quick else ("*fp16", "*bf16", "*fp32")):
+        yield (f"conv2d nhwc {ptr[1:]}", conv2d_nhwc_kernel,
+               {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
+               dict(HAS_BIAS=True, **NHWC_BLOCKS), {})
+        yield (f"conv2d nhwc grad_input {ptr[1:]}", conv2d_nhwc_grad_input_kernel,
+               {"g_ptr": ptr, "w_ptr": ptr, "out_ptr": ptr}, dict(NHWC_BLOCKS), {})
+        yield (f"conv2d nhwc grad_weight {ptr[1:]}", conv2d_nhwc_grad_weight_kernel,
+               {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": ptr}, dict(NHWC_BLOCKS), {})

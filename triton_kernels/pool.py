@@ -15,14 +15,18 @@ The backwards:
               (a contiguous range of outputs per dim, at most ceil(kernel / stride) long)
     max       a scatter through the saved indices: tl.atomic_add into a float buffer,
               since overlapping windows may send several gradients to one pixel
+
+With NHWC=True each kernel numbers its elements (n, h, w, c) in place of (n, c, h, w):
+the kernels registered for channels_last inputs (the section at the end).
 """
 from __future__ import annotations
 
 import triton
 import triton.language as tl
 
-from tensorplay.library import kernel
+from tensorplay.library import Library, kernel
 from tensorplay import _dtype as dt
+from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
 from tensorplay.meta import nn_spatial_pool as rules
@@ -70,8 +74,8 @@ def _avg_divisor(hstart, wstart, H, W, KH, KW, PH, PW, divisor_override,
 @triton.jit
 def pool_kernel(
     x_ptr,  # the input, (N, C, H, W) through strides sn, sc, sh, sw
-    out_ptr,  # the result, (N, C, OH, OW) contiguous
-    idx_ptr,  # POOL == "max": the argmax's flat position h * W + w in its plane
+    out_ptr,  # the result, (N, C, OH, OW) contiguous, or (N, OH, OW, C) if NHWC
+    idx_ptr,  # POOL == "max": the argmax's flat position h * W + w in its plane (same layout)
     total, C, H, W, OH, OW,
     sn, sc, sh, sw,
     KH, KW, SH, SW, PH, PW, DH, DW,  # adaptive: KH, KW are the largest window's extent
@@ -81,13 +85,19 @@ def pool_kernel(
     COUNT_PAD: tl.constexpr,
     OVERRIDE: tl.constexpr,
     ACC: tl.constexpr,  # float32 for half types, else the input's dtype
+    NHWC: tl.constexpr,  # outputs in (N, OH, OW, C) order: neighbouring lanes, channels
     BLOCK: tl.constexpr,
 ):
     # Memory traffic: each output reads its KH * KW window (cached across neighbours).
     # Offsets in int64: N * C * H * W may pass 2**31.
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < total
-    n, c, oh, ow = split(offs, C, OH, OW)
+    if NHWC:
+        # Neighbouring lanes take neighbouring channels, which a channels_last input
+        # stores side by side: each window offset is one contiguous load per program.
+        n, oh, ow, c = split(offs, OH, OW, C)
+    else:
+        n, c, oh, ow = split(offs, C, OH, OW)
     base = x_ptr + n * sn + c * sc
     hstart, hcount = _window(oh, H, OH, KH, SH, PH, ADAPTIVE)
     wstart, wcount = _window(ow, W, OW, KW, SW, PW, ADAPTIVE)
@@ -122,7 +132,7 @@ def pool_kernel(
 @triton.jit
 def avg_pool_backward_kernel(
     grad_ptr,  # grad_output, (N, C, OH, OW) through strides sn, sc, sh, sw
-    out_ptr,  # grad_input, (N, C, H, W) contiguous
+    out_ptr,  # grad_input, (N, C, H, W) contiguous, or (N, H, W, C) if NHWC
     total, C, H, W, OH, OW,
     sn, sc, sh, sw,
     KH, KW, SH, SW, PH, PW,
@@ -132,12 +142,16 @@ def avg_pool_backward_kernel(
     COUNT_PAD: tl.constexpr,
     OVERRIDE: tl.constexpr,
     ACC: tl.constexpr,
+    NHWC: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
     # A gather (no atomics): each input pixel reads the gradients of the windows on it.
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < total
-    n, c, h, w = split(offs, C, H, W)
+    if NHWC:
+        n, h, w, c = split(offs, H, W, C)
+    else:
+        n, c, h, w = split(offs, C, H, W)
     base = grad_ptr + n * sn + c * sc
     # The outputs whose windows hold h: [oh_lo, oh_hi) (and likewise for w).
     if ADAPTIVE:
@@ -172,9 +186,10 @@ def avg_pool_backward_kernel(
 def max_pool_backward_kernel(
     grad_ptr,  # grad_output, (N, C, OH, OW) through strides gn, gc, gh, gw
     idx_ptr,  # the saved indices, same shape, through strides in_, ic, ih, iw
-    acc_ptr,  # (N, C, H * W) float accumulator, zeroed
+    acc_ptr,  # (N, C, H * W) float accumulator, zeroed, or (N, H * W, C) if NHWC
     total, C, OH, OW, plane,
     gn, gc, gh, gw, in_, ic, ih, iw,
+    NHWC: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
     # A scatter: overlapping windows may pick the same pixel, hence atomic adds.
@@ -183,7 +198,10 @@ def max_pool_backward_kernel(
     n, c, oh, ow = split(offs, C, OH, OW)
     g = tl.load(grad_ptr + n * gn + c * gc + oh * gh + ow * gw, mask=mask, other=0)
     idx = tl.load(idx_ptr + n * in_ + c * ic + oh * ih + ow * iw, mask=mask, other=0)
-    target = (n * C + c) * plane + idx
+    if NHWC:
+        target = (n * plane + idx) * C + c
+    else:
+        target = (n * C + c) * plane + idx
     tl.atomic_add(acc_ptr + target, _math.convert(g, acc_ptr.dtype.element_ty), mask=mask)
 
 
@@ -192,15 +210,23 @@ def _grid(total):
     return (triton.cdiv(total, BLOCK),)
 
 
+def _result(sizes, dtype, device, nhwc):
+    """A new (N, C, H, W) result: contiguous, or stored channels_last if `nhwc`."""
+    if not nhwc:
+        return new_tensor(sizes, dtype, device)
+    _, c, h, w = sizes
+    return empty_strided(sizes, (h * w * c, 1, w * c, c), dtype=dtype, device=device)
+
+
 def _forward(op, self, out_sizes, pool, params, adaptive=False, count_pad=True,
-             divisor_override=None):
+             divisor_override=None, nhwc=False):
     """Launch pool_kernel; returns (values, indices or None)."""
     device, _ = operands(op, self=self)
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = params
     (_, C, H, W), strides = nchw(self)
     OH, OW = out_sizes[-2:]
-    out = new_tensor(out_sizes, self._impl.dtype, device)
-    indices = new_tensor(out_sizes, dt.int64, device) if pool == "max" else None
+    out = _result(out_sizes, self._impl.dtype, device, nhwc)
+    indices = _result(out_sizes, dt.int64, device, nhwc) if pool == "max" else None
     total = out._impl.numel()
     if total:
         launch(op, pool_kernel, _grid(total), pointer(self), pointer(out),
@@ -208,7 +234,7 @@ def _forward(op, self, out_sizes, pool, params, adaptive=False, count_pad=True,
                *strides, kh, kw, sh, sw, ph, pw, dh, dw, divisor_override or 1,
                POOL=pool, ADAPTIVE=adaptive, COUNT_PAD=count_pad,
                OVERRIDE=divisor_override is not None,
-               ACC=compute_dtype(self._impl.dtype), BLOCK=BLOCK)
+               ACC=compute_dtype(self._impl.dtype), NHWC=nhwc, BLOCK=BLOCK)
     return out, indices
 
 
@@ -261,19 +287,19 @@ def adaptive_max_pool2d(self, output_size):
 
 
 def _avg_backward(op, grad_output, self, params, steps, adaptive, count_pad=True,
-                  divisor_override=None):
+                  divisor_override=None, nhwc=False):
     device, _ = operands(op, grad_output=grad_output, self=self)
     (kh, kw), (sh, sw), (ph, pw), _ = params
     (_, C, H, W), _ = nchw(self)
     (_, _, OH, OW), strides = nchw(grad_output)
-    out = new_tensor(self._impl.sizes, grad_output._impl.dtype, device)
+    out = _result(self._impl.sizes, grad_output._impl.dtype, device, nhwc)
     total = out._impl.numel()
     if total:
         launch(op, avg_pool_backward_kernel, _grid(total), pointer(grad_output), pointer(out),
                total, C, H, W, OH, OW, *strides, kh, kw, sh, sw, ph, pw, *steps,
                divisor_override or 1, ADAPTIVE=adaptive, COUNT_PAD=count_pad,
                OVERRIDE=divisor_override is not None,
-               ACC=compute_dtype(grad_output._impl.dtype), BLOCK=BLOCK)
+               ACC=compute_dtype(grad_output._impl.dtype), NHWC=nhwc, BLOCK=BLOCK)
     return out
 
 
@@ -302,12 +328,17 @@ def adaptive_avg_pool2d_backward(grad_output, self):
                          True)
 
 
-def _max_backward(op, grad_output, self, indices):
+def _max_backward(op, grad_output, self, indices, nhwc=False):
     device, _ = operands(op, grad_output=grad_output, self=self, indices=indices)
     (_, C, H, W), _ = nchw(self)
     (_, _, OH, OW), g_strides = nchw(grad_output)
     _, i_strides = nchw(indices)
-    acc = accumulator(self._impl.sizes, grad_output._impl.dtype, device)
+    dtype = grad_output._impl.dtype
+    if nhwc:    # as `accumulator` makes it, but stored channels_last
+        acc_dtype = dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
+        acc = F.zero_(_result(self._impl.sizes, acc_dtype, device, nhwc=True))
+    else:
+        acc = accumulator(self._impl.sizes, dtype, device)
     total = grad_output._impl.numel()
     if total:
         # One host sync: the interpreter (and a GPU) would write out of bounds through a
@@ -317,8 +348,10 @@ def _max_backward(op, grad_output, self, indices):
                            f"{H} x {W} input plane", op=op, arg="indices")
         launch(op, max_pool_backward_kernel, _grid(total), pointer(grad_output),
                pointer(indices), pointer(acc), total, C, OH, OW, H * W, *g_strides,
-               *i_strides, BLOCK=BLOCK)
-    return finish(acc, grad_output._impl.dtype)
+               *i_strides, NHWC=nhwc, BLOCK=BLOCK)
+    if nhwc and acc._impl.dtype is not dtype:         # one rounding, keeping the layout
+        return F.copy_(_result(self._impl.sizes, dtype, device, nhwc=True), acc)
+    return acc if nhwc else finish(acc, dtype)
 
 
 @kernel(layout=NCHW)
@@ -337,6 +370,75 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
     return _max_backward(op, grad_output, self, indices)
 
 
+# ---- NHWC kernels: pooling of channels_last inputs ------------------------------------
+# The same kernels with NHWC=True: lanes walk the channels (contiguous in a channels_last
+# input) and results are written channels_last, with none of the two layout copies of the
+# fallback. Indices stay flat (H, W) plane positions, as PyTorch returns them.
+def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, ceil_mode):
+    op = "max_pool2d_with_indices"
+    spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding, dilation,
+                                                 ceil_mode))
+    params = rules.pool_params(op, kernel_size, stride, padding, dilation)
+    return _forward(op, self, spec.sizes, "max", params, nhwc=True)
+
+
+def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride, padding,
+                                          dilation, ceil_mode, indices):
+    op = "max_pool2d_with_indices_backward"
+    rules.max_pool2d_with_indices_backward(op, (grad_output, self, kernel_size, stride,
+                                                padding, dilation, ceil_mode, indices))
+    return _max_backward(op, grad_output, self, indices, nhwc=True)
+
+
+def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override):
+    op = "avg_pool2d"
+    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
+                                 count_include_pad, divisor_override))
+    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    return _forward(op, self, spec.sizes, "avg", params, count_pad=count_include_pad,
+                    divisor_override=divisor_override, nhwc=True)[0]
+
+
+def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override):
+    op = "avg_pool2d_backward"
+    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override))
+    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    steps = tuple(triton.cdiv(k, s) for k, s in zip(params[0], params[1]))
+    return _avg_backward(op, grad_output, self, params, steps, False, count_include_pad,
+                         divisor_override, nhwc=True)
+
+
+def adaptive_avg_pool2d_nhwc(self, output_size):
+    op = "adaptive_avg_pool2d"
+    spec = rules.adaptive_avg_pool2d(op, (self, output_size))
+    return _forward(op, self, spec.sizes, "avg", _adaptive_params(self, spec.sizes),
+                    adaptive=True, nhwc=True)[0]
+
+
+def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
+    op = "adaptive_avg_pool2d_backward"
+    rules.adaptive_avg_pool2d_backward(op, (grad_output, self))
+    out_sizes = grad_output._impl.sizes
+    steps = tuple(_adaptive_extent(o, n) if o else 0
+                  for n, o in zip(self._impl.sizes[-2:], out_sizes[-2:]))
+    return _avg_backward(op, grad_output, self, _adaptive_params(self, out_sizes), steps,
+                         True, nhwc=True)
+
+
+# A channels_last call is a 4-D one: no shape rule needed.
+nhwc = Library("CUDA", "triton_kernels.pool (NHWC)")
+for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
+                   ("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
+                   ("avg_pool2d", avg_pool2d_nhwc),
+                   ("avg_pool2d_backward", avg_pool2d_backward_nhwc),
+                   ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
+                   ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
+    nhwc.impl(_name, _fn, priority=10, layout="channels_last")
+
+
 def compile_cases(quick):
     """(label, kernel, argument types, constexprs, options) for compile_check."""
     for pool, adaptive, ptr, acc in (("max", False, "*fp16", tl.float32),
@@ -346,14 +448,15 @@ def compile_cases(quick):
         yield (f"pool {pool} adaptive={adaptive} {ptr[1:]}", pool_kernel,
                {"x_ptr": ptr, "out_ptr": ptr, "idx_ptr": "*i64"},
                dict(POOL=pool, ADAPTIVE=adaptive, COUNT_PAD=False, OVERRIDE=not adaptive,
-                    ACC=acc, BLOCK=256), {})
+                    ACC=acc, NHWC=not adaptive, BLOCK=256), {})
         if quick:
             break
     for adaptive in (False, True):
         yield (f"avg pool backward adaptive={adaptive}", avg_pool_backward_kernel,
                {"grad_ptr": "*fp16", "out_ptr": "*fp16"},
                dict(ADAPTIVE=adaptive, COUNT_PAD=True, OVERRIDE=False, ACC=tl.float32,
-                    BLOCK=256), {})
+                    NHWC=adaptive, BLOCK=256), {})
     for grad, acc in (("*fp16", "*fp32"), ("*fp64", "*fp64")):
         yield (f"max pool backward {grad[1:]}", max_pool_backward_kernel,
-               {"grad_ptr": grad, "idx_ptr": "*i64", "acc_ptr": acc}, dict(BLOCK=256), {})
+               {"grad_ptr": grad, "idx_ptr": "*i64", "acc_ptr": acc},
+               dict(NHWC=grad == "*fp16", BLOCK=256), {})
