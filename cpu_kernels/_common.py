@@ -5,9 +5,12 @@ import numpy as np
 
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
-from tensorplay._impl import impl_from_array
+from tensorplay._impl import (
+    Storage, TensorImpl, contiguous_strides, impl_from_array, is_contiguous_layout,
+)
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.meta.layout import pointwise_strides
 
 
 def out(result, dtype):
@@ -18,6 +21,34 @@ def out(result, dtype):
     if result.dtype != dtype.np:
         result = result.astype(dtype.np)
     return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
+
+
+def out_strided(result, dtype, strides):
+    """`out`, laid out with `strides` (a dense layout: a permutation of row-major)."""
+    sizes = tuple(result.shape)
+    if tuple(strides) == contiguous_strides(sizes):
+        return out(result, dtype)
+    flat = np.empty(max(result.size, 1), dtype.np)
+    itemsize = flat.itemsize
+    view = np.ndarray(sizes, dtype.np, buffer=flat,
+                      strides=tuple(s * itemsize for s in strides))
+    np.copyto(view, result, casting="unsafe")
+    impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, tuple(strides), 0, dtype, CPU,
+                      inference=grad_state.inference, array=view,
+                      contiguous=is_contiguous_layout(sizes, strides))
+    return wrap(impl)
+
+
+def out_like(result, dtype, *inputs):
+    """`out` for a pointwise op: the result takes the layout of its tensor inputs, as in
+    PyTorch (meta/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the
+    common case, cost one check."""
+    impls = [t._impl for t in inputs if hasattr(t, "_impl")]    # not Python numbers
+    if all(i.is_contiguous for i in impls):
+        return out(result, dtype)
+    result = np.asarray(result)
+    strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
+    return out_strided(result, dtype, strides)
 
 
 def write_target(op, self):

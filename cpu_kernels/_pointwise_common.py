@@ -3,11 +3,13 @@ recipe every in-place kernel follows."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
 from tensorplay._promotion import result_type
-from cpu_kernels._common import array_as, float_dtype, out
+from tensorplay.meta.layout import check_inplace_overlap
+from cpu_kernels._common import array_as, float_dtype, out_like
 
 
 def compute_np(dtype):
@@ -36,7 +38,7 @@ def unary_float_kernel(name, fn):
         dtype = float_dtype(self._impl.dtype)
         (x,) = arrays(dtype, self)
         with np.errstate(all="ignore"):
-            return out(fn(x), dtype)
+            return out_like(fn(x), dtype, self)
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = f"{name}(self) elementwise, in floating point."
     return kernel
@@ -48,9 +50,12 @@ def inplace_of(kernel, rule, name):
 
         for each i:  self[i] = kernel(self, *args)[i]
     """
+    names = list(inspect.signature(kernel).parameters)[1:]
+
     @functools.wraps(kernel)   # keeps the parameter names the dispatcher checks
     def inplace(self, *args):
         rule(name, (self, *args))
+        check_inplace_overlap(name, self, *zip(names, args))
         result = kernel(self, *args)
         np.copyto(self._impl.array(), result._impl.array(), casting="unsafe")
         return self

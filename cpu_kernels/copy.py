@@ -4,10 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._device import CPU
-from cpu_kernels._common import out
+from tensorplay._impl import contiguous_strides
+from tensorplay.meta.layout import check_inplace_overlap, copy_strides
+from cpu_kernels._common import out, out_strided
 
 
 def copy_(self, src, non_blocking):
+    check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
     np.copyto(self._impl.array(), src._impl.array(), casting="unsafe")
@@ -21,8 +24,12 @@ def fill_(self, value):
     return self
 
 
-def clone(self):
-    return out(np.array(self._impl.array(), copy=True, order="C"), self._impl.dtype)
+def clone(self, memory_format):
+    impl = self._impl
+    strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
+    if strides == contiguous_strides(impl.sizes):
+        return out(np.array(impl.array(), copy=True, order="C"), impl.dtype)
+    return out_strided(impl.array(), impl.dtype, strides)
 
 
 def to_copy(self, dtype, device, non_blocking):

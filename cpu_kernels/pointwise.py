@@ -20,7 +20,8 @@ from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
-from cpu_kernels._common import array_as, float_dtype, out
+from tensorplay.meta.layout import check_inplace_overlap
+from cpu_kernels._common import array_as, float_dtype, out, out_like
 from cpu_kernels._pointwise_common import inplace_of
 
 
@@ -42,7 +43,7 @@ def _check_alpha(op, self, other, alpha, dtype):
 def add(self, other, alpha):
     a, b, dtype = _binary(self, other)
     _check_alpha("add", self, other, alpha, dtype)
-    return out(np.add(a, _scaled(b, alpha)), dtype)
+    return out_like(np.add(a, _scaled(b, alpha)), dtype, self, other)
 
 
 def _check_no_bool(op, self, other):
@@ -55,26 +56,29 @@ def sub(self, other, alpha):
     _check_no_bool("sub", self, other)
     a, b, dtype = _binary(self, other)
     _check_alpha("sub", self, other, alpha, dtype)
-    return out(np.subtract(a, _scaled(b, alpha)), dtype)
+    return out_like(np.subtract(a, _scaled(b, alpha)), dtype, self, other)
 
 
 def mul(self, other):
     a, b, dtype = _binary(self, other)
-    return out(np.multiply(a, b), dtype)
+    return out_like(np.multiply(a, b), dtype, self, other)
 
 
 def div(self, other):
     dtype = float_dtype(result_type2(self, other))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return out(np.true_divide(array_as(self, dtype), array_as(other, dtype)), dtype)
+        r = np.true_divide(array_as(self, dtype), array_as(other, dtype))
+        return out_like(r, dtype, self, other)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = _binary(self, exponent)
+    if dtype is dt.bool:
+        rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
         return _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return out(np.power(a, b), dtype)
+        return out_like(np.power(a, b), dtype, self, exponent)
 
 
 def _int_pow_negative(a, b, dtype, scalar_exponent):
@@ -95,12 +99,12 @@ def _int_pow_negative(a, b, dtype, scalar_exponent):
 
 def maximum(self, other):
     a, b, dtype = _binary(self, other)
-    return out(np.maximum(a, b), dtype)
+    return out_like(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
     a, b, dtype = _binary(self, other)
-    return out(np.minimum(a, b), dtype)
+    return out_like(np.minimum(a, b), dtype, self, other)
 
 
 def xlogy(self, other):
@@ -108,7 +112,7 @@ def xlogy(self, other):
     a, b = array_as(self, dtype), array_as(other, dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(a == 0, np.zeros((), dtype.np), a * np.log(b))
-    return out(np.where(np.isnan(b), b, r), dtype)
+    return out_like(np.where(np.isnan(b), b, r), dtype, self, other)
 
 
 def where(condition, self, other):
@@ -116,13 +120,13 @@ def where(condition, self, other):
         raise DTypeError(f"where(): argument 'condition' must be a bool tensor, but got "
                          f"{condition._impl.dtype.name}", op="where", arg="condition")
     a, b, dtype = _binary(self, other)
-    return out(np.where(condition._impl.array(), a, b), dtype)
+    return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):
     def kernel(self, other):
         a, b, _ = _binary(self, other)
-        return out(ufunc(a, b), dt.bool)
+        return out_like(ufunc(a, b), dt.bool, self, other)
     return kernel
 
 
@@ -137,20 +141,20 @@ for _name, _fn in (("eq", eq), ("ne", ne), ("lt", lt), ("le", le), ("gt", gt), (
 
 
 def neg(self):
-    return out(np.negative(self._impl.array()), self._impl.dtype)
+    return out_like(np.negative(self._impl.array()), self._impl.dtype, self)
 
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
         rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
-    return out(np.abs(self._impl.array()), self._impl.dtype)
+    return out_like(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
 def _unary_float(ufunc):
     def kernel(self):
         dtype = float_dtype(self._impl.dtype)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return out(ufunc(array_as(self, dtype)), dtype)
+            return out_like(ufunc(array_as(self, dtype)), dtype, self)
     return kernel
 
 
@@ -172,21 +176,23 @@ def sigmoid(self):
     # (nan compares false and stays nan; bfloat16 comparisons warn about it, hence errstate.)
     with np.errstate(invalid="ignore"):
         e = np.exp(-np.abs(x))
-        return out(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype)
+        return out_like(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype, self)
 
 
 def relu(self):
     if self._impl.dtype is dt.bool:
         rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
-    return out(np.maximum(a, np.zeros((), a.dtype)), self._impl.dtype)  # keeps NaN, like torch
+    r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
+    return out_like(r, self._impl.dtype, self)
 
 
 # ---- in-place: compute into the tensor's own memory ----------------------------------
 def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
     _check_alpha(op, self, other, alpha, dtype)
-    rules.check_inplace_cast(op, dtype, self)
+    rules.binary_inplace(op, (self, other))     # fits into self: shape and dtype
+    check_inplace_overlap(op, self, ("other", other))
     target = self._impl.array()
     result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))
     np.copyto(target, result, casting="unsafe")
@@ -208,7 +214,9 @@ def mul_(self, other):
 
 def div_(self, other):
     dtype = float_dtype(result_type2(self, other))
+    rules.binary_inplace("div_", (self, other))
     rules.check_inplace_cast("div_", dtype, self)
+    check_inplace_overlap("div_", self, ("other", other))
     with np.errstate(divide="ignore", invalid="ignore"):
         np.copyto(self._impl.array(), np.true_divide(array_as(self, dtype),
                                                      array_as(other, dtype)), casting="unsafe")
@@ -218,6 +226,7 @@ def div_(self, other):
 def relu_(self):
     if self._impl.dtype is dt.bool:
         rules.unary_relu("relu_", (self,))
+    check_inplace_overlap("relu_", self)
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
     return self
@@ -226,11 +235,11 @@ def relu_(self):
 def sign(self):
     a = self._impl.array()
     if a.dtype == np.bool_:
-        return out(a.copy(), dt.bool)   # NumPy has no bool sign loop; sign(b) is b
+        return out_like(a.copy(), dt.bool, self)   # NumPy has no bool sign loop; sign(b) is b
     r = np.sign(a)
     if self._impl.dtype.is_floating_point:
         r = np.where(np.isnan(a), np.zeros((), a.dtype), r)   # PyTorch: sign(nan) is 0
-    return out(r, self._impl.dtype)
+    return out_like(r, self._impl.dtype, self)
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from tensorplay.meta import pointwise as rules
-from cpu_kernels._common import out
+from cpu_kernels._common import out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of
 from cpu_kernels._erf import erf as _erf
 
@@ -40,7 +40,7 @@ def _softplus(x):
 def leaky_relu(self, negative_slope):
     """x if x > 0 else negative_slope * x."""
     x = _input("leaky_relu", self)
-    return out(np.where(x > 0, x, x * negative_slope), self._impl.dtype)
+    return out_like(np.where(x > 0, x, x * negative_slope), self._impl.dtype, self)
 
 
 def elu(self, alpha, scale, input_scale):
@@ -49,7 +49,7 @@ def elu(self, alpha, scale, input_scale):
     x = _input("elu", self)
     with np.errstate(over="ignore", invalid="ignore"):
         neg = alpha * np.expm1(np.minimum(x, 0) * input_scale)
-    return out(scale * np.where(x > 0, x, neg), self._impl.dtype)
+    return out_like(scale * np.where(x > 0, x, neg), self._impl.dtype, self)
 
 
 def gelu(self, approximate):
@@ -60,16 +60,16 @@ def gelu(self, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
         with np.errstate(over="ignore", invalid="ignore"):
-            return out(0.5 * x * (1 + np.tanh(inner)), self._impl.dtype)
+            return out_like(0.5 * x * (1 + np.tanh(inner)), self._impl.dtype, self)
     cdf = 0.5 * (1 + _erf(x * _SQRT_HALF))
-    return out(x * cdf, self._impl.dtype)
+    return out_like(x * cdf, self._impl.dtype, self)
 
 
 def silu(self):
     """x * sigmoid(x)."""
     x = _input("silu", self)
     with np.errstate(invalid="ignore"):   # inf * 0 at -inf: nan, as in torch
-        return out(x * _sigmoid(x), self._impl.dtype)
+        return out_like(x * _sigmoid(x), self._impl.dtype, self)
 
 
 def _pair(op, rule, grad_output, self, *extra):
@@ -90,7 +90,7 @@ def gelu_backward(grad_output, self, approximate):
             d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
         else:
             d = 0.5 * (1 + _erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
-        return out(g * d, dtype)
+        return out_like(g * d, dtype, grad_output, self)
 
 
 def silu_backward(grad_output, self):
@@ -98,14 +98,14 @@ def silu_backward(grad_output, self):
     g, x, dtype = _pair("silu_backward", rules.activation_backward, grad_output, self)
     s = _sigmoid(x)
     with np.errstate(invalid="ignore"):
-        return out(g * s * (1 + x * (1 - s)), dtype)
+        return out_like(g * s * (1 + x * (1 - s)), dtype, grad_output, self)
 
 
 def mish(self):
     """x * tanh(softplus(x))."""
     x = _input("mish", self)
     with np.errstate(invalid="ignore"):
-        return out(x * np.tanh(_softplus(x)), self._impl.dtype)
+        return out_like(x * np.tanh(_softplus(x)), self._impl.dtype, self)
 
 
 def softplus(self, beta, threshold):
@@ -113,7 +113,7 @@ def softplus(self, beta, threshold):
     linear regime; the two agree there to far below float precision)."""
     x = _input("softplus", self)
     bx = x * beta
-    return out(np.where(bx > threshold, x, _softplus(bx) / beta), self._impl.dtype)
+    return out_like(np.where(bx > threshold, x, _softplus(bx) / beta), self._impl.dtype, self)
 
 
 def hardtanh(self, min_val, max_val):
@@ -121,27 +121,28 @@ def hardtanh(self, min_val, max_val):
     rules.hardtanh("hardtanh", (self, min_val, max_val))
     (x,) = arrays(self._impl.dtype, self)
     lo, hi = np.array(min_val).astype(x.dtype), np.array(max_val).astype(x.dtype)
-    return out(np.minimum(np.maximum(x, lo), hi), self._impl.dtype)
+    return out_like(np.minimum(np.maximum(x, lo), hi), self._impl.dtype, self)
 
 
 def hardsigmoid(self):
     """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between."""
     x = _input("hardsigmoid", self)
-    return out(np.clip(x + 3, 0, 6) / 6, self._impl.dtype)
+    return out_like(np.clip(x + 3, 0, 6) / 6, self._impl.dtype, self)
 
 
 def hardswish(self):
     """x * relu6(x + 3) / 6."""
     x = _input("hardswish", self)
     with np.errstate(invalid="ignore"):
-        return out(x * np.clip(x + 3, 0, 6) / 6, self._impl.dtype)
+        return out_like(x * np.clip(x + 3, 0, 6) / 6, self._impl.dtype, self)
 
 
 def threshold(self, threshold, value):
     """value if x <= threshold else x (so nan stays nan)."""
     rules.unary_no_bool("threshold", (self,))
     (x,) = arrays(self._impl.dtype, self)
-    return out(np.where(x <= threshold, np.array(value).astype(x.dtype), x), self._impl.dtype)
+    r = np.where(x <= threshold, np.array(value).astype(x.dtype), x)
+    return out_like(r, self._impl.dtype, self)
 
 
 leaky_relu_ = inplace_of(leaky_relu, rules.unary_floating, "leaky_relu_")

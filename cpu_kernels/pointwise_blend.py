@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from tensorplay.meta import pointwise as rules
-from cpu_kernels._common import out, scalar_as
+from cpu_kernels._common import out_like, scalar_as
 from cpu_kernels._pointwise_common import arrays, compute_np, inplace_of, promoted
 
 
@@ -17,7 +17,7 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
     """
     spec = rules.clamp_scalar("clamp", (self, min, max))
     (x,) = arrays(spec.dtype, self)
-    return out(_clamp(x, min, max), spec.dtype)
+    return out_like(_clamp(x, min, max), spec.dtype, self)
 
 
 def clamp_tensor(self, min, max):  # noqa: A002
@@ -27,7 +27,7 @@ def clamp_tensor(self, min, max):  # noqa: A002
     it = iter(arrs[1:])
     lo = next(it) if min is not None else None
     hi = next(it) if max is not None else None
-    return out(_clamp(arrs[0], lo, hi), dtype)
+    return out_like(_clamp(arrs[0], lo, hi), dtype, self)
 
 
 def _clamp(x, lo, hi):
@@ -49,14 +49,14 @@ def lerp_scalar(self, end, weight):
     # One weight: choose PyTorch's formula once instead of computing both per element.
     diff = b - a
     if abs(float(weight)) < 0.5:
-        return out(a + w * diff, spec.dtype)
-    return out(b - diff * (1 - w), spec.dtype)
+        return out_like(a + w * diff, spec.dtype, self, end)
+    return out_like(b - diff * (1 - w), spec.dtype, self, end)
 
 
 def lerp_tensor(self, end, weight):
     spec = rules.lerp("lerp", (self, end, weight))
     a, b, w = arrays(spec.dtype, self, end, weight)
-    return out(_lerp(a, b, w), spec.dtype)
+    return out_like(_lerp(a, b, w), spec.dtype, self, end, weight)
 
 
 def _lerp(a, b, w):
@@ -69,7 +69,8 @@ def addcmul(self, tensor1, tensor2, value):
     spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
     a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
     value = scalar_as(value, spec.dtype)
-    return out(a + value * (t1 * t2) if value != 1 else a + t1 * t2, spec.dtype)
+    r = a + value * (t1 * t2) if value != 1 else a + t1 * t2
+    return out_like(r, spec.dtype, self, tensor1, tensor2)
 
 
 def addcdiv(self, tensor1, tensor2, value):
@@ -77,7 +78,7 @@ def addcdiv(self, tensor1, tensor2, value):
     spec = rules.addcdiv("addcdiv", (self, tensor1, tensor2, value))
     a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
     with np.errstate(all="ignore"):
-        return out(a + value * (t1 / t2), spec.dtype)
+        return out_like(a + value * (t1 / t2), spec.dtype, self, tensor1, tensor2)
 
 
 def nan_to_num(self, nan, posinf, neginf):
@@ -86,14 +87,14 @@ def nan_to_num(self, nan, posinf, neginf):
     dtype = self._impl.dtype
     a = self._impl.array()
     if not dtype.is_floating_point:
-        return out(a.copy(), dtype)
+        return out_like(a.copy(), dtype, self)
     info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     x = a.astype(compute_np(dtype))
     r = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
     r = np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, r))
-    return out(r.astype(x.dtype), dtype)
+    return out_like(r.astype(x.dtype), dtype, self)
 
 
 # ---- in-place forms -----------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.meta import pointwise as rules
-from cpu_kernels._common import out
+from cpu_kernels._common import out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
 
 
@@ -17,9 +17,9 @@ def _unary_test(name, fn):
     def kernel(self):
         a = self._impl.array()
         if not self._impl.dtype.is_floating_point:
-            return out(np.full(a.shape, fn is np.isfinite, np.bool_), dt.bool)
+            return out_like(np.full(a.shape, fn is np.isfinite, np.bool_), dt.bool, self)
         (x,) = arrays(self._impl.dtype, self)
-        return out(fn(x), dt.bool)
+        return out_like(fn(x), dt.bool, self)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
@@ -45,14 +45,14 @@ def isclose(self, other, rtol, atol, equal_nan):
         if rtol or atol:
             fa, fb = a.astype(np.float64), b.astype(np.float64)
             close = close | (np.abs(fa - fb) <= atol + rtol * np.abs(fb))
-        return out(close, dt.bool)
+        return out_like(close, dt.bool, self, other)
     a, b = arrays(dtype, self, other)
     with np.errstate(all="ignore"):
         close = (a == b) | (np.isfinite(a) & np.isfinite(b)
                             & (np.abs(a - b) <= atol + rtol * np.abs(b)))
     if equal_nan:
         close = close | (np.isnan(a) & np.isnan(b))
-    return out(close, dt.bool)
+    return out_like(close, dt.bool, self, other)
 
 
 def equal(self, other):
@@ -66,13 +66,13 @@ def equal(self, other):
 
 # ---- logical: nonzero is True, the result is bool -----------------------------------
 def logical_not(self):
-    return out(np.logical_not(self._impl.array()), dt.bool)
+    return out_like(np.logical_not(self._impl.array()), dt.bool, self)
 
 
 def _logical(name, ufunc):
     def kernel(self, other):
         rules.logical(name, (self, other))
-        return out(ufunc(self._impl.array(), other._impl.array()), dt.bool)
+        return out_like(ufunc(self._impl.array(), other._impl.array()), dt.bool, self, other)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
@@ -85,14 +85,14 @@ logical_xor = _logical("logical_xor", np.logical_xor)
 # ---- bitwise: integers and bool ------------------------------------------------------
 def bitwise_not(self):
     rules.unary_integral("bitwise_not", (self,))
-    return out(np.invert(self._impl.array()), self._impl.dtype)
+    return out_like(np.invert(self._impl.array()), self._impl.dtype, self)
 
 
 def _bitwise(name, ufunc):
     def kernel(self, other):
         spec = rules.bitwise(name, (self, other))
         a, b = arrays(spec.dtype, self, other)
-        return out(ufunc(a, b), spec.dtype)
+        return out_like(ufunc(a, b), spec.dtype, self, other)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 

@@ -11,7 +11,7 @@ import numpy as np
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import pointwise as rules
 from cpu_kernels import _erf
-from cpu_kernels._common import float_dtype, out
+from cpu_kernels._common import float_dtype, out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of, promoted, unary_float_kernel
 
 
@@ -45,7 +45,7 @@ def logit(self, eps):
     if eps is not None:
         p = np.clip(p, eps, 1 - eps)
     with np.errstate(all="ignore"):
-        return out(np.log(p / (1 - p)), dtype)
+        return out_like(np.log(p / (1 - p)), dtype, self)
 
 
 # ---- rounding: integers are already whole (a copy); bool is refused -------------------
@@ -54,9 +54,9 @@ def _rounding(name, fn):
         rules.unary_no_bool(name, (self,))
         a = self._impl.array()
         if not self._impl.dtype.is_floating_point:
-            return out(a.copy(), self._impl.dtype)
+            return out_like(a.copy(), self._impl.dtype, self)
         (x,) = arrays(self._impl.dtype, self)
-        return out(fn(x), self._impl.dtype)
+        return out_like(fn(x), self._impl.dtype, self)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
@@ -79,14 +79,14 @@ def round_decimals(self, decimals):
         else:
             scale = 10.0 ** -decimals
             r = np.rint(x / scale) * scale
-    return out(r, self._impl.dtype)
+    return out_like(r, self._impl.dtype, self)
 
 
 def frac(self):
     rules.unary_floating("frac", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
-        return out(x - np.trunc(x), self._impl.dtype)
+        return out_like(x - np.trunc(x), self._impl.dtype, self)
 
 
 # ---- the division family ------------------------------------------------------------
@@ -103,7 +103,7 @@ def floor_divide(self, other):
     dtype, (a, b) = promoted(self, other)
     _check_int_divisor("floor_divide", dtype, b)
     with np.errstate(all="ignore"):
-        return out(np.floor_divide(a, b), dtype)
+        return out_like(np.floor_divide(a, b), dtype, self, other)
 
 
 def _trunc_divide(a, b):
@@ -120,15 +120,15 @@ def div_mode(self, other, rounding_mode):
         dtype = float_dtype(rules.binary("div", (self, other)).dtype)
         a, b = arrays(dtype, self, other)
         with np.errstate(all="ignore"):
-            return out(a / b, dtype)
+            return out_like(a / b, dtype, self, other)
     dtype, (a, b) = promoted(self, other)
     _check_int_divisor("div", dtype, b)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
-            return out(np.floor_divide(a, b), dtype)
+            return out_like(np.floor_divide(a, b), dtype, self, other)
         if dtype.is_floating_point:
-            return out(np.trunc(a / b), dtype)
-        return out(_trunc_divide(a, b), dtype)
+            return out_like(np.trunc(a / b), dtype, self, other)
+        return out_like(_trunc_divide(a, b), dtype, self, other)
 
 
 def remainder(self, other):
@@ -137,7 +137,7 @@ def remainder(self, other):
     dtype, (a, b) = promoted(self, other)
     _check_int_divisor("remainder", dtype, b)
     with np.errstate(all="ignore"):
-        return out(np.remainder(a, b), dtype)
+        return out_like(np.remainder(a, b), dtype, self, other)
 
 
 def fmod(self, other):
@@ -146,20 +146,20 @@ def fmod(self, other):
     dtype, (a, b) = promoted(self, other)
     _check_int_divisor("fmod", dtype, b)
     with np.errstate(all="ignore"):
-        return out(np.fmod(a, b), dtype)
+        return out_like(np.fmod(a, b), dtype, self, other)
 
 
 def atan2(self, other):
     dtype = float_dtype(rules.binary("atan2", (self, other)).dtype)
     a, b = arrays(dtype, self, other)
-    return out(np.arctan2(a, b), dtype)
+    return out_like(np.arctan2(a, b), dtype, self, other)
 
 
 def hypot(self, other):
     """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
     rules.binary_floating("hypot", (self, other))
     dtype, (a, b) = promoted(self, other)
-    return out(np.hypot(a, b), dtype)
+    return out_like(np.hypot(a, b), dtype, self, other)
 
 
 # ---- in-place forms -----------------------------------------------------------------

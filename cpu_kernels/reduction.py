@@ -91,6 +91,7 @@ def max_min_dim(op, self, dim, keepdim):
 @kernel(family=True)
 def argmax_argmin(op, self, dim, keepdim):
     """argmax and argmin, over everything (dim None) or along `dim`."""
+    rules.reject_bool(op, self)
     pick = np.argmax if op == "argmax" else np.argmin
     a = self._impl.array()
     if dim is None:

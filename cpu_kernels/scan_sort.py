@@ -29,11 +29,13 @@ def cumsum_cumprod(op, self, dim, dtype):
     spec = rules.cumsum(op, (self, dim, dtype))
     a = self._impl.array()
     d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
-    acc = accumulate_dtype(spec.dtype)
+    # PyTorch's CPU scans carry float32 in double (an intermediate product or sum may
+    # leave float32's range and come back: [1e30, 1e30, 1e-30] ends at 1e30, not inf).
+    acc = np.float64 if spec.dtype is dt.float32 else accumulate_dtype(spec.dtype)
     ufunc = np.add if op.startswith("cumsum") else np.multiply
     with np.errstate(over="ignore", invalid="ignore"):
         r = ufunc.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
-    r = r.reshape(a.shape)
+        r = r.reshape(a.shape).astype(spec.dtype.np, copy=False)    # inf past the range
     if inplace:
         np.copyto(a, r, casting="unsafe")
         return self
@@ -108,7 +110,8 @@ def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
     d = rules.wrap_dim("topk", dim, a.ndim) if a.ndim else 0
-    idx = np.take(stable_argsort(x, d, largest), np.arange(k), axis=d)
+    # A 0-dim input gives its element for k = 0 too, as PyTorch's kernel does.
+    idx = np.take(stable_argsort(x, d, largest), np.arange(k if a.ndim else 1), axis=d)
     values = np.take_along_axis(x, idx, axis=d)
     if a.ndim == 0:
         values, idx = values.reshape(()), idx.reshape(())
@@ -147,12 +150,15 @@ def _lower_median_position(s, d):
 def median(self):
     rules.median("median", (self,))
     flat = self._impl.array().reshape(-1)
+    if flat.size == 0:
+        with np.errstate(invalid="ignore"):
+            return out(np.array(np.nan).astype(self._impl.dtype.np), self._impl.dtype)
     values, _ = _pick("median", self, 0, False, _lower_median_position, a=flat)
     return values
 
 
 def median_dim(self, dim, keepdim):
-    rules.value_and_index("median", (self, dim, keepdim))
+    rules.median_dim("median", (self, dim, keepdim))
     return _pick("median", self, dim, keepdim, _lower_median_position)
 
 
@@ -167,22 +173,29 @@ def mode(self, dim, keepdim):
     the index of its last occurrence, as PyTorch's CPU kernel.
 
         s = sort(x);  run[j] = length of the run of equal values ending at j
-        value = s[first j with the longest run];  index = last i with x[i] == value"""
+        value = s[first j with the longest run];  index = last i with x[i] == value
+
+    NOTE: runs are found with `!=`, as PyTorch's kernel does, so every NaN is a run of
+    its own: NaN is the mode only of an all-NaN slice, and then its index is the last
+    NaN's. (PyTorch's unstable sort can also split runs of numbers around NaNs; that
+    accident is not reproduced: here the numbers are sorted first, NaNs last.)"""
     rules.value_and_index("mode", (self, dim, keepdim))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
     d = rules.wrap_dim("mode", dim, a.ndim) if a.ndim else 0
-    xm = np.moveaxis(x, d, -1)
-    s = np.sort(xm, axis=-1)
+    keys = sort_keys(np.moveaxis(x, d, -1))
+    s = np.sort(keys, axis=-1)
     n = s.shape[-1]
     starts = np.ones(s.shape, bool)
     starts[..., 1:] = s[..., 1:] != s[..., :-1]
     positions = np.arange(n)
     run = positions - np.maximum.accumulate(np.where(starts, positions, 0), axis=-1) + 1
-    best = np.argmax(run, axis=-1)[..., None]
-    value = np.take_along_axis(s, best, axis=-1)
-    last = n - 1 - np.argmax(np.flip(xm == value, axis=-1), axis=-1)
-    value = value[..., 0]
+    best = np.take_along_axis(s, np.argmax(run, axis=-1)[..., None], axis=-1)
+    with np.errstate(invalid="ignore"):
+        hit = (keys == best) | (np.isnan(keys) & np.isnan(best)) if s.dtype.kind == "f" \
+            else keys == best
+    last = n - 1 - np.argmax(np.flip(hit, axis=-1), axis=-1)
+    value = np.take_along_axis(np.moveaxis(x, d, -1), last[..., None], axis=-1)[..., 0]
     if a.ndim == 0:
         value, last = value.reshape(()), last.reshape(())
     elif keepdim:

@@ -159,3 +159,8 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+# Memory formats: the layout asked of a copy (`x.clone(memory_format=tp.contiguous_format)`).
+from tensorplay._memory_format import (  # noqa: E402,F401
+    memory_format, preserve_format, contiguous_format, channels_last,
+)

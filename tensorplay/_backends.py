@@ -48,14 +48,19 @@ def load_backend(key):
 
 def load_meta():
     from tensorplay.meta import rules
-    from tensorplay.meta.backend import make_meta_kernel, make_validator
+    from tensorplay.meta.backend import (
+        POINTWISE_RULES, make_meta_kernel, make_validator, pointwise_layout,
+    )
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
     for op, rule_name in META_RULES.items():
         # `binary` is tensorplay/meta/rules.py:binary; `shape.cat` is tensorplay/meta/shape.py:cat
         rule = resolve("tensorplay.meta", rule_name) if "." in rule_name else \
             getattr(rules, rule_name)
         handle = dispatcher.find(op)
-        lib.impl(op, make_meta_kernel(handle, rule), name=f"tensorplay.meta.rules.{rule_name}")
+        pointwise = rule_name in POINTWISE_RULES or rule_name.startswith("pointwise.")
+        layout = pointwise_layout(handle) if pointwise else None
+        lib.impl(op, make_meta_kernel(handle, rule, layout),
+                 name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)
 
 

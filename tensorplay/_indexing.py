@@ -43,6 +43,8 @@ def _as_index_tensor(op, i, whole):
     if type(i) is builtins.bool:
         return factory.tensor(i)
     if isinstance(i, (list, np.ndarray)):
+        if isinstance(i, list) and np.size(i) == 0:
+            return factory.tensor(i, dtype=dt.int64)    # x[[]]: no element, an int64 index
         try:
             return factory.tensor(i)
         except Exception:  # noqa: BLE001 - reported below with the index that caused it

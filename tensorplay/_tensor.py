@@ -288,13 +288,8 @@ class Tensor(TensorMethods, TensorBase):
 
     @property
     def grad_fn(self):
-        impl = self._impl
-        if impl.base is not None and impl.grad_fn is not None:
-            # A view whose base was changed in place since: its history is regenerated
-            # from the base's new history (what the engine would use).
-            from tensorplay.autograd.graph_edges import impl_edge
-            return impl_edge(impl)[0]
-        return impl.grad_fn
+        # A view's is rebuilt on reading if its base changed in place (view_impl.py).
+        return self._impl.grad_fn
 
     @property
     def is_leaf(self):

@@ -16,10 +16,11 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay import cuda
-from tensorplay._creation import empty
+from tensorplay._creation import empty, empty_strided
 from tensorplay.dispatch import trace
 from tensorplay.errors import DeviceError
 from tensorplay.meta import rules
+from tensorplay.meta.layout import pointwise_strides
 
 INTERPRETED = cuda.is_interpreted()
 MODE = "interpreter" if INTERPRETED else "GPU"
@@ -82,6 +83,16 @@ def pointer(t):
 
 def new_tensor(sizes, dtype, device):
     return empty(tuple(sizes), dtype=dtype, device=device)
+
+
+def new_tensor_like(sizes, dtype, device, inputs):
+    """A pointwise op's result: laid out like its tensor inputs, as in PyTorch
+    (meta/layout.py); row-major when they all are."""
+    impls = [t._impl for t in inputs]
+    if all(i.is_contiguous for i in impls):
+        return new_tensor(sizes, dtype, device)
+    strides = pointwise_strides(tuple(sizes), [(i.sizes, i.strides) for i in impls])
+    return empty_strided(tuple(sizes), strides, dtype=dtype, device=device)
 
 
 def broadcast_strides(t, sizes):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import cuda
-from tensorplay._creation import empty
+from tensorplay._creation import empty, empty_strided
 from tensorplay._device import as_device
 from tensorplay._impl import impl_from_array
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta import rules
+from tensorplay.meta.layout import check_inplace_overlap, copy_strides
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 
@@ -29,6 +30,7 @@ def copy_(self, src, non_blocking):
     if src._impl.device.type == "cpu":           # host -> device
         src = cuda.from_host(src._impl.array(), src._impl.dtype, self._impl.device)
     operands("copy_", self=self, src=src)
+    check_inplace_overlap("copy_", self, ("src", src))
     return run("copy", self, (src,), src._impl.dtype)
 
 
@@ -40,10 +42,12 @@ def fill_(self, value):
     return run("copy", self, (one,), self._impl.dtype)
 
 
-def clone(self):
+def clone(self, memory_format):
     device, _ = operands("clone", self=self)
-    out = new_tensor(self._impl.sizes, self._impl.dtype, device)
-    return run("copy", out, (self,), self._impl.dtype)
+    impl = self._impl
+    strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
+    out = empty_strided(impl.sizes, strides, dtype=impl.dtype, device=device)
+    return run("copy", out, (self,), impl.dtype)
 
 
 def to_copy(self, dtype, device, non_blocking):
@@ -62,4 +66,4 @@ def to_copy(self, dtype, device, non_blocking):
         out = new_tensor(self._impl.sizes, dtype, target)
         cuda.as_torch(out).copy_(cuda.as_torch(converted))
         return out
-    return converted if converted is not self else clone(self)
+    return converted if converted is not self else clone(self, None)

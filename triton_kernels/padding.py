@@ -28,6 +28,7 @@ from tensorplay import cuda
 from tensorplay.meta import nn_spatial as rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels._spatial import accumulator, finish
+from tensorplay._memory_format import contiguous_format
 from triton_kernels.copy import clone
 
 BLOCK = 4096 if INTERPRETED else 512     # padded positions per program
@@ -155,7 +156,7 @@ def _circular_backward(grad_output, pad):
     PyTorch's result to the bit, also for half types, where a sum rounded once differs
     from it by more than the tolerance when the terms cancel. (Pads >= 0 only: with a
     negative pad PyTorch's copies no longer follow the index map that _pad_nd uses.)"""
-    g = clone(grad_output)
+    g = clone(grad_output, contiguous_format)
     middle = g
     ndim = len(g._impl.sizes)
     for i in reversed(range(len(pad) // 2)):          # outermost padded dim first
@@ -166,7 +167,7 @@ def _circular_backward(grad_output, pad):
         if left:
             g.narrow(d, size - right - left, left).add_(g.narrow(d, 0, left))
         middle = middle.narrow(d, left, size - left - right)
-    return clone(middle)
+    return clone(middle, contiguous_format)
 
 
 def _pad_nd_backward(grad_output, input_sizes, pad, mode):

@@ -26,11 +26,12 @@ from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
+from tensorplay.meta.layout import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
-    new_tensor, operands, pointer,
+    new_tensor, new_tensor_like, operands, pointer,
 )
 from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
 
@@ -93,7 +94,7 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
 def _binary(name, rule, self, other, alpha=1):
     device, (a, b) = operands(name, self=self, other=other)
     spec = rule(name, (self, other, alpha))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, other))
     return run(name, out, (a, b), spec.dtype, alpha)
 
 
@@ -134,7 +135,7 @@ def pow(self, exponent):  # noqa: A001 - the op's name
             raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
                              f"(argument 'exponent' is {value} and 'self' is "
                              f"{spec.dtype.name})", op="pow", arg="exponent")
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (self, exponent))
     return run("pow", out, (a, b), spec.dtype)
 
 
@@ -142,7 +143,7 @@ def _compare(name):
     def kernel(self, other):
         device, (a, b) = operands(name, self=self, other=other)
         spec = rules.comparison(name, (self, other))
-        out = new_tensor(spec.sizes, dt.bool, device)
+        out = new_tensor_like(spec.sizes, dt.bool, device, (self, other))
         return run(name, out, (a, b), result_type2(self, other))
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -159,7 +160,7 @@ ge = _compare("ge")
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
     spec = rules.where("where", (condition, self, other))
-    out = new_tensor(spec.sizes, spec.dtype, device)
+    out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 
 
@@ -168,7 +169,7 @@ def _unary(name, rule):
     def kernel(self):
         device, (a,) = operands(name, self=self)
         spec = rule(name, (self,))
-        out = new_tensor(spec.sizes, spec.dtype, device)
+        out = new_tensor_like(spec.sizes, spec.dtype, device, (self,))
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -191,6 +192,7 @@ relu = _unary("relu", rules.unary_relu)
 def _inplace(name, rule, self, other, alpha=1):
     _, (_, b) = operands(f"{name}_", self=self, other=other)
     rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
+    check_inplace_overlap(f"{name}_", self, ("other", other))
     compute = result_type2(self, other)
     if name == "div" and not compute.is_floating_point:
         compute = dt.get_default_dtype()
@@ -216,6 +218,7 @@ def div_(self, other):
 def relu_(self):
     rules.unary_relu("relu_", (self,))
     operands("relu_", self=self)
+    check_inplace_overlap("relu_", self)
     return run("relu", self, (self,), self._impl.dtype)
 
 
@@ -268,7 +271,10 @@ def make_launcher(kernel_name, entry):
         if entry.check is not None:
             entry.check(op, a, compute)
         expr, scalars = entry.expr(a) if callable(entry.expr) else (entry.expr, {})
-        out = args[0] if inplace else new_tensor(spec.sizes, spec.dtype, device)
+        if inplace:
+            check_inplace_overlap(op, args[0], *list(tensors.items())[1:])
+        out = args[0] if inplace else \
+            new_tensor_like(spec.sizes, spec.dtype, device, list(tensors.values()))
         run_expression(_variant(kernel_name, expr), expr, out, moved, compute, scalars)
         return out
 

@@ -28,6 +28,7 @@ from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
+from tensorplay._memory_format import contiguous_format
 from triton_kernels.copy import clone, fill_
 
 # Tile and parallelism policy. The interpreter pays per program, so it takes large
@@ -170,7 +171,7 @@ def _as_matrix(x, kept, reduced):
     cols = _collapse([sizes[d] for d in reduced], [strides[d] for d in reduced])
     if rows is not None and cols is not None:
         return x, rows[1], cols[1]
-    matrix = clone(x.permute(list(kept) + list(reduced)))
+    matrix = clone(x.permute(list(kept) + list(reduced)), contiguous_format)
     return matrix, numel_of([sizes[d] for d in reduced]), 1
 
 

@@ -23,10 +23,12 @@ cummax/cummin are one tl.associative_scan over (value, index) pairs.
 """
 from __future__ import annotations
 
+import numpy as np
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay import cuda
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
@@ -167,6 +169,8 @@ def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     rules.topk("topk", (self, k, dim, largest, sorted))
     device, (self,) = operands("topk", self=self)
     values, indices, sizes, order = sorted_rows("topk", self, dim, largest)
+    if not self.dim():
+        k = 1               # a 0-dim input gives its element for k = 0 too, as PyTorch's
     picked = list(sizes[:-1]) + [k]
     values = back(values.narrow(1, 0, k).view(picked), order, self._impl.dtype, device)
     indices = back(indices.narrow(1, 0, k).view(picked), order, dt.int64, device)
@@ -247,13 +251,17 @@ def _place(op, self, dim, keepdim, values, indices, sizes, order):
 def median(self):
     """The lower median of all elements ((n - 1) // 2-th smallest), NaN if there is one."""
     rules.median("median", (self,))
+    if self._impl.numel() == 0:      # NaN, cast on the host as the CPU kernel does
+        with np.errstate(invalid="ignore"):
+            value = np.array(np.nan).astype(self._impl.dtype.np)
+        return cuda.from_host(value, self._impl.dtype, self._impl.device)
     flat = self.reshape([-1])
     values, _ = _pick("median", flat, 0, False, (flat._impl.numel() - 1) // 2, True)
     return values
 
 
 def median_dim(self, dim, keepdim):
-    rules.value_and_index("median", (self, dim, keepdim))
+    rules.median_dim("median", (self, dim, keepdim))
     n = self._impl.sizes[wrap_dim("median", dim, self.dim())] if self.dim() else 1
     return _pick("median", self, dim, keepdim, (n - 1) // 2, True)
 

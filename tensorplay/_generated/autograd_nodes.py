@@ -172,8 +172,8 @@ class PowBackward0(Node):
 class MaximumBackward0(Node):
     """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(where(self == other, grad / 2, where(self > other, grad, 0)), self.sizes())
-    other: sum_to(where(self == other, grad / 2, where(self < other, grad, 0)), other.sizes())
+    self: sum_to(where(self < other, 0, where(self == other, grad / 2, grad)), self.sizes())
+    other: sum_to(where(self > other, 0, where(self == other, grad / 2, grad)), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -188,20 +188,21 @@ class MaximumBackward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
-        _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = where(self_ == other, grad / 2, grad)
         if self.needs_input_grad(0):
-            d_self = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), self_sizes)
+            d_self = sum_to(where(self_ < other, 0, _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), other_sizes)
+            d_other = sum_to(where(self_ > other, 0, _tmp0), other_sizes)
         return (d_self, d_other)
 
 
 class MinimumBackward0(Node):
     """Backward of `minimum(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(where(self == other, grad / 2, where(self < other, grad, 0)), self.sizes())
-    other: sum_to(where(self == other, grad / 2, where(self > other, grad, 0)), other.sizes())
+    self: sum_to(where(self > other, 0, where(self == other, grad / 2, grad)), self.sizes())
+    other: sum_to(where(self < other, 0, where(self == other, grad / 2, grad)), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -216,12 +217,13 @@ class MinimumBackward0(Node):
         other_sizes = self.other_sizes
         d_self = None
         d_other = None
-        _tmp0 = self_ == other if self.needs_input_grad(0) or self.needs_input_grad(1) else None
-        _tmp1 = grad / 2 if self.needs_input_grad(0) or self.needs_input_grad(1) else None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = where(self_ == other, grad / 2, grad)
         if self.needs_input_grad(0):
-            d_self = sum_to(where(_tmp0, _tmp1, where(self_ < other, grad, 0)), self_sizes)
+            d_self = sum_to(where(self_ > other, 0, _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(where(_tmp0, _tmp1, where(self_ > other, grad, 0)), other_sizes)
+            d_other = sum_to(where(self_ < other, 0, _tmp0), other_sizes)
         return (d_self, d_other)
 
 
@@ -772,7 +774,7 @@ class FillBackward0(Node):
 
 
 class CloneBackward0(Node):
-    """Backward of `clone(Tensor self) -> Tensor`.
+    """Backward of `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
 
     self: grad
     """

@@ -563,13 +563,13 @@ def fill__Scalar(ks, self, value):
     return result
 
 
-def clone(ks, self):
+def clone(ks, self, memory_format):
     if not (grad_state.enabled and (self._impl.requires_grad)):
-        return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     node = CloneBackward0()
     node.set_next_edges(collect_next_edges(self))
     with ExcludeKeys(AUTOGRAD_MASK):
-        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self)
+        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     set_history(result, node)
     return result
 

@@ -1270,16 +1270,16 @@ def zero_(input):
 
 # ---- clone -----------------------------------------------------------------------------
 
-def clone(input, *, out=None):
-    """clone(Tensor self) -> Tensor"""
+def clone(input, *, memory_format=None, out=None):
+    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     if out is not None:
-        return into_out('clone', out, clone(input))
+        return into_out('clone', out, clone(input, memory_format=memory_format))
     if not isinstance(input, Tensor):
         bad_arg('clone', 'input', 'Tensor', input)
     ks = input._impl.key_set()
     if observers.active:
-        return observed(ops.clone, ks, (input,))
-    return ops.clone.call(ks, input)
+        return observed(ops.clone, ks, (input, memory_format))
+    return ops.clone.call(ks, input, memory_format)
 
 
 # ---- _to_copy --------------------------------------------------------------------------

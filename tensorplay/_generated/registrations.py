@@ -442,8 +442,8 @@ SCHEMAS = (
     ),
     OpSchema(
         name='clone',
-        text='clone(Tensor self) -> Tensor',
-        arg_names=('self',),
+        text='clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
+        arg_names=('self', 'memory_format'),
         tensor_positions=(0,),
     ),
     OpSchema(
@@ -4822,7 +4822,7 @@ META_RULES = {
     'cummax': 'reduction.cummax',
     'cummin': 'reduction.cummax',
     'median': 'reduction.median',
-    'median.dim': 'reduction.value_and_index',
+    'median.dim': 'reduction.median_dim',
     'mode': 'reduction.value_and_index',
     'kthvalue': 'reduction.kthvalue',
     'topk': 'reduction.topk',

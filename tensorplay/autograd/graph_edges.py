@@ -38,17 +38,13 @@ def grad_accumulator(impl):
 
 
 def impl_edge(impl):
-    fn = impl.grad_fn
+    fn = impl.grad_fn      # a view's is rebuilt here if its base changed (view_impl.py)
     if fn is not None:
-        if impl.base is not None and fn._base_version is not None \
-                and fn._base_version != impl.version.value:
-            # The base (or another view of it) was modified in place after this view
-            # was made: the view's values now come from the base's new history.
-            from tensorplay.autograd.inplace_views import regenerate_view_history
-            fn = regenerate_view_history(impl)
         return (fn, impl.output_nr)
-    if impl.requires_grad:
+    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
         return (grad_accumulator(impl), 0)
+    # A view with no history that requires grad only through its base (made in no_grad
+    # mode): no gradient flows from it, as in PyTorch.
     return NO_EDGE
 
 
@@ -96,7 +92,7 @@ def set_history(result, node, output_differentiability=None):
         if not impl.dtype.is_floating_point:
             meta.append(None)
             continue
-        if impl.grad_fn is not None or impl.requires_grad:
+        if impl.grad_fn is not None or (impl.requires_grad and impl.base is None):
             raise RuntimeError(
                 f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
                 f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
@@ -104,8 +100,6 @@ def set_history(result, node, output_differentiability=None):
         impl.grad_fn = node
         impl.output_nr = i
         impl.requires_grad = True
-        if impl.base is not None:
-            node._base_version = impl.version.value
         meta.append((impl.sizes, impl.dtype, impl.device))
     node._output_meta = tuple(meta)
 
@@ -119,22 +113,15 @@ def check_inplace(tensor, op_name):
         raise RuntimeError(f"{op_name}: Inplace update to inference tensor outside "
                            f"InferenceMode is not allowed. You can make a clone to get a "
                            f"normal tensor before doing inplace update.")
+    base = impl.base
+    if base is not None:
+        impl.check_rebase(op_name)      # a view made in no_grad mode or by split/unbind
+        if impl.requires_grad and base.grad_fn is None:
+            raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is "
+                               f"being used in an in-place operation.")
     if impl.requires_grad and impl.grad_fn is None:
         raise RuntimeError(f"{op_name}: a leaf Variable that requires grad is being used in "
                            f"an in-place operation.")
-    base = impl.base
-    if base is None or not base.requires_grad:
-        return
-    if impl.grad_fn is None:
-        raise RuntimeError(
-            f"{op_name}: A view was created in no_grad mode and is being modified inplace "
-            f"with grad mode enabled. Given that this use case is ambiguous and error-prone, "
-            f"it is forbidden. You can clarify your code by moving both the view and the "
-            f"inplace either both inside the no_grad block (if you don't want the inplace to "
-            f"be tracked) or both outside (if you want the inplace to be tracked).")
-    if base.grad_fn is None:
-        raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is being "
-                           f"used in an in-place operation.")
 
 
 def rebase_history(tensor, node):
@@ -144,6 +131,8 @@ def rebase_history(tensor, node):
     (base with the view's region replaced by node's output), and the view becomes a
     strided window onto that new base history (see inplace_views.py)."""
     impl = tensor._impl
+    if not impl.dtype.is_floating_point:
+        return      # `int_tensor.copy_(float_requiring_grad)`: no gradient flows into ints
     node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
     if impl.base is None:
         _set_grad_fn(impl, node)

@@ -210,7 +210,6 @@ def view_of_base(view_impl, base_edge):
     node = ViewOfBaseBackward(Region(base.sizes, base.strides, 0), Region.of(view_impl, base))
     node.set_next_edges((base_edge,))
     node._output_meta = ((view_impl.sizes, view_impl.dtype, view_impl.device),)
-    node._base_version = view_impl.version.value
     return node
 
 

@@ -86,7 +86,6 @@ class Node:
         "_post_hooks",         # dict id -> fn(grad_inputs, grad_outputs)
         "_tensor_pre_hooks",   # dict output_nr -> {id: fn(grad)}: hooks of non-leaf tensors
         "_retains_grad",       # dict output_nr -> weakref to the TensorImpl that retains grad
-        "_base_version",       # for view outputs: the version counter when the view was made
         "_anomaly_trace",      # forward stack, recorded only in anomaly mode
         "__weakref__",
     )
@@ -104,7 +103,6 @@ class Node:
         self._post_hooks = None
         self._tensor_pre_hooks = None
         self._retains_grad = None
-        self._base_version = None
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
 
     # ---- graph structure ----------------------------------------------------------

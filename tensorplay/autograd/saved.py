@@ -97,10 +97,18 @@ class SavedVariable:
 
     def _rebuild(self, node):
         from tensorplay._impl import TensorImpl
+        from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
-        impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
-        impl = impl_class(storage, sizes, strides, offset, dtype, device, version=self._version)
-        impl.base = base
+        if self._subclass is not None:
+            impl = subclass.PythonTensorImpl(storage, sizes, strides, offset, dtype, device,
+                                             version=self._version)
+            impl.base = base
+        elif base is None:
+            impl = TensorImpl(storage, sizes, strides, offset, dtype, device,
+                              version=self._version)
+        else:
+            impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
+            impl.creation = DEFAULT
         if node is not None:
             impl.requires_grad = True
             impl.grad_fn = node

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.view_impl import mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 from tensorplay.meta.rules import broadcast, reduce_dim_list
 
@@ -64,7 +65,7 @@ def split(self, split_size, dim):
                             op="split", arg="split_size")
     count = max(1, -(-n // split_size)) if split_size else 1
     sizes = [min(split_size, n - i * split_size) for i in range(count)]
-    return _pieces(self, dim, sizes, "split")
+    return mark_multi_output_views(_pieces(self, dim, sizes, "split"))
 
 
 def split_sizes(self, split_size, dim):
@@ -73,7 +74,7 @@ def split_sizes(self, split_size, dim):
         raise ShapeError(f"split(): argument 'split_size' {list(split_size)} must be "
                          f"non-negative and sum to the size of dim {dim} ({n})", op="split",
                          arg="split_size")
-    return _pieces(self, dim, split_size, "split")
+    return mark_multi_output_views(_pieces(self, dim, split_size, "split"))
 
 
 def chunk(self, chunks, dim):
@@ -83,7 +84,7 @@ def chunk(self, chunks, dim):
                             f"{chunks}", op="chunk", arg="chunks")
     n = _dim_size("chunk", self, dim)
     return split(self, max(1, -(-n // chunks)) if n else 0, dim) if n else \
-        _pieces(self, dim, [0] * chunks, "chunk")
+        mark_multi_output_views(_pieces(self, dim, [0] * chunks, "chunk"))
 
 
 def tensor_split_sections(self, sections, dim):
@@ -152,6 +153,9 @@ def swapdims(self, dim0, dim1):
 
 def unflatten(self, dim, sizes):
     """Split dim into `sizes` (one may be -1), as a view."""
+    if self.dim() == 0:
+        raise DimError(f"unflatten(): Dimension specified as {dim} but tensor has no "
+                       f"dimensions (argument 'dim')", op="unflatten", arg="dim")
     d = wrap_dim("unflatten", "dim", dim, self.dim())
     if len(sizes) == 0:
         raise ArgumentError("unflatten(): argument 'sizes' must be non-empty", op="unflatten",

@@ -6,19 +6,20 @@ from __future__ import annotations
 import builtins
 
 from tensorplay._frontdoor import wrap_dim
+from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
+from tensorplay.autograd.view_impl import ViewImpl, mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
 def make_view(self, sizes, strides, offset):
     src = self._impl
-    impl = TensorImpl(src.storage, tuple(sizes), tuple(strides), offset, src.dtype, src.device,
-                      version=src.version, inference=src.inference)
-    impl.base = src.base if src.base is not None else src
-    return wrap(impl)
+    base = src.base if src.base is not None else src
+    return wrap(ViewImpl(base, src.storage, tuple(sizes), tuple(strides), offset, src.dtype,
+                         src.device, src.version, inference=src.inference))
 
 
 def infer_size(op, shape, numel, arg="size"):
@@ -96,7 +97,7 @@ def reshape(self, shape):
     sizes = infer_size("reshape", shape, impl.numel(), arg="shape")
     if view_strides(impl.sizes, impl.strides, sizes) is not None:
         return self.view(sizes)
-    return self.clone().view(sizes)
+    return self.clone(memory_format=contiguous_format).view(sizes)
 
 
 def as_strided(self, size, stride, storage_offset):
@@ -217,6 +218,9 @@ def flatten(self, start_dim, end_dim):
 
 def narrow(self, dim, start, length):
     sizes = self._impl.sizes
+    if not sizes:
+        raise DimError("narrow() cannot be applied to a 0-dim tensor (argument 'self').",
+                       op="narrow", arg="self")
     d = wrap_dim("narrow", "dim", dim, len(sizes))
     if start < 0:
         start += sizes[d]
@@ -264,11 +268,11 @@ def slice(self, dim, start, end, step):  # noqa: A001 - the op's name
 def unbind(self, dim):
     n = self._impl.sizes[wrap_dim("unbind", "dim", dim, len(self._impl.sizes))] \
         if self._impl.sizes else 0
-    return tuple(self.select(dim, i) for i in range(n))
+    return mark_multi_output_views(tuple(self.select(dim, i) for i in range(n)))
 
 
 def contiguous(self):
-    return self if self._impl.is_contiguous else self.clone()
+    return self if self._impl.is_contiguous else self.clone(memory_format=contiguous_format)
 
 
 def detach(self):

@@ -5,21 +5,51 @@ from __future__ import annotations
 import inspect
 
 from tensorplay import _tensor_factory as factory
+from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
+from tensorplay.meta.layout import copy_strides, pointwise_strides
 from tensorplay.meta.rules import SELF, DataDependent, OutSpec
 
+# The shape rules of the pointwise family (ops.yaml `meta:`): their ops' results take the
+# layout of their inputs (meta/layout.py), as the CPU and CUDA kernels' results do.
+POINTWISE_RULES = {
+    "binary", "binary_inplace", "binary_sub", "binary_float", "binary_float_inplace",
+    "binary_pow", "where", "comparison", "unary_neg", "unary_abs", "unary", "unary_float",
+    "unary_relu",
+}
 
-def empty_meta(sizes, dtype):
-    return factory.empty(sizes, dtype=dtype, device="meta")
+
+def empty_meta(sizes, dtype, strides=None):
+    if strides is None or tuple(strides) == contiguous_strides(sizes):
+        return factory.empty(sizes, dtype=dtype, device="meta")
+    return factory.empty_strided(sizes, strides, dtype=dtype, device="meta")
 
 
-def _materialize(spec, args, op):
+def pointwise_layout(handle):
+    """strides(sizes, args) of a pointwise op's result; clone's from its memory_format."""
+    positions = handle.schema.tensor_positions
+    if handle.name == "clone":
+        def clone_layout(sizes, args):
+            impl = args[0]._impl
+            return copy_strides("clone", impl.sizes, impl.strides, args[1])
+        return clone_layout
+
+    def layout(sizes, args):
+        impls = [args[i]._impl for i in positions if args[i] is not None]
+        if all(i.is_contiguous for i in impls):
+            return None
+        return pointwise_strides(tuple(sizes), [(i.sizes, i.strides) for i in impls])
+    return layout
+
+
+def _materialize(spec, args, op, layout=None):
     if spec is SELF:
         return args[0]
     if spec is None:   # an output the op does not compute (convolution_backward's mask)
         return None
     if isinstance(spec, OutSpec):
-        return empty_meta(spec.sizes, spec.dtype)
+        strides = layout(spec.sizes, args) if layout is not None else None
+        return empty_meta(spec.sizes, spec.dtype, strides)
     if isinstance(spec, DataDependent):
         raise DataDependentError(
             f"{op}(): {spec.what} depends on the values of argument '{spec.arg}', and a meta "
@@ -27,13 +57,14 @@ def _materialize(spec, args, op):
     return tuple(_materialize(s, args, op) for s in spec)
 
 
-def make_meta_kernel(handle, rule):
+def make_meta_kernel(handle, rule, layout=None):
     """A Meta kernel for `handle` from `rule`, with the op's own parameter names so the
-    dispatcher's signature check applies to it like to any other kernel."""
+    dispatcher's signature check applies to it like to any other kernel. `layout`:
+    strides(sizes, args) of the result (default: row-major)."""
     op = handle.name.split(".")[0]
 
     def meta_kernel(*args):
-        return _materialize(rule(op, args), args, op)
+        return _materialize(rule(op, args), args, op, layout)
 
     meta_kernel.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)

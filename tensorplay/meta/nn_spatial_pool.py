@@ -80,7 +80,8 @@ def max_pool2d_with_indices_backward(op, args):
 def avg_pool2d(op, args):
     self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = args
     sizes = check_pool_input(op, self)
-    check_floating(op, "self", self)
+    if self._impl.dtype is not dt.int64:   # int64: sums divided with truncation, as torch
+        check_floating(op, "self", self)
     params = pool_params(op, kernel_size, stride, padding, (1, 1))
     if divisor_override is not None and divisor_override == 0:
         raise ArgumentError(f"{op}(): argument 'divisor_override' must not be zero", op=op,

@@ -173,21 +173,20 @@ def isclose(op, args):
 
 
 # ---- several tensors ----------------------------------------------------------------
-def ternary(op, args, names, floating=False, no_bool=False):
+def ternary(op, args, names, floating=False):
     """addcmul, addcdiv, lerp: broadcast every tensor argument, promote their dtypes."""
     tensors = [(n, t) for n, t in zip(names, args) if t is not None and hasattr(t, "_impl")]
     check_devices(op, tensors)
     for name, t in tensors:
         if floating:
             require_float(op, name, t)
-        elif no_bool:
-            reject_dtypes(op, name, t, _NOT_BOOL, "a number tensor")
     sizes = broadcast(op, [(n, _sizes(t)) for n, t in tensors])
     return _finish(op, OutSpec(sizes, result_type(*[t for _, t in tensors])), args[0])
 
 
 def addcmul(op, args):
-    return ternary(op, args, ("self", "tensor1", "tensor2"), no_bool=True)
+    # A bool operand is fine (True * 2.0); an all-bool addcmul has no kernel in PyTorch.
+    return _no_bool_result(op, ternary(op, args, ("self", "tensor1", "tensor2")), args[0])
 
 
 def addcdiv(op, args):
@@ -197,7 +196,7 @@ def addcdiv(op, args):
                          f"'tensor1' and 'tensor2' are {t1._impl.dtype.name} and "
                          f"{t2._impl.dtype.name}); use a floating point tensor", op=op,
                          arg="tensor2")
-    return ternary(op, args, ("self", "tensor1", "tensor2"), no_bool=True)
+    return ternary(op, args, ("self", "tensor1", "tensor2"))
 
 
 def lerp(op, args):
@@ -214,12 +213,22 @@ def clamp(op, args):
     if lo is None and hi is None:
         raise ArgumentError(f"{op}(): at least one of 'min' or 'max' must not be None", op=op,
                             arg="min")
-    return ternary(op, args, ("self", "min", "max"))
+    return _no_bool_result(op, ternary(op, args, ("self", "min", "max")), self)
+
+
+def _no_bool_result(op, spec, self):
+    """clamp with tensor bounds, addcmul: no bool kernel in PyTorch when the result is
+    bool (number bounds promote a bool tensor to int64; one bool operand is fine)."""
+    dtype = self._impl.dtype if spec is SELF else spec.dtype
+    if dtype is dt.bool:
+        reject_dtypes(op, "self", self, _NOT_BOOL, "a number tensor")
+    return spec
 
 
 def clamp_max(op, args):
     """clamp_max.Tensor(self, max): clamp with no lower bound."""
-    return ternary(op, (args[0], None, args[1]), ("self", "min", "max"))
+    return _no_bool_result(op, ternary(op, (args[0], None, args[1]), ("self", "min", "max")),
+                           args[0])
 
 
 def clamp_scalar(op, args):

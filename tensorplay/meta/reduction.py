@@ -10,7 +10,8 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta.rules import (
-    OutSpec, SELF, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, wrap_dim,
+    OutSpec, SELF, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
+    wrap_dim,
 )
 
 
@@ -140,7 +141,9 @@ def cummax(op, args):
 
 # ---- selection and sorting -------------------------------------------------------------
 def median(op, args):
-    check_nonempty_reduction(op, args[0])
+    """median() of all elements; of none it is NaN (PyTorch's value; an integer dtype
+    gets NaN cast to it, its most negative value)."""
+    reject_bool(op, args[0])
     return OutSpec((), args[0]._impl.dtype)
 
 
@@ -155,8 +158,14 @@ def value_and_index(op, args):
     return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
 
 
+def median_dim(op, args):
+    reject_bool(op, args[0])
+    return value_and_index(op, args)
+
+
 def kthvalue(op, args):
     self, k, dim, keepdim = args
+    reject_bool(op, self)
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     n = sizes[d] if sizes else 1
@@ -169,6 +178,7 @@ def kthvalue(op, args):
 
 def topk(op, args):
     self, k, dim, largest, sorted_ = args
+    reject_bool(op, self)
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     n = sizes[d] if sizes else 1

@@ -102,7 +102,10 @@ def binary_float(op, args):
 
 
 def binary_pow(op, args):
-    return binary(op, args, ("self", "exponent"))
+    spec = binary(op, args, ("self", "exponent"))
+    if spec.dtype is dt.bool:
+        reject_bool(op, args[0])
+    return spec
 
 
 def comparison(op, args):
@@ -224,6 +227,13 @@ def reduce_dims_float(op, args):
     return OutSpec(_reduced(op, _sizes(self), dim, keepdim), dtype or self._impl.dtype)
 
 
+def reject_bool(op, t, name="self"):
+    """Ops PyTorch has no bool kernel for (argmax, topk, median, pow of two bools...)."""
+    if t._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): not implemented for bool tensors (argument '{name}' is "
+                         f"bool; expected a number tensor)", op=op, arg=name)
+
+
 def check_nonempty_reduction(op, self):
     if self._impl.numel() == 0:
         raise ShapeError(f"{op}(): expected a non-empty input when no dim is given, but "
@@ -255,6 +265,7 @@ def reduce_dim_with_indices(op, args):
 
 def arg_reduce(op, args):
     self, dim, keepdim = args
+    reject_bool(op, self)
     sizes = _sizes(self)
     if dim is None:
         check_nonempty_reduction(op, self)

@@ -24,7 +24,9 @@ from tensorplay._frontdoor import wrap_dim, wrap_dims
 from tensorplay._generated import functional as F
 from tensorplay._layout import sparse_coo
 from tensorplay.composite.scalar_ops import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
-from tensorplay.errors import DeviceError, DimError, LayoutError, ShapeError, fmt_shape
+from tensorplay.errors import (
+    ArgumentError, DeviceError, DimError, LayoutError, ShapeError, fmt_shape,
+)
 from tensorplay.sparse.coo import (
     SparseTensorImpl, coalesce, delinearize, gather_at, index_array, linearize, long_tensor,
     make_coo, to_dense, to_sparse, values_of, zeros_for,
@@ -158,7 +160,11 @@ def sqrt(self):
     return _on_coalesced(self, F.sqrt)
 
 
-def clone(self):
+def clone(self, memory_format=None):
+    if memory_format is not None:       # PyTorch refuses any, preserve_format too
+        raise ArgumentError(f"clone(): unsupported memory format option {memory_format} for "
+                            f"a sparse tensor (argument 'memory_format')", op="clone",
+                            arg="memory_format")
     impl = self._impl
     return make_coo(impl.indices.clone(), values_of(self).clone(), impl.sizes, impl.coalesced)
 

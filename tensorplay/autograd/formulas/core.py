@@ -6,6 +6,7 @@ itself be differentiated (`create_graph=True` gives higher-order gradients).
 from __future__ import annotations
 
 from tensorplay import _creation
+from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 
@@ -45,7 +46,10 @@ def pow_backward_self(grad, self, exponent):
     # NOTE: not `exponent - 1`: for `x ** 0.6` the exponent is a wrapped Python number, and
     # wrapped number minus Python number promotes like two Python numbers, to the default
     # dtype, so a float64 x would get a float32-rounded gradient. A clone is an ordinary
-    # 0-d tensor and keeps its dtype.
+    # 0-d tensor and keeps its dtype. A bool exponent (`x ** True`) counts as 1 or 0, as
+    # PyTorch's Scalar arithmetic does (bool - 1 is refused for tensors).
+    if exponent.dtype is dt.bool:
+        exponent = exponent.to(self.dtype)
     return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
 
 
@@ -88,8 +92,9 @@ def mean_backward(grad, sizes, dims, keepdim):
 
 
 def evenly_distribute_backward(grad, self, value):
-    """max()/min() without dim: the gradient is shared by every element equal to the result."""
-    mask = self == value
+    """max()/min() without dim: the gradient is shared by every element equal to the result
+    (a NaN result: by the NaN elements, as in PyTorch)."""
+    mask = (self == value).logical_or(self.isnan().logical_and(value.isnan()))
     return mask * (grad / mask.sum())
 
 

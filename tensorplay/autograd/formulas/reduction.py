@@ -74,11 +74,14 @@ def prod_backward(grad, self, result):
 
 # ---- amax / amin, var, norm, logsumexp -------------------------------------------------
 def amax_backward(grad, self, result, dim, keepdim):
-    """The gradient is shared evenly by the elements equal to the max (PyTorch's rule)."""
+    """The gradient is shared evenly by the elements equal to the max (PyTorch's rule).
+
+    NOTE: a slice whose max is NaN has no element equal to it: count is 0 and, as in
+    PyTorch, (grad / 0) * 0 makes its whole gradient NaN."""
     sizes = tuple(self.shape)
     mask = self == restore_reduced(result, sizes, dim, keepdim)
     count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
-    return F.where(mask, restore_reduced(grad, sizes, dim, keepdim) / count, 0.0)
+    return restore_reduced(grad, sizes, dim, keepdim) / count * mask
 
 
 def std_backward(grad, self, dim, correction, keepdim, result):
@@ -91,13 +94,20 @@ def std_backward(grad, self, dim, correction, keepdim, result):
 
 
 def var_backward(grad, self, dim, correction, keepdim):
-    """d var / dx_i = 2 (x_i - mean) / (N - correction)."""
+    """d var / dx_i = 2 (x_i - mean) / (N - correction).
+
+    NOTE: PyTorch's conventions when N - correction <= 0: over all elements, inf (NaN for
+    an element at the mean: inf * 0); along dims, 2 / (N - correction) as it comes
+    (inf for 0, negative below)."""
     sizes = tuple(self.shape)
     dof = _count(sizes, dim) - (1 if correction is None else correction)
-    scale = 2.0 / dof if dof > 0 else math.inf
     dims = _reduced_dims(len(sizes), dim) or None
+    g = restore_reduced(grad, sizes, dim, keepdim)
+    if dof <= 0 and (not sizes or not dim):
+        return F.where(self == F.mean(self), math.nan, g * math.inf)
+    scale = 2.0 / dof if dof != 0 else math.inf
     centered = self - F.mean(self, dims, keepdim=True)
-    return restore_reduced(grad, sizes, dim, keepdim) * scale * centered
+    return g * scale * centered
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
