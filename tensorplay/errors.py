@@ -50,3 +50,9 @@ class SerializationError(TensorPlayError):
 
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+class AutogradError(TensorPlayError):
+    """A graph that cannot be built or run: an in-place write autograd cannot record (a
+    leaf that requires grad, a view of one), a saved tensor modified or freed, a backward
+    through tensors that do not require grad. The messages are PyTorch's."""

@@ -19,6 +19,7 @@ import weakref
 
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.errors import AutogradError
 
 __all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
            "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
@@ -97,7 +98,7 @@ def set_history(result, node, output_differentiability=None):
             meta.append(None)
             continue
         if impl.grad_fn is not None or impl.requires_grad:
-            raise RuntimeError(
+            raise AutogradError(
                 f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
                 f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
                 f"op must return a new tensor or a view)")
@@ -116,24 +117,24 @@ def check_inplace(tensor, op_name):
         return
     impl = tensor._impl
     if impl.inference and not grad_state.inference:
-        raise RuntimeError(f"{op_name}: Inplace update to inference tensor outside "
+        raise AutogradError(f"{op_name}: Inplace update to inference tensor outside "
                            f"InferenceMode is not allowed. You can make a clone to get a "
                            f"normal tensor before doing inplace update.")
     if impl.requires_grad and impl.grad_fn is None:
-        raise RuntimeError(f"{op_name}: a leaf Variable that requires grad is being used in "
+        raise AutogradError(f"{op_name}: a leaf Variable that requires grad is being used in "
                            f"an in-place operation.")
     base = impl.base
     if base is None or not base.requires_grad:
         return
     if impl.grad_fn is None:
-        raise RuntimeError(
+        raise AutogradError(
             f"{op_name}: A view was created in no_grad mode and is being modified inplace "
             f"with grad mode enabled. Given that this use case is ambiguous and error-prone, "
             f"it is forbidden. You can clarify your code by moving both the view and the "
             f"inplace either both inside the no_grad block (if you don't want the inplace to "
             f"be tracked) or both outside (if you want the inplace to be tracked).")
     if base.grad_fn is None:
-        raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is being "
+        raise AutogradError(f"{op_name}: a view of a leaf Variable that requires grad is being "
                            f"used in an in-place operation.")
 
 
