@@ -35,9 +35,8 @@ BLOCK = 16 * 1024
 def fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
                 weight_decay, eps, step, maximize, decoupled):
     """One Adam step of `self` (the parameters) and its moments, in place; returns self."""
-    spec = rules.fused_adam_("_fused_adam_", (self, grad, exp_avg, exp_avg_sq,
-                                              max_exp_avg_sq))
-    np_dtype = spec.dtype.np
+    rules.fused_adam_("_fused_adam_", (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    np_dtype = self._impl.dtype.np
     if np_dtype not in (np.float32, np.float64):
         return composite.fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr,
                                      beta1, beta2, weight_decay, eps, step, maximize,
@@ -66,8 +65,8 @@ def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampenin
         g = g + buf * momentum  (nesterov)   or   g = buf
         p += g * -lr
     """
-    spec = rules.fused_sgd_("_fused_sgd_", (self, grad, momentum_buffer))
-    np_dtype = spec.dtype.np
+    rules.fused_sgd_("_fused_sgd_", (self, grad, momentum_buffer))
+    np_dtype = self._impl.dtype.np
     if np_dtype not in (np.float32, np.float64):
         return composite.fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum,
                                     dampening, nesterov, maximize, first_step)

@@ -5,5 +5,8 @@ from tensorplay._generated.functional import *  # noqa: F401,F403
 from tensorplay import autograd as autograd, dispatch as dispatch, library as library
 from tensorplay import errors as errors, nn as nn, profiler as profiler, cuda as cuda
 from tensorplay import testing as testing, accelerator as accelerator
+from tensorplay import sparse as sparse
+from tensorplay import func as func
 
 __version__: str
+from tensorplay import amp as amp, cpu as cpu

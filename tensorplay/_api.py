@@ -32,6 +32,15 @@ from tensorplay._runtime import (  # noqa: F401
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
 )
 from tensorplay.serialization import save, load  # noqa: F401
+# sparse COO tensors (tensorplay/sparse)
+from tensorplay import sparse  # noqa: F401
+from tensorplay._layout import layout, strided, sparse_coo  # noqa: F401
+from tensorplay.sparse.coo import sparse_coo_tensor  # noqa: F401
+from tensorplay import func  # noqa: F401  (tp.func: grad, vjp, jacrev, functional_call...)
+from tensorplay import amp, cpu  # noqa: F401
+from tensorplay.amp import (  # noqa: F401
+    autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
+)
 from tensorplay import _backends
 
 _backends.load_default()

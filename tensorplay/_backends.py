@@ -19,6 +19,7 @@ BACKENDS = {
     "Composite": "tensorplay.composite",
     "CPU": "cpu_kernels",
     "CUDA": "triton_kernels",
+    "Sparse": "tensorplay.sparse",
 }
 
 loaded = set()
@@ -67,6 +68,35 @@ def load_autograd():
                                         f"{wrapper.__name__}")
 
 
+def load_sparse():
+    """The sparse kernels are decompositions into differentiable dense ops on a tensor's
+    values (tensorplay/sparse/coo.py), so besides the Sparse key they fill the
+    AutogradSparse slot, where they run above autograd like a Composite kernel. Called
+    after load_autograd: they replace the generated wrappers there."""
+    load_backend("Sparse")
+    lib = Library(DispatchKey.AutogradSparse, "sparse decompositions (ops.yaml Sparse:)")
+    for op, name in DISPATCH.get("Sparse", ()):
+        lib.impl(op, _above_autograd(resolve(BACKENDS["Sparse"], name)),
+                 name=f"{BACKENDS['Sparse']}.{name}")
+
+
+def _above_autograd(kernel):
+    def sparse_decomposition(ks, *args):
+        return kernel(*args)
+    sparse_decomposition.kernel = kernel
+    return sparse_decomposition
+
+
+def load_autocast():
+    """The generated autocast wrappers, at AutocastCPU and AutocastCUDA (ops.yaml autocast:)."""
+    from tensorplay._generated.autocast_wrappers import WRAPPERS
+    for key, wrappers in WRAPPERS.items():
+        lib = Library(key, "generated autocast wrappers")
+        for op, wrapper in wrappers.items():
+            lib.impl(op, wrapper, name=f"tensorplay._generated.autocast_wrappers."
+                                        f"{wrapper.__name__}")
+
+
 def load_default():
     load_backend("Composite")
     load_backend("CPU")
@@ -74,3 +104,5 @@ def load_default():
         load_backend("CUDA")
     load_meta()
     load_autograd()
+    load_sparse()
+    load_autocast()

@@ -68,6 +68,15 @@ def _from_array(arr, dtype, device, op):
         return host_to_device(arr, dtype, device)
 
 
+def _computed(sizes, dtype, device, op, compute):
+    """`compute()`'s array as a tensor on `device`. On meta nothing is computed: the
+    result holds no values anyway (a meta eye(10**5) must not build 40 GB on the host),
+    and, as in PyTorch, drawing random numbers on meta leaves the generator alone."""
+    if factory_device(device).type == "meta":
+        return _allocate(tuple(sizes), dtype, device, op=op)
+    return _from_array(compute(), dtype, device, op=op)
+
+
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
     device = factory_device(device)
@@ -263,30 +272,37 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
-    arr = (start + step * np.arange(n, dtype=np.float64 if is_float else np.int64))
-    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="arange"), requires_grad)
+
+    def values():
+        arr = start + step * np.arange(n, dtype=np.float64 if is_float else np.int64)
+        return arr.astype(dtype.np)
+    return _finish(_computed((n,), dtype, device, "arange", values), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    arr = np.linspace(start, end, int(steps), dtype=np.float64).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="linspace"), requires_grad)
+    out = _computed((int(steps),), dtype, device, "linspace", lambda: np.linspace(
+        start, end, int(steps), dtype=np.float64).astype(dtype.np))
+    return _finish(out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in double precision."""
     dtype = dtype or dt.get_default_dtype()
-    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
-    if not dtype.is_floating_point:
-        arr = np.trunc(arr)
-    return _finish(_from_array(arr.astype(dtype.np), dtype, device, op="logspace"),
-                   requires_grad)
+
+    def values():
+        arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+        if not dtype.is_floating_point:
+            arr = np.trunc(arr)
+        return arr.astype(dtype.np)
+    return _finish(_computed((int(steps),), dtype, device, "logspace", values), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    arr = np.eye(n, n if m is None else m, dtype=dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="eye"), requires_grad)
+    m = n if m is None else m
+    out = _computed((n, m), dtype, device, "eye", lambda: np.eye(n, m, dtype=dtype.np))
+    return _finish(out, requires_grad)
 
 
 def _triangle_indices(op, select, row, col, offset, dtype, device):
@@ -317,17 +333,19 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("rand", dtype)
-    arr = draws.fill_uniform(_random.get(generator),
-                             np.empty(_size_arg(size, "rand"), dtype.np), 0.0, 1.0)
-    return _finish(_from_array(arr, dtype, device, op="rand"), requires_grad)
+    sizes = _size_arg(size, "rand")
+    out = _computed(sizes, dtype, device, "rand", lambda: draws.fill_uniform(
+        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    return _finish(out, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
     _check_floating("randn", dtype)
-    arr = draws.fill_normal(_random.get(generator),
-                            np.empty(_size_arg(size, "randn"), dtype.np), 0.0, 1.0)
-    return _finish(_from_array(arr, dtype, device, op="randn"), requires_grad)
+    sizes = _size_arg(size, "randn")
+    out = _computed(sizes, dtype, device, "randn", lambda: draws.fill_normal(
+        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    return _finish(out, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -338,15 +356,20 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")
-    arr = np.empty(_size_arg((size,), "randint"), dtype.np)
-    draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
-    return _finish(_from_array(arr, dtype, device, op="randint"), requires_grad)
+    sizes = _size_arg((size,), "randint")
+
+    def values():
+        arr = np.empty(sizes, dtype.np)
+        draws.fill_random_from_to(_random.get(generator), arr, int(low), int(high))
+        return arr
+    return _finish(_computed(sizes, dtype, device, "randint", values), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
-    arr = draws.randperm(_random.get(generator), int(n)).astype(dtype.np)
-    return _finish(_from_array(arr, dtype, device, op="randperm"), requires_grad)
+    out = _computed((int(n),), dtype, device, "randperm", lambda: draws.randperm(
+        _random.get(generator), int(n)).astype(dtype.np))
+    return _finish(out, requires_grad)
 
 
 def _empty_like_layout(t, dtype):
@@ -373,14 +396,14 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("rand_like", dtype)
-    arr = draws.fill_uniform(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="rand_like"),
-                   requires_grad)
+    out = _computed(t.shape, dtype, device, "rand_like", lambda: draws.fill_uniform(
+        _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
+    return _finish(out, requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
     _check_floating("randn_like", dtype)
-    arr = draws.fill_normal(_random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0)
-    return _finish(_from_array(arr.copy(order="C"), dtype, device, op="randn_like"),
-                   requires_grad)
+    out = _computed(t.shape, dtype, device, "randn_like", lambda: draws.fill_normal(
+        _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
+    return _finish(out, requires_grad)

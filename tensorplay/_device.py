@@ -48,6 +48,18 @@ class device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self):
+        """`with tp.device("meta"): model = Net()`: inside the block, factory functions given
+        no `device=` allocate here (PyTorch's form; it builds on meta a model whose
+        constructor takes no `device=`)."""
+        _outer_defaults.append(_default_device)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        set_default_device(_outer_defaults.pop())
+        return False
+
 
 _INTERNED = {}
 
@@ -78,6 +90,7 @@ def as_device(spec):
 
 # ---- the device factory functions use when given none -----------------------------------
 _default_device = CPU
+_outer_defaults = []     # the defaults that enclosing `with tp.device(...)` blocks replaced
 
 
 def set_default_device(device):

@@ -166,15 +166,31 @@ def format_data(arr, indent=len("tensor(")):
 def tensor_repr(t):
     from tensorplay import _dtype as dt
     impl = t._impl
-    suffix = []
     if impl.device.type == "meta":
+        # No values to show: PyTorch prints the device, the size, and every dtype but the
+        # default one.
         body = "..."
-        suffix.append(f"size={tuple(impl.sizes)}")
+        suffix = [f"device='{impl.device}'", f"size={tuple(impl.sizes)}"]
+        if impl.dtype is not dt.get_default_dtype():
+            suffix.append(f"dtype=tensorplay.{impl.dtype.name}")
     else:
-        arr = t.detach().cpu()._impl.array()
-        body = format_data(arr)
-        if arr.size == 0 and arr.ndim != 1:
-            suffix.append(f"size={tuple(impl.sizes)}")
+        body, suffix = _values_and_suffixes(t)
+    if impl.grad_fn is not None:
+        suffix.append(f"grad_fn=<{impl.grad_fn.name()}>")
+    elif impl.requires_grad:
+        suffix.append("requires_grad=True")
+    return _add_suffixes("tensor(" + body, suffix)
+
+
+def _values_and_suffixes(t):
+    """The printed values, and the suffixes they need: the size of an empty tensor, the
+    device unless cpu, the dtype unless implied by the values."""
+    from tensorplay import _dtype as dt
+    impl = t._impl
+    arr = t.detach().cpu()._impl.array()
+    suffix = []
+    if arr.size == 0 and arr.ndim != 1:
+        suffix.append(f"size={tuple(impl.sizes)}")
     if impl.device.type != "cpu":
         suffix.append(f"device='{impl.device}'")
         if impl.device.type == "cuda" and _cuda_state.is_interpreted():
@@ -182,11 +198,7 @@ def tensor_repr(t):
     default_types = (dt.get_default_dtype(), dt.int64, dt.bool)
     if impl.dtype not in default_types or (impl.numel() == 0 and impl.dtype is not dt.float32):
         suffix.append(f"dtype=tensorplay.{impl.dtype.name}")
-    if impl.grad_fn is not None:
-        suffix.append(f"grad_fn=<{impl.grad_fn.name()}>")
-    elif impl.requires_grad:
-        suffix.append("requires_grad=True")
-    return _add_suffixes("tensor(" + body, suffix)
+    return format_data(arr), suffix
 
 
 def _add_suffixes(text, suffixes, indent=len("tensor(")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._layout import strided
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET
 
 
@@ -76,6 +77,8 @@ class TensorImpl:
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
         "grad_accumulator", "base", "name", "__weakref__",
     )
+
+    layout = strided     # a class attribute: the sparse impl (tensorplay/sparse) overrides it
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None):

@@ -16,6 +16,9 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
+from tensorplay.errors import DataDependentError, LayoutError
+from tensorplay._layout import sparse_coo
+from tensorplay.sparse import coo
 
 
 class Tensor(TensorMethods, TensorBase):
@@ -337,10 +340,12 @@ class Tensor(TensorMethods, TensorBase):
         if impl.numel() != 1:
             raise RuntimeError(f"item(): a Tensor with {impl.numel()} elements cannot be "
                                f"converted to Scalar")
+        _check_has_values(self, "item")
         value = self.detach().cpu()._impl.array().reshape(()).item()
         return float(value) if impl.dtype is dt.bfloat16 else value
 
     def tolist(self):
+        _check_has_values(self, "tolist")
         arr = self.detach().cpu()._impl.array()
         if self._impl.dtype is dt.bfloat16:
             arr = arr.astype(np.float32)
@@ -394,7 +399,75 @@ class Tensor(TensorMethods, TensorBase):
         device = impl.device if impl.device.type == device_type else device_type
         return self.to(device, dtype, non_blocking=non_blocking)
 
+    # ---- layout (sparse COO tensors: tensorplay/sparse) ------------------------------
+    @property
+    def layout(self):
+        return self._impl.layout
+
+    @property
+    def is_sparse(self):
+        return self._impl.layout is sparse_coo
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        out = coo.to_dense(self)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout not in (None, sparse_coo) or blocksize is not None or dense_dim is not None:
+            raise LayoutError(f"to_sparse(): only the sparse_coo layout is supported, but got "
+                              f"layout={layout}", op="to_sparse", arg="layout")
+        return coo.to_sparse(self, sparse_dim)
+
+    def to_sparse_coo(self):
+        return coo.to_sparse(self)
+
+    def sparse_mask(self, mask):
+        """This dense tensor's entries at the coordinates of the sparse `mask`."""
+        return coo.sparse_mask(self, mask)
+
+    def coalesce(self):
+        return coo.coalesce(self)
+
+    def is_coalesced(self):
+        return coo.require_sparse("is_coalesced", self).coalesced
+
+    def _nnz(self):
+        return coo.require_sparse("_nnz", self).nnz
+
+    def sparse_dim(self):
+        if self._impl.layout is not sparse_coo:
+            return 0
+        return self._impl.sparse_dim
+
+    def dense_dim(self):
+        if self._impl.layout is not sparse_coo:
+            return len(self._impl.sizes)
+        return len(self._impl.sizes) - self._impl.sparse_dim
+
+    def _indices(self):
+        """The coordinates, duplicates and order as stored (no gradient)."""
+        return coo.require_sparse("_indices", self).indices
+
+    def _values(self):
+        """The values, duplicates and order as stored; gradients flow back to this tensor."""
+        coo.require_sparse("_values", self)
+        return coo.values_of(self)
+
+    def indices(self):
+        if not coo.require_sparse("indices", self).coalesced:
+            raise LayoutError("indices(): Cannot get indices on an uncoalesced tensor, please "
+                              "call .coalesce() first", op="indices", arg="self")
+        return self._indices()
+
+    def values(self):
+        if not coo.require_sparse("values", self).coalesced:
+            raise LayoutError("values(): Cannot get values on an uncoalesced tensor, please "
+                              "call .coalesce() first", op="values", arg="self")
+        return self._values()
+
     def __repr__(self):
+        if self._impl.layout is sparse_coo:
+            return coo.sparse_repr(self)
         from tensorplay._formatting import tensor_repr
         return tensor_repr(self)
 
@@ -417,6 +490,13 @@ class Tensor(TensorMethods, TensorBase):
             out.requires_grad_(True)
         memo[id(self)] = out
         return out
+
+
+def _check_has_values(tensor, op):
+    """item() and tolist() read values; a meta tensor has only sizes and a dtype."""
+    if tensor._impl.device.type == "meta":
+        raise DataDependentError(f"{op}(): argument 'self' is a meta tensor, which has no "
+                                 f"values to read", op=op, arg="self")
 
 
 def _check_assigned_grad(tensor, grad):

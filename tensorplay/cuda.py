@@ -27,6 +27,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
+from tensorplay.amp import cuda_amp as amp  # noqa: F401  (tp.cuda.amp.autocast)
 from tensorplay._cuda_state import (  # noqa: F401  (the state half of tp.cuda)
     allocate, device_count, initial_seed, is_available, is_interpreted, manual_seed,
     manual_seed_all, philox_inputs, philox_seed_offset, stats, storage_of, synchronize,

@@ -43,9 +43,20 @@ class NoKernelError(TensorPlayError, NotImplementedError):
     """No kernel (and no fallback) serves this op for these inputs."""
 
 
+class DataDependentError(TensorPlayError, NotImplementedError):
+    """The output depends on values, and the input is a meta tensor, which has none:
+    nonzero, masked_select, unique, equal, item() (PyTorch raises NotImplementedError or
+    RuntimeError for the same calls on meta)."""
+
+
 class SerializationError(TensorPlayError):
     """`tp.load()` met a file that is not a TensorPlay save: corrupt, truncated, foreign, or
     of a newer format version. The message names the file."""
+
+
+class LayoutError(TensorPlayError):
+    """A tensor of the wrong memory layout for the op: a sparse tensor where strided
+    memory is needed (strides, storage, NumPy), or a sparse/dense mix the op refuses."""
 
 
 def fmt_shape(sizes):
@@ -56,3 +67,7 @@ class AutogradError(TensorPlayError):
     """A graph that cannot be built or run: an in-place write autograd cannot record (a
     leaf that requires grad, a view of one), a saved tensor modified or freed, a backward
     through tensors that do not require grad. The messages are PyTorch's."""
+class AmpError(TensorPlayError):
+    """Mixed precision refused a call: an Autocast key reached while autocast is off for
+    the device, an op unsafe in lower precision (binary_cross_entropy on CUDA), or a
+    GradScaler method called out of order (unscale_ twice before update)."""

@@ -42,10 +42,9 @@ SKIPPED = [
      r"int_repr|qscheme|qint\d+|quint\w+|per_(channel|tensor)_.*|choose_qparams.*|"
      r"fused_moving_avg_obs_fake_quant|quantization|quantizable|quantized|qat|ao|intrinsic",
      "quantization: no quantized tensors here"),
-    (r"sparse.*|.*_sparse.*|to_sparse.*|smm|hsmm|spmm|sspaddmm|saddmm|dsmm|hspmm|coalesce|"
-     r"is_coalesced|(c?col|c?row|crow)_indices.*|indices|indices_copy|values|values_copy|"
-     r"dense_dim|to_dense|sparse_mask|sparse_dim|sparse_resize.*|segment_reduce",
-     "sparse layouts: tensors here are strided"),
+    (r"sparse_(csr|csc|bsr|bsc|compressed).*|to_sparse_(csr|csc|bsr|bsc)|is_sparse_csr|"
+     r"(c?col|c?row|crow)_indices.*|segment_reduce|sparse_support_notes",
+     "compressed sparse layouts (CSR, CSC, BSR, BSC): sparse tensors here are COO"),
     (r"complex\d*|cfloat|cdouble|chalf|conj.*|view_as_(complex|real).*|real|imag|polar|"
      r"resolve_(conj|neg)|is_(conj|neg)|is_complex",
      "complex numbers: no complex dtypes here"),

@@ -269,8 +269,14 @@ def test_repr_like_torch(make):
     assert repr(make(tp)).replace("tensorplay.", "torch.") == repr(make(torch))
 
 
-def test_repr_of_meta_tensor():
-    assert repr(tp.empty(2, 3, device="meta")) == "tensor(..., size=(2, 3), device='meta')"
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.empty(2, 3, device="meta"),
+    lambda lib: lib.empty((), dtype=lib.int64, device="meta"),
+    lambda lib: lib.empty(0, dtype=lib.bool, device="meta"),
+    lambda lib: lib.empty(2, device="meta", requires_grad=True),
+])
+def test_repr_of_meta_tensor(make):
+    assert repr(make(tp)).replace("tensorplay.", "torch.") == repr(make(torch))
 
 
 # ---- creation functions ---------------------------------------------------------------

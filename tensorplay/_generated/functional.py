@@ -1231,18 +1231,29 @@ def copy_(self, src, non_blocking=False):
     return ops.copy_.call(ks, self, src, non_blocking)
 
 
-# ---- fill_ -----------------------------------------------------------------------------
+# ---- fill_ (Scalar, Tensor) ------------------------------------------------------------
 
 def fill_(input, value):
-    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    """Fill self with a number, or with the value of a 0-dim tensor (fill_.Tensor).
+
+    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+    fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+    """
     if not isinstance(input, Tensor):
         bad_arg('fill_', 'input', 'Tensor', input)
-    if type(value) not in SCALAR_TYPES:
-        value = as_scalar('fill_', 'value', value)
-    ks = input._impl.key_set()
-    if observers.active:
-        return observed(ops.fill__Scalar, ks, (input, value))
-    return ops.fill__Scalar.call(ks, input, value)
+    if is_number(value):  # fill_.Scalar
+        if type(value) not in SCALAR_TYPES:
+            value = as_scalar('fill_', 'value', value)
+        ks = input._impl.key_set()
+        if observers.active:
+            return observed(ops.fill__Scalar, ks, (input, value))
+        return ops.fill__Scalar.call(ks, input, value)
+    if isinstance(value, Tensor):  # fill_.Tensor
+        ks = input._impl.key_set() | value._impl.key_set()
+        if observers.active:
+            return observed(ops.fill__Tensor, ks, (input, value))
+        return ops.fill__Tensor.call(ks, input, value)
+    no_overload('fill_', (ops.fill__Scalar, ops.fill__Tensor), (input, value,), {})
 
 
 # ---- zero_ -----------------------------------------------------------------------------
@@ -7156,8 +7167,8 @@ def masked_fill_(self, mask, value):
 # ---- masked_select ---------------------------------------------------------------------
 
 def masked_select(input, mask, *, out=None):
-    """The elements where the (broadcast) bool mask is True, as a 1-D tensor (no Meta kernel - its
-    length depends on the data).
+    """The elements where the (broadcast) bool mask is True, as a 1-D tensor (on meta a
+    DataDependentError - its length depends on the data).
 
     masked_select(Tensor self, Tensor mask) -> Tensor
     """

@@ -181,7 +181,8 @@ class _Fields:
 
 # --- ops.yaml ------------------------------------------------------------------
 
-OP_KEYS = ("func", "variants", "dispatch", "meta", "tags", "python_operators", "doc")
+OP_KEYS = ("func", "variants", "dispatch", "meta", "tags", "python_operators", "doc",
+           "autocast")
 VARIANTS = ("function", "method")
 # The keys a kernel can be written for: each backend, plus the Composite fallback.
 # Taken from the dispatcher's own enum so the two cannot drift apart.
@@ -213,6 +214,7 @@ class OpEntry:
     python_operators: tuple[str, ...]
     doc: str | None
     loc: Location
+    autocast: tuple[tuple[str, str], ...] = ()   # (device key, cast policy), YAML order
 
     @staticmethod
     def from_yaml(d: dict, loc: Location, key_lines: KeyLines) -> OpEntry:
@@ -238,6 +240,7 @@ class OpEntry:
             python_operators=operators,
             doc=fields.get("doc", str, "a string"),
             loc=loc,
+            autocast=_parse_autocast(fields, schema),
         )
 
 
@@ -270,6 +273,53 @@ def _parse_dispatch(fields: _Fields) -> tuple[tuple[str, str], ...]:
             if any(key == k for k, _ in pairs):
                 raise CodegenError(loc, f"dispatch key '{key}' is given twice")
             pairs.append((key, kernel))
+    return tuple(pairs)
+
+
+# Autocast cast policies, as PyTorch names them in aten/src/ATen/autocast_mode.h:
+#   lower               cast floating inputs to the autocast dtype (bfloat16 / float16)
+#   fp32                cast floating inputs to float32
+#   fp32_set_opt_dtype  run in float32 through the op's `dtype=` argument, unless given
+#   promote             cast floating inputs to the widest floating type among them
+#   banned              refuse the op (unsafe in lower precision)
+AUTOCAST_POLICIES = ("lower", "fp32", "fp32_set_opt_dtype", "promote", "banned")
+AUTOCAST_DEVICES = ("CPU", "CUDA")
+
+
+def _parse_autocast(fields: _Fields, schema: FunctionSchema) -> tuple[tuple[str, str], ...]:
+    """`autocast: lower` (every device) or `autocast: {CPU: fp32, CUDA: promote}`."""
+    if "autocast" not in fields.d:
+        return ()
+    value = fields.d["autocast"]
+    where = fields.at("autocast")
+    op = schema.name.full
+    if isinstance(value, str):
+        value = {", ".join(AUTOCAST_DEVICES): value}
+    if not isinstance(value, dict):
+        raise CodegenError(where, f"'{op}': 'autocast' must be a policy or a mapping from "
+                                  f"device key to policy, got {value!r}")
+    if schema.name.inplace or schema.is_out:
+        raise CodegenError(where, f"'{op}': autocast policies apply to out-of-place ops only")
+    if not any(a.type.name == "Tensor" for a in schema.arguments):
+        raise CodegenError(where, f"'{op}': an autocast policy needs a Tensor argument")
+    pairs: list[tuple[str, str]] = []
+    for keys, policy in value.items():
+        if policy not in AUTOCAST_POLICIES:
+            hint = did_you_mean(str(policy), AUTOCAST_POLICIES)
+            raise CodegenError(where, f"'{op}': unknown autocast policy {policy!r}{hint}")
+        if policy == "fp32_set_opt_dtype" and not any(
+                a.name == "dtype" and a.type.name == "ScalarType" and a.type.optional
+                for a in schema.arguments):
+            raise CodegenError(where, f"'{op}': policy fp32_set_opt_dtype needs a "
+                                      f"'ScalarType? dtype' argument")
+        for key in str(keys).split(","):
+            key = key.strip()
+            if key not in AUTOCAST_DEVICES:
+                hint = did_you_mean(key, AUTOCAST_DEVICES)
+                raise CodegenError(where, f"'{op}': autocast has no device key '{key}'{hint}")
+            if any(key == k for k, _ in pairs):
+                raise CodegenError(where, f"'{op}': autocast device key '{key}' is given twice")
+            pairs.append((key, policy))
     return tuple(pairs)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
+from tensorplay.errors import ShapeError, fmt_shape
 
 
 def add_scalar(self, other, alpha):
@@ -82,3 +83,13 @@ def ge_scalar(self, other):
 
 def zero_(self):
     return F.fill_(self, 0)
+
+
+def fill__tensor(self, value):
+    """fill_ with a 0-dim tensor: a broadcasting copy_, which never reads the value (a meta
+    `value` has none) and passes the gradient on to it, as PyTorch's fill_.Tensor does."""
+    if value.dim() != 0:
+        raise ShapeError(f"fill_(): argument 'value' must be a 0-dim tensor, but got a "
+                         f"{value.dim()}-dim tensor of shape {fmt_shape(value.shape)}",
+                         op="fill_", arg="value")
+    return self.copy_(value)

@@ -129,8 +129,10 @@ class OperatorHandle:
         no kernel runs Composite; an autograd key with nothing registered runs the
         Composite decomposition above autograd, unless the backend has a kernel."""
         composite = self.kernels[DispatchKey.Composite]
+        # AutogradSparse holds the sparse decompositions (tensorplay/sparse), not formulas.
         has_autograd = any(self.kernels[k] is not None
-                           for k in range(AUTOGRAD_OFFSET, AUTOGRAD_OFFSET + NUM_BACKENDS))
+                           for k in range(AUTOGRAD_OFFSET, AUTOGRAD_OFFSET + NUM_BACKENDS)
+                           if k != DispatchKey.AutogradSparse)
         for k in range(NUM_KEYS):
             if k < NUM_BACKENDS:
                 reg = self.registries.get(k)
@@ -141,12 +143,20 @@ class OperatorHandle:
                     # the call match.
                     mutable = self.schema.mutable_positions
                     self.resolved[k] = _bumping(reg, mutable) if mutable else reg
+                elif k == DispatchKey.Sparse:
+                    # Composite code reads strides and storage, which a sparse tensor has
+                    # not: an op with no sparse kernel misses (see `miss`).
+                    self.resolved[k] = None
                 else:
                     # A backend with no kernel of its own falls back to Composite (whose
                     # inner in-place ops bump for themselves).
                     self.resolved[k] = composite
             elif k == DispatchKey.Composite:
                 self.resolved[k] = composite
+            elif k == DispatchKey.AutogradSparse and not self._has_backend_kernel(
+                    DispatchKey.Sparse):
+                # No sparse kernel: nothing to record, the call misses at Sparse.
+                self.resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
                 self.resolved[k] = self.kernels[k]
             elif is_autograd_key(k) and composite is not None and not has_autograd \
@@ -196,6 +206,9 @@ class OperatorHandle:
         key_name = DispatchKey(key).name if key >= 0 else "<no key>"
         msg = (f"{self.name}: no kernel for dispatch key {key_name}; kernels are registered "
                f"for: {', '.join(have) if have else 'no key at all'}")
+        if key == DispatchKey.Sparse:
+            msg = (f"{self.name}: not supported for sparse tensors (layout sparse_coo); "
+                   f"convert with .to_dense() first")
         if os.environ.get("TP_TRACE_KERNEL_MISS"):
             sys.stderr.write(f"[TP_TRACE_KERNEL_MISS] op={self.name} key={key_name}\n")
             sys.stderr.write("".join(traceback.format_stack(limit=32)))

@@ -3,7 +3,7 @@
 The numbering is the rule: a derived key is its backend key plus a fixed offset
 (`AutogradCPU == CPU + AUTOGRAD_OFFSET`), so deriving it is arithmetic, not a table
 lookup, and the key with the highest number wins. Some keys are numbered ahead of
-what uses them (the Vulkan and Sparse backends, Autocast*, Vmap*, the mode keys): no
+what uses them (the Vulkan and Sparse backends, Vmap*, the mode keys): no
 kernel is registered there, and `dump()` / `explain()` leave them out.
 
 A key set is a plain `int` bitmask (bit k set = key k present): union is `|`,

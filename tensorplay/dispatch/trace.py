@@ -7,7 +7,7 @@
       key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
       add.Tensor(float32[3] requires_grad, float32[3], 1)
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradCUDA, AutogradCPU}
+        key set   {CPU} = given {CPU} | included {} - excluded {AutogradMeta, AutogradSparse, AutogradCUDA, AutogradCPU}
           dispatch  CPU -> kernel registry (1 candidate)
           candidate cpu_kernels.pointwise.add (priority 0): accepted
           cache     miss (float32, float32) -> cpu_kernels.pointwise.add
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 
+from tensorplay._layout import strided
 from tensorplay.dispatch.keys import DispatchKey, NUM_BACKENDS, format_keys
 from tensorplay.dispatch.tls import local_keys
 
@@ -54,7 +55,9 @@ def describe(value):
         text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
         if impl.device.type != "cpu":
             text += f"@{impl.device}"
-        if not impl.is_contiguous:
+        if impl.layout is not strided:
+            text += f" {impl.layout.name}"
+        elif not impl.is_contiguous:
             text += " non-contiguous"
         if impl.requires_grad:
             text += " requires_grad"

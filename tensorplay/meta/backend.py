@@ -5,21 +5,26 @@ from __future__ import annotations
 import inspect
 
 from tensorplay import _tensor_factory as factory
-from tensorplay.meta.rules import SELF, OutSpec
+from tensorplay.errors import DataDependentError
+from tensorplay.meta.rules import SELF, DataDependent, OutSpec
 
 
 def empty_meta(sizes, dtype):
     return factory.empty(sizes, dtype=dtype, device="meta")
 
 
-def _materialize(spec, args):
+def _materialize(spec, args, op):
     if spec is SELF:
         return args[0]
     if spec is None:   # an output the op does not compute (convolution_backward's mask)
         return None
     if isinstance(spec, OutSpec):
         return empty_meta(spec.sizes, spec.dtype)
-    return tuple(_materialize(s, args) for s in spec)
+    if isinstance(spec, DataDependent):
+        raise DataDependentError(
+            f"{op}(): {spec.what} depends on the values of argument '{spec.arg}', and a meta "
+            f"tensor has no values (run it on a device with data)", op=op, arg=spec.arg)
+    return tuple(_materialize(s, args, op) for s in spec)
 
 
 def make_meta_kernel(handle, rule):
@@ -28,7 +33,7 @@ def make_meta_kernel(handle, rule):
     op = handle.name.split(".")[0]
 
     def meta_kernel(*args):
-        return _materialize(rule(op, args), args)
+        return _materialize(rule(op, args), args, op)
 
     meta_kernel.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)

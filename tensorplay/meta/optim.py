@@ -1,14 +1,14 @@
 """Shape and dtype rules of the fused optimizer steps: _fused_adam_, _fused_sgd_.
 
-Same contract as rules.py: `rule(op, args) -> OutSpec` or a typed error that names the op
-and the argument. Every tensor is one stretch of parameters: the same shape and the same
-floating dtype as the parameters (`self`), which the op updates and returns.
+Same contract as rules.py: `rule(op, args) -> SELF` (the op updates the parameters, `self`,
+in place and returns them) or a typed error that names the op and the argument. Every
+tensor is one stretch of parameters: the same shape and the same floating dtype as `self`.
 """
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError
 from tensorplay.meta.nn_layers import check_floating, check_size
-from tensorplay.meta.rules import OutSpec, check_devices
+from tensorplay.meta.rules import SELF, check_devices
 
 
 def fused_adam_(op, args):
@@ -34,4 +34,4 @@ def _same_stretch(op, self, others):
         if t._impl.dtype is not self._impl.dtype:
             raise DTypeError(f"{op}(): argument '{name}' ({t._impl.dtype.name}) must have the "
                              f"dtype of 'self' ({self._impl.dtype.name})", op=op, arg=name)
-    return OutSpec(sizes, self._impl.dtype)
+    return SELF

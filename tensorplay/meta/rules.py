@@ -15,6 +15,10 @@ from tensorplay.errors import DeviceError, DTypeError, DimError, ShapeError, fmt
 
 OutSpec = namedtuple("OutSpec", "sizes dtype")
 SELF = "self"   # rules returning SELF mean "the op returns its first argument" (in-place)
+# A rule returns DataDependent when the output's shape (or value) is decided by the values
+# of argument `arg`: the inputs are valid, but a meta tensor has no values to decide with,
+# so the Meta kernel raises DataDependentError (nonzero, masked_select, unique, equal).
+DataDependent = namedtuple("DataDependent", "arg what")
 
 
 def wrap_dim(op, dim, ndim):
@@ -322,5 +326,10 @@ def copy_(op, args):
 
 
 def to_copy(op, args):
-    self, dtype = args[0], args[1]
+    self, dtype, device = args[0], args[1], args[2]
+    if self._impl.device.type == "meta" and device is not None and device.type != "meta":
+        raise DeviceError(f"{op}(): cannot copy out of a meta tensor: argument 'self' has no "
+                          f"data to move to {device} (for a module built on meta, "
+                          f"Module.to_empty(device=...) allocates its parameters there)",
+                          op=op, arg="self")
     return OutSpec(_sizes(self), dtype or self._impl.dtype)

@@ -13,15 +13,17 @@ from tensorplay import nn
 
 
 class DigitsMLP(nn.Sequential):
-    """A one-hidden-layer perceptron on the flattened 8x8 image."""
+    """A one-hidden-layer perceptron on the flattened 8x8 image. `device` and `dtype` go
+    to the layers, as in torch.nn (`device="meta"`: shapes only, no memory)."""
 
-    def __init__(self, num_classes=10, hidden=128, dropout=0.2):
+    def __init__(self, num_classes=10, hidden=128, dropout=0.2, *, device=None, dtype=None):
+        at = {"device": device, "dtype": dtype}
         super().__init__(
             nn.Flatten(),
-            nn.Linear(64, hidden),
+            nn.Linear(64, hidden, **at),
             nn.ReLU(),
             nn.Dropout(dropout),
-            nn.Linear(hidden, num_classes),
+            nn.Linear(hidden, num_classes, **at),
         )
 
 
@@ -30,20 +32,23 @@ class DigitsCNN(nn.Sequential):
 
     Shapes for a batch of N:  (N, 1, 8, 8) -> (N, 16, 8, 8) -> (N, 32, 8, 8)
                               -> (N, 32, 4, 4) -> (N, 512) -> (N, 10)
+
+    `device` and `dtype` go to the layers, as in torch.nn (`device="meta"`: shapes only).
     """
 
-    def __init__(self, num_classes=10, width=16, dropout=0.25):
+    def __init__(self, num_classes=10, width=16, dropout=0.25, *, device=None, dtype=None):
+        at = {"device": device, "dtype": dtype}
         super().__init__(
-            nn.Conv2d(1, width, 3, padding=1),
-            nn.BatchNorm2d(width),
+            nn.Conv2d(1, width, 3, padding=1, **at),
+            nn.BatchNorm2d(width, **at),
             nn.ReLU(),
-            nn.Conv2d(width, 2 * width, 3, padding=1),
-            nn.BatchNorm2d(2 * width),
+            nn.Conv2d(width, 2 * width, 3, padding=1, **at),
+            nn.BatchNorm2d(2 * width, **at),
             nn.ReLU(),
             nn.MaxPool2d(2),
             nn.Flatten(),
             nn.Dropout(dropout),
-            nn.Linear(2 * width * 4 * 4, num_classes),
+            nn.Linear(2 * width * 4 * 4, num_classes, **at),
         )
 
 

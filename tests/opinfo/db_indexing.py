@@ -374,7 +374,8 @@ op_db = [
     OpInfo("masked_fill", "tensor", overloads=("masked_fill.Tensor", "masked_fill_.Tensor"),
            inplace="masked_fill_",
            sample_inputs_func=partial(_masked_fill_samples, tensor_value=True)),
-    # Data-dependent output shapes: no Meta kernel (as in PyTorch).
+    # Data-dependent output shapes: on meta a DataDependentError (tests/test_meta.py), as
+    # PyTorch refuses them there.
     OpInfo("masked_select", overloads=("masked_select",), supports_meta=False,
            sample_inputs_func=_masked_select_samples,
            error_inputs_func=err.errors_masked_select),

@@ -71,7 +71,8 @@ TESTS = [
 ] + [
     OpInfo("isclose", overloads=("isclose",), supports_autograd=False,
            sample_inputs_func=_close_samples, error_inputs_func=errors_isclose),
-    # allclose and equal answer with a Python bool: they read data, so no Meta kernel.
+    # allclose and equal answer with a Python bool: they read data, so on meta they raise
+    # DataDependentError (tests/test_meta.py), as PyTorch refuses them there.
     OpInfo("allclose", overloads=("allclose",), supports_autograd=False, supports_meta=False,
            sample_inputs_func=_close_samples),
     OpInfo("equal", overloads=("equal",), supports_autograd=False, supports_meta=False,

@@ -65,14 +65,16 @@ def _fill_samples(op, device, dtype, requires_grad):
             yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout), (v,),
                     name=f"{list(shape)} {layout} <- {v!r}")
     yield S(make_tensor((2, 3), dtype, device, rng=rng),
-            (tp.tensor(3, dtype=tp.int64, device=device),), name="0-dim tensor value",
-            meta=False)
+            (tp.tensor(3, dtype=tp.int64, device=device),), name="0-dim tensor value")
 
 
 def errors_fill(op, device):
     yield E(S(_t((3,), device=device), ("a",)), ArgumentError,
-            r"fill_\(\): argument 'value' must be a number \(Scalar\), but got str",
-            arg="value", meta=False)
+            r"fill_\(\) received an invalid combination of arguments: got \(Tensor of dtype "
+            r"\w+, str\)", meta=False)
+    yield E(S(_t((3,), device=device), (_t((2,), device=device),)), ShapeError,
+            r"fill_\(\): argument 'value' must be a 0-dim tensor, but got a 1-dim tensor",
+            arg="value")
 
 
 def _zero_samples(op, device, dtype, requires_grad):
@@ -88,8 +90,10 @@ def _to_copy_samples(op, device, dtype, requires_grad):
         yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
                             low=_source_low(dtype, target), requires_grad=grad),
                 kwargs={"dtype": target}, name=f"to {target.name}")
+    # Samples that name their device are not meta samples: with meta inputs they would ask
+    # for a copy out of meta, which raises (tests/test_meta.py checks it).
     yield S(make_tensor((2, 3), dtype, device, rng=rng, requires_grad=grad),
-            kwargs={"device": tp.device(device)}, name="same device")
+            kwargs={"device": tp.device(device)}, name="same device", meta=False)
     yield S(make_tensor((), dtype, device, rng=rng, requires_grad=grad), name="no change")
 
 
@@ -106,9 +110,9 @@ def _to_samples(op, device, dtype, requires_grad):
     yield S(x(), (dtype,), name="same dtype (returns self)")
     yield S(x(), (dtype,), {"copy": True}, name="same dtype, copy=True")
     yield S(x(), kwargs={"dtype": tp.float64}, name="dtype= keyword")
-    yield S(x(), (device,), name="same device (returns self)")
+    yield S(x(), (device,), name="same device (returns self)", meta=False)
     yield S(x("strided", _source_low(dtype, tp.int32)), (tp.device(device), tp.int32),
-            name="device and dtype")
+            name="device and dtype", meta=False)
     yield S(x(), (make_tensor((2,), tp.float64, device, rng=rng),), name="like other")
     yield S(x(), (make_tensor((2,), dtype, device, rng=rng),), name="like other, same dtype")
 
@@ -131,7 +135,7 @@ def _conversion_samples(op, device, dtype, requires_grad):
 COPIES = [
     OpInfo("copy_", overloads=("copy_",), mutates_input=True, sample_inputs_func=_copy_samples,
            error_inputs_func=errors_copy, supports_autograd=False),
-    OpInfo("fill_", overloads=("fill_.Scalar",), mutates_input=True, ref="Tensor.fill_",
+    OpInfo("fill_", overloads=("fill_.Scalar", "fill_.Tensor"), mutates_input=True, ref="Tensor.fill_",
            sample_inputs_func=_fill_samples, error_inputs_func=errors_fill,
            supports_autograd=False),
     OpInfo("zero_", overloads=("zero_",), mutates_input=True, ref="Tensor.zero_",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import from_numpy
+from tensorplay._creation import empty_like, from_numpy
 from tensorplay._device import device as Device
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import no_grad
@@ -300,11 +300,13 @@ class Module:
                 grad.zero_()
 
     # ---- moving between devices and dtypes ----------------------------------------
-    def _apply(self, fn):
-        """Apply `fn` to every parameter, gradient and buffer, keeping the Parameter
-        objects (optimizers hold them) and swapping only what they point at."""
-        for module in self.children():
-            module._apply(fn)
+    def _apply(self, fn, recurse=True):
+        """Apply `fn` to every parameter, gradient and buffer (of the submodules too, with
+        `recurse`), keeping the Parameter objects (optimizers hold them) and swapping only
+        what they point at."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         for name, param in self._parameters.items():
             if param is None:
                 continue
@@ -338,6 +340,13 @@ class Module:
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())
+
+    def to_empty(self, *, device, recurse=True):
+        """Move to `device` without copying values: each parameter and buffer becomes an
+        uninitialised tensor of its shape and dtype there. This is how a module built on
+        `device="meta"` (which has no values to copy, so `to()` refuses) gets real memory;
+        initialise it next (`reset_parameters()`, `load_state_dict()`)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))

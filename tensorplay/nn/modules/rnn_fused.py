@@ -44,16 +44,26 @@ class LSTMSequence(Function):
     @staticmethod
     def backward(ctx, d_output, d_hn, d_cn):
         gi, output, h0, c0, w_hh, workspace = ctx.saved_tensors
+        inputs = (gi, h0, c0, w_hh)
         if tp.is_grad_enabled():
-            return _recorded_backward(ctx, (gi, h0, c0, w_hh), (d_output, d_hn, d_cn))
-        return F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
-                                         workspace)
+            return _recorded_backward(ctx, inputs, output.dtype, (d_output, d_hn, d_cn))
+        if all(t.dtype is output.dtype for t in inputs):
+            return F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
+                                             workspace)
+        # Under tp.autocast the op ran in the autocast dtype (its policy is `lower`) on
+        # inputs cast to it: so does its backward, and each input gets its gradient in
+        # its own dtype (a float32 weight, a float32 .grad).
+        _, h0, c0, w_hh = (t.to(output.dtype) for t in inputs)
+        grads = F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
+                                          workspace)
+        return tuple(g.to(t.dtype) for g, t in zip(grads, inputs))
 
 
-def _recorded_backward(ctx, inputs, grads):
+def _recorded_backward(ctx, inputs, dtype, grads):
     """The backward of create_graph=True: recompute the steps with autograd recording and
-    differentiate them, so the result carries a graph (a second derivative is exact)."""
-    gi, h, c, w_hh = inputs
+    differentiate them, so the result carries a graph (a second derivative is exact).
+    `dtype` is the one the forward ran in (the autocast dtype under tp.autocast)."""
+    gi, h, c, w_hh = (t.to(dtype) for t in inputs)
     w_hh_t = w_hh.t()
     outs = []
     for gi_t in gi.unbind(0):

@@ -1,0 +1,387 @@
+"""The function transforms of torch.func, on TensorPlay's reverse-mode autograd.
+
+A transform takes a function and returns a new function:
+
+    grad(f)(x)             df/dx of a scalar-valued f                     shape of x
+    grad_and_value(f)(x)   (df/dx, f(x))
+    vjp(f, x)              (f(x), vjp_fn); vjp_fn(v) = v^T J             one per primal
+    jvp(f, (x,), (t,))     (f(x), J t)
+    jacrev(f)(x)           J, one vjp per output element                 f(x).shape + x.shape
+    jacfwd(f)(x)           J, one jvp per input element                  f(x).shape + x.shape
+    hessian(f)(x)          jacfwd(jacrev(f))(x)                          x.shape + x.shape
+
+Arguments and results may be nests of tuples, lists and dicts (`trees.py`); `argnums`
+picks the positional arguments to differentiate (an int, or a tuple for a tuple of
+results). Transforms nest (`grad(grad(f))`, `jacfwd(jacrev(f))`) because every call
+keeps its own inputs apart from its caller's (`levels.py`).
+
+Every transform runs on the autograd graph, there is no forward-mode AD here: `jvp` is
+the double-vjp trick (u -> J^T u is linear in u, so its vjp in the direction t is J t),
+and `jacfwd` is that jvp once per input element, so its cost grows with the input size
+as a forward-mode Jacobian's does.
+"""
+from __future__ import annotations
+
+import functools
+
+import tensorplay as tp
+from tensorplay.autograd.grad_mode import enable_grad, grad_state
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.func.levels import Level, is_tensor, vector_jacobian_product
+from tensorplay.func.trees import LEAF, flatten, unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+# ---- checking what the user gave ---------------------------------------------------------
+def _check_argnums(argnums, num_args, transform):
+    """`argnums` with negative positions made positive; an int stays an int."""
+    items = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not items and isinstance(argnums, tuple):
+        raise ArgumentError(f"{transform}: argument 'argnums' must be non-empty, got ()",
+                            op=transform, arg="argnums")
+    for a in items:
+        if isinstance(a, bool) or not isinstance(a, int):
+            raise ArgumentError(f"{transform}: argument 'argnums' must be an int or a tuple "
+                                f"of ints, got {argnums!r}", op=transform, arg="argnums")
+        if not -num_args <= a < num_args:
+            raise DimError(f"{transform}: argument 'argnums' is {argnums!r}, but only "
+                           f"{num_args} positional inputs were given", op=transform,
+                           arg="argnums")
+    normal = tuple(a % num_args for a in items)
+    if len(set(normal)) != len(normal):
+        raise ArgumentError(f"{transform}: argument 'argnums' must hold distinct positions, "
+                            f"got {argnums!r}", op=transform, arg="argnums")
+    return normal if isinstance(argnums, tuple) else normal[0]
+
+
+def _make_args_differentiable(level, args, argnums, name="args"):
+    """(args with the picked ones replaced by this call's inputs, the picked nest): the
+    nest is `args[argnums]` for an int, the tuple of the picked args for a tuple."""
+    args = list(args)
+    for i in (argnums if isinstance(argnums, tuple) else (argnums,)):
+        leaves, spec = flatten(args[i])
+        where = f"{name}[{i}]" if spec == LEAF else f"a leaf of {name}[{i}]"
+        args[i] = unflatten([level.make_differentiable(x, where) for x in leaves], spec)
+    if isinstance(argnums, tuple):
+        return args, tuple(args[i] for i in argnums)
+    return args, args[argnums]
+
+
+def _split_aux(output, has_aux, transform):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise ArgumentError(f"{transform}: with has_aux=True the function must return a "
+                            f"tuple (output, aux), got {_describe(output)}", op=transform,
+                            arg="has_aux")
+    for leaf in flatten(output[1])[0]:
+        if not is_tensor(leaf):
+            raise ArgumentError(f"{transform}: the aux output must hold only Tensors (as "
+                                f"torch.func's), got a {type(leaf).__name__}", op=transform,
+                                arg="has_aux")
+    return output
+
+
+def _describe(x):
+    if isinstance(x, tuple):
+        return f"a tuple of length {len(x)}"
+    return f"a {type(x).__name__}"
+
+
+def _flat_outputs(output, transform):
+    """The output leaves, checked: at least one, all floating point tensors."""
+    leaves, spec = flatten(output)
+    if not leaves:
+        raise ArgumentError(f"{transform}: the function must return at least one Tensor, "
+                            f"got {output!r}", op=transform, arg="func")
+    for o in leaves:
+        if not is_tensor(o):
+            raise ArgumentError(f"{transform}: the function must return only Tensors, got "
+                                f"a {type(o).__name__}", op=transform, arg="func")
+        if not o.dtype.is_floating_point:
+            raise DTypeError(f"{transform}: every output of the function must have a "
+                             f"floating point dtype, got {o.dtype.name}", op=transform,
+                             arg="func")
+    return leaves, spec
+
+
+def _check_like(given, expected, transform, arg):
+    """Tensors in `given` with the shapes of the tensors in `expected`, one for one."""
+    for i, (g, e) in enumerate(zip(given, expected)):
+        if not is_tensor(g):
+            raise ArgumentError(f"{transform}: {arg} must hold only Tensors, got a "
+                                f"{type(g).__name__} at leaf {i}", op=transform, arg=arg)
+        if tuple(g.shape) != tuple(e.shape):
+            raise ShapeError(f"{transform}: leaf {i} of {arg} has shape {fmt_shape(g.shape)}, "
+                             f"expected {fmt_shape(e.shape)}", op=transform, arg=arg)
+
+
+# ---- grad, grad_and_value ----------------------------------------------------------------
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning `(gradient, value)` of the scalar-valued `func`; with has_aux
+    `func` returns `(value, aux)` and the new function `(gradient, (value, aux))`.
+
+    >>> gx, v = grad_and_value(lambda x: (x ** 2).sum())(tp.tensor([1.0, 2.0]))
+    >>> gx, v
+    (tensor([2., 4.]), tensor(5.))
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        gradient, value, aux = _grad_and_value(func, argnums, has_aux, args, kwargs,
+                                               "grad_and_value(f)(*args)")
+        return (gradient, (value, aux)) if has_aux else (gradient, value)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """A function returning the gradient of the scalar-valued `func` with respect to the
+    argument(s) `argnums`, shaped like them; with has_aux, `(gradient, aux)`.
+
+    >>> grad(lambda x: x.sin().sum())(tp.tensor([0.0]))
+    tensor([1.])
+    >>> grad(grad(lambda x: x ** 3))(tp.tensor(2.0))    # 6x
+    tensor(12.)
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        gradient, _, aux = _grad_and_value(func, argnums, has_aux, args, kwargs,
+                                           "grad(f)(*args)")
+        return (gradient, aux) if has_aux else gradient
+    return wrapper
+
+
+def _grad_and_value(func, argnums, has_aux, args, kwargs, transform):
+    argnums = _check_argnums(argnums, len(args), transform)
+    with Level(transform) as level, enable_grad():
+        args, picked = _make_args_differentiable(level, args, argnums)
+        output, aux = _split_aux(func(*args, **kwargs), has_aux, transform)
+        if not is_tensor(output):
+            raise ArgumentError(f"{transform}: the function must return a Tensor, got "
+                                f"{_describe(output)}", op=transform, arg="func")
+        if output.dim() != 0:
+            raise ShapeError(f"{transform}: the function must return a scalar Tensor, got "
+                             f"one of shape {fmt_shape(output.shape)}. Maybe you wanted "
+                             f"vjp or jacrev instead?", op=transform, arg="func")
+        inputs, spec = flatten(picked)
+        grads = vector_jacobian_product((output,), inputs, None,
+                                        create_graph=level.any_outer((output,)))
+        gradient = unflatten(grads, spec)
+    return level.lower(gradient), level.lower(output), level.lower(aux)
+
+
+# ---- vjp, jvp ----------------------------------------------------------------------------
+def vjp(func, *primals, has_aux=False):
+    """`(func(*primals), vjp_fn)`, with `vjp_fn(cotangents)` the tuple of
+    `cotangents^T d func / d primals[i]`, one per primal (cotangents shaped like the
+    output). `vjp_fn` may be called many times; with has_aux, `(output, vjp_fn, aux)`.
+    """
+    transform = "vjp(f, *primals)"
+    with Level(transform) as level, enable_grad():
+        inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
+                                              name="primals")
+        output, aux = _split_aux(func(*inputs), has_aux, transform)
+        outputs, out_spec = _flat_outputs(output, transform)
+    inputs = tuple(inputs)
+    flat_inputs, in_spec = flatten(inputs)
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        name = "vjp_fn(cotangents)"
+        cotangent_leaves, spec = flatten(cotangents)
+        if spec != out_spec:
+            raise ArgumentError(f"{name}: cotangents must have the structure of the "
+                                f"function's output {out_spec}, got {spec}", op=name,
+                                arg="cotangents")
+        _check_like(cotangent_leaves, outputs, name, "cotangents")
+        if create_graph is None:
+            # a graph for whoever differentiates this call: an enclosing transform, or one
+            # that differentiates with respect to the cotangents
+            create_graph = grad_state.enabled and any(
+                level.reaches_outer(t) for t in outputs + cotangent_leaves)
+        with enable_grad():
+            grads = vector_jacobian_product(outputs, flat_inputs, cotangent_leaves,
+                                            create_graph=create_graph,
+                                            retain_graph=retain_graph)
+        return level.lower(unflatten(grads, in_spec), keep_history=create_graph)
+
+    if has_aux:
+        return level.lower(output), vjp_fn, level.lower(aux)
+    return level.lower(output), vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """`(func(*primals), J t)`: the Jacobian-vector product in the direction `tangents`
+    (a tuple shaped like `primals`); with has_aux, `(output, jvp_out, aux)`.
+
+    Computed by the double-vjp trick, not forward-mode AD: with u a dummy cotangent,
+    g(u) = J^T u is linear in u, so the vjp of g in the direction t is J t. That costs
+    two backward passes; strict=True raises when an output does not depend on the inputs.
+    """
+    transform = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise ArgumentError(f"{transform}: primals must be a tuple (it should be valid to "
+                            f"call f(*primals)), got {_describe(primals)}", op=transform,
+                            arg="primals")
+    flat_primals, primal_spec = flatten(primals)
+    flat_tangents, tangent_spec = flatten(tangents)
+    if primal_spec != tangent_spec:
+        raise ArgumentError(f"{transform}: tangents must have the structure of primals "
+                            f"{primal_spec}, got {tangent_spec}", op=transform, arg="tangents")
+    if not flat_primals:
+        raise ArgumentError(f"{transform}: primals must hold at least one Tensor",
+                            op=transform, arg="primals")
+    with Level(transform) as level, enable_grad():
+        inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
+                                              name="primals")
+        _check_like(flat_tangents, flatten(inputs)[0], transform, "tangents")
+        output, aux = _split_aux(func(*inputs), has_aux, transform)
+        outputs, out_spec = _flat_outputs(output, transform)
+        flat_inputs, _ = flatten(inputs)
+        dummies = [level.own_zeros(o) for o in outputs]
+        transposed = vector_jacobian_product(outputs, flat_inputs, dummies, create_graph=True)
+        if strict:
+            _check_outputs_depend(transposed, dummies, transform)
+        create_graph = level.any_outer(outputs + flat_tangents)
+        products = vector_jacobian_product(transposed, dummies, flat_tangents,
+                                           create_graph=create_graph)
+    result = (level.lower(output), level.lower(unflatten(products, out_spec)))
+    return result + (level.lower(aux),) if has_aux else result
+
+
+def _check_outputs_depend(transposed, dummies, transform):
+    """strict=True: output k is independent of the inputs when J^T u never reads u_k."""
+    reached = [t for t in transposed if t.requires_grad]
+    used = tp.autograd.grad(reached, dummies, [tp.zeros_like(t) for t in reached],
+                            retain_graph=True, allow_unused=True) if reached else ()
+    for k in range(len(dummies)):
+        if not used or used[k] is None:
+            raise ArgumentError(f"{transform}: output {k} of the function does not depend on "
+                                f"the inputs, which strict=True does not allow",
+                                op=transform, arg="strict")
+
+
+# ---- Jacobians ---------------------------------------------------------------------------
+def _map_over_rows(fn, rows):
+    """`fn` applied to each row of `rows` (dim 0), its results stacked along a new dim 0,
+    leaf by leaf: the same as `vmap(fn)(rows)`. A Python loop for now; the lead switches
+    this to vmap once it lands (the body becomes `return vmap(fn)(rows)`)."""
+    results = [fn(rows[k]) for k in range(rows.shape[0])]
+    if not results:
+        # (no rows: one call on zeros gives the structure and shapes, and no values)
+        leaves, spec = flatten(fn(tp.zeros(tuple(rows.shape[1:]), dtype=rows.dtype)))
+        return unflatten([leaf.unsqueeze(0).narrow(0, 0, 0) for leaf in leaves], spec)
+    flat = [flatten(r)[0] for r in results]
+    spec = flatten(results[0])[1]
+    return unflatten([tp.stack([leaves[i] for leaves in flat]) for i in range(len(flat[0]))],
+                     spec)
+
+
+def _unit_pieces(row, like):
+    """Row `row` of an identity matrix cut into pieces shaped (and typed) like `like`."""
+    pieces, start = [], 0
+    for t in like:
+        n = t.numel()
+        pieces.append(row.narrow(0, start, n).reshape(tuple(t.shape)).to(t.dtype))
+        start += n
+    return pieces
+
+
+def _offsets(tensors):
+    out, start = [], 0
+    for t in tensors:
+        out.append(start)
+        start += t.numel()
+    return out
+
+
+def _jacobian_tree(blocks, outputs, out_spec, in_spec):
+    """blocks[k][j] is d outputs[k] / d inputs[j]: nest them as torch.func does, the
+    output's structure outside, the differentiated arguments' structure inside."""
+    return unflatten([unflatten(row, in_spec) for row in blocks], out_spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False):
+    """A function returning the Jacobian of `func` with respect to `argnums`, by reverse
+    mode: one vjp per output element, on the rows of an identity matrix. Each block has
+    shape `output.shape + input.shape`; with has_aux, `(jacobian, aux)`.
+
+    >>> jacrev(tp.sin)(tp.tensor([0.0, 1.0]))
+    tensor([[1.0000, 0.0000],
+            [0.0000, 0.5403]])
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        transform = "jacrev(f)(*args)"
+        argnums_ = _check_argnums(argnums, len(args), transform)
+        with Level(transform) as level, enable_grad():
+            args_, picked = _make_args_differentiable(level, args, argnums_)
+            output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
+            outputs, out_spec = _flat_outputs(output, transform)
+            inputs, in_spec = flatten(picked)
+            create_graph = level.any_outer(outputs)
+            total = sum(o.numel() for o in outputs)
+
+            def row_vjp(row):
+                return vector_jacobian_product(outputs, inputs, _unit_pieces(row, outputs),
+                                               create_graph=create_graph)
+
+            # per input: (total, *input.shape), the rows of every output one after another
+            stacked = _map_over_rows(row_vjp, tp.eye(total, dtype=outputs[0].dtype))
+            starts = _offsets(outputs)
+            blocks = [[s.narrow(0, start, o.numel()).reshape(tuple(o.shape) + tuple(x.shape))
+                       for s, x in zip(stacked, inputs)]
+                      for o, start in zip(outputs, starts)]
+            jacobian = _jacobian_tree(blocks, outputs, out_spec, in_spec)
+        if has_aux:
+            return level.lower(jacobian), level.lower(aux)
+        return level.lower(jacobian)
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False):
+    """A function returning the Jacobian of `func` with respect to `argnums`, column by
+    column: one jvp per input element, on the rows of an identity matrix. The jvps are
+    the double-vjp of `jvp` (this framework has no forward-mode AD), sharing one first
+    backward pass, so the cost grows with the input size like a forward-mode Jacobian's.
+    Same result and shapes as `jacrev`."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        transform = "jacfwd(f)(*args)"
+        argnums_ = _check_argnums(argnums, len(args), transform)
+        with Level(transform) as level, enable_grad():
+            args_, picked = _make_args_differentiable(level, args, argnums_)
+            output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
+            outputs, out_spec = _flat_outputs(output, transform)
+            inputs, in_spec = flatten(picked)
+            dummies = [level.own_zeros(o) for o in outputs]
+            transposed = vector_jacobian_product(outputs, inputs, dummies, create_graph=True)
+            create_graph = level.any_outer(outputs)
+            total = sum(x.numel() for x in inputs)
+
+            def column_jvp(row):
+                return vector_jacobian_product(transposed, dummies, _unit_pieces(row, inputs),
+                                               create_graph=create_graph)
+
+            # per output: (total, *output.shape), the columns of every input one after another
+            stacked = _map_over_rows(column_jvp, tp.eye(total, dtype=inputs[0].dtype))
+            starts = _offsets(inputs)
+            blocks = [[_columns_to_block(s.narrow(0, start, x.numel()), o, x)
+                       for x, start in zip(inputs, starts)]
+                      for s, o in zip(stacked, outputs)]
+            jacobian = _jacobian_tree(blocks, outputs, out_spec, in_spec)
+        if has_aux:
+            return level.lower(jacobian), level.lower(aux)
+        return level.lower(jacobian)
+    return wrapper
+
+
+def _columns_to_block(columns, output, x):
+    """(x.numel(), *output.shape) columns -> the block of shape output.shape + x.shape."""
+    flat = columns.reshape(x.numel(), output.numel()).transpose(0, 1)
+    return flat.reshape(tuple(output.shape) + tuple(x.shape))
+
+
+def hessian(func, argnums=0):
+    """A function returning the Hessian of the scalar-valued `func` with respect to
+    `argnums`: `jacfwd(jacrev(func, argnums), argnums)`, shape `x.shape + x.shape`."""
+    return jacfwd(jacrev(func, argnums), argnums)
