@@ -59,11 +59,17 @@ class LayoutError(TensorPlayError):
     memory is needed (strides, storage, NumPy), or a sparse/dense mix the op refuses."""
 
 
-def fmt_shape(sizes):
-    return "[" + ", ".join(str(s) for s in sizes) + "]"
+class AutogradError(TensorPlayError):
+    """A graph that cannot be built or run: an in-place write autograd cannot record (a
+    leaf that requires grad, a view of one), a saved tensor modified or freed, a backward
+    through tensors that do not require grad. The messages are PyTorch's."""
 
 
 class AmpError(TensorPlayError):
     """Mixed precision refused a call: an Autocast key reached while autocast is off for
     the device, an op unsafe in lower precision (binary_cross_entropy on CUDA), or a
     GradScaler method called out of order (unscale_ twice before update)."""
+
+
+def fmt_shape(sizes):
+    return "[" + ", ".join(str(s) for s in sizes) + "]"

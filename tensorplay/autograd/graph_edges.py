@@ -19,6 +19,7 @@ import weakref
 
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.errors import AutogradError
 
 __all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
            "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
@@ -93,7 +94,7 @@ def set_history(result, node, output_differentiability=None):
             meta.append(None)
             continue
         if impl.grad_fn is not None or (impl.requires_grad and impl.base is None):
-            raise RuntimeError(
+            raise AutogradError(
                 f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
                 f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
                 f"op must return a new tensor or a view)")
@@ -110,17 +111,17 @@ def check_inplace(tensor, op_name):
         return
     impl = tensor._impl
     if impl.inference and not grad_state.inference:
-        raise RuntimeError(f"{op_name}: Inplace update to inference tensor outside "
+        raise AutogradError(f"{op_name}: Inplace update to inference tensor outside "
                            f"InferenceMode is not allowed. You can make a clone to get a "
                            f"normal tensor before doing inplace update.")
     base = impl.base
     if base is not None:
         impl.check_rebase(op_name)      # a view made in no_grad mode or by split/unbind
         if impl.requires_grad and base.grad_fn is None:
-            raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is "
-                               f"being used in an in-place operation.")
+            raise AutogradError(f"{op_name}: a view of a leaf Variable that requires grad is "
+                                f"being used in an in-place operation.")
     if impl.requires_grad and impl.grad_fn is None:
-        raise RuntimeError(f"{op_name}: a leaf Variable that requires grad is being used in "
+        raise AutogradError(f"{op_name}: a leaf Variable that requires grad is being used in "
                            f"an in-place operation.")
 
 
