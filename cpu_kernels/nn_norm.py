@@ -224,11 +224,24 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
                                    (input, weight, bias, N, C, HxW, group, eps))
     a = _compute(input)
     grouped = a.reshape(N, group, (C // group) * HxW)
-    mean, var, centered = _moments(grouped, (2,))
-    rstd = 1 / np.sqrt(var + eps)
-    centered *= rstd
-    y = centered.reshape(a.shape)
-    after = a.ndim - 2
-    y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
+    mean, var, _ = _moments(grouped, (2,))
+    # NOTE: PyTorch's group (and layer) norm accumulates the moments by Welford's update,
+    # in which an infinity is followed by x - inf: the mean of a group holding an infinity
+    # is NaN there, not the inf a plain sum gives (its variance is NaN either way).
+    mean = np.where(np.isnan(var), np.nan, mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rstd = 1 / np.sqrt(var + eps)
+        # As PyTorch does: one scale and shift per (sample, channel), y = x * scale + shift,
+        # with scale = rstd * weight, shift = bias - mean * scale. An infinite weight then
+        # gives inf - inf = NaN where (x - mean) * rstd * weight would give +-inf.
+        per_channel = (N, group, C // group)
+        scale = np.broadcast_to(rstd, per_channel)
+        if weight is not None:
+            scale = scale * _param(weight, 0, 0, a).reshape(1, group, C // group)
+        shift = -mean * scale
+        if bias is not None:
+            shift = shift + _param(bias, 0, 0, a).reshape(1, group, C // group)
+        x = a.reshape(N, group, C // group, HxW)
+        y = (x * scale[..., None] + shift[..., None]).reshape(a.shape)
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(N, group), dtype), out(rstd.reshape(N, group), dtype)

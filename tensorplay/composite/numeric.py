@@ -28,22 +28,24 @@ def square_(self):
 
 
 def _nan_to_zero(self):
+    """self with its NaNs replaced by 0. NOTE: the gradient is PyTorch's nansum rule,
+    grad * (self is not NaN), a product: an infinite incoming gradient (nanmean of a slice
+    that is all NaN divides by a count of 0) gives NaN, not 0, at the NaN positions.
+    nan_to_num's gradient is grad * isfinite(self), so the infinities are routed around it
+    by `where`, whose gradient goes to them unchanged."""
     if not self.is_floating_point():
         return self
-    return F.where(F.logical_not(F.isnan(self)), self, 0)
+    return F.where(F.isinf(self), self, F.nan_to_num(self, 0.0))
 
 
 def nansum(self, dim, keepdim, dtype):
-    """sum with NaNs counted as zero (integers have none). NOTE: the NaN positions get a
-    zero gradient, as in PyTorch (`where` routes the gradient to the kept values only)."""
+    """sum with NaNs counted as zero (integers have none)."""
     return F.sum(_nan_to_zero(self), dim, keepdim, dtype=dtype)
 
 
 def nanmean(self, dim, keepdim, dtype):
-    """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0).
-
-    NOTE: where every value is NaN, PyTorch's gradient is NaN (it multiplies the incoming
-    infinite gradient by the zero mask); here it is 0 (`where` routes no gradient there)."""
+    """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0;
+    there the gradient is NaN too, as in PyTorch)."""
     if not self.is_floating_point():
         raise DTypeError(f"nanmean(): expected input to have floating point dtype but got "
                          f"{self.dtype.name} (argument 'self')", op="nanmean", arg="self")
