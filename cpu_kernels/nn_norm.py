@@ -82,7 +82,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
             unbiased = var.reshape(-1) * (n / (n - 1))
             _update_running(running_var, (1 - momentum) * rv + momentum * unbiased)
     else:
-        mean = _param(running_mean, 1, after, a)
+        # a copy: the returned mean must not alias running_mean (a later write to one
+        # would show in the other)
+        mean = _param(running_mean, 1, after, a).copy()
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
         centered = a - mean
     centered *= rstd

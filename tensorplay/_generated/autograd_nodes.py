@@ -32,9 +32,10 @@ from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
     _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
     adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
-    gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward,
-    nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d,
-    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
+    exp, exp2, gelu_backward, im2col, isfinite, logical_and, logical_or,
+    max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
+    upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    upsample_nearest2d_backward, where,
 )
 
 
@@ -118,7 +119,7 @@ class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
     self: sum_to(grad / other, self.sizes())
-    other: sum_to(-grad * self / (other * other), other.sizes())
+    other: sum_to(-grad * ((self / other) / other), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -136,7 +137,7 @@ class DivBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad / other, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-grad * self_ / (other * other), other_sizes)
+            d_other = sum_to(-grad * (self_ / other / other), other_sizes)
         return (d_self, d_other)
 
 
@@ -4762,3 +4763,55 @@ class FusedSgdBackward0(Node):
                 d_self, d_grad, d_momentum_buffer,
             ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
         return (d_self, d_grad, d_momentum_buffer)
+
+
+class LogaddexpBackward0(Node):
+    """Backward of `logaddexp(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad / (1 + exp(other - self)), self.sizes())
+    other: sum_to(grad / (1 + exp(self - other)), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'logaddexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(grad / (1 + exp(other - self_)), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad / (1 + exp(self_ - other)), other_sizes)
+        return (d_self, d_other)
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of `logaddexp2(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad / (1 + exp2(other - self)), self.sizes())
+    other: sum_to(grad / (1 + exp2(self - other)), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'logaddexp2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(grad / (1 + exp2(other - self_)), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad / (1 + exp2(self_ - other)), other_sizes)
+        return (d_self, d_other)

@@ -36,13 +36,14 @@ from tensorplay._generated.autograd_nodes import (
     IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
     LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0,
-    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
-    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
+    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
@@ -4298,6 +4299,36 @@ def transpose__int(ks, self, dim0, dim1):
     return result
 
 
+def logaddexp(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = LogaddexpBackward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def logaddexp2(ks, self, other):
+    if not (grad_state.enabled and (self._impl.requires_grad or other._impl.requires_grad)):
+        return ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = Logaddexp2Backward0()
+    node.set_next_edges(collect_next_edges(self, other))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4582,4 +4613,6 @@ WRAPPERS = {
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,
     'transpose_.int': transpose__int,
+    'logaddexp': logaddexp,
+    'logaddexp2': logaddexp2,
 }

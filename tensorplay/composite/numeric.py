@@ -164,9 +164,14 @@ def logaddexp(self, other):
 
 
 def logaddexp2(self, other):
-    """log2(2 ** self + 2 ** other), through logaddexp in natural units."""
+    """log2(2 ** self + 2 ** other) = max + log1p(2 ** (min - max)) / ln 2, as logaddexp;
+    the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
+    a float32 result is not rounded to float16 on the way."""
     _check_floating_pair("logaddexp2", self, other)
-    return logaddexp(self * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+    high, low = F.maximum(self, other), F.minimum(self, other)
+    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
+    gap = F.where(same_inf, 0, low - high)
+    return F.where(same_inf, high, high + F.log1p(F.exp2(gap)) / math.log(2.0))
 
 
 def fmax(self, other):

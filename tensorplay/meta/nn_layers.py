@@ -265,7 +265,10 @@ def fused_rms_norm_backward(op, args):
 
 
 def machine_eps(dtype):
-    """The distance from 1.0 to the next float of `dtype` (rms_norm's default eps)."""
+    """rms_norm's default eps: the distance from 1.0 to the next float of the dtype it
+    computes in, which for the half types (float16, bfloat16) is float32, as in PyTorch."""
+    if dtype.itemsize == 2:
+        return 2.0 ** -23     # float32 eps
     return float(ml_dtypes.finfo(dtype.np).eps)
 
 
