@@ -7,8 +7,8 @@ a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
     amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
-    bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max,
-    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, clamp_backward,
+    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
@@ -4815,3 +4815,26 @@ class Logaddexp2Backward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad / (1 + exp2(self_ - other)), other_sizes)
         return (d_self, d_other)
+
+
+class CdistBackward0(Node):
+    """Backward of `cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor`.
+
+    x1, x2: cdist_backward(grad, x1, x2, p, result)
+    """
+
+    __slots__ = ('x1_', 'x2_', 'result_', 'p_')
+    SAVED = ('x1_', 'x2_', 'result_')
+    OP = 'cdist'
+
+    def apply(self, grads):
+        grad = grads[0]
+        x1 = self.x1_.unpack(self)
+        x2 = self.x2_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        d_x1 = None
+        d_x2 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_x1, d_x2 = cdist_backward(grad, x1, x2, p, result)
+        return (d_x1, d_x2)

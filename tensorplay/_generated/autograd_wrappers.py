@@ -21,17 +21,17 @@ from tensorplay._generated.autograd_nodes import (
     AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
     AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
     BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0,
-    CatBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
-    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
-    CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1, DotBackward0,
-    EinsumBackward0, EluBackward0, EmbeddingBackward0, EmbeddingDenseBackwardBackward0,
-    ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
-    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
-    GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
+    CatBackward0, CdistBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0,
+    CloneBackward0, Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0,
+    ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
+    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
+    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
+    DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
+    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
+    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
+    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
+    GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
     HardtanhBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
     IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
@@ -4246,6 +4246,21 @@ def _fused_sgd_(
     return result
 
 
+def cdist(ks, x1, x2, p, compute_mode):
+    if not (grad_state.enabled and (x1._impl.requires_grad or x2._impl.requires_grad)):
+        return ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+    node = CdistBackward0()
+    node.set_next_edges(collect_next_edges(x1, x2))
+    node.p_ = p
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.x1_ = SavedVariable(x1, is_output=False)
+        node.x2_ = SavedVariable(x2, is_output=False)
+        result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not (grad_state.enabled and (self._impl.requires_grad)):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4609,6 +4624,7 @@ WRAPPERS = {
     '_lstm_sequence_backward': _lstm_sequence_backward,
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
+    'cdist': cdist,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,
