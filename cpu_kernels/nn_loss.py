@@ -102,9 +102,9 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     softplus(-x) = log(1 + exp(-x)) is computed as logaddexp(0, -x), which neither
     overflows for x << 0 nor rounds to 0 for x >> 0.
     """
-    rules.bce_with_logits("binary_cross_entropy_with_logits",
-                          (self, target, weight, pos_weight, reduction))
-    acc = _compute_dtype(self)
+    spec = rules.bce_with_logits("binary_cross_entropy_with_logits",
+                                 (self, target, weight, pos_weight, reduction))
+    acc = np.result_type(_compute_dtype(self), _compute_dtype(target))
     x = self._impl.array().astype(acc)
     y = target._impl.array().astype(acc)
     softplus_neg = np.logaddexp(np.zeros((), acc), -x)
@@ -121,7 +121,7 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     elif reduction == "mean":
         with np.errstate(invalid="ignore"):
             loss = np.mean(loss, dtype=acc) if loss.size else np.array(np.nan, acc)
-    return out(np.array(loss), self._impl.dtype)
+    return out(np.array(loss), spec.dtype)
 
 
 def cross_entropy_forward(self, target, weight, reduction, ignore_index):

@@ -131,11 +131,12 @@ def xlogy(self, other):
 
 
 def where(condition, self, other):
-    if condition._impl.dtype is not dt.bool:
+    # PyTorch still takes a uint8 condition (deprecated, nonzero means True); no other.
+    if condition._impl.dtype not in (dt.bool, dt.uint8):
         raise DTypeError(f"where(): argument 'condition' must be a bool tensor, but got "
                          f"{condition._impl.dtype.name}", op="where", arg="condition")
     a, b, dtype = _binary(self, other)
-    return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
+    return out_like(np.where(condition._impl.array() != 0, a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):

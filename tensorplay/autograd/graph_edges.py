@@ -80,6 +80,8 @@ def set_history(result, node, output_differentiability=None):
 
     Only floating outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
+    if not isinstance(result, (tuple, list)):
+        _check_differentiable_dtype(result, node)
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     diff = output_differentiability
     if diff is not None and isinstance(result, list) and len(diff) == 1:
@@ -103,6 +105,25 @@ def set_history(result, node, output_differentiability=None):
         impl.requires_grad = True
         meta.append((impl.sizes, impl.dtype, impl.device))
     node._output_meta = tuple(meta)
+
+
+# PyTorch's names of the integer and bool types, for its error message.
+_TORCH_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+
+
+def _check_differentiable_dtype(result, node):
+    """An op that records a graph cannot give its one output an integer dtype
+    (`x.sum(dtype=tp.int32)` with x requiring grad): PyTorch refuses it, as a gradient
+    could not flow back through it. A conversion (`x.to(tp.int32)`) is the exception:
+    its result just does not require grad."""
+    impl = getattr(result, "_impl", None)
+    if impl is None or impl.dtype.is_floating_point or impl.dtype.is_complex:
+        return
+    if node.OP == "_to_copy":
+        return
+    raise AutogradError(f"{node.OP}: Autograd not support dtype: "
+                        f"{_TORCH_TYPE_NAMES.get(impl.dtype.name, impl.dtype.name)}")
 
 
 def check_inplace(tensor, op_name):

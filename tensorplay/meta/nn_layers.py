@@ -123,7 +123,9 @@ def bce_with_logits(op, args):
                              f"broadcast to the input's shape {fmt_shape(_sizes(self))}",
                              op=op, arg=name)
     sizes = _sizes(self) if reduction == "none" else ()
-    return OutSpec(sizes, self._impl.dtype)
+    # PyTorch computes the loss into (1 - target) in place: the result has target's dtype
+    dtype = target._impl.dtype if target._impl.dtype.is_floating_point else self._impl.dtype
+    return OutSpec(sizes, dtype)
 
 
 # ---- normalization ------------------------------------------------------------------
