@@ -146,6 +146,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
     mean, var, centered = _moments(a, axes)
+    mean = np.where(np.isnan(var), np.nan, mean)    # Welford's mean: see native_group_norm
     rstd = 1 / np.sqrt(var + eps)
     before = a.ndim - k
     centered *= rstd

@@ -102,8 +102,9 @@ def _trapezoid_args(op, y, x, dim):
 def _trapezoid(y, x, dx, dim):
     """The integral of y along dim by the trapezoidal rule, samples at x (or dx apart)."""
     samples, d = _trapezoid_args("trapezoid", y, x, dim)
-    if samples.shape[d] == 0:   # no interval: zeros of y's own dtype, as in PyTorch
-        return F.sum(y, [d], dtype=y.dtype)
+    if samples.shape[d] == 0:
+        # no interval: new zeros of y's own dtype, outside the graph, as in PyTorch
+        return F.sum(y, [d], dtype=y.dtype).detach()
     y = samples
     return F.sum(_spacing_product(y, d, x, dx), [d])
 
