@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _alloc_limit
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
 from tensorplay._impl import (
@@ -28,11 +29,16 @@ def out_strided(result, dtype, strides):
     sizes = tuple(result.shape)
     if tuple(strides) == contiguous_strides(sizes):
         return out(result, dtype)
-    flat = np.empty(max(result.size, 1), dtype.np)
-    itemsize = flat.itemsize
-    view = np.ndarray(sizes, dtype.np, buffer=flat,
-                      strides=tuple(s * itemsize for s in strides))
-    np.copyto(view, result, casting="unsafe")
+    itemsize = np.dtype(dtype.np).itemsize
+    byte_strides = tuple(s * itemsize for s in strides)
+    if result.flags.owndata and result.dtype == dtype.np and result.strides == byte_strides \
+            and result.size:
+        # NumPy's ufuncs already lay a fresh result out like their inputs: keep it.
+        view, flat = result, result.ravel(order="K")
+    else:
+        flat = np.empty(max(result.size, 1), dtype.np)
+        view = np.ndarray(sizes, dtype.np, buffer=flat, strides=byte_strides)
+        np.copyto(view, result, casting="unsafe")
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, tuple(strides), 0, dtype, CPU,
                       inference=grad_state.inference, array=view,
                       contiguous=is_contiguous_layout(sizes, strides))
@@ -49,6 +55,13 @@ def out_like(result, dtype, *inputs):
     result = np.asarray(result)
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
+
+
+def check_result(op, arg, sizes, dtype):
+    """Refuse a result of `sizes` too large to allocate before NumPy is asked for it (ops
+    whose result can be far larger than their input: repeat, pad, upsample, a copy of an
+    expanded view)."""
+    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize)
 
 
 def write_target(op, self):

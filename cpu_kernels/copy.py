@@ -6,7 +6,7 @@ import numpy as np
 from tensorplay._device import CPU
 from tensorplay._impl import contiguous_strides
 from tensorplay.meta.layout import check_inplace_overlap, copy_strides
-from cpu_kernels._common import out, out_strided
+from cpu_kernels._common import check_result, out, out_strided
 
 
 def copy_(self, src, non_blocking):
@@ -26,6 +26,7 @@ def fill_(self, value):
 
 def clone(self, memory_format):
     impl = self._impl
+    check_result("clone", "self", impl.sizes, impl.dtype)   # an expanded view may be huge
     strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
     if strides == contiguous_strides(impl.sizes):
         return out(np.array(impl.array(), copy=True, order="C"), impl.dtype)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.meta import nn_spatial as rules
-from cpu_kernels._common import out
+from cpu_kernels._common import check_result, out
 
 
 def constant_pad_nd(self, pad, value):
     spec = rules.constant_pad_nd("constant_pad_nd", (self, pad, value))
+    check_result("constant_pad_nd", "pad", spec.sizes, self._impl.dtype)
     a = self._impl.array()
     result = np.empty(spec.sizes, a.dtype)
     result[...] = np.array(value).astype(a.dtype)

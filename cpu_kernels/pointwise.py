@@ -207,7 +207,10 @@ def relu(self):
 def _inplace(op, ufunc, self, other, alpha=1):
     dtype = result_type2(self, other)
     _check_alpha(op, self, other, alpha, dtype)
-    rules.binary_inplace(op, (self, other))     # fits into self: shape and dtype
+    if other._impl.sizes != self._impl.sizes:
+        rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
+    else:
+        rules.check_inplace_cast(op, dtype, self)
     check_inplace_overlap(op, self, ("other", other))
     target = self._impl.array()
     result = ufunc(array_as(self, dtype), _scaled(array_as(other, dtype), alpha))

@@ -22,7 +22,7 @@ import numpy as np
 
 from tensorplay.library import kernel
 from tensorplay.meta import nn_spatial_resample as rules
-from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._common import accumulate_dtype, check_result, out
 
 
 def _scale(in_size, out_size, scale, align_corners, ftype):
@@ -96,6 +96,10 @@ def upsample2d(op, self, output_size, *params):
     mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
     rules.upsample2d(op, (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
+    sizes = self._impl.sizes
+    check_result(op, "output_size", (*sizes[:-2], *output_size), self._impl.dtype)
+    for out_len, in_len in zip(output_size, sizes[-2:]):   # the interpolation matrices
+        check_result(op, "output_size", (out_len, in_len), np.dtype(acc))
     x = self._impl.array().astype(acc, copy=False)
     taps_h, taps_w = _taps(mode, x.shape[-2:], output_size, align_corners, scales_h,
                            scales_w, acc)

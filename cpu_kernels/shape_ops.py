@@ -6,7 +6,7 @@ import numpy as np
 
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import reduction_shape as rules
-from cpu_kernels._common import array_as, out
+from cpu_kernels._common import array_as, check_result, out
 
 
 def flip(self, dims):
@@ -39,6 +39,7 @@ def roll(self, shifts, dims):
 def repeat(self, repeats):
     """np.tile: the whole tensor repeated along each dim (leading dims added as needed)."""
     spec = rules.repeat("repeat", (self, repeats))
+    check_result("repeat", "repeats", spec.sizes, self._impl.dtype)
     a = self._impl.array()
     a = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
     return out(np.tile(a, tuple(repeats)).reshape(spec.sizes), self._impl.dtype)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from contextlib import contextmanager
 
 import numpy as np
 
-from tensorplay import _cuda_state
+from tensorplay import _alloc_limit, _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
@@ -22,16 +23,37 @@ from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 
 
+def _is_sequence(value):
+    if isinstance(value, (tuple, list)):
+        return True
+    return isinstance(value, (Tensor, np.ndarray)) and value.ndim == 1
+
+
+def _int_arg(op, arg, value):
+    """An int argument, or anything with __index__ (a NumPy integer, a 0-dim integer
+    tensor); a float is refused, as PyTorch refuses it, instead of being truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ArgumentError(f"{op}(): argument '{arg}' must be an int, but got "
+                            f"{type(value).__name__} {value!r}", op=op, arg=arg) from None
+
+
 def _size_arg(size, op):
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
+    """The sizes a factory was given: ints (`zeros(2, 3)`) or one sequence of them
+    (`zeros((2, 3))`, `zeros(t.shape)`, `zeros([2, 3])`, a 1-D integer tensor)."""
+    if len(size) == 1 and _is_sequence(size[0]):
         size = size[0]
-    if isinstance(size, (int, np.integer)):
-        size = (size,)
-    out = tuple(int(s) for s in size)
+    out = tuple(_int_arg(op, "size", s) for s in size)
     if any(s < 0 for s in out):
         raise ShapeError(f"{op}(): Trying to create tensor with negative dimension: argument "
                          f"'size' is {list(out)}", op=op, arg="size")
     return out
+
+
+def _check_alloc(op, arg, sizes, dtype, device):
+    """Refuse a result too large to allocate before NumPy or the device is asked."""
+    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize, factory_device(device).type)
 
 
 def _check_floating(op, dtype):
@@ -68,24 +90,31 @@ def _from_array(arr, dtype, device, op):
         return host_to_device(arr, dtype, device)
 
 
-def _computed(sizes, dtype, device, op, compute):
-    """`compute()`'s array as a tensor on `device`. On meta nothing is computed: the
-    result holds no values anyway (a meta eye(10**5) must not build 40 GB on the host),
-    and, as in PyTorch, drawing random numbers on meta leaves the generator alone."""
+def _computed(sizes, dtype, device, op, compute, arg="size"):
+    """`compute()`'s array as a tensor on `device`, once its size (argument `arg`) has
+    passed the allocation check. On meta nothing is computed: the result holds no values
+    anyway (a meta eye(10**5) must not build 40 GB on the host), and, as in PyTorch,
+    drawing random numbers on meta leaves the generator alone."""
     if factory_device(device).type == "meta":
         return _allocate(tuple(sizes), dtype, device, op=op)
+    _check_alloc(op, arg, sizes, dtype, device)
     return _from_array(compute(), dtype, device, op=op)
 
 
 def _allocate(sizes, dtype, device, strides=None, *, op):
     """Uninitialised storage for `sizes` on `device`, as a tensor."""
     device = factory_device(device)
+    _alloc_limit.check_sizes(op, "size", sizes)
     if strides is None:
         strides = contiguous_strides(sizes)
         n = numel_of(sizes)
     else:
+        if any(st < 0 for st in strides):
+            raise ShapeError(f"{op}(): argument 'stride' must hold non-negative strides, but "
+                             f"got {list(strides)}", op=op, arg="stride")
         n = 0 if numel_of(sizes) == 0 else 1 + builtins.sum((s - 1) * st
                                                            for s, st in zip(sizes, strides))
+    _alloc_limit.check_bytes(op, "size", sizes, n, dtype.itemsize, device.type)
     nbytes = n * dtype.itemsize
     if device is CPU:
         storage = Storage(np.empty(n, dtype.np), nbytes, CPU)
@@ -211,6 +240,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 def _full(op, sizes, fill_value, dtype, device, requires_grad):
     device = factory_device(device)
+    _check_alloc(op, "size", sizes, dtype, device)
     if device is CPU:
         t = _from_array(np.full(sizes, np.array(fill_value).astype(dtype.np)), dtype, CPU, op=op)
     else:
@@ -269,6 +299,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise ArgumentError(f"arange(): upper bound and larger bound inconsistent with step "
                             f"sign (start={start}, end={end}, argument 'step'={step})",
                             op="arange", arg="step")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ArgumentError(f"arange(): unsupported range: {start} -> {end} (step {step}); "
+                            f"expected finite numbers", op="arange", arg="end")
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = dtype or (dt.get_default_dtype() if is_float else dt.int64)
     n = max(0, math.ceil((end - start) / step))
@@ -276,32 +309,51 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     def values():
         arr = start + step * np.arange(n, dtype=np.float64 if is_float else np.int64)
         return arr.astype(dtype.np)
-    return _finish(_computed((n,), dtype, device, "arange", values), requires_grad)
+    return _finish(_computed((n,), dtype, device, "arange", values, arg="end"), requires_grad)
+
+
+def _check_steps(op, steps, dtype, device):
+    steps = _int_arg(op, "steps", steps)
+    if steps < 0:
+        raise ArgumentError(f"{op}(): number of steps must be non-negative, but argument "
+                            f"'steps' is {steps}", op=op, arg="steps")
+    # Computed in float64 before the cast: the float64 array is the larger one.
+    _check_alloc(op, "steps", (steps,), dt.float64, device)
+    return steps
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    out = _computed((int(steps),), dtype, device, "linspace", lambda: np.linspace(
-        start, end, int(steps), dtype=np.float64).astype(dtype.np))
+    steps = _check_steps("linspace", steps, dtype, device)
+    out = _computed((steps,), dtype, device, "linspace", lambda: np.linspace(
+        start, end, steps, dtype=np.float64).astype(dtype.np), arg="steps")
     return _finish(out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in double precision."""
     dtype = dtype or dt.get_default_dtype()
+    steps = _check_steps("logspace", steps, dtype, device)
 
     def values():
-        arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+        arr = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
         if not dtype.is_floating_point:
             arr = np.trunc(arr)
         return arr.astype(dtype.np)
-    return _finish(_computed((int(steps),), dtype, device, "logspace", values), requires_grad)
+    out = _computed((steps,), dtype, device, "logspace", values, arg="steps")
+    return _finish(out, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.get_default_dtype()
-    m = n if m is None else m
-    out = _computed((n, m), dtype, device, "eye", lambda: np.eye(n, m, dtype=dtype.np))
+    n = _int_arg("eye", "n", n)
+    m = n if m is None else _int_arg("eye", "m", m)
+    for name, value in (("n", n), ("m", m)):
+        if value < 0:
+            raise ArgumentError(f"eye(): argument '{name}' must be greater or equal to 0, "
+                                f"got {value}", op="eye", arg=name)
+    out = _computed((n, m), dtype, device, "eye", lambda: np.eye(n, m, dtype=dtype.np),
+                    arg="n")
     return _finish(out, requires_grad)
 
 
@@ -310,6 +362,7 @@ def _triangle_indices(op, select, row, col, offset, dtype, device):
     if row < 0 or col < 0:
         raise ArgumentError(f"{op}(): row and col must be non-negative, but got row={row}, "
                             f"col={col}", op=op, arg="row" if row < 0 else "col")
+    _check_alloc(op, "row", (2, row * col), dtype, device)   # at most row * col indices
     rows, cols = select(row, offset, col)
     arr = np.stack([rows, cols]).astype(dtype.np).reshape(2, -1)
     return _from_array(arr, dtype, device, op=op)
@@ -367,8 +420,14 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = dtype or dt.int64
-    out = _computed((int(n),), dtype, device, "randperm", lambda: draws.randperm(
-        _random.get(generator), int(n)).astype(dtype.np))
+    n = _int_arg("randperm", "n", n)
+    if n < 0:
+        raise ArgumentError(f"randperm(): argument 'n' must be non-negative, got {n}",
+                            op="randperm", arg="n")
+    # drawn as int64 whatever the dtype: the check is for the larger array
+    _check_alloc("randperm", "n", (n,), dt.int64, device)
+    out = _computed((n,), dtype, device, "randperm", lambda: draws.randperm(
+        _random.get(generator), n).astype(dtype.np), arg="n")
     return _finish(out, requires_grad)
 
 

@@ -14,10 +14,11 @@ module is imported, before any `@triton.jit` function is defined.
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 
 from tensorplay._impl import Storage
-from tensorplay.errors import DeviceError
+from tensorplay.errors import AllocationError, DeviceError
 
 
 def _env(name):
@@ -114,7 +115,15 @@ def allocate(nbytes, device):
     """Uninitialised storage of `nbytes` bytes on `device` (a Storage whose data is a
     torch uint8 tensor)."""
     import torch
-    data = torch.empty(nbytes, dtype=torch.uint8, device=_memory_device(device))
+    try:
+        data = torch.empty(nbytes, dtype=torch.uint8, device=_memory_device(device))
+    except torch.OutOfMemoryError as e:
+        # Under the allocation limit but over what the device has free: still the typed
+        # error of a tensor too large, not PyTorch's.
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise AllocationError(f"allocate(): {nbytes} bytes on {device}: expected at most the "
+                              f"device's free memory ({first_line})", op="allocate",
+                              arg="nbytes") from None
     return storage_of(data, device)
 
 
@@ -141,6 +150,7 @@ class _Seed:
 
 
 _seed = _Seed()
+_offset_lock = threading.Lock()
 
 
 def manual_seed(seed):
@@ -171,6 +181,7 @@ def philox_inputs(generator, count):
 def philox_seed_offset(count):
     """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
     them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""
-    offset = _seed.offset
-    _seed.offset = (offset + count) % (2 ** 31)
-    return _seed.value, offset
+    with _offset_lock:   # two threads must not draw at one offset (the same numbers)
+        offset = _seed.offset
+        _seed.offset = (offset + count) % (2 ** 31)
+        return _seed.value, offset

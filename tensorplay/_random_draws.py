@@ -39,12 +39,30 @@ Not reproduced, by design:
 """
 from __future__ import annotations
 
+import functools
 import math
+import threading
 
 import numpy as np
 
 _F32, _F64 = np.float32, np.float64
 _TWO_PI = 2.0 * math.pi
+
+# One op's draw reads and advances the generator in several steps (a normal fill draws
+# its uniforms, then maybe 16 more for a ragged tail, and uses the cached sine half of
+# the last scalar draw). Ops on several threads must each take a whole segment of the
+# stream, as PyTorch's per-generator mutex makes them: a seeded program that draws from
+# 8 threads gets the serial numbers, in some order, never a mix. Reentrant, because the
+# fills call the draws below them.
+_generator_lock = threading.RLock()
+
+
+def _holding_generator(draw):
+    @functools.wraps(draw)
+    def locked(gen, *args, **kwargs):
+        with _generator_lock:
+            return draw(gen, *args, **kwargs)
+    return locked
 
 
 def _map(fn, x):
@@ -96,10 +114,12 @@ def _write(a, values, axes=None):
     return a
 
 
+@_holding_generator
 def fill_uniform(gen, a, from_, to):
     return _write(a, uniform(gen, a.size, from_, to, a.dtype))
 
 
+@_holding_generator
 def fill_normal(gen, a, mean, std):
     """normal_: the block fill for a contiguous array of 16 or more elements, else scalar
     draws in visiting order."""
@@ -108,15 +128,18 @@ def fill_normal(gen, a, mean, std):
     return _write(a, normal_scalar(gen, a.size, mean, std))
 
 
+@_holding_generator
 def fill_random_from_to(gen, a, low, high):
     wide = a.dtype in (np.int64, _F64, _F32) or a.dtype.name == "bfloat16"
     return _write(a, random_from_to(gen, a.size, low, high, wide))
 
 
+@_holding_generator
 def fill_bernoulli_scalar(gen, a, p):
     return _write(a, bernoulli_scalar(gen, a.size, p))
 
 
+@_holding_generator
 def fill_bernoulli_tensor(gen, a, probs):
     """bernoulli_(probs), `probs` broadcast to `a`'s shape (any strides)."""
     probs = np.broadcast_to(probs, a.shape)
@@ -124,21 +147,25 @@ def fill_bernoulli_tensor(gen, a, probs):
     return _write(a, bernoulli_tensor(gen, probs.transpose(axes)), axes)
 
 
+@_holding_generator
 def fill_exponential(gen, a, lambd):
     return _write(a, exponential(gen, a.size, lambd))
 
 
 # ---- uniform ---------------------------------------------------------------------------
+@_holding_generator
 def uniform01_float(gen, n):
     """n float32 uniforms in [0, 1): 24 random bits of one word each."""
     return (gen.random(n) & np.uint64(0xFFFFFF)).astype(_F32) * _F32(2.0 ** -24)
 
 
+@_holding_generator
 def uniform01_double(gen, n):
     """n float64 uniforms in [0, 1): 53 random bits of one 64-bit draw each."""
     return (gen.random64(n) & np.uint64((1 << 53) - 1)).astype(_F64) * 2.0 ** -53
 
 
+@_holding_generator
 def uniform(gen, n, from_, to, np_dtype):
     """uniform_(from, to): fma(x, to - from, from) in the op's math type (float for
     float32/half/bfloat16, double for float64; the compiler fuses PyTorch's
@@ -159,6 +186,7 @@ def uniform(gen, n, from_, to, np_dtype):
 
 
 # ---- normal ----------------------------------------------------------------------------
+@_holding_generator
 def normal_scalar(gen, n, mean, std):
     """n draws of at::normal_distribution<double>, using and refilling the generator's
     cached sine half; z * std + mean is fused by the compiler. Returns float64 values
@@ -183,6 +211,7 @@ def normal_scalar(gen, n, mean, std):
     return out
 
 
+@_holding_generator
 def normal_fill(gen, n, mean, std, np_dtype):
     """PyTorch's normal_fill for a contiguous tensor of n >= 16 elements. float32 and
     float64 draw all n uniforms into the output first; half and bfloat16 draw 16 per
@@ -332,6 +361,7 @@ def _sincos256(x):
 
 
 # ---- integers, bernoulli, exponential, permutations -----------------------------------
+@_holding_generator
 def random_from_to(gen, n, low, high, wide):
     """random_(low, high): (word % range) + low, a 64-bit word when range >= 2^32 and
     the dtype is one of int64/float64/float32/bfloat16 (`wide`), else a 32-bit one."""
@@ -340,11 +370,13 @@ def random_from_to(gen, n, low, high, wide):
     return (words % np.uint64(span)).astype(np.int64) + np.int64(low)
 
 
+@_holding_generator
 def bernoulli_scalar(gen, n, p):
     """bernoulli_(p) with a float p: a double uniform < p."""
     return uniform01_double(gen, n) < p
 
 
+@_holding_generator
 def bernoulli_tensor(gen, probs):
     """bernoulli_(p) with a tensor p (its values in visiting order): a double uniform
     when p is float64, else a float one, compared with p in that type."""
@@ -354,12 +386,14 @@ def bernoulli_tensor(gen, probs):
     return uniform01_float(gen, flat.size) < flat.astype(_F32)
 
 
+@_holding_generator
 def exponential(gen, n, lambd):
     """exponential_(lambd): -1/lambd * log1p(-u), u a double uniform."""
     u = uniform01_double(gen, n)
     return (-1.0 / lambd) * _map(math.log1p, -u)
 
 
+@_holding_generator
 def randperm(gen, n):
     """randperm(n) for n < 2^32 / 20: Fisher-Yates from the front,
         for i in 0..n-2:  z = random() % (n - i);  swap(r[i], r[i + z])

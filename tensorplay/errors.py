@@ -73,3 +73,8 @@ class AmpError(TensorPlayError):
 
 def fmt_shape(sizes):
     return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
+class AllocationError(TensorPlayError, MemoryError):
+    """A tensor too large to allocate: its byte count overflows a 64-bit size or exceeds the
+    allocation limit (`tensorplay/_alloc_limit.py`). Raised before any memory is asked for."""

@@ -47,6 +47,11 @@ ALLOWED = {
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
+    ("tensorplay.autograd.engine", "tensorplay.func"):
+        "tp.autograd.grad of vmap's batched tensors unwraps them to their physical "
+        "tensors (per-example gradients); tensorplay.func is built on the engine",
+    ("tensorplay.autograd.engine", "tensorplay.func.batched_grad"):
+        "the same seam: the module that computes those per-example gradients",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.registry"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",

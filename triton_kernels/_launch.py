@@ -11,6 +11,8 @@ A launcher follows the Triton tutorials' order: check -> allocate -> grid -> lau
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import triton.language as tl
 
@@ -143,11 +145,17 @@ def needs_wide_index(n, *tensors):
     return any(t._impl.storage.nbytes // t._impl.dtype.itemsize > limit for t in tensors)
 
 
+_interpreter_lock = threading.Lock()   # see launch()
+
+
 def launch(name, kernel, grid, *args, **meta):
     """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched."""
     if INTERPRETED:
         # NumPy runs the interpreted kernel; like a GPU, it should not warn about NaN/inf.
-        with np.errstate(all="ignore"):
+        # The interpreter swaps module-wide state of triton.language in and out around a
+        # launch, so two threads launching at once break each other's kernels: one
+        # interpreted launch at a time (a GPU queues them anyway).
+        with _interpreter_lock, np.errstate(all="ignore"):
             kernel[grid](*args, **meta)
     else:
         kernel[grid](*args, **meta)

@@ -2978,23 +2978,24 @@ class DiagonalBackward0(Node):
 class CatBackward0(Node):
     """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
 
-    tensors: cat_backward(grad, dim, tensors)
+    tensors: cat_backward(grad, dim, tensors.sizes(), tensors.dtype)
     """
 
-    __slots__ = ('tensors_', 'dim_', 'tensors_len')
-    SAVED = ('tensors_',)
+    __slots__ = ('dim_', 'tensors_dtype', 'tensors_sizes', 'tensors_len')
+    SAVED = ()
     OP = 'cat'
 
     def apply(self, grads):
         grad = grads[0]
-        tensors = self.tensors_.unpack(self)
         dim = self.dim_
+        tensors_dtype = self.tensors_dtype
+        tensors_sizes = self.tensors_sizes
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
         d_tensors = None
         if needs_tensors:
-            d_tensors = cat_backward(grad, dim, tensors)
+            d_tensors = cat_backward(grad, dim, tensors_sizes, tensors_dtype)
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 

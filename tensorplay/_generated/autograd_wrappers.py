@@ -2850,8 +2850,9 @@ def cat(ks, tensors, dim):
     node.set_next_edges(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
+    node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
+    node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.tensors_ = SavedVariableList(tensors, is_output=False)
         result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     set_history(result, node)
     return result

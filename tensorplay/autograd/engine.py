@@ -65,6 +65,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if any(hasattr(t._impl, "bdim") for t in outputs + inputs):
+        # Batched tensors of vmap: per-example gradients from their physical tensors.
+        from tensorplay.func.batched_grad import batched_grad
+        return batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
+                            allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_grads(outputs, grad_outputs)

@@ -137,7 +137,11 @@ def check_inplace(tensor, op_name):
                            f"normal tensor before doing inplace update.")
     base = impl.base
     if base is not None:
-        impl.check_rebase(op_name)      # a view made in no_grad mode or by split/unbind
+        # A view made in no_grad mode or by split/unbind may not be rebased. (A tensor
+        # subclass's view, made at the Python key, is a plain impl with a base: no check.)
+        check_rebase = getattr(impl, "check_rebase", None)
+        if check_rebase is not None:
+            check_rebase(op_name)
         if impl.requires_grad and base.grad_fn is None:
             raise AutogradError(f"{op_name}: a view of a leaf Variable that requires grad is "
                                 f"being used in an in-place operation.")

@@ -31,6 +31,12 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 # deterministic order, and one that frees the most recent activations first.
 _sequence = itertools.count()
 
+# Backward passes on several threads may reach one leaf at once (a model shared by
+# threads): reading .grad and writing the sum back is one critical section, as PyTorch's
+# AccumulateGrad locks it. Without it two threads both read the old .grad and one of the
+# two gradients is lost.
+_accumulate_lock = threading.Lock()
+
 
 class _ExecState(threading.local):
     """Set by the engine while it runs a pass restricted to some inputs
@@ -221,10 +227,11 @@ def accumulate_into(impl, grad):
     to both inputs). Later ones are added in place, except when grad mode is on
     (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
     so the old one, maybe part of a graph, is never modified."""
-    old = impl.grad
-    if old is None:
-        impl.grad = grad.clone()
-    elif grad_state.enabled:
-        impl.grad = old + grad
-    else:
-        old.add_(grad)
+    with _accumulate_lock:
+        old = impl.grad
+        if old is None:
+            impl.grad = grad.clone()
+        elif grad_state.enabled:
+            impl.grad = old + grad
+        else:
+            old.add_(grad)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
-from tensorplay.errors import AutogradError, fmt_shape
+from tensorplay.errors import fmt_shape
 
 __all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
 
@@ -64,7 +64,7 @@ class SavedVariable:
             return
         impl = tensor._impl
         if impl.inference:
-            raise AutogradError(INFERENCE_MESSAGE)
+            raise RuntimeError(INFERENCE_MESSAGE)
         self.sizes = impl.sizes
         self.dtype = impl.dtype
         self._version = impl.version
@@ -85,12 +85,12 @@ class SavedVariable:
     def unpack(self, node=None):
         """The saved tensor; `node` is the node doing the unpacking (an output's grad_fn)."""
         if self._released:
-            raise AutogradError(FREED_MESSAGE)
+            raise RuntimeError(FREED_MESSAGE)
         if self._tensor is None and self._memory is None:
             return None
         current = self._version.value
         if current != self._saved_version:
-            raise AutogradError(self._version_message(node, current))
+            raise RuntimeError(self._version_message(node, current))
         if self._tensor is not None:
             return self._tensor
         return self._rebuild(node)
@@ -99,16 +99,14 @@ class SavedVariable:
         from tensorplay._impl import TensorImpl
         from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
-        if self._subclass is not None:
-            impl = subclass.PythonTensorImpl(storage, sizes, strides, offset, dtype, device,
-                                             version=self._version)
-            impl.base = base
-        elif base is None:
-            impl = TensorImpl(storage, sizes, strides, offset, dtype, device,
-                              version=self._version)
-        else:
+        if base is not None and self._subclass is None:
             impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
             impl.creation = DEFAULT
+        else:
+            impl_class = TensorImpl if self._subclass is None else subclass.PythonTensorImpl
+            impl = impl_class(storage, sizes, strides, offset, dtype, device,
+                              version=self._version)
+            impl.base = base
         if node is not None:
             impl.requires_grad = True
             impl.grad_fn = node

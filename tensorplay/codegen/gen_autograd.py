@@ -275,7 +275,10 @@ def gen_nodes(ctx) -> str:
 
 
 # ---- autograd_wrappers.py ---------------------------------------------------------
-def _fact_expr(arg: str, attr: str) -> str:
+def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
+    """`x.sizes()` & co. as Python; of a Tensor[] argument, one per element (a tuple)."""
+    if is_list:
+        return f"tuple({_fact_expr('t', attr)} for t in {arg})"
     return {"sizes": f"{arg}._impl.sizes", "dim": f"len({arg}._impl.sizes)",
             "numel": f"{arg}.numel()", "dtype": f"{arg}._impl.dtype",
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
@@ -316,8 +319,9 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     # What the node keeps that is not a tensor: list lengths, values, facts like sizes.
     record = [f"node.{name}_len = len({name})" for name, is_list, _ in spec.inputs if is_list]
     record += [f"node.{v}_ = {v}" for v in plan.saved_values]
+    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     for fact, arg, attr in plan.saved_facts:
-        expr = _fact_expr(arg, attr)
+        expr = _fact_expr(arg, attr, arg in lists)
         record.append(f"node.{fact} = " + (f"None if {arg} is None else {expr}"
                                            if optional.get(arg) else expr))
     # A tensor is saved only when a formula that reads it will run: mul saves `other`
@@ -331,7 +335,6 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         record.append(f"node.self_ = SavedVariable({value}, is_output=False)")
     # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
     # as a list of SavedVariables.
-    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     save_inputs = []
     for t in plan.saved_tensors:
         if inplace and t == "self":

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_registration
-from tensorplay.codegen import gen_autocast, gen_stubs
+from tensorplay.codegen import gen_autocast, gen_op_tags, gen_stubs
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
     CodegenError, DerivativeEntry, OpEntry, find_ambiguous_overloads, load_derivatives, load_ops,
@@ -41,6 +41,7 @@ TARGETS = [
     ("autocast_wrappers.py", gen_autocast.generate),
     ("functional.pyi", gen_stubs.functional_stub),
     ("tensor_methods.pyi", gen_stubs.methods_stub),
+    ("op_tags.py", gen_op_tags.generate),
 ]
 
 

@@ -184,6 +184,10 @@ class _Fields:
 OP_KEYS = ("func", "variants", "dispatch", "meta", "tags", "python_operators", "doc",
            "autocast")
 VARIANTS = ("function", "method")
+# What a tag tells the rest of the framework: `pointwise` and `reduction` pick the batching
+# rule family, `view` and `inplace` say how the result relates to `self`, `random` that it
+# draws from a generator, `non_differentiable` that it needs no derivatives.yaml entry.
+TAGS = ("pointwise", "reduction", "view", "inplace", "random", "non_differentiable")
 # The keys a kernel can be written for: each backend, plus the Composite fallback.
 # Taken from the dispatcher's own enum so the two cannot drift apart.
 DISPATCH_KEYS = tuple(key.name for key in BACKEND_KEYS) + ("Composite",)
@@ -231,12 +235,17 @@ class OpEntry:
                 hint = did_you_mean(op, PYTHON_OPERATORS)
                 where = fields.at("python_operators")
                 raise CodegenError(where, f"unknown python operator '{op}'{hint}")
+        tags = fields.str_list("tags")
+        for tag in tags:
+            if tag not in TAGS:
+                hint = did_you_mean(tag, TAGS)
+                raise CodegenError(fields.at("tags"), f"unknown tag '{tag}'{hint}")
         return OpEntry(
             schema=schema,
             variants=_parse_variants(fields),
             dispatch=_parse_dispatch(fields),
             meta=fields.get("meta", str, "the name of a shape rule"),
-            tags=fields.str_list("tags"),
+            tags=tags,
             python_operators=operators,
             doc=fields.get("doc", str, "a string"),
             loc=loc,

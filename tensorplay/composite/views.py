@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 
+from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
@@ -106,7 +107,37 @@ def as_strided(self, size, stride, storage_offset):
                          f"{list(stride)} (arguments 'size' and 'stride')", op="as_strided",
                          arg="stride")
     offset = self._impl.offset if storage_offset is None else storage_offset
+    _check_reach(self._impl, tuple(size), tuple(stride), offset)
     return make_view(self, size, stride, offset)
+
+
+def _check_reach(impl, sizes, strides, offset):
+    """A view may only address its storage: PyTorch's setStorage checks, before any element
+    is read through it (a reach past the end would read or write foreign memory). One
+    pass over the dims: as_strided is on the path of views made by other ops."""
+    last = offset   # the last element addressed, in elements
+    for size, stride in zip(sizes, strides):
+        if size <= 0 or stride < 0:
+            if size < 0:
+                check_sizes("as_strided", "size", sizes)
+            if stride < 0:
+                raise ShapeError(f"as_strided(): negative strides are not supported, but "
+                                 f"argument 'stride' is {list(strides)}", op="as_strided",
+                                 arg="stride")
+            if size == 0:
+                last = -1   # no element: any strides and offset fit
+        elif last >= 0:
+            last += (size - 1) * stride
+    if offset < 0:
+        raise ShapeError(f"as_strided(): invalid storage offset {offset} (argument "
+                         f"'storage_offset' must be non-negative)", op="as_strided",
+                         arg="storage_offset")
+    itemsize = impl.dtype.itemsize
+    if (last + 1) * itemsize > impl.storage.nbytes:
+        raise ShapeError(f"as_strided(): sizes {list(sizes)}, strides {list(strides)} and "
+                         f"storage offset {offset} need a storage of {(last + 1) * itemsize} "
+                         f"bytes, but the storage of 'self' holds {impl.storage.nbytes} bytes",
+                         op="as_strided", arg="size")
 
 
 def transpose(self, dim0, dim1):

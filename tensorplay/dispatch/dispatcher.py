@@ -127,7 +127,12 @@ class OperatorHandle:
     def _resolve(self):
         """Precompute what each key runs, with the fallbacks applied: a backend key with
         no kernel runs Composite; an autograd key with nothing registered runs the
-        Composite decomposition above autograd, unless the backend has a kernel."""
+        Composite decomposition above autograd, unless the backend has a kernel.
+
+        The new table is built aside and swapped in by one assignment: a call on another
+        thread reads `self.resolved` once, so it runs wholly the old table or wholly the
+        new one, never a table half rewritten."""
+        resolved = [None] * NUM_KEYS
         composite = self.kernels[DispatchKey.Composite]
         # AutogradSparse holds the sparse decompositions (tensorplay/sparse), not formulas.
         has_autograd = any(self.kernels[k] is not None
@@ -142,35 +147,36 @@ class OperatorHandle:
                     # autograd saved before the call now mismatch, outputs it saves after
                     # the call match.
                     mutable = self.schema.mutable_positions
-                    self.resolved[k] = _bumping(reg, mutable) if mutable else reg
+                    resolved[k] = _bumping(reg, mutable) if mutable else reg
                 elif k == DispatchKey.Sparse:
                     # Composite code reads strides and storage, which a sparse tensor has
                     # not: an op with no sparse kernel misses (see `miss`).
-                    self.resolved[k] = None
+                    resolved[k] = None
                 else:
                     # A backend with no kernel of its own falls back to Composite (whose
                     # inner in-place ops bump for themselves).
-                    self.resolved[k] = composite
+                    resolved[k] = composite
             elif k == DispatchKey.Composite:
-                self.resolved[k] = composite
+                resolved[k] = composite
             elif k == DispatchKey.AutogradSparse and not self._has_backend_kernel(
                     DispatchKey.Sparse):
                 # No sparse kernel: nothing to record, the call misses at Sparse.
-                self.resolved[k] = FALLTHROUGH
+                resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
-                self.resolved[k] = self.kernels[k]
+                resolved[k] = self.kernels[k]
             elif _boxed_fallbacks[k] is not None:
                 # One kernel for every op at this key (the Python key's handler of tensor
                 # subclasses and dispatch modes), made for this handle.
-                self.resolved[k] = _boxed_fallbacks[k](self)
+                resolved[k] = _boxed_fallbacks[k](self)
             elif is_autograd_key(k) and composite is not None and not has_autograd \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
                 # with a kernel of its own overrides the decomposition.
-                self.resolved[k] = _drop_keyset(composite)
+                resolved[k] = _drop_keyset(composite)
             else:
-                self.resolved[k] = FALLTHROUGH
+                resolved[k] = FALLTHROUGH
+        self.resolved = resolved
 
     def _has_backend_kernel(self, backend):
         reg = self.registries.get(backend)

@@ -132,21 +132,28 @@ class KernelRegistry:
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None):
         # Same name again replaces the old candidate (override without unregistering).
-        self.candidates = [c for c in self.candidates if c.name != name]
-        self.candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape))
-        self.candidates.sort(key=lambda c: -c.priority)
-        self.shape_rules = tuple(dict.fromkeys(c.shape for c in self.candidates if c.shape))
-        self.needs_layout = any(c.contiguous for c in self.candidates)
+        candidates = [c for c in self.candidates if c.name != name]
+        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape))
+        # Sorted before it is published: a list being sorted reads as empty to other
+        # threads, which would find no kernel at all.
+        candidates.sort(key=lambda c: -c.priority)
+        self.shape_rules = tuple(dict.fromkeys(c.shape for c in candidates if c.shape))
+        self.needs_layout = any(c.contiguous for c in candidates)
+        self.candidates = candidates
 
     # ---- the hot path -------------------------------------------------------------
     def __call__(self, *args):
         key = self.cache_key(args)
-        if self.cache_version != _version[0]:
-            self.cache.clear()
-            self.cache_version = _version[0]
-        plan = self.cache.get(key)
+        cache = self.cache
+        version = _version[0]
+        if self.cache_version != version:
+            # A fresh dict, not clear(): a plan that another thread is still choosing from
+            # the old candidates then lands in the old dict, not in this version's.
+            cache = self.cache = {}
+            self.cache_version = version
+        plan = cache.get(key)
         if plan is None:
-            plan = self.cache[key] = self.select(args, key)
+            plan = cache[key] = self.select(args, key)
             if trace.state.active:
                 trace.hop("cache", f"miss {self.describe_key(key)} -> {_plan_text(plan)}")
         elif trace.state.active:

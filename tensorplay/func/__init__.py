@@ -6,13 +6,24 @@ Where to start reading:
     levels.py           how nested transforms keep their inputs apart on one autograd graph
     trees.py            nests of tuples, lists and dicts, flattened and rebuilt
     functional_call.py  run a Module with other parameters and buffers
+
+    vmap.py                   vmap, and the batching kernel at the Vmap dispatch keys
+    batched.py                BatchedTensor: a batch seen as one example
+    batching_rules.py         the rule registry (RULES), the pointwise and dim families
+    batching_rules_shape.py   views and shape ops
+    batching_rules_nn.py      matmul family, conv and pooling, norms, losses, einsum
+    batching_rules_index.py   indexing, gather/scatter, embedding
+    batching_rules_random.py  random ops, by vmap's `randomness` flag
+    fallback.py               the per-example loop for ops without a rule
+    batched_grad.py           tp.autograd.grad of batched tensors (per-example gradients)
 """
 from tensorplay.func.transforms import (  # noqa: F401
     grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian,
 )
 from tensorplay.func.functional_call import functional_call  # noqa: F401
+from tensorplay.func.vmap import vmap  # noqa: F401
+from tensorplay.func.fallback import fallback_ops  # noqa: F401
+from tensorplay.func.batched import BatchedTensor, VmapError  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call"]
-
-# ---- vmap (branch `vmap`: tensorplay/func/vmap.py): its imports and __all__ names go here ----
+           "functional_call", "vmap", "fallback_ops", "BatchedTensor", "VmapError"]

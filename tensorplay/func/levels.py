@@ -31,6 +31,7 @@ from tensorplay.autograd.engine import grad as autograd_grad
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
 from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.func.batched import physical_impls
 from tensorplay.func.trees import tree_map
 
 __all__ = ["Level", "is_tensor", "vector_jacobian_product"]
@@ -88,8 +89,11 @@ class Level:
 
     def _own_leaf(self, t):
         leaf = t.requires_grad_(True)
-        self._own.add(leaf._impl)
-        _transform_leaves.add(leaf._impl)
+        # Under vmap the graph is recorded on the physical tensor under a BatchedTensor:
+        # that is the leaf the graph reaches, so it is this call's too.
+        for impl in physical_impls(leaf):
+            self._own.add(impl)
+            _transform_leaves.add(impl)
         return leaf
 
     def _is_outer_leaf(self, impl):

@@ -263,8 +263,15 @@ def _check_outputs_depend(transposed, dummies, transform):
 # ---- Jacobians ---------------------------------------------------------------------------
 def _map_over_rows(fn, rows):
     """`fn` applied to each row of `rows` (dim 0), its results stacked along a new dim 0,
-    leaf by leaf: the same as `vmap(fn)(rows)`. A Python loop for now; the lead switches
-    this to vmap once it lands (the body becomes `return vmap(fn)(rows)`)."""
+    leaf by leaf: `vmap(fn)(rows)`, one batched backward pass instead of one per row.
+
+    Inside another vmap (`vmap(jacrev(f))`) the rows are a second batch of cotangents
+    for a graph already batched at the outer level, which the batched gradient does not
+    serve (its inputs would be batched at fewer levels than its outputs): there the rows
+    run one by one."""
+    from tensorplay.func.vmap import _levels, vmap
+    if rows.shape[0] and not _levels.stack:
+        return vmap(fn)(rows)
     results = [fn(rows[k]) for k in range(rows.shape[0])]
     if not results:
         # (no rows: one call on zeros gives the structure and shapes, and no values)

@@ -122,13 +122,37 @@ def permute_backward(grad, dims):
     return grad.permute(inverse)
 
 
+# NOTE: select and step-1 slices pad the gradient with zeros instead of writing it into a
+# zero tensor: out of place, so the formulas also run when `grad` is a batch of
+# cotangents under vmap (jacrev, hessian), where writing a batch into one tensor fails.
 def select_backward(grad, sizes, dim, index):
-    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    out.select(dim, index).copy_(grad)
-    return out
+    d = wrap_dim("select", "dim", dim, len(sizes))
+    index = index + sizes[d] if index < 0 else index
+    return _pad_dim(grad.unsqueeze(d), sizes, d, index, sizes[d] - index - 1)
 
 
 def slice_backward(grad, sizes, dim, start, end, step):
-    out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    out.slice(dim, start, end, step).copy_(grad)
-    return out
+    d = wrap_dim("slice", "dim", dim, len(sizes))
+    if step != 1:
+        out = _creation.zeros(sizes, dtype=grad.dtype, device=grad.device)
+        out.slice(dim, start, end, step).copy_(grad)
+        return out
+    size = sizes[d]
+    lo = _clamp_index(0 if start is None else start, size)
+    hi = max(lo, _clamp_index(size if end is None else end, size))
+    return _pad_dim(grad, sizes, d, lo, size - hi)
+
+
+def _clamp_index(i, size):
+    """A slice bound as Python's slicing reads it: negative from the end, clamped."""
+    if i < 0:
+        i += size
+    return min(max(i, 0), size)
+
+
+def _pad_dim(grad, sizes, d, before, after):
+    """`grad` with `before` zeros ahead of it and `after` behind it along dim d."""
+    if before == 0 and after == 0:
+        return grad
+    pad = [0, 0] * (len(sizes) - 1 - d) + [before, after]
+    return F.constant_pad_nd(grad, pad, 0)

@@ -7,17 +7,18 @@ from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 
 
-def cat_backward(grad, dim, tensors):
+def cat_backward(grad, dim, sizes, dtypes):
     """Each input's slice of the gradient (a 1-D empty input, which cat skips, gets an
-    empty gradient), in the input's own dtype (cat promotes)."""
+    empty gradient), in the input's own dtype (cat promotes). Only the inputs' sizes and
+    dtypes are saved, not the inputs: an in-place change of one after the cat is fine."""
     d = wrap_dim("cat", "dim", dim, grad.dim())
     grads, start = [], 0
-    for t in tensors:
-        if tuple(t.shape) == (0,) and grad.dim() != 1:
-            grads.append(_creation.zeros(0, dtype=t.dtype, device=grad.device))
+    for size, dtype in zip(sizes, dtypes):
+        if tuple(size) == (0,) and grad.dim() != 1:
+            grads.append(_creation.zeros(0, dtype=dtype, device=grad.device))
             continue
-        n = t.shape[d]
-        grads.append(grad.narrow(d, start, n).to(t.dtype))
+        n = size[d]
+        grads.append(grad.narrow(d, start, n).to(dtype))
         start += n
     return grads
 
