@@ -247,3 +247,13 @@ def test_where_takes_a_uint8_condition():
     np.testing.assert_array_equal(_np(got), _np(want))
     with pytest.raises(tp.errors.DTypeError, match="condition"):
         tp.where(tp.tensor([1, 0]), tp.ones(2), tp.zeros(2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float16", "bool"])
+def test_conversion_keeps_the_layout_of_a_dense_input(dtype):
+    for lib_make in (lambda m: m.arange(12).reshape(3, 4).t(),
+                     lambda m: m.arange(24).reshape(2, 3, 4).permute(2, 0, 1)):
+        got = lib_make(tp).to(getattr(tp, dtype))
+        want = lib_make(torch).to(getattr(torch, dtype))
+        assert tuple(got.stride()) == tuple(want.stride())
+        np.testing.assert_array_equal(_np(got), _np(want))
