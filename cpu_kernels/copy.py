@@ -30,7 +30,9 @@ def clone(self, memory_format):
     strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
     if strides == contiguous_strides(impl.sizes):
         return out(np.array(impl.array(), copy=True, order="C"), impl.dtype)
-    return out_strided(impl.array(), impl.dtype, strides)
+    # a copy in the same layout (order="K"): out_strided keeps a fresh array that already
+    # has the strides, so handing it self's own array would alias the clone to self
+    return out_strided(np.array(impl.array(), copy=True, order="K"), impl.dtype, strides)
 
 
 def to_copy(self, dtype, device, non_blocking):

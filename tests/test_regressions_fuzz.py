@@ -257,3 +257,11 @@ def test_conversion_keeps_the_layout_of_a_dense_input(dtype):
         want = lib_make(torch).to(getattr(torch, dtype))
         assert tuple(got.stride()) == tuple(want.stride())
         np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_clone_of_a_fresh_transposed_result_does_not_alias_it():
+    x = tp.ones(3, 4).t() * 2           # a fresh result laid out column-major
+    y = x.clone()
+    y.add_(1)
+    assert x[0].tolist() == [2.0, 2.0, 2.0]
+    assert tuple(y.stride()) == tuple((torch.ones(3, 4).t() * 2).clone().stride())
