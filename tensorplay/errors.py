@@ -78,3 +78,8 @@ def fmt_shape(sizes):
 class AllocationError(TensorPlayError, MemoryError):
     """A tensor too large to allocate: its byte count overflows a 64-bit size or exceeds the
     allocation limit (`tensorplay/_alloc_limit.py`). Raised before any memory is asked for."""
+
+
+class DerivativeNotImplementedError(AutogradError, NotImplementedError):
+    """backward() reached an op whose derivative is not implemented (derivatives.yaml's
+    `not_implemented(...)`; PyTorch: "derivative for aten::scatter is not implemented")."""

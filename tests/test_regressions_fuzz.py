@@ -265,3 +265,12 @@ def test_clone_of_a_fresh_transposed_result_does_not_alias_it():
     y.add_(1)
     assert x[0].tolist() == [2.0, 2.0, 2.0]
     assert tuple(y.stride()) == tuple((torch.ones(3, 4).t() * 2).clone().stride())
+
+
+def test_heaviside_result_is_in_the_graph_and_its_backward_raises_typed():
+    x = tp.randn(3, 4, requires_grad=True)
+    y = tp.heaviside(x, tp.randn(4))
+    assert y.requires_grad == torch.heaviside(torch.randn(3, 4, requires_grad=True),
+                                              torch.randn(4)).requires_grad
+    with pytest.raises(tp.errors.DerivativeNotImplementedError, match="heaviside"):
+        y.sum().backward()

@@ -4839,3 +4839,22 @@ class CdistBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_x1, d_x2 = cdist_backward(grad, x1, x2, p, result)
         return (d_x1, d_x2)
+
+
+class HeavisideBackward0(Node):
+    """Backward of `heaviside(Tensor self, Tensor values) -> Tensor`.
+
+    self, values: not_implemented("heaviside")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'heaviside'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_values = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_values = not_implemented("heaviside")
+        return (d_self, d_values)

@@ -32,8 +32,8 @@ from tensorplay._generated.autograd_nodes import (
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
     FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
     LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
     LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
@@ -4345,6 +4345,17 @@ def logaddexp2(ks, self, other):
     return result
 
 
+def heaviside(ks, self, values):
+    if not (grad_state.enabled and (self._impl.requires_grad or values._impl.requires_grad)):
+        return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+    node = HeavisideBackward0()
+    node.set_next_edges(collect_next_edges(self, values))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4632,4 +4643,5 @@ WRAPPERS = {
     'transpose_.int': transpose__int,
     'logaddexp': logaddexp,
     'logaddexp2': logaddexp2,
+    'heaviside': heaviside,
 }
