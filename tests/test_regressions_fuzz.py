@@ -274,3 +274,18 @@ def test_heaviside_result_is_in_the_graph_and_its_backward_raises_typed():
                                               torch.randn(4)).requires_grad
     with pytest.raises(tp.errors.DerivativeNotImplementedError, match="heaviside"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nonzero(m.tensor([[1, 0, 2], [0, 3, 0]])),
+    lambda m: m.where(m.ones(3, 4))[1],
+    lambda m: m.sort(m.arange(12.0).reshape(3, 4).t(), 0)[1],
+    lambda m: m.unravel_index(m.tensor([[1, 2], [3, 4]]), (2, 3))[0],
+    lambda m: m.index_fill(m.arange(12).reshape(3, 4).t(), 1, m.tensor([0, 2]), 7),
+    lambda m: m.index_put(m.arange(12.0).reshape(3, 4).t(), (m.tensor([1]),), m.tensor(7.0)),
+    lambda m: m.scatter(m.arange(12.0).reshape(3, 4).t(), 0, m.tensor([[0, 1, 2]]), 7.0),
+], ids=["nonzero", "where", "sort", "unravel_index", "index_fill", "index_put", "scatter"])
+def test_result_layout_matches_torch(make):
+    got, want = make(tp), make(torch)
+    assert tuple(got.stride()) == tuple(want.stride())
+    np.testing.assert_array_equal(_np(got), _np(want))
