@@ -289,3 +289,30 @@ def test_result_layout_matches_torch(make):
     got, want = make(tp), make(torch)
     assert tuple(got.stride()) == tuple(want.stride())
     np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_layer_and_group_norm_refuse_mixed_parameter_dtypes_as_torch():
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        torch.native_layer_norm(torch.ones(2, 3), [3], torch.ones(3, dtype=torch.float64),
+                                None, 1e-5)
+    with pytest.raises(tp.errors.DTypeError, match="mixed dtype"):
+        tp.native_layer_norm(tp.ones(2, 3), [3], tp.ones(3, dtype=tp.float64), None, 1e-5)
+    with pytest.raises(tp.errors.DTypeError, match="mixed dtype"):
+        tp.native_group_norm(tp.ones(2, 4, 3), tp.ones(4, dtype=tp.float64), None,
+                             2, 4, 3, 2, 1e-5)
+    # a half input with float32 parameters is PyTorch's allowed mix
+    tp.native_layer_norm(tp.ones(2, 3, dtype=tp.float16), [3], tp.ones(3), tp.ones(3), 1e-5)
+
+
+def test_binary_cross_entropy_refuses_nan_input_as_torch():
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        torch.nn.functional.binary_cross_entropy(torch.tensor([nan, 0.5]), torch.ones(2))
+    with pytest.raises(tp.errors.ArgumentError, match="between 0 and 1"):
+        tp.nn.functional.binary_cross_entropy(tp.tensor([nan, 0.5]), tp.ones(2))
+
+
+def test_take_along_dim_without_dim_views_flat_as_torch():
+    for lib, error in ((torch, RuntimeError), (tp, tp.errors.ShapeError)):
+        x = lib.arange(12.0).reshape(3, 4).t().clone()      # cannot be viewed flat
+        with pytest.raises(error, match="view size is not compatible"):
+            lib.take_along_dim(x, lib.tensor([[0, 1, 2]]))

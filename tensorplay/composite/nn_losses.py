@@ -134,7 +134,8 @@ def huber_loss(self, target, reduction, delta):
 def _check_unit_interval(op, t, arg):
     if t.device.type == "meta" or t.numel() == 0:
         return
-    if t.min().item() < 0 or t.max().item() > 1:
+    # written as "not inside [0, 1]" so that a NaN fails it too, as in PyTorch
+    if not bool(F.logical_and(t >= 0, t <= 1).all()):
         raise ArgumentError(f"{op}(): all elements of argument '{arg}' should be between 0 "
                             f"and 1", op=op, arg=arg)
 

@@ -205,9 +205,24 @@ def _normalized(op, input, normalized_shape):
     return sizes[:len(sizes) - len(shape)] + (1,) * len(shape)
 
 
+def _check_param_dtypes(op, input, params):
+    """PyTorch's CPU layer and group norms take parameters of the input's dtype, or float32
+    ones for a float16/bfloat16 input ("mixed dtype"), nothing else."""
+    d = input._impl.dtype
+    for name, t in params:
+        if t is None or t._impl.dtype is d:
+            continue
+        if d.itemsize == 2 and t._impl.dtype is dt.float32:
+            continue
+        raise DTypeError(f"{op}(): mixed dtype (CPU): argument '{name}' must have the "
+                         f"input's dtype {d.name} (or float32 for a half input), but got "
+                         f"{t._impl.dtype.name}", op=op, arg=name)
+
+
 def native_layer_norm(op, args):
     input, normalized_shape, weight, bias, eps = args
     check_floating(op, input, "input")
+    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
     stats = _normalized(op, input, normalized_shape)
     _check_affine(op, weight, bias, tuple(normalized_shape), "the normalized shape")
     d = input._impl.dtype
@@ -277,6 +292,7 @@ def machine_eps(dtype):
 def native_group_norm(op, args):
     input, weight, bias, N, C, HxW, group, eps = args
     check_floating(op, input, "input")
+    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
     sizes = _sizes(input)
     if len(sizes) < 2 or sizes[0] != N or sizes[1] != C:
         raise ShapeError(f"{op}(): argument 'input' must have shape (N={N}, C={C}, ...), but "
