@@ -286,8 +286,10 @@ class Program:
         # same view of it (`x.add_(chunk_of_x)`, `x *= x[1:]`) is undefined in PyTorch when
         # it cannot prove the overlap (its result depends on the order it visits the
         # elements): PyTorch must raise or nothing is compared; TensorPlay may raise.
-        read = other.th if "{1}" in template else v.th[1:] if "{0}[1:]" in template else None
-        undefined = read is not None and _partial_overlap(v.th, read)
+        if "{0}[1:]" in template:       # x[1:] overlaps x, unless it is empty
+            undefined = v.th.dim() >= 1 and v.th.shape[0] > 1 and v.th.numel() > 0
+        else:
+            undefined = "{1}" in template and _partial_overlap(v.th, other.th)
         try:
             if v.th.requires_grad and self.rng.random() < 0.5:
                 # Under no_grad an in-place write into a leaf that requires grad is allowed:
