@@ -59,7 +59,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         training:  mean, var over (N, d1, ...);  running <- (1 - momentum) * running
                    + momentum * batch value (the variance unbiased: times n / (n - 1))
         eval:      mean, var = running_mean, running_var
-        out = (input - mean) * rstd * weight + bias
+        out = input * scale + shift,  scale = rstd * weight,  shift = bias - mean * scale
     Returns (out, mean, rstd) of the statistics used, in both modes. (PyTorch returns
     empty stats in eval mode and its backward reads the running stats; here the backward
     must not read them: training updates them in place, which would invalidate them as
@@ -71,7 +71,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
-        mean, var, centered = _moments(a, axes)
+        mean, var, _ = _moments(a, axes)
         rstd = 1 / np.sqrt(var + eps)
         n = a.size // a.shape[1]
         if running_mean is not None:
@@ -86,9 +86,15 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         # would show in the other)
         mean = _param(running_mean, 1, after, a).copy()
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
-        centered = a - mean
-    centered *= rstd
-    y = _affine(centered, _param(weight, 1, after, a), _param(bias, 1, after, a))
+    # As PyTorch: one scale and shift per channel, y = x * scale + shift with
+    # scale = rstd * weight, shift = bias - mean * scale (an infinite weight or a NaN
+    # statistic then gives PyTorch's NaNs and infinities)
+    with np.errstate(invalid="ignore"):
+        scale = rstd if weight is None else rstd * _param(weight, 1, after, a)
+        shift = -mean * scale
+        if bias is not None:
+            shift = _param(bias, 1, after, a) + shift
+        y = a * scale + shift
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
 

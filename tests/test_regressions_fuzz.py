@@ -316,3 +316,46 @@ def test_take_along_dim_without_dim_views_flat_as_torch():
         x = lib.arange(12.0).reshape(3, 4).t().clone()      # cannot be viewed flat
         with pytest.raises(error, match="is not compatible with input tensor"):
             lib.take_along_dim(x, lib.tensor([[0, 1, 2]]))
+
+
+@pytest.mark.parametrize("loss", ["huber_loss", "smooth_l1_loss"])
+def test_huber_and_smooth_l1_gradient_at_infinite_target_is_finite(loss):
+    kwargs = {"delta": 2.0} if loss == "huber_loss" else {"beta": 0.5}
+    for target in ([-inf, nan, 0.5], [inf, 1.0, -2.5]):
+        got, want = _run_both(
+            lambda m, x, t: getattr(m.nn.functional, loss)(x, t.detach(), reduction="sum",
+                                                           **kwargs),
+            [[1.0, 5.0, 0.25], target])
+        _same(got[:2], want[:2])
+
+
+def test_huber_loss_has_input_dtype():
+    got = tp.nn.functional.huber_loss(tp.ones(3), tp.zeros(3, dtype=tp.float64))
+    want = torch.nn.functional.huber_loss(torch.ones(3), torch.zeros(3, dtype=torch.float64))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float32"
+
+
+def test_margin_ranking_loss_nan_gets_no_gradient():
+    got, want = _run_both(
+        lambda m, a, b, t: m.nn.functional.margin_ranking_loss(a, b, t.detach(), margin=0.0),
+        [[1.0, 2.0, 3.0], [nan, 1.0, 5.0], [1.0, -1.0, 1.0]])
+    _same(got[:3], want[:3])
+
+
+def test_trapezoid_with_dx_and_an_infinite_end_is_nan():
+    got, want = _run_both(lambda m, y: m.trapezoid(y, dx=2.0),
+                          [[[inf, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]]])
+    _same(got, want)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_infinite_weight_and_nan_running_stat(training):
+    rng = np.random.default_rng(10)
+    x, rm, rv = rng.standard_normal((2, 3, 4)), np.array([0.1, nan, 0.3]), np.ones(3)
+    w, b = np.array([1.0, 2.0, -inf]), np.zeros(3)
+    outs = []
+    for lib in (tp, torch):
+        t = [lib.tensor(a) for a in (x, w, b, rm, rv)]
+        outs.append(lib.native_batch_norm(t[0], t[1], t[2], t[3], t[4], training, 0.1,
+                                          1e-5)[0])
+    _same([outs[0]], [outs[1]])

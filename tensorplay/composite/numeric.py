@@ -106,6 +106,11 @@ def _trapezoid(y, x, dx, dim):
         # no interval: new zeros of y's own dtype, outside the graph, as in PyTorch
         return F.sum(y, [d], dtype=y.dtype).detach()
     y = samples
+    if x is None:
+        # PyTorch's form for a constant spacing: (sum - (first + last) / 2) * dx, so an
+        # infinite first or last sample gives inf - inf = NaN, as in PyTorch
+        ends = (y.select(d, 0) + y.select(d, -1)) * 0.5
+        return (F.sum(y, [d]) - ends) * dx
     return F.sum(_spacing_product(y, d, x, dx), [d])
 
 
