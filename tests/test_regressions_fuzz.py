@@ -359,3 +359,9 @@ def test_batch_norm_infinite_weight_and_nan_running_stat(training):
         outs.append(lib.native_batch_norm(t[0], t[1], t[2], t[3], t[4], training, 0.1,
                                           1e-5)[0])
     _same([outs[0]], [outs[1]])
+
+
+def test_pairwise_distance_inf_norm_shares_the_gradient_among_ties():
+    got, want = _run_both(lambda m, x, y: m.nn.functional.pairwise_distance(x, y, p=inf),
+                          [[[-inf], [0.5], [1.0]], [[0.1, 0.2, -0.3, 0.4]]])
+    _same(got, want)
