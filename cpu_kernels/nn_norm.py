@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._memory_format import channels_last
 from tensorplay.meta import nn_layers as rules
+from tensorplay.meta.layout import copy_strides
 from tensorplay.meta.nn_layers import machine_eps
 from cpu_kernels._common import out
 
@@ -86,17 +88,32 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         # would show in the other)
         mean = _param(running_mean, 1, after, a).copy()
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
-    # As PyTorch: one scale and shift per channel, y = x * scale + shift with
-    # scale = rstd * weight, shift = bias - mean * scale (an infinite weight or a NaN
-    # statistic then gives PyTorch's NaNs and infinities)
+    # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
+    # contiguous (or channels-last) input gets one scale and shift per channel,
+    # y = x * scale + shift with scale = rstd * weight and shift = bias - mean * scale; any
+    # other layout gets ((x - mean) * rstd) * weight + bias. With an infinite weight the
+    # first can give inf - inf = NaN where the second gives +-inf.
+    w = None if weight is None else _param(weight, 1, after, a)
+    b = None if bias is None else _param(bias, 1, after, a)
     with np.errstate(invalid="ignore"):
-        scale = rstd if weight is None else rstd * _param(weight, 1, after, a)
-        shift = -mean * scale
-        if bias is not None:
-            shift = _param(bias, 1, after, a) + shift
-        y = a * scale + shift
+        if _fused_layout(input._impl):
+            scale = rstd if w is None else rstd * w
+            shift = -mean * scale if b is None else b - mean * scale
+            y = a * scale + shift
+        else:
+            y = _affine((a - mean) * rstd, w, b)
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+
+
+def _fused_layout(impl):
+    """Whether PyTorch's batch norm takes its per-channel scale-and-shift loop: row-major
+    or channels-last memory."""
+    if impl.is_contiguous:
+        return True
+    return len(impl.sizes) == 4 and \
+        tuple(impl.strides) == copy_strides("batch_norm", impl.sizes, impl.strides,
+                                            channels_last)
 
 
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
@@ -132,11 +149,14 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
         dot = np.einsum("ncl,ncl->c", g, xc)
         grad_in = None
         if output_mask[0]:
-            grad_in = g * w[:, None]
+            # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
+            # infinite weight the bracket stays finite and the result is +-inf, not the
+            # inf - inf = NaN of scaling each term first
             if train:
-                xc *= (dot * invstd * invstd / count * w)[:, None]
-                grad_in -= xc
-                grad_in -= (sum_g / count * w)[:, None]
+                xc *= (dot * invstd * invstd / count)[:, None]
+                grad_in = (g - (sum_g / count)[:, None] - xc) * w[:, None]
+            else:
+                grad_in = g * w[:, None]
         values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
     return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 

@@ -365,3 +365,32 @@ def test_pairwise_distance_inf_norm_shares_the_gradient_among_ties():
     got, want = _run_both(lambda m, x, y: m.nn.functional.pairwise_distance(x, y, p=inf),
                           [[[-inf], [0.5], [1.0]], [[0.1, 0.2, -0.3, 0.4]]])
     _same(got, want)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_batch_norm_layout_decides_its_loop_as_in_torch(layout):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 2, 2))
+    x[0, 2, 0, 0] = -inf
+    w, b = np.array([1.0, inf, 2.0]), rng.standard_normal(3)
+    rm, rv = rng.standard_normal(3), rng.random(3) + 0.5
+    outs = []
+    for lib in (tp, torch):
+        t = lib.tensor(x) if layout == "contiguous" else \
+            lib.tensor(np.repeat(x, 2, axis=-1))[..., ::2]
+        outs.append(lib.native_batch_norm(t, lib.tensor(w), lib.tensor(b), lib.tensor(rm),
+                                          lib.tensor(rv), False, 0.1, 1e-5)[0])
+    _same([outs[0]], [outs[1]])
+
+
+def test_batch_norm_backward_infinite_weight_scales_last():
+    rng = np.random.default_rng(12)
+    x, g = rng.standard_normal((2, 3, 2, 2)), rng.standard_normal((2, 3, 2, 2))
+    w, b = np.array([1.0, inf, 2.0]), np.zeros(3)
+    grads = []
+    for lib in (tp, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.batch_norm(xs, None, None, lib.tensor(w), lib.tensor(b), True)
+        y.backward(lib.tensor(g))
+        grads.append(xs.grad)
+    _same([grads[0]], [grads[1]])
