@@ -91,7 +91,8 @@ def pow(self, exponent):  # noqa: A001 - the op's name
     if dtype is dt.bool:
         rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
-        return _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
+        r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
+        return out_like(r, dtype, self, exponent)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return out_like(np.power(a, b), dtype, self, exponent)
 
@@ -109,7 +110,7 @@ def _int_pow_negative(a, b, dtype, scalar_exponent):
         r = np.power(a, np.where(negative, 0, b))
     odd = np.where(b % 2 == 0, 1, -1)
     inverse = np.where(a == 1, 1, np.where(a == -1, odd, 0))
-    return out(np.where(negative, inverse, r), dtype)
+    return np.where(negative, inverse, r)
 
 
 def maximum(self, other):

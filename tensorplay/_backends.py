@@ -48,18 +48,21 @@ def load_backend(key):
 
 def load_meta():
     from tensorplay.meta import rules
-    from tensorplay.meta.backend import (
-        POINTWISE_RULES, make_meta_kernel, make_validator, pointwise_layout,
-    )
+    from tensorplay._generated.op_tags import OP_TAGS
+    from tensorplay.meta.backend import make_meta_kernel, make_validator, pointwise_layout
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
     for op, rule_name in META_RULES.items():
         # `binary` is tensorplay/meta/rules.py:binary; `shape.cat` is tensorplay/meta/shape.py:cat
         rule = resolve("tensorplay.meta", rule_name) if "." in rule_name else \
             getattr(rules, rule_name)
         handle = dispatcher.find(op)
-        pointwise = rule_name in POINTWISE_RULES or rule_name.startswith("pointwise.")
+        # Results of pointwise ops (and clone's, _to_copy's) take their inputs' layout; their
+        # in-place forms (and copy_) refuse overlapping memory (meta/layout.py), as on the CPU.
+        tags = OP_TAGS.get(op, ())
+        pointwise = "pointwise" in tags or op in ("clone", "_to_copy")
         layout = pointwise_layout(handle) if pointwise else None
-        lib.impl(op, make_meta_kernel(handle, rule, layout),
+        overlap_check = ("pointwise" in tags and "inplace" in tags) or op == "copy_"
+        lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),
                  name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)
 
