@@ -11,7 +11,7 @@ from tensorplay._impl import (
 )
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.meta.layout import pointwise_strides
+from tensorplay.meta.layout import clone_strides, pointwise_strides
 
 
 def out(result, dtype):
@@ -91,13 +91,20 @@ def write_target(op, self):
     """The array an indexed write goes into: `self`'s own memory for an in-place op (its
     name ends in `_`), otherwise a fresh copy, which becomes the result (`written`)."""
     a = self._impl.array()
-    return a if op.endswith("_") else np.array(a, copy=True)
+    return a if op.endswith("_") else np.array(a, copy=True, order="K")
 
 
-def written(op, self, target):
+def written(op, self, target, keep_layout=False):
     """What an op that wrote into `target` (from write_target) returns: `self` when in
-    place, otherwise `target` as a new tensor."""
-    return self if op.endswith("_") else out(target, self._impl.dtype)
+    place, otherwise `target` as a new tensor: row-major, or with `keep_layout` laid out
+    as self's clone (PyTorch's index_fill and index_put are self.clone().op_(), so
+    `index_fill(x.t(), ...)` is transposed; its scatter and index_copy are row-major)."""
+    if op.endswith("_"):
+        return self
+    impl = self._impl
+    if not keep_layout:
+        return out(target, impl.dtype)
+    return out_strided(target, impl.dtype, clone_strides(impl.sizes, impl.strides))
 
 
 def array_as(t, dtype):

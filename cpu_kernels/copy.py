@@ -30,13 +30,21 @@ def clone(self, memory_format):
     strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
     if strides == contiguous_strides(impl.sizes):
         return out(np.array(impl.array(), copy=True, order="C"), impl.dtype)
-    return out_strided(impl.array(), impl.dtype, strides)
+    # a copy in the same layout (order="K"): out_strided keeps a fresh array that already
+    # has the strides, so handing it self's own array would alias the clone to self
+    return out_strided(np.array(impl.array(), copy=True, order="K"), impl.dtype, strides)
 
 
 def to_copy(self, dtype, device, non_blocking):
-    dtype = dtype or self._impl.dtype
-    a = self._impl.array()
+    """A converted copy, laid out as clone lays it out (PyTorch's preserve_format: a dense
+    input keeps its strides, `x.t().long()` is transposed)."""
+    impl = self._impl
+    dtype = dtype or impl.dtype
+    a = impl.array()
     if device is None or device is CPU:
-        return out(a.astype(dtype.np, copy=True), dtype)
+        strides = copy_strides("_to_copy", impl.sizes, impl.strides, None)
+        if strides == contiguous_strides(impl.sizes):
+            return out(a.astype(dtype.np, copy=True), dtype)
+        return out_strided(a.astype(dtype.np), dtype, strides)
     from tensorplay import _fallback_ops
     return _fallback_ops.host_to_device(a.astype(dtype.np, copy=False), dtype, device)

@@ -67,4 +67,4 @@ def index_put(op, self, indices, values, accumulate):
         np.add.at(target, key, v)
     else:
         target[key] = v
-    return written(op, self, target)
+    return written(op, self, target, keep_layout=True)

@@ -15,7 +15,7 @@ from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
 from tensorplay.meta.rules import wrap_dim
-from cpu_kernels._common import out
+from cpu_kernels._common import out, out_strided
 
 
 def _value(value, dtype):
@@ -68,8 +68,14 @@ def masked_scatter(op, self, mask, source):
 
 
 def nonzero(self):
-    """The coordinates of the non-zero elements, one row each, in row-major order."""
-    return out(np.argwhere(self._impl.array()).astype(np.int64), dt.int64)
+    """The coordinates of the non-zero elements, one row each, in row-major order.
+
+    The (n, ndim) result is laid out column-major (strides (1, n)), as PyTorch's is: each
+    coordinate's column is contiguous, so `nonzero(as_tuple=True)` selects dense columns."""
+    coords = np.argwhere(self._impl.array()).astype(np.int64)
+    if coords.size == 0:
+        return out(coords, dt.int64)
+    return out_strided(coords, dt.int64, (1, coords.shape[0]))
 
 
 def _unique(a, axis):

@@ -97,4 +97,4 @@ def index_fill(op, self, dim, index, value):
     # index_fill alone among these accepts negative indices, as in PyTorch.
     d, idx = _checked_index(op, self, dim, index, allow_negative=True)
     _front(target, d)[idx] = _fill_value(value, self._impl.dtype)
-    return written(op, self, target)
+    return written(op, self, target, keep_layout=True)

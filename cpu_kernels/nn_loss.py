@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._promotion import result_type2
 from tensorplay.errors import DimError
 from tensorplay.meta import nn_layers as rules
 from cpu_kernels._common import out
@@ -102,26 +103,41 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     softplus(-x) = log(1 + exp(-x)) is computed as logaddexp(0, -x), which neither
     overflows for x << 0 nor rounds to 0 for x >> 0.
     """
-    rules.bce_with_logits("binary_cross_entropy_with_logits",
-                          (self, target, weight, pos_weight, reduction))
-    acc = _compute_dtype(self)
+    spec = rules.bce_with_logits("binary_cross_entropy_with_logits",
+                                 (self, target, weight, pos_weight, reduction))
+    acc = np.result_type(_compute_dtype(self), _compute_dtype(target))
     x = self._impl.array().astype(acc)
     y = target._impl.array().astype(acc)
-    softplus_neg = np.logaddexp(np.zeros((), acc), -x)
+    # NOTE: PyTorch rounds log_sigmoid(x) (times the pos_weight factor) to x's dtype and
+    # the loss to target's: with a half type on either side, rounding there too gives its
+    # numbers.
+    to_self = _rounder(self._impl.dtype.np, acc)
+    to_target = _rounder(target._impl.dtype.np, acc)
+    softplus_neg = to_self(np.logaddexp(np.zeros((), acc), -x))
     if pos_weight is not None:
         pw = pos_weight._impl.array().astype(acc)
-        loss = (1 - y) * x + (1 + (pw - 1) * y) * softplus_neg
-    else:
-        loss = (1 - y) * x + softplus_neg
+        to_pw = _rounder(pos_weight._impl.dtype.np, acc)
+        to_log_weight = _rounder(result_type2(pos_weight, target).np, acc)
+        log_weight = to_log_weight(to_log_weight(to_pw(pw - 1) * y) + 1)
+        softplus_neg = to_self(log_weight * softplus_neg)
+    loss = to_target(to_target(to_target(1 - y) * x) + softplus_neg)
     if weight is not None:
-        loss = loss * weight._impl.array().astype(acc)
+        loss = to_target(loss * weight._impl.array().astype(acc))
     loss = np.broadcast_to(loss, x.shape)
     if reduction == "sum":
         loss = np.sum(loss, dtype=acc)
     elif reduction == "mean":
         with np.errstate(invalid="ignore"):
             loss = np.mean(loss, dtype=acc) if loss.size else np.array(np.nan, acc)
-    return out(np.array(loss), self._impl.dtype)
+    return out(np.array(loss), spec.dtype)
+
+
+def _rounder(dtype, acc):
+    """A function rounding an `acc` array to `dtype` and back (identity when `dtype` is
+    not narrower than `acc`)."""
+    if np.dtype(dtype).itemsize >= np.dtype(acc).itemsize:
+        return lambda a: a
+    return lambda a: np.asarray(a).astype(dtype).astype(acc)
 
 
 def cross_entropy_forward(self, target, weight, reduction, ignore_index):

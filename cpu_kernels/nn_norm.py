@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay._memory_format import channels_last
 from tensorplay.meta import nn_layers as rules
+from tensorplay.meta.layout import copy_strides
 from tensorplay.meta.nn_layers import machine_eps
 from cpu_kernels._common import nhwc_rows, out, out_channels_last
 
@@ -65,7 +67,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         training:  mean, var over (N, d1, ...);  running <- (1 - momentum) * running
                    + momentum * batch value (the variance unbiased: times n / (n - 1))
         eval:      mean, var = running_mean, running_var
-        out = (input - mean) * rstd * weight + bias
+        out = input * scale + shift,  scale = rstd * weight,  shift = bias - mean * scale
     Returns (out, mean, rstd) of the statistics used, in both modes. (PyTorch returns
     empty stats in eval mode and its backward reads the running stats; here the backward
     must not read them: training updates them in place, which would invalidate them as
@@ -85,7 +87,7 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
-        mean, var, centered = _moments(a, axes)
+        mean, var, _ = _moments(a, axes)
         rstd = 1 / np.sqrt(var + eps)
         n = a.size // a.shape[1]
         if running_mean is not None:
@@ -96,12 +98,36 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
             unbiased = var.reshape(-1) * (n / (n - 1))
             _update_running(running_var, (1 - momentum) * rv + momentum * unbiased)
     else:
-        mean = _param(running_mean, 1, after, a)
+        # a copy: the returned mean must not alias running_mean (a later write to one
+        # would show in the other)
+        mean = _param(running_mean, 1, after, a).copy()
         rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
-        centered = a - mean
-    centered *= rstd
-    y = _affine(centered, _param(weight, 1, after, a), _param(bias, 1, after, a))
-    return y, mean.reshape(-1), rstd.reshape(-1)
+    # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
+    # contiguous (or channels-last) input gets one scale and shift per channel,
+    # y = x * scale + shift with scale = rstd * weight and shift = bias - mean * scale; any
+    # other layout gets ((x - mean) * rstd) * weight + bias. With an infinite weight the
+    # first can give inf - inf = NaN where the second gives +-inf.
+    w = None if weight is None else _param(weight, 1, after, a)
+    b = None if bias is None else _param(bias, 1, after, a)
+    with np.errstate(invalid="ignore"):
+        if _fused_layout(input._impl):
+            scale = rstd if w is None else rstd * w
+            shift = -mean * scale if b is None else b - mean * scale
+            y = a * scale + shift
+        else:
+            y = _affine((a - mean) * rstd, w, b)
+    dtype = spec[0].dtype
+    return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+
+
+def _fused_layout(impl):
+    """Whether PyTorch's batch norm takes its per-channel scale-and-shift loop: row-major
+    or channels-last memory."""
+    if impl.is_contiguous:
+        return True
+    return len(impl.sizes) == 4 and \
+        tuple(impl.strides) == copy_strides("batch_norm", impl.sizes, impl.strides,
+                                            channels_last)
 
 
 @kernel(layout=NCHW)
@@ -149,12 +175,16 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
         dot = np.einsum("ncl,ncl->c", g, xc)
         grad_in = None
         if output_mask[0]:
-            grad_in = g * w[:, None]
+            # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
+            # infinite weight the bracket stays finite and the result is +-inf, not the
+            # inf - inf = NaN of scaling each term first
             if train:
-                xc *= (dot * invstd * invstd / count * w)[:, None]
-                grad_in -= xc
-                grad_in -= (sum_g / count * w)[:, None]
-    return grad_in, dot * invstd, sum_g
+                xc *= (dot * invstd * invstd / count)[:, None]
+                grad_in = (g - (sum_g / count)[:, None] - xc) * w[:, None]
+            else:
+                grad_in = g * w[:, None]
+        values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -168,6 +198,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
     mean, var, centered = _moments(a, axes)
+    mean = np.where(np.isnan(var), np.nan, mean)    # Welford's mean: see native_group_norm
     rstd = 1 / np.sqrt(var + eps)
     before = a.ndim - k
     centered *= rstd
@@ -248,12 +279,25 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
                                    (input, weight, bias, N, C, HxW, group, eps))
     a = _compute(input)
     grouped = a.reshape(N, group, (C // group) * HxW)
-    mean, var, centered = _moments(grouped, (2,))
-    rstd = 1 / np.sqrt(var + eps)
-    centered *= rstd
-    y = centered.reshape(a.shape)
-    after = a.ndim - 2
-    y = _affine(y, _param(weight, 1, after, a), _param(bias, 1, after, a))
+    mean, var, _ = _moments(grouped, (2,))
+    # NOTE: PyTorch's group (and layer) norm accumulates the moments by Welford's update,
+    # in which an infinity is followed by x - inf: the mean of a group holding an infinity
+    # is NaN there, not the inf a plain sum gives (its variance is NaN either way).
+    mean = np.where(np.isnan(var), np.nan, mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rstd = 1 / np.sqrt(var + eps)
+        # As PyTorch does: one scale and shift per (sample, channel), y = x * scale + shift,
+        # with scale = rstd * weight, shift = bias - mean * scale. An infinite weight then
+        # gives inf - inf = NaN where (x - mean) * rstd * weight would give +-inf.
+        per_channel = (N, group, C // group)
+        scale = np.broadcast_to(rstd, per_channel)
+        if weight is not None:
+            scale = scale * _param(weight, 0, 0, a).reshape(1, group, C // group)
+        shift = -mean * scale
+        if bias is not None:
+            shift = shift + _param(bias, 0, 0, a).reshape(1, group, C // group)
+        x = a.reshape(N, group, C // group, HxW)
+        y = (x * scale[..., None] + shift[..., None]).reshape(a.shape)
     dtype = spec[0].dtype
     return out(y, dtype), out(mean.reshape(N, group), dtype), out(rstd.reshape(N, group), dtype)
 

@@ -30,6 +30,20 @@ def _binary(self, other):
     return array_as(self, dtype), array_as(other, dtype), dtype
 
 
+def _arithmetic(self, other, dtype):
+    """The operands of mul and div for a result of `dtype`.
+
+    NOTE: a 0-dim second operand of a half-type result (float16, bfloat16) enters in
+    float32 straight from its own dtype, and the op runs in float32, rounded once at the
+    end: `half * 0.1` multiplies by 0.1, not by 0.1 first rounded to half. PyTorch's CPU
+    mul and div kernels do this (they read such a scalar with
+    `original_scalar_value<opmath_t>`); its add and sub round the scalar to half first."""
+    impl = other._impl
+    if dtype.is_floating_point and dtype.itemsize == 2 and not impl.sizes:
+        return array_as(self, dtype), impl.array().astype(np.float32)
+    return array_as(self, dtype), array_as(other, dtype)
+
+
 def _scaled(op, self, other, alpha, dtype, b):
     """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
     int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
@@ -61,14 +75,15 @@ def sub(self, other, alpha):
 
 
 def mul(self, other):
-    a, b, dtype = _binary(self, other)
+    dtype = result_type2(self, other)
+    a, b = _arithmetic(self, other, dtype)
     return out_like(np.multiply(a, b), dtype, self, other)
 
 
 def div(self, other):
     dtype = float_dtype(result_type2(self, other))
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.true_divide(array_as(self, dtype), array_as(other, dtype))
+        r = np.true_divide(*_arithmetic(self, other, dtype))
         return out_like(r, dtype, self, other)
 
 
@@ -118,11 +133,12 @@ def xlogy(self, other):
 
 
 def where(condition, self, other):
-    if condition._impl.dtype is not dt.bool:
+    # PyTorch still takes a uint8 condition (deprecated, nonzero means True); no other.
+    if condition._impl.dtype not in (dt.bool, dt.uint8):
         raise DTypeError(f"where(): argument 'condition' must be a bool tensor, but got "
                          f"{condition._impl.dtype.name}", op="where", arg="condition")
     a, b, dtype = _binary(self, other)
-    return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
+    return out_like(np.where(condition._impl.array() != 0, a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):
@@ -216,7 +232,12 @@ def sub_(self, other, alpha):
 
 
 def mul_(self, other):
-    return _inplace("mul_", np.multiply, self, other)
+    dtype = result_type2(self, other)
+    rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
+    check_inplace_overlap("mul_", self, ("other", other))
+    np.copyto(self._impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
+              casting="unsafe")
+    return self
 
 
 def div_(self, other):
@@ -225,8 +246,8 @@ def div_(self, other):
     rules.check_inplace_cast("div_", dtype, self)
     check_inplace_overlap("div_", self, ("other", other))
     with np.errstate(divide="ignore", invalid="ignore"):
-        np.copyto(self._impl.array(), np.true_divide(array_as(self, dtype),
-                                                     array_as(other, dtype)), casting="unsafe")
+        np.copyto(self._impl.array(), np.true_divide(*_arithmetic(self, other, dtype)),
+                   casting="unsafe")
     return self
 
 

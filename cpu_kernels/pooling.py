@@ -196,34 +196,52 @@ def adaptive_ranges(size, out_size):
     return (i * size) // out_size, -((-(i + 1) * size) // out_size)
 
 
-def _adaptive_matrix(size, out_size, dtype):
-    """(out_size, size) matrix averaging each adaptive window: out = A @ x along one dim."""
-    start, end = adaptive_ranges(size, out_size)
-    pos = np.arange(size)
-    inside = (pos >= start[:, None]) & (pos < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
+def _window_means(x, out_size, axis):
+    """The mean of each adaptive window of x along `axis` (-2 or -1).
+
+    NOTE: each window is summed on its own (not by multiplying with an averaging matrix),
+    so a NaN or inf reaches only the windows that hold it, as in PyTorch."""
+    start, end = adaptive_ranges(x.shape[axis], out_size)
+    means = [np.take(x, np.arange(s, e), axis=axis).sum(axis=axis) / (e - s)
+             for s, e in zip(start, end)]
+    return np.stack(means, axis=axis) if means else \
+        np.zeros(x.shape[:axis % x.ndim] + (0,) + x.shape[axis % x.ndim + 1:], x.dtype)
+
+
+def _window_spread(g, size, axis):
+    """The transpose of _window_means: each window's gradient / its size, added back over
+    the positions of the window."""
+    axis = axis % g.ndim
+    start, end = adaptive_ranges(size, g.shape[axis])
+    total = np.zeros(g.shape[:axis] + (size,) + g.shape[axis + 1:], g.dtype)
+    for i, (s, e) in enumerate(zip(start, end)):
+        window = [slice(None)] * g.ndim
+        window[axis] = slice(s, e)
+        total[tuple(window)] += np.expand_dims(np.take(g, i, axis=axis), axis) / (e - s)
+    return total
 
 
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d(self, output_size):
-    """out = A_h @ x @ A_w^T, with A the averaging matrices of the two dims."""
+    """The mean of each adaptive window: means along H, then along W."""
     spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     x = self._impl.array().astype(acc, copy=False)
-    a_h = _adaptive_matrix(x.shape[-2], spec.sizes[-2], acc)
-    a_w = _adaptive_matrix(x.shape[-1], spec.sizes[-1], acc)
-    return out(np.matmul(np.matmul(a_h, x), a_w.T), self._impl.dtype)
+    with np.errstate(invalid="ignore"):
+        y = _window_means(_window_means(x, spec.sizes[-2], -2), spec.sizes[-1], -1)
+    return out(y, self._impl.dtype)
 
 
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d_backward(grad_output, self):
-    """The transposed map: grad_input = A_h^T @ grad @ A_w."""
+    """The transposed map: each window's gradient spread evenly over its positions."""
     rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
-    a_h = _adaptive_matrix(self._impl.sizes[-2], g.shape[-2], acc)
-    a_w = _adaptive_matrix(self._impl.sizes[-1], g.shape[-1], acc)
-    return out(np.matmul(np.matmul(a_h.T, g), a_w), grad_output._impl.dtype)
+    with np.errstate(invalid="ignore"):
+        rows = _window_spread(g, self._impl.sizes[-1], -1)
+        grad = _window_spread(rows, self._impl.sizes[-2], -2)
+    return out(grad, grad_output._impl.dtype)
 
 
 @kernel(layout=NCHW)

@@ -11,7 +11,8 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
-from cpu_kernels._common import accumulate_dtype, out
+from tensorplay.meta.layout import clone_strides
+from cpu_kernels._common import accumulate_dtype, out, out_strided
 
 
 def _as_1d_if_scalar(a):
@@ -101,7 +102,11 @@ def sort(op, self, *params):
     d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
     idx = stable_argsort(x, d, descending)
     values = np.take_along_axis(x, idx, axis=d)
-    return out(values.reshape(a.shape), self._impl.dtype), out(idx.reshape(a.shape), dt.int64)
+    # PyTorch sorts into clones of the input: both results keep a dense input's layout
+    impl = self._impl
+    strides = clone_strides(impl.sizes, impl.strides)
+    return (out_strided(values.reshape(a.shape), impl.dtype, strides),
+            out_strided(idx.reshape(a.shape), dt.int64, strides))
 
 
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name

@@ -56,10 +56,10 @@ def load_meta():
         rule = resolve("tensorplay.meta", rule_name) if "." in rule_name else \
             getattr(rules, rule_name)
         handle = dispatcher.find(op)
-        # Results of pointwise ops (and clone's) take their inputs' layout; their in-place
-        # forms (and copy_) refuse overlapping memory (meta/layout.py), as on the CPU.
+        # Results of pointwise ops (and clone's, _to_copy's) take their inputs' layout; their
+        # in-place forms (and copy_) refuse overlapping memory (meta/layout.py), as on the CPU.
         tags = OP_TAGS.get(op, ())
-        pointwise = "pointwise" in tags or op == "clone"
+        pointwise = "pointwise" in tags or op in ("clone", "_to_copy")
         layout = pointwise_layout(handle) if pointwise else None
         overlap_check = ("pointwise" in tags and "inplace" in tags) or op == "copy_"
         lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),

@@ -59,8 +59,10 @@ class LayoutError(TensorPlayError):
     memory is needed (strides, storage, NumPy), or a sparse/dense mix the op refuses."""
 
 
-def fmt_shape(sizes):
-    return "[" + ", ".join(str(s) for s in sizes) + "]"
+class AutogradError(TensorPlayError):
+    """A graph that cannot be built or run: an in-place write autograd cannot record (a
+    leaf that requires grad, a view of one), a saved tensor modified or freed, a backward
+    through tensors that do not require grad. The messages are PyTorch's."""
 
 
 class AmpError(TensorPlayError):
@@ -69,6 +71,15 @@ class AmpError(TensorPlayError):
     GradScaler method called out of order (unscale_ twice before update)."""
 
 
+def fmt_shape(sizes):
+    return "[" + ", ".join(str(s) for s in sizes) + "]"
+
+
 class AllocationError(TensorPlayError, MemoryError):
     """A tensor too large to allocate: its byte count overflows a 64-bit size or exceeds the
     allocation limit (`tensorplay/_alloc_limit.py`). Raised before any memory is asked for."""
+
+
+class DerivativeNotImplementedError(AutogradError, NotImplementedError):
+    """backward() reached an op whose derivative is not implemented (derivatives.yaml's
+    `not_implemented(...)`; PyTorch: "derivative for aten::scatter is not implemented")."""

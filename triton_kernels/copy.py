@@ -57,8 +57,13 @@ def to_copy(self, dtype, device, non_blocking):
         return empty(self._impl.sizes, dtype=dtype, device=target)
     converted = self
     if dtype is not self._impl.dtype or not self._impl.is_contiguous:
-        converted = new_tensor(self._impl.sizes, dtype, self._impl.device)
-        run("copy", converted, (self,), self._impl.dtype)
+        impl = self._impl
+        if target is impl.device:    # stays on this GPU: clone's layout (preserve_format)
+            strides = copy_strides("_to_copy", impl.sizes, impl.strides, None)
+            converted = empty_strided(impl.sizes, strides, dtype=dtype, device=impl.device)
+        else:                         # leaves it: row-major, for the copy out
+            converted = new_tensor(impl.sizes, dtype, impl.device)
+        run("copy", converted, (self,), impl.dtype)
     if target.type == "cpu":
         array = cuda.to_host(converted)
         return wrap(impl_from_array(array, dtype, target, grad_state.inference))

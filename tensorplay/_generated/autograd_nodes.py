@@ -7,8 +7,8 @@ a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
     amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
-    bce_with_logits_backward_target, cat_backward, clamp_backward, clamp_backward_max,
-    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, clamp_backward,
+    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
@@ -32,9 +32,10 @@ from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
     _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
     adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
-    gelu_backward, im2col, isfinite, logical_and, logical_or, max_pool2d_with_indices_backward,
-    nll_loss_backward, sign, silu_backward, threshold_backward, upsample_bilinear2d,
-    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
+    exp, exp2, gelu_backward, im2col, isfinite, logical_and, logical_or,
+    max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
+    upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    upsample_nearest2d_backward, where,
 )
 
 
@@ -118,7 +119,7 @@ class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
     self: sum_to(grad / other, self.sizes())
-    other: sum_to(-grad * self / (other * other), other.sizes())
+    other: sum_to(-grad * ((self / other) / other), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -136,7 +137,7 @@ class DivBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad / other, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-grad * self_ / (other * other), other_sizes)
+            d_other = sum_to(-grad * (self_ / other / other), other_sizes)
         return (d_self, d_other)
 
 
@@ -4763,3 +4764,97 @@ class FusedSgdBackward0(Node):
                 d_self, d_grad, d_momentum_buffer,
             ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
         return (d_self, d_grad, d_momentum_buffer)
+
+
+class LogaddexpBackward0(Node):
+    """Backward of `logaddexp(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad / (1 + exp(other - self)), self.sizes())
+    other: sum_to(grad / (1 + exp(self - other)), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'logaddexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(grad / (1 + exp(other - self_)), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad / (1 + exp(self_ - other)), other_sizes)
+        return (d_self, d_other)
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of `logaddexp2(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad / (1 + exp2(other - self)), self.sizes())
+    other: sum_to(grad / (1 + exp2(self - other)), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'logaddexp2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(grad / (1 + exp2(other - self_)), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad / (1 + exp2(self_ - other)), other_sizes)
+        return (d_self, d_other)
+
+
+class CdistBackward0(Node):
+    """Backward of `cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor`.
+
+    x1, x2: cdist_backward(grad, x1, x2, p, result)
+    """
+
+    __slots__ = ('x1_', 'x2_', 'result_', 'p_')
+    SAVED = ('x1_', 'x2_', 'result_')
+    OP = 'cdist'
+
+    def apply(self, grads):
+        grad = grads[0]
+        x1 = self.x1_.unpack(self)
+        x2 = self.x2_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        d_x1 = None
+        d_x2 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_x1, d_x2 = cdist_backward(grad, x1, x2, p, result)
+        return (d_x1, d_x2)
+
+
+class HeavisideBackward0(Node):
+    """Backward of `heaviside(Tensor self, Tensor values) -> Tensor`.
+
+    self, values: not_implemented("heaviside")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'heaviside'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_values = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_values = not_implemented("heaviside")
+        return (d_self, d_values)

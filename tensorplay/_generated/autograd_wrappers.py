@@ -21,28 +21,29 @@ from tensorplay._generated.autograd_nodes import (
     AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
     AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
     BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0,
-    CatBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
-    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
-    CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1, DotBackward0,
-    EinsumBackward0, EluBackward0, EmbeddingBackward0, EmbeddingDenseBackwardBackward0,
-    ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
-    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
-    GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    CatBackward0, CdistBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0,
+    CloneBackward0, Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0,
+    ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
+    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
+    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
+    DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
+    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
+    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
+    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
+    GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
+    HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
     LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, LogitBackward0, LogsumexpBackward0,
-    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
-    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
+    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
@@ -4288,6 +4289,21 @@ def _fused_sgd_(
     return result
 
 
+def cdist(ks, x1, x2, p, compute_mode):
+    if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
+        return ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+    node = CdistBackward0()
+    node.next_functions = (impl_edge(x1._impl), impl_edge(x2._impl))
+    node.p_ = p
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.x1_ = SavedVariable(x1, is_output=False)
+        node.x2_ = SavedVariable(x2, is_output=False)
+        result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4338,6 +4354,47 @@ def transpose__int(ks, self, dim0, dim1):
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     rebase_history(self, node)
+    return result
+
+
+def logaddexp(ks, self, other):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = LogaddexpBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def logaddexp2(ks, self, other):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = Logaddexp2Backward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def heaviside(ks, self, values):
+    if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
+        return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+    node = HeavisideBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+    set_history(result, node)
     return result
 
 
@@ -4621,8 +4678,12 @@ WRAPPERS = {
     '_lstm_sequence_backward': _lstm_sequence_backward,
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
+    'cdist': cdist,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,
     'transpose_.int': transpose__int,
+    'logaddexp': logaddexp,
+    'logaddexp2': logaddexp2,
+    'heaviside': heaviside,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import impl_edge, register_retains_grad
 from tensorplay.autograd.node import add_hook
+from tensorplay.errors import AutogradError
 
 __all__ = ["set_requires_grad", "set_data", "adopt_view", "register_hook",
            "register_post_accumulate_grad_hook", "retain_grad"]
@@ -20,7 +21,7 @@ def set_requires_grad(tensor, flag):
     flag = bool(flag)
     if impl.grad_fn is not None:
         if not flag:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+            raise AutogradError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         return
@@ -30,7 +31,7 @@ def set_requires_grad(tensor, flag):
                          f"gradients (got {impl.dtype.name})", op="requires_grad_",
                          arg="requires_grad")
     if flag and impl.inference and not grad_state.inference:
-        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+        raise AutogradError("Setting requires_grad=True on inference tensor outside "
                            "InferenceMode is not allowed.")
     impl.requires_grad = flag
 
@@ -42,7 +43,7 @@ def set_data(tensor, value):
         raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
     impl, new = tensor._impl, value._impl
     if impl.requires_grad and not new.dtype.is_floating_point:
-        raise RuntimeError("data set to a tensor that requires gradients must be floating "
+        raise AutogradError("data set to a tensor that requires gradients must be floating "
                            "point")
     # A new device is allowed, as in PyTorch: `Module.to("cuda")` moves parameters this
     # way, so that a Parameter object (and an optimizer's reference to it) survives the move.
@@ -78,7 +79,7 @@ def register_hook(tensor, hook):
     a returned tensor replaces the gradient. Returns a handle with `.remove()`."""
     impl = tensor._impl
     if not impl.requires_grad:
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        raise AutogradError("cannot register a hook on a tensor that doesn't require gradient")
     if impl.grad_fn is None:
         if impl.hooks is None:
             impl.hooks = {}
@@ -105,7 +106,7 @@ def retain_grad(tensor):
     """Fill `.grad` of a non-leaf tensor too during backward (a no-op on a leaf)."""
     impl = tensor._impl
     if not impl.requires_grad:
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        raise AutogradError("can't retain_grad on Tensor that has requires_grad=False")
     if impl.grad_fn is None or impl.retains_grad:
         return
     impl_edge(impl)                        # (a view's history may need rebuilding first)

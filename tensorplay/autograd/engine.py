@@ -28,7 +28,7 @@ from tensorplay.autograd.node import AccumulateGrad, exec_state
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
-from tensorplay.errors import fmt_shape
+from tensorplay.errors import AutogradError, fmt_shape
 
 __all__ = ["backward", "grad"]
 
@@ -49,7 +49,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise AutogradError("'inputs' argument to backward() cannot be empty.")
         from tensorplay.autograd.api import retain_grad
         targets = []
         for t in inputs:
@@ -57,7 +57,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 retain_grad(t)    # a non-leaf input gets its .grad like a retained one
             edge = gradient_edge(t)
             if edge[0] is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+                raise AutogradError("One of the differentiated Tensors does not require grad")
             targets.append(edge)
     run_backward(_root_edges(tensors), grads, retain_graph, create_graph, targets,
                  accumulate=True)
@@ -81,7 +81,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     targets = []
     for t in inputs:
         if not t._impl.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            raise AutogradError("One of the differentiated Tensors does not require grad")
         targets.append(gradient_edge(t))
     results = run_backward(_root_edges(outputs), grads, retain_graph, create_graph, targets,
                            accumulate=False)
@@ -90,7 +90,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 results[i] = factory.zeros_like(inputs[i])
             elif not allow_unused:
-                raise RuntimeError(UNUSED_MESSAGE)
+                raise AutogradError(UNUSED_MESSAGE)
     return tuple(results)
 
 
@@ -107,19 +107,19 @@ def _make_grads(outputs, grads):
     else:
         grads = _as_tuple(grads)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+        raise AutogradError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:
             if t._impl.requires_grad:
                 if t._impl.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                    raise AutogradError("grad can be implicitly created only for scalar outputs")
                 g = _ones_like(t)
         elif getattr(g, "_impl", None) is None:
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
         elif g._impl.sizes != t._impl.sizes:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+            raise AutogradError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
                                f"and output[{i}] has a shape of {t.shape}.")
         out.append(g)
     return out
@@ -139,7 +139,7 @@ def _root_edges(tensors):
     for i, t in enumerate(tensors):
         edge = gradient_edge(t)
         if edge[0] is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+            raise AutogradError(f"element {i} of tensors does not require grad and does not "
                                f"have a grad_fn")
         edges.append(edge)
     return edges
@@ -339,7 +339,7 @@ def validate_outputs(node, outs):
     the shape (a missing sum_to is caught here), the device; cast a wrong dtype."""
     edges = node.next_functions
     if len(outs) != len(edges):
-        raise RuntimeError(f"Function {node.name()} returned an incorrect number of gradients "
+        raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outs)})")
     checked = list(outs)
     for i, g in enumerate(outs):
@@ -359,7 +359,7 @@ def validate_outputs(node, outs):
         if impl.dtype is not dtype:
             g = g.to(dtype)
         if impl.device is not device and impl.device != device:   # `is`: devices are interned
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+            raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - expected device {device} but got {impl.device}")
         checked[i] = g
     return tuple(checked)
@@ -369,13 +369,13 @@ def _fix_shape(node, i, g, sizes):
     gsizes = g._impl.sizes
     what = f"Function {node.name()}" + (f" (backward of {node.OP})" if node.OP else "")
     if not _expandable(sizes, gsizes):
-        raise RuntimeError(f"{what} returned an invalid gradient at index {i} - got "
+        raise AutogradError(f"{what} returned an invalid gradient at index {i} - got "
                            f"{fmt_shape(gsizes)} but expected shape compatible with "
                            f"{fmt_shape(sizes)}")
     if node.reduce_broadcast_grads:
         from tensorplay.autograd.formulas import sum_to
         return sum_to(g, sizes)
-    raise RuntimeError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
+    raise AutogradError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
                        f" but input {i} has shape {fmt_shape(sizes)}: the formula must reduce "
                        f"the broadcast gradient, e.g. sum_to(grad, self.sizes())")
 
@@ -398,5 +398,5 @@ def _check_nan(node, outs):
         if has_nan:
             report_forward_stack(node)
             op = f" (backward of {node.OP})" if node.OP else ""
-            raise RuntimeError(f"Function '{node.name()}'{op} returned nan values in its "
+            raise AutogradError(f"Function '{node.name()}'{op} returned nan values in its "
                                f"{i}th output.")

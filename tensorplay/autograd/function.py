@@ -28,6 +28,7 @@ from tensorplay.autograd.node import Node
 from tensorplay.autograd.saved import SavedVariable
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.errors import AutogradError
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -85,12 +86,12 @@ class BackwardCFunction(Node, FunctionCtx):
         if len(result) > n and all(r is None for r in result[n:]):
             result = result[:n]
         if len(result) != n:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+            raise AutogradError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {n}, got {len(result)})")
         positions = self._tensor_positions
         for i, r in enumerate(result):
             if r is not None and i not in positions:
-                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                raise AutogradError(f"function {self.name()} returned a gradient different than "
                                    f"None at position {i + 1}, but the corresponding forward "
                                    f"input was not a Variable")
         return tuple(result[i] for i in positions)
@@ -169,7 +170,7 @@ def _attach(ctx, args, outputs):
             check_inplace(o, f"{ctx._forward_cls.__name__}.forward")
             if o._impl.base is not None:
                 # Its base would need a CopySlices node, which wraps one-output nodes only.
-                raise RuntimeError(f"{ctx._forward_cls.__name__}: mark_dirty() on a view is "
+                raise AutogradError(f"{ctx._forward_cls.__name__}: mark_dirty() on a view is "
                                    f"not supported; modify and mark the base tensor instead")
         elif key in input_impls:
             # An input returned as it is: the output must be a new tensor, or the
@@ -200,7 +201,7 @@ class DelayedError(Node):
         self.message = message
 
     def apply(self, grads):
-        raise RuntimeError(self.message)
+        raise AutogradError(self.message)
 
 
 def once_differentiable(backward):

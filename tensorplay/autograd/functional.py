@@ -19,6 +19,7 @@ from tensorplay.autograd.graph_edges import collect_next_edges, set_history
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.errors import AutogradError
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -113,7 +114,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
         elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
+            raise AutogradError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
         grads = _grad(outputs, inputs, v, create_graph)
         _check_strict(strict, grads, "vjp")
@@ -130,7 +131,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         if v is not None:
             _, v = _as_tuple(v, "v", "jvp")
         elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the "
+            raise AutogradError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
@@ -161,7 +162,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
                 for j, (g, x) in enumerate(zip(grads, inputs)):
                     if g is None:
                         if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is "
+                            raise AutogradError(f"Output {i} of the user-provided function is "
                                                f"independent of input {j}. This is not "
                                                f"allowed in strict mode.")
                         g = _zeros_for_none((None,), (x,))[0]
@@ -191,9 +192,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
     def scalar_func(*inp):
         out = func(*inp)
         if not _is_tensor(out):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
+            raise AutogradError("The function given to hessian should return a single Tensor")
         if out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should "
+            raise AutogradError("The Tensor returned by the function given to hessian should "
                                "contain a single element")
         return out.reshape(())
 
@@ -223,13 +224,13 @@ def _hessian_product(func, inputs, v, create_graph, strict, name):
         if v is not None:
             _, v = _as_tuple(v, "v", name)
         elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the "
+            raise AutogradError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
         is_out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
                                           "function", name)
         if is_out_tuple or outputs[0].numel() != 1:
-            raise RuntimeError(f"The function given to {name} should return a single Tensor "
+            raise AutogradError(f"The function given to {name} should return a single Tensor "
                                f"with a single element")
         first = _grad(outputs, inputs, None, create_graph=True)
         if name == "vhp":
@@ -248,5 +249,5 @@ def _check_strict(strict, grads, name):
     if strict:
         for i, g in enumerate(grads):
             if g is None:
-                raise RuntimeError(f"The output of the user-provided function is independent "
+                raise AutogradError(f"The output of the user-provided function is independent "
                                    f"of input {i}. This is not allowed in strict mode ({name}).")

@@ -19,6 +19,7 @@ import weakref
 
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.errors import AutogradError
 
 __all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
            "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
@@ -79,9 +80,11 @@ def set_history(result, node, output_differentiability=None):
 
     Only floating outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
-    if output_differentiability is None and not isinstance(result, (tuple, list)):
-        node._output_meta = (_attach(result, node, 0),)      # the common single output
-        return
+    if not isinstance(result, (tuple, list)):
+        _check_differentiable_dtype(result, node)
+        if output_differentiability is None:
+            node._output_meta = (_attach(result, node, 0),)      # the common single output
+            return
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     diff = output_differentiability
     if diff is not None and isinstance(result, list) and len(diff) == 1:
@@ -99,7 +102,7 @@ def _attach(t, node, i):
     if not impl.dtype.is_floating_point:
         return None
     if impl.grad_fn is not None or (impl.requires_grad and impl.base is None):
-        raise RuntimeError(
+        raise AutogradError(
             f"{node.name()} ({node.OP}): output {i} already has autograd history; the "
             f"kernel returned one of its inputs instead of a new tensor (an out-of-place "
             f"op must return a new tensor or a view)")
@@ -109,13 +112,32 @@ def _attach(t, node, i):
     return (impl.sizes, impl.dtype, impl.device)
 
 
+# PyTorch's names of the integer and bool types, for its error message.
+_TORCH_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+
+
+def _check_differentiable_dtype(result, node):
+    """An op that records a graph cannot give its one output an integer dtype
+    (`x.sum(dtype=tp.int32)` with x requiring grad): PyTorch refuses it, as a gradient
+    could not flow back through it. A conversion (`x.to(tp.int32)`) is the exception:
+    its result just does not require grad."""
+    impl = getattr(result, "_impl", None)
+    if impl is None or impl.dtype.is_floating_point or impl.dtype.is_complex:
+        return
+    if node.OP == "_to_copy":
+        return
+    raise AutogradError(f"{node.OP}: Autograd not support dtype: "
+                        f"{_TORCH_TYPE_NAMES.get(impl.dtype.name, impl.dtype.name)}")
+
+
 def check_inplace(tensor, op_name):
     """Refuse in-place ops that would make the graph wrong (PyTorch's rules)."""
     if not grad_state.enabled:
         return
     impl = tensor._impl
     if impl.inference and not grad_state.inference:
-        raise RuntimeError(f"{op_name}: Inplace update to inference tensor outside "
+        raise AutogradError(f"{op_name}: Inplace update to inference tensor outside "
                            f"InferenceMode is not allowed. You can make a clone to get a "
                            f"normal tensor before doing inplace update.")
     base = impl.base
@@ -126,10 +148,10 @@ def check_inplace(tensor, op_name):
         if check_rebase is not None:
             check_rebase(op_name)
         if impl.requires_grad and base.grad_fn is None:
-            raise RuntimeError(f"{op_name}: a view of a leaf Variable that requires grad is "
-                               f"being used in an in-place operation.")
+            raise AutogradError(f"{op_name}: a view of a leaf Variable that requires grad is "
+                                f"being used in an in-place operation.")
     if impl.requires_grad and impl.grad_fn is None:
-        raise RuntimeError(f"{op_name}: a leaf Variable that requires grad is being used in "
+        raise AutogradError(f"{op_name}: a leaf Variable that requires grad is being used in "
                            f"an in-place operation.")
 
 

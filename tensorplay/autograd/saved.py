@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
-from tensorplay.errors import fmt_shape
+from tensorplay.errors import AutogradError, fmt_shape
 
 __all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
 
@@ -64,7 +64,7 @@ class SavedVariable:
             return
         impl = tensor._impl
         if impl.inference:
-            raise RuntimeError(INFERENCE_MESSAGE)
+            raise AutogradError(INFERENCE_MESSAGE)
         self.sizes = impl.sizes
         self.dtype = impl.dtype
         self._version = impl.version
@@ -85,12 +85,12 @@ class SavedVariable:
     def unpack(self, node=None):
         """The saved tensor; `node` is the node doing the unpacking (an output's grad_fn)."""
         if self._released:
-            raise RuntimeError(FREED_MESSAGE)
+            raise AutogradError(FREED_MESSAGE)
         if self._tensor is None and self._memory is None:
             return None
         current = self._version.value
         if current != self._saved_version:
-            raise RuntimeError(self._version_message(node, current))
+            raise AutogradError(self._version_message(node, current))
         if self._tensor is not None:
             return self._tensor
         return self._rebuild(node)

@@ -21,7 +21,9 @@ def take_along_dim(self, indices, dim):
     op = "take_along_dim"
     check_index_dtype(op, indices, "indices")
     if dim is None:
-        return F.gather(self.reshape(-1), 0, indices.reshape(-1))
+        # view, not reshape, as PyTorch: a self (or indices) that cannot be viewed flat
+        # (a clone of a transposed tensor) raises
+        return F.gather(self.view(-1), 0, indices.view(-1))
     ndim = self.dim()
     d = wrap_dim(op, dim, ndim)
     if indices.dim() != ndim:

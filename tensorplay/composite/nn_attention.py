@@ -3,7 +3,7 @@ PyTorch's reference ("math") implementation does:
 
     scores = query @ key^T * scale          (L x S per batch and head)
     scores masked: -inf where a bool mask (or the causal mask) is False; + a float mask
-    weights = softmax(scores, -1), 0 for a row with every position masked
+    weights = softmax(scores, -1), 0 for a row with every position masked (all -inf)
     out = dropout(weights, dropout_p) @ value
 """
 from __future__ import annotations
@@ -71,8 +71,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
         else:
             scores = scores + attn_mask
     weights = F.softmax(scores, -1)
-    # A row with every position masked is all nan after softmax: PyTorch gives 0 there.
-    weights = F.where(weights != weights, wrap_number(0.0, weights), weights)
+    # A row with every position masked (all -inf) is all NaN after softmax: PyTorch's
+    # `_safe_softmax` gives 0 there. Any other NaN (an infinite query or key: inf - inf)
+    # stays NaN, as in PyTorch.
+    masked_row = F.all(scores == float("-inf"), -1, keepdim=True)
+    weights = F.where(masked_row, wrap_number(0.0, weights), weights)
     if dropout_p > 0:
         weights = F.dropout(weights, dropout_p, True)
     return F.matmul(weights, value)

@@ -113,10 +113,20 @@ def smooth_l1_loss(self, target, reduction, beta):
     if beta < 0:
         raise ArgumentError(f"{op}(): argument 'beta' must be non-negative, but got {beta}",
                             op=op, arg="beta")
-    z = (self - target).abs()
+    d = self - target
     if beta == 0:
-        return reduce_loss(op, z, reduction)
-    return reduce_loss(op, F.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
+        return reduce_loss(op, d.abs(), reduction)
+    return reduce_loss(op, _huber(d, beta) / beta, reduction)
+
+
+def _huber(d, delta):
+    """0.5 * d**2 where |d| <= delta, delta * (|d| - 0.5 * delta) elsewhere, as c * (d - c / 2)
+    with c = clamp(d, -delta, delta).
+
+    NOTE: not where(|d| < delta, d * d / 2, ...): at an infinite d the unused branch's
+    gradient would be 0 * inf = NaN; through the clamp it is +-delta, as in PyTorch."""
+    c = F.clamp(d, -delta, delta)
+    return c * (d - 0.5 * c)
 
 
 def huber_loss(self, target, reduction, delta):
@@ -126,15 +136,15 @@ def huber_loss(self, target, reduction, delta):
     if delta <= 0:
         raise ArgumentError(f"{op}(): argument 'delta' must be positive, but got {delta}",
                             op=op, arg="delta")
-    z = (self - target).abs()
-    return reduce_loss(op, F.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta),
-                       reduction)
+    # PyTorch computes into a tensor like `self`: the loss has self's dtype
+    return reduce_loss(op, _huber(self - target, delta).to(self.dtype), reduction)
 
 
 def _check_unit_interval(op, t, arg):
     if t.device.type == "meta" or t.numel() == 0:
         return
-    if t.min().item() < 0 or t.max().item() > 1:
+    # written as "not inside [0, 1]" so that a NaN fails it too, as in PyTorch
+    if not bool(F.logical_and(t >= 0, t <= 1).all()):
         raise ArgumentError(f"{op}(): all elements of argument '{arg}' should be between 0 "
                             f"and 1", op=op, arg=arg)
 
@@ -179,7 +189,8 @@ def margin_ranking_loss(input1, input2, target, margin, reduction):
             raise ShapeError(f"{op}(): arguments 'input1', 'input2' and 'target' must have "
                              f"the same number of dimensions, but '{name}' has {t.dim()} "
                              f"and 'input1' has {input1.dim()}", op=op, arg=name)
-    return reduce_loss(op, F.relu(-target * (input1 - input2) + margin), reduction)
+    # clamp_min, not relu: a NaN gets no gradient through it (PyTorch's clamp_min_)
+    return reduce_loss(op, F.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin, reduction):

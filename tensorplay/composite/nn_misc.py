@@ -62,10 +62,12 @@ def _vector_norm(d, p, dim, keepdim):
     a = d.abs()
     if p == 2:
         return F.sqrt((d * d).sum(dim, keepdim))
+    # amax / amin, not max / min: tied largest values share the gradient, as in PyTorch's
+    # norm (max would give it all to one of them)
     if p == float("inf"):
-        return a.max(dim, keepdim)[0]
+        return F.amax(a, [dim], keepdim)
     if p == float("-inf"):
-        return a.min(dim, keepdim)[0]
+        return F.amin(a, [dim], keepdim)
     if p == 0:
         return (d != 0).sum(dim, keepdim, dtype=d.dtype)
     if p == 1:

@@ -114,7 +114,10 @@ def cdist(x1, x2, p, compute_mode):
     """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p over broadcast batch dims.
 
     NOTE: computed from the differences, which is exact; PyTorch's default switches to
-    a matrix product for p=2 above 25 rows, faster but less accurate."""
+    a matrix product for p=2 above 25 rows, faster but less accurate. NaN follows
+    PyTorch's cdist kernel, not norm(): p=0 sums min(ceil(|d|), 1), so a NaN gives NaN;
+    p=inf keeps a running max from 0 that a NaN never replaces (all NaN gives 0). The
+    gradient is derivatives.yaml's cdist_backward."""
     op = "cdist"
     if x1.dim() < 2 or x2.dim() < 2:
         which, t = ("x1", x1) if x1.dim() < 2 else ("x2", x2)
@@ -129,7 +132,18 @@ def cdist(x1, x2, p, compute_mode):
     if not x1.is_floating_point() or not x2.is_floating_point():
         raise DTypeError(f"cdist(): only supports floating-point dtypes, X1 got: "
                          f"{x1.dtype.name}, X2 got: {x2.dtype.name}", op=op, arg="x1")
+    if x1.dtype != x2.dtype:
+        raise DTypeError(f"cdist(): expected x1 and x2 of one dtype, but got "
+                         f"{x1.dtype.name} and {x2.dtype.name} (argument 'x2')", op=op,
+                         arg="x2")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if d.shape[-1] == 0:
+        return F.sum(d, [-1])       # no coordinates: every distance is 0
+    if p == 0:
+        return F.sum(F.clamp_max(F.ceil(F.abs(d)), 1), [-1])
+    if math.isinf(p):
+        a = F.abs(d)
+        return F.clamp_min(F.amax(F.where(F.isnan(a), 0, a), [-1]), 0)
     return F.norm(d, p, [-1], False)
 
 

@@ -28,22 +28,24 @@ def square_(self):
 
 
 def _nan_to_zero(self):
+    """self with its NaNs replaced by 0. NOTE: the gradient is PyTorch's nansum rule,
+    grad * (self is not NaN), a product: an infinite incoming gradient (nanmean of a slice
+    that is all NaN divides by a count of 0) gives NaN, not 0, at the NaN positions.
+    nan_to_num's gradient is grad * isfinite(self), so the infinities are routed around it
+    by `where`, whose gradient goes to them unchanged."""
     if not self.is_floating_point():
         return self
-    return F.where(F.logical_not(F.isnan(self)), self, 0)
+    return F.where(F.isinf(self), self, F.nan_to_num(self, 0.0))
 
 
 def nansum(self, dim, keepdim, dtype):
-    """sum with NaNs counted as zero (integers have none). NOTE: the NaN positions get a
-    zero gradient, as in PyTorch (`where` routes the gradient to the kept values only)."""
+    """sum with NaNs counted as zero (integers have none)."""
     return F.sum(_nan_to_zero(self), dim, keepdim, dtype=dtype)
 
 
 def nanmean(self, dim, keepdim, dtype):
-    """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0).
-
-    NOTE: where every value is NaN, PyTorch's gradient is NaN (it multiplies the incoming
-    infinite gradient by the zero mask); here it is 0 (`where` routes no gradient there)."""
+    """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0;
+    there the gradient is NaN too, as in PyTorch)."""
     if not self.is_floating_point():
         raise DTypeError(f"nanmean(): expected input to have floating point dtype but got "
                          f"{self.dtype.name} (argument 'self')", op="nanmean", arg="self")
@@ -100,9 +102,15 @@ def _trapezoid_args(op, y, x, dim):
 def _trapezoid(y, x, dx, dim):
     """The integral of y along dim by the trapezoidal rule, samples at x (or dx apart)."""
     samples, d = _trapezoid_args("trapezoid", y, x, dim)
-    if samples.shape[d] == 0:   # no interval: zeros of y's own dtype, as in PyTorch
-        return F.sum(y, [d], dtype=y.dtype)
+    if samples.shape[d] == 0:
+        # no interval: new zeros of y's own dtype, outside the graph, as in PyTorch
+        return F.sum(y, [d], dtype=y.dtype).detach()
     y = samples
+    if x is None:
+        # PyTorch's form for a constant spacing: (sum - (first + last) / 2) * dx, so an
+        # infinite first or last sample gives inf - inf = NaN, as in PyTorch
+        ends = (y.select(d, 0) + y.select(d, -1)) * 0.5
+        return (F.sum(y, [d]) - ends) * dx
     return F.sum(_spacing_product(y, d, x, dx), [d])
 
 
@@ -162,9 +170,14 @@ def logaddexp(self, other):
 
 
 def logaddexp2(self, other):
-    """log2(2 ** self + 2 ** other), through logaddexp in natural units."""
+    """log2(2 ** self + 2 ** other) = max + log1p(2 ** (min - max)) / ln 2, as logaddexp;
+    the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
+    a float32 result is not rounded to float16 on the way."""
     _check_floating_pair("logaddexp2", self, other)
-    return logaddexp(self * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+    high, low = F.maximum(self, other), F.minimum(self, other)
+    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
+    gap = F.where(same_inf, 0, low - high)
+    return F.where(same_inf, high, high + F.log1p(F.exp2(gap)) / math.log(2.0))
 
 
 def fmax(self, other):

@@ -80,4 +80,7 @@ def prelu(self, weight):
         shape = [1] * len(sizes)
         shape[1] = n
         w = weight.reshape(shape)
-    return F.where(self > 0, self, w * self)
+    positive = self > 0
+    # NOTE: the weight multiplies only the non-positive values, so that an infinite weight
+    # gives the positive values a gradient of 1 (PyTorch's), not inf * 0 = NaN.
+    return F.where(positive, self, w * F.where(positive, 0, self))

@@ -18,12 +18,32 @@ def std_unbiased(self, dim, unbiased, keepdim):
 
 def var_mean(self, dim, correction, keepdim):
     return _in_double(F.var, self, dim, keepdim, correction=correction), \
-        _in_double(F.mean, self, dim, keepdim)
+        _welford_mean(self, dim, keepdim)
 
 
 def std_mean(self, dim, correction, keepdim):
     return _in_double(F.std, self, dim, keepdim, correction=correction), \
-        _in_double(F.mean, self, dim, keepdim)
+        _welford_mean(self, dim, keepdim)
+
+
+def _welford_mean(self, dim, keepdim):
+    """The mean as PyTorch's one-pass (Welford) var_mean leaves it.
+
+    NOTE: Welford's update subtracts the running mean from each next value, so once an
+    infinity is in, the next value makes it inf - inf: the mean is NaN whenever an
+    infinity comes before the last value (in row-major order over the reduced dims),
+    where mean() alone would give the infinity."""
+    mean = _in_double(F.mean, self, dim, keepdim)
+    if not self.dtype.is_floating_point or self.dtype.is_complex or self.dim() == 0:
+        return mean
+    n = self.dim()
+    dims = list(range(n)) if not dim else sorted(d % n for d in dim)
+    kept = [d for d in range(n) if d not in dims]
+    flat = self.permute(kept + dims).reshape([self.shape[d] for d in kept] + [-1])
+    if flat.shape[-1] <= 1:
+        return mean
+    early_inf = F.any(F.isinf(flat.narrow(-1, 0, flat.shape[-1] - 1)), -1)
+    return F.where(early_inf.reshape(mean.shape), float("nan"), mean)
 
 
 def _in_double(reduce, self, dim, keepdim, **kwargs):

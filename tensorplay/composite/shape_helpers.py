@@ -223,7 +223,9 @@ def unravel_index(indices, shape):
     for s in reversed(shape):
         coords.append(F.remainder(rest, s))
         rest = F.floor_divide(rest, s)
-    return list(reversed(coords))
+    # one stacked tensor unbound along its last dim, as PyTorch builds it: the coordinates
+    # are views with its strides (a [2, 2] input gives strides (4, 2))
+    return list(F.stack(list(reversed(coords)), -1).unbind(-1))
 
 
 def unfold(self, dimension, size, step):

@@ -18,12 +18,14 @@ def empty_meta(sizes, dtype, strides=None):
 
 
 def pointwise_layout(handle):
-    """strides(sizes, args) of a pointwise op's result; clone's from its memory_format."""
+    """strides(sizes, args) of a pointwise op's result; clone's from its memory_format,
+    _to_copy's as clone's with preserve_format (a conversion keeps a dense layout)."""
     positions = handle.schema.tensor_positions
-    if handle.name == "clone":
+    if handle.name in ("clone", "_to_copy"):
         def clone_layout(sizes, args):
             impl = args[0]._impl
-            return copy_strides("clone", impl.sizes, impl.strides, args[1])
+            memory_format = args[1] if handle.name == "clone" else None
+            return copy_strides(handle.name, impl.sizes, impl.strides, memory_format)
         return clone_layout
 
     def layout(sizes, args):

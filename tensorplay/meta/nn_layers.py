@@ -123,7 +123,9 @@ def bce_with_logits(op, args):
                              f"broadcast to the input's shape {fmt_shape(_sizes(self))}",
                              op=op, arg=name)
     sizes = _sizes(self) if reduction == "none" else ()
-    return OutSpec(sizes, self._impl.dtype)
+    # PyTorch computes the loss into (1 - target) in place: the result has target's dtype
+    dtype = target._impl.dtype if target._impl.dtype.is_floating_point else self._impl.dtype
+    return OutSpec(sizes, dtype)
 
 
 # ---- normalization ------------------------------------------------------------------
@@ -203,9 +205,24 @@ def _normalized(op, input, normalized_shape):
     return sizes[:len(sizes) - len(shape)] + (1,) * len(shape)
 
 
+def _check_param_dtypes(op, input, params):
+    """PyTorch's CPU layer and group norms take parameters of the input's dtype, or float32
+    ones for a float16/bfloat16 input ("mixed dtype"), nothing else."""
+    d = input._impl.dtype
+    for name, t in params:
+        if t is None or t._impl.dtype is d:
+            continue
+        if d.itemsize == 2 and t._impl.dtype is dt.float32:
+            continue
+        raise DTypeError(f"{op}(): mixed dtype (CPU): argument '{name}' must have the "
+                         f"input's dtype {d.name} (or float32 for a half input), but got "
+                         f"{t._impl.dtype.name}", op=op, arg=name)
+
+
 def native_layer_norm(op, args):
     input, normalized_shape, weight, bias, eps = args
     check_floating(op, input, "input")
+    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
     stats = _normalized(op, input, normalized_shape)
     _check_affine(op, weight, bias, tuple(normalized_shape), "the normalized shape")
     d = input._impl.dtype
@@ -265,13 +282,17 @@ def fused_rms_norm_backward(op, args):
 
 
 def machine_eps(dtype):
-    """The distance from 1.0 to the next float of `dtype` (rms_norm's default eps)."""
+    """rms_norm's default eps: the distance from 1.0 to the next float of the dtype it
+    computes in, which for the half types (float16, bfloat16) is float32, as in PyTorch."""
+    if dtype.itemsize == 2:
+        return 2.0 ** -23     # float32 eps
     return float(ml_dtypes.finfo(dtype.np).eps)
 
 
 def native_group_norm(op, args):
     input, weight, bias, N, C, HxW, group, eps = args
     check_floating(op, input, "input")
+    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
     sizes = _sizes(input)
     if len(sizes) < 2 or sizes[0] != N or sizes[1] != C:
         raise ShapeError(f"{op}(): argument 'input' must have shape (N={N}, C={C}, ...), but "

@@ -9,6 +9,7 @@ from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.errors import DerivativeNotImplementedError
 
 
 def sum_to(grad, sizes):
@@ -38,7 +39,7 @@ def zeros_like(t):
 
 
 def not_implemented(name):
-    raise NotImplementedError(f"the derivative of {name} is not implemented")
+    raise DerivativeNotImplementedError(f"the derivative of {name} is not implemented")
 
 
 def pow_backward_self(grad, self, exponent):

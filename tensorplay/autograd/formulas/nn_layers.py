@@ -185,16 +185,35 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
 
 
 def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group, eps):
-    """Gradients of native_group_norm: the layer-norm gradient of each (sample, group),
-    with the input viewed as (N, group, C // group * HxW)."""
-    shape = _channel_shape(input)
-    grouped = input.reshape((N, group, (C // group) * HxW))
-    mean, rstd = _stats(grouped, [2], eps, mean, rstd, (N, group, 1))
-    grad_xhat = grad if weight is None else grad * weight.reshape(shape)
-    xhat = (grouped - mean) * rstd
-    gi = _normalized_grad(grad_xhat.reshape(grouped.shape), xhat, rstd, [2])
-    dims = [0] + list(range(2, input.dim()))
-    gw, gb = _affine_grads(grad, xhat.reshape(tuple(input.shape)), weight, bias, dims, (C,))
+    """Gradients of native_group_norm, factored as PyTorch's kernel factors them. With the
+    input viewed as (N, group, D = C // group, HxW), s = 1 / (D * HxW), w = weight or 1,
+    per (sample, channel) ds = sum(grad * x), db = sum(grad), and per (sample, group)
+    ds_w = sum_c ds * w, db_w = sum_c db * w:
+
+        grad_input  = rstd * w * grad + c2 * x + c3
+                      c2 = (db_w * mean - ds_w) * rstd**3 * s,  c3 = -c2 * mean - db_w * rstd * s
+        grad_weight = sum_n (ds - db * mean) * rstd;   grad_bias = sum_n db
+
+    NOTE: the same factoring as PyTorch's gives the same infinities and NaNs (an infinite
+    weight enters through ds_w and db_w), where the layer-norm form of the formula
+    (rstd * (g - mean(g) - xhat * mean(g * xhat))) meets inf - inf in other places."""
+    d = C // group
+    x = input.reshape((N, group, d, HxW))
+    g = grad.reshape((N, group, d, HxW))
+    mean, rstd = _stats(x, [2, 3], eps, mean, rstd, (N, group, 1, 1))
+    mean, rstd = mean.reshape((N, group, 1)), rstd.reshape((N, group, 1))
+    ds = (g * x).sum([3])                     # (N, group, D)
+    db = g.sum([3])
+    w = None if weight is None else weight.reshape((1, group, d))
+    ds_w = (ds if w is None else ds * w).sum([2], True)
+    db_w = (db if w is None else db * w).sum([2], True)
+    s = 1.0 / (d * HxW)
+    c2 = (db_w * mean - ds_w) * rstd * rstd * rstd * s
+    c3 = -c2 * mean - db_w * rstd * s
+    c1 = rstd if w is None else rstd * w
+    gi = c1.unsqueeze(3) * g + c2.unsqueeze(3) * x + c3.unsqueeze(3)
+    gw = None if weight is None else ((ds - db * mean) * rstd).sum([0]).reshape((C,))
+    gb = None if bias is None else db.sum([0]).reshape((C,))
     return gi.reshape(tuple(input.shape)), gw, gb
 
 

@@ -26,7 +26,7 @@ def div_mode_backward_self(grad, other, rounding_mode):
 
 def div_mode_backward_other(grad, self, other, rounding_mode):
     if rounding_mode is None:
-        return -grad * self / (other * other)
+        return -grad * ((self / other) / other)     # PyTorch's order (see div.Tensor)
     return grad * 0
 
 

@@ -67,6 +67,8 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
 
 
 def prod_backward(grad, self, result):
+    if self.dim() == 0:     # the product of one value is that value: even a NaN gets grad
+        return grad
     flat = self.reshape([-1])
     return prod_dim_backward(grad.reshape([1]), flat, result.reshape([1]), 0, True) \
         .reshape(self.shape)
@@ -119,7 +121,7 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     r = restore_reduced(result, sizes, dim, keepdim)
     x = self.to(g.dtype)
     if p == 0:
-        out = x * 0.0
+        out = _creation.zeros_like(x)     # not x * 0, which is NaN at an infinite x
     elif p == 1:
         out = g * x.sign()
     elif p == 2:

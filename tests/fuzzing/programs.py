@@ -1,0 +1,586 @@
+"""Random programs of 1-8 steps, run side by side in TensorPlay and PyTorch.
+
+A program keeps a pool of live values, each held twice: the TensorPlay tensor and the
+PyTorch tensor made by the same steps. A step is one of
+
+    op       an op of the operator database (tests/opinfo) on one of its samples, its
+             input often replaced by a live value (so ops chain), sometimes in place;
+             new inputs are sometimes poisoned with NaN or inf
+    view     a view of a live value (transpose, slicing, expand, diagonal, view(-1)...)
+    inplace  an in-place write into a live value (often a view, so its base changes too)
+    index    indexing a live value with ints, slices, lists, index tensors or masks
+
+After every step *every* live value is compared (shape, dtype, values, requires_grad,
+and strides where PyTorch documents them: views and clone), so a wrong alias or a lost
+in-place write shows up at the step that caused it. A step must run in both libraries
+or raise in both; TensorPlay's errors must be its typed errors. At the end a backward
+through everything that requires grad compares the leaves' gradients.
+
+Every program is a pure function of its seed: `Program(seed).run()` replays it, and a
+mismatch carries the listing of the steps that led to it.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+import tensorplay as tp
+from opinfo import op_db
+from opinfo.core import (DEFAULT_TOLERANCES, TORCH_DTYPE, describe, make_tensor, to_torch,
+                         tp_to_numpy, torch_to_numpy, yaml_ops)
+
+# ---- which ops a program may call -------------------------------------------------------
+# Random ops draw from generators the two libraries seed differently inside a program;
+# they have their own determinism tests. The fused optimizer steps write several lists
+# of tensors at once and have their own parity tests in test_optim.py.
+_RANDOM = {name.split(".")[0] for name, entry in yaml_ops().items() if "random" in entry.tags}
+_SKIPPED = _RANDOM | {"dropout", "native_dropout", "_fused_adam_", "_fused_sgd_"}
+OPS = [op for op in op_db if op.name not in _SKIPPED]
+
+# Ops whose index outputs are unspecified between equal values (which of two equal
+# maxima `topk` reports): with ties in the input only their values are compared.
+_TIE_INDEX_OPS = {"topk", "kthvalue", "mode", "median", "sort", "argsort", "msort",
+                  "cummax", "cummin", "unique"}
+
+# Ops with an argument that must be sorted (their result is undefined otherwise). Their
+# input is never a live value either: a live value is not sorted.
+_SORTED_ARGS = {"bucketize", "searchsorted"}
+
+# Ops whose result on a NaN or inf input depends on which of PyTorch's kernels runs:
+# scaled_dot_product_attention's CPU flash kernel and its math kernel disagree where an
+# infinite query or key meets the causal mask (-inf + inf); gelu(inf) is NaN from the
+# vectorized float32 loop, inf from the scalar one (a 1-element tensor) and in float64.
+# No single answer is right, so these ops get finite inputs only.
+_FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
+
+# PyTorch 2.13's median.dim and nanmedian.dim read past the data of an input with a zero
+# stride (an expanded tensor): values like 1e-19 come back. Such inputs are not chained in.
+_NO_ZERO_STRIDE = {"median", "nanmedian"}
+
+FAILING_KINDS = ("value", "dtype", "shape", "requires_grad", "strides", "grad",
+                 "missing error", "spurious error", "untyped error")
+
+
+@dataclass
+class Value:
+    tp: object            # the TensorPlay tensor
+    th: object            # the PyTorch tensor made by the same steps
+    name: str             # how the listing calls it: v0, v1, ...
+    strides: bool         # compare strides (views, clone): PyTorch documents them
+    depth: int = 0        # float ops since its leaves: rounding differences add up
+
+
+@dataclass
+class Mismatch:
+    kind: str             # one of FAILING_KINDS
+    detail: str
+    listing: str          # the program up to the step that went wrong
+    seed: int
+
+    def __str__(self):
+        return (f"[{self.kind}] {self.detail}\n  program (seed {self.seed}):\n"
+                + "\n".join("    " + line for line in self.listing.splitlines()))
+
+
+class _Stop(Exception):
+    """The program cannot go on comparing (PyTorch lacks a kernel TensorPlay has, and the
+    step may have written into a live value): it ends without a finding."""
+
+
+class _Found(Exception):
+    def __init__(self, kind, detail):
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+def _attempt(fn):
+    """(result, error): run `fn`, keeping what it raised instead of raising it."""
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001 - every error is compared with PyTorch's
+        return None, e
+
+
+def _torch_unsupported(err):
+    """PyTorch refuses for want of a kernel, not because the call is wrong: TensorPlay
+    supporting the dtype is not a missing error."""
+    text = str(err)
+    return "not implemented for" in text or "\"Half\"" in text or "'Half'" in text
+
+
+class Program:
+    """One random program; `run()` returns the first Mismatch, or None."""
+
+    def __init__(self, seed, max_steps=8):
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.max_steps = max_steps
+        self.pool: list[Value] = []
+        self.leaves: list[Value] = []      # tensors that require grad and have no history
+        self.lines: list[str] = []
+        self.steps_run = 0
+        self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0}
+
+    # ---- running ------------------------------------------------------------------------
+    def run(self):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                n = int(self.rng.integers(1, self.max_steps + 1))
+                for _ in range(n):
+                    self._step()
+                    self.steps_run += 1
+                    self._check_pool()
+                self._backward()
+            except _Stop:
+                return None
+            except _Found as found:
+                return Mismatch(found.kind, found.detail, "\n".join(self.lines), self.seed)
+        return None
+
+    def _step(self):
+        kinds = ["op", "op", "op"]
+        if self.pool:
+            kinds += ["view", "inplace", "index"]
+        kind = kinds[int(self.rng.integers(len(kinds)))]
+        self.counts[kind] += 1
+        getattr(self, f"_{kind}_step")()
+
+    def _both(self, text, tp_fn, th_fn):
+        """Run a step in both libraries; (tp result, torch result) when both ran, None when
+        both raised; a mismatch when only one raised or TensorPlay's error is untyped."""
+        th_out, th_err = _attempt(th_fn)
+        tp_out, tp_err = _attempt(tp_fn)
+        if th_err is not None and tp_err is not None:
+            self.counts["raised"] += 1
+            self.lines.append(f"{text}   # raises in both: {type(tp_err).__name__}")
+            if not isinstance(tp_err, tp.errors.TensorPlayError):
+                raise _Found("untyped error", f"{text}: TensorPlay raised "
+                             f"{type(tp_err).__name__}: {tp_err} (PyTorch: {th_err})")
+            return None
+        self.lines.append(text)
+        if th_err is not None:
+            if _torch_unsupported(th_err):
+                raise _Stop()
+            raise _Found("missing error", f"{text}: PyTorch raises "
+                         f"{type(th_err).__name__}: {th_err}; TensorPlay does not")
+        if tp_err is not None:
+            raise _Found("spurious error", f"{text}: TensorPlay raises "
+                         f"{type(tp_err).__name__}: {tp_err}; PyTorch does not")
+        return tp_out, th_out
+
+    def _add(self, tp_value, th_value, strides, depth):
+        v = Value(tp_value, th_value, f"v{len(self.pool)}", strides, depth)
+        self.pool.append(v)
+        self._check(v, f"{v.name} (new)")
+        return v
+
+    # ---- the steps ----------------------------------------------------------------------
+    def _op_step(self):
+        rng = self.rng
+        op = OPS[int(rng.integers(len(OPS)))]
+        floats = [d for d in op.dtypes if d in (tp.float32, tp.float64)]
+        dtype = (floats[int(rng.integers(len(floats)))] if floats and rng.random() < 0.6
+                 else op.dtypes[int(rng.integers(len(op.dtypes)))])
+        requires_grad = (op.supports_autograd and dtype in op.grad_dtypes
+                         and rng.random() < 0.5)
+        samples = op.sample_inputs("cpu", dtype, requires_grad)
+        if not samples:
+            return
+        sample = samples[int(rng.integers(len(samples)))]
+
+        # The torch twin of each tensor: a live value's own twin, or a fresh copy.
+        twins = {}
+        inp = sample.input
+        # Public ops take any dtype they support; internal ones (`_softmax`, the
+        # `*_backward` ops) have dtype contracts between their arguments.
+        internal = op.name.startswith("_") or "backward" in op.name
+        finite_only = op.name in _FINITE_ONLY
+        if isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS:
+            fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
+                    and (v.tp.dtype == inp.dtype if internal else v.tp.dtype in op.dtypes)
+                    and not (finite_only and not _all_finite(v.th))
+                    and not (op.name in _NO_ZERO_STRIDE and 0 in v.th.stride())]
+            if fits and rng.random() < 0.6:
+                chosen = fits[int(rng.integers(len(fits)))]
+                sample.input = chosen.tp
+                twins[id(chosen.tp)] = chosen
+        # Poison only what may hold any value: sorted boundaries and the saved
+        # statistics a `*_backward` op receives are contracts, not data.
+        poison = op.name not in _SORTED_ARGS and not internal and not finite_only
+        for t in sample.tensors():
+            if id(t) not in twins:
+                twins[id(t)] = self._leaf(t, self._poison(t) if poison else "")
+
+        def th(value):
+            if isinstance(value, tp.Tensor):
+                return twins[id(value)].th
+            if isinstance(value, (list, tuple)):
+                return type(value)(th(v) for v in value)
+            if isinstance(value, dict):
+                return {k: th(v) for k, v in value.items()}
+            return to_torch(value)
+
+        inplace = op.inplace is not None and rng.random() < 0.3
+        text = self._call_text(op, sample, twins, inplace)
+        if inplace:
+            ran = self._both(text, lambda: op.call_inplace(sample),
+                             lambda: getattr(th(sample.input), op.inplace)(
+                                 *th(sample.args), **th(sample.kwargs)))
+        else:
+            ran = self._both(text, lambda: op.call(sample),
+                             lambda: op.ref(th(sample.input), *th(sample.args),
+                                            **th(sample.kwargs)))
+        if ran is None:
+            return
+        depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
+        self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
+                           grad_flag="backward" not in op.name)
+
+    def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag):
+        tp_outs = list(tp_out) if isinstance(tp_out, (tuple, list)) else [tp_out]
+        th_outs = list(th_out) if isinstance(th_out, (tuple, list)) else [th_out]
+        where = self.lines[-1]
+        if len(tp_outs) != len(th_outs):
+            raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
+        ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
+        for a, b in zip(tp_outs, th_outs):
+            if isinstance(b, torch.Tensor):
+                if not isinstance(a, tp.Tensor):
+                    raise _Found("dtype", f"{where}: got {a!r}, PyTorch a tensor")
+                if ties and not b.dtype.is_floating_point:
+                    continue
+                if any(a is v.tp for v in self.pool):   # in place: self came back
+                    continue
+                if not grad_flag:
+                    # PyTorch's references of the backward ops run its autograd, so
+                    # their results require grad; compare values only.
+                    b = b.detach()
+                    a = a.detach()
+                self._add(a, b, strides, depth)
+            elif isinstance(b, (bool, int, float)):
+                if isinstance(a, tp.Tensor) or not _same_number(a, b):
+                    raise _Found("value", f"{where}: {a!r}, PyTorch {b!r}")
+
+    def _view_step(self):
+        v = self._pick()
+        choices = [(text, fn) for text, fn, ok in _VIEWS if ok(v.th)]
+        text, fn = choices[int(self.rng.integers(len(choices)))]
+        ran = self._both(f"v{len(self.pool)} = {text.format(v.name)}",
+                         lambda: fn(v.tp), lambda: fn(v.th))
+        if ran is not None:
+            self._add(*ran, strides=True, depth=v.depth)
+
+    def _inplace_step(self):
+        v = self._pick()
+        other = self._pick()
+        choices = [(text, fn) for text, fn, ok in _INPLACE if ok(v.th, other.th)]
+        template, fn = choices[int(self.rng.integers(len(choices)))]
+        text = template.format(v.name, other.name)
+        # A write whose operand shares memory with the written tensor without being the
+        # same view of it (`x.add_(chunk_of_x)`, `x *= x[1:]`) is undefined in PyTorch when
+        # it cannot prove the overlap (its result depends on the order it visits the
+        # elements): PyTorch must raise or nothing is compared; TensorPlay may raise.
+        if "{0}[1:]" in template:       # x[1:] overlaps x, unless it is empty
+            undefined = v.th.dim() >= 1 and v.th.shape[0] > 1 and v.th.numel() > 0
+        else:
+            undefined = "{1}" in template and _partial_overlap(v.th, other.th)
+        try:
+            if v.th.requires_grad and self.rng.random() < 0.5:
+                # Under no_grad an in-place write into a leaf that requires grad is allowed:
+                # the values change, the graph does not.
+                ran = self._both(f"with no_grad: {text}",
+                                 lambda: _no_grad(tp, fn, v.tp, other.tp),
+                                 lambda: _no_grad(torch, fn, v.th, other.th))
+            else:
+                ran = self._both(text, lambda: fn(v.tp, other.tp), lambda: fn(v.th, other.th))
+        except _Found as found:
+            if undefined and found.kind == "spurious error":
+                raise _Stop() from None
+            raise
+        if undefined and ran is not None:
+            raise _Stop()
+        v.depth = max(v.depth, other.depth) + 1
+
+    def _index_step(self):
+        v = self._pick()
+        index = self._random_index(v.th)
+        text = f"v{len(self.pool)} = {v.name}[{_index_text(index)}]"
+        ran = self._both(text, lambda: v.tp[_index_to(index, tp)],
+                         lambda: v.th[_index_to(index, torch)])
+        if ran is not None:
+            self._add(*ran, strides=False, depth=v.depth)
+
+    def _backward(self):
+        """Weight every live float value that requires grad, sum, backward in both."""
+        terms = [v for v in self.pool if v.th.requires_grad and v.th.dtype.is_floating_point
+                 and v.th.numel() < 10_000]
+        if not terms:
+            return
+        parts = []
+        for v in terms:
+            w = make_tensor(tuple(v.tp.shape), v.tp.dtype, rng=self.rng, low=-1, high=1)
+            parts.append((v, w, to_torch(w)))
+        text = "(" + " + ".join(f"({v.name} * w{i}).sum()" for i, (v, _, _) in
+                                enumerate(parts)) + ").backward()"
+        ran = self._both(text,
+                         lambda: sum((v.tp * w).sum() for v, w, _ in parts).backward(),
+                         lambda: sum((v.th * tw).sum() for v, _, tw in parts).backward())
+        if ran is None:
+            return
+        depth = max(v.depth for v in terms) + 2
+        for leaf in self.leaves:
+            g, tg = leaf.tp.grad, leaf.th.grad
+            if tg is None:
+                if g is not None and bool((g != 0).any()):
+                    raise _Found("grad", f"{leaf.name}.grad: PyTorch has none, TensorPlay's "
+                                 f"is non-zero")
+                continue
+            if g is None:
+                if bool((tg != 0).any()):
+                    raise _Found("grad", f"{leaf.name}.grad is None, PyTorch's is "
+                                 f"{tg.tolist()}")
+                continue
+            self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False)
+
+    # ---- comparing ----------------------------------------------------------------------
+    def _check_pool(self):
+        for v in self.pool:
+            self._check(v, v.name)
+
+    def _check(self, v, where):
+        if v.tp.requires_grad != v.th.requires_grad:
+            raise _Found("requires_grad", f"{where}.requires_grad is {v.tp.requires_grad}, "
+                         f"PyTorch's is {v.th.requires_grad}")
+        self._compare(v.tp, v.th, where, "value", v.depth, v.strides)
+
+    def _compare(self, a, b, where, kind, depth, strides):
+        if tuple(a.shape) != tuple(b.shape):
+            raise _Found("shape", f"{where}: shape {list(a.shape)}, PyTorch {list(b.shape)}")
+        if TORCH_DTYPE[a.dtype] != b.dtype:
+            raise _Found("dtype", f"{where}: dtype {a.dtype.name}, PyTorch {b.dtype}")
+        if strides and a.numel() > 1 and not _same_strides(a, b):
+            raise _Found("strides", f"{where}: strides {a.stride()}, PyTorch {b.stride()}")
+        x, y = tp_to_numpy(a), torch_to_numpy(b)
+        if x.dtype.kind in "fc" or y.dtype.kind in "fc":
+            rtol, atol = DEFAULT_TOLERANCES.get(a.dtype, (1e-7, 1e-7))
+            scale = 1 + depth
+            x64, y64 = x.astype(np.float64), y.astype(np.float64)
+            same = np.isclose(x64, y64, rtol=rtol * scale, atol=atol * scale, equal_nan=True)
+            if not same.all():
+                k = tuple(int(i[0]) for i in np.nonzero(~same)) if x.ndim else ()
+                raise _Found(kind, f"{where}: {x64[k] if x.ndim else x64} at {list(k)}, "
+                             f"PyTorch {y64[k] if y.ndim else y64} ({a.dtype.name})")
+        elif not np.array_equal(x, y):
+            raise _Found(kind, f"{where}: {x.tolist()}, PyTorch {y.tolist()}")
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _pick(self):
+        return self.pool[int(self.rng.integers(len(self.pool)))]
+
+    def _leaf(self, t, note=""):
+        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True)
+        self.pool.append(v)
+        if t.requires_grad and t.grad_fn is None:
+            self.leaves.append(v)
+        self.lines.append(f"{v.name} = {describe(t)}"
+                          + (" requires_grad" if t.requires_grad else "") + note)
+        return v
+
+    def _poison(self, t):
+        """Now and then a NaN or an inf in a fresh float input (written before its twin is
+        made, so both libraries see it)."""
+        if (not t.dtype.is_floating_point or t.numel() == 0 or 0 in t.stride()
+                or self.rng.random() > 0.1):
+            return ""
+        where = tuple(int(self.rng.integers(s)) for s in t.shape)
+        value = (math.nan, math.inf, -math.inf)[int(self.rng.integers(3))]
+        with tp.no_grad():
+            t[where] = value
+        return f" with {value} at {list(where)}"
+
+    def _random_index(self, t):
+        rng = self.rng
+        if t.dim() == 0:
+            return (None,) if rng.random() < 0.5 else (Ellipsis,)
+        n = t.shape[0]
+        kind = int(rng.integers(6))
+        if kind == 0:
+            return (int(rng.integers(-n - 1, n + 1)),) if n else (0,)
+        if kind == 1:
+            return (slice(int(rng.integers(-n, n + 1)), None, int(rng.integers(1, 3))),)
+        if kind == 2:
+            return ([int(i) for i in rng.integers(-n, max(n, 1), size=int(rng.integers(0, 4)))],)
+        if kind == 3:
+            return (("tensor", rng.integers(-n, max(n, 1), size=(int(rng.integers(1, 3)),))),)
+        if kind == 4:
+            return (("mask", rng.random(tuple(t.shape)) < 0.5),)
+        return (Ellipsis, None)
+
+    def _call_text(self, op, sample, twins, inplace):
+        def name(value):
+            if isinstance(value, tp.Tensor):
+                return twins[id(value)].name
+            if isinstance(value, (list, tuple)):
+                inner = ", ".join(name(x) for x in value)
+                return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+            return repr(value)
+        args = [name(a) for a in sample.args] + [f"{k}={name(v)}"
+                                                for k, v in sample.kwargs.items()]
+        if inplace:
+            return f"{name(sample.input)}.{op.inplace}({', '.join(args)})"
+        return (f"v{len(self.pool)} = {op.full_name}({', '.join([name(sample.input)] + args)})")
+
+
+# ---- the step tables --------------------------------------------------------------------
+def _dim(k):
+    return lambda t: t.dim() >= k
+
+
+def _nonempty_dim(k):
+    return lambda t: t.dim() >= k and t.shape[0] > 0
+
+
+_VIEWS = [
+    ("{}.transpose(-1, -2)", lambda x: x.transpose(-1, -2), _dim(2)),
+    ("{}[..., ::2]", lambda x: x[..., ::2], _dim(1)),
+    ("{}[1:]", lambda x: x[1:], _dim(1)),
+    ("{}[0]", lambda x: x[0], _nonempty_dim(1)),
+    ("{}.unsqueeze(0)", lambda x: x.unsqueeze(0), lambda t: True),
+    ("{}.unsqueeze(-1)", lambda x: x.unsqueeze(-1), lambda t: True),
+    ("{0}.expand(2, *{0}.shape)", lambda x: x.expand(2, *x.shape), lambda t: True),
+    ("{}.view(-1)", lambda x: x.view(-1), lambda t: True),
+    ("{}.diagonal()", lambda x: x.diagonal(), _dim(2)),
+    ("{}.permute(reversed)", lambda x: x.permute(*range(x.dim() - 1, -1, -1)), _dim(1)),
+    ("{}.narrow(-1, 0, 1)", lambda x: x.narrow(-1, 0, 1), lambda t: t.dim() >= 1
+     and t.shape[-1] > 0),
+    ("{}.t()", lambda x: x.t(), lambda t: t.dim() <= 2),
+    ("{}.squeeze()", lambda x: x.squeeze(), lambda t: True),
+    ("{}.detach()", lambda x: x.detach(), lambda t: True),
+    ("{}.clone()", lambda x: x.clone(), lambda t: True),
+    ("{}.unflatten(0, (1, -1))", lambda x: x.unflatten(0, (1, -1)), _dim(1)),
+    ("{}.select(-1, -1)", lambda x: x.select(-1, -1), lambda t: t.dim() >= 1
+     and t.shape[-1] > 0),
+]
+
+
+def _setitem(index):
+    def write(x, o):
+        x[index] = 7
+    return write
+
+
+def _float(t):
+    return t.dtype.is_floating_point
+
+
+_INPLACE = [
+    ("{0}.add_(1.5)", lambda x, o: x.add_(1.5), lambda a, b: True),
+    ("{0}.mul_({1})", lambda x, o: x.mul_(o), lambda a, b: True),
+    ("{0}.add_({1})", lambda x, o: x.add_(o), lambda a, b: True),
+    ("{0}.sub_({1}[None])", lambda x, o: x.sub_(o[None]), lambda a, b: True),
+    ("{0}.copy_({1})", lambda x, o: x.copy_(o), lambda a, b: True),
+    ("{0} += {1}", lambda x, o: x.__iadd__(o), lambda a, b: True),
+    ("{0} *= {0}[1:]", lambda x, o: x.__imul__(x[1:]), lambda a, b: a.dim() >= 1),
+    ("{0}.zero_()", lambda x, o: x.zero_(), lambda a, b: True),
+    ("{0}.fill_(2)", lambda x, o: x.fill_(2), lambda a, b: True),
+    ("{0}.clamp_(-1, 1)", lambda x, o: x.clamp_(-1, 1), lambda a, b: True),
+    ("{0}.neg_()", lambda x, o: x.neg_(), lambda a, b: True),
+    ("{0}.exp_()", lambda x, o: x.exp_(), lambda a, b: _float(a)),
+    ("{0}[0] = 7", lambda x, o: _setitem(0)(x, o), lambda a, b: _nonempty_dim(1)(a)),
+    ("{0}[...] = {1}", lambda x, o: x.__setitem__(Ellipsis, o), lambda a, b: True),
+    ("{0}[{0} > 0] = 7", lambda x, o: x.__setitem__(x > 0, 7), lambda a, b: True),
+    ("{0}[::2] = 7", lambda x, o: _setitem(slice(None, None, 2))(x, o), lambda a, b: a.dim() >= 1),
+]
+
+
+# ---- small pieces -----------------------------------------------------------------------
+def _no_grad(lib, fn, *args):
+    with lib.no_grad():
+        return fn(*args)
+
+
+def _index_to(index, lib):
+    out = []
+    for part in index:
+        if isinstance(part, tuple) and part[0] == "tensor":
+            out.append(lib.tensor(part[1].tolist(), dtype=lib.int64))
+        elif isinstance(part, tuple) and part[0] == "mask":
+            out.append(lib.tensor(part[1].tolist(), dtype=lib.bool))
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def _index_text(index):
+    parts = []
+    for part in index:
+        if isinstance(part, tuple):
+            parts.append(f"{part[0]}{list(part[1].shape)}")
+        elif part is Ellipsis:
+            parts.append("...")
+        else:
+            parts.append(repr(part))
+    return ", ".join(parts)
+
+
+def _partial_overlap(a, b):
+    """Whether b reads memory that a also holds, other than as the very same view."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    return (a.data_ptr(), a.shape, a.stride()) != (b.data_ptr(), b.shape, b.stride())
+
+
+def _all_finite(t):
+    return not t.is_floating_point() or bool(torch.isfinite(t.detach()).all())
+
+
+def _has_ties(t):
+    if not isinstance(t, tp.Tensor) or t.numel() < 2:
+        return False
+    arr = tp_to_numpy(t).ravel()
+    return len(np.unique(arr[~np.isnan(arr)] if arr.dtype.kind == "f" else arr)) < arr.size
+
+
+def _same_number(a, b):
+    if isinstance(b, bool) or isinstance(a, bool):
+        return a == b
+    if isinstance(b, float) and (math.isnan(b) or math.isinf(b)):
+        return isinstance(a, (int, float)) and (a == b or (math.isnan(b) and a != a))
+    return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
+
+
+def _same_strides(a, b):
+    """Strides of dims of size 1 carry no meaning (PyTorch itself is loose there)."""
+    return all(x == y for x, y, s in zip(a.stride(), b.stride(), b.shape) if s > 1)
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def run_programs(first_seed, count, max_steps=8):
+    """Run `count` programs from `first_seed`; (mismatches, statistics)."""
+    mismatches = []
+    stats = {"programs": 0, "steps": 0, "op": 0, "view": 0, "inplace": 0, "index": 0,
+             "raised": 0}
+    for seed in range(first_seed, first_seed + count):
+        program = Program(seed, max_steps)
+        found = program.run()
+        stats["programs"] += 1
+        stats["steps"] += program.steps_run
+        for k, n in program.counts.items():
+            stats[k] += n
+        if found is not None:
+            mismatches.append(found)
+    return mismatches, stats

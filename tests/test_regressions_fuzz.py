@@ -1,0 +1,396 @@
+"""Regressions for the mismatches the differential fuzzer found (issue 12), one test per
+class, each reduced to a few lines and checked against torch (values, dtypes and
+gradients, NaN and inf included)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+
+nan, inf = math.nan, math.inf
+
+
+def _np(t):
+    """A tensor of either library as a float64 NumPy array (None stays None)."""
+    if t is None:
+        return None
+    if isinstance(t, torch.Tensor):
+        return t.detach().to(torch.float64).numpy()
+    return t.detach().to(tp.float64).numpy()
+
+
+def _same(got, want, rtol=1e-6, atol=1e-7):
+    for g, w in zip(got, want):
+        if w is None:
+            assert g is None or not np.any(_np(g)), f"torch has no gradient, got {g}"
+            continue
+        np.testing.assert_allclose(_np(g), _np(w), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _run_both(fn, arrays, dtype="float64", grad=True):
+    """fn(lib, *tensors) in both libraries: (outputs..., input grads...) for each."""
+    results = []
+    for lib in (tp, torch):
+        ts = [lib.tensor(np.asarray(a), dtype=getattr(lib, dtype), requires_grad=grad)
+              for a in arrays]
+        out = fn(lib, *ts)
+        outs = out if isinstance(out, tuple) else (out,)
+        if grad:
+            sum(o.sum() for o in outs if o.requires_grad).backward()
+        results.append(list(outs) + [t.grad for t in ts] if grad else list(outs))
+    return results
+
+
+# ---- NaN and inf conventions (PyTorch's kernels are the oracle) ---------------------------
+def test_prelu_infinite_weight_gives_positive_inputs_gradient_one():
+    got, want = _run_both(lambda m, x, w: m.nn.functional.prelu(x, w),
+                          [[nan, 1.0, -2.0, 3.0], [inf]])
+    _same(got, want)
+
+
+def test_vector_norm_ord_0_gradient_is_zero_at_inf():
+    got, want = _run_both(lambda m, x: m.linalg.vector_norm(x, 0), [[1.0, -inf, 0.0]])
+    _same(got, want)
+
+
+def test_prod_of_0dim_nan_has_gradient_one():
+    got, want = _run_both(lambda m, x: m.prod(x), [nan])
+    _same(got, want)
+
+
+def test_nanmean_of_all_nan_slice_has_nan_gradient():
+    got, want = _run_both(lambda m, x: m.nanmean(x, 1), [[[nan, 1.0], [nan, nan]]])
+    _same(got, want)
+
+
+def test_group_norm_infinite_weight_or_input_forward_and_backward():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 3))
+    w, b = rng.standard_normal(4), rng.standard_normal(4)
+    w[3] = -inf
+    x_inf = x.copy()
+    x_inf[1, 2, 1] = inf
+    for arrays in ([x, w, b], [x_inf, np.abs(w) + 1, b]):
+        got, want = _run_both(lambda m, x, w, b: m.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5),
+                              arrays, grad=False)
+        _same(got, want, rtol=1e-5, atol=1e-6)
+        got, want = _run_both(lambda m, x, w, b: m.nn.functional.group_norm(x, 2, w, b, 1e-5),
+                              arrays)
+        _same(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_layer_norm_mean_with_inf_is_nan():
+    x = np.array([[1.0, inf, 2.0, 3.0], [0.5, 1.5, -1.0, 2.0]])
+    got, want = _run_both(lambda m, x: m.native_layer_norm(x, [4], None, None, 1e-5)[1:],
+                          [x], grad=False)
+    _same(got, want)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_upsampling_inf_reaches_only_the_outputs_that_read_it(mode):
+    x = np.arange(12.0).reshape(1, 1, 3, 4)
+    x[0, 0, 0, 3] = -inf
+
+    def up(m, t):
+        if mode == "nearest":
+            return m.ops.aten.upsample_nearest2d(t, (5, 6), 1.7, 1.6) if m is torch else \
+                m.upsample_nearest2d(t, (5, 6), 1.7, 1.6)
+        return m.ops.aten.upsample_bilinear2d(t, (5, 6), True, None, None) if m is torch \
+            else m.upsample_bilinear2d(t, (5, 6), True, None, None)
+
+    got, want = _run_both(up, [x])
+    _same(got, want)
+
+
+def test_adaptive_avg_pool_nan_stays_in_its_windows():
+    x = np.arange(70.0).reshape(1, 2, 5, 7)
+    x[0, 0, 0, 4] = nan
+    got, want = _run_both(lambda m, t: m.nn.functional.adaptive_avg_pool2d(t, (2, 3)), [x])
+    _same(got, want)
+
+
+def test_sdpa_nan_rows_stay_nan_and_fully_masked_rows_are_zero():
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((2, 3, 2)) for _ in range(3))
+    q[0, 2, 1] = -inf
+    mask = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    outs = []
+    for lib in (tp, torch):
+        t = [lib.tensor(a) for a in (q, k, v)]
+        outs.append(lib.nn.functional.scaled_dot_product_attention(
+            *t, attn_mask=lib.tensor(mask)))
+    _same([outs[0]], [outs[1]])
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 0.5, 3.0, inf])
+def test_cdist_nan_and_inf_follow_torch(p):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    a[2, 1] = inf
+    b[1, 0] = nan
+    b[3] = a[0] + [0.0, 0.0, 0.0]      # a zero distance: its gradient is 0
+    got, want = _run_both(lambda m, x, y: m.cdist(x, y, p), [a, b])
+    _same(got, want)
+
+
+def test_cdist_refuses_mixed_dtypes():
+    with pytest.raises(tp.errors.DTypeError, match="x2"):
+        tp.cdist(tp.ones(2, 3), tp.ones(4, 3, dtype=tp.float64))
+
+
+def test_var_mean_mean_is_nan_after_an_early_inf():
+    x = np.array([[1.0, -inf, 2.0], [3.0, 4.0, inf]], dtype=np.float32)
+    for dims in ([1], [0], None):
+        got, want = _run_both(lambda m, t: m.var_mean(t, dims), [x], "float32", grad=False)
+        _same(got, want)
+
+
+@pytest.mark.parametrize("fn", ["logaddexp", "logaddexp2"])
+def test_logaddexp_equal_infinities_have_nan_gradient(fn):
+    got, want = _run_both(lambda m, x, y: getattr(m, fn)(x, y),
+                          [[1.0, inf, -inf, nan, 3.0], [0.5, inf, -inf, 1.0, 100.0]])
+    _same(got, want)
+
+
+# ---- rounding: half types, as PyTorch's kernels round -----------------------------------
+def test_half_times_0dim_double_is_computed_in_float32():
+    a = np.random.default_rng(3).standard_normal(50)
+    for lib_scalar in (0.37, 1 / 3):
+        got = (tp.tensor(a).to(tp.float16) * tp.tensor(lib_scalar, dtype=tp.float64))
+        want = torch.tensor(a).half() * torch.tensor(lib_scalar, dtype=torch.float64)
+        np.testing.assert_array_equal(_np(got), _np(want))
+        x, tx = tp.tensor(a).to(tp.bfloat16), torch.tensor(a).bfloat16()
+        x.div_(lib_scalar)
+        tx.div_(lib_scalar)
+        np.testing.assert_array_equal(_np(x), _np(tx))
+
+
+def test_logaddexp2_promotes_a_half_operand_before_arithmetic():
+    a = np.random.default_rng(4).standard_normal((3, 4))
+    b = np.random.default_rng(5).standard_normal(4)
+    got = tp.logaddexp2(tp.tensor(a, dtype=tp.float32), tp.tensor(b).to(tp.float16))
+    want = torch.logaddexp2(torch.tensor(a, dtype=torch.float32), torch.tensor(b).half())
+    assert got.dtype == tp.float32
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6)
+
+
+def test_rms_norm_default_eps_of_half_input_is_float32_eps():
+    a = np.random.default_rng(6).standard_normal((2, 3, 4))
+    got = tp._fused_rms_norm(tp.tensor(a).to(tp.float16), [4], None, None)
+    want = torch._fused_rms_norm(torch.tensor(a).half(), [4], None, None)
+    assert got[1].dtype == tp.float32
+    _same(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_div_gradient_of_0dim_double_divisor_of_half_tensor():
+    a = np.random.default_rng(7).standard_normal((3, 4))
+    g = np.random.default_rng(8).standard_normal((3, 4))
+    grads = []
+    for lib in (tp, torch):
+        d = lib.tensor(0.37, dtype=lib.float64, requires_grad=True)
+        y = lib.div(lib.tensor(a).to(lib.float16), d)
+        (y * lib.tensor(g).to(lib.float16)).sum().backward()
+        grads.append(d.grad)
+    assert grads[0].item() == grads[1].item()
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float64", "float32"),
+                                    ("float32", "float64"), ("bfloat16", "bfloat16")])
+def test_bce_with_logits_has_target_dtype_and_torch_rounding(dtypes):
+    rng = np.random.default_rng(9)
+    x, y, pw = rng.standard_normal((3, 4)) * 3, rng.random((3, 4)), rng.random(4) * 3
+    outs = []
+    for lib in (tp, torch):
+        outs.append(lib.nn.functional.binary_cross_entropy_with_logits(
+            lib.tensor(x, dtype=getattr(lib, dtypes[0])),
+            lib.tensor(y, dtype=getattr(lib, dtypes[1])),
+            pos_weight=lib.tensor(pw, dtype=getattr(lib, dtypes[0])), reduction="none"))
+    assert str(outs[0].dtype).split(".")[-1] == str(outs[1].dtype).split(".")[-1]
+    # the half types round as PyTorch does at each step: equal to far below their epsilon
+    np.testing.assert_allclose(_np(outs[0]), _np(outs[1]), rtol=1e-6)
+
+
+# ---- aliasing, requires_grad, dtype, raising ------------------------------------------
+def test_batch_norm_eval_stats_do_not_alias_running_mean():
+    x, rm, rv = tp.ones(2, 3, 2), tp.zeros(3), tp.ones(3)
+    _, mean, _ = tp.native_batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5)
+    rm[0] = 7
+    assert mean[0].item() == 0.0
+
+
+def test_empty_trapezoid_does_not_require_grad():
+    for lib in (tp, torch):
+        y = lib.trapezoid(lib.zeros(2, 0, requires_grad=True))
+        assert not y.requires_grad
+        assert tuple(y.shape) == (2,)
+
+
+@pytest.mark.parametrize("make", [lambda x, m: x.sum(1, dtype=m.int32),
+                                  lambda x, m: x.cumsum(0, dtype=m.int64),
+                                  lambda x, m: x.prod(dtype=m.int32)])
+def test_recorded_op_with_integer_output_raises_as_torch(make):
+    with pytest.raises(RuntimeError, match="Autograd not support dtype"):
+        make(torch.ones(3, 4, requires_grad=True), torch)
+    with pytest.raises(tp.errors.AutogradError, match="Autograd not support dtype"):
+        make(tp.ones(3, 4, requires_grad=True), tp)
+    converted = tp.ones(3, requires_grad=True).to(tp.int32)     # a conversion is allowed
+    assert not converted.requires_grad
+
+
+def test_where_takes_a_uint8_condition():
+    cond = [[1], [0], [2]]
+    got = tp.where(tp.tensor(cond, dtype=tp.uint8), tp.ones(3, 4), tp.zeros(3, 4))
+    want = torch.where(torch.tensor(cond, dtype=torch.uint8), torch.ones(3, 4),
+                       torch.zeros(3, 4))
+    np.testing.assert_array_equal(_np(got), _np(want))
+    with pytest.raises(tp.errors.DTypeError, match="condition"):
+        tp.where(tp.tensor([1, 0]), tp.ones(2), tp.zeros(2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float16", "bool"])
+def test_conversion_keeps_the_layout_of_a_dense_input(dtype):
+    for lib_make in (lambda m: m.arange(12).reshape(3, 4).t(),
+                     lambda m: m.arange(24).reshape(2, 3, 4).permute(2, 0, 1)):
+        got = lib_make(tp).to(getattr(tp, dtype))
+        want = lib_make(torch).to(getattr(torch, dtype))
+        assert tuple(got.stride()) == tuple(want.stride())
+        np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_clone_of_a_fresh_transposed_result_does_not_alias_it():
+    x = tp.ones(3, 4).t() * 2           # a fresh result laid out column-major
+    y = x.clone()
+    y.add_(1)
+    assert x[0].tolist() == [2.0, 2.0, 2.0]
+    assert tuple(y.stride()) == tuple((torch.ones(3, 4).t() * 2).clone().stride())
+
+
+def test_heaviside_result_is_in_the_graph_and_its_backward_raises_typed():
+    x = tp.randn(3, 4, requires_grad=True)
+    y = tp.heaviside(x, tp.randn(4))
+    assert y.requires_grad == torch.heaviside(torch.randn(3, 4, requires_grad=True),
+                                              torch.randn(4)).requires_grad
+    with pytest.raises(tp.errors.DerivativeNotImplementedError, match="heaviside"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nonzero(m.tensor([[1, 0, 2], [0, 3, 0]])),
+    lambda m: m.where(m.ones(3, 4))[1],
+    lambda m: m.sort(m.arange(12.0).reshape(3, 4).t(), 0)[1],
+    lambda m: m.unravel_index(m.tensor([[1, 2], [3, 4]]), (2, 3))[0],
+    lambda m: m.index_fill(m.arange(12).reshape(3, 4).t(), 1, m.tensor([0, 2]), 7),
+    lambda m: m.index_put(m.arange(12.0).reshape(3, 4).t(), (m.tensor([1]),), m.tensor(7.0)),
+    lambda m: m.scatter(m.arange(12.0).reshape(3, 4).t(), 0, m.tensor([[0, 1, 2]]), 7.0),
+], ids=["nonzero", "where", "sort", "unravel_index", "index_fill", "index_put", "scatter"])
+def test_result_layout_matches_torch(make):
+    got, want = make(tp), make(torch)
+    assert tuple(got.stride()) == tuple(want.stride())
+    np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_layer_and_group_norm_refuse_mixed_parameter_dtypes_as_torch():
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        torch.native_layer_norm(torch.ones(2, 3), [3], torch.ones(3, dtype=torch.float64),
+                                None, 1e-5)
+    with pytest.raises(tp.errors.DTypeError, match="mixed dtype"):
+        tp.native_layer_norm(tp.ones(2, 3), [3], tp.ones(3, dtype=tp.float64), None, 1e-5)
+    with pytest.raises(tp.errors.DTypeError, match="mixed dtype"):
+        tp.native_group_norm(tp.ones(2, 4, 3), tp.ones(4, dtype=tp.float64), None,
+                             2, 4, 3, 2, 1e-5)
+    # a half input with float32 parameters is PyTorch's allowed mix
+    tp.native_layer_norm(tp.ones(2, 3, dtype=tp.float16), [3], tp.ones(3), tp.ones(3), 1e-5)
+
+
+def test_binary_cross_entropy_refuses_nan_input_as_torch():
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        torch.nn.functional.binary_cross_entropy(torch.tensor([nan, 0.5]), torch.ones(2))
+    with pytest.raises(tp.errors.ArgumentError, match="between 0 and 1"):
+        tp.nn.functional.binary_cross_entropy(tp.tensor([nan, 0.5]), tp.ones(2))
+
+
+def test_take_along_dim_without_dim_views_flat_as_torch():
+    for lib, error in ((torch, RuntimeError), (tp, tp.errors.ShapeError)):
+        x = lib.arange(12.0).reshape(3, 4).t().clone()      # cannot be viewed flat
+        with pytest.raises(error, match="is not compatible with input tensor"):
+            lib.take_along_dim(x, lib.tensor([[0, 1, 2]]))
+
+
+@pytest.mark.parametrize("loss", ["huber_loss", "smooth_l1_loss"])
+def test_huber_and_smooth_l1_gradient_at_infinite_target_is_finite(loss):
+    kwargs = {"delta": 2.0} if loss == "huber_loss" else {"beta": 0.5}
+    for target in ([-inf, nan, 0.5], [inf, 1.0, -2.5]):
+        got, want = _run_both(
+            lambda m, x, t: getattr(m.nn.functional, loss)(x, t.detach(), reduction="sum",
+                                                           **kwargs),
+            [[1.0, 5.0, 0.25], target])
+        _same(got[:2], want[:2])
+
+
+def test_huber_loss_has_input_dtype():
+    got = tp.nn.functional.huber_loss(tp.ones(3), tp.zeros(3, dtype=tp.float64))
+    want = torch.nn.functional.huber_loss(torch.ones(3), torch.zeros(3, dtype=torch.float64))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float32"
+
+
+def test_margin_ranking_loss_nan_gets_no_gradient():
+    got, want = _run_both(
+        lambda m, a, b, t: m.nn.functional.margin_ranking_loss(a, b, t.detach(), margin=0.0),
+        [[1.0, 2.0, 3.0], [nan, 1.0, 5.0], [1.0, -1.0, 1.0]])
+    _same(got[:3], want[:3])
+
+
+def test_trapezoid_with_dx_and_an_infinite_end_is_nan():
+    got, want = _run_both(lambda m, y: m.trapezoid(y, dx=2.0),
+                          [[[inf, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]]])
+    _same(got, want)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_infinite_weight_and_nan_running_stat(training):
+    rng = np.random.default_rng(10)
+    x, rm, rv = rng.standard_normal((2, 3, 4)), np.array([0.1, nan, 0.3]), np.ones(3)
+    w, b = np.array([1.0, 2.0, -inf]), np.zeros(3)
+    outs = []
+    for lib in (tp, torch):
+        t = [lib.tensor(a) for a in (x, w, b, rm, rv)]
+        outs.append(lib.native_batch_norm(t[0], t[1], t[2], t[3], t[4], training, 0.1,
+                                          1e-5)[0])
+    _same([outs[0]], [outs[1]])
+
+
+def test_pairwise_distance_inf_norm_shares_the_gradient_among_ties():
+    got, want = _run_both(lambda m, x, y: m.nn.functional.pairwise_distance(x, y, p=inf),
+                          [[[-inf], [0.5], [1.0]], [[0.1, 0.2, -0.3, 0.4]]])
+    _same(got, want)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_batch_norm_layout_decides_its_loop_as_in_torch(layout):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 2, 2))
+    x[0, 2, 0, 0] = -inf
+    w, b = np.array([1.0, inf, 2.0]), rng.standard_normal(3)
+    rm, rv = rng.standard_normal(3), rng.random(3) + 0.5
+    outs = []
+    for lib in (tp, torch):
+        t = lib.tensor(x) if layout == "contiguous" else \
+            lib.tensor(np.repeat(x, 2, axis=-1))[..., ::2]
+        outs.append(lib.native_batch_norm(t, lib.tensor(w), lib.tensor(b), lib.tensor(rm),
+                                          lib.tensor(rv), False, 0.1, 1e-5)[0])
+    _same([outs[0]], [outs[1]])
+
+
+def test_batch_norm_backward_infinite_weight_scales_last():
+    rng = np.random.default_rng(12)
+    x, g = rng.standard_normal((2, 3, 2, 2)), rng.standard_normal((2, 3, 2, 2))
+    w, b = np.array([1.0, inf, 2.0]), np.zeros(3)
+    grads = []
+    for lib in (tp, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.batch_norm(xs, None, None, lib.tensor(w), lib.tensor(b), True)
+        y.backward(lib.tensor(g))
+        grads.append(xs.grad)
+    _same([grads[0]], [grads[1]])
