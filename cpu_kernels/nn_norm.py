@@ -76,14 +76,16 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
                                                          running_var, training, momentum, eps))
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
-                                training, momentum, eps)
+                                training, momentum, eps, _fused_layout(input._impl))
     dtype = spec[0].dtype
     return out(y, dtype), out(mean, dtype), out(rstd, dtype)
 
 
-def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps):
+def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
+                fused=True):
     """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
-    NHWC kernel passes its (N * H * W, C) rows, which is the same computation."""
+    NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
+    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`)."""
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
@@ -110,14 +112,13 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
     w = None if weight is None else _param(weight, 1, after, a)
     b = None if bias is None else _param(bias, 1, after, a)
     with np.errstate(invalid="ignore"):
-        if _fused_layout(input._impl):
+        if fused:
             scale = rstd if w is None else rstd * w
             shift = -mean * scale if b is None else b - mean * scale
             y = a * scale + shift
         else:
             y = _affine((a - mean) * rstd, w, b)
-    dtype = spec[0].dtype
-    return out(y, dtype), out(mean.reshape(-1), dtype), out(rstd.reshape(-1), dtype)
+    return y, mean.reshape(-1), rstd.reshape(-1)
 
 
 def _fused_layout(impl):
@@ -183,8 +184,7 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
                 grad_in = (g - (sum_g / count)[:, None] - xc) * w[:, None]
             else:
                 grad_in = g * w[:, None]
-        values = (None if grad_in is None else grad_in.reshape(a.shape), dot * invstd, sum_g)
-    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+    return grad_in, dot * invstd, sum_g
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

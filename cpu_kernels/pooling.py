@@ -384,34 +384,25 @@ def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ce
     return out_channels_last(image, grad_output._impl.dtype)
 
 
-def _average_h_then_w(x, a_h, a_w):
-    """a_h @ x @ a_w^T over the (N, H, W, C) array `x`: two batched matrix products on
-    contiguous reshapes (H first: (N, H, W * C); then W: (N * OH, W, C))."""
-    n, _, w, c = x.shape
-    t = np.matmul(a_h, x.reshape(n, -1, w * c))                    # (N, OH, W * C)
-    return np.matmul(a_w, t.reshape(-1, w, c)).reshape(n, a_h.shape[0], a_w.shape[0], c)
-
-
 def adaptive_avg_pool2d_nhwc(self, output_size):
-    """out = A_h @ x @ A_w^T (A: the averaging matrices), over the (N, H, W, C) array."""
+    """The mean of each adaptive window, over the (N, H, W, C) array: along H, then W."""
     spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     x = _nhwc(self, acc)
-    a_h = _adaptive_matrix(x.shape[1], spec.sizes[-2], acc)
-    a_w = _adaptive_matrix(x.shape[2], spec.sizes[-1], acc)
-    return out_channels_last(_average_h_then_w(np.ascontiguousarray(x), a_h, a_w),
-                             self._impl.dtype)
+    with np.errstate(invalid="ignore"):
+        y = _window_means(_window_means(x, spec.sizes[-2], 1), spec.sizes[-1], 2)
+    return out_channels_last(y, self._impl.dtype)
 
 
 def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
-    """The transposed map: grad_input = A_h^T @ grad @ A_w, over (N, OH, OW, C)."""
+    """The transposed map over (N, OH, OW, C): each window's gradient spread evenly."""
     rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = _nhwc(grad_output, acc)
-    a_h = _adaptive_matrix(self._impl.sizes[-2], g.shape[1], acc)
-    a_w = _adaptive_matrix(self._impl.sizes[-1], g.shape[2], acc)
-    return out_channels_last(_average_h_then_w(np.ascontiguousarray(g), a_h.T, a_w.T),
-                             grad_output._impl.dtype)
+    with np.errstate(invalid="ignore"):
+        rows = _window_spread(g, self._impl.sizes[-1], 2)
+        grad = _window_spread(rows, self._impl.sizes[-2], 1)
+    return out_channels_last(grad, grad_output._impl.dtype)
 
 
 # The max's window loop runs over channel runs: below 16 channels they are too short, and
