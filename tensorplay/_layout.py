@@ -6,7 +6,9 @@ it costs nothing per tensor and the dense impl carries no extra field."""
 from __future__ import annotations
 
 
-class layout:   # noqa: N801 -- PyTorch's name: `tp.layout` mirrors `torch.layout`
+class NamedConstant:
+    """A singleton printed as `tensorplay.<name>` and pickled as the module-level constant
+    of that name: the base of `tp.layout` and `tp.memory_format` (PyTorch's are the same)."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -16,7 +18,11 @@ class layout:   # noqa: N801 -- PyTorch's name: `tp.layout` mirrors `torch.layou
         return f"tensorplay.{self.name}"
 
     def __reduce__(self):
-        return self.name     # pickles as the module-level singleton of that name
+        return self.name
+
+
+class layout(NamedConstant):   # noqa: N801 -- PyTorch's name: `tp.layout` mirrors `torch.layout`
+    __slots__ = ()
 
 
 strided = layout("strided")

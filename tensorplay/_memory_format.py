@@ -8,21 +8,14 @@ The strides each one means are computed in `tensorplay/meta/layout.py`.
 """
 from __future__ import annotations
 
+from tensorplay._layout import NamedConstant
+
 __all__ = ["memory_format", "preserve_format", "contiguous_format", "channels_last",
            "is_channels_last"]
 
 
-class memory_format:  # noqa: N801 - PyTorch's name
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"tensorplay.{self.name}"
-
-    def __reduce__(self):
-        return self.name            # pickled as the module-level constant
+class memory_format(NamedConstant):  # noqa: N801 - PyTorch's name
+    __slots__ = ()
 
 
 preserve_format = memory_format("preserve_format")
