@@ -136,9 +136,11 @@ def _ones_like(t):
     if type(impl) is TensorImpl and impl.device is CPU:
         # Every `loss.backward()` makes this seed: straight from NumPy it is the tensor
         # `ones_like` makes, without its argument parsing and checks (a one-element
-        # tensor needs no allocation limit).
-        return factory.wrap(impl_from_array(np.ones(impl.sizes, impl.dtype.np), impl.dtype,
-                                            CPU, grad_state.inference))
+        # tensor needs no allocation limit). A 0-dim loss, the usual one, skips np.ones's
+        # Python wrapper too.
+        sizes, dtype = impl.sizes, impl.dtype
+        array = np.array(1, dtype.np) if not sizes else np.ones(sizes, dtype.np)
+        return factory.wrap(impl_from_array(array, dtype, CPU, grad_state.inference))
     if impl.keys >> DispatchKey.Python & 1:
         with ExcludeKeys(AUTOGRAD_MASK):
             return t.clone().fill_(1)
@@ -162,7 +164,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
 
     `targets` (edges, or None for "every leaf") restricts the pass to what leads to
     them; with `accumulate=False` the gradients arriving there are returned."""
-    root_nodes = list(dict.fromkeys(fn for fn, _ in roots))
+    if len(roots) == 1:
+        root_nodes = [roots[0][0]]
+    else:
+        root_nodes = list(dict.fromkeys(fn for fn, _ in roots))     # once each, in order
     deps, parents = _discover(root_nodes, with_parents=targets is not None)
     needed = None
     captures = {}
