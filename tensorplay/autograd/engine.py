@@ -170,10 +170,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         root_nodes = list(dict.fromkeys(fn for fn, _ in roots))     # once each, in order
     deps, parents = _discover(root_nodes, with_parents=targets is not None)
     needed = None
-    captures = {}
+    captures = None     # grad(): node -> [(index in the result, input_nr)]
     if targets is not None:
         needed = _needed_nodes(targets, parents, deps, root_nodes)
         if not accumulate:
+            captures = {}
             for i, (fn, nr) in enumerate(targets):
                 captures.setdefault(fn, []).append((i, nr))
     task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
@@ -330,7 +331,7 @@ class _Task:
         outs = validate_outputs(node, outs)
         if anomaly_state.enabled and anomaly_state.check_nan:
             _check_nan(node, outs)
-        if not self.retain_graph:
+        if not self.retain_graph and node.releases_saved:
             node.release_saved()
         return outs
 
@@ -405,11 +406,12 @@ def validate_outputs(node, outs):
             raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
                             f" - expected a Tensor or None, got {type(g).__name__}")
         meta = fn._output_meta
-        if nr >= len(meta) or meta[nr] is None:
+        meta = meta[nr] if nr < len(meta) else None
+        if meta is None:
             continue
-        sizes, dtype, device = meta[nr]
-        # `is`: dtypes and devices are interned
-        if impl.sizes != sizes or impl.dtype is not dtype or impl.device is not device:
+        sizes, dtype, device = meta
+        # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
+        if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
             fixed = _fix_gradient(node, i, g, sizes, dtype, device)
             if fixed is not g:
                 if checked is None:
