@@ -201,7 +201,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 if outs is not None:
                     g = outs[i]
                     if g is not None:
-                        _add_to_buffer(buffers, child, nr, g)
+                        if nr == 0 and child not in buffers and len(child._output_meta) <= 1:
+                            buffers[child] = [g]    # the usual case: a one-output node's
+                        else:                       # first gradient, no call needed
+                            _add_to_buffer(buffers, child, nr, g)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -252,11 +255,7 @@ def _add_to_buffer(buffers, node, nr, g):
     """Sum `g` into input `nr` of `node`'s buffer (one slot per forward output)."""
     buf = buffers.get(node)
     if buf is None:
-        size = len(node._output_meta)
-        if nr == 0 and size <= 1:
-            buffers[node] = [g]     # the usual node: one output, its first gradient
-            return
-        buf = buffers[node] = [None] * max(size, nr + 1)
+        buf = buffers[node] = [None] * max(len(node._output_meta), nr + 1)
     elif nr >= len(buf):
         buf.extend([None] * (nr + 1 - len(buf)))
     old = buf[nr]
