@@ -1505,6 +1505,24 @@ class RemainderBackward0(Node):
         return (d_self, d_other)
 
 
+class RemainderBackward1(Node):
+    """Backward of `remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`.
+
+    other: not_implemented("remainder")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'remainder.Scalar_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_other = None
+        if self.needs_input_grad(0):
+            d_other = not_implemented("remainder")
+        return (d_other,)
+
+
 class FmodBackward0(Node):
     """Backward of `fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
 

@@ -47,12 +47,12 @@ from tensorplay._generated.autograd_nodes import (
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
-    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RepeatBackward0,
-    RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
-    SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
+    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
+    RepeatBackward0, RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0,
+    RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
+    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
+    SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
+    SinBackward0, SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
     SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
     TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
@@ -2254,6 +2254,17 @@ def clamp_max__Tensor(ks, self, max):
         node.max_ = SavedVariable(max, is_output=False)
         result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     rebase_history(self, node)
+    return result
+
+
+def remainder_Scalar_Tensor(ks, self, other):
+    if not (other._impl.requires_grad and grad_state.enabled):
+        return ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = RemainderBackward1()
+    node.next_functions = (impl_edge(other._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
     return result
 
 
@@ -4559,6 +4570,7 @@ WRAPPERS = {
     'bernoulli_.Tensor': bernoulli__Tensor,
     'clamp_max.Tensor': clamp_max_Tensor,
     'clamp_max_.Tensor': clamp_max__Tensor,
+    'remainder.Scalar_Tensor': remainder_Scalar_Tensor,
     'prod': prod,
     'prod.dim_int': prod_dim_int,
     'amax': amax,
