@@ -32,10 +32,10 @@ from tensorplay._generated.autograd_nodes import (
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
     FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
-    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
+    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
+    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
+    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
     LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
     LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
     MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
@@ -3939,6 +3939,21 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     return result
 
 
+def huber_loss(ks, self, target, reduction, delta):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+    node = HuberLossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    node.delta_ = delta
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+    set_history(result, node)
+    return result
+
+
 def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
     if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.binary_cross_entropy_with_logits.redispatch(
@@ -4674,6 +4689,7 @@ WRAPPERS = {
     '_log_softmax_backward_data': _log_softmax_backward_data,
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
+    'huber_loss': huber_loss,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
     'native_batch_norm': native_batch_norm,
     'native_layer_norm': native_layer_norm,
