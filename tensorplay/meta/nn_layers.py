@@ -99,6 +99,10 @@ def nll_loss_forward(op, args):
     batch, classes = _class_layout(op, self, target)
     check_size(op, weight, "weight", (classes,), "one weight per class")
     d = self._impl.dtype
+    # PyTorch's kernel reads the weights as self's scalar type
+    if weight is not None and weight._impl.dtype is not d:
+        raise DTypeError(f"{op}(): argument 'weight' must have the dtype of 'self' ({d.name}), "
+                         f"but got {weight._impl.dtype.name}", op=op, arg="weight")
     return OutSpec(batch if reduction == "none" else (), d), OutSpec((), d)
 
 
