@@ -4903,3 +4903,47 @@ class HeavisideBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_self, d_values = not_implemented("heaviside")
         return (d_self, d_values)
+
+
+class Unique2Backward0(Node):
+    """Backward of `_unique2(Tensor self, bool sorted=True, bool return_inverse=False,
+        bool return_counts=False) -> (Tensor, Tensor, Tensor)`.
+
+    self: not_implemented("_unique2")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_unique2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("_unique2")
+        return (d_self,)
+
+
+class UniqueDimBackward0(Node):
+    """Backward of `unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
+        bool return_counts=False) -> (Tensor, Tensor, Tensor)`.
+
+    self: not_implemented("unique_dim")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'unique_dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("unique_dim")
+        return (d_self,)

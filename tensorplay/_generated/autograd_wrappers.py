@@ -57,8 +57,8 @@ from tensorplay._generated.autograd_nodes import (
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
     TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
     TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
 
@@ -3389,6 +3389,36 @@ def take(ks, self, index):
     return result
 
 
+def _unique2(ks, self, sorted, return_inverse, return_counts):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops._unique2.redispatch(
+            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+        )
+    node = Unique2Backward0()
+    node.next_functions = (impl_edge(self._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._unique2.redispatch(
+            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+        )
+    set_history(result, node, (True, False, False))
+    return result
+
+
+def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.unique_dim.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+        )
+    node = UniqueDimBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.unique_dim.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+        )
+    set_history(result, node, (True, False, False))
+    return result
+
+
 def index_Tensor(ks, self, indices):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
@@ -4661,6 +4691,8 @@ WRAPPERS = {
     'masked_scatter': masked_scatter,
     'masked_scatter_': masked_scatter_,
     'take': take,
+    '_unique2': _unique2,
+    'unique_dim': unique_dim,
     'index.Tensor': index_Tensor,
     'index_put': index_put,
     'index_put_': index_put_,
