@@ -6,7 +6,11 @@ typed error naming the op and the argument.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
+
+import ml_dtypes
+import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim as _wrap_dim
@@ -175,6 +179,43 @@ def unary_relu(op, args):
 def unary_float(op, args):
     d = args[0]._impl.dtype
     return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
+
+
+def check_value_fits(op, value, dtype, arg="value"):
+    """A fill value (a number or a 0-dim tensor's) must fit `dtype`, as PyTorch converts it
+    (c10::checked_convert): a float source overflows an integer dtype when NaN, infinite or
+    out of range (-0.5 does not fit uint8), and a float dtype only when finite and out of
+    range; an integer source may be negative for an unsigned dtype (it wraps, -1 -> 255)
+    but no larger than its max; bool sources and bool dtypes are never checked."""
+    impl = getattr(value, "_impl", None)
+    if impl is not None:
+        if impl.device.type == "meta":
+            return
+        value = value.item()
+    if dtype is dt.bool or dtype.is_complex or isinstance(value, (bool, complex)):
+        return
+    if dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
+    else:
+        info = np.iinfo(dtype.np)
+        if isinstance(value, float):
+            fits = math.isfinite(value) and int(info.min) <= value <= int(info.max)
+        elif not dtype.is_signed and value < 0:
+            fits = -value <= int(info.max)
+        else:
+            fits = int(info.min) <= value <= int(info.max)
+    if not fits:
+        raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
+                         f"{dtype.name} without overflow", op=op, arg=arg)
+
+
+def fill_(op, args):
+    """fill_ with a number: the number must fit self's dtype (a 0-dim tensor value is a
+    copy_ instead, unchecked, as in PyTorch)."""
+    self, value = args
+    check_value_fits(op, value, self._impl.dtype)
+    return SELF
 
 
 def inplace_same(op, args):
