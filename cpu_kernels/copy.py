@@ -11,6 +11,7 @@ from cpu_kernels._common import check_result, out, out_strided
 
 
 def copy_(self, src, non_blocking):
+    rules.copy_("copy_", (self, src))
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")

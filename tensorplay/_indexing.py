@@ -175,6 +175,15 @@ def getitem(self, index):
 
 def setitem(self, index, value):
     target, indices = apply_index(self, index, op="__setitem__")
+    if _is_tensor(value):
+        # As PyTorch: the value's leading size-1 dims are dropped first (x[0] = row[None]
+        # works, and the gradient flows back through that view to the value's own shape)
+        sizes = tuple(value.shape)
+        lead = 0
+        while lead < len(sizes) and sizes[lead] == 1:
+            lead += 1
+        if lead:
+            value = value.view(sizes[lead:])
     if not indices:
         if _is_tensor(value):
             target.copy_(value)
