@@ -221,6 +221,12 @@ def test_setitem_drops_leading_ones_of_the_value():
     same_as_torch(fn)
     same_as_torch(lambda m: m.zeros(3, 4).copy_(m.ones(1, 3, 4)))
 
+    def onto_itself(m):
+        a = m.zeros(1, 3)
+        a[...] = a
+        return a
+    same_as_torch(onto_itself)
+
 
 @pytest.mark.parametrize("op", ["swapdims_(0, 1)", "unsqueeze_(0)", "t_()"])
 @pytest.mark.parametrize("requires_grad", [False, True])
