@@ -28,6 +28,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay.errors import ArgumentError, DimError, DTypeError
+from tensorplay.meta.overlap import assert_no_internal_overlap
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
 
@@ -163,6 +164,28 @@ def _apply_mask(op, out, dim, mask, advanced):
     return out, dim + mask.dim()
 
 
+def _copy_to(target, value):
+    """`target = value` for the view a basic index made, as PyTorch writes it (copy_to in
+    ATen/TensorIndexing.h): a value of target's shape is copied; a 0-dim one fills
+    (fill_.Tensor); any other loses its leading size-1 dims (`x[0] = ones(1, 3)`) and is
+    copied, broadcasting. A number is a 0-dim tensor of target's dtype, made on the CPU,
+    so it fills: a fill that, unlike fill_ with a number, refuses an expanded cpu target
+    (one whose elements share memory), since it is a copy of a tensor."""
+    if not _is_tensor(value):
+        if target._impl.device.type != "cuda":   # a cuda target fills with value.item()
+            assert_no_internal_overlap("fill_", target)
+        target.fill_(value)
+    elif tuple(value._impl.sizes) == tuple(target._impl.sizes):
+        target.copy_(value)
+    elif not value._impl.sizes and value._impl.device.type == "cpu":
+        target.fill_(value)
+    else:
+        ones = 0
+        while ones < value.dim() and value._impl.sizes[ones] == 1:
+            ones += 1
+        target.copy_(value[(0,) * ones] if ones else value)
+
+
 def getitem(self, index):
     from tensorplay._generated import functional as F
     out, indices = apply_index(self, index)
@@ -176,10 +199,7 @@ def getitem(self, index):
 def setitem(self, index, value):
     target, indices = apply_index(self, index, op="__setitem__")
     if not indices:
-        if _is_tensor(value):
-            target.copy_(value)
-        else:
-            target.fill_(value)
+        _copy_to(target, value)
         return
     if _is_tensor(value):
         if value.dtype is not target.dtype or value.device != target.device:

@@ -26,7 +26,7 @@ from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
-from tensorplay.meta.layout import check_inplace_overlap
+from tensorplay.meta.overlap import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from tensorplay.dispatch.plan_cache import plans
 from triton_kernels import _template
