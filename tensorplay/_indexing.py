@@ -168,9 +168,10 @@ def _copy_to(target, value):
     """`target = value` for the view a basic index made, as PyTorch writes it (copy_to in
     ATen/TensorIndexing.h): a value of target's shape is copied; a 0-dim one fills
     (fill_.Tensor); any other loses its leading size-1 dims (`x[0] = ones(1, 3)`) and is
-    copied, broadcasting. A number is a 0-dim tensor of target's dtype, made on the CPU,
-    so it fills: a fill that, unlike fill_ with a number, refuses an expanded cpu target
-    (one whose elements share memory), since it is a copy of a tensor."""
+    expanded to target's shape, then copied. (An expanded value is never dense, so
+    `x[0:2] = x[1:2]` is no partial overlap.) A number is a 0-dim tensor of target's
+    dtype, made on the CPU, so it fills: a fill that, unlike fill_ with a number, refuses
+    an expanded cpu target (one whose elements share memory), since it copies a tensor."""
     if not _is_tensor(value):
         if target._impl.device.type != "cuda":   # a cuda target fills with value.item()
             assert_no_internal_overlap("fill_", target)
@@ -183,7 +184,11 @@ def _copy_to(target, value):
         ones = 0
         while ones < value.dim() and value._impl.sizes[ones] == 1:
             ones += 1
-        target.copy_(value[(0,) * ones] if ones else value)
+        if ones:
+            value = value[(0,) * ones]
+        if tuple(value._impl.sizes) != tuple(target._impl.sizes):
+            value = value.expand(tuple(target._impl.sizes))
+        target.copy_(value)
 
 
 def getitem(self, index):
