@@ -96,7 +96,8 @@ def overlap_status(a, b):
 
 
 def assert_no_internal_overlap(op, t, arg="self"):
-    if has_internal_overlap(t._impl) is YES:
+    """`t`: a tensor, or anything with its sizes and strides (an autograd Region)."""
+    if has_internal_overlap(getattr(t, "_impl", t)) is YES:
         raise TensorPlayError(
             f"{op}(): unsupported operation: more than one element of the written-to tensor "
             f"(argument '{arg}') refers to a single memory location. Please clone() the "
