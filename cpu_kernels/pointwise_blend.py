@@ -115,6 +115,7 @@ def nan_to_num_(self, nan, posinf, neginf):
     rules.unary_same("nan_to_num_", (self, nan, posinf, neginf))
     return self
 
+
 def clamp_max_tensor(self, max):  # noqa: A002
     """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""
     return clamp_tensor(self, None, max)

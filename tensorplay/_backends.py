@@ -61,8 +61,11 @@ def load_meta():
         tags = OP_TAGS.get(op, ())
         pointwise = "pointwise" in tags or op in ("clone", "_to_copy")
         layout = pointwise_layout(handle) if pointwise else None
-        overlap_check = overlap.check_copy_overlap if op == "copy_" else \
-            overlap.check_inplace_overlap if "pointwise" in tags and "inplace" in tags else None
+        overlap_check = None
+        if op == "copy_":
+            overlap_check = overlap.check_copy_overlap
+        elif "pointwise" in tags and "inplace" in tags:
+            overlap_check = overlap.check_inplace_overlap
         lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),
                  name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)

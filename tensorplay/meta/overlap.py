@@ -14,24 +14,31 @@ PyTorch's rules (aten/src/ATen/MemoryOverlap.cpp), written once here:
 
 Three assertions use them, with PyTorch's messages (naming the op and the argument):
 
-    assert_no_internal_overlap(op, t)        refuses has_internal_overlap(t) == YES
-    assert_no_partial_overlap(op, out, t)    refuses PARTIAL  (x[:3] += x[1:])
-    assert_no_overlap(op, out, t)            refuses PARTIAL and FULL  (x.index_add_(.., x))
+    assert_no_internal_overlap(op, t)             refuses has_internal_overlap(t) == YES
+    assert_no_partial_overlap(op, out, name, t)   refuses PARTIAL  (x[:3] += x[1:])
+    assert_no_overlap(op, out, name, t)           refuses PARTIAL and FULL (x.index_add_(0, i, x))
 
-and the op decides which it asks for, as in PyTorch:
+and each op asks for the ones PyTorch's asks for (where the check is made):
 
-    every pointwise op and copy_    check_inplace_overlap (TensorIterator's compute_mem_overlaps:
-                                    self internal, each other tensor input partial)
-    copy_                           first `is_same_data`: copying a tensor onto its own data
-                                    is done before it starts (Copy.cpp copy_impl)
-    cumsum_, cumprod_, addmm_...    internal (their kernels' TensorIterator)
-    scatter_*, index_add_/copy_     internal; no overlap with index and src/source
-    index_fill_                     no overlap with index (an expanded self is allowed)
+    pointwise in-place ops          check_inplace_overlap: TensorIterator's compute_mem_overlaps,
+      (cpu/cuda kernels)            self internal, each other tensor input partial
+    copy_ (copy.py kernels)         the same, unless `is_same_data`: a copy onto its own data
+                                    returns before any check (Copy.cpp copy_impl)
+    cumsum_, cumprod_, addmm_,      internal (the TensorIterator or the copy their kernels
+      random fills (meta rules)     write through); addmv_ and baddbmm_ check nothing
+    scatter_*, index_add_,          internal, and no overlap with index and src/source
+      index_copy_ (meta/indexing)
     masked_scatter_                 internal
-    index_put_ (x[idx] = v)         no overlap with values and indices (expanded self allowed)
-    fill_, zero_, masked_fill_      nothing: writing one value is the same in any order
-    x[basic index] = number         internal: PyTorch copies a 0-dim tensor into the view
+    index_fill_                     no overlap with index: one value, so an expanded self is fine
+    masked_fill_                    no partial overlap with mask
+    index_put_ (x[idx] = v)         no overlap with values and indices, or, written as a
+      (meta/indexing_advanced)      masked fill (x[mask] = one value), no partial with the mask
+    fill_, zero_, tril_, triu_      nothing
+    x[basic index] = v (_indexing)  as copy_ or fill_ with a tensor (copy_to): a number too
+                                    refuses an expanded view (not on cuda)
 
+A write PyTorch lets through into memory that overlaps itself (TOO_HARD, or an op that
+checks nothing) gets values that depend on the order its loops write in: no contract.
 Strides and offsets count elements: views of one storage all share its dtype.
 """
 from __future__ import annotations
@@ -77,15 +84,15 @@ def has_internal_overlap(impl):
 
 
 def overlap_status(a, b):
-    """How the memory of impls `a` and `b` overlaps (get_overlap_status)."""
+    """How the memory of impls `a` and `b` overlaps (get_overlap_status). Two storages
+    are NO at once, the common case (PyTorch answers TOO_HARD first if either is not
+    dense: both answers let the write through)."""
     if a is b:
         return FULL
-    if _numel(a.sizes) == 0 or _numel(b.sizes) == 0:
+    if a.storage is not b.storage or _numel(a.sizes) == 0 or _numel(b.sizes) == 0:
         return NO
     if not (_non_overlapping_and_dense(a) and _non_overlapping_and_dense(b)):
         return TOO_HARD
-    if a.storage is not b.storage:
-        return NO
     # dense: the elements fill [offset, offset + numel) exactly
     a_end, b_end = a.offset + _numel(a.sizes), b.offset + _numel(b.sizes)
     if a.offset == b.offset and a_end == b_end:
@@ -97,7 +104,8 @@ def overlap_status(a, b):
 
 def assert_no_internal_overlap(op, t, arg="self"):
     """`t`: a tensor, or anything with its sizes and strides (an autograd Region)."""
-    if has_internal_overlap(getattr(t, "_impl", t)) is YES:
+    impl = getattr(t, "_impl", t)
+    if 0 in impl.strides and has_internal_overlap(impl) is YES:   # YES needs a stride of 0
         raise TensorPlayError(
             f"{op}(): unsupported operation: more than one element of the written-to tensor "
             f"(argument '{arg}') refers to a single memory location. Please clone() the "
