@@ -14,7 +14,8 @@ from cpu_kernels._common import check_result, out, out_strided
 def copy_(self, src, non_blocking):
     if is_same_data(self, src):
         return self
-    rules.copy_("copy_", (self, src, non_blocking))   # src broadcasts to self's shape
+    if src._impl.sizes != self._impl.sizes:
+        rules.copy_("copy_", (self, src, non_blocking))   # src broadcasts to self's shape
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
