@@ -60,11 +60,6 @@ def _values_list(v):
     return v if isinstance(v, list) else [v]
 
 
-def _written(fn):
-    """A case that writes in place and returns the written tensor."""
-    return fn
-
-
 # ---- internal overlap: has_internal_overlap is YES only with a stride-0 dim of size > 1
 INTERNAL = {
     "add_ into expanded": lambda m: expanded(m, 3, 4).add_(1),
@@ -143,8 +138,8 @@ def test_copy_shape_error_names_both_shapes():
 
 # ---- x[index] = value ------------------------------------------------------------------
 def _set(index, value):
-    def case(m, make=rows):
-        x = make(m)
+    def case(m):
+        x = rows(m)
         v = value(m, x) if callable(value) else value
         x[index(m, x) if callable(index) else index] = v
         return x
