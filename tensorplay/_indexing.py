@@ -164,6 +164,15 @@ def _apply_mask(op, out, dim, mask, advanced):
     return out, dim + mask.dim()
 
 
+def _without_leading_ones(value):
+    """`value` without its leading size-1 dims (a view): PyTorch's setitem drops them
+    (slicePrefix1sSize), so `x[0] = ones(1, 3)` and `x[idx] = ones(1, 2, 3)` fit."""
+    ones = 0
+    while ones < value.dim() and value._impl.sizes[ones] == 1:
+        ones += 1
+    return value[(0,) * ones] if ones else value
+
+
 def _copy_to(target, value):
     """`target = value` for the view a basic index made, as PyTorch writes it (copy_to in
     ATen/TensorIndexing.h): a value of target's shape is copied; a 0-dim one fills
@@ -181,11 +190,7 @@ def _copy_to(target, value):
     elif not value._impl.sizes and value._impl.device.type == "cpu":
         target.fill_(value)
     else:
-        ones = 0
-        while ones < value.dim() and value._impl.sizes[ones] == 1:
-            ones += 1
-        if ones:
-            value = value[(0,) * ones]
+        value = _without_leading_ones(value)
         if tuple(value._impl.sizes) != tuple(target._impl.sizes):
             value = value.expand(tuple(target._impl.sizes))
         target.copy_(value)
@@ -209,6 +214,7 @@ def setitem(self, index, value):
     if _is_tensor(value):
         if value.dtype is not target.dtype or value.device != target.device:
             value = value.to(target.device, target.dtype)
+        value = _without_leading_ones(value)
     else:
         value = factory.scalar_tensor(value, dtype=target.dtype, device=target.device)
     target.index_put_(indices, value)

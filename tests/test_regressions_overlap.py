@@ -175,6 +175,8 @@ SETITEM = {
     "x[mask, idx] = x[0, 0]": _set(lambda m, x: (x[:, 0] > 2, m.tensor([1])),
                                    lambda m, x: x[0, 0]),
     "x[idx] = rows of x": _set(lambda m, x: m.tensor([0, 1]), lambda m, x: x[1:3]),
+    "x[idx] = ones(1, 2, 4)": _set(lambda m, x: m.tensor([0, 1]), lambda m, x: m.ones(1, 2, 4)),
+    "x[mask] = ones(1, 1, 1)": _set(lambda m, x: x > 5, lambda m, x: m.ones(1, 1, 1)),
 }
 
 
