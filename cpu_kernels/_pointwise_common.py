@@ -8,7 +8,7 @@ import inspect
 import numpy as np
 
 from tensorplay._promotion import result_type
-from tensorplay.meta.layout import check_inplace_overlap
+from tensorplay.meta.overlap import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out_like
 
 

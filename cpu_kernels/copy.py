@@ -6,12 +6,16 @@ import numpy as np
 from tensorplay._device import CPU
 from tensorplay._impl import contiguous_strides
 from tensorplay.meta import rules
-from tensorplay.meta.layout import check_inplace_overlap, copy_strides
+from tensorplay.meta.layout import copy_strides
+from tensorplay.meta.overlap import check_inplace_overlap, is_same_data
 from cpu_kernels._common import check_result, out, out_strided
 
 
 def copy_(self, src, non_blocking):
-    rules.copy_("copy_", (self, src))
+    if is_same_data(self, src):
+        return self
+    if src._impl.sizes != self._impl.sizes:
+        rules.copy_("copy_", (self, src, non_blocking))   # src broadcasts to self's shape
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")

@@ -20,7 +20,7 @@ from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
-from tensorplay.meta.layout import check_inplace_overlap
+from tensorplay.meta.overlap import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out, out_like
 from cpu_kernels._pointwise_common import inplace_of
 

@@ -104,7 +104,17 @@ lerp_scalar_ = inplace_of(lerp_scalar, rules.lerp, "lerp_")
 lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
 addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
 addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
-nan_to_num_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+_nan_to_num_float_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+
+
+def nan_to_num_(self, nan, posinf, neginf):
+    """In place. Integers and bool have no nan or inf: PyTorch copies self onto itself,
+    which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
+    if self._impl.dtype.is_floating_point:
+        return _nan_to_num_float_(self, nan, posinf, neginf)
+    rules.unary_same("nan_to_num_", (self, nan, posinf, neginf))
+    return self
+
 
 def clamp_max_tensor(self, max):  # noqa: A002
     """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""

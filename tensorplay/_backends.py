@@ -47,7 +47,7 @@ def load_backend(key):
 
 
 def load_meta():
-    from tensorplay.meta import rules
+    from tensorplay.meta import overlap, rules
     from tensorplay._generated.op_tags import OP_TAGS
     from tensorplay.meta.backend import make_meta_kernel, make_validator, pointwise_layout
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
@@ -57,11 +57,15 @@ def load_meta():
             getattr(rules, rule_name)
         handle = dispatcher.find(op)
         # Results of pointwise ops (and clone's, _to_copy's) take their inputs' layout; their
-        # in-place forms (and copy_) refuse overlapping memory (meta/layout.py), as on the CPU.
+        # in-place forms (and copy_) refuse overlapping memory (meta/overlap.py), as on the CPU.
         tags = OP_TAGS.get(op, ())
         pointwise = "pointwise" in tags or op in ("clone", "_to_copy")
         layout = pointwise_layout(handle) if pointwise else None
-        overlap_check = ("pointwise" in tags and "inplace" in tags) or op == "copy_"
+        overlap_check = None
+        if op == "copy_":
+            overlap_check = overlap.check_copy_overlap
+        elif "pointwise" in tags and "inplace" in tags:
+            overlap_check = overlap.check_inplace_overlap
         lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),
                  name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)

@@ -28,6 +28,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay.errors import ArgumentError, DimError, DTypeError
+from tensorplay.meta.overlap import assert_no_internal_overlap
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
 
@@ -163,6 +164,38 @@ def _apply_mask(op, out, dim, mask, advanced):
     return out, dim + mask.dim()
 
 
+def _without_leading_ones(value):
+    """`value` without its leading size-1 dims (a view): PyTorch's setitem drops them
+    (slicePrefix1sSize), so `x[0] = ones(1, 3)` and `x[idx] = ones(1, 2, 3)` fit."""
+    ones = 0
+    while ones < value.dim() and value._impl.sizes[ones] == 1:
+        ones += 1
+    return value[(0,) * ones] if ones else value
+
+
+def _copy_to(target, value):
+    """`target = value` for the view a basic index made, as PyTorch writes it (copy_to in
+    ATen/TensorIndexing.h): a value of target's shape is copied; a 0-dim one fills
+    (fill_.Tensor); any other loses its leading size-1 dims (`x[0] = ones(1, 3)`) and is
+    expanded to target's shape, then copied. (An expanded value is never dense, so
+    `x[0:2] = x[1:2]` is no partial overlap.) A number is a 0-dim tensor of target's
+    dtype, made on the CPU, so it fills: a fill that, unlike fill_ with a number, refuses
+    an expanded cpu target (one whose elements share memory), since it copies a tensor."""
+    if not _is_tensor(value):
+        if target._impl.device.type != "cuda":   # a cuda target fills with value.item()
+            assert_no_internal_overlap("fill_", target)
+        target.fill_(value)
+    elif tuple(value._impl.sizes) == tuple(target._impl.sizes):
+        target.copy_(value)
+    elif not value._impl.sizes and value._impl.device.type == "cpu":
+        target.fill_(value)
+    else:
+        value = _without_leading_ones(value)
+        if tuple(value._impl.sizes) != tuple(target._impl.sizes):
+            value = value.expand(tuple(target._impl.sizes))
+        target.copy_(value)
+
+
 def getitem(self, index):
     from tensorplay._generated import functional as F
     out, indices = apply_index(self, index)
@@ -189,14 +222,12 @@ def setitem(self, index, value):
     if _is_tensor(value):
         value = _drop_leading_ones(value, target.dim() if not indices else 0)
     if not indices:
-        if _is_tensor(value):
-            target.copy_(value)
-        else:
-            target.fill_(value)
+        _copy_to(target, value)
         return
     if _is_tensor(value):
         if value.dtype is not target.dtype or value.device != target.device:
             value = value.to(target.device, target.dtype)
+        value = _without_leading_ones(value)
     else:
         value = factory.scalar_tensor(value, dtype=target.dtype, device=target.device)
     target.index_put_(indices, value)

@@ -20,9 +20,6 @@ DEFAULT = (0, 300)
 
 # seed -> (kind, what is wrong). Only for the default programs (seeds 0-299).
 KNOWN = {
-    # `v3[::2] = 7` into an expanded (stride-0) tensor: PyTorch refuses the write (internal
-    # overlap), TensorPlay writes it. Internal-overlap checks of in-place writes: branch relfix.
-    53: ("missing error", "setitem through a slice of an expanded tensor is not refused"),
 }
 
 

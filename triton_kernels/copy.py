@@ -16,12 +16,15 @@ from tensorplay._impl import impl_from_array
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta import rules
-from tensorplay.meta.layout import check_inplace_overlap, copy_strides
+from tensorplay.meta.layout import copy_strides
+from tensorplay.meta.overlap import check_inplace_overlap, is_same_data
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 
 
 def copy_(self, src, non_blocking):
+    if is_same_data(self, src):
+        return self
     rules.copy_("copy_", (self, src, non_blocking))
     # copy_ is the one op that may mix devices: bring src over, then copy on self's device.
     if self._impl.device.type == "cpu":           # device -> host: the CPU kernel finishes

@@ -26,7 +26,7 @@ from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
-from tensorplay.meta.layout import check_inplace_overlap
+from tensorplay.meta.overlap import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from tensorplay.dispatch.plan_cache import plans
 from triton_kernels import _template
@@ -301,6 +301,16 @@ def make_launcher(kernel_name, entry):
 for _kernel_name, _op_entry in OPS.items():
     globals()[_kernel_name] = make_launcher(_kernel_name, _op_entry)
 del _kernel_name, _op_entry
+_nan_to_num_float_ = globals()["nan_to_num_"]
+
+
+def nan_to_num_(self, nan, posinf, neginf):
+    """In place. Integers and bool have no nan or inf: PyTorch copies self onto itself,
+    which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
+    if self._impl.dtype.is_floating_point:
+        return _nan_to_num_float_(self, nan, posinf, neginf)
+    operands("nan_to_num_", self=self)
+    return self
 
 
 def equal(self, other):

@@ -26,6 +26,7 @@ from tensorplay.autograd.graph_edges import collect_next_edges, impl_edge, set_h
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.meta.overlap import assert_no_internal_overlap
 
 __all__ = ["CopySlices", "ViewOfBaseBackward", "view_of_base", "regenerate_view_history",
            "gather", "scatter"]
@@ -82,12 +83,18 @@ def _scatter_raw(g, base, view):
     return buf
 
 
+def _slots(region):
+    """The memory slot of each element of `region`, an int64 array of its shape."""
+    index = np.full((), region.offset, dtype=np.int64)
+    for size, stride in zip(region.sizes, region.strides):
+        index = index[..., None] + np.arange(size, dtype=np.int64) * stride
+    return index
+
+
 def _scatter_add_on_host(g, base, view):
     """Several view elements share one base element: their gradients add up. NumPy's
     unbuffered `add.at` does that, on the host whatever the device."""
-    index = np.full((), view.offset, dtype=np.int64)
-    for size, stride in zip(view.sizes, view.strides):
-        index = index[..., None] + np.arange(size, dtype=np.int64) * stride
+    index = _slots(view)
     span = 1 + sum((s - 1) * st for s, st in zip(base.sizes, base.strides))
     flat = np.zeros(max(span, 1), dtype=g.dtype.np)
     np.add.at(flat, index.reshape(-1), np.asarray(g.detach().cpu()).reshape(-1))
@@ -155,7 +162,14 @@ class ViewOfBaseBackward(_RegionNode):
     __slots__ = ()
 
     def apply(self, grads):
-        return (scatter(grads[0], self.base, self.view),)
+        g = scatter(grads[0], self.base, self.view)
+        if self.base.overlaps_itself():
+            # An expanded base: several of its elements are one memory slot, and they
+            # share the slot's gradient (PyTorch's as_strided_backward divides by count).
+            slots = _slots(self.base)
+            count = np.bincount(slots.reshape(-1))[slots].astype(g.dtype.np)
+            g = g / factory.tensor(count, dtype=g.dtype, device=g.device)
+        return (g,)
 
 
 class CopySlices(Node):
@@ -185,6 +199,12 @@ class CopySlices(Node):
 
     def apply(self, grads):
         from tensorplay._generated.functional import where
+        # PyTorch copies the gradient into a buffer laid out like the base, and the view's
+        # part of it back into the view's window of that buffer: both copies refuse a
+        # geometry whose elements share memory (an expanded base or view).
+        assert_no_internal_overlap(self.name(), self.base, arg="base")
+        if self.needs_input_grad(0):
+            assert_no_internal_overlap(self.name(), self.view, arg="view")
         grad = grads[0]
         results = list(self.fn.apply((gather(grad, self.base, self.view),)))
         if self.needs_input_grad(0):

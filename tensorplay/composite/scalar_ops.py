@@ -92,4 +92,9 @@ def fill__tensor(self, value):
         raise ShapeError(f"fill_(): argument 'value' must be a 0-dim tensor, but got a "
                          f"{value.dim()}-dim tensor of shape {fmt_shape(value.shape)}",
                          op="fill_", arg="value")
+    # A value that is a view of self is read before self is written (so `x.fill_(x[1])`
+    # is no overlapping copy), as PyTorch's fill_ clones it.
+    storage = getattr(self._impl, "storage", None)
+    if storage is not None and getattr(value._impl, "storage", None) is storage:
+        value = value.clone()
     return self.copy_(value)

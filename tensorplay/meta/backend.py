@@ -7,7 +7,7 @@ import inspect
 from tensorplay import _tensor_factory as factory
 from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
-from tensorplay.meta.layout import check_inplace_overlap, copy_strides, pointwise_strides
+from tensorplay.meta.layout import copy_strides, pointwise_strides
 from tensorplay.meta.rules import SELF, DataDependent, OutSpec
 
 
@@ -51,19 +51,20 @@ def _materialize(spec, args, op, layout=None):
     return tuple(_materialize(s, args, op) for s in spec)
 
 
-def make_meta_kernel(handle, rule, layout=None, overlap_check=False):
+def make_meta_kernel(handle, rule, layout=None, overlap_check=None):
     """A Meta kernel for `handle` from `rule`, with the op's own parameter names so the
     dispatcher's signature check applies to it like to any other kernel. `layout`:
-    strides(sizes, args) of the result (default: row-major). `overlap_check`: an in-place
-    op that refuses overlapping memory, as the CPU and CUDA kernels do."""
+    strides(sizes, args) of the result (default: row-major). `overlap_check`: for an in-place
+    op that refuses overlapping memory as the CPU and CUDA kernels do, the check of
+    meta/overlap.py it makes, called as check(op, self, (name, tensor), ...)."""
     op = handle.name.split(".")[0]
     names = handle.schema.arg_names
     others = [i for i in handle.schema.tensor_positions if i != 0]
 
     def meta_kernel(*args):
         spec = rule(op, args)
-        if overlap_check:
-            check_inplace_overlap(op, args[0], *[(names[i], args[i]) for i in others])
+        if overlap_check is not None:
+            overlap_check(op, args[0], *[(names[i], args[i]) for i in others])
         return _materialize(spec, args, op, layout)
 
     meta_kernel.__signature__ = inspect.Signature(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.overlap import (assert_no_internal_overlap, assert_no_overlap,
+                                     assert_no_partial_overlap)
 from tensorplay.meta.rules import (
     SELF, OutSpec, broadcast, check_devices, check_value_fits, wrap_dim,
 )
@@ -19,6 +21,18 @@ SCATTER_REDUCE_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 def _sizes(t):
     return t._impl.sizes
+
+
+def _check_writes(op, self, *inputs, internal=True):
+    """An in-place op's memory checks (meta/overlap.py), as PyTorch's meta function of the
+    op makes them: `self` has no internal overlap (unless `internal` is False) and shares
+    no memory with the inputs, given as (name, tensor) pairs. Out of place: none."""
+    if not op.endswith("_"):
+        return
+    if internal:
+        assert_no_internal_overlap(op, self)
+    for name, t in inputs:
+        assert_no_overlap(op, self, name, t)
 
 
 def _out(op, self, sizes=None):
@@ -117,8 +131,10 @@ def scatter(op, args):
     if getattr(src, "_impl", None) is not None:
         _gather_like(op, self, dim, index, src)
         check_same_dtype(op, self, src, "src")
+        _check_writes(op, self, ("index", index), ("src", src))
     else:
         _gather_like(op, self, dim, index)
+        _check_writes(op, self, ("index", index))
     if len(args) > 4:
         _check_reduce(op, args[4], SCATTER_REDUCES)
     return _out(op, self)
@@ -140,6 +156,7 @@ def scatter_reduce(op, args):
     self, dim, index, src, reduce, include_self = args
     _gather_like(op, self, dim, index, src)
     check_same_dtype(op, self, src, "src")
+    _check_writes(op, self, ("index", index), ("src", src))
     _check_reduce(op, reduce, SCATTER_REDUCE_REDUCES)
     return _out(op, self)
 
@@ -197,6 +214,7 @@ def _index_source(op, self, dim, index, source):
 def index_add(op, args):
     self, dim, index, source, alpha = args
     _index_source(op, self, dim, index, source)
+    _check_writes(op, self, ("index", index), ("source", source))
     if isinstance(alpha, float) and not self._impl.dtype.is_floating_point:
         raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
                          f"floating point number", op=op, arg="alpha")
@@ -206,6 +224,7 @@ def index_add(op, args):
 def index_copy(op, args):
     self, dim, index, source = args
     _index_source(op, self, dim, index, source)
+    _check_writes(op, self, ("index", index), ("source", source))
     return _out(op, self)
 
 
@@ -218,6 +237,8 @@ def index_fill(op, args):
     _index_vector(op, self, dim, index)
     _check_scalar_value(op, value)
     check_value_fits(op, value, self._impl.dtype)
+    # one value written: an expanded self is fine, an index read from self's memory not
+    _check_writes(op, self, ("index", index), internal=False)
     return _out(op, self)
 
 
@@ -248,6 +269,8 @@ def masked_fill(op, args):
     sizes = _masked_sizes(op, self, mask)
     _check_scalar_value(op, value)
     check_value_fits(op, value, self._impl.dtype)
+    if op.endswith("_"):     # one value written: an expanded self is fine
+        assert_no_partial_overlap(op, self, "mask", mask)
     return _out(op, self, sizes)
 
 
@@ -263,6 +286,7 @@ def masked_scatter(op, args):
     check_devices(op, [("self", self), ("mask", mask), ("source", source)])
     sizes = _masked_sizes(op, self, mask)
     check_same_dtype(op, self, source, "source")
+    _check_writes(op, self)
     return _out(op, self, sizes)
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.indexing import check_same_dtype
+from tensorplay.meta.indexing import check_same_dtype, numel
+from tensorplay.meta.overlap import assert_no_overlap, assert_no_partial_overlap
 from tensorplay.meta.rules import SELF, OutSpec, broadcast, check_devices
 
 INDEX_DTYPES = (dt.int64, dt.int32)
@@ -106,4 +107,28 @@ def index_put(op, args):
         raise ShapeError(f"{op}(): argument 'values' (shape {fmt_shape(vsizes)}) cannot be "
                          f"broadcast to the indexed shape {fmt_shape(target)}", op=op,
                          arg="values")
-    return SELF if op.endswith("_") else OutSpec(self._impl.sizes, self._impl.dtype)
+    if not op.endswith("_"):
+        return OutSpec(self._impl.sizes, self._impl.dtype)
+    # Memory checks (meta/overlap.py), as PyTorch's index_put_ makes them. An expanded
+    # self is allowed (PyTorch warns that it is deprecated).
+    mask = _fill_mask(self, indices, values, accumulate)
+    if mask is not None:
+        assert_no_partial_overlap(op, self, "indices", mask)
+    else:
+        assert_no_overlap(op, self, "values", values)
+        for t in indices:
+            if t is not None:
+                assert_no_overlap(op, self, "indices", t)
+    return SELF
+
+
+def _fill_mask(self, indices, values, accumulate):
+    """The mask, when PyTorch writes `x[mask] = v` as masked_fill_(mask, v.item()): one
+    bool mask on self's device, a one-element cpu value, no accumulation
+    (canDispatchToMaskedFill). The value is then read first, so it may be self's own."""
+    given = [t for t in indices if t is not None]
+    if accumulate or numel(values._impl.sizes) != 1 or values._impl.device.type != "cpu":
+        return None
+    if len(given) != 1 or not is_mask(given[0]) or given[0]._impl.device != self._impl.device:
+        return None
+    return given[0]

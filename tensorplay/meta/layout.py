@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from tensorplay import _memory_format as mf
 from tensorplay._impl import contiguous_strides, is_contiguous_layout
-from tensorplay.errors import ArgumentError, ShapeError, TensorPlayError
+from tensorplay.errors import ArgumentError, ShapeError
 
 __all__ = ["is_non_overlapping_and_dense", "clone_strides", "copy_strides",
-           "pointwise_strides", "check_inplace_overlap"]
+           "pointwise_strides"]
 
 
 def is_non_overlapping_and_dense(sizes, strides):
@@ -134,39 +134,6 @@ def pointwise_strides(sizes, inputs):
         return 0
 
     return dense_in_order(sizes, _sort_dims(ndim, should_swap))
-
-
-def check_inplace_overlap(op, self, *inputs):
-    """Refuse an in-place write whose result would depend on the order elements are
-    written in (PyTorch's two checks, with its messages):
-
-    * `self` itself has elements sharing memory (an expanded tensor: stride 0);
-    * an input is dense and overlaps dense `self` in memory without being exactly
-      `self` (`x[:3] *= x[1:]`). Sharing exactly (`x *= x`) is fine."""
-    impl = self._impl
-    if 0 in impl.strides and any(st == 0 and sz > 1 for sz, st in zip(impl.sizes,
-                                                                     impl.strides)):
-        raise TensorPlayError(
-            f"{op}(): unsupported operation: more than one element of the written-to tensor "
-            f"(argument 'self') refers to a single memory location. Please clone() the "
-            f"tensor before performing the operation.", op=op, arg="self")
-    for name, t in inputs:
-        other = getattr(t, "_impl", None)
-        if other is None or other is impl or other.storage is not impl.storage:
-            continue        # the common case: nothing shared
-        if (other.offset, other.sizes, other.strides) == (impl.offset, impl.sizes,
-                                                          impl.strides):
-            continue
-        if not (is_non_overlapping_and_dense(impl.sizes, impl.strides) and
-                is_non_overlapping_and_dense(other.sizes, other.strides)):
-            continue        # PyTorch: too hard to tell, allowed
-        if other.offset < impl.offset + impl.numel() and impl.offset < \
-                other.offset + other.numel():
-            raise TensorPlayError(
-                f"{op}(): unsupported operation: some elements of the input tensor (argument "
-                f"'{name}') and the written-to tensor (argument 'self') refer to a single "
-                f"memory location, with overlapping memory. Please clone() the tensor before "
-                f"performing the operation.", op=op, arg=name)
 
 
 def is_in_format(op, sizes, strides, memory_format):

@@ -11,6 +11,7 @@ from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta import rules
+from tensorplay.meta.overlap import assert_no_internal_overlap
 from tensorplay.meta.rules import (
     SELF, OutSpec, binary, broadcast, check_devices, check_inplace_cast,
 )
@@ -291,6 +292,7 @@ def random_float_inplace(op, args):
     if op == "exponential_" and not args[1] > 0:
         raise ArgumentError(f"{op}(): argument 'lambd' must be positive, but got {args[1]}",
                             op=op, arg="lambd")
+    assert_no_internal_overlap(op, self)     # one draw per memory location, as in PyTorch
     return SELF
 
 
@@ -301,6 +303,7 @@ def bernoulli_tensor_inplace(op, args):
         raise ShapeError(f"{op}(): argument 'p' (shape {fmt_shape(_sizes(p))}) cannot be "
                          f"broadcast to 'self' (shape {fmt_shape(_sizes(self))})", op=op,
                          arg="p")
+    assert_no_internal_overlap(op, self)
     return SELF
 
 

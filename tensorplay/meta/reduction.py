@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.overlap import assert_no_internal_overlap
 from tensorplay.meta.rules import (
     OutSpec, SELF, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
     wrap_dim,
@@ -130,6 +131,7 @@ def cumsum_(op, args):
         raise DTypeError(f"{op}(): argument 'dtype' ({dtype.name}) must match the dtype of "
                          f"'self' ({self._impl.dtype.name}) for an in-place scan", op=op,
                          arg="dtype")
+    assert_no_internal_overlap(op, self)     # each element reads the one written before it
     return SELF
 
 

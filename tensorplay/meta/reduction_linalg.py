@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.overlap import assert_no_internal_overlap
 from tensorplay.meta.rules import (
     OutSpec, SELF, broadcast, check_devices,
 )
@@ -96,6 +97,10 @@ def _add_product(op, args, names, rank):
             raise ShapeError(f"{op}(): argument 'self' (shape {fmt_shape(_sizes(self))}) must "
                              f"have the product's shape {fmt_shape(sizes)} in-place", op=op,
                              arg="self")
+        if rank == 2:
+            # PyTorch's addmm_ computes into a dense matrix and copies that into self
+            # (addmv_ and baddbmm_ write through self's strides and do not check)
+            assert_no_internal_overlap(op, self)
         return SELF
     return OutSpec(sizes, self._impl.dtype)
 

@@ -375,9 +375,12 @@ def copy_(op, args):
                           arg="src")
     sizes = broadcast(op, [("self", _sizes(self)), ("src", _sizes(src))])
     if sizes != _sizes(self):
+        # PyTorch's copy is a TensorIterator that may not resize its output: a src with
+        # more (leading, size-1) dims than self is refused too.
         raise ShapeError(f"{op}(): argument 'src' (shape {fmt_shape(_sizes(src))}) cannot be "
-                         f"broadcast to 'self' (shape {fmt_shape(_sizes(self))})", op=op,
-                         arg="src")
+                         f"broadcast to 'self' (shape {fmt_shape(_sizes(self))}): output with "
+                         f"shape {fmt_shape(_sizes(self))} doesn't match the broadcast shape "
+                         f"{fmt_shape(sizes)}", op=op, arg="src")
     return SELF
 
 
