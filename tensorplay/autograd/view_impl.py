@@ -20,7 +20,7 @@ refuses, and so do we (`ViewImpl.check_rebase`).
 """
 from __future__ import annotations
 
-from tensorplay._impl import TensorImpl
+from tensorplay._impl import PLAIN_KEYS, TensorImpl
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.inplace_views import regenerate_view_history
 from tensorplay.errors import TensorPlayError
@@ -38,12 +38,13 @@ class ViewImpl(TensorImpl):
 
     def __init__(self, base, storage, sizes, strides, offset, dtype, device, version,
                  inference=False):
-        self._grad_fn = None
-        self._requires_grad = False
-        super().__init__(storage, sizes, strides, offset, dtype, device, version=version,
-                         inference=inference)
+        # TensorImpl's `requires_grad = False` and `grad_fn = None` go through the
+        # setters below: they set `_requires_grad`, `_grad_fn` and `view_version`. The
+        # arguments go by position (a call with keywords builds a dict), with the key set
+        # of a plain impl, which a view has.
+        TensorImpl.__init__(self, storage, sizes, strides, offset, dtype, device, version,
+                            inference, None, None, PLAIN_KEYS[inference][device.key])
         self.base = base
-        self.view_version = version.value
         self.creation = DEFAULT if grad_state.enabled else NO_GRAD_MODE
 
     @property

@@ -19,9 +19,16 @@ from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 def make_view(self, sizes, strides, offset):
     src = self._impl
-    base = src.base if src.base is not None else src
-    return wrap(ViewImpl(base, src.storage, tuple(sizes), tuple(strides), offset, src.dtype,
-                         src.device, src.version, inference=src.inference))
+    base = src.base
+    if base is None:
+        base = src
+    # Most callers pass tuples already; the impl's private flag saves a property call.
+    if type(sizes) is not tuple:
+        sizes = tuple(sizes)
+    if type(strides) is not tuple:
+        strides = tuple(strides)
+    return wrap(ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
+                         src.version, src._inference))
 
 
 def infer_size(op, shape, numel, arg="size"):
