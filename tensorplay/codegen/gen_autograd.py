@@ -288,6 +288,10 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
 
 # The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
 # while grad_state is thread-local (a slower read), and most calls need no graph.
+# The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
+# would do (dispatch/tls.py), written out: the guard object and its two method calls cost
+# more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
+# half of the thread's masks, also when the op raises.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
@@ -296,9 +300,13 @@ def $name(ks, $args):
     node = $node()
     node.next_functions = $edges
     $record
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         $save_inputs
         result = $call
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     $history
     $save_outputs
     return result
@@ -442,7 +450,7 @@ from tensorplay.autograd.graph_edges import (
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
-from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
 
