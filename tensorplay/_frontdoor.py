@@ -74,6 +74,13 @@ def as_bool(op, arg, value):
 
 def as_int_list(op, arg, value, size=None):
     """int[] arguments accept an int (expanded to `size` copies, or a 1-list) or a sequence."""
+    if type(value) is tuple and (size is None or len(value) != 1):
+        # The common case, `x.view(2, 8)`: a tuple of plain ints is already the answer.
+        for v in value:
+            if type(v) is not int:
+                break
+        else:
+            return value
     if type(value) is int or isinstance(value, np.integer):
         return (int(value),) * (size or 1)
     if isinstance(value, (list, tuple, range)):
