@@ -151,7 +151,7 @@ def wrap_dim(op, arg, dim, ndim):
     """Turn a possibly negative dim into 0..ndim-1 (0-dim tensors accept -1 and 0)."""
     if type(dim) is not int:
         dim = as_int(op, arg, dim)
-    n = max(ndim, 1)
+    n = ndim or 1       # max(ndim, 1) without the call: ndim >= 0
     if dim < -n or dim >= n:
         raise DimError(f"{op}(): Dimension out of range (expected to be in range of "
                        f"[{-n}, {n - 1}], but got {dim}) for argument '{arg}'", op=op, arg=arg)

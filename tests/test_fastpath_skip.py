@@ -199,3 +199,15 @@ def test_int_lists_of_every_spelling_still_convert():
         assert x.view(*args).shape == torch.ones(4, 4).view(*args).shape
     with pytest.raises(tp.errors.ArgumentError):
         x.view((2.0, 8))
+
+
+def test_a_view_sets_every_field_a_plain_impl_sets():
+    from tensorplay._impl import TensorImpl
+    x = tp.ones(4, 4, requires_grad=True)
+    plain, view = x._impl, x.view(16)._impl
+    for name in TensorImpl.__slots__:
+        if name in ("__weakref__", "requires_grad", "grad_fn"):
+            continue        # the view answers these two through its properties
+        assert hasattr(view, name) == hasattr(plain, name), name
+    assert view.requires_grad and view.grad_fn is not None
+    assert view.keys == view.key_set() and view.is_contiguous and view.base is plain
