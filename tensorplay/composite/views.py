@@ -58,7 +58,7 @@ def infer_size(op, shape, numel, arg="size"):
 def view_strides(old_sizes, old_strides, new_sizes):
     """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
     None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
-    if numel_of(old_sizes) == 0 or not old_sizes:
+    if not old_sizes or numel_of(old_sizes) == 0:
         # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
         # the loop below would find no dim of the old shape to take strides from.
         return contiguous_strides(new_sizes)
@@ -93,7 +93,7 @@ def view_strides(old_sizes, old_strides, new_sizes):
 
 def view(self, size):
     impl = self._impl
-    sizes = infer_size("view", size, impl.numel())
+    sizes = infer_size("view", size, numel_of(impl.sizes))
     strides = view_strides(impl.sizes, impl.strides, sizes)
     if strides is None:
         raise ShapeError(f"view(): view size {fmt_shape(sizes)} (argument 'size') is not "
