@@ -260,8 +260,6 @@ def wrap_number(value, like=None):
     return t
 
 
-
-
 def observed(handle, ks, args):
     """The slow path of a front door while a profiler is listening: an `op` event
     opened and closed around the dispatch."""
