@@ -9,9 +9,11 @@ from tensorplay._dtype import get_default_dtype
 from tensorplay._impl import (
     Storage, TensorImpl, contiguous_strides, impl_from_array, is_contiguous_layout,
 )
-from tensorplay._tensor import wrap
+from tensorplay._tensor import Tensor, wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta.layout import clone_strides, pointwise_strides
+
+_new = object.__new__
 
 
 def out(result, dtype):
@@ -22,7 +24,10 @@ def out(result, dtype):
     np_dtype = dtype.np
     if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
         result = result.astype(np_dtype)
-    return wrap(impl_from_array(result, dtype, CPU, grad_state.inference))
+    # wrap(impl) written out: nearly every CPU kernel's result is made here
+    t = _new(Tensor)
+    t._impl = impl_from_array(result, dtype, CPU, grad_state.inference)
+    return t
 
 
 def out_strided(result, dtype, strides):

@@ -217,8 +217,12 @@ def _inplace(op, ufunc, self, other, alpha=1):
         rules.check_inplace_cast(op, dtype, self)
     check_inplace_overlap(op, self, ("other", other))
     target = self._impl.array()
-    result = ufunc(array_as(self, dtype), b)
-    np.copyto(target, result, casting="unsafe")
+    if dtype is self._impl.dtype:
+        # Computed in self's own dtype: the ufunc writes straight into self's memory
+        # (NumPy buffers an operand that is self itself, `x += x`), no temporary to copy.
+        ufunc(target, b, out=target)
+    else:
+        np.copyto(target, ufunc(array_as(self, dtype), b), casting="unsafe")
     return self
 
 

@@ -13,7 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._layout import strided
-from tensorplay.dispatch.keys import AUTOGRAD_OFFSET
+from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS
+
+# The key set of a plain impl, by [inference][backend]: its backend bit, plus the
+# backend's autograd bit unless it is an inference tensor (`TensorImpl.key_set`).
+PLAIN_KEYS = (
+    tuple((1 << b) | (1 << (b + AUTOGRAD_OFFSET)) for b in range(NUM_BACKENDS)),
+    tuple(1 << b for b in range(NUM_BACKENDS)),
+)
 
 
 class Storage:
@@ -29,12 +36,13 @@ class Storage:
 
 
 class VersionCounter:
-    """Shared by a tensor and all its views; bumped by every in-place op."""
+    """Shared by a tensor and all its views; bumped by every in-place op.
 
-    __slots__ = ("value",)
+    A counter starts at the class's `value` 0, and the first bump gives the instance a
+    value of its own: every kernel result makes a counter, and a class with no
+    `__init__` is made in half the time."""
 
-    def __init__(self):
-        self.value = 0
+    value = 0
 
 
 def contiguous_strides(sizes):
@@ -51,12 +59,16 @@ def contiguous_strides(sizes):
 
 def is_contiguous_layout(sizes, strides):
     """Row-major contiguity as PyTorch defines it: size-1 dims may have any stride."""
+    n = len(sizes)
+    if n < 2:   # 0-d, and 1-d (every view made by x.view(-1) or x[i] of a matrix)
+        return n == 0 or sizes[0] < 2 or strides[0] == 1
     expected = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
+    for i in range(n - 1, -1, -1):
+        size = sizes[i]
         if size == 0:
             return True
         if size != 1:
-            if stride != expected:
+            if strides[i] != expected:
                 return False
             expected *= size
     return True
@@ -81,9 +93,10 @@ class TensorImpl:
     layout = strided     # a class attribute: the sparse impl (tensorplay/sparse) overrides it
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
-                 inference=False, array=None, contiguous=None):
+                 inference=False, array=None, contiguous=None, keys=None):
         # Hot callers (impl_from_array, views) pass every argument by position: a class
-        # call with keywords builds a dict first.
+        # call with keywords builds a dict first. `keys`: the caller knows the key set
+        # of a plain impl (PLAIN_KEYS), which saves the method call.
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
@@ -94,7 +107,7 @@ class TensorImpl:
         self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
             else contiguous
         self._inference = inference
-        self.keys = self.key_set()
+        self.keys = self.key_set() if keys is None else keys
         self.wrapped_number = False
         self._array = array
         self.requires_grad = False
@@ -134,10 +147,7 @@ class TensorImpl:
     def key_set(self):
         """A backend bit, plus its autograd bit unless this is an inference tensor
         (subclasses add or replace keys; `keys` holds the result)."""
-        backend = self._device.key
-        if self._inference:
-            return 1 << backend
-        return (1 << backend) | (1 << (backend + AUTOGRAD_OFFSET))
+        return PLAIN_KEYS[self._inference][self._device.key]
 
     def numel(self):
         return numel_of(self.sizes)
@@ -167,4 +177,5 @@ def impl_from_array(arr, dtype, device, inference):
         arr = np.ascontiguousarray(arr)
     sizes = arr.shape
     return TensorImpl(Storage(arr, arr.nbytes, device), sizes, contiguous_strides(sizes), 0,
-                      dtype, device, None, inference, arr, True)
+                      dtype, device, None, inference, arr, True,
+                      PLAIN_KEYS[inference][device.key])

@@ -14,6 +14,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
+from tensorplay._generated import functional as F
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
@@ -171,7 +172,10 @@ class Tensor(TensorMethods, TensorBase):
     def __getitem__(self, index):
         if type(index) is int and self._impl.sizes:
             # x[i]: exactly what _indexing.getitem makes of a lone int, without walking
-            # the general index machinery
+            # the general index machinery; on a plain Tensor (no `select` of a subclass to
+            # honour) straight into select.int's front door, past its overload matcher.
+            if type(self) is Tensor:
+                return F._run_select_int(self, 0, index)
             return self.select(0, index)
         from tensorplay._indexing import getitem
         return getitem(self, index)

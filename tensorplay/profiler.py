@@ -188,7 +188,6 @@ class profile:
     def __enter__(self):
         self._t0 = time.perf_counter_ns()
         observers.listeners.append(self)
-        observers.active = True
         observers.record_shapes = observers.record_shapes or self.record_shapes
         trace.listen_profiler(self)
         return self
@@ -196,7 +195,6 @@ class profile:
     def __exit__(self, *exc):
         trace.unlisten_profiler(self)
         observers.listeners.remove(self)
-        observers.active = bool(observers.listeners)
         observers.record_shapes = any(p.record_shapes for p in observers.listeners)
         self.events.sort(key=lambda e: e.start_ns)
 

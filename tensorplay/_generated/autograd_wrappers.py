@@ -12,7 +12,7 @@ from tensorplay.autograd.graph_edges import (
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
-from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
@@ -73,8 +73,12 @@ def add_Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -88,8 +92,12 @@ def add__Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -102,8 +110,12 @@ def sub_Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -117,8 +129,12 @@ def sub__Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -130,10 +146,14 @@ def mul_Tensor(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
         result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -147,9 +167,13 @@ def mul__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
         result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -161,10 +185,14 @@ def div_Tensor(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -178,9 +206,13 @@ def div__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -192,10 +224,14 @@ def pow_Tensor_Tensor(ks, self, exponent):
     node.next_functions = (impl_edge(self._impl), impl_edge(exponent._impl))
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.exponent_ = SavedVariable(exponent, is_output=False)
         result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -208,10 +244,14 @@ def maximum(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -223,10 +263,14 @@ def minimum(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -238,10 +282,14 @@ def xlogy_Tensor(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -253,9 +301,13 @@ def where_self(ks, condition, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.condition_ = SavedVariable(condition, is_output=False)
         result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -265,8 +317,12 @@ def neg(ks, self):
         return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -276,9 +332,13 @@ def abs(ks, self):
         return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AbsBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -288,8 +348,12 @@ def sign(ks, self):
         return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SignBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -299,8 +363,12 @@ def exp(ks, self):
         return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -311,9 +379,13 @@ def log(ks, self):
         return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     node = LogBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -323,8 +395,12 @@ def sqrt(ks, self):
         return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -335,9 +411,13 @@ def sin(ks, self):
         return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -347,9 +427,13 @@ def cos(ks, self):
         return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CosBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -359,8 +443,12 @@ def tanh(ks, self):
         return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -371,8 +459,12 @@ def sigmoid(ks, self):
         return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -383,8 +475,12 @@ def relu(ks, self):
         return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -396,8 +492,12 @@ def relu_(ks, self):
     check_inplace(self, 'relu_')
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -409,8 +509,12 @@ def sum(ks, self, dtype):
     node = SumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -423,8 +527,12 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -436,8 +544,12 @@ def mean(ks, self, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -450,8 +562,12 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -461,9 +577,13 @@ def max(ks, self):
         return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -477,8 +597,12 @@ def max_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -489,9 +613,13 @@ def min(ks, self):
         return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MinBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -505,8 +633,12 @@ def min_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -517,10 +649,14 @@ def mm(ks, self, mat2):
         return ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = MmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
         result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -530,10 +666,14 @@ def bmm(ks, self, mat2):
         return ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     node = BmmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
         result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -546,8 +686,12 @@ def copy_(ks, self, src, non_blocking):
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -558,8 +702,12 @@ def fill__Scalar(ks, self, value):
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -569,8 +717,12 @@ def clone(ks, self, memory_format):
         return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     node = CloneBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -582,8 +734,12 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     node.next_functions = (impl_edge(self._impl),)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -594,8 +750,12 @@ def view(ks, self, size):
     node = ViewBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -608,9 +768,13 @@ def as_strided(ks, self, size, stride, storage_offset):
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -622,8 +786,12 @@ def transpose_int(ks, self, dim0, dim1):
     node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -634,8 +802,12 @@ def permute(ks, self, dims):
     node = PermuteBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -646,8 +818,12 @@ def expand(ks, self, size, implicit):
     node = ExpandBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -658,8 +834,12 @@ def squeeze(ks, self):
     node = SqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -670,8 +850,12 @@ def squeeze_dim(ks, self, dim):
     node = SqueezeBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -682,8 +866,12 @@ def unsqueeze(ks, self, dim):
     node = UnsqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -696,8 +884,12 @@ def select_int(ks, self, dim, index):
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -712,8 +904,12 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.end_ = end
     node.step_ = step
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -723,8 +919,12 @@ def reciprocal(ks, self):
         return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -736,8 +936,12 @@ def reciprocal_(ks, self):
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -748,8 +952,12 @@ def rsqrt(ks, self):
         return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -761,8 +969,12 @@ def rsqrt_(ks, self):
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -773,8 +985,12 @@ def exp2(ks, self):
         return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -786,8 +1002,12 @@ def exp2_(ks, self):
     check_inplace(self, 'exp2_')
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -798,8 +1018,12 @@ def expm1(ks, self):
         return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -811,8 +1035,12 @@ def expm1_(ks, self):
     check_inplace(self, 'expm1_')
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -823,9 +1051,13 @@ def log2(ks, self):
         return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log2Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -837,8 +1069,12 @@ def log2_(ks, self):
     node = Log2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -848,9 +1084,13 @@ def log10(ks, self):
         return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log10Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -862,8 +1102,12 @@ def log10_(ks, self):
     node = Log10Backward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -873,9 +1117,13 @@ def log1p(ks, self):
         return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     node = Log1pBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -887,8 +1135,12 @@ def log1p_(ks, self):
     node = Log1pBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -898,8 +1150,12 @@ def tan(ks, self):
         return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -911,8 +1167,12 @@ def tan_(ks, self):
     check_inplace(self, 'tan_')
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -923,9 +1183,13 @@ def asin(ks, self):
         return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AsinBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -937,8 +1201,12 @@ def asin_(ks, self):
     node = AsinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -948,9 +1216,13 @@ def acos(ks, self):
         return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AcosBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -962,8 +1234,12 @@ def acos_(ks, self):
     node = AcosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -973,9 +1249,13 @@ def atan(ks, self):
         return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     node = AtanBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -987,8 +1267,12 @@ def atan_(ks, self):
     node = AtanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -998,9 +1282,13 @@ def sinh(ks, self):
         return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SinhBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1012,8 +1300,12 @@ def sinh_(ks, self):
     node = SinhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1023,9 +1315,13 @@ def cosh(ks, self):
         return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CoshBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1037,8 +1333,12 @@ def cosh_(ks, self):
     node = CoshBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1048,9 +1348,13 @@ def erf(ks, self):
         return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1062,8 +1366,12 @@ def erf_(ks, self):
     node = ErfBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1073,9 +1381,13 @@ def erfc(ks, self):
         return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = ErfcBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1087,8 +1399,12 @@ def erfc_(ks, self):
     node = ErfcBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1099,9 +1415,13 @@ def logit(ks, self, eps):
     node = LogitBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1114,8 +1434,12 @@ def logit_(ks, self, eps):
     node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1125,8 +1449,12 @@ def floor(ks, self):
         return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1137,8 +1465,12 @@ def floor_(ks, self):
     check_inplace(self, 'floor_')
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1148,8 +1480,12 @@ def ceil(ks, self):
         return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1160,8 +1496,12 @@ def ceil_(ks, self):
     check_inplace(self, 'ceil_')
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1171,8 +1511,12 @@ def trunc(ks, self):
         return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1183,8 +1527,12 @@ def trunc_(ks, self):
     check_inplace(self, 'trunc_')
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1194,8 +1542,12 @@ def round(ks, self):
         return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1205,8 +1557,12 @@ def round_decimals(ks, self, decimals):
         return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1217,8 +1573,12 @@ def round_(ks, self):
     check_inplace(self, 'round_')
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1229,8 +1589,12 @@ def round__decimals(ks, self, decimals):
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1240,8 +1604,12 @@ def frac(ks, self):
         return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1252,8 +1620,12 @@ def frac_(ks, self):
     check_inplace(self, 'frac_')
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1266,10 +1638,14 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1284,9 +1660,13 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1296,8 +1676,12 @@ def floor_divide(ks, self, other):
         return ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1308,8 +1692,12 @@ def floor_divide__Tensor(ks, self, other):
     check_inplace(self, 'floor_divide_.Tensor')
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1321,10 +1709,14 @@ def remainder_Tensor(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1338,9 +1730,13 @@ def remainder__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1352,10 +1748,14 @@ def fmod_Tensor(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1369,9 +1769,13 @@ def fmod__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1383,10 +1787,14 @@ def atan2(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1400,9 +1808,13 @@ def atan2_(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1414,10 +1826,14 @@ def hypot(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1432,9 +1848,13 @@ def hypot_(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
         result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1447,9 +1867,13 @@ def clamp(ks, self, min, max):
     node.next_functions = (impl_edge(self._impl),)
     node.min_ = min
     node.max_ = max
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1465,11 +1889,15 @@ def clamp_Tensor(ks, self, min, max):
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
         result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1483,8 +1911,12 @@ def clamp_(ks, self, min, max):
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1502,10 +1934,14 @@ def clamp__Tensor(ks, self, min, max):
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
         result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1518,8 +1954,12 @@ def lerp_Scalar(ks, self, end, weight):
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1535,7 +1975,9 @@ def lerp_Tensor(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(
@@ -1543,6 +1985,8 @@ def lerp_Tensor(ks, self, end, weight):
             is_output=False,
         )
         result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1556,8 +2000,12 @@ def lerp__Scalar(ks, self, end, weight):
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1577,13 +2025,17 @@ def lerp__Tensor(ks, self, end, weight):
     node.self_ = SavedVariable(
         self.clone() if weight._impl.requires_grad else None, is_output=False,
     )
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(
             weight if self._impl.requires_grad or end._impl.requires_grad else None,
             is_output=False,
         )
         result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1602,7 +2054,9 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
@@ -1610,6 +2064,8 @@ def addcmul(ks, self, tensor1, tensor2, value):
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
         result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1629,7 +2085,9 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
@@ -1637,6 +2095,8 @@ def addcmul_(ks, self, tensor1, tensor2, value):
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
         result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1655,7 +2115,9 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
@@ -1664,6 +2126,8 @@ def addcdiv(ks, self, tensor1, tensor2, value):
             is_output=False,
         )
         result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1683,7 +2147,9 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
@@ -1692,6 +2158,8 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
             is_output=False,
         )
         result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1701,9 +2169,13 @@ def nan_to_num(ks, self, nan, posinf, neginf):
         return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     node = NanToNumBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1715,8 +2187,12 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     node = NanToNumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1727,8 +2203,12 @@ def exp_(ks, self):
     check_inplace(self, 'exp_')
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1741,8 +2221,12 @@ def log_(ks, self):
     node = LogBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1753,8 +2237,12 @@ def sqrt_(ks, self):
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1767,8 +2255,12 @@ def sin_(ks, self):
     node = SinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1780,8 +2272,12 @@ def cos_(ks, self):
     node = CosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1792,8 +2288,12 @@ def tanh_(ks, self):
     check_inplace(self, 'tanh_')
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1805,8 +2305,12 @@ def sigmoid_(ks, self):
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1818,8 +2322,12 @@ def neg_(ks, self):
     check_inplace(self, 'neg_')
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1831,8 +2339,12 @@ def abs_(ks, self):
     node = AbsBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1843,9 +2355,13 @@ def leaky_relu(ks, self, negative_slope):
     node = LeakyReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1858,8 +2374,12 @@ def leaky_relu_(ks, self, negative_slope):
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1872,9 +2392,13 @@ def elu(ks, self, alpha, scale, input_scale):
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1889,8 +2413,12 @@ def elu_(ks, self, alpha, scale, input_scale):
     node.scale_ = scale
     node.input_scale_ = input_scale
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1901,9 +2429,13 @@ def gelu(ks, self, approximate):
     node = GeluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1916,8 +2448,12 @@ def gelu_(ks, self, approximate):
     node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1927,9 +2463,13 @@ def silu(ks, self):
         return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     node = SiluBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1941,8 +2481,12 @@ def silu_(ks, self):
     node = SiluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -1955,12 +2499,16 @@ def gelu_backward(ks, grad_output, self, approximate):
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(
             grad_output if self._impl.requires_grad else None, is_output=False,
         )
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1972,12 +2520,16 @@ def silu_backward(ks, grad_output, self):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(
             grad_output if self._impl.requires_grad else None, is_output=False,
         )
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -1987,9 +2539,13 @@ def mish(ks, self):
         return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MishBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2001,8 +2557,12 @@ def mish_(ks, self):
     node = MishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2014,9 +2574,13 @@ def softplus(ks, self, beta, threshold):
     node.next_functions = (impl_edge(self._impl),)
     node.beta_ = beta
     node.threshold_ = threshold
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2028,9 +2592,13 @@ def hardtanh(ks, self, min_val, max_val):
     node.next_functions = (impl_edge(self._impl),)
     node.min_val_ = min_val
     node.max_val_ = max_val
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2044,8 +2612,12 @@ def hardtanh_(ks, self, min_val, max_val):
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2055,9 +2627,13 @@ def hardsigmoid(ks, self):
         return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardsigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2069,8 +2645,12 @@ def hardsigmoid_(ks, self):
     node = HardsigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2080,9 +2660,13 @@ def hardswish(ks, self):
         return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     node = HardswishBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2094,8 +2678,12 @@ def hardswish_(ks, self):
     node = HardswishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2106,9 +2694,13 @@ def threshold(ks, self, threshold, value):
     node = ThresholdBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2119,13 +2711,17 @@ def threshold_backward(ks, grad_output, self, threshold):
     node = ThresholdBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(
             self if grad_output._impl.requires_grad else None, is_output=False,
         )
         result = ops.threshold_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, threshold,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2138,8 +2734,12 @@ def threshold_(ks, self, threshold, value):
     node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2150,8 +2750,12 @@ def normal_(ks, self, mean, std, generator):
     check_inplace(self, 'normal_')
     node = NormalBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2162,8 +2766,12 @@ def uniform_(ks, self, from_, to, generator):
     check_inplace(self, 'uniform_')
     node = UniformBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2174,8 +2782,12 @@ def exponential_(ks, self, lambd, generator):
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2185,8 +2797,12 @@ def bernoulli(ks, self, generator):
         return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     node = BernoulliBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2196,8 +2812,12 @@ def bernoulli_p(ks, self, p, generator):
         return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     node = BernoulliBackward1()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2208,8 +2828,12 @@ def bernoulli__float(ks, self, p, generator):
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2220,8 +2844,12 @@ def bernoulli__Tensor(ks, self, p, generator):
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2233,10 +2861,14 @@ def clamp_max_Tensor(ks, self, max):
     node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
         result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2250,9 +2882,13 @@ def clamp_max__Tensor(ks, self, max):
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.max_ = SavedVariable(max, is_output=False)
         result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2274,9 +2910,13 @@ def prod(ks, self, dtype):
     node = ProdBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2290,9 +2930,13 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2305,9 +2949,13 @@ def amax(ks, self, dim, keepdim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2320,9 +2968,13 @@ def amin(ks, self, dim, keepdim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2336,9 +2988,13 @@ def var_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2351,9 +3007,13 @@ def std_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2367,11 +3027,15 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.norm_ScalarOpt_dim.redispatch(
             ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2384,9 +3048,13 @@ def logsumexp(ks, self, dim, keepdim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2398,9 +3066,13 @@ def cumsum(ks, self, dim, dtype):
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2413,8 +3085,12 @@ def cumsum_(ks, self, dim, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2426,9 +3102,13 @@ def cumprod(ks, self, dim, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2443,8 +3123,12 @@ def cumprod_(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2456,9 +3140,13 @@ def cummax(ks, self, dim):
     node = CummaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2470,9 +3158,13 @@ def cummin(ks, self, dim):
     node = CumminBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2483,9 +3175,13 @@ def median(ks, self):
         return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     node = MedianBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2499,8 +3195,12 @@ def median_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2514,8 +3214,12 @@ def mode(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2529,8 +3233,12 @@ def kthvalue(ks, self, k, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2542,9 +3250,13 @@ def topk(ks, self, k, dim, largest, sorted):
     node = TopkBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2556,9 +3268,13 @@ def sort(ks, self, dim, descending):
     node = SortBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2570,9 +3286,13 @@ def sort_stable(ks, self, stable, dim, descending):
     node = SortBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -2585,9 +3305,13 @@ def _gather_along(ks, self, dim, index):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2598,9 +3322,13 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     node = ScatterAddAlongBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2611,8 +3339,12 @@ def flip(ks, self, dims):
     node = FlipBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2622,10 +3354,14 @@ def mv(ks, self, vec):
         return ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     node = MvBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
         result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2635,10 +3371,14 @@ def dot(ks, self, tensor):
         return ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     node = DotBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
         result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2654,10 +3394,14 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
         result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2674,10 +3418,14 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
         result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2693,10 +3441,14 @@ def addmv(ks, self, mat, vec, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
         result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2713,10 +3465,14 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
         result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2732,7 +3488,9 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.batch1_ = SavedVariable(
             batch1 if batch2._impl.requires_grad else None, is_output=False,
         )
@@ -2740,6 +3498,8 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
         result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2756,7 +3516,9 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.batch1_ = SavedVariable(
             batch1 if batch2._impl.requires_grad else None, is_output=False,
         )
@@ -2764,6 +3526,8 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
         result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2777,10 +3541,14 @@ def linear(ks, input, weight, bias):
     node = LinearBackward0()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
         result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2792,9 +3560,13 @@ def einsum(ks, equation, tensors):
     node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.tensors_ = SavedVariableList(tensors, is_output=False)
         result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2805,8 +3577,12 @@ def tril(ks, self, diagonal):
     node = TrilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2818,8 +3594,12 @@ def tril_(ks, self, diagonal):
     node = TrilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2830,8 +3610,12 @@ def triu(ks, self, diagonal):
     node = TriuBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2843,8 +3627,12 @@ def triu_(ks, self, diagonal):
     node = TriuBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -2856,8 +3644,12 @@ def diag(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2871,8 +3663,12 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim1_ = dim1
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2886,8 +3682,12 @@ def cat(ks, tensors, dim):
     node.dim_ = dim
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
     node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2899,8 +3699,12 @@ def roll(ks, self, shifts, dims):
     node.next_functions = (impl_edge(self._impl),)
     node.shifts_ = shifts
     node.dims_ = dims
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2912,8 +3716,12 @@ def repeat(ks, self, repeats):
     node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2927,11 +3735,15 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.repeat_interleave_self_int.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2944,12 +3756,16 @@ def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
     node = RepeatInterleaveBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.repeats_ = SavedVariable(repeats, is_output=False)
         result = ops.repeat_interleave_self_Tensor.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2961,9 +3777,13 @@ def gather(ks, self, dim, index, sparse_grad):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2975,9 +3795,13 @@ def scatter_src(ks, self, dim, index, src):
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -2988,9 +3812,13 @@ def scatter_value(ks, self, dim, index, value):
     node = ScatterBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3000,8 +3828,12 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
         return ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3013,10 +3845,14 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
         )
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3029,9 +3865,13 @@ def scatter__src(ks, self, dim, index, src):
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3043,9 +3883,13 @@ def scatter__value(ks, self, dim, index, value):
     node = ScatterBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3056,8 +3900,12 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     check_inplace(self, 'scatter_.reduce')
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3070,10 +3918,14 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     check_inplace(self, 'scatter_.value_reduce')
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.scatter__value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3085,9 +3937,13 @@ def scatter_add(ks, self, dim, index, src):
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
         result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3100,9 +3956,13 @@ def scatter_add_(ks, self, dim, index, src):
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
         result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3117,13 +3977,17 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
         result = ops.scatter_reduce_two.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -3141,12 +4005,16 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     node.reduce_ = reduce
     node.include_self_ = include_self
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
         result = ops.scatter_reduce__two.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -3159,9 +4027,13 @@ def index_select(ks, self, dim, index):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3174,9 +4046,13 @@ def index_add(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3190,9 +4066,13 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3204,9 +4084,13 @@ def index_copy(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3219,9 +4103,13 @@ def index_copy_(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3232,9 +4120,13 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     node = IndexFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3245,9 +4137,13 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     node = IndexFillBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3259,9 +4155,13 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     node = IndexFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3273,9 +4173,13 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     node = IndexFillBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3286,9 +4190,13 @@ def masked_fill_Scalar(ks, self, mask, value):
     node = MaskedFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3299,9 +4207,13 @@ def masked_fill_Tensor(ks, self, mask, value):
     node = MaskedFillBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3313,9 +4225,13 @@ def masked_fill__Scalar(ks, self, mask, value):
     node = MaskedFillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3327,9 +4243,13 @@ def masked_fill__Tensor(ks, self, mask, value):
     node = MaskedFillBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3340,9 +4260,13 @@ def masked_select(ks, self, mask):
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3354,9 +4278,13 @@ def masked_scatter(ks, self, mask, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3369,9 +4297,13 @@ def masked_scatter_(ks, self, mask, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3382,9 +4314,13 @@ def take(ks, self, index):
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3425,9 +4361,13 @@ def index_Tensor(ks, self, indices):
     node = IndexBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3439,9 +4379,13 @@ def index_put(ks, self, indices, values, accumulate):
     node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         result = ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3454,9 +4398,13 @@ def index_put_(ks, self, indices, values, accumulate):
     node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         result = ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -3481,13 +4429,17 @@ def convolution(
     node.output_padding_ = output_padding
     node.groups_ = groups
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.convolution.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
             output_padding, groups,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3514,7 +4466,9 @@ def convolution_backward(
     node.transposed_ = transposed
     node.output_padding_ = output_padding
     node.groups_ = groups
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(
             grad_output if input._impl.requires_grad or weight._impl.requires_grad else None,
             is_output=False,
@@ -3525,6 +4479,8 @@ def convolution_backward(
             ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
             transposed, output_padding, groups, output_mask,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3535,8 +4491,12 @@ def constant_pad_nd(ks, self, pad, value):
     node = ConstantPadNdBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3549,8 +4509,12 @@ def _pad_nd(ks, self, pad, mode):
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3564,10 +4528,14 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     node.next_functions = (impl_edge(grad_output._impl),)
     node.pad_ = pad
     node.mode_ = mode
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._pad_nd_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3584,11 +4552,15 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node.padding_ = padding
     node.dilation_ = dilation
     node.ceil_mode_ = ceil_mode
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.max_pool2d_with_indices.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -3608,7 +4580,9 @@ def max_pool2d_with_indices_backward(
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.indices_ = SavedVariable(
             indices if grad_output._impl.requires_grad else None, is_output=False,
@@ -3617,6 +4591,8 @@ def max_pool2d_with_indices_backward(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
             ceil_mode, indices,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3637,12 +4613,16 @@ def avg_pool2d(
     node.ceil_mode_ = ceil_mode
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.avg_pool2d.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3664,12 +4644,16 @@ def avg_pool2d_backward(
     node.ceil_mode_ = ceil_mode
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.avg_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
             count_include_pad, divisor_override,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3679,9 +4663,13 @@ def adaptive_avg_pool2d(ks, self, output_size):
         return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveAvgPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3692,9 +4680,13 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     node = AdaptiveAvgPool2dBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3704,9 +4696,13 @@ def adaptive_max_pool2d(ks, self, output_size):
         return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     node = AdaptiveMaxPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -3719,7 +4715,9 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
         )
     node = AdaptiveMaxPool2dBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.indices_ = SavedVariable(
             indices if grad_output._impl.requires_grad else None, is_output=False,
@@ -3727,6 +4725,8 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
         result = ops.adaptive_max_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3742,10 +4742,14 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.upsample_nearest2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3760,10 +4764,14 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.upsample_nearest2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3780,10 +4788,14 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.upsample_bilinear2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3802,11 +4814,15 @@ def upsample_bilinear2d_backward(
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.upsample_bilinear2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
             scales_w,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3823,10 +4839,14 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node.padding_ = padding
     node.stride_ = stride
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.im2col.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3842,10 +4862,14 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node.dilation_ = dilation
     node.padding_ = padding
     node.stride_ = stride
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.col2im.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3857,8 +4881,12 @@ def _softmax(ks, self, dim, half_to_float):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -3871,8 +4899,12 @@ def _log_softmax(ks, self, dim, half_to_float):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -3888,7 +4920,9 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(
             grad_output if probs._impl.requires_grad else None, is_output=False,
         )
@@ -3896,6 +4930,8 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
         result = ops._softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3911,7 +4947,9 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(log_probs._impl))
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(
             grad_output if log_probs._impl.requires_grad else None, is_output=False,
         )
@@ -3919,6 +4957,8 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
         result = ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3932,13 +4972,17 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.nll_loss_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.total_weight_ = SavedVariable(result[1], is_output=True)
     return result
@@ -3954,7 +4998,9 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.target_ = SavedVariable(
             target if grad_output._impl.requires_grad else None, is_output=False,
         )
@@ -3965,6 +5011,8 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -3992,7 +5040,9 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
     node = BinaryCrossEntropyWithLogitsBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -4000,6 +5050,8 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
         result = ops.binary_cross_entropy_with_logits.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4017,7 +5069,9 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
@@ -4025,6 +5079,8 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -4043,13 +5099,17 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
         result = ops.native_layer_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -4071,13 +5131,17 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.HxW_ = HxW
     node.group_ = group
     node.eps_ = eps
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
         result = ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -4095,12 +5159,16 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     node.next_functions = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops._fused_rms_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -4122,11 +5190,15 @@ def native_layer_norm_backward(
         )
     node = NativeLayerNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.native_layer_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
             output_mask,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4142,10 +5214,14 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
         )
     node = FusedRmsNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4157,8 +5233,12 @@ def native_dropout(ks, input, p, train, generator):
     node.next_functions = (impl_edge(input._impl),)
     node.p_ = p
     node.train_ = train
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -4174,11 +5254,15 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.embedding.redispatch(
             ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4194,11 +5278,15 @@ def embedding_dense_backward(
     node.next_functions = (impl_edge(grad_output._impl),)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.embedding_dense_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4212,13 +5300,17 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops._cross_entropy_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     node.probs_ = SavedVariable(result[1], is_output=True)
     node.total_weight_ = SavedVariable(result[2], is_output=True)
@@ -4237,7 +5329,9 @@ def _cross_entropy_backward(
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -4247,6 +5341,8 @@ def _cross_entropy_backward(
             ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
             total_weight,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4262,8 +5358,12 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
     node.next_functions = (
         impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
     )
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4287,10 +5387,14 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
         impl_edge(output._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
         impl_edge(workspace._impl),
     )
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._lstm_sequence_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4312,11 +5416,15 @@ def _fused_adam_(
     check_inplace(self, '_fused_adam_')
     node = FusedAdamBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._fused_adam_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
             weight_decay, eps, step, maximize, decoupled,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4336,11 +5444,15 @@ def _fused_sgd_(
     check_inplace(self, '_fused_sgd_')
     node = FusedSgdBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._fused_sgd_.redispatch(
             ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
             nesterov, maximize, first_step,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4351,10 +5463,14 @@ def cdist(ks, x1, x2, p, compute_mode):
     node = CdistBackward0()
     node.next_functions = (impl_edge(x1._impl), impl_edge(x2._impl))
     node.p_ = p
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.x1_ = SavedVariable(x1, is_output=False)
         node.x2_ = SavedVariable(x2, is_output=False)
         result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4367,8 +5483,12 @@ def unsqueeze_(ks, self, dim):
     node = UnsqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4380,8 +5500,12 @@ def squeeze_(ks, self):
     node = SqueezeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4393,8 +5517,12 @@ def squeeze__dim(ks, self, dim):
     node = SqueezeBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4407,8 +5535,12 @@ def transpose__int(ks, self, dim0, dim1):
     node.next_functions = (impl_edge(self._impl),)
     node.dim0_ = dim0
     node.dim1_ = dim1
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
     return result
 
@@ -4420,10 +5552,14 @@ def logaddexp(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4435,10 +5571,14 @@ def logaddexp2(ks, self, other):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4448,8 +5588,12 @@ def heaviside(ks, self, values):
         return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     node = HeavisideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4747,3 +5891,8 @@ WRAPPERS = {
     'logaddexp2': logaddexp2,
     'heaviside': heaviside,
 }
+
+# Each wrapper only redispatches below autograd when its first test fails: the front
+# doors skip its hop then (dispatcher.py, `_no_grad_keys`).
+for _wrapper in WRAPPERS.values():
+    _wrapper.redispatches_without_grad = True

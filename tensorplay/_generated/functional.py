@@ -17,6 +17,7 @@ from tensorplay._frontdoor import (
     is_tensor_list, unpack_kwargs, no_overload, observers, observed,
     keyset_list, device_keyset, into_out, numpy_aliases,
 )
+from tensorplay.autograd.grad_mode import grad_state
 from tensorplay._generated import ops
 
 
@@ -39,6 +40,9 @@ def add(input, other, *, alpha=1, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.add_Tensor, ks, (input, other, alpha))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.add_Tensor.no_grad_keys
         return ops.add_Tensor.call(ks, input, other, alpha)
     if is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -64,6 +68,9 @@ def add_(self, other, *, alpha=1):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.add__Tensor, ks, (self, other, alpha))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.add__Tensor.no_grad_keys
         return ops.add__Tensor.call(ks, self, other, alpha)
     if is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -93,6 +100,9 @@ def sub(input, other, *, alpha=1, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.sub_Tensor, ks, (input, other, alpha))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.sub_Tensor.no_grad_keys
         return ops.sub_Tensor.call(ks, input, other, alpha)
     if is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -118,6 +128,9 @@ def sub_(self, other, *, alpha=1):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.sub__Tensor, ks, (self, other, alpha))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.sub__Tensor.no_grad_keys
         return ops.sub__Tensor.call(ks, self, other, alpha)
     if is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -145,6 +158,9 @@ def mul(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.mul_Tensor, ks, (input, other))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.mul_Tensor.no_grad_keys
         return ops.mul_Tensor.call(ks, input, other)
     if is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -168,6 +184,9 @@ def mul_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.mul__Tensor, ks, (self, other))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.mul__Tensor.no_grad_keys
         return ops.mul__Tensor.call(ks, self, other)
     if is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -191,6 +210,9 @@ def _run_div_Tensor(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div_Tensor, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.div_Tensor.no_grad_keys
     return ops.div_Tensor.call(ks, input, other)
 
 
@@ -221,6 +243,9 @@ def _run_div_Tensor_mode(input, other, rounding_mode):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div_Tensor_mode, ks, (input, other, rounding_mode))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.div_Tensor_mode.no_grad_keys
     return ops.div_Tensor_mode.call(ks, input, other, rounding_mode)
 
 
@@ -282,6 +307,9 @@ def _run_div__Tensor(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div__Tensor, ks, (self, other))
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.div__Tensor.no_grad_keys
     return ops.div__Tensor.call(ks, self, other)
 
 
@@ -312,6 +340,9 @@ def _run_div__Tensor_mode(self, other, rounding_mode):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.div__Tensor_mode, ks, (self, other, rounding_mode))
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.div__Tensor_mode.no_grad_keys
     return ops.div__Tensor_mode.call(ks, self, other, rounding_mode)
 
 
@@ -371,6 +402,9 @@ def pow(input, exponent, *, out=None):
         ks = input._impl.keys | exponent._impl.keys
         if observers.active:
             return observed(ops.pow_Tensor_Tensor, ks, (input, exponent))
+        if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Tensor.no_grad_keys
         return ops.pow_Tensor_Tensor.call(ks, input, exponent)
     if is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
@@ -395,6 +429,9 @@ def maximum(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.maximum, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.maximum.no_grad_keys
     return ops.maximum.call(ks, input, other)
 
 
@@ -411,6 +448,9 @@ def minimum(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.minimum, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.minimum.no_grad_keys
     return ops.minimum.call(ks, input, other)
 
 
@@ -430,6 +470,9 @@ def xlogy(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.xlogy_Tensor, ks, (input, other))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.xlogy_Tensor.no_grad_keys
         return ops.xlogy_Tensor.call(ks, input, other)
     if is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
@@ -472,6 +515,9 @@ def _run_where_self(condition, input, other):
     ks = condition._impl.keys | input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.where_self, ks, (condition, input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.where_self.no_grad_keys
     return ops.where_self.call(ks, condition, input, other)
 
 
@@ -703,6 +749,9 @@ def neg(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.neg, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.neg.no_grad_keys
     return ops.neg.call(ks, input)
 
 
@@ -717,6 +766,9 @@ def abs(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.abs, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.abs.no_grad_keys
     return ops.abs.call(ks, input)
 
 
@@ -731,6 +783,9 @@ def sign(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sign, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sign.no_grad_keys
     return ops.sign.call(ks, input)
 
 
@@ -745,6 +800,9 @@ def exp(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.exp, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.exp.no_grad_keys
     return ops.exp.call(ks, input)
 
 
@@ -759,6 +817,9 @@ def log(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log.no_grad_keys
     return ops.log.call(ks, input)
 
 
@@ -773,6 +834,9 @@ def sqrt(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sqrt, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sqrt.no_grad_keys
     return ops.sqrt.call(ks, input)
 
 
@@ -787,6 +851,9 @@ def sin(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sin, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sin.no_grad_keys
     return ops.sin.call(ks, input)
 
 
@@ -801,6 +868,9 @@ def cos(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cos, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cos.no_grad_keys
     return ops.cos.call(ks, input)
 
 
@@ -815,6 +885,9 @@ def tanh(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tanh, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tanh.no_grad_keys
     return ops.tanh.call(ks, input)
 
 
@@ -832,6 +905,9 @@ def sigmoid(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sigmoid, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sigmoid.no_grad_keys
     return ops.sigmoid.call(ks, input)
 
 
@@ -846,6 +922,9 @@ def relu(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.relu, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.relu.no_grad_keys
     return ops.relu.call(ks, input)
 
 
@@ -858,6 +937,9 @@ def relu_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.relu_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.relu_.no_grad_keys
     return ops.relu_.call(ks, input)
 
 
@@ -875,6 +957,9 @@ def _run_sum(input, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sum, ks, (input, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sum.no_grad_keys
     return ops.sum.call(ks, input, dtype)
 
 
@@ -897,6 +982,9 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sum_dim_IntList, ks, (input, dim, keepdim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sum_dim_IntList.no_grad_keys
     return ops.sum_dim_IntList.call(ks, input, dim, keepdim, dtype)
 
 
@@ -934,6 +1022,9 @@ def _run_mean(input, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.mean, ks, (input, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mean.no_grad_keys
     return ops.mean.call(ks, input, dtype)
 
 
@@ -956,6 +1047,9 @@ def _run_mean_dim(input, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.mean_dim, ks, (input, dim, keepdim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mean_dim.no_grad_keys
     return ops.mean_dim.call(ks, input, dim, keepdim, dtype)
 
 
@@ -992,6 +1086,9 @@ def _run_max(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.max, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.max.no_grad_keys
     return ops.max.call(ks, input)
 
 
@@ -1009,6 +1106,9 @@ def _run_max_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return _returns_max_dim(*observed(ops.max_dim, ks, (input, dim, keepdim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.max_dim.no_grad_keys
     return _returns_max_dim(*ops.max_dim.call(ks, input, dim, keepdim))
 
 
@@ -1061,6 +1161,9 @@ def _run_min(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.min, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.min.no_grad_keys
     return ops.min.call(ks, input)
 
 
@@ -1078,6 +1181,9 @@ def _run_min_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return _returns_min_dim(*observed(ops.min_dim, ks, (input, dim, keepdim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.min_dim.no_grad_keys
     return _returns_min_dim(*ops.min_dim.call(ks, input, dim, keepdim))
 
 
@@ -1196,6 +1302,9 @@ def mm(input, mat2, *, out=None):
     ks = input._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.mm, ks, (input, mat2))
+    if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mm.no_grad_keys
     return ops.mm.call(ks, input, mat2)
 
 
@@ -1212,6 +1321,9 @@ def bmm(input, mat2, *, out=None):
     ks = input._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.bmm, ks, (input, mat2))
+    if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.bmm.no_grad_keys
     return ops.bmm.call(ks, input, mat2)
 
 
@@ -1228,6 +1340,9 @@ def copy_(self, src, non_blocking=False):
     ks = self._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.copy_, ks, (self, src, non_blocking))
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.copy_.no_grad_keys
     return ops.copy_.call(ks, self, src, non_blocking)
 
 
@@ -1247,6 +1362,9 @@ def fill_(input, value):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.fill__Scalar, ks, (input, value))
+        if not (input._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.fill__Scalar.no_grad_keys
         return ops.fill__Scalar.call(ks, input, value)
     if isinstance(value, Tensor):  # fill_.Tensor
         ks = input._impl.keys | value._impl.keys
@@ -1279,6 +1397,9 @@ def clone(input, *, memory_format=None, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clone, ks, (input, memory_format))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.clone.no_grad_keys
     return ops.clone.call(ks, input, memory_format)
 
 
@@ -1305,6 +1426,9 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops._to_copy, ks, (input, dtype, device, non_blocking))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._to_copy.no_grad_keys
     return ops._to_copy.call(ks, input, dtype, device, non_blocking)
 
 
@@ -1528,6 +1652,9 @@ def view(self, *size, **kwargs):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.view, ks, (self, size))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.view.no_grad_keys
     return ops.view.call(ks, self, size)
 
 
@@ -1579,6 +1706,9 @@ def as_strided(input, size, stride, storage_offset=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.as_strided, ks, (input, size, stride, storage_offset))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.as_strided.no_grad_keys
     return ops.as_strided.call(ks, input, size, stride, storage_offset)
 
 
@@ -1595,6 +1725,9 @@ def transpose(input, dim0, dim1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.transpose_int, ks, (input, dim0, dim1))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.transpose_int.no_grad_keys
     return ops.transpose_int.call(ks, input, dim0, dim1)
 
 
@@ -1624,6 +1757,9 @@ def permute(input, *dims, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.permute, ks, (input, dims))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.permute.no_grad_keys
     return ops.permute.call(ks, input, dims)
 
 
@@ -1643,6 +1779,9 @@ def expand(self, *size, implicit=False, **kwargs):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.expand, ks, (self, size, implicit))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.expand.no_grad_keys
     return ops.expand.call(ks, self, size, implicit)
 
 
@@ -1672,6 +1811,9 @@ def _run_squeeze(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.squeeze, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.squeeze.no_grad_keys
     return ops.squeeze.call(ks, input)
 
 
@@ -1687,6 +1829,9 @@ def _run_squeeze_dim(input, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.squeeze_dim, ks, (input, dim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.squeeze_dim.no_grad_keys
     return ops.squeeze_dim.call(ks, input, dim)
 
 
@@ -1720,6 +1865,9 @@ def _run_unsqueeze(input, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unsqueeze, ks, (input, dim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.unsqueeze.no_grad_keys
     return ops.unsqueeze.call(ks, input, dim)
 
 
@@ -1804,6 +1952,9 @@ def _run_select_int(input, dim, index):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.select_int, ks, (input, dim, index))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.select_int.no_grad_keys
     return ops.select_int.call(ks, input, dim, index)
 
 
@@ -1846,6 +1997,9 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.slice_Tensor, ks, (input, dim, start, end, step))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.slice_Tensor.no_grad_keys
     return ops.slice_Tensor.call(ks, input, dim, start, end, step)
 
 
@@ -1916,6 +2070,9 @@ def reciprocal(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.reciprocal, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.reciprocal.no_grad_keys
     return ops.reciprocal.call(ks, input)
 
 
@@ -1928,6 +2085,9 @@ def reciprocal_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.reciprocal_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.reciprocal_.no_grad_keys
     return ops.reciprocal_.call(ks, input)
 
 
@@ -1945,6 +2105,9 @@ def rsqrt(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rsqrt, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.rsqrt.no_grad_keys
     return ops.rsqrt.call(ks, input)
 
 
@@ -1957,6 +2120,9 @@ def rsqrt_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rsqrt_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.rsqrt_.no_grad_keys
     return ops.rsqrt_.call(ks, input)
 
 
@@ -1974,6 +2140,9 @@ def exp2(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.exp2, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.exp2.no_grad_keys
     return ops.exp2.call(ks, input)
 
 
@@ -1986,6 +2155,9 @@ def exp2_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.exp2_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.exp2_.no_grad_keys
     return ops.exp2_.call(ks, input)
 
 
@@ -2003,6 +2175,9 @@ def expm1(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.expm1, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.expm1.no_grad_keys
     return ops.expm1.call(ks, input)
 
 
@@ -2015,6 +2190,9 @@ def expm1_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.expm1_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.expm1_.no_grad_keys
     return ops.expm1_.call(ks, input)
 
 
@@ -2029,6 +2207,9 @@ def log2(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log2, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log2.no_grad_keys
     return ops.log2.call(ks, input)
 
 
@@ -2041,6 +2222,9 @@ def log2_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log2_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log2_.no_grad_keys
     return ops.log2_.call(ks, input)
 
 
@@ -2055,6 +2239,9 @@ def log10(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log10, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log10.no_grad_keys
     return ops.log10.call(ks, input)
 
 
@@ -2067,6 +2254,9 @@ def log10_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log10_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log10_.no_grad_keys
     return ops.log10_.call(ks, input)
 
 
@@ -2084,6 +2274,9 @@ def log1p(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log1p, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log1p.no_grad_keys
     return ops.log1p.call(ks, input)
 
 
@@ -2096,6 +2289,9 @@ def log1p_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log1p_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log1p_.no_grad_keys
     return ops.log1p_.call(ks, input)
 
 
@@ -2110,6 +2306,9 @@ def tan(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tan, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tan.no_grad_keys
     return ops.tan.call(ks, input)
 
 
@@ -2122,6 +2321,9 @@ def tan_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tan_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tan_.no_grad_keys
     return ops.tan_.call(ks, input)
 
 
@@ -2136,6 +2338,9 @@ def asin(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.asin, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.asin.no_grad_keys
     return ops.asin.call(ks, input)
 
 
@@ -2148,6 +2353,9 @@ def asin_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.asin_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.asin_.no_grad_keys
     return ops.asin_.call(ks, input)
 
 
@@ -2162,6 +2370,9 @@ def acos(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.acos, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.acos.no_grad_keys
     return ops.acos.call(ks, input)
 
 
@@ -2174,6 +2385,9 @@ def acos_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.acos_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.acos_.no_grad_keys
     return ops.acos_.call(ks, input)
 
 
@@ -2188,6 +2402,9 @@ def atan(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atan, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.atan.no_grad_keys
     return ops.atan.call(ks, input)
 
 
@@ -2200,6 +2417,9 @@ def atan_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atan_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.atan_.no_grad_keys
     return ops.atan_.call(ks, input)
 
 
@@ -2214,6 +2434,9 @@ def sinh(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sinh, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sinh.no_grad_keys
     return ops.sinh.call(ks, input)
 
 
@@ -2226,6 +2449,9 @@ def sinh_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sinh_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sinh_.no_grad_keys
     return ops.sinh_.call(ks, input)
 
 
@@ -2240,6 +2466,9 @@ def cosh(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cosh, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cosh.no_grad_keys
     return ops.cosh.call(ks, input)
 
 
@@ -2252,6 +2481,9 @@ def cosh_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cosh_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cosh_.no_grad_keys
     return ops.cosh_.call(ks, input)
 
 
@@ -2269,6 +2501,9 @@ def erf(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.erf, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.erf.no_grad_keys
     return ops.erf.call(ks, input)
 
 
@@ -2281,6 +2516,9 @@ def erf_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.erf_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.erf_.no_grad_keys
     return ops.erf_.call(ks, input)
 
 
@@ -2298,6 +2536,9 @@ def erfc(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.erfc, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.erfc.no_grad_keys
     return ops.erfc.call(ks, input)
 
 
@@ -2310,6 +2551,9 @@ def erfc_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.erfc_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.erfc_.no_grad_keys
     return ops.erfc_.call(ks, input)
 
 
@@ -2329,6 +2573,9 @@ def logit(input, eps=None, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.logit, ks, (input, eps))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.logit.no_grad_keys
     return ops.logit.call(ks, input, eps)
 
 
@@ -2343,6 +2590,9 @@ def logit_(input, eps=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.logit_, ks, (input, eps))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.logit_.no_grad_keys
     return ops.logit_.call(ks, input, eps)
 
 
@@ -2357,6 +2607,9 @@ def floor(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.floor, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.floor.no_grad_keys
     return ops.floor.call(ks, input)
 
 
@@ -2369,6 +2622,9 @@ def floor_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.floor_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.floor_.no_grad_keys
     return ops.floor_.call(ks, input)
 
 
@@ -2383,6 +2639,9 @@ def ceil(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.ceil, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.ceil.no_grad_keys
     return ops.ceil.call(ks, input)
 
 
@@ -2395,6 +2654,9 @@ def ceil_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.ceil_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.ceil_.no_grad_keys
     return ops.ceil_.call(ks, input)
 
 
@@ -2409,6 +2671,9 @@ def trunc(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.trunc, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.trunc.no_grad_keys
     return ops.trunc.call(ks, input)
 
 
@@ -2421,6 +2686,9 @@ def trunc_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.trunc_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.trunc_.no_grad_keys
     return ops.trunc_.call(ks, input)
 
 
@@ -2436,6 +2704,9 @@ def _run_round(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.round, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.round.no_grad_keys
     return ops.round.call(ks, input)
 
 
@@ -2451,6 +2722,9 @@ def _run_round_decimals(input, decimals):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.round_decimals, ks, (input, decimals))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.round_decimals.no_grad_keys
     return ops.round_decimals.call(ks, input, decimals)
 
 
@@ -2486,6 +2760,9 @@ def _run_round_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.round_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.round_.no_grad_keys
     return ops.round_.call(ks, input)
 
 
@@ -2501,6 +2778,9 @@ def _run_round__decimals(input, decimals):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.round__decimals, ks, (input, decimals))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.round__decimals.no_grad_keys
     return ops.round__decimals.call(ks, input, decimals)
 
 
@@ -2534,6 +2814,9 @@ def frac(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.frac, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.frac.no_grad_keys
     return ops.frac.call(ks, input)
 
 
@@ -2546,6 +2829,9 @@ def frac_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.frac_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.frac_.no_grad_keys
     return ops.frac_.call(ks, input)
 
 
@@ -2594,6 +2880,9 @@ def floor_divide(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.floor_divide, ks, (input, other))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.floor_divide.no_grad_keys
         return ops.floor_divide.call(ks, input, other)
     if is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2617,6 +2906,9 @@ def floor_divide_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.floor_divide__Tensor, ks, (self, other))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.floor_divide__Tensor.no_grad_keys
         return ops.floor_divide__Tensor.call(ks, self, other)
     if is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2645,6 +2937,9 @@ def remainder(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.remainder_Tensor, ks, (input, other))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Tensor.no_grad_keys
         return ops.remainder_Tensor.call(ks, input, other)
     if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2678,6 +2973,9 @@ def remainder_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.remainder__Tensor, ks, (self, other))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder__Tensor.no_grad_keys
         return ops.remainder__Tensor.call(ks, self, other)
     if is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2705,6 +3003,9 @@ def fmod(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.fmod_Tensor, ks, (input, other))
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.fmod_Tensor.no_grad_keys
         return ops.fmod_Tensor.call(ks, input, other)
     if is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2728,6 +3029,9 @@ def fmod_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.fmod__Tensor, ks, (self, other))
+        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.fmod__Tensor.no_grad_keys
         return ops.fmod__Tensor.call(ks, self, other)
     if is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -2755,6 +3059,9 @@ def atan2(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.atan2, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.atan2.no_grad_keys
     return ops.atan2.call(ks, input, other)
 
 
@@ -2769,6 +3076,9 @@ def atan2_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.atan2_, ks, (self, other))
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.atan2_.no_grad_keys
     return ops.atan2_.call(ks, self, other)
 
 
@@ -2788,6 +3098,9 @@ def hypot(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.hypot, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hypot.no_grad_keys
     return ops.hypot.call(ks, input, other)
 
 
@@ -2802,6 +3115,9 @@ def hypot_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.hypot_, ks, (self, other))
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hypot_.no_grad_keys
     return ops.hypot_.call(ks, self, other)
 
 
@@ -2823,6 +3139,9 @@ def _run_clamp(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clamp, ks, (input, min, max))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.clamp.no_grad_keys
     return ops.clamp.call(ks, input, min, max)
 
 
@@ -2838,6 +3157,12 @@ def _run_clamp_Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clamp_Tensor, ks, (input, min, max))
+    if not ((input._impl.requires_grad
+            or min._impl.requires_grad
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.clamp_Tensor.no_grad_keys
     return ops.clamp_Tensor.call(ks, input, min, max)
 
 
@@ -2879,6 +3204,9 @@ def _run_clamp_(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clamp_, ks, (input, min, max))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.clamp_.no_grad_keys
     return ops.clamp_.call(ks, input, min, max)
 
 
@@ -2894,6 +3222,12 @@ def _run_clamp__Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clamp__Tensor, ks, (input, min, max))
+    if not ((input._impl.requires_grad
+            or min._impl.requires_grad
+            or (max is not None and max._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.clamp__Tensor.no_grad_keys
     return ops.clamp__Tensor.call(ks, input, min, max)
 
 
@@ -3037,11 +3371,20 @@ def lerp(input, end, weight, *, out=None):
         ks = input._impl.keys | end._impl.keys
         if observers.active:
             return observed(ops.lerp_Scalar, ks, (input, end, weight))
+        if not ((input._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.lerp_Scalar.no_grad_keys
         return ops.lerp_Scalar.call(ks, input, end, weight)
     if isinstance(weight, Tensor):  # lerp.Tensor
         ks = input._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
             return observed(ops.lerp_Tensor, ks, (input, end, weight))
+        if not ((input._impl.requires_grad
+                or end._impl.requires_grad
+                or weight._impl.requires_grad)
+                and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.lerp_Tensor.no_grad_keys
         return ops.lerp_Tensor.call(ks, input, end, weight)
     no_overload('lerp', (ops.lerp_Scalar, ops.lerp_Tensor), (input, end, weight,), {})
 
@@ -3062,11 +3405,20 @@ def lerp_(self, end, weight):
         ks = self._impl.keys | end._impl.keys
         if observers.active:
             return observed(ops.lerp__Scalar, ks, (self, end, weight))
+        if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.lerp__Scalar.no_grad_keys
         return ops.lerp__Scalar.call(ks, self, end, weight)
     if isinstance(weight, Tensor):  # lerp_.Tensor
         ks = self._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
             return observed(ops.lerp__Tensor, ks, (self, end, weight))
+        if not ((self._impl.requires_grad
+                or end._impl.requires_grad
+                or weight._impl.requires_grad)
+                and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.lerp__Tensor.no_grad_keys
         return ops.lerp__Tensor.call(ks, self, end, weight)
     no_overload('lerp_', (ops.lerp__Scalar, ops.lerp__Tensor), (self, end, weight,), {})
 
@@ -3091,6 +3443,12 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcmul, ks, (input, tensor1, tensor2, value))
+    if not ((input._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addcmul.no_grad_keys
     return ops.addcmul.call(ks, input, tensor1, tensor2, value)
 
 
@@ -3109,6 +3467,12 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcmul_, ks, (self, tensor1, tensor2, value))
+    if not ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addcmul_.no_grad_keys
     return ops.addcmul_.call(ks, self, tensor1, tensor2, value)
 
 
@@ -3132,6 +3496,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcdiv, ks, (input, tensor1, tensor2, value))
+    if not ((input._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addcdiv.no_grad_keys
     return ops.addcdiv.call(ks, input, tensor1, tensor2, value)
 
 
@@ -3150,6 +3520,12 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
     if observers.active:
         return observed(ops.addcdiv_, ks, (self, tensor1, tensor2, value))
+    if not ((self._impl.requires_grad
+            or tensor1._impl.requires_grad
+            or tensor2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addcdiv_.no_grad_keys
     return ops.addcdiv_.call(ks, self, tensor1, tensor2, value)
 
 
@@ -3173,6 +3549,9 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nan_to_num, ks, (input, nan, posinf, neginf))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.nan_to_num.no_grad_keys
     return ops.nan_to_num.call(ks, input, nan, posinf, neginf)
 
 
@@ -3193,6 +3572,9 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nan_to_num_, ks, (input, nan, posinf, neginf))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.nan_to_num_.no_grad_keys
     return ops.nan_to_num_.call(ks, input, nan, posinf, neginf)
 
 
@@ -3205,6 +3587,9 @@ def exp_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.exp_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.exp_.no_grad_keys
     return ops.exp_.call(ks, input)
 
 
@@ -3217,6 +3602,9 @@ def log_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.log_.no_grad_keys
     return ops.log_.call(ks, input)
 
 
@@ -3229,6 +3617,9 @@ def sqrt_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sqrt_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sqrt_.no_grad_keys
     return ops.sqrt_.call(ks, input)
 
 
@@ -3241,6 +3632,9 @@ def sin_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sin_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sin_.no_grad_keys
     return ops.sin_.call(ks, input)
 
 
@@ -3253,6 +3647,9 @@ def cos_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cos_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cos_.no_grad_keys
     return ops.cos_.call(ks, input)
 
 
@@ -3265,6 +3662,9 @@ def tanh_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tanh_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tanh_.no_grad_keys
     return ops.tanh_.call(ks, input)
 
 
@@ -3277,6 +3677,9 @@ def sigmoid_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sigmoid_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sigmoid_.no_grad_keys
     return ops.sigmoid_.call(ks, input)
 
 
@@ -3289,6 +3692,9 @@ def neg_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.neg_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.neg_.no_grad_keys
     return ops.neg_.call(ks, input)
 
 
@@ -3301,6 +3707,9 @@ def abs_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.abs_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.abs_.no_grad_keys
     return ops.abs_.call(ks, input)
 
 
@@ -3695,6 +4104,9 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.leaky_relu, ks, (input, negative_slope))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.leaky_relu.no_grad_keys
     return ops.leaky_relu.call(ks, input, negative_slope)
 
 
@@ -3709,6 +4121,9 @@ def leaky_relu_(input, negative_slope=0.01):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.leaky_relu_, ks, (input, negative_slope))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.leaky_relu_.no_grad_keys
     return ops.leaky_relu_.call(ks, input, negative_slope)
 
 
@@ -3732,6 +4147,9 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.elu, ks, (input, alpha, scale, input_scale))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.elu.no_grad_keys
     return ops.elu.call(ks, input, alpha, scale, input_scale)
 
 
@@ -3750,6 +4168,9 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.elu_, ks, (input, alpha, scale, input_scale))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.elu_.no_grad_keys
     return ops.elu_.call(ks, input, alpha, scale, input_scale)
 
 
@@ -3831,6 +4252,9 @@ def gelu(input, *, approximate='none', out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.gelu, ks, (input, approximate))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.gelu.no_grad_keys
     return ops.gelu.call(ks, input, approximate)
 
 
@@ -3845,6 +4269,9 @@ def gelu_(input, *, approximate='none'):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.gelu_, ks, (input, approximate))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.gelu_.no_grad_keys
     return ops.gelu_.call(ks, input, approximate)
 
 
@@ -3862,6 +4289,9 @@ def silu(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.silu, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.silu.no_grad_keys
     return ops.silu.call(ks, input)
 
 
@@ -3874,6 +4304,9 @@ def silu_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.silu_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.silu_.no_grad_keys
     return ops.silu_.call(ks, input)
 
 
@@ -3897,6 +4330,11 @@ def gelu_backward(grad_output, input, *, approximate='none', out=None):
     ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.gelu_backward, ks, (grad_output, input, approximate))
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.gelu_backward.no_grad_keys
     return ops.gelu_backward.call(ks, grad_output, input, approximate)
 
 
@@ -3916,6 +4354,11 @@ def silu_backward(grad_output, input, *, out=None):
     ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.silu_backward, ks, (grad_output, input))
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.silu_backward.no_grad_keys
     return ops.silu_backward.call(ks, grad_output, input)
 
 
@@ -3933,6 +4376,9 @@ def mish(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.mish, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mish.no_grad_keys
     return ops.mish.call(ks, input)
 
 
@@ -3945,6 +4391,9 @@ def mish_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.mish_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mish_.no_grad_keys
     return ops.mish_.call(ks, input)
 
 
@@ -3966,6 +4415,9 @@ def softplus(input, beta=1, threshold=20, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.softplus, ks, (input, beta, threshold))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.softplus.no_grad_keys
     return ops.softplus.call(ks, input, beta, threshold)
 
 
@@ -4004,6 +4456,9 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardtanh, ks, (input, min_val, max_val))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardtanh.no_grad_keys
     return ops.hardtanh.call(ks, input, min_val, max_val)
 
 
@@ -4020,6 +4475,9 @@ def hardtanh_(input, min_val=-1, max_val=1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardtanh_, ks, (input, min_val, max_val))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardtanh_.no_grad_keys
     return ops.hardtanh_.call(ks, input, min_val, max_val)
 
 
@@ -4037,6 +4495,9 @@ def hardsigmoid(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardsigmoid, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardsigmoid.no_grad_keys
     return ops.hardsigmoid.call(ks, input)
 
 
@@ -4049,6 +4510,9 @@ def hardsigmoid_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardsigmoid_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardsigmoid_.no_grad_keys
     return ops.hardsigmoid_.call(ks, input)
 
 
@@ -4066,6 +4530,9 @@ def hardswish(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardswish, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardswish.no_grad_keys
     return ops.hardswish.call(ks, input)
 
 
@@ -4078,6 +4545,9 @@ def hardswish_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.hardswish_, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.hardswish_.no_grad_keys
     return ops.hardswish_.call(ks, input)
 
 
@@ -4099,6 +4569,9 @@ def threshold(input, threshold, value, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.threshold, ks, (input, threshold, value))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.threshold.no_grad_keys
     return ops.threshold.call(ks, input, threshold, value)
 
 
@@ -4122,6 +4595,11 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
     ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.threshold_backward, ks, (grad_output, input, threshold))
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.threshold_backward.no_grad_keys
     return ops.threshold_backward.call(ks, grad_output, input, threshold)
 
 
@@ -4138,6 +4616,9 @@ def threshold_(input, threshold, value):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.threshold_, ks, (input, threshold, value))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.threshold_.no_grad_keys
     return ops.threshold_.call(ks, input, threshold, value)
 
 
@@ -4199,6 +4680,9 @@ def normal_(self, mean=0, std=1, *, generator=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.normal_, ks, (self, mean, std, generator))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.normal_.no_grad_keys
     return ops.normal_.call(ks, self, mean, std, generator)
 
 
@@ -4219,6 +4703,9 @@ def uniform_(self, from_=0, to=1, *, generator=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.uniform_, ks, (self, from_, to, generator))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.uniform_.no_grad_keys
     return ops.uniform_.call(ks, self, from_, to, generator)
 
 
@@ -4236,6 +4723,9 @@ def exponential_(self, lambd=1, *, generator=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.exponential_, ks, (self, lambd, generator))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.exponential_.no_grad_keys
     return ops.exponential_.call(ks, self, lambd, generator)
 
 
@@ -4251,6 +4741,9 @@ def _run_bernoulli(input, generator):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.bernoulli, ks, (input, generator))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.bernoulli.no_grad_keys
     return ops.bernoulli.call(ks, input, generator)
 
 
@@ -4266,6 +4759,9 @@ def _run_bernoulli_p(input, p, generator):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.bernoulli_p, ks, (input, p, generator))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.bernoulli_p.no_grad_keys
     return ops.bernoulli_p.call(ks, input, p, generator)
 
 
@@ -4303,6 +4799,9 @@ def _run_bernoulli__float(self, p, generator):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bernoulli__float, ks, (self, p, generator))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.bernoulli__float.no_grad_keys
     return ops.bernoulli__float.call(ks, self, p, generator)
 
 
@@ -4316,6 +4815,9 @@ def _run_bernoulli__Tensor(self, p, generator):
     ks = self._impl.keys | p._impl.keys
     if observers.active:
         return observed(ops.bernoulli__Tensor, ks, (self, p, generator))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.bernoulli__Tensor.no_grad_keys
     return ops.bernoulli__Tensor.call(ks, self, p, generator)
 
 
@@ -4433,6 +4935,9 @@ def clamp_max(input, max, *, out=None):
         ks = input._impl.keys | max._impl.keys
         if observers.active:
             return observed(ops.clamp_max_Tensor, ks, (input, max))
+        if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.clamp_max_Tensor.no_grad_keys
         return ops.clamp_max_Tensor.call(ks, input, max)
     no_overload('clamp_max', (ops.clamp_max, ops.clamp_max_Tensor), (input, max,), {})
 
@@ -4456,6 +4961,9 @@ def clamp_max_(input, max):
         ks = input._impl.keys | max._impl.keys
         if observers.active:
             return observed(ops.clamp_max__Tensor, ks, (input, max))
+        if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.clamp_max__Tensor.no_grad_keys
         return ops.clamp_max__Tensor.call(ks, input, max)
     no_overload('clamp_max_', (ops.clamp_max_, ops.clamp_max__Tensor), (input, max,), {})
 
@@ -4553,6 +5061,9 @@ def _run_prod(input, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.prod, ks, (input, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.prod.no_grad_keys
     return ops.prod.call(ks, input, dtype)
 
 
@@ -4575,6 +5086,9 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.prod_dim_int, ks, (input, dim, keepdim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.prod_dim_int.no_grad_keys
     return ops.prod_dim_int.call(ks, input, dim, keepdim, dtype)
 
 
@@ -4620,6 +5134,9 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.amax, ks, (input, dim, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.amax.no_grad_keys
     return ops.amax.call(ks, input, dim, keepdim)
 
 
@@ -4643,6 +5160,9 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.amin, ks, (input, dim, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.amin.no_grad_keys
     return ops.amin.call(ks, input, dim, keepdim)
 
 
@@ -4667,6 +5187,9 @@ def _run_var_correction(input, dim, correction, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.var_correction, ks, (input, dim, correction, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.var_correction.no_grad_keys
     return ops.var_correction.call(ks, input, dim, correction, keepdim)
 
 
@@ -4737,6 +5260,9 @@ def _run_std_correction(input, dim, correction, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.std_correction, ks, (input, dim, correction, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.std_correction.no_grad_keys
     return ops.std_correction.call(ks, input, dim, correction, keepdim)
 
 
@@ -4868,6 +5394,9 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.norm_ScalarOpt_dim, ks, (input, p, dim, keepdim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.norm_ScalarOpt_dim.no_grad_keys
     return ops.norm_ScalarOpt_dim.call(ks, input, p, dim, keepdim, dtype)
 
 
@@ -4934,6 +5463,9 @@ def _run_logsumexp(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.logsumexp, ks, (input, dim, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.logsumexp.no_grad_keys
     return ops.logsumexp.call(ks, input, dim, keepdim)
 
 
@@ -5096,6 +5628,9 @@ def _run_cumsum(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cumsum, ks, (input, dim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cumsum.no_grad_keys
     return ops.cumsum.call(ks, input, dim, dtype)
 
 
@@ -5129,6 +5664,9 @@ def cumsum_(self, dim, *, dtype=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.cumsum_, ks, (self, dim, dtype))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cumsum_.no_grad_keys
     return ops.cumsum_.call(ks, self, dim, dtype)
 
 
@@ -5148,6 +5686,9 @@ def _run_cumprod(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.cumprod, ks, (input, dim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cumprod.no_grad_keys
     return ops.cumprod.call(ks, input, dim, dtype)
 
 
@@ -5184,6 +5725,9 @@ def cumprod_(self, dim, *, dtype=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.cumprod_, ks, (self, dim, dtype))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cumprod_.no_grad_keys
     return ops.cumprod_.call(ks, self, dim, dtype)
 
 
@@ -5203,6 +5747,9 @@ def _run_cummax(input, dim):
     ks = input._impl.keys
     if observers.active:
         return _returns_cummax(*observed(ops.cummax, ks, (input, dim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cummax.no_grad_keys
     return _returns_cummax(*ops.cummax.call(ks, input, dim))
 
 
@@ -5239,6 +5786,9 @@ def _run_cummin(input, dim):
     ks = input._impl.keys
     if observers.active:
         return _returns_cummin(*observed(ops.cummin, ks, (input, dim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cummin.no_grad_keys
     return _returns_cummin(*ops.cummin.call(ks, input, dim))
 
 
@@ -5273,6 +5823,9 @@ def _run_median(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.median, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.median.no_grad_keys
     return ops.median.call(ks, input)
 
 
@@ -5290,6 +5843,9 @@ def _run_median_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return _returns_median_dim(*observed(ops.median_dim, ks, (input, dim, keepdim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.median_dim.no_grad_keys
     return _returns_median_dim(*ops.median_dim.call(ks, input, dim, keepdim))
 
 
@@ -5340,6 +5896,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return _returns_mode(*observed(ops.mode, ks, (input, dim, keepdim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mode.no_grad_keys
     return _returns_mode(*ops.mode.call(ks, input, dim, keepdim))
 
 
@@ -5370,6 +5929,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return _returns_kthvalue(*observed(ops.kthvalue, ks, (input, k, dim, keepdim)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.kthvalue.no_grad_keys
     return _returns_kthvalue(*ops.kthvalue.call(ks, input, k, dim, keepdim))
 
 
@@ -5405,6 +5967,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return _returns_topk(*observed(ops.topk, ks, (input, k, dim, largest, sorted)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.topk.no_grad_keys
     return _returns_topk(*ops.topk.call(ks, input, k, dim, largest, sorted))
 
 
@@ -5427,6 +5992,9 @@ def _run_sort(input, dim, descending):
     ks = input._impl.keys
     if observers.active:
         return _returns_sort(*observed(ops.sort, ks, (input, dim, descending)))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sort.no_grad_keys
     return _returns_sort(*ops.sort.call(ks, input, dim, descending))
 
 
@@ -5451,6 +6019,9 @@ def _run_sort_stable(input, stable, dim, descending):
         return _returns_sort_stable(
             *observed(ops.sort_stable, ks, (input, stable, dim, descending)),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sort_stable.no_grad_keys
     return _returns_sort_stable(*ops.sort_stable.call(ks, input, stable, dim, descending))
 
 
@@ -5549,6 +6120,9 @@ def _run__gather_along(input, dim, index):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops._gather_along, ks, (input, dim, index))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._gather_along.no_grad_keys
     return ops._gather_along.call(ks, input, dim, index)
 
 
@@ -5590,6 +6164,9 @@ def _run__scatter_add_along(input, dim, index, sizes):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops._scatter_add_along, ks, (input, dim, index, sizes))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._scatter_add_along.no_grad_keys
     return ops._scatter_add_along.call(ks, input, dim, index, sizes)
 
 
@@ -5632,6 +6209,9 @@ def flip(input, *dims, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.flip, ks, (input, dims))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.flip.no_grad_keys
     return ops.flip.call(ks, input, dims)
 
 
@@ -5648,6 +6228,9 @@ def mv(input, vec, *, out=None):
     ks = input._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.mv, ks, (input, vec))
+    if not ((input._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mv.no_grad_keys
     return ops.mv.call(ks, input, vec)
 
 
@@ -5664,6 +6247,9 @@ def dot(input, tensor, *, out=None):
     ks = input._impl.keys | tensor._impl.keys
     if observers.active:
         return observed(ops.dot, ks, (input, tensor))
+    if not ((input._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.dot.no_grad_keys
     return ops.dot.call(ks, input, tensor)
 
 
@@ -5705,6 +6291,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     ks = input._impl.keys | mat1._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.addmm, ks, (input, mat1, mat2, beta, alpha))
+    if not ((input._impl.requires_grad
+            or mat1._impl.requires_grad
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addmm.no_grad_keys
     return ops.addmm.call(ks, input, mat1, mat2, beta, alpha)
 
 
@@ -5727,6 +6319,12 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     ks = self._impl.keys | mat1._impl.keys | mat2._impl.keys
     if observers.active:
         return observed(ops.addmm_, ks, (self, mat1, mat2, beta, alpha))
+    if not ((self._impl.requires_grad
+            or mat1._impl.requires_grad
+            or mat2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addmm_.no_grad_keys
     return ops.addmm_.call(ks, self, mat1, mat2, beta, alpha)
 
 
@@ -5749,6 +6347,12 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     ks = input._impl.keys | mat._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.addmv, ks, (input, mat, vec, beta, alpha))
+    if not ((input._impl.requires_grad
+            or mat._impl.requires_grad
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addmv.no_grad_keys
     return ops.addmv.call(ks, input, mat, vec, beta, alpha)
 
 
@@ -5771,6 +6375,12 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
     ks = self._impl.keys | mat._impl.keys | vec._impl.keys
     if observers.active:
         return observed(ops.addmv_, ks, (self, mat, vec, beta, alpha))
+    if not ((self._impl.requires_grad
+            or mat._impl.requires_grad
+            or vec._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.addmv_.no_grad_keys
     return ops.addmv_.call(ks, self, mat, vec, beta, alpha)
 
 
@@ -5795,6 +6405,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     ks = input._impl.keys | batch1._impl.keys | batch2._impl.keys
     if observers.active:
         return observed(ops.baddbmm, ks, (input, batch1, batch2, beta, alpha))
+    if not ((input._impl.requires_grad
+            or batch1._impl.requires_grad
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.baddbmm.no_grad_keys
     return ops.baddbmm.call(ks, input, batch1, batch2, beta, alpha)
 
 
@@ -5817,6 +6433,12 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     ks = self._impl.keys | batch1._impl.keys | batch2._impl.keys
     if observers.active:
         return observed(ops.baddbmm_, ks, (self, batch1, batch2, beta, alpha))
+    if not ((self._impl.requires_grad
+            or batch1._impl.requires_grad
+            or batch2._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.baddbmm_.no_grad_keys
     return ops.baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
 
 
@@ -5838,6 +6460,12 @@ def linear(input, weight, bias=None, *, out=None):
     ks = input._impl.keys | weight._impl.keys | (bias._impl.keys if bias is not None else 0)
     if observers.active:
         return observed(ops.linear, ks, (input, weight, bias))
+    if not ((input._impl.requires_grad
+            or weight._impl.requires_grad
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.linear.no_grad_keys
     return ops.linear.call(ks, input, weight, bias)
 
 
@@ -5933,6 +6561,9 @@ def tril(input, diagonal=0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tril, ks, (input, diagonal))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tril.no_grad_keys
     return ops.tril.call(ks, input, diagonal)
 
 
@@ -5947,6 +6578,9 @@ def tril_(self, diagonal=0):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.tril_, ks, (self, diagonal))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.tril_.no_grad_keys
     return ops.tril_.call(ks, self, diagonal)
 
 
@@ -5963,6 +6597,9 @@ def triu(input, diagonal=0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.triu, ks, (input, diagonal))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.triu.no_grad_keys
     return ops.triu.call(ks, input, diagonal)
 
 
@@ -5977,6 +6614,9 @@ def triu_(self, diagonal=0):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.triu_, ks, (self, diagonal))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.triu_.no_grad_keys
     return ops.triu_.call(ks, self, diagonal)
 
 
@@ -5993,6 +6633,9 @@ def diag(input, diagonal=0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.diag, ks, (input, diagonal))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.diag.no_grad_keys
     return ops.diag.call(ks, input, diagonal)
 
 
@@ -6011,6 +6654,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.diagonal, ks, (input, offset, dim1, dim2))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.diagonal.no_grad_keys
     return ops.diagonal.call(ks, input, offset, dim1, dim2)
 
 
@@ -6243,6 +6889,9 @@ def roll(input, shifts, dims=(), *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.roll, ks, (input, shifts, dims))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.roll.no_grad_keys
     return ops.roll.call(ks, input, shifts, dims)
 
 
@@ -6263,6 +6912,9 @@ def repeat(self, *repeats, **kwargs):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.repeat, ks, (self, repeats))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.repeat.no_grad_keys
     return ops.repeat.call(ks, self, repeats)
 
 
@@ -6306,6 +6958,9 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_int, ks, (input, repeats, dim, output_size))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.repeat_interleave_self_int.no_grad_keys
     return ops.repeat_interleave_self_int.call(ks, input, repeats, dim, output_size)
 
 
@@ -6326,6 +6981,9 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     ks = input._impl.keys | repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.repeat_interleave_self_Tensor.no_grad_keys
     return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
 
 
@@ -6523,6 +7181,9 @@ def _run_gather(input, dim, index, sparse_grad):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.gather, ks, (input, dim, index, sparse_grad))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.gather.no_grad_keys
     return ops.gather.call(ks, input, dim, index, sparse_grad)
 
 
@@ -6563,6 +7224,9 @@ def _run_scatter_src(input, dim, index, src):
     ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_src, ks, (input, dim, index, src))
+    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_src.no_grad_keys
     return ops.scatter_src.call(ks, input, dim, index, src)
 
 
@@ -6580,6 +7244,9 @@ def _run_scatter_value(input, dim, index, value):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter_value, ks, (input, dim, index, value))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_value.no_grad_keys
     return ops.scatter_value.call(ks, input, dim, index, value)
 
 
@@ -6599,6 +7266,9 @@ def _run_scatter_reduce(input, dim, index, src, reduce):
     ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce, ks, (input, dim, index, src, reduce))
+    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_reduce.no_grad_keys
     return ops.scatter_reduce.call(ks, input, dim, index, src, reduce)
 
 
@@ -6620,6 +7290,9 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter_value_reduce, ks, (input, dim, index, value, reduce))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_value_reduce.no_grad_keys
     return ops.scatter_value_reduce.call(ks, input, dim, index, value, reduce)
 
 
@@ -6672,6 +7345,9 @@ def _run_scatter__src(self, dim, index, src):
     ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter__src, ks, (self, dim, index, src))
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter__src.no_grad_keys
     return ops.scatter__src.call(ks, self, dim, index, src)
 
 
@@ -6689,6 +7365,9 @@ def _run_scatter__value(self, dim, index, value):
     ks = self._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter__value, ks, (self, dim, index, value))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter__value.no_grad_keys
     return ops.scatter__value.call(ks, self, dim, index, value)
 
 
@@ -6708,6 +7387,9 @@ def _run_scatter__reduce(self, dim, index, src, reduce):
     ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter__reduce, ks, (self, dim, index, src, reduce))
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter__reduce.no_grad_keys
     return ops.scatter__reduce.call(ks, self, dim, index, src, reduce)
 
 
@@ -6729,6 +7411,9 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
     ks = self._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.scatter__value_reduce, ks, (self, dim, index, value, reduce))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter__value_reduce.no_grad_keys
     return ops.scatter__value_reduce.call(ks, self, dim, index, value, reduce)
 
 
@@ -6775,6 +7460,9 @@ def _run_scatter_add(input, dim, index, src):
     ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_add, ks, (input, dim, index, src))
+    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_add.no_grad_keys
     return ops.scatter_add.call(ks, input, dim, index, src)
 
 
@@ -6813,6 +7501,9 @@ def scatter_add_(self, dim, index, src):
     ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_add_, ks, (self, dim, index, src))
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_add_.no_grad_keys
     return ops.scatter_add_.call(ks, self, dim, index, src)
 
 
@@ -6837,6 +7528,9 @@ def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
     ks = input._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce_two, ks, (input, dim, index, src, reduce, include_self))
+    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_reduce_two.no_grad_keys
     return ops.scatter_reduce_two.call(ks, input, dim, index, src, reduce, include_self)
 
 
@@ -6883,6 +7577,9 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     ks = self._impl.keys | index._impl.keys | src._impl.keys
     if observers.active:
         return observed(ops.scatter_reduce__two, ks, (self, dim, index, src, reduce, include_self))
+    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.scatter_reduce__two.no_grad_keys
     return ops.scatter_reduce__two.call(ks, self, dim, index, src, reduce, include_self)
 
 
@@ -6900,6 +7597,9 @@ def _run_index_select(input, dim, index):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.index_select, ks, (input, dim, index))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_select.no_grad_keys
     return ops.index_select.call(ks, input, dim, index)
 
 
@@ -6943,6 +7643,9 @@ def _run_index_add(input, dim, index, source, alpha):
     ks = input._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_add, ks, (input, dim, index, source, alpha))
+    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_add.no_grad_keys
     return ops.index_add.call(ks, input, dim, index, source, alpha)
 
 
@@ -6985,6 +7688,9 @@ def index_add_(self, dim, index, source, *, alpha=1):
     ks = self._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_add_, ks, (self, dim, index, source, alpha))
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_add_.no_grad_keys
     return ops.index_add_.call(ks, self, dim, index, source, alpha)
 
 
@@ -7005,6 +7711,9 @@ def _run_index_copy(input, dim, index, source):
     ks = input._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_copy, ks, (input, dim, index, source))
+    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_copy.no_grad_keys
     return ops.index_copy.call(ks, input, dim, index, source)
 
 
@@ -7040,6 +7749,9 @@ def index_copy_(self, dim, index, source):
     ks = self._impl.keys | index._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.index_copy_, ks, (self, dim, index, source))
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_copy_.no_grad_keys
     return ops.index_copy_.call(ks, self, dim, index, source)
 
 
@@ -7059,6 +7771,9 @@ def _run_index_fill_int_Scalar(input, dim, index, value):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.index_fill_int_Scalar, ks, (input, dim, index, value))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_fill_int_Scalar.no_grad_keys
     return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
 
 
@@ -7077,6 +7792,9 @@ def _run_index_fill_int_Tensor(input, dim, index, value):
     ks = input._impl.keys | index._impl.keys | value._impl.keys
     if observers.active:
         return observed(ops.index_fill_int_Tensor, ks, (input, dim, index, value))
+    if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_fill_int_Tensor.no_grad_keys
     return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
 
 
@@ -7120,11 +7838,17 @@ def index_fill_(self, dim, index, value):
         ks = self._impl.keys | index._impl.keys
         if observers.active:
             return observed(ops.index_fill__int_Scalar, ks, (self, dim, index, value))
+        if not (self._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.index_fill__int_Scalar.no_grad_keys
         return ops.index_fill__int_Scalar.call(ks, self, dim, index, value)
     if isinstance(value, Tensor):  # index_fill_.int_Tensor
         ks = self._impl.keys | index._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.index_fill__int_Tensor, ks, (self, dim, index, value))
+        if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.index_fill__int_Tensor.no_grad_keys
         return ops.index_fill__int_Tensor.call(ks, self, dim, index, value)
     no_overload(
         'index_fill_', (ops.index_fill__int_Scalar, ops.index_fill__int_Tensor),
@@ -7152,11 +7876,17 @@ def masked_fill(input, mask, value, *, out=None):
         ks = input._impl.keys | mask._impl.keys
         if observers.active:
             return observed(ops.masked_fill_Scalar, ks, (input, mask, value))
+        if not (input._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.masked_fill_Scalar.no_grad_keys
         return ops.masked_fill_Scalar.call(ks, input, mask, value)
     if isinstance(value, Tensor):  # masked_fill.Tensor
         ks = input._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.masked_fill_Tensor, ks, (input, mask, value))
+        if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.masked_fill_Tensor.no_grad_keys
         return ops.masked_fill_Tensor.call(ks, input, mask, value)
     no_overload(
         'masked_fill', (ops.masked_fill_Scalar, ops.masked_fill_Tensor), (input, mask, value,), {},
@@ -7179,11 +7909,17 @@ def masked_fill_(self, mask, value):
         ks = self._impl.keys | mask._impl.keys
         if observers.active:
             return observed(ops.masked_fill__Scalar, ks, (self, mask, value))
+        if not (self._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.masked_fill__Scalar.no_grad_keys
         return ops.masked_fill__Scalar.call(ks, self, mask, value)
     if isinstance(value, Tensor):  # masked_fill_.Tensor
         ks = self._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.masked_fill__Tensor, ks, (self, mask, value))
+        if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.masked_fill__Tensor.no_grad_keys
         return ops.masked_fill__Tensor.call(ks, self, mask, value)
     no_overload(
         'masked_fill_', (ops.masked_fill__Scalar, ops.masked_fill__Tensor), (self, mask, value,),
@@ -7208,6 +7944,9 @@ def masked_select(input, mask, *, out=None):
     ks = input._impl.keys | mask._impl.keys
     if observers.active:
         return observed(ops.masked_select, ks, (input, mask))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.masked_select.no_grad_keys
     return ops.masked_select.call(ks, input, mask)
 
 
@@ -7229,6 +7968,9 @@ def masked_scatter(input, mask, source, *, out=None):
     ks = input._impl.keys | mask._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.masked_scatter, ks, (input, mask, source))
+    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.masked_scatter.no_grad_keys
     return ops.masked_scatter.call(ks, input, mask, source)
 
 
@@ -7245,6 +7987,9 @@ def masked_scatter_(self, mask, source):
     ks = self._impl.keys | mask._impl.keys | source._impl.keys
     if observers.active:
         return observed(ops.masked_scatter_, ks, (self, mask, source))
+    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.masked_scatter_.no_grad_keys
     return ops.masked_scatter_.call(ks, self, mask, source)
 
 
@@ -7264,6 +8009,9 @@ def take(input, index, *, out=None):
     ks = input._impl.keys | index._impl.keys
     if observers.active:
         return observed(ops.take, ks, (input, index))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.take.no_grad_keys
     return ops.take.call(ks, input, index)
 
 
@@ -7469,6 +8217,9 @@ def index(input, indices, *, out=None):
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None])
     if observers.active:
         return observed(ops.index_Tensor, ks, (input, indices))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_Tensor.no_grad_keys
     return ops.index_Tensor.call(ks, input, indices)
 
 
@@ -7491,6 +8242,9 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
     if observers.active:
         return observed(ops.index_put, ks, (input, indices, values, accumulate))
+    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_put.no_grad_keys
     return ops.index_put.call(ks, input, indices, values, accumulate)
 
 
@@ -7512,6 +8266,9 @@ def index_put_(input, indices, values, accumulate=False):
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
     if observers.active:
         return observed(ops.index_put_, ks, (input, indices, values, accumulate))
+    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.index_put_.no_grad_keys
     return ops.index_put_.call(ks, input, indices, values, accumulate)
 
 
@@ -7553,6 +8310,12 @@ def convolution(
             ops.convolution, ks,
             (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
         )
+    if not ((input._impl.requires_grad
+            or weight._impl.requires_grad
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.convolution.no_grad_keys
     return ops.convolution.call(
         ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
     )
@@ -7604,6 +8367,12 @@ def convolution_backward(
                 output_padding, groups, output_mask,
             ),
         )
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or weight._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.convolution_backward.no_grad_keys
     return ops.convolution_backward.call(
         ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
         output_padding, groups, output_mask,
@@ -7628,6 +8397,9 @@ def constant_pad_nd(input, pad, value=0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.constant_pad_nd, ks, (input, pad, value))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.constant_pad_nd.no_grad_keys
     return ops.constant_pad_nd.call(ks, input, pad, value)
 
 
@@ -7649,6 +8421,9 @@ def _pad_nd(input, pad, mode, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops._pad_nd, ks, (input, pad, mode))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._pad_nd.no_grad_keys
     return ops._pad_nd.call(ks, input, pad, mode)
 
 
@@ -7673,6 +8448,9 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode, *, out=None):
     ks = grad_output._impl.keys
     if observers.active:
         return observed(ops._pad_nd_backward, ks, (grad_output, input_sizes, pad, mode))
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._pad_nd_backward.no_grad_keys
     return ops._pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
 
 
@@ -7766,6 +8544,9 @@ def max_pool2d_with_indices(
             ops.max_pool2d_with_indices, ks,
             (input, kernel_size, stride, padding, dilation, ceil_mode),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.max_pool2d_with_indices.no_grad_keys
     return ops.max_pool2d_with_indices.call(
         ks, input, kernel_size, stride, padding, dilation, ceil_mode,
     )
@@ -7807,6 +8588,11 @@ def max_pool2d_with_indices_backward(
             ops.max_pool2d_with_indices_backward, ks,
             (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices),
         )
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.max_pool2d_with_indices_backward.no_grad_keys
     return ops.max_pool2d_with_indices_backward.call(
         ks, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
@@ -7848,6 +8634,9 @@ def avg_pool2d(
             ops.avg_pool2d, ks,
             (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.avg_pool2d.no_grad_keys
     return ops.avg_pool2d.call(
         ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
     )
@@ -7894,6 +8683,11 @@ def avg_pool2d_backward(
                 divisor_override,
             ),
         )
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.avg_pool2d_backward.no_grad_keys
     return ops.avg_pool2d_backward.call(
         ks, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
@@ -7915,6 +8709,9 @@ def adaptive_avg_pool2d(input, output_size, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.adaptive_avg_pool2d, ks, (input, output_size))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.adaptive_avg_pool2d.no_grad_keys
     return ops.adaptive_avg_pool2d.call(ks, input, output_size)
 
 
@@ -7933,6 +8730,11 @@ def adaptive_avg_pool2d_backward(grad_output, input, *, out=None):
     ks = grad_output._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.adaptive_avg_pool2d_backward, ks, (grad_output, input))
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.adaptive_avg_pool2d_backward.no_grad_keys
     return ops.adaptive_avg_pool2d_backward.call(ks, grad_output, input)
 
 
@@ -7951,6 +8753,9 @@ def adaptive_max_pool2d(input, output_size, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.adaptive_max_pool2d, ks, (input, output_size))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.adaptive_max_pool2d.no_grad_keys
     return ops.adaptive_max_pool2d.call(ks, input, output_size)
 
 
@@ -7972,6 +8777,11 @@ def adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
     ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(ops.adaptive_max_pool2d_backward, ks, (grad_output, input, indices))
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.adaptive_max_pool2d_backward.no_grad_keys
     return ops.adaptive_max_pool2d_backward.call(ks, grad_output, input, indices)
 
 
@@ -7997,6 +8807,9 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
     ks = input._impl.keys
     if observers.active:
         return observed(ops.upsample_nearest2d, ks, (input, output_size, scales_h, scales_w))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.upsample_nearest2d.no_grad_keys
     return ops.upsample_nearest2d.call(ks, input, output_size, scales_h, scales_w)
 
 
@@ -8027,6 +8840,9 @@ def upsample_nearest2d_backward(
             ops.upsample_nearest2d_backward, ks,
             (grad_output, output_size, input_size, scales_h, scales_w),
         )
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.upsample_nearest2d_backward.no_grad_keys
     return ops.upsample_nearest2d_backward.call(
         ks, grad_output, output_size, input_size, scales_h, scales_w,
     )
@@ -8061,6 +8877,9 @@ def upsample_bilinear2d(
         return observed(
             ops.upsample_bilinear2d, ks, (input, output_size, align_corners, scales_h, scales_w),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.upsample_bilinear2d.no_grad_keys
     return ops.upsample_bilinear2d.call(ks, input, output_size, align_corners, scales_h, scales_w)
 
 
@@ -8095,6 +8914,9 @@ def upsample_bilinear2d_backward(
             ops.upsample_bilinear2d_backward, ks,
             (grad_output, output_size, input_size, align_corners, scales_h, scales_w),
         )
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.upsample_bilinear2d_backward.no_grad_keys
     return ops.upsample_bilinear2d_backward.call(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
     )
@@ -8119,6 +8941,9 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.im2col, ks, (input, kernel_size, dilation, padding, stride))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.im2col.no_grad_keys
     return ops.im2col.call(ks, input, kernel_size, dilation, padding, stride)
 
 
@@ -8146,6 +8971,9 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
         return observed(
             ops.col2im, ks, (input, output_size, kernel_size, dilation, padding, stride),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.col2im.no_grad_keys
     return ops.col2im.call(ks, input, output_size, kernel_size, dilation, padding, stride)
 
 
@@ -8165,6 +8993,9 @@ def _run__softmax(input, dim, half_to_float):
     ks = input._impl.keys
     if observers.active:
         return observed(ops._softmax, ks, (input, dim, half_to_float))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._softmax.no_grad_keys
     return ops._softmax.call(ks, input, dim, half_to_float)
 
 
@@ -8205,6 +9036,9 @@ def _run__log_softmax(input, dim, half_to_float):
     ks = input._impl.keys
     if observers.active:
         return observed(ops._log_softmax, ks, (input, dim, half_to_float))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._log_softmax.no_grad_keys
     return ops._log_softmax.call(ks, input, dim, half_to_float)
 
 
@@ -8247,6 +9081,11 @@ def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
     ks = grad_output._impl.keys | probs._impl.keys
     if observers.active:
         return observed(ops._softmax_backward_data, ks, (grad_output, probs, dim, input_dtype))
+    if not ((grad_output._impl.requires_grad
+            or probs._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._softmax_backward_data.no_grad_keys
     return ops._softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
 
 
@@ -8292,6 +9131,11 @@ def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
         return observed(
             ops._log_softmax_backward_data, ks, (grad_output, log_probs, dim, input_dtype),
         )
+    if not ((grad_output._impl.requires_grad
+            or log_probs._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._log_softmax_backward_data.no_grad_keys
     return ops._log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
 
 
@@ -8426,6 +9270,9 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None
         return _returns_nll_loss_forward(
             *observed(ops.nll_loss_forward, ks, (input, target, weight, reduction, ignore_index)),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.nll_loss_forward.no_grad_keys
     return _returns_nll_loss_forward(
         *ops.nll_loss_forward.call(ks, input, target, weight, reduction, ignore_index),
     )
@@ -8472,6 +9319,11 @@ def nll_loss_backward(
             ops.nll_loss_backward, ks,
             (grad_output, input, target, weight, reduction, ignore_index, total_weight),
         )
+    if not ((grad_output._impl.requires_grad
+            or input._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.nll_loss_backward.no_grad_keys
     return ops.nll_loss_backward.call(
         ks, grad_output, input, target, weight, reduction, ignore_index, total_weight,
     )
@@ -8680,6 +9532,9 @@ def binary_cross_entropy_with_logits(
             ops.binary_cross_entropy_with_logits, ks,
             (input, target, weight, pos_weight, reduction),
         )
+    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.binary_cross_entropy_with_logits.no_grad_keys
     return ops.binary_cross_entropy_with_logits.call(
         ks, input, target, weight, pos_weight, reduction,
     )
@@ -8805,6 +9660,12 @@ def native_batch_norm(
             ops.native_batch_norm, ks,
             (input, weight, bias, running_mean, running_var, training, momentum, eps),
         )
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.native_batch_norm.no_grad_keys
     return ops.native_batch_norm.call(
         ks, input, weight, bias, running_mean, running_var, training, momentum, eps,
     )
@@ -8836,6 +9697,12 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
                 | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.native_layer_norm, ks, (input, normalized_shape, weight, bias, eps))
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.native_layer_norm.no_grad_keys
     return ops.native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
 
 
@@ -8873,6 +9740,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
                 | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.native_group_norm, ks, (input, weight, bias, N, C, HxW, group, eps))
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.native_group_norm.no_grad_keys
     return ops.native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
 
 
@@ -8898,6 +9771,11 @@ def _fused_rms_norm(input, normalized_shape, weight, eps, *, out=None):
     ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops._fused_rms_norm, ks, (input, normalized_shape, weight, eps))
+    if not ((input._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._fused_rms_norm.no_grad_keys
     return ops._fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
 
 
@@ -8946,6 +9824,15 @@ def native_layer_norm_backward(
             ops.native_layer_norm_backward, ks,
             (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask),
         )
+    if not ((grad_out._impl.requires_grad
+            or input._impl.requires_grad
+            or mean._impl.requires_grad
+            or rstd._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)
+            or (bias is not None and bias._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.native_layer_norm_backward.no_grad_keys
     return ops.native_layer_norm_backward.call(
         ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
     )
@@ -9045,6 +9932,13 @@ def _fused_rms_norm_backward(
             ops._fused_rms_norm_backward, ks,
             (grad_out, input, normalized_shape, rstd, weight, output_mask),
         )
+    if not ((grad_out._impl.requires_grad
+            or input._impl.requires_grad
+            or rstd._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._fused_rms_norm_backward.no_grad_keys
     return ops._fused_rms_norm_backward.call(
         ks, grad_out, input, normalized_shape, rstd, weight, output_mask,
     )
@@ -9265,6 +10159,9 @@ def native_dropout(input, p, train, *, generator=None, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.native_dropout, ks, (input, p, train, generator))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.native_dropout.no_grad_keys
     return ops.native_dropout.call(ks, input, p, train, generator)
 
 
@@ -9316,6 +10213,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         return observed(
             ops.embedding, ks, (weight, indices, padding_idx, scale_grad_by_freq, sparse),
         )
+    if not (weight._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.embedding.no_grad_keys
     return ops.embedding.call(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
@@ -9354,6 +10254,9 @@ def embedding_dense_backward(
             ops.embedding_dense_backward, ks,
             (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq),
         )
+    if not (grad_output._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.embedding_dense_backward.no_grad_keys
     return ops.embedding_dense_backward.call(
         ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
     )
@@ -9521,6 +10424,9 @@ def _cross_entropy_forward(input, target, weight, reduction, ignore_index, *, ou
                 ops._cross_entropy_forward, ks, (input, target, weight, reduction, ignore_index),
             ),
         )
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._cross_entropy_forward.no_grad_keys
     return _returns__cross_entropy_forward(
         *ops._cross_entropy_forward.call(ks, input, target, weight, reduction, ignore_index),
     )
@@ -9567,6 +10473,11 @@ def _cross_entropy_backward(
             ops._cross_entropy_backward, ks,
             (grad_output, probs, target, weight, reduction, ignore_index, total_weight),
         )
+    if not ((grad_output._impl.requires_grad
+            or probs._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._cross_entropy_backward.no_grad_keys
     return ops._cross_entropy_backward.call(
         ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
     )
@@ -9594,6 +10505,13 @@ def _lstm_sequence(gi, h0, c0, w_hh, *, out=None):
     ks = gi._impl.keys | h0._impl.keys | c0._impl.keys | w_hh._impl.keys
     if observers.active:
         return observed(ops._lstm_sequence, ks, (gi, h0, c0, w_hh))
+    if not ((gi._impl.requires_grad
+            or h0._impl.requires_grad
+            or c0._impl.requires_grad
+            or w_hh._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._lstm_sequence.no_grad_keys
     return ops._lstm_sequence.call(ks, gi, h0, c0, w_hh)
 
 
@@ -9641,6 +10559,17 @@ def _lstm_sequence_backward(
             ops._lstm_sequence_backward, ks,
             (grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace),
         )
+    if not ((grad_output._impl.requires_grad
+            or grad_hn._impl.requires_grad
+            or grad_cn._impl.requires_grad
+            or output._impl.requires_grad
+            or h0._impl.requires_grad
+            or c0._impl.requires_grad
+            or w_hh._impl.requires_grad
+            or workspace._impl.requires_grad)
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._lstm_sequence_backward.no_grad_keys
     return ops._lstm_sequence_backward.call(
         ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
     )
@@ -9699,6 +10628,14 @@ def _fused_adam_(
                 eps, step, maximize, decoupled,
             ),
         )
+    if not ((input._impl.requires_grad
+            or grad._impl.requires_grad
+            or exp_avg._impl.requires_grad
+            or exp_avg_sq._impl.requires_grad
+            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._fused_adam_.no_grad_keys
     return ops._fused_adam_.call(
         ks, input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps,
         step, maximize, decoupled,
@@ -9749,6 +10686,12 @@ def _fused_sgd_(
                 maximize, first_step,
             ),
         )
+    if not ((input._impl.requires_grad
+            or grad._impl.requires_grad
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))
+            and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._fused_sgd_.no_grad_keys
     return ops._fused_sgd_.call(
         ks, input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
         first_step,
@@ -10315,6 +11258,9 @@ def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
     ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.cdist, ks, (x1, x2, p, compute_mode))
+    if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.cdist.no_grad_keys
     return ops.cdist.call(ks, x1, x2, p, compute_mode)
 
 
@@ -10511,6 +11457,9 @@ def unsqueeze_(self, dim):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.unsqueeze_, ks, (self, dim))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.unsqueeze_.no_grad_keys
     return ops.unsqueeze_.call(ks, self, dim)
 
 
@@ -10526,6 +11475,9 @@ def _run_squeeze_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.squeeze_, ks, (self,))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.squeeze_.no_grad_keys
     return ops.squeeze_.call(ks, self)
 
 
@@ -10541,6 +11493,9 @@ def _run_squeeze__dim(self, dim):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.squeeze__dim, ks, (self, dim))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.squeeze__dim.no_grad_keys
     return ops.squeeze__dim.call(ks, self, dim)
 
 
@@ -10583,6 +11538,9 @@ def transpose_(self, dim0, dim1):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.transpose__int, ks, (self, dim0, dim1))
+    if not (self._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.transpose__int.no_grad_keys
     return ops.transpose__int.call(ks, self, dim0, dim1)
 
 
@@ -10662,6 +11620,9 @@ def logaddexp(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logaddexp, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.logaddexp.no_grad_keys
     return ops.logaddexp.call(ks, input, other)
 
 
@@ -10678,6 +11639,9 @@ def logaddexp2(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logaddexp2, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.logaddexp2.no_grad_keys
     return ops.logaddexp2.call(ks, input, other)
 
 
@@ -10774,6 +11738,9 @@ def heaviside(input, values, *, out=None):
     ks = input._impl.keys | values._impl.keys
     if observers.active:
         return observed(ops.heaviside, ks, (input, values))
+    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.heaviside.no_grad_keys
     return ops.heaviside.call(ks, input, values)
 
 

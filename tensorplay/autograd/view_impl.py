@@ -20,7 +20,7 @@ refuses, and so do we (`ViewImpl.check_rebase`).
 """
 from __future__ import annotations
 
-from tensorplay._impl import TensorImpl
+from tensorplay._impl import PLAIN_KEYS, TensorImpl, is_contiguous_layout
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.inplace_views import regenerate_view_history
 from tensorplay.errors import TensorPlayError
@@ -38,12 +38,34 @@ class ViewImpl(TensorImpl):
 
     def __init__(self, base, storage, sizes, strides, offset, dtype, device, version,
                  inference=False):
-        self._grad_fn = None
+        # Every field TensorImpl.__init__ sets, written out rather than called: there its
+        # `requires_grad = False` and `grad_fn = None` would go through this class's
+        # setters, and the nested call and the two setters cost a third of a view.
+        # (tests/test_fastpath_skip.py checks that a view sets every field a plain impl
+        # does.) A view has the key set of a plain impl.
+        self.storage = storage
+        self.sizes = sizes
+        self.strides = strides
+        self.offset = offset
+        self.dtype = dtype
+        self._device = device
+        self.version = version
+        self.is_contiguous = is_contiguous_layout(sizes, strides)
+        self._inference = inference
+        self.keys = PLAIN_KEYS[inference][device.key]
+        self.wrapped_number = False
+        self._array = None
         self._requires_grad = False
-        super().__init__(storage, sizes, strides, offset, dtype, device, version=version,
-                         inference=inference)
-        self.base = base
+        self.grad = None
+        self._grad_fn = None
         self.view_version = version.value
+        self.output_nr = 0
+        self.hooks = None
+        self.retains_grad = False
+        self.grad_accumulator = None
+        self.base = base
+        self.name = None
+        self.post_accumulate_hooks = None
         self.creation = DEFAULT if grad_state.enabled else NO_GRAD_MODE
 
     @property

@@ -21,7 +21,9 @@ import os
 from dataclasses import dataclass
 
 from tensorplay.codegen import formula as fm
-from tensorplay.codegen.gen_functional import HEADER, handle, wrap_schema
+from tensorplay.codegen.gen_functional import (
+    HEADER, grad_test, handle, needs_grad_test, wrap_schema,
+)
 from tensorplay.codegen.template import CodeTemplate, conjunction, fit
 from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
 
@@ -284,17 +286,12 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
 
 
-def _grad_test(name: str, is_list: bool, optional: bool) -> str:
-    """Python condition: does input `name` require a gradient in this call?"""
-    if is_list:
-        return f"any_requires_grad({name})"
-    if optional:
-        return f"({name} is not None and {name}._impl.requires_grad)"
-    return f"{name}._impl.requires_grad"
-
-
 # The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
 # while grad_state is thread-local (a slower read), and most calls need no graph.
+# The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
+# would do (dispatch/tls.py), written out: the guard object and its two method calls cost
+# more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
+# half of the thread's masks, also when the op raises.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
@@ -303,9 +300,13 @@ def $name(ks, $args):
     node = $node()
     node.next_functions = $edges
     $record
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         $save_inputs
         result = $call
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     $history
     $save_outputs
     return result
@@ -366,12 +367,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
 
 def _needs_grad(spec: NodeSpec) -> str:
     """`(a requires grad or b requires grad) and grad_state.enabled`, wrapped to fit."""
-    tail = " and grad_state.enabled"
-    tests = conjunction([_grad_test(*inp) for inp in spec.inputs], indent=4, op="or",
-                        used=12 + len(tail))
-    if "\n" not in tests:
-        return (f"({tests})" if " or " in tests else tests) + tail
-    return f"{tests}\n{' ' * 12}{tail.lstrip()}"
+    return needs_grad_test(spec.inputs, indent=4)
 
 
 def _edges_expr(spec: NodeSpec) -> str:
@@ -412,7 +408,7 @@ def _tensor_uses(tree) -> set:
 
 def _needs_expr(spec: NodeSpec, inputs) -> str:
     """Python condition: does any of `inputs` need a gradient in this call?"""
-    parts = [_grad_test(*inp) for inp in spec.inputs if inp[0] in inputs]
+    parts = [grad_test(*inp) for inp in spec.inputs if inp[0] in inputs]
     if len(parts) == len(spec.inputs) or not parts:
         return "True"   # the wrapper only runs when some input needs a gradient
     return " or ".join(parts)
@@ -454,7 +450,7 @@ from tensorplay.autograd.graph_edges import (
     set_history,
 )
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
-from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
 
@@ -465,15 +461,31 @@ $wrappers
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     $table
-}''')
+}
+
+# Each wrapper only redispatches below autograd when its first test fails: the front
+# doors skip its hop then (dispatcher.py, `_no_grad_keys`).
+for _wrapper in WRAPPERS.values():
+    _wrapper.redispatches_without_grad = True''')
 
 
-def gen_wrappers(ctx) -> str:
+def _wrapped(ctx) -> list:
+    """(op, node spec) of every op that gets an autograd wrapper."""
     registered = []
     for e in ctx.ops:
         spec = spec_for(e, ctx.node_specs)
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
+    return registered
+
+
+def wrapped_inputs(ctx) -> dict:
+    """op full name -> the inputs its wrapper's first test reads (for the front doors)."""
+    return {e.schema.name.full: spec.inputs for e, spec in _wrapped(ctx)}
+
+
+def gen_wrappers(ctx) -> str:
+    registered = _wrapped(ctx)
     wrappers = []
     for e, spec in registered:
         wrappers += gen_wrapper(e, spec) + [""]

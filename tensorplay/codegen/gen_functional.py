@@ -65,6 +65,32 @@ def keyset_expr(e: OpEntry, function: bool) -> str:
     return "CPU_KEYSET"
 
 
+# ---- does a call need the autograd wrapper? ------------------------------------------------
+def grad_test(name: str, is_list: bool, optional: bool) -> str:
+    """Python condition: does input `name` require a gradient in this call?"""
+    if is_list:
+        return f"any_requires_grad({name})"
+    if optional:
+        return f"({name} is not None and {name}._impl.requires_grad)"
+    return f"{name}._impl.requires_grad"
+
+
+def needs_grad_test(inputs, indent: int, rename=None, relative: bool = False) -> str:
+    """The autograd wrapper's first test, `(a requires grad or b requires grad) and
+    grad_state.enabled`, over `inputs` (name, is_list, optional), for an `if not (...):`
+    at `indent`, wrapped to fit. `rename` gives the names the front door uses (`input`
+    for `self`); `relative`: continuation lines are indented from the `if`, not the margin."""
+    tail = " and grad_state.enabled"
+    tests = [grad_test(rename(n) if rename else n, is_list, optional)
+             for n, is_list, optional in inputs]
+    tests = conjunction(tests, indent=indent, op="or", used=12 + len(tail))
+    if relative:
+        tests = tests.replace("\n" + " " * (indent + 8), "\n" + " " * 8)
+    if "\n" not in tests:
+        return (f"({tests})" if " or " in tests else tests) + tail
+    return f"{tests}\n{' ' * (8 if relative else indent + 8)}{tail.lstrip()}"
+
+
 # ---- the call of one overload ----------------------------------------------------------
 CALL = CodeTemplate("""\
 ks = $keyset
@@ -73,16 +99,40 @@ if observers.active:
 return $call""")
 
 
-def call_lines(e: OpEntry, function: bool) -> list[str]:
+# An op with a generated autograd wrapper: when none of its differentiable inputs requires
+# grad (or grad mode is off), that wrapper would only redispatch below autograd, so the
+# front door clears the autograd keys it would have run at (`no_grad_keys`, computed by
+# the dispatcher from what each slot holds) and the call goes straight below. While a
+# profiler or explain() listens the front door takes the full path, so they show every hop.
+CALL_SKIPPING_AUTOGRAD = CodeTemplate("""\
+ks = $keyset
+if observers.active:
+    return $observed
+if not ($needs):
+    # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+    ks &= $handle.no_grad_keys
+return $call""")
+
+
+def call_lines(e: OpEntry, function: bool, grad_inputs: dict | None = None) -> list[str]:
     """Enter the dispatcher with the call's key set (through the profiler hook when one
-    listens). Several named outputs come back as a named tuple: `x.max(0).values`."""
+    listens). Several named outputs come back as a named tuple: `x.max(0).values`.
+    `grad_inputs`: op name -> the inputs its autograd wrapper tests (main.py)."""
     names = [pyargs.py_name(a.name, function) for a in e.schema.arguments]
     args = ", ".join(names)
     observed = f"observed({handle(e)}, ks, ({args}{',' if len(names) == 1 else ''}))"
     call = f"{handle(e)}.call({', '.join(['ks'] + names)})"
     if _named_returns(e):
         observed, call = f"{_ret_type(e)}(*{observed})", f"{_ret_type(e)}(*{call})"
-    return CALL.substitute(keyset=keyset_expr(e, function), observed=observed, call=call)
+    keyset = keyset_expr(e, function)
+    inputs = (grad_inputs or {}).get(e.schema.name.full)
+    # Tensor[] inputs would need a loop over the list: those ops keep the wrapper's hop.
+    if inputs and not any(is_list for _, is_list, _ in inputs):
+        needs = needs_grad_test(inputs, indent=8, rename=lambda n: pyargs.py_name(n, function),
+                                relative=True)
+        return CALL_SKIPPING_AUTOGRAD.substitute(keyset=keyset, observed=observed, call=call,
+                                                 needs=needs, handle=handle(e))
+    return CALL.substitute(keyset=keyset, observed=observed, call=call)
 
 
 def _named_returns(e: OpEntry) -> bool:
@@ -158,18 +208,18 @@ if $test:  # $overload
     $body""")
 
 
-def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
+def gen_front_door(name: str, entries: list[OpEntry], grad_inputs=None) -> list[str]:
     function = any("function" in e.variants for e in entries)
     params = [pyargs.py_params(e.schema, function) for e in entries]
     out = takes_out(name, entries)
     if len(entries) > 1 and not all(_same_params(params[0], p) for p in params[1:]):
-        return _matched_front_door(name, entries, params, out)
+        return _matched_front_door(name, entries, params, out, grad_inputs)
     ps = params[0]
     aliases = _aliases(ps) if function else {}
     if any(p.name in aliases.values() and p.default is None and not p.vararg for p in ps):
         # `tp.cumsum(x, axis=0)`: a required parameter may come under its NumPy name, so
         # the aliases are resolved before the arguments bind (as for differing overloads).
-        return _matched_front_door(name, entries, params, out)
+        return _matched_front_door(name, entries, params, out, grad_inputs)
     vararg = any(p.vararg for p in ps)
     sig_params = ps + ([pyargs.PyParam("out", None, "None", True)] if out else [])
     signature = pyargs.signature(sig_params)
@@ -186,7 +236,7 @@ def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
     prologue += pyargs.vararg_lines(name, ps)
     if len(entries) == 1:
         checks = pyargs.check_lines(name, ps)
-        branches = call_lines(entries[0], function)
+        branches = call_lines(entries[0], function, grad_inputs)
     else:
         # One Python signature: the arguments whose types tell the overloads apart pick
         # the branch; the others are checked once, before it.
@@ -198,7 +248,7 @@ def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
         for e, eps in zip(entries, params):
             test = conjunction([pyargs.match_expr(eps[i]) for i in differing], indent=4)
             own = [p for p in _unchecked(eps, tested) if p.name in tested]
-            body = pyargs.check_lines(name, own) + call_lines(e, function)
+            body = pyargs.check_lines(name, own) + call_lines(e, function, grad_inputs)
             branches += BRANCH.substitute(test=test, overload=e.schema.name.full, body=body)
         overloads = ", ".join(handle(e) for e in entries)
         given = ", ".join(p.name for p in ps if not p.vararg)
@@ -237,7 +287,7 @@ if kwargs:
     $body""")
 
 
-def _matched_front_door(name, entries, params, out) -> list[str]:
+def _matched_front_door(name, entries, params, out, grad_inputs=None) -> list[str]:
     """Different Python signatures: try each overload's matcher in order."""
     function = any("function" in e.variants for e in entries)
     lines = _returns(entries)
@@ -255,7 +305,8 @@ def _matched_front_door(name, entries, params, out) -> list[str]:
         lines += MATCH.substitute(
             match=match, signature=pyargs.signature(ps), vararg=pyargs.vararg_lines(name, ps),
             tests=conjunction([pyargs.match_expr(p) for p in tested], indent=4),
-            bound=names, run=run, names=names, body=body + call_lines(e, function))
+            bound=names, run=run, names=names,
+            body=body + call_lines(e, function, grad_inputs))
         lines += ["", ""]
     prologue = []
     if out:
@@ -343,6 +394,7 @@ from tensorplay._frontdoor import (
     is_tensor_list, unpack_kwargs, no_overload, observers, observed,
     keyset_list, device_keyset, into_out, numpy_aliases,
 )
+from tensorplay.autograd.grad_mode import grad_state
 from tensorplay._generated import ops
 
 
@@ -365,7 +417,7 @@ def generate(ctx) -> str:
         overloads = ", ".join(e.schema.name.overload or "(default)" for e in entries)
         rule = f"# ---- {name} " + (f"({overloads}) " if len(entries) > 1 else "")
         front_doors += ["", rule + "-" * max(4, 90 - len(rule)), ""]
-        front_doors += gen_front_door(name, entries)
+        front_doors += gen_front_door(name, entries, ctx.grad_inputs)
         if any("function" in e.variants for e in entries) and \
                 name not in ctx.handwritten.functions:     # codegen/bindings.py
             exported.append(f"{name!r},")

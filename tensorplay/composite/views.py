@@ -19,9 +19,16 @@ from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 def make_view(self, sizes, strides, offset):
     src = self._impl
-    base = src.base if src.base is not None else src
-    return wrap(ViewImpl(base, src.storage, tuple(sizes), tuple(strides), offset, src.dtype,
-                         src.device, src.version, inference=src.inference))
+    base = src.base
+    if base is None:
+        base = src
+    # Most callers pass tuples already; the impl's private flag saves a property call.
+    if type(sizes) is not tuple:
+        sizes = tuple(sizes)
+    if type(strides) is not tuple:
+        strides = tuple(strides)
+    return wrap(ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
+                         src.version, src._inference))
 
 
 def infer_size(op, shape, numel, arg="size"):
@@ -51,7 +58,7 @@ def infer_size(op, shape, numel, arg="size"):
 def view_strides(old_sizes, old_strides, new_sizes):
     """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
     None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
-    if numel_of(old_sizes) == 0 or not old_sizes:
+    if not old_sizes or numel_of(old_sizes) == 0:
         # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
         # the loop below would find no dim of the old shape to take strides from.
         return contiguous_strides(new_sizes)
@@ -86,7 +93,7 @@ def view_strides(old_sizes, old_strides, new_sizes):
 
 def view(self, size):
     impl = self._impl
-    sizes = infer_size("view", size, impl.numel())
+    sizes = infer_size("view", size, numel_of(impl.sizes))
     strides = view_strides(impl.sizes, impl.strides, sizes)
     if strides is None:
         raise ShapeError(f"view(): view size {fmt_shape(sizes)} (argument 'size') is not "

@@ -71,7 +71,7 @@ class OperatorHandle:
     """An op's dispatch table plus the bookkeeping to explain it."""
 
     __slots__ = ("name", "schema", "kernels", "kernel_names", "signatures", "registries",
-                 "resolved", "meta_rule")
+                 "resolved", "meta_rule", "no_grad_keys")
 
     def __init__(self, schema):
         self.name = schema.name
@@ -180,6 +180,7 @@ class OperatorHandle:
                 resolved[k] = _drop_keyset(composite)
             else:
                 resolved[k] = FALLTHROUGH
+        self.no_grad_keys = _no_grad_keys(resolved)
         self.resolved = resolved
 
     def _has_backend_kernel(self, backend):
@@ -270,6 +271,22 @@ class OperatorHandle:
 
 # key -> `make(handle)`, which returns the kernel of that handle's slot (see register_fallback)
 _boxed_fallbacks = [None] * NUM_KEYS
+
+
+def _no_grad_keys(resolved):
+    """The mask a front door applies to its key set when no tensor argument requires grad
+    (or grad mode is off): it clears each autograd key whose slot would then only
+    redispatch below autograd, a generated wrapper (its first test) or nothing at all, so
+    the call goes straight to the keys below. A slot that does more keeps its key: the
+    Composite decomposition run above autograd, a sparse kernel, a kernel registered by
+    hand. Keys above autograd stay, and so does an autograd key the thread includes (the
+    dispatcher ORs `included` in after the front door)."""
+    skipped = 0
+    for k in range(AUTOGRAD_OFFSET, AUTOGRAD_OFFSET + NUM_BACKENDS):
+        kernel = resolved[k]
+        if kernel is FALLTHROUGH or getattr(kernel, "redispatches_without_grad", False):
+            skipped |= 1 << k
+    return ~skipped
 
 
 def _bumping(entry, mutable):
