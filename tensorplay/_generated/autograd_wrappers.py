@@ -2898,8 +2898,12 @@ def remainder_Scalar_Tensor(ks, self, other):
         return ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     node = RemainderBackward1()
     node.next_functions = (impl_edge(other._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 
@@ -4332,10 +4336,14 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
         )
     node = Unique2Backward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops._unique2.redispatch(
             ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     return result
 
@@ -4347,10 +4355,14 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
         )
     node = UniqueDimBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         result = ops.unique_dim.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
     return result
 
@@ -5024,10 +5036,14 @@ def huber_loss(ks, self, target, reduction, delta):
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     node.delta_ = delta
-    with ExcludeKeys(AUTOGRAD_MASK):
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
     return result
 

@@ -2954,6 +2954,9 @@ def remainder(input, other, *, out=None):
         ks = other._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar_Tensor, ks, (input, other))
+        if not (other._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Scalar_Tensor.no_grad_keys
         return ops.remainder_Scalar_Tensor.call(ks, input, other)
     no_overload(
         'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
@@ -8111,6 +8114,9 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
     ks = input._impl.keys
     if observers.active:
         return observed(ops._unique2, ks, (input, sorted, return_inverse, return_counts))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._unique2.no_grad_keys
     return ops._unique2.call(ks, input, sorted, return_inverse, return_counts)
 
 
@@ -8138,6 +8144,9 @@ def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unique_dim, ks, (input, dim, sorted, return_inverse, return_counts))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.unique_dim.no_grad_keys
     return ops.unique_dim.call(ks, input, dim, sorted, return_inverse, return_counts)
 
 
@@ -9469,6 +9478,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, *, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.huber_loss, ks, (input, target, reduction, delta))
+    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.huber_loss.no_grad_keys
     return ops.huber_loss.call(ks, input, target, reduction, delta)
 
 
