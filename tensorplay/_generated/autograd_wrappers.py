@@ -26,7 +26,7 @@ from tensorplay._generated.autograd_nodes import (
     ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
     CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
-    DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
+    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
     ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
@@ -34,8 +34,8 @@ from tensorplay._generated.autograd_nodes import (
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
     HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
     IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
+    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
     LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
     LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
     MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
@@ -1854,13 +1854,13 @@ def leaky_relu_(ks, self, negative_slope):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
-    node = LeakyReluBackward0()
+    node = LeakyReluBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
-    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
@@ -1883,15 +1883,15 @@ def elu_(ks, self, alpha, scale, input_scale):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
-    node = EluBackward0()
+    node = EluBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    node.self_ = SavedVariable(self.clone(), is_output=False)
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
