@@ -64,3 +64,36 @@ def test_inplace_activation_with_negative_slope_refuses_backward(name, args):
     ty = _inplace_activation(torch, name)(tx.clone(), *args)
     with pytest.raises(RuntimeError, match="negative slope"):
         ty.sum().backward()
+
+
+@pytest.mark.parametrize("written", ["self", "other"])
+def test_kron_does_not_save_views_of_its_operands(written):
+    """PyTorch's kron multiplies `_unsafe_view`s of its operands (own version counters):
+    writing into an operand after kron does not make backward raise, and the gradient
+    reads the written values."""
+    def run(lib):
+        a = lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], dtype=lib.float64,
+                       requires_grad=True)
+        b = lib.tensor([[2.0, 1.0], [-3.0, 0.25], [1.5, -0.5]], dtype=lib.float64,
+                       requires_grad=True)
+        y = lib.kron(a, b)
+        with lib.no_grad():
+            (a if written == "self" else b)[::2] = 7
+        y.backward(lib.ones(tuple(y.shape), dtype=lib.float64))
+        return a.grad.tolist(), b.grad.tolist()
+
+    got, want = _outcome(lambda: run(tp)), _outcome(lambda: run(torch))
+    assert got != "raises" and want != "raises"
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_unsafe_view_has_its_own_version_counter():
+    x = tp.ones(2, 3)
+    y = tp._generated.functional._unsafe_view(x, [3, 2])
+    tx = torch.ones(2, 3)
+    ty = torch.ops.aten._unsafe_view(tx, [3, 2])
+    x.add_(1)
+    tx.add_(1)
+    assert (y._version, x._version) == (ty._version, tx._version) == (0, 1)
+    assert y.tolist() == ty.tolist()      # the same memory

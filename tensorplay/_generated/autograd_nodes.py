@@ -832,6 +832,25 @@ class ViewBackward0(Node):
         return (d_self,)
 
 
+class UnsafeViewBackward0(Node):
+    """Backward of `_unsafe_view(Tensor self, int[] size) -> Tensor`.
+
+    self: grad.reshape(self.sizes())
+    """
+
+    __slots__ = ('self_sizes',)
+    SAVED = ()
+    OP = '_unsafe_view'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sizes = self.self_sizes
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.reshape(self_sizes)
+        return (d_self,)
+
+
 class AsStridedBackward0(Node):
     """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride,
         int? storage_offset=None) -> Tensor(a)`.

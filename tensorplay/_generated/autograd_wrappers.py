@@ -57,7 +57,7 @@ from tensorplay._generated.autograd_nodes import (
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
     TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
     TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UniformBackward0, UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
     UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
@@ -596,6 +596,18 @@ def view(ks, self, size):
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+    set_history(result, node)
+    return result
+
+
+def _unsafe_view(ks, self, size):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+    node = UnsafeViewBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.self_sizes = self._impl.sizes
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     set_history(result, node)
     return result
 
@@ -4440,6 +4452,7 @@ WRAPPERS = {
     'clone': clone,
     '_to_copy': _to_copy,
     'view': view,
+    '_unsafe_view': _unsafe_view,
     'as_strided': as_strided,
     'transpose.int': transpose_int,
     'permute': permute,
