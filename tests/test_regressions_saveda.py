@@ -97,3 +97,34 @@ def test_unsafe_view_has_its_own_version_counter():
     tx.add_(1)
     assert (y._version, x._version) == (ty._version, tx._version) == (0, 1)
     assert y.tolist() == ty.tolist()      # the same memory
+
+
+def _sdpa_inputs(lib, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    q, k, v = (lib.tensor(rng.standard_normal(shape), dtype=lib.float64, requires_grad=True)
+               for shape in ((2, 3, 4), (2, 2, 4), (2, 2, 4)))
+    mask = lib.tensor([[True, False], [False, False], [True, True]])   # row 1: all masked
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("written", ["query", "key", "attn_mask", "value", None])
+def test_sdpa_saves_what_pytorch_math_path_saves(written):
+    """PyTorch's math sdpa (3-D inputs) multiplies scaled copies of query and key, and
+    turns a bool mask into a float one: writing into query, key or the mask afterwards
+    does not make backward raise; writing into value (saved by the last matmul) does.
+    A fully masked row gets a 0 output and 0 gradients (its `_safe_softmax`)."""
+    def run(lib):
+        q, k, v, mask = _sdpa_inputs(lib)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        target = {"query": q, "key": k, "value": v, "attn_mask": mask}.get(written)
+        if target is not None:
+            with lib.no_grad():
+                target[0] = True if target.dtype == lib.bool else 7.0
+        out.backward(lib.ones(tuple(out.shape), dtype=lib.float64))
+        return [t.grad.tolist() for t in (q, k, v)]
+
+    got, want = _outcome(lambda: run(tp)), _outcome(lambda: run(torch))
+    assert (got == "raises") == (want == "raises") == (written == "value")
+    if got != "raises":
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
