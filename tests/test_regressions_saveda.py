@@ -128,3 +128,19 @@ def test_sdpa_saves_what_pytorch_math_path_saves(written):
     if got != "raises":
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("write_after", [False, True])
+def test_square__backward_runs_and_ignores_later_writes(write_after):
+    """square_ was mul_(self, self), which saved self as `other` and then overwrote it:
+    its backward always raised. PyTorch's (pow_(2)) saves a copy of the original self."""
+    def run(lib):
+        x = lib.tensor([2.0, -3.0, 0.5], dtype=lib.float64, requires_grad=True)
+        y = x.clone().square_()
+        if write_after:
+            with lib.no_grad():
+                y.add_(1)
+        y.sum().backward()
+        return x.grad.tolist()
+
+    assert run(tp) == run(torch) == [4.0, -6.0, 1.0]
