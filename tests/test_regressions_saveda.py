@@ -144,3 +144,45 @@ def test_square__backward_runs_and_ignores_later_writes(write_after):
         return x.grad.tolist()
 
     assert run(tp) == run(torch) == [4.0, -6.0, 1.0]
+
+
+SDPA_CASES = {
+    # name: (query shape, key/value shape, kwargs); 4-D ones take PyTorch's fused kernel
+    "3d": ((2, 3, 4), (2, 2, 4), {}),
+    "4d fused": ((1, 2, 3, 4), (1, 2, 2, 4), {}),
+    "4d fused float mask": ((1, 2, 3, 4), (1, 2, 2, 4), {"attn_mask": "float"}),
+    "4d fused bool mask": ((1, 2, 3, 4), (1, 2, 2, 4), {"attn_mask": "bool"}),
+    "4d fused gqa": ((1, 4, 3, 4), (1, 2, 2, 4), {"enable_gqa": True}),
+    "4d math (batch broadcast)": ((2, 2, 3, 4), (1, 2, 2, 4), {}),
+}
+
+
+@pytest.mark.parametrize("case", list(SDPA_CASES))
+@pytest.mark.parametrize("written", ["query", "key", "value", "attn_mask", "output"])
+def test_sdpa_write_after_call_raises_as_in_pytorch(case, written):
+    q_shape, kv_shape, kwargs = SDPA_CASES[case]
+
+    def run(lib):
+        rng = np.random.default_rng(1)
+        q = lib.tensor(rng.standard_normal(q_shape), dtype=lib.float64, requires_grad=True)
+        k, v = (lib.tensor(rng.standard_normal(kv_shape), dtype=lib.float64,
+                           requires_grad=True) for _ in range(2))
+        kw = dict(kwargs)
+        mask = None
+        if kw.get("attn_mask") == "float":
+            mask = kw["attn_mask"] = lib.zeros(q_shape[-2], kv_shape[-2], dtype=lib.float64)
+        elif kw.get("attn_mask") == "bool":
+            mask = kw["attn_mask"] = lib.ones(q_shape[-2], kv_shape[-2], dtype=lib.bool)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+        target = {"query": q, "key": k, "value": v, "attn_mask": mask, "output": out}[written]
+        if target is not None:
+            with lib.no_grad():
+                target.logical_not_() if target.dtype == lib.bool else target.add_(1)
+        out.sum().backward()
+        return [t.grad.tolist() for t in (q, k, v)]
+
+    got, want = _outcome(lambda: run(tp)), _outcome(lambda: run(torch))
+    assert (got == "raises") == (want == "raises")
+    if got != "raises":
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
