@@ -40,6 +40,10 @@ from opinfo.core import (DEFAULT_TOLERANCES, TORCH_DTYPE, describe, make_tensor,
 # of tensors at once and have their own parity tests in test_optim.py.
 _RANDOM = {name.split(".")[0] for name, entry in yaml_ops().items() if "random" in entry.tags}
 _SKIPPED = _RANDOM | {"dropout", "native_dropout", "_fused_adam_", "_fused_sgd_"}
+# `_unsafe_view` is aten-internal (PyTorch has no public function for it: only
+# torch.ops.aten), a building block of composites like kron; test_ops.py compares it with
+# PyTorch's. Left out so that adding it kept every seed's program as it was.
+_SKIPPED |= {"_unsafe_view"}
 OPS = [op for op in op_db if op.name not in _SKIPPED]
 
 # Ops whose index outputs are unspecified between equal values (which of two equal
