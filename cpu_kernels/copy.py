@@ -5,11 +5,13 @@ import numpy as np
 
 from tensorplay._device import CPU
 from tensorplay._impl import contiguous_strides
+from tensorplay.meta import rules
 from tensorplay.meta.layout import check_inplace_overlap, copy_strides
 from cpu_kernels._common import check_result, out, out_strided
 
 
 def copy_(self, src, non_blocking):
+    rules.copy_("copy_", (self, src))
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
@@ -18,6 +20,7 @@ def copy_(self, src, non_blocking):
 
 
 def fill_(self, value):
+    rules.fill_("fill_", (self, value))
     a = self._impl.array()
     # np.array(value).astype wraps out-of-range ints (-1 -> 255 for uint8) as torch does.
     a[...] = np.array(value).astype(a.dtype)

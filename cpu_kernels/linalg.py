@@ -7,7 +7,9 @@ from tensorplay.meta import rules
 from cpu_kernels._common import accumulate_dtype, out
 
 
-def _matmul(self, mat2):
+def _matmul(self, mat2, dtype=None):
+    """self @ mat2 in `dtype` (self's by default)."""
+    dtype = dtype or self._impl.dtype
     # Half types accumulate in float32 and round once, as PyTorch does: NumPy's float16
     # matmul would round after every multiply-add.
     acc = accumulate_dtype(self._impl.dtype)
@@ -19,8 +21,8 @@ def _matmul(self, mat2):
         # gradients of a linear layer under vmap: NumPy's matmul does not hand it to BLAS
         # and is several times slower than the broadcast product, which is the same sum
         # of one term.
-        return out(np.multiply(a, b), self._impl.dtype)
-    return out(np.matmul(a, b), self._impl.dtype)
+        return out(np.multiply(a, b), dtype)
+    return out(np.matmul(a, b), dtype)
 
 
 def mm(self, mat2):
@@ -29,5 +31,5 @@ def mm(self, mat2):
 
 
 def bmm(self, mat2):
-    rules.bmm(None, (self, mat2))
-    return _matmul(self, mat2)
+    spec = rules.bmm(None, (self, mat2))
+    return _matmul(self, mat2, spec.dtype)

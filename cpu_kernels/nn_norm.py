@@ -77,8 +77,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
                                                          running_var, training, momentum, eps))
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
                                 training, momentum, eps, _fused_layout(input._impl))
-    dtype = spec[0].dtype
-    return out(y, dtype), out(mean, dtype), out(rstd, dtype)
+    return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
 def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
@@ -203,8 +202,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     before = a.ndim - k
     centered *= rstd
     y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
-    dtype = spec[0].dtype
-    return out(y, dtype), out(mean, dtype), out(rstd, dtype)
+    return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
 def fused_rms_norm(input, normalized_shape, weight, eps):
@@ -298,8 +296,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
             shift = shift + _param(bias, 0, 0, a).reshape(1, group, C // group)
         x = a.reshape(N, group, C // group, HxW)
         y = (x * scale[..., None] + shift[..., None]).reshape(a.shape)
-    dtype = spec[0].dtype
-    return out(y, dtype), out(mean.reshape(N, group), dtype), out(rstd.reshape(N, group), dtype)
+    return (out(y, spec[0].dtype), out(mean.reshape(N, group), spec[1].dtype),
+            out(rstd.reshape(N, group), spec[2].dtype))
 
 
 # ---- NHWC kernels: batch_norm of channels_last inputs ---------------------------------
@@ -314,8 +312,8 @@ def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, train
     y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
                                 training, momentum, eps)
     n, c, h, w = a.shape
-    dtype = spec[0].dtype
-    return out_channels_last(y.reshape(n, h, w, c), dtype), out(mean, dtype), out(rstd, dtype)
+    return (out_channels_last(y.reshape(n, h, w, c), spec[0].dtype), out(mean, spec[1].dtype),
+            out(rstd, spec[2].dtype))
 
 
 def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, running_var,

@@ -173,8 +173,21 @@ def getitem(self, index):
     return out
 
 
+def _drop_leading_ones(value, keep):
+    """As PyTorch's setitem: the value's leading size-1 dims are dropped first (x[0] =
+    row[None] works, and the gradient flows back through that view to the value's own
+    shape). Only those beyond `keep` dims: `x[...] = x` stays a copy of x onto itself."""
+    sizes = tuple(value.shape)
+    lead = 0
+    while lead < len(sizes) - keep and sizes[lead] == 1:
+        lead += 1
+    return value.view(sizes[lead:]) if lead else value
+
+
 def setitem(self, index, value):
     target, indices = apply_index(self, index, op="__setitem__")
+    if _is_tensor(value):
+        value = _drop_leading_ones(value, target.dim() if not indices else 0)
     if not indices:
         if _is_tensor(value):
             target.copy_(value)

@@ -35,6 +35,7 @@ def copy_(self, src, non_blocking):
 
 
 def fill_(self, value):
+    rules.fill_("fill_", (self, value))
     device, _ = operands("fill_", self=self)
     # The value travels as a one-element tensor of self's dtype rather than as a kernel
     # argument: Triton passes Python floats as float32, which would round a float64 fill.

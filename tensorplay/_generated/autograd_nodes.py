@@ -15,18 +15,19 @@ from tensorplay.autograd.formulas import (
     div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, elu_backward_of_result,
     embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
     filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward,
-    hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward,
-    index_select_backward, index_source_backward, last_two, layer_norm_backward,
-    leaky_relu_backward_of_result, linear_weight_backward, log_softmax_double_backward_grad,
-    logit_backward, logsumexp_backward, masked_scatter_source_backward, masked_select_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, nll_loss_value, norm_backward, not_implemented, permute_backward,
-    pow_backward_exponent, pow_backward_self, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, repeat_interleave_tensor_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, slice_backward, softmax_double_backward,
-    std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward,
-    var_backward, xlogy_self_backward, zeros_like,
+    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_select_backward, index_source_backward, last_two,
+    layer_norm_backward, leaky_relu_backward_of_result, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
+    norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward,
+    sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
@@ -1522,6 +1523,24 @@ class RemainderBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(-grad * rounded_quotient(self_, other, "floor"), other_sizes)
         return (d_self, d_other)
+
+
+class RemainderBackward1(Node):
+    """Backward of `remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`.
+
+    other: not_implemented("remainder")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'remainder.Scalar_Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_other = None
+        if self.needs_input_grad(0):
+            d_other = not_implemented("remainder")
+        return (d_other,)
 
 
 class FmodBackward0(Node):
@@ -4300,6 +4319,33 @@ class NllLossBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+class HuberLossBackward0(Node):
+    """Backward of `huber_loss(Tensor self, Tensor target, str reduction="mean",
+        float delta=1.0) -> Tensor`.
+
+    self: huber_loss_backward(grad, self, target, reduction, delta)
+    target: huber_loss_backward(grad, target, self, reduction, delta)
+    """
+
+    __slots__ = ('self_', 'target_', 'reduction_', 'delta_')
+    SAVED = ('self_', 'target_')
+    OP = 'huber_loss'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        reduction = self.reduction_
+        delta = self.delta_
+        d_self = None
+        d_target = None
+        if self.needs_input_grad(0):
+            d_self = huber_loss_backward(grad, self_, target, reduction, delta)
+        if self.needs_input_grad(1):
+            d_target = huber_loss_backward(grad, target, self_, reduction, delta)
+        return (d_self, d_target)
+
+
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target,
         Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
@@ -4920,3 +4966,47 @@ class HeavisideBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_self, d_values = not_implemented("heaviside")
         return (d_self, d_values)
+
+
+class Unique2Backward0(Node):
+    """Backward of `_unique2(Tensor self, bool sorted=True, bool return_inverse=False,
+        bool return_counts=False) -> (Tensor, Tensor, Tensor)`.
+
+    self: not_implemented("_unique2")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_unique2'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("_unique2")
+        return (d_self,)
+
+
+class UniqueDimBackward0(Node):
+    """Backward of `unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
+        bool return_counts=False) -> (Tensor, Tensor, Tensor)`.
+
+    self: not_implemented("unique_dim")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'unique_dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("unique_dim")
+        return (d_self,)

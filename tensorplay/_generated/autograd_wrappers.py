@@ -32,33 +32,33 @@ from tensorplay._generated.autograd_nodes import (
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
     FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
-    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
-    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
+    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
+    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinearBackward0, Log10Backward0,
+    Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
+    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
-    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RepeatBackward0,
-    RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
-    SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
+    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
+    RepeatBackward0, RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0,
+    RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
+    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
+    SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
+    SinBackward0, SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
     SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
     TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
     TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
 
@@ -2269,6 +2269,17 @@ def clamp_max__Tensor(ks, self, max):
     return result
 
 
+def remainder_Scalar_Tensor(ks, self, other):
+    if not (other._impl.requires_grad and grad_state.enabled):
+        return ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = RemainderBackward1()
+    node.next_functions = (impl_edge(other._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
 def prod(ks, self, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
@@ -3390,6 +3401,36 @@ def take(ks, self, index):
     return result
 
 
+def _unique2(ks, self, sorted, return_inverse, return_counts):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops._unique2.redispatch(
+            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+        )
+    node = Unique2Backward0()
+    node.next_functions = (impl_edge(self._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops._unique2.redispatch(
+            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+        )
+    set_history(result, node, (True, False, False))
+    return result
+
+
+def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.unique_dim.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+        )
+    node = UniqueDimBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        result = ops.unique_dim.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+        )
+    set_history(result, node, (True, False, False))
+    return result
+
+
 def index_Tensor(ks, self, indices):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
@@ -3936,6 +3977,21 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
+    set_history(result, node)
+    return result
+
+
+def huber_loss(ks, self, target, reduction, delta):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+    node = HuberLossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    node.delta_ = delta
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     set_history(result, node)
     return result
 
@@ -4572,6 +4628,7 @@ WRAPPERS = {
     'bernoulli_.Tensor': bernoulli__Tensor,
     'clamp_max.Tensor': clamp_max_Tensor,
     'clamp_max_.Tensor': clamp_max__Tensor,
+    'remainder.Scalar_Tensor': remainder_Scalar_Tensor,
     'prod': prod,
     'prod.dim_int': prod_dim_int,
     'amax': amax,
@@ -4647,6 +4704,8 @@ WRAPPERS = {
     'masked_scatter': masked_scatter,
     'masked_scatter_': masked_scatter_,
     'take': take,
+    '_unique2': _unique2,
+    'unique_dim': unique_dim,
     'index.Tensor': index_Tensor,
     'index_put': index_put,
     'index_put_': index_put_,
@@ -4675,6 +4734,7 @@ WRAPPERS = {
     '_log_softmax_backward_data': _log_softmax_backward_data,
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
+    'huber_loss': huber_loss,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
     'native_batch_norm': native_batch_norm,
     'native_layer_norm': native_layer_norm,

@@ -299,8 +299,6 @@ OP_TAGS = {
     'nonzero': ('non_differentiable',),
     'nonzero.as_tuple': ('non_differentiable',),
     'where': ('non_differentiable',),
-    '_unique2': ('non_differentiable',),
-    'unique_dim': ('non_differentiable',),
     'unique': ('non_differentiable',),
     'index_put_': ('inplace',),
     'one_hot': ('non_differentiable',),

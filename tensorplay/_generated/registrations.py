@@ -4685,7 +4685,7 @@ META_RULES = {
     'mm': 'mm',
     'bmm': 'bmm',
     'copy_': 'copy_',
-    'fill_.Scalar': 'inplace_same',
+    'fill_.Scalar': 'fill_',
     'clone': 'unary',
     '_to_copy': 'to_copy',
     'reciprocal': 'pointwise.unary_float',

@@ -443,11 +443,6 @@ class TensorMethods:
             return NotImplemented
         return F.remainder(self, other)
 
-    def __rmod__(self, other):
-        if not is_operand(other):
-            return NotImplemented
-        return F.remainder(wrap_number(other, self), self)
-
     def __imod__(self, other):
         return F.remainder_(self, other)
 
@@ -492,3 +487,8 @@ class TensorMethods:
 
     def __ixor__(self, other):
         return F.bitwise_xor_(self, other)
+
+    def __rmod__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.remainder(other, self)

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from tensorplay import _tensor_factory as factory
+from tensorplay._device import CPU
+from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import gradient_edge
@@ -128,7 +132,16 @@ def _make_grads(outputs, grads):
 def _ones_like(t):
     """The implicit gradient of a scalar output. A tensor subclass (the Python key) gets
     one of its own class, from ops its handler sees: creation functions are not ops."""
-    if t._impl.key_set() >> DispatchKey.Python & 1:
+    impl = t._impl
+    if type(impl) is TensorImpl and impl.device is CPU:
+        # Every `loss.backward()` makes this seed: straight from NumPy it is the tensor
+        # `ones_like` makes, without its argument parsing and checks (a one-element
+        # tensor needs no allocation limit). A 0-dim loss, the usual one, skips np.ones's
+        # Python wrapper too.
+        sizes, dtype = impl.sizes, impl.dtype
+        array = np.array(1, dtype.np) if not sizes else np.ones(sizes, dtype.np)
+        return factory.wrap(impl_from_array(array, dtype, CPU, grad_state.inference))
+    if impl.keys >> DispatchKey.Python & 1:
         with ExcludeKeys(AUTOGRAD_MASK):
             return t.clone().fill_(1)
     return factory.ones_like(t)
@@ -151,13 +164,17 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
 
     `targets` (edges, or None for "every leaf") restricts the pass to what leads to
     them; with `accumulate=False` the gradients arriving there are returned."""
-    root_nodes = list(dict.fromkeys(fn for fn, _ in roots))
+    if len(roots) == 1:
+        root_nodes = [roots[0][0]]
+    else:
+        root_nodes = list(dict.fromkeys(fn for fn, _ in roots))     # once each, in order
     deps, parents = _discover(root_nodes, with_parents=targets is not None)
     needed = None
-    captures = {}
+    captures = None     # grad(): node -> [(index in the result, input_nr)]
     if targets is not None:
         needed = _needed_nodes(targets, parents, deps, root_nodes)
         if not accumulate:
+            captures = {}
             for i, (fn, nr) in enumerate(targets):
                 captures.setdefault(fn, []).append((i, nr))
     task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
@@ -172,16 +189,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
     exec_state.needed = needed
     try:
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[1]
+            grads = buffers.pop(node, None)
             if trace_state.watch is not None:   # explain() or a profiler: hops, time
-                outs = trace.backward_node(task, node, buffers.pop(node, None))
+                outs = trace.backward_node(task, node, grads)
             else:
-                outs = task.evaluate(node, buffers.pop(node, None))
+                outs = task.evaluate(node, grads)
             for i, (child, nr) in enumerate(node.next_functions):
                 if child is None or (needed is not None and child not in needed):
                     continue
-                if outs is not None and outs[i] is not None:
-                    _add_to_buffer(buffers, child, nr, outs[i])
+                if outs is not None:
+                    g = outs[i]
+                    if g is not None:
+                        if nr == 0 and child not in buffers and len(child._output_meta) <= 1:
+                            buffers[child] = [g]    # the usual case: a one-output node's
+                        else:                       # first gradient, no call needed
+                            _add_to_buffer(buffers, child, nr, g)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -203,7 +226,10 @@ def _discover(root_nodes, with_parents):
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
             if with_parents:
                 parents.setdefault(child, []).append(node)
             if child not in seen:
@@ -226,6 +252,7 @@ def _needed_nodes(targets, parents, deps, root_nodes):
 
 
 def _add_to_buffer(buffers, node, nr, g):
+    """Sum `g` into input `nr` of `node`'s buffer (one slot per forward output)."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * max(len(node._output_meta), nr + 1)
@@ -257,23 +284,38 @@ class _Task:
         return False
 
     def evaluate(self, node, grads):
-        """Run one node; returns its gradients (one per edge) or None if it did not run."""
+        """Run one node; returns its gradients (one per edge) or None if it did not run.
+
+        Most nodes have no hooks, nothing retained or captured, and every gradient: each
+        of those features costs one test here when it is not in use, and its work is in
+        a helper below."""
         if grads is None:
             grads = [None] * max(len(node._output_meta), 1)
-        _call_tensor_hooks(node, grads)
+        # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
+        # the node.
+        if node._tensor_pre_hooks is not None or (type(node) is AccumulateGrad
+                                                  and node.variable._impl.hooks):
+            _call_tensor_hooks(node, grads)
         if node._retains_grad:
             _retain_grads(node, grads)
         if self.captures:
             for i, nr in self.captures.get(node, ()):
                 self.captured[i] = grads[nr] if nr < len(grads) else None
-        if (self.needed is not None and not self.should_execute(node)) or _all_none(grads):
+        if self.needed is not None and not self.should_execute(node):
+            return None
+        missing = False     # one pass: no gradient at all skips the node, a missing one
+        present = False     # is materialized below (a plain loop: no generator frame)
+        for g in grads:
+            if g is None:
+                missing = True
+            else:
+                present = True
+        if not present:
             return None
         if node._pre_hooks:
-            for hook in list(node._pre_hooks.values()):
-                new = hook(tuple(grads))
-                if new is not None:
-                    grads = list(new)
-        if node.materialize_grads:
+            grads = _call_pre_hooks(node, grads)
+            missing = True      # a hook may have returned None for a gradient
+        if missing and node.materialize_grads:
             _materialize(node, grads)
         try:
             outs = node.apply(tuple(grads))
@@ -281,25 +323,32 @@ class _Task:
             if anomaly_state.enabled:
                 report_forward_stack(node)
             raise
-        outs = tuple(outs)
+        if type(outs) is not tuple:
+            outs = tuple(outs)
         if node._post_hooks:
-            for hook in list(node._post_hooks.values()):
-                new = hook(outs, tuple(grads))
-                if new is not None:
-                    outs = tuple(new)
+            outs = _call_post_hooks(node, outs, grads)
         outs = validate_outputs(node, outs)
         if anomaly_state.enabled and anomaly_state.check_nan:
             _check_nan(node, outs)
-        if not self.retain_graph:
+        if not self.retain_graph and node.releases_saved:
             node.release_saved()
         return outs
 
 
-def _all_none(grads):
-    for g in grads:     # a plain loop: `all(...)` of a generator costs a frame per node
-        if g is not None:
-            return False
-    return True
+def _call_pre_hooks(node, grads):
+    for hook in list(node._pre_hooks.values()):
+        new = hook(tuple(grads))
+        if new is not None:
+            grads = list(new)
+    return grads
+
+
+def _call_post_hooks(node, outs, grads):
+    for hook in list(node._post_hooks.values()):
+        new = hook(outs, tuple(grads))
+        if new is not None:
+            outs = tuple(new)
+    return outs
 
 
 def _call_tensor_hooks(node, grads):
@@ -336,33 +385,52 @@ def _materialize(node, grads):
 
 def validate_outputs(node, outs):
     """Check each returned gradient against the tensor its edge leads to: the count,
-    the shape (a missing sum_to is caught here), the device; cast a wrong dtype."""
+    the shape (a missing sum_to is caught here), the device; cast a wrong dtype.
+
+    A gradient that matches its input's (sizes, dtype, device), the usual case, costs
+    three comparisons; `_fix_gradient` does the rest (and raises the errors)."""
     edges = node.next_functions
     if len(outs) != len(edges):
         raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outs)})")
-    checked = list(outs)
+    checked = None      # a copy of `outs` only when a gradient had to change
     for i, g in enumerate(outs):
+        if g is None:
+            continue
         fn, nr = edges[i]
-        if g is None or fn is None:
+        if fn is None:
             continue
         impl = getattr(g, "_impl", None)
         if impl is None:
             raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
                             f" - expected a Tensor or None, got {type(g).__name__}")
-        meta = fn._output_meta[nr] if nr < len(fn._output_meta) else None
+        meta = fn._output_meta
+        meta = meta[nr] if nr < len(meta) else None
         if meta is None:
             continue
         sizes, dtype, device = meta
-        if impl.sizes != sizes:
-            g = _fix_shape(node, i, g, sizes)
-        if impl.dtype is not dtype:
-            g = g.to(dtype)
-        if impl.device is not device and impl.device != device:   # `is`: devices are interned
-            raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "
-                               f"{i} - expected device {device} but got {impl.device}")
-        checked[i] = g
-    return tuple(checked)
+        # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
+        if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
+            fixed = _fix_gradient(node, i, g, sizes, dtype, device)
+            if fixed is not g:
+                if checked is None:
+                    checked = list(outs)
+                checked[i] = fixed
+    return outs if checked is None else tuple(checked)
+
+
+def _fix_gradient(node, i, g, sizes, dtype, device):
+    """A gradient that differs from its input's metadata: sum a broadcast one down (or
+    raise), cast its dtype, refuse another device."""
+    impl = g._impl
+    if impl.sizes != sizes:
+        g = _fix_shape(node, i, g, sizes)
+    if impl.dtype is not dtype:
+        g = g.to(dtype)
+    if impl.device is not device and impl.device != device:
+        raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "
+                           f"{i} - expected device {device} but got {impl.device}")
+    return g
 
 
 def _fix_shape(node, i, g, sizes):

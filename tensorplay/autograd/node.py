@@ -104,6 +104,15 @@ class Node:
     materialize_grads = True         # zeros for outputs that got no gradient
     reduce_broadcast_grads = False   # sum a broadcast gradient down instead of raising
 
+    # Whether `release_saved` has anything to free: most nodes save no tensor (add, sum,
+    # views, the leaves' AccumulateGrad), and the engine skips the call for them. Set per
+    # class below, from SAVED and from an overridden release_saved (custom Functions).
+    releases_saved = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.releases_saved = bool(cls.SAVED) or cls.release_saved is not Node.release_saved
+
     def __init__(self):
         self.next_functions = ()
         self._output_meta = ()

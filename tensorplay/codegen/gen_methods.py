@@ -34,6 +34,14 @@ def $dunder(self, other):
         return NotImplemented
     return F.$fn(wrap_number(other, self), self)
 """),
+    # the op takes the number itself (`remainder.Scalar_Tensor(Scalar self, Tensor other)`):
+    # its own derivative entry applies, as in PyTorch where `5 % t` has no gradient
+    "reflected scalar": CodeTemplate("""\
+def $dunder(self, other):
+    if not is_operand(other):
+        return NotImplemented
+    return F.$fn(other, self)
+"""),
     "in-place": CodeTemplate("""\
 def $dunder(self, other):
     return F.$fn(self, other)
@@ -67,11 +75,12 @@ def _self_first(entries) -> bool:
     return bool(args) and args[0].name == "self"
 
 
-def _kind(dunder: str) -> str:
+def _kind(dunder: str, schema) -> str:
     if dunder in UNARY:
         return "unary"
     if dunder in REFLECTED:
-        return "reflected"
+        first = schema.arguments[0].type
+        return "reflected scalar" if str(first) == "Scalar" else "reflected"
     return "in-place" if dunder.startswith("__i") else "binary"
 
 
@@ -102,6 +111,6 @@ def generate(ctx) -> str:
             if dunder in handwritten:
                 continue
             fn = e.schema.name.base + ("_" if e.schema.name.inplace else "")
-            operators += OPERATORS[_kind(dunder)].substitute(dunder=dunder, fn=fn) + [""]
+            operators += OPERATORS[_kind(dunder, e.schema)].substitute(dunder=dunder, fn=fn) + [""]
     lines = METHODS.substitute(methods=methods, operators=operators)
     return HEADER + "\n".join(fit(lines)).rstrip() + "\n"

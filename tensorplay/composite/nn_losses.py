@@ -159,13 +159,19 @@ def binary_cross_entropy(self, target, weight, reduction):
         raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
                          f"({fmt_shape(self.shape)}), but got {fmt_shape(target.shape)}",
                          op=op, arg="target")
+    # PyTorch's kernel reads self and target as one dtype (the weight is multiplied in
+    # afterwards, into the loss: any dtype, and the loss keeps self's)
+    if target.dtype is not self.dtype:
+        raise DTypeError(f"{op}(): argument 'target' must have the dtype of 'self' "
+                         f"({self.dtype.name}), but got {target.dtype.name}", op=op, arg="target")
     _check_unit_interval(op, self, "self")
+    _check_unit_interval(op, target, "target")
     floor = wrap_number(-100.0, self)
     log_x = F.maximum(F.log(self), floor)
     log_1mx = F.maximum(F.log(1 - self), floor)
     loss = -(target * log_x + (1 - target) * log_1mx)
     if weight is not None:
-        loss = loss * weight
+        loss = (loss * weight).to(self.dtype)
     return reduce_loss(op, loss, reduction)
 
 

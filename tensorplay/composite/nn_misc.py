@@ -69,7 +69,9 @@ def _vector_norm(d, p, dim, keepdim):
     if p == float("-inf"):
         return F.amin(a, [dim], keepdim)
     if p == 0:
-        return (d != 0).sum(dim, keepdim, dtype=d.dtype)
+        # through the norm op, not a count of d != 0: the result stays in the graph (its
+        # gradient is zero), as PyTorch's norm keeps it
+        return F.linalg_vector_norm(d, 0.0, [dim], keepdim)
     if p == 1:
         return a.sum(dim, keepdim)
     return (a ** p).sum(dim, keepdim) ** (1.0 / p)

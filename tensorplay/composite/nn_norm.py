@@ -59,7 +59,12 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
                          f"d1, ...), but got shape {fmt_shape(input.shape)}", op=op,
                          arg="input")
     n, c = input.shape[0], input.shape[1]
+    # the running statistics are computed in the parameters' dtype, whatever their own
+    # (PyTorch checks only weight and bias against the input)
+    stats = weight if weight is not None else bias if bias is not None else input
     rm, rv = _repeat(running_mean, n), _repeat(running_var, n)
+    rm = None if rm is None else rm.to(stats.dtype)
+    rv = None if rv is None else rv.to(stats.dtype)
     shaped = input.contiguous().view((1, n * c) + tuple(input.shape[2:]))
     out = F.batch_norm(shaped, _repeat(weight, n), _repeat(bias, n), rm, rv, use_input_stats,
                        momentum, eps, cudnn_enabled)

@@ -239,6 +239,10 @@ def _check_weights(name, w, n, integral):
     if not integral and not w.is_floating_point():
         raise DTypeError(f"cov(): expected {name} to have floating point dtype but got "
                          f"{w.dtype.name} (argument '{name}')", op=op, arg=name)
+    # written as "not all >= 0" so that a NaN weight fails too, as in PyTorch
+    if w.device.type != "meta" and not bool((w >= 0).all()):
+        raise ArgumentError(f"cov(): {name} cannot be negative (argument '{name}')", op=op,
+                            arg=name)
 
 
 def cov(self, correction, fweights, aweights):
@@ -268,6 +272,10 @@ def cov(self, correction, fweights, aweights):
     else:
         w = w.to(x.dtype)
         w_sum = w.sum()
+        if w.device.type != "meta" and bool(w_sum == 0):
+            raise ArgumentError("cov(): weights sum to zero, can't be normalized (arguments "
+                                "'fweights' and 'aweights')", op="cov",
+                                arg="aweights" if aweights is not None else "fweights")
         avg = (x * w).sum([1]) / w_sum
         if correction == 0:
             norm = w_sum

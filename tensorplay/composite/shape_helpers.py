@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
+from tensorplay._promotion import result_type
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
@@ -148,7 +149,7 @@ def rot90(self, k, dims):
 
 def block_diag(tensors):
     """The matrices (0-D and 1-D tensors count as 1x1 and 1xn) along the diagonal of one
-    matrix, zeros elsewhere; the dtype is promoted over all of them."""
+    matrix, zeros elsewhere; the dtype is the inputs' result_type."""
     op = "block_diag"
     if not tensors:
         raise ArgumentError("block_diag(): expects at least one tensor (argument 'tensors')",
@@ -161,9 +162,9 @@ def block_diag(tensors):
                              op=op, arg=f"tensors[{i}]")
         mats.append(t.reshape([1, 1]) if t.dim() == 0 else
                     t.reshape([1, -1]) if t.dim() == 1 else t)
-    dtype = mats[0].dtype
-    for m in mats[1:]:
-        dtype = dt.promote_types(dtype, m.dtype)
+    # torch.result_type over the inputs: a 0-D tensor's dtype counts only where its
+    # category (bool < int < float) is higher, as for a binary op's 0-D operand
+    dtype = result_type(*tensors)
     width = sum(m.shape[1] for m in mats)
     rows, left = [], 0
     for m in mats:

@@ -15,7 +15,10 @@ from tensorplay.errors import ShapeError
 
 
 def _in_place(self, op, view):
-    check_inplace(self, op)
+    # as for the other in-place ops (their autograd wrappers): the graph rules apply only
+    # to a tensor that requires grad, so a split/unbind output that does not may be reshaped
+    if self.requires_grad:
+        check_inplace(self, op)
     return adopt_view(self, view(self))
 
 

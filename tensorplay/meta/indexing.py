@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import SELF, OutSpec, broadcast, check_devices, wrap_dim
+from tensorplay.meta.rules import (
+    SELF, OutSpec, broadcast, check_devices, check_value_fits, wrap_dim,
+)
 
 SCATTER_REDUCES = ("add", "multiply")
 SCATTER_REDUCE_REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -215,6 +217,7 @@ def index_fill(op, args):
     check_devices(op, named)
     _index_vector(op, self, dim, index)
     _check_scalar_value(op, value)
+    check_value_fits(op, value, self._impl.dtype)
     return _out(op, self)
 
 
@@ -244,6 +247,7 @@ def masked_fill(op, args):
     check_devices(op, named)
     sizes = _masked_sizes(op, self, mask)
     _check_scalar_value(op, value)
+    check_value_fits(op, value, self._impl.dtype)
     return _out(op, self, sizes)
 
 

@@ -99,6 +99,10 @@ def nll_loss_forward(op, args):
     batch, classes = _class_layout(op, self, target)
     check_size(op, weight, "weight", (classes,), "one weight per class")
     d = self._impl.dtype
+    # PyTorch's kernel reads the weights as self's scalar type
+    if weight is not None and weight._impl.dtype is not d:
+        raise DTypeError(f"{op}(): argument 'weight' must have the dtype of 'self' ({d.name}), "
+                         f"but got {weight._impl.dtype.name}", op=op, arg="weight")
     return OutSpec(batch if reduction == "none" else (), d), OutSpec((), d)
 
 
@@ -157,9 +161,10 @@ def native_batch_norm(op, args):
             raise ShapeError(f"{op}(): expected more than 1 value per channel when training, "
                              f"got input of shape {fmt_shape(sizes)} (argument 'input')",
                              op=op, arg="input")
-    d = input._impl.dtype
+    sd = stats_dtype(op, input, (("weight", weight), ("bias", bias),
+                                 ("running_mean", running_mean), ("running_var", running_var)))
     stats = (c,)
-    return OutSpec(sizes, d), OutSpec(stats, d), OutSpec(stats, d)
+    return OutSpec(sizes, input._impl.dtype), OutSpec(stats, sd), OutSpec(stats, sd)
 
 
 def threshold_backward(op, args):
@@ -189,9 +194,11 @@ def native_batch_norm_backward(op, args):
         check_size(op, t, name, (c,), "one value per channel")
     check_size(op, weight, "weight", (c,), "one value per channel")
     d = input._impl.dtype
+    # the parameters' dtype: float32 ones of a half input ("mixed") get float32 gradients
+    pd = d if weight is None else weight._impl.dtype
     grad_in = OutSpec(sizes, d) if output_mask[0] else None
-    grad_w = OutSpec((c,), d) if output_mask[1] else None
-    grad_b = OutSpec((c,), d) if output_mask[2] else None
+    grad_w = OutSpec((c,), pd) if output_mask[1] else None
+    grad_b = OutSpec((c,), pd) if output_mask[2] else None
     return grad_in, grad_w, grad_b
 
 
@@ -205,28 +212,45 @@ def _normalized(op, input, normalized_shape):
     return sizes[:len(sizes) - len(shape)] + (1,) * len(shape)
 
 
-def _check_param_dtypes(op, input, params):
-    """PyTorch's CPU layer and group norms take parameters of the input's dtype, or float32
-    ones for a float16/bfloat16 input ("mixed dtype"), nothing else."""
+def stats_dtype(op, input, params):
+    """The dtype of a norm's statistics, after PyTorch's (CPU) checks of the parameters'
+    dtypes. `params` = [(name, tensor or None)] in the op's order (weight, bias, then the
+    running statistics of batch norm); the first one given decides:
+
+        of the input's dtype: every parameter must be           -> stats in input's dtype
+        of another dtype ("mixed"): every parameter float32,
+            and the input float16 or bfloat16                   -> stats in float32
+    """
     d = input._impl.dtype
-    for name, t in params:
-        if t is None or t._impl.dtype is d:
-            continue
-        if d.itemsize == 2 and t._impl.dtype is dt.float32:
-            continue
-        raise DTypeError(f"{op}(): mixed dtype (CPU): argument '{name}' must have the "
-                         f"input's dtype {d.name} (or float32 for a half input), but got "
-                         f"{t._impl.dtype.name}", op=op, arg=name)
+    given = [(name, t._impl.dtype) for name, t in params if t is not None]
+    if not given or given[0][1] is d:
+        for name, pd in given:
+            if pd is not d:
+                raise DTypeError(f"{op}(): argument '{name}' must have the input's dtype "
+                                 f"{d.name}, as '{given[0][0]}' has, but got {pd.name}",
+                                 op=op, arg=name)
+        return d
+    first = given[0][0]
+    for name, pd in given:
+        if pd is not dt.float32:
+            raise DTypeError(f"{op}(): mixed dtype (CPU): argument '{name}' must be float32, "
+                             f"as '{first}' is not of the input's dtype {d.name}, but got "
+                             f"{pd.name}", op=op, arg=name)
+    if d not in (dt.float16, dt.bfloat16):
+        raise DTypeError(f"{op}(): mixed dtype (CPU): float32 parameters ('{first}') need the "
+                         f"input to be float32 too, or float16 or bfloat16, but argument "
+                         f"'input' is {d.name}", op=op, arg="input")
+    return dt.float32
 
 
 def native_layer_norm(op, args):
     input, normalized_shape, weight, bias, eps = args
     check_floating(op, input, "input")
-    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
+    sd = stats_dtype(op, input, (("weight", weight), ("bias", bias)))
     stats = _normalized(op, input, normalized_shape)
     _check_affine(op, weight, bias, tuple(normalized_shape), "the normalized shape")
     d = input._impl.dtype
-    return OutSpec(_sizes(input), d), OutSpec(stats, d), OutSpec(stats, d)
+    return OutSpec(_sizes(input), d), OutSpec(stats, sd), OutSpec(stats, sd)
 
 
 def fused_rms_norm(op, args):
@@ -292,7 +316,7 @@ def machine_eps(dtype):
 def native_group_norm(op, args):
     input, weight, bias, N, C, HxW, group, eps = args
     check_floating(op, input, "input")
-    _check_param_dtypes(op, input, (("weight", weight), ("bias", bias)))
+    sd = stats_dtype(op, input, (("weight", weight), ("bias", bias)))
     sizes = _sizes(input)
     if len(sizes) < 2 or sizes[0] != N or sizes[1] != C:
         raise ShapeError(f"{op}(): argument 'input' must have shape (N={N}, C={C}, ...), but "
@@ -302,7 +326,7 @@ def native_group_norm(op, args):
                             f"argument 'group' ({group})", op=op, arg="group")
     _check_affine(op, weight, bias, C, "one value per channel")
     d = input._impl.dtype
-    return OutSpec(sizes, d), OutSpec((N, group), d), OutSpec((N, group), d)
+    return OutSpec(sizes, d), OutSpec((N, group), sd), OutSpec((N, group), sd)
 
 
 # ---- dropout, embedding, one_hot ----------------------------------------------------

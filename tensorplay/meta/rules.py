@@ -6,7 +6,11 @@ typed error naming the op and the argument.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
+
+import ml_dtypes
+import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim as _wrap_dim
@@ -177,6 +181,43 @@ def unary_float(op, args):
     return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
 
 
+def check_value_fits(op, value, dtype, arg="value"):
+    """A fill value (a number or a 0-dim tensor's) must fit `dtype`, as PyTorch converts it
+    (c10::checked_convert): a float source overflows an integer dtype when NaN, infinite or
+    out of range (-0.5 does not fit uint8), and a float dtype only when finite and out of
+    range; an integer source may be negative for an unsigned dtype (it wraps, -1 -> 255)
+    but no larger than its max; bool sources and bool dtypes are never checked."""
+    impl = getattr(value, "_impl", None)
+    if impl is not None:
+        if impl.device.type == "meta":
+            return
+        value = value.item()
+    if dtype is dt.bool or dtype.is_complex or isinstance(value, (bool, complex)):
+        return
+    if dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
+    else:
+        info = np.iinfo(dtype.np)
+        if isinstance(value, float):
+            fits = math.isfinite(value) and int(info.min) <= value <= int(info.max)
+        elif not dtype.is_signed and value < 0:
+            fits = -value <= int(info.max)
+        else:
+            fits = int(info.min) <= value <= int(info.max)
+    if not fits:
+        raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
+                         f"{dtype.name} without overflow", op=op, arg=arg)
+
+
+def fill_(op, args):
+    """fill_ with a number: the number must fit self's dtype (a 0-dim tensor value is a
+    copy_ instead, unchecked, as in PyTorch)."""
+    self, value = args
+    check_value_fits(op, value, self._impl.dtype)
+    return SELF
+
+
 def inplace_same(op, args):
     return SELF
 
@@ -314,8 +355,12 @@ def bmm(op, args):
     if sa[2] != sb[1]:
         raise ShapeError(f"{op}(): 'self' and 'mat2' shapes cannot be multiplied "
                          f"({sa[1]}x{sa[2]} and {sb[1]}x{sb[2]})", op=op, arg="mat2")
-    _same_dtype(op, a, b, ("self", "mat2"))
     check_devices(op, [("self", a), ("mat2", b)])
+    if 0 in sa or 0 in sb:
+        # PyTorch returns (zeros, or nothing) before its kernel checks the dtypes: an empty
+        # product of any two dtypes, in mat2's
+        return OutSpec((sa[0], sa[1], sb[2]), b._impl.dtype)
+    _same_dtype(op, a, b, ("self", "mat2"))
     return OutSpec((sa[0], sa[1], sb[2]), a._impl.dtype)
 
 

@@ -365,6 +365,13 @@ class Program:
             self._check(v, v.name)
 
     def _check(self, v, where):
+        if v.th.requires_grad and not (v.th.dtype.is_floating_point or v.th.dtype.is_complex):
+            # NOTE: a PyTorch bug, not a contract: an in-place write of a value that requires
+            # grad into an integer or bool tensor (x.index_fill_(0, i, w), x[...] = w) leaves
+            # it requiring grad, against PyTorch's own rule that only floating point and
+            # complex tensors can (pytorch/pytorch#78332, #78443). TensorPlay keeps the rule;
+            # PyTorch's copy is detached so that later steps compare alike.
+            v.th = v.th.detach()
         if v.tp.requires_grad != v.th.requires_grad:
             raise _Found("requires_grad", f"{where}.requires_grad is {v.tp.requires_grad}, "
                          f"PyTorch's is {v.th.requires_grad}")

@@ -215,8 +215,11 @@ def make_tensor(shape, dtype, device="cpu", *, rng, low=None, high=None, layout=
         t = t[..., ::2]
     elif layout == "expanded":
         t = t.expand(shape)
+    # a tensor of its own, not a view of the buffer: PyTorch's twin (`to_torch`) is a fresh
+    # tensor with these strides, and views behave differently (detach_() refuses them)
+    t = t.detach()
     if requires_grad:
-        t = t.detach().requires_grad_(True)
+        t.requires_grad_(True)
     return t
 
 

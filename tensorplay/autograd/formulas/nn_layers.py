@@ -8,6 +8,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.errors import DTypeError
 from tensorplay.meta.nn_layers import machine_eps
 from tensorplay.autograd.formulas.core import sum_to
 
@@ -69,6 +70,20 @@ def _loss_grad(grad, reduction, like):
         return grad
     grad = grad.expand(tuple(like.shape))
     return grad / like.numel() if reduction == "mean" else grad
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    """norm * clamp(self - target, -delta, delta) * grad, norm = 1 / numel for 'mean'.
+    The target's gradient is this with self and target swapped (the clamp is odd).
+
+    Like PyTorch's kernel it refuses operands of two dtypes, which the forward accepts."""
+    if target.dtype is not self.dtype:
+        raise DTypeError(f"huber_loss_backward(): Found dtype {target.dtype.name} but expected "
+                         f"{self.dtype.name}: the backward needs 'self' and 'target' of one "
+                         f"dtype", op="huber_loss_backward", arg="target")
+    norm = 1.0 / self.numel() if reduction == "mean" and self.numel() else 1.0
+    g = F.clamp(self - target, -delta, delta) * norm * grad
+    return sum_to(g, tuple(self.shape))
 
 
 def softplus_neg(x):

@@ -36,7 +36,8 @@ def einsum_backward(grad, equation, tensors):
             grads.append(None)
             continue
         subs = [spec.output] + [s for j, s in enumerate(spec.inputs) if j != i]
-        operands = [grad] + [x for j, x in enumerate(tensors) if j != i]
+        # in the output's dtype: operands of mixed dtypes were promoted by the forward
+        operands = [grad] + [x.to(grad.dtype) for j, x in enumerate(tensors) if j != i]
         target = ""
         fresh = iter(unused)
         for c in spec.inputs[i]:
@@ -53,7 +54,7 @@ def einsum_backward(grad, equation, tensors):
                 operands.append(_creation.ones(spec.sizes[c], dtype=grad.dtype,
                                                device=grad.device))
         g = F.einsum(",".join(subs) + "->" + target, operands)
-        grads.append(sum_to(g, tuple(t.shape)))
+        grads.append(sum_to(g, tuple(t.shape)).to(t.dtype))
     return grads
 
 
