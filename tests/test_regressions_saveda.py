@@ -12,8 +12,8 @@ VALUES = [-1.0, 0.0, 2.0, float("nan"), -3.0]
 
 
 def _inplace_activation(lib, name):
-    """(call, args) of an in-place activation: TensorPlay's function, PyTorch's aten op
-    (torch has no public function for most of these in-place forms)."""
+    """An in-place activation: TensorPlay's function, PyTorch's aten op (torch has no
+    public function for most of these in-place forms)."""
     fn = getattr(tp, name) if lib is tp else getattr(torch.ops.aten, name)
     return fn
 
