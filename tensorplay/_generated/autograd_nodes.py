@@ -12,12 +12,13 @@ from tensorplay.autograd.formulas import (
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward,
-    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
-    gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward,
-    huber_loss_backward, index_backward, index_put_self_backward, index_put_values_backward,
-    index_select_backward, index_source_backward, last_two, layer_norm_backward,
-    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, elu_backward_of_result,
+    embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
+    filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward,
+    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_select_backward, index_source_backward, last_two,
+    layer_norm_backward, leaky_relu_backward_of_result, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
     norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
@@ -822,6 +823,25 @@ class ViewBackward0(Node):
     __slots__ = ('self_sizes',)
     SAVED = ()
     OP = 'view'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sizes = self.self_sizes
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.reshape(self_sizes)
+        return (d_self,)
+
+
+class UnsafeViewBackward0(Node):
+    """Backward of `_unsafe_view(Tensor self, int[] size) -> Tensor`.
+
+    self: grad.reshape(self.sizes())
+    """
+
+    __slots__ = ('self_sizes',)
+    SAVED = ()
+    OP = '_unsafe_view'
 
     def apply(self, grads):
         grad = grads[0]
@@ -1869,6 +1889,49 @@ class EluBackward0(Node):
         d_self = None
         if self.needs_input_grad(0):
             d_self = elu_backward(grad, self_, alpha, scale, input_scale)
+        return (d_self,)
+
+
+class LeakyReluBackward1(Node):
+    """Backward of `leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+
+    self: leaky_relu_backward_of_result(grad, result, negative_slope)
+    """
+
+    __slots__ = ('result_', 'negative_slope_')
+    SAVED = ('result_',)
+    OP = 'leaky_relu_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        negative_slope = self.negative_slope_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = leaky_relu_backward_of_result(grad, result, negative_slope)
+        return (d_self,)
+
+
+class EluBackward1(Node):
+    """Backward of `elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1,
+        Scalar input_scale=1) -> Tensor(a!)`.
+
+    self: elu_backward_of_result(grad, result, alpha, scale, input_scale)
+    """
+
+    __slots__ = ('result_', 'alpha_', 'scale_', 'input_scale_')
+    SAVED = ('result_',)
+    OP = 'elu_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        alpha = self.alpha_
+        scale = self.scale_
+        input_scale = self.input_scale_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = elu_backward_of_result(grad, result, alpha, scale, input_scale)
         return (d_self,)
 
 

@@ -26,7 +26,7 @@ from tensorplay._generated.autograd_nodes import (
     ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
     CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
-    DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
+    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
     ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
@@ -34,16 +34,16 @@ from tensorplay._generated.autograd_nodes import (
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
-    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
-    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinearBackward0, Log10Backward0,
+    Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
+    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
@@ -57,7 +57,7 @@ from tensorplay._generated.autograd_nodes import (
     SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
     TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
     TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsqueezeBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
@@ -754,6 +754,22 @@ def view(ks, self, size):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
+def _unsafe_view(ks, self, size):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+    node = UnsafeViewBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.self_sizes = self._impl.sizes
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -2370,10 +2386,9 @@ def leaky_relu_(ks, self, negative_slope):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
-    node = LeakyReluBackward0()
+    node = LeakyReluBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
-    node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
@@ -2381,6 +2396,7 @@ def leaky_relu_(ks, self, negative_slope):
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
@@ -2407,12 +2423,11 @@ def elu_(ks, self, alpha, scale, input_scale):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
-    node = EluBackward0()
+    node = EluBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
@@ -2420,6 +2435,7 @@ def elu_(ks, self, alpha, scale, input_scale):
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5656,6 +5672,7 @@ WRAPPERS = {
     'clone': clone,
     '_to_copy': _to_copy,
     'view': view,
+    '_unsafe_view': _unsafe_view,
     'as_strided': as_strided,
     'transpose.int': transpose_int,
     'permute': permute,

@@ -1692,6 +1692,32 @@ def reshape(input, *shape, **kwargs):
     return ops.reshape.call(ks, input, shape)
 
 
+# ---- _unsafe_view ----------------------------------------------------------------------
+
+def _unsafe_view(input, *size, out=None, **kwargs):
+    """view(self, size) that autograd takes for a new tensor (PyTorch's too) - the same memory, but
+    its own version counter and no base.
+
+    _unsafe_view(Tensor self, int[] size) -> Tensor
+    """
+    if out is not None:
+        return into_out('_unsafe_view', out, _unsafe_view(input, *size, **kwargs))
+    if kwargs:
+        size = unpack_kwargs('_unsafe_view', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(input, Tensor):
+        bad_arg('_unsafe_view', 'input', 'Tensor', input)
+    size = as_int_list('_unsafe_view', 'size', size)
+    ks = input._impl.keys
+    if observers.active:
+        return observed(ops._unsafe_view, ks, (input, size))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops._unsafe_view.no_grad_keys
+    return ops._unsafe_view.call(ks, input, size)
+
+
 # ---- as_strided ------------------------------------------------------------------------
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -12168,6 +12194,7 @@ FUNCTIONS = (
     'clone',
     '_to_copy',
     'reshape',
+    '_unsafe_view',
     'as_strided',
     'transpose',
     't',

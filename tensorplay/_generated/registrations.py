@@ -553,6 +553,12 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='_unsafe_view',
+        text='_unsafe_view(Tensor self, int[] size) -> Tensor',
+        arg_names=('self', 'size'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='as_strided',
         text=(
             'as_strided(Tensor(a) self, int[] size, int[] stride, '
@@ -4446,6 +4452,7 @@ DISPATCH = {
         ('view', 'views.view'),
         ('view_as', 'views.view_as'),
         ('reshape', 'views.reshape'),
+        ('_unsafe_view', 'views.unsafe_view'),
         ('as_strided', 'views.as_strided'),
         ('transpose.int', 'views.transpose'),
         ('t', 'views.t'),

@@ -83,11 +83,16 @@ def trace(self):
 
 def kron(self, other):
     """out[i0*b0 + j0, i1*b1 + j1, ...] = self[i0, i1, ...] * other[j0, j1, ...]: interleave
-    the dims of both (self's then other's, pairwise) and merge each pair."""
+    the dims of both (self's then other's, pairwise) and merge each pair.
+
+    As in PyTorch, the operands multiplied are `_unsafe_view`s of self and other (PyTorch
+    gets contiguous ones; we make them so): the product saves them, not views, so writing
+    into self or other after kron does not make backward raise."""
     n = max(self.dim(), other.dim())
-    a = self.reshape([1] * (n - self.dim()) + list(self.shape))
-    b = other.reshape([1] * (n - other.dim()) + list(other.shape))
+    a_sizes, b_sizes = [], []
     for d in range(n):
-        a = a.unsqueeze(2 * d + 1)   # a: [a0, 1, a1, 1, ...]
-        b = b.unsqueeze(2 * d)       # b: [1, b0, 1, b1, ...]
-    return (a * b).reshape([a.shape[2 * d] * b.shape[2 * d + 1] for d in range(n)])
+        a_sizes += [self.shape[d - n + self.dim()] if d >= n - self.dim() else 1, 1]
+        b_sizes += [1, other.shape[d - n + other.dim()] if d >= n - other.dim() else 1]
+    a = F._unsafe_view(self.contiguous(), a_sizes)    # a: [a0, 1, a1, 1, ...]
+    b = F._unsafe_view(other.contiguous(), b_sizes)   # b: [1, b0, 1, b1, ...]
+    return F._unsafe_view(a * b, [a_sizes[2 * d] * b_sizes[2 * d + 1] for d in range(n)])

@@ -24,7 +24,10 @@ def square(self):
 
 
 def square_(self):
-    return self.mul_(self)
+    """self *= a copy of self. Not mul_(self, self): that saves self as `other` and then
+    overwrites it, so backward always raised. PyTorch's square_ is pow_(2), which saves a
+    copy of the original self: a later write into the result goes unnoticed there too."""
+    return self.mul_(self.clone())
 
 
 def _nan_to_zero(self):

@@ -103,6 +103,22 @@ def view(self, size):
     return make_view(self, sizes, strides, impl.offset)
 
 
+def unsafe_view(self, size):
+    """`view`'s memory without its aliasing for autograd (PyTorch's `_unsafe_view`): a
+    fresh version counter and no base. Composites use it where PyTorch does, so a write
+    into their input after the call goes unnoticed by backward, as in PyTorch."""
+    impl = self._impl
+    sizes = infer_size("_unsafe_view", size, impl.numel())
+    strides = view_strides(impl.sizes, impl.strides, sizes)
+    if strides is None:
+        raise ShapeError(f"_unsafe_view(): view size {fmt_shape(sizes)} (argument 'size') is "
+                         f"not compatible with input tensor's size and stride (at least one "
+                         f"dimension spans across two contiguous subspaces)",
+                         op="_unsafe_view", arg="size")
+    return wrap(TensorImpl(impl.storage, sizes, strides, impl.offset, impl.dtype,
+                           impl.device, inference=impl.inference))
+
+
 def view_as(self, other):
     return self.view(other.shape)
 

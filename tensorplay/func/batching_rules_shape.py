@@ -46,11 +46,11 @@ def to_other_rule(op, args, bdims):
 
 
 # ---- views and reshapes ----------------------------------------------------------------------
-@batching_rule("view", "reshape")
+@batching_rule("view", "reshape", "_unsafe_view")
 def view_rule(op, args, bdims):
     x = to_front(args[0], bdims[0])
     size = [x.shape[0]] + list(args[1])
-    if op.name == "view" and bdims[0] not in (None, 0):
+    if op.name in ("view", "_unsafe_view") and bdims[0] not in (None, 0):
         # With the batch dim inside (in_dims=1), the batch may not be viewable as a whole
         # even though each example is: then the examples are copied (NOTE: no aliasing).
         try:

@@ -188,6 +188,19 @@ def errors_view(op, device):
             arg="size")
 
 
+def _unsafe_view_samples(op, device, dtype, requires_grad):
+    """view's viewable samples (the size as one list: the op has no varargs form)."""
+    for s in _view_samples(op, device, dtype, requires_grad):
+        size = s.args[0] if len(s.args) == 1 and isinstance(s.args[0], tuple) else s.args
+        yield S(s.input, (list(size),), name=s.name)
+
+
+def errors_unsafe_view(op, device):
+    yield E(S(_t((3, 4), device=device, layout="transposed"), ([12],)), ShapeError,
+            r"_unsafe_view\(\): view size \[12\] \(argument 'size'\) is not compatible",
+            arg="size")
+
+
 def errors_reshape(op, device):
     yield E(S(_t((2, 3), device=device), ((4, 2),)), ShapeError,
             r"reshape\(\): shape \[4, 2\] \(argument 'shape'\) is invalid for input of size 6",
@@ -331,6 +344,8 @@ VIEWS = [
     OpInfo("reshape", overloads=("reshape",), ref="Tensor.reshape",
            sample_inputs_func=partial(_view_samples, reshape=True),
            error_inputs_func=errors_reshape),
+    OpInfo("_unsafe_view", overloads=("_unsafe_view",), ref=torch.ops.aten._unsafe_view,
+           sample_inputs_func=_unsafe_view_samples, error_inputs_func=errors_unsafe_view),
     OpInfo("as_strided", overloads=("as_strided",), sample_inputs_func=_as_strided_samples,
            error_inputs_func=errors_as_strided),
     OpInfo("transpose", overloads=("transpose.int",),

@@ -5,6 +5,7 @@ Written with TensorPlay ops only, so they can themselves be differentiated.
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
+from tensorplay.errors import AutogradError
 
 
 def logit_backward(grad, self, eps):
@@ -80,6 +81,32 @@ def elu_backward(grad, self, alpha, scale, input_scale):
     """scale for x > 0; scale * alpha * input_scale * exp(input_scale * x) elsewhere."""
     neg = grad * (scale * alpha * input_scale) * (F.clamp(self, None, 0) * input_scale).exp()
     return F.where(self <= 0, neg, grad * scale)   # nan takes the x > 0 branch, as in torch
+
+
+def elu_backward_of_result(grad, result, alpha, scale, input_scale):
+    """elu_'s gradient from its result r: where r <= 0, r = scale alpha (exp(input_scale x)
+    - 1), so the slope scale alpha input_scale exp(input_scale x) is input_scale (r + scale
+    alpha). r <= 0 tells the branch only for alpha >= 0: PyTorch refuses the others."""
+    _in_place_slope_check("elu_", "alpha", "elu", alpha)
+    neg = grad * input_scale * (result + scale * alpha)
+    return F.where(result <= 0, neg, grad * scale)
+
+
+def leaky_relu_backward_of_result(grad, result, negative_slope):
+    """leaky_relu_'s gradient from its result: the sign of the result is the sign of self
+    for a non-negative slope only (PyTorch refuses the others)."""
+    _in_place_slope_check("leaky_relu_", "negative_slope", "leakyReLu", negative_slope)
+    return F.where(result > 0, grad, grad * negative_slope)
+
+
+def _in_place_slope_check(op, arg, name, slope):
+    """PyTorch's refusal (at backward, with its message) of a negative slope."""
+    if slope < 0:
+        raise AutogradError(
+            f"In-place {name} backward calculation is triggered with a negative slope which "
+            f"is not supported. This is caused by calling in-place forward function with a "
+            f"negative slope, please call out-of-place version instead.",
+            op=op, arg=arg)
 
 
 def gelu_second_derivative(self, approximate):
