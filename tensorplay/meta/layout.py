@@ -24,7 +24,7 @@ from tensorplay._impl import contiguous_strides, is_contiguous_layout
 from tensorplay.errors import ArgumentError, ShapeError, TensorPlayError
 
 __all__ = ["is_non_overlapping_and_dense", "clone_strides", "copy_strides",
-           "pointwise_strides", "check_inplace_overlap"]
+           "pointwise_strides", "check_inplace_overlap", "unique_dim_strides"]
 
 
 def is_non_overlapping_and_dense(sizes, strides):
@@ -82,6 +82,16 @@ def clone_strides(sizes, strides):
         return 1 if sizes[d0] > sizes[d1] else 0
 
     return dense_in_order(sizes, _sort_dims(len(sizes), should_swap), min_size=1)
+
+
+def unique_dim_strides(sizes, dim):
+    """The strides of unique(dim=...)'s values. PyTorch works on self with `dim` moved
+    first and made contiguous, and moves it back at the end: its result is row-major in
+    that order (`dim` slowest). An empty result is row-major."""
+    if 0 in sizes:
+        return contiguous_strides(sizes)
+    fastest_first = [d for d in reversed(range(len(sizes))) if d != dim] + [dim]
+    return dense_in_order(sizes, fastest_first)
 
 
 def copy_strides(op, sizes, strides, memory_format):
