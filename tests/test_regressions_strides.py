@@ -163,3 +163,18 @@ def test_view_of_an_empty_tensor_keeps_its_strides():
 def test_expand_strides_of_new_size_one_dims(source, target):
     assert tp.ones(source).expand(*target).stride() == \
         torch.ones(source).expand(*target).stride()
+
+
+# ---- einsum: PyTorch's pairwise bmm decides the layout ------------------------------------
+@pytest.mark.parametrize("equation, shapes, perms", [
+    ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)], [(0, 1, 3, 2), (0, 2, 1)]),   # the fuzzer's
+    ("ij,kj->ki", [(3, 4), (5, 4)], [(0, 1), (0, 1)]),       # the operands swap in bmm
+    ("ij,jk->ki", [(3, 4), (4, 5)], [(1, 0), (0, 1)]),
+    ("bi,bj->bij", [(2, 3), (2, 4)], [(1, 0), (0, 1)]),      # no dim summed: a product
+    ("ab,bc,cd->da", [(2, 3), (3, 4), (4, 2)], [(0, 1), (1, 0), (0, 1)]),
+    ("ij->", [(3, 4)], [(1, 0)]),
+])
+def test_einsum_layout(equation, shapes, perms):
+    pairs = [_pair(s, perm=p, seed=i) for i, (s, p) in enumerate(zip(shapes, perms))]
+    _same_layout(tp.einsum(equation, *[a for a, _ in pairs]),
+                 torch.einsum(equation, *[b for _, b in pairs]))
