@@ -4,7 +4,7 @@ PyTorch does not always return row-major results. `x.t().clone()` is transposed 
 `x.t()`, and so is `x.t().exp()` or `x.t() + x.t()`: a result follows the layout of its
 inputs, so that a later `.contiguous()` copies exactly when PyTorch's would.
 
-Two rules, both written once here:
+The rules, each written once here:
 
 * `clone_strides` (clone's `preserve_format`): a dense input without overlaps keeps its
   strides exactly; any other gets dense strides in the order of its own strides.
@@ -13,6 +13,12 @@ Two rules, both written once here:
   same strides, the output takes that layout. Otherwise the dims are sorted by the
   inputs' strides (the first input that orders two dims decides; broadcast dims, of
   stride 0, have no say) and the output is dense in that order.
+* `index_strides` (x[idx]): `pointwise_strides` over the operands of PyTorch's gather.
+* `view_strides` and `expand_strides`: the strides of a view, size-1 and empty dims
+  included (they take part in the sorts above, so they must be PyTorch's too).
+* `unique_dim_strides`: unique(dim=...)'s values, built with `dim` moved first.
+
+einsum's layout follows from its contraction order: meta/einsum_layout.py.
 
 Strides here count elements. A *perm* lists dims from the fastest-moving (smallest
 stride) to the slowest; `dense_in_order` turns it into strides.
@@ -212,10 +218,10 @@ def index_strides(result_sizes, sizes, strides, indices):
     result is laid out by `pointwise_strides` over those operands: x.t()[[1, 0]] stays
     transposed. Index tensors not side by side (x[idx, :, idx]) first move, with their
     dims of self, to the front (their result dims lead, as in NumPy)."""
-    if len(result_sizes) < 2:
-        return contiguous_strides(result_sizes)
     indices = list(indices) + [None] * (len(sizes) - len(indices))
     indexed = [d for d, t in enumerate(indices) if t is not None]
+    if len(result_sizes) < 2 or not indexed:
+        return contiguous_strides(result_sizes)
     if indexed[-1] - indexed[0] + 1 != len(indexed):       # not side by side
         order = indexed + [d for d, t in enumerate(indices) if t is None]
         sizes = [sizes[d] for d in order]
