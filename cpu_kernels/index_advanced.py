@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._impl import contiguous_strides
 from tensorplay.library import kernel
 from tensorplay.meta import indexing_advanced as rules
 from tensorplay.meta.indexing import check_in_range
 from tensorplay.meta.layout import index_strides
-from cpu_kernels._common import out_strided, write_target, written
+from cpu_kernels._common import out, out_strided, write_target, written
 from cpu_kernels.index_select import add_rows
 
 
@@ -51,6 +52,10 @@ def index(self, indices):
     result = a[key]
     if np.may_share_memory(result, a):   # no tensor among the indices: a[...] is a view
         result = result.copy()
+    if len(key) == 1 and getattr(key[0], "ndim", 0) == 1 and \
+            impl.strides == contiguous_strides(impl.sizes):
+        # x[idx] on a row-major x (embedding-like, the common case): row-major too.
+        return out(result, impl.dtype)
     operands = [None if isinstance(k, slice) else (k.shape, (1,) * k.ndim) for k in key]
     for d, t in enumerate(indices):      # an index tensor's own layout (a mask's columns:
         if t is not None and not rules.is_mask(t):    # 1-D, any stride will do)

@@ -83,7 +83,10 @@ def einsum(equation, tensors):
     spec = rules.einsum("einsum", (equation, tensors))
     parsed = rules.parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
     arrays = _acc(*tensors)
-    strides = einsum_strides(parsed, [(t._impl.sizes, t._impl.strides) for t in tensors])
+    # The result's layout (PyTorch's) depends on the operands' sizes and strides only.
+    layouts = tuple((t._impl.sizes, t._impl.strides) for t in tensors)
+    strides = plans.get("cpu.einsum.layout", (parsed.equation, layouts),
+                        lambda: einsum_strides(parsed, layouts))
     if len(arrays) <= 2:
         return out_strided(np.einsum(parsed.equation, *arrays), spec.dtype, strides)
     # The contraction order of three or more operands depends on their shapes only: it is

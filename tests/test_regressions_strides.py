@@ -178,3 +178,11 @@ def test_einsum_layout(equation, shapes, perms):
     pairs = [_pair(s, perm=p, seed=i) for i, (s, p) in enumerate(zip(shapes, perms))]
     _same_layout(tp.einsum(equation, *[a for a, _ in pairs]),
                  torch.einsum(equation, *[b for _, b in pairs]))
+
+
+def test_empty_index_result_has_torch_strides_and_takes_in_place_writes():
+    x, xt = tp.zeros(3, 0, 2).transpose(0, 2), torch.zeros(3, 0, 2).transpose(0, 2)
+    y, yt = x[[1, 0, 1]], xt[[1, 0, 1]]
+    assert y.stride() == yt.stride()        # (0, 1, 0): no element, any stride
+    y.neg_()                                # PyTorch writes into it: no overlap to refuse
+    yt.neg_()

@@ -264,8 +264,10 @@ def check_inplace_overlap(op, self, *inputs):
     * an input is dense and overlaps dense `self` in memory without being exactly
       `self` (`x[:3] *= x[1:]`). Sharing exactly (`x *= x`) is fine."""
     impl = self._impl
-    if 0 in impl.strides and any(st == 0 and sz > 1 for sz, st in zip(impl.sizes,
-                                                                     impl.strides)):
+    # (An empty tensor has no element to share: PyTorch writes into one whatever its
+    # strides, and an empty result of x[idx] can have zero strides, as PyTorch's can.)
+    if 0 in impl.strides and impl.numel() and any(st == 0 and sz > 1 for sz, st in
+                                                  zip(impl.sizes, impl.strides)):
         raise TensorPlayError(
             f"{op}(): unsupported operation: more than one element of the written-to tensor "
             f"(argument 'self') refers to a single memory location. Please clone() the "
