@@ -186,3 +186,17 @@ def test_empty_index_result_has_torch_strides_and_takes_in_place_writes():
     assert y.stride() == yt.stride()        # (0, 1, 0): no element, any stride
     y.neg_()                                # PyTorch writes into it: no overlap to refuse
     yt.neg_()
+
+
+def test_where_with_a_uint8_condition_follows_its_bool_copy():
+    import warnings
+    results = []
+    for m in (tp, torch):
+        c = m.tensor([[1], [0], [2]], dtype=m.uint8).expand(3, 4)
+        a = m.tensor(np.arange(12).reshape(4, 3), dtype=m.int16).t()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # PyTorch: uint8 conditions are deprecated
+            results.append(m.where(c, a, m.zeros(3, 4, dtype=m.int16)))
+    got, want = results
+    assert got.stride() == want.stride()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
