@@ -8,7 +8,7 @@ import builtins
 from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._memory_format import contiguous_format
-from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
+from tensorplay._impl import TensorImpl, numel_of
 from tensorplay.meta.layout import expand_strides, is_in_format, view_strides
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
