@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay._impl import contiguous_strides
 from tensorplay.library import kernel
 from tensorplay.meta import indexing_advanced as rules
 from tensorplay.meta.indexing import check_in_range
-from cpu_kernels._common import out, write_target, written
+from tensorplay.meta.layout import index_strides
+from cpu_kernels._common import out, out_strided, write_target, written
 from cpu_kernels.index_select import add_rows
 
 
@@ -45,11 +47,26 @@ def numpy_key(op, self, indices):
 def index(self, indices):
     rules.index("index", (self, indices))
     key = numpy_key("index", self, indices)
-    a = self._impl.array()
+    impl = self._impl
+    a = impl.array()
     result = a[key]
     if np.may_share_memory(result, a):   # no tensor among the indices: a[...] is a view
         result = result.copy()
-    return out(result, self._impl.dtype)
+    if len(key) == 1 and getattr(key[0], "ndim", 0) == 1 and \
+            impl.strides == contiguous_strides(impl.sizes):
+        # x[idx] on a row-major x (embedding-like, the common case): row-major too.
+        return out(result, impl.dtype)
+    operands = [None if isinstance(k, slice) else (k.shape, (1,) * k.ndim) for k in key]
+    for d, t in enumerate(indices):      # an index tensor's own layout (a mask's columns:
+        if t is not None and not rules.is_mask(t):    # 1-D, any stride will do)
+            operands[_key_position(indices, d)] = (t._impl.sizes, t._impl.strides)
+    strides = index_strides(result.shape, impl.sizes, impl.strides, operands)
+    return out_strided(result, impl.dtype, strides)
+
+
+def _key_position(indices, i):
+    """The position in numpy_key's key (one entry per dim of self) of `indices[i]`."""
+    return sum(t.dim() if t is not None and rules.is_mask(t) else 1 for t in indices[:i])
 
 
 @kernel(family=True)

@@ -14,6 +14,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
+from tensorplay.meta.layout import unique_dim_strides
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out, out_strided
 
@@ -99,4 +100,5 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     if a.ndim == 0:
         a = a.reshape(1)
     values, inverse, counts = _unique(a, d)
-    return (out(values, self._impl.dtype), out(inverse, dt.int64), out(counts, dt.int64))
+    return (out_strided(values, self._impl.dtype, unique_dim_strides(values.shape, d)),
+            out(inverse, dt.int64), out(counts, dt.int64))

@@ -12,7 +12,8 @@ import numpy as np
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.library import kernel
 from tensorplay.meta import reduction_linalg as rules
-from cpu_kernels._common import accumulate_dtype, out, scalar_as
+from tensorplay.meta.einsum_layout import einsum_strides
+from cpu_kernels._common import accumulate_dtype, out, out_strided, scalar_as
 
 
 def _acc(*tensors):
@@ -82,14 +83,19 @@ def einsum(equation, tensors):
     spec = rules.einsum("einsum", (equation, tensors))
     parsed = rules.parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
     arrays = _acc(*tensors)
+    # The result's layout (PyTorch's) depends on the operands' sizes and strides only.
+    layouts = tuple((t._impl.sizes, t._impl.strides) for t in tensors)
+    strides = plans.get("cpu.einsum.layout", (parsed.equation, layouts),
+                        lambda: einsum_strides(parsed, layouts))
     if len(arrays) <= 2:
-        return out(np.einsum(parsed.equation, *arrays), spec.dtype)
+        return out_strided(np.einsum(parsed.equation, *arrays), spec.dtype, strides)
     # The contraction order of three or more operands depends on their shapes only: it is
     # this kernel's execution plan, found once per signature (np.einsum_path, greedy, what
     # optimize=True would search on every call).
     path = plans.get("cpu.einsum.path", (parsed.equation,) + tuple(a.shape for a in arrays),
                      lambda: np.einsum_path(parsed.equation, *arrays, optimize="greedy")[0])
-    return out(np.einsum(parsed.equation, *arrays, optimize=path), spec.dtype)
+    return out_strided(np.einsum(parsed.equation, *arrays, optimize=path), spec.dtype,
+                       strides)
 
 
 @kernel(family=True)

@@ -10,7 +10,7 @@ import numpy as np
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DimError
 from tensorplay.meta import nn_layers as rules
-from cpu_kernels._common import out
+from cpu_kernels._common import out, out_like
 
 
 def _class_axis_last(a):
@@ -129,6 +129,9 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     elif reduction == "mean":
         with np.errstate(invalid="ignore"):
             loss = np.mean(loss, dtype=acc) if loss.size else np.array(np.nan, acc)
+    else:
+        # Laid out like target: PyTorch's loss starts as (1 - target) and is updated in place.
+        return out_like(np.array(loss), spec.dtype, target)
     return out(np.array(loss), spec.dtype)
 
 

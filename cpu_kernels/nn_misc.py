@@ -8,7 +8,7 @@ from tensorplay import _random_draws as draws
 from tensorplay._random import get
 from tensorplay.errors import DimError
 from tensorplay.meta import nn_layers as rules
-from cpu_kernels._common import array_as, out
+from cpu_kernels._common import array_as, out, out_like
 
 
 def native_dropout(input, p, train, generator):
@@ -54,11 +54,14 @@ def threshold_backward(grad_output, self, threshold):
     g, keep = np.broadcast_arrays(g, keep)
     bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
     if bits is None:           # integers (and bool): the product is exact
-        return out(np.multiply(g, keep, dtype=g.dtype), spec.dtype)
-    mask = keep.astype(bits)
-    np.negative(mask, out=mask)
-    result = np.bitwise_and(g.view(bits), mask)
-    return out(result.view(g.dtype), spec.dtype)
+        result = np.multiply(g, keep, dtype=g.dtype)
+    else:
+        mask = keep.astype(bits)
+        np.negative(mask, out=mask)
+        result = np.bitwise_and(g.view(bits), mask).view(g.dtype)
+    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
+    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
+    return out_like(result, spec.dtype, self, grad_output)
 
 
 def _indices(op, t, num, arg):

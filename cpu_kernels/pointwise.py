@@ -137,8 +137,12 @@ def where(condition, self, other):
     if condition._impl.dtype not in (dt.bool, dt.uint8):
         raise DTypeError(f"where(): argument 'condition' must be a bool tensor, but got "
                          f"{condition._impl.dtype.name}", op="where", arg="condition")
+    if condition._impl.dtype is dt.uint8:
+        # PyTorch converts it to bool first: the converted copy's layout (dense, clone's)
+        # is what the result follows, not an expanded uint8 condition's.
+        condition = condition.to(dt.bool)
     a, b, dtype = _binary(self, other)
-    return out_like(np.where(condition._impl.array() != 0, a, b), dtype, condition, self, other)
+    return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):

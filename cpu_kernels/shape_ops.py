@@ -6,14 +6,20 @@ import numpy as np
 
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import reduction_shape as rules
-from cpu_kernels._common import array_as, check_result, out
+from tensorplay.meta.layout import clone_strides
+from cpu_kernels._common import array_as, check_result, out, out_strided
 
 
 def flip(self, dims):
+    """A copy laid out as self's clone (PyTorch's flip writes into empty_like(self)), so
+    `x.t().flip(0)` is transposed too."""
     rules.flip("flip", (self, dims))
-    a = self._impl.array()
+    impl = self._impl
+    a = impl.array()
     axes = tuple(rules.wrap_dim("flip", d, a.ndim) for d in dims) if a.ndim else ()
-    return out(np.flip(a, axis=axes).copy(), self._impl.dtype)
+    # order="K" copies in self's own memory order: already the layout wanted when self is dense.
+    flipped = np.flip(a, axis=axes).copy(order="K")
+    return out_strided(flipped, impl.dtype, clone_strides(impl.sizes, impl.strides))
 
 
 def cat(tensors, dim):

@@ -49,7 +49,8 @@ def load_backend(key):
 def load_meta():
     from tensorplay.meta import overlap, rules
     from tensorplay._generated.op_tags import OP_TAGS
-    from tensorplay.meta.backend import make_meta_kernel, make_validator, pointwise_layout
+    from tensorplay.meta.backend import LAYOUTS, make_meta_kernel, make_validator, \
+        pointwise_layout
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
     for op, rule_name in META_RULES.items():
         # `binary` is tensorplay/meta/rules.py:binary; `shape.cat` is tensorplay/meta/shape.py:cat
@@ -59,7 +60,7 @@ def load_meta():
         # Results of pointwise ops (and clone's, _to_copy's) take their inputs' layout; their
         # in-place forms (and copy_) refuse overlapping memory (meta/overlap.py), as on the CPU.
         tags = OP_TAGS.get(op, ())
-        pointwise = "pointwise" in tags or op in ("clone", "_to_copy")
+        pointwise = "pointwise" in tags or op in ("clone", "_to_copy") or op in LAYOUTS
         layout = pointwise_layout(handle) if pointwise else None
         overlap_check = None
         if op == "copy_":

@@ -22,9 +22,11 @@ Half types: every product accumulates in float32 and rounds once per contraction
 """
 from __future__ import annotations
 
+from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.meta import reduction_linalg as rules
-from triton_kernels._launch import new_tensor, operands
+from tensorplay.meta.einsum_layout import einsum_strides
+from triton_kernels._launch import operands
 from triton_kernels.pointwise import run
 
 
@@ -86,4 +88,7 @@ def einsum(equation, tensors):
         needed = output + "".join(s for _, s in terms[i + 1:])
         result, letters = _contract(result, letters, t, lt, needed, sizes)
     result = result.permute([letters.index(c) for c in output]).expand(spec.sizes)
-    return run("copy", new_tensor(spec.sizes, spec.dtype, device), (result,), spec.dtype)
+    # Laid out as PyTorch's result (meta/einsum_layout.py), as on the CPU.
+    strides = einsum_strides(parsed, [(t._impl.sizes, t._impl.strides) for t in tensors])
+    target = empty_strided(spec.sizes, strides, dtype=spec.dtype, device=device)
+    return run("copy", target, (result,), spec.dtype)

@@ -9,16 +9,23 @@ negative ones), so no new Triton code is needed:
 """
 from __future__ import annotations
 
+from tensorplay._creation import empty_strided
 from tensorplay._impl import TensorImpl
 from tensorplay._tensor import wrap
+from tensorplay.meta.layout import clone_strides
 from tensorplay.meta import reduction_shape as rules
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 
 
-def _copy(src, dtype=None):
-    out = new_tensor(src._impl.sizes, dtype or src._impl.dtype, src._impl.device)
-    return run("copy", out, (src,), src._impl.dtype)
+def _copy(src, dtype=None, strides=None):
+    """src copied into a new tensor: row-major, or with `strides` (a dense layout)."""
+    impl = src._impl
+    if strides is None:
+        out = new_tensor(impl.sizes, dtype or impl.dtype, impl.device)
+    else:
+        out = empty_strided(impl.sizes, strides, dtype=dtype or impl.dtype, device=impl.device)
+    return run("copy", out, (src,), impl.dtype)
 
 
 def flip(self, dims):
@@ -31,7 +38,8 @@ def flip(self, dims):
         strides[d] = -strides[d]
     view = wrap(TensorImpl(impl.storage, sizes, tuple(strides), offset, impl.dtype,
                            impl.device, inference=impl.inference))
-    return _copy(view)
+    # Laid out as self's clone: PyTorch's flip writes into empty_like(self).
+    return _copy(view, strides=clone_strides(impl.sizes, impl.strides))
 
 
 def cat(tensors, dim):

@@ -29,9 +29,11 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay import cuda
+from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import reduction as rules
+from tensorplay.meta.layout import unique_dim_strides
 from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
@@ -514,8 +516,9 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     values, inverse, counts = _unique_keys("unique_dim", moved, n, k, (0, k, 1))
     values = values.view([values._impl.sizes[0]] + list(sizes[1:]))
     inverse_order = [order.index(i) for i in range(len(order))]
-    result = new_tensor([values._impl.sizes[i] for i in inverse_order], self._impl.dtype,
-                        device)
+    sizes = [values._impl.sizes[i] for i in inverse_order]
+    result = empty_strided(sizes, unique_dim_strides(sizes, d), dtype=self._impl.dtype,
+                           device=device)
     return run("copy", result, (values.permute(inverse_order),), self._impl.dtype), inverse, \
         counts
 

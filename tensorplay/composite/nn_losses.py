@@ -169,7 +169,8 @@ def binary_cross_entropy(self, target, weight, reduction):
     floor = wrap_number(-100.0, self)
     log_x = F.maximum(F.log(self), floor)
     log_1mx = F.maximum(F.log(1 - self), floor)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    # self's terms first: the loss is laid out like self, as PyTorch's (empty_like(self)).
+    loss = -(log_x * target + log_1mx * (1 - target))
     if weight is not None:
         loss = (loss * weight).to(self.dtype)
     return reduce_loss(op, loss, reduction)

@@ -185,17 +185,21 @@ def logaddexp2(self, other):
 
 def fmax(self, other):
     """maximum that ignores a NaN when the other value is not NaN (NumPy's fmax)."""
-    out = F.maximum(self, other)
-    if not out.is_floating_point():
-        return out
-    return F.where(F.isnan(other), self, F.where(F.isnan(self), other, out))
+    return _nan_ignoring(F.maximum(self, other), self, other)
 
 
 def fmin(self, other):
-    out = F.minimum(self, other)
+    return _nan_ignoring(F.minimum(self, other), self, other)
+
+
+def _nan_ignoring(out, self, other):
+    """`out` (maximum or minimum, NaN where either input is) with each NaN replaced by the
+    other input's value. NOTE: `where`'s result is laid out like its first argument, so the
+    condition is read from `out`: the result keeps the layout a binary op of (self, other)
+    has, as PyTorch's fmax does."""
     if not out.is_floating_point():
         return out
-    return F.where(F.isnan(other), self, F.where(F.isnan(self), other, out))
+    return F.where(F.isnan(out), F.where(F.isnan(other), self, other), out)
 
 
 def sinc(self):

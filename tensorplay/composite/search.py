@@ -103,7 +103,8 @@ def isin(elements, test_elements, assume_unique, invert):
 
 
 def isin_scalar_test(elements, test_element, assume_unique, invert):
-    hits = F.eq(elements, test_element)
+    # PyTorch allocates isin's result row-major whatever the layout of elements.
+    hits = F.eq(elements, test_element).contiguous()
     return F.logical_not(hits) if invert else hits
 
 

@@ -7,6 +7,7 @@ from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._promotion import result_type
 from tensorplay._generated import functional as F
+from tensorplay._memory_format import contiguous_format
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
 
@@ -144,7 +145,7 @@ def rot90(self, k, dims):
         return self.flip([d0, d1])
     if k == 3:
         return self.flip([d0]).transpose(d0, d1)
-    return self.clone()
+    return self.clone(memory_format=contiguous_format)   # row-major, as PyTorch's k = 0
 
 
 def block_diag(tensors):

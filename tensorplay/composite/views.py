@@ -8,8 +8,8 @@ import builtins
 from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._memory_format import contiguous_format
-from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
-from tensorplay.meta.layout import is_in_format
+from tensorplay._impl import TensorImpl, numel_of
+from tensorplay.meta.layout import expand_strides, is_in_format, view_strides
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
@@ -53,42 +53,6 @@ def infer_size(op, shape, numel, arg="size"):
         raise ShapeError(f"{op}(): shape {fmt_shape(shape)} (argument '{arg}') is invalid for "
                          f"input of size {numel}", op=op, arg=arg)
     return tuple(shape)
-
-
-def view_strides(old_sizes, old_strides, new_sizes):
-    """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
-    None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
-    if not old_sizes or numel_of(old_sizes) == 0:
-        # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
-        # the loop below would find no dim of the old shape to take strides from.
-        return contiguous_strides(new_sizes)
-    if tuple(old_strides) == contiguous_strides(old_sizes):
-        # Row-major memory: the loop below always finds the row-major strides of the new
-        # sizes (checked against it on every shape of up to 4 dims and 36 elements).
-        return contiguous_strides(new_sizes)
-    new_strides = [0] * len(new_sizes)
-    view_d = len(new_sizes) - 1
-    chunk_base_stride = old_strides[-1] if old_strides else 1
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(old_sizes) - 1, -1, -1):
-        tensor_numel *= old_sizes[tensor_d]
-        # At the start of a chunk of contiguous memory (or the first dim), fill the view dims.
-        if tensor_d == 0 or (old_sizes[tensor_d - 1] != 1 and
-                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or new_sizes[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_sizes[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = old_strides[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_strides)
 
 
 def view(self, size):
@@ -211,30 +175,25 @@ def expand(self, size, implicit):
                          f"({len(size)}) must be greater or equal to the number of dimensions "
                          f"in the tensor ({len(impl.sizes)})", op="expand", arg="size")
     lead = len(size) - len(impl.sizes)
-    sizes, strides = [], []
+    sizes = []
     for i, target in enumerate(size):
         if i < lead:
             if target < 0:
                 raise ShapeError(f"expand(): -1 is not allowed in a leading, non-existing "
                                  f"dimension {i} of argument 'size'", op="expand", arg="size")
             sizes.append(target)
-            strides.append(0)
             continue
-        have, stride = impl.sizes[i - lead], impl.strides[i - lead]
+        have = impl.sizes[i - lead]
         if target == -1:
             target = have
-        if have == target:
-            sizes.append(have)
-            strides.append(stride)
-        elif have == 1:
+        if have == target or have == 1:
             sizes.append(target)
-            strides.append(0)
         else:
             raise ShapeError(f"expand(): the expanded size of the tensor ({target}) must match "
                              f"the existing size ({have}) at non-singleton dimension {i}.  "
                              f"Target sizes: {list(size)}.  Tensor sizes: "
                              f"{list(impl.sizes)} (argument 'size')", op="expand", arg="size")
-    return make_view(self, sizes, strides, impl.offset)
+    return make_view(self, sizes, expand_strides(impl.sizes, impl.strides, sizes), impl.offset)
 
 
 def expand_as(self, other):

@@ -7,7 +7,9 @@ import inspect
 from tensorplay import _tensor_factory as factory
 from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
-from tensorplay.meta.layout import copy_strides, pointwise_strides
+from tensorplay.meta.einsum_layout import einsum_strides
+from tensorplay.meta.layout import clone_strides, copy_strides, index_strides, pointwise_strides
+from tensorplay.meta.reduction_linalg import parse_einsum
 from tensorplay.meta.rules import SELF, DataDependent, OutSpec
 
 
@@ -17,10 +19,43 @@ def empty_meta(sizes, dtype, strides=None):
     return factory.empty_strided(sizes, strides, dtype=dtype, device="meta")
 
 
+def _flip_layout(sizes, args):
+    impl = args[0]._impl            # flip copies into empty_like(self)
+    return clone_strides(impl.sizes, impl.strides)
+
+
+def _threshold_backward_layout(sizes, args):
+    grad, self = args[0]._impl, args[1]._impl      # self first, as PyTorch's iterator
+    return pointwise_strides(tuple(sizes), [(self.sizes, self.strides),
+                                            (grad.sizes, grad.strides)])
+
+
+def _index_layout(sizes, args):
+    self, indices = args[0]._impl, args[1]        # (a mask never gets here: its result's
+    return index_strides(tuple(sizes), self.sizes, self.strides,   # size needs values)
+                         [None if t is None else (t._impl.sizes, t._impl.strides)
+                          for t in indices])
+
+
+def _einsum_layout(sizes, args):
+    equation, tensors = args
+    layouts = [(t._impl.sizes, t._impl.strides) for t in tensors]
+    return einsum_strides(parse_einsum("einsum", equation, [s for s, _ in layouts]), layouts)
+
+
+# Ops that are not pointwise but whose result is not row-major either (their CPU kernels
+# use the same rules of meta/layout.py).
+LAYOUTS = {"flip": _flip_layout, "threshold_backward": _threshold_backward_layout,
+           "index.Tensor": _index_layout, "einsum": _einsum_layout}
+
+
 def pointwise_layout(handle):
     """strides(sizes, args) of a pointwise op's result; clone's from its memory_format,
-    _to_copy's as clone's with preserve_format (a conversion keeps a dense layout)."""
+    _to_copy's as clone's with preserve_format (a conversion keeps a dense layout); the
+    ops of LAYOUTS by their own rule."""
     positions = handle.schema.tensor_positions
+    if handle.name in LAYOUTS:
+        return LAYOUTS[handle.name]
     if handle.name in ("clone", "_to_copy"):
         def clone_layout(sizes, args):
             impl = args[0]._impl

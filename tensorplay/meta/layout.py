@@ -4,7 +4,7 @@ PyTorch does not always return row-major results. `x.t().clone()` is transposed 
 `x.t()`, and so is `x.t().exp()` or `x.t() + x.t()`: a result follows the layout of its
 inputs, so that a later `.contiguous()` copies exactly when PyTorch's would.
 
-Two rules, both written once here:
+The rules, each written once here:
 
 * `clone_strides` (clone's `preserve_format`): a dense input without overlaps keeps its
   strides exactly; any other gets dense strides in the order of its own strides.
@@ -13,6 +13,12 @@ Two rules, both written once here:
   same strides, the output takes that layout. Otherwise the dims are sorted by the
   inputs' strides (the first input that orders two dims decides; broadcast dims, of
   stride 0, have no say) and the output is dense in that order.
+* `index_strides` (x[idx]): `pointwise_strides` over the operands of PyTorch's gather.
+* `view_strides` and `expand_strides`: the strides of a view, size-1 and empty dims
+  included (they take part in the sorts above, so they must be PyTorch's too).
+* `unique_dim_strides`: unique(dim=...)'s values, built with `dim` moved first.
+
+einsum's layout follows from its contraction order: meta/einsum_layout.py.
 
 Strides here count elements. A *perm* lists dims from the fastest-moving (smallest
 stride) to the slowest; `dense_in_order` turns it into strides.
@@ -20,11 +26,12 @@ stride) to the slowest; `dense_in_order` turns it into strides.
 from __future__ import annotations
 
 from tensorplay import _memory_format as mf
-from tensorplay._impl import contiguous_strides, is_contiguous_layout
+from tensorplay._impl import contiguous_strides, is_contiguous_layout, numel_of
 from tensorplay.errors import ArgumentError, ShapeError
 
 __all__ = ["is_non_overlapping_and_dense", "clone_strides", "copy_strides",
-           "pointwise_strides"]
+           "pointwise_strides", "unique_dim_strides", "index_strides",
+           "view_strides", "expand_strides"]
 
 
 def is_non_overlapping_and_dense(sizes, strides):
@@ -84,6 +91,71 @@ def clone_strides(sizes, strides):
     return dense_in_order(sizes, _sort_dims(len(sizes), should_swap), min_size=1)
 
 
+def view_strides(old_sizes, old_strides, new_sizes):
+    """Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or
+    None when a new dimension would span two non-contiguous chunks (PyTorch's computeStride)."""
+    if numel_of(old_sizes) == 0 or not old_sizes:
+        # Empty or 0-dim: any layout of the new sizes addresses the same (<= 1) element;
+        # the loop below would find no dim of the old shape to take strides from. As
+        # PyTorch (and NumPy), an empty tensor viewed with its own sizes keeps its strides.
+        if old_sizes and tuple(new_sizes) == tuple(old_sizes):
+            return tuple(old_strides)
+        return contiguous_strides(new_sizes)
+    if tuple(old_strides) == contiguous_strides(old_sizes):
+        # Row-major memory: the loop below always finds the row-major strides of the new
+        # sizes (checked against it on every shape of up to 4 dims and 36 elements).
+        return contiguous_strides(new_sizes)
+    new_strides = [0] * len(new_sizes)
+    view_d = len(new_sizes) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_sizes) - 1, -1, -1):
+        tensor_numel *= old_sizes[tensor_d]
+        # At the start of a chunk of contiguous memory (or the first dim), fill the view dims.
+        if tensor_d == 0 or (old_sizes[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_sizes[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_sizes[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def expand_strides(sizes, strides, new_sizes):
+    """The strides of a tensor of (sizes, strides) expanded to `new_sizes` (valid): 0
+    along each dim it is broadcast in. A new leading dim of size 1 gets PyTorch's stride
+    for it, as unsqueeze would give it (the next dim's size times its stride)."""
+    lead = len(new_sizes) - len(sizes)
+    out = [0] * len(new_sizes)
+    for i in range(len(new_sizes) - 1, -1, -1):
+        if i >= lead:
+            size, stride = sizes[i - lead], strides[i - lead]
+        else:
+            size = 1
+            stride = new_sizes[i + 1] * out[i + 1] if i + 1 < len(new_sizes) else 0
+        out[i] = stride if size == new_sizes[i] else 0
+    return tuple(out)
+
+
+def unique_dim_strides(sizes, dim):
+    """The strides of unique(dim=...)'s values. PyTorch works on self with `dim` moved
+    first and made contiguous, and moves it back at the end: its result is row-major in
+    that order (`dim` slowest). An empty result is row-major."""
+    if 0 in sizes:
+        return contiguous_strides(sizes)
+    fastest_first = [d for d in reversed(range(len(sizes))) if d != dim] + [dim]
+    return dense_in_order(sizes, fastest_first)
+
+
 def copy_strides(op, sizes, strides, memory_format):
     """The strides of a copy made with `memory_format` (None: preserve_format)."""
     if memory_format is None or memory_format is mf.preserve_format:
@@ -134,6 +206,54 @@ def pointwise_strides(sizes, inputs):
         return 0
 
     return dense_in_order(sizes, _sort_dims(ndim, should_swap))
+
+
+def index_strides(result_sizes, sizes, strides, indices):
+    """The strides of `index.Tensor`'s result (`x[idx]`) for a self of (sizes, strides).
+    `indices`: per dim of self, None (taken whole) or the (sizes, strides) of its index
+    tensor (a mask given as its nonzero() columns, one per dim it covers).
+
+    PyTorch gathers with a pointwise iterator over self restrided to the result's shape
+    (stride 0 along the indexed dims) and the index tensors broadcast to it, so the
+    result is laid out by `pointwise_strides` over those operands: x.t()[[1, 0]] stays
+    transposed. Index tensors not side by side (x[idx, :, idx]) first move, with their
+    dims of self, to the front (their result dims lead, as in NumPy)."""
+    indices = list(indices) + [None] * (len(sizes) - len(indices))
+    indexed = [d for d, t in enumerate(indices) if t is not None]
+    if len(result_sizes) < 2 or not indexed:
+        return contiguous_strides(result_sizes)
+    if indexed[-1] - indexed[0] + 1 != len(indexed):       # not side by side
+        order = indexed + [d for d, t in enumerate(indices) if t is None]
+        sizes = [sizes[d] for d in order]
+        strides = [strides[d] for d in order]
+        indices = [indices[d] for d in order]
+        indexed = list(range(len(indexed)))
+    before, after = indexed[0], len(sizes) - indexed[-1] - 1
+    shape = _broadcast_sizes([t[0] for t in indices if t is not None])
+    src = (tuple(sizes[:before]) + shape + tuple(sizes[len(sizes) - after:]),
+           tuple(strides[:before]) + (0,) * len(shape) + tuple(strides[len(sizes) - after:]))
+    operands = [src]
+    padded = (1,) * before + shape + (1,) * after
+    for t in indices:
+        if t is not None:
+            t_sizes, t_strides = t
+            if tuple(t_sizes) != shape:     # broadcast to the common shape
+                t_strides = expand_strides(t_sizes, t_strides, shape)
+            # then reshaped to the result's number of dims (its strides there matter:
+            # a size-1 dim of the result keeps the operand's stride in the sort)
+            operands.append((padded, view_strides(shape, t_strides, padded)
+                             or contiguous_strides(padded)))
+    return pointwise_strides(tuple(result_sizes), operands)
+
+
+def _broadcast_sizes(shapes):
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                out[i] = n
+    return tuple(out)
 
 
 def is_in_format(op, sizes, strides, memory_format):

@@ -142,10 +142,12 @@ class Einsum:
     """An einsum equation with '...' replaced by letters and the output made explicit.
 
     inputs: one subscript string per operand;  output: the output's subscripts;
-    sizes: letter -> size (broadcast: a size-1 letter takes the other operands' size)."""
+    sizes: letter -> size (broadcast: a size-1 letter takes the other operands' size);
+    ellipsis: the letters that spell '...', in order."""
     inputs: tuple
     output: str
     sizes: dict
+    ellipsis: str = ""
 
     @property
     def equation(self):
@@ -199,7 +201,7 @@ def parse_einsum(op, equation, shapes):
     else:   # implicit: the '...' dims, then the letters used once, in alphabetical order
         letters = lhs.replace("...", "").replace(",", "")
         output = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    return Einsum(tuple(inputs), output, sizes)
+    return Einsum(tuple(inputs), output, sizes, ell)
 
 
 def _einsum_dtype(op, spec, tensors):

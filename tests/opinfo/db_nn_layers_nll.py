@@ -112,7 +112,10 @@ def _ref_nll_backward(g, x, t, w, reduction, ignore, total):
     if x.dim() <= 2:
         return gx
     moved = (x.shape[0],) + tuple(x.shape[2:]) + (x.shape[1],)
-    return gx.reshape(moved).movedim(-1, 1)
+    # Row-major, as PyTorch's own gradient of an N-d nll_loss (nll_loss2d_backward, which
+    # the 3-d and 5-d cases reach through a view) is: the movedim is this reference's
+    # detour through the 2-d kernel, not a layout PyTorch gives.
+    return gx.reshape(moved).movedim(-1, 1).contiguous()
 
 
 def _ce_samples(op, device, dtype, requires_grad):

@@ -179,7 +179,7 @@ def test_einsum(equation, shapes, dtype):
     tol = {} if dtype is tp.float32 else {"rtol": 2e-2, "atol": 2e-2}
     got, expected = tp.einsum(equation, *[x.cuda() for x in xs]), tp.einsum(equation, *xs)
     assert_same(got, expected, **tol)
-    assert got.is_contiguous()
+    assert got.stride() == expected.stride()     # PyTorch's layout on both devices
 
 
 def test_einsum_runs_the_triton_matmul():
