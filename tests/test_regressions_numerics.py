@@ -1,0 +1,27 @@
+"""Regression tests for values and gradients that differed from PyTorch (issue 12,
+fuzz cluster "numerics"), each checked against torch."""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+
+
+def _same(got, want, **kw):
+    np.testing.assert_allclose(np.asarray(got.detach().tolist(), dtype=np.float64),
+                               want.detach().double().numpy(), equal_nan=True, **kw)
+
+
+def test_view_of_expanded_leaf_changed_in_place_shares_its_gradient():
+    """A view made before its (expanded) base changed in place gets PyTorch's
+    as_strided history: a memory slot's gradient is divided among its readers."""
+    def run(m):
+        v0 = (m.arange(4, dtype=m.float64) + 1).expand(3, 4).detach().requires_grad_(True)
+        v1 = v0.select(0, 2)
+        v2 = v0.unsqueeze(-1)
+        with m.no_grad():
+            v1.neg_()
+        w = m.arange(12, dtype=m.float64).reshape(3, 4)
+        ((v0 * w).sum() + (v1 * w[0] * 10).sum() + (v2.squeeze(-1) * w * 100).sum()).backward()
+        return v0.grad
+    _same(run(tp), run(torch))
