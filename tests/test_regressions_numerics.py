@@ -25,3 +25,25 @@ def test_view_of_expanded_leaf_changed_in_place_shares_its_gradient():
         ((v0 * w).sum() + (v1 * w[0] * 10).sum() + (v2.squeeze(-1) * w * 100).sum()).backward()
         return v0.grad
     _same(run(tp), run(torch))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_grad_with_infinite_weight_matches_torch_nans(dtype, create_graph):
+    """PyTorch's kernel factors the input gradient as rstd*g*w + b*x + c; an infinite
+    weight gives NaN (inf - inf inside b and c) where the textbook form gives +-inf."""
+    xs = np.random.default_rng(0).standard_normal((3, 5))
+    ws = np.array([0.5, np.inf, -1.0, 2.0, 1.5])
+    gs = np.random.default_rng(1).standard_normal((3, 5))
+
+    def run(m):
+        dt = getattr(m, dtype)
+        x = m.tensor(xs.tolist(), dtype=dt, requires_grad=True)
+        w = m.tensor(ws.tolist(), dtype=dt, requires_grad=True)
+        b = m.tensor([0.1] * 5, dtype=dt, requires_grad=True)
+        y = m.nn.functional.layer_norm(x, [5], w, b, 1e-5)
+        return m.autograd.grad(y, (x, w, b), m.tensor(gs.tolist(), dtype=dt),
+                               create_graph=create_graph)
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-5, atol=1e-6)

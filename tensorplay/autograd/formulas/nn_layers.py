@@ -5,6 +5,8 @@ Written with TensorPlay ops only, so their results can be differentiated again.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
@@ -179,7 +181,14 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
     mean, rstd = _stats(input, dims, eps, mean, rstd, stat_shape)
     xhat = (input - mean) * rstd
     grad_xhat = grad if weight is None else grad * weight
-    gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    # NOTE: factored as the fused kernel (and PyTorch's) factors it, so an infinite
+    # weight gives the same infinities and NaNs on both paths; see group_norm_backward.
+    s = 1.0 / math.prod(normalized_shape)
+    ds = (grad_xhat * input).sum(dims, True)
+    db = grad_xhat.sum(dims, True)
+    b = (db * mean - ds) * rstd * rstd * rstd * s
+    c = -b * mean - db * rstd * s
+    gi = (rstd * grad if weight is None else rstd * grad * weight) + b * input + c
     gw, gb = _affine_grads(grad, xhat, weight, bias, list(range(lead)), tuple(normalized_shape))
     return gi, gw, gb
 
