@@ -47,3 +47,15 @@ def test_layer_norm_grad_with_infinite_weight_matches_torch_nans(dtype, create_g
 
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [float("inf"), float("-inf")])
+def test_inf_norm_grad_with_nan_goes_to_the_nan_only(p):
+    def run(m):
+        x = m.tensor([[1.0, -3.0, float("nan")], [2.0, -2.0, 1.0]], requires_grad=True)
+        y = m.tensor([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]], requires_grad=True)
+        (m.linalg.vector_norm(x, p, dim=1).sum() + m.dist(x, y, p)
+         + m.nn.functional.pairwise_distance(x, y, p=abs(p)).sum()).backward()
+        return x.grad, y.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)

@@ -127,7 +127,9 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     elif p == 2:
         out = F.where(r == 0, 0.0, g * x / r)
     elif math.isinf(p):
-        mask = x.abs() == r
+        # A NaN is the norm's argmax too (PyTorch's rule): it gets the gradient (NaN)
+        # and the finite elements of its slice get 0, not 0 / 0 = NaN.
+        mask = (x.abs() == r) | x.isnan()
         count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
         out = g * x.sign() * mask / count
     else:
