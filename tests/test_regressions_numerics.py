@@ -59,3 +59,30 @@ def test_inf_norm_grad_with_nan_goes_to_the_nan_only(p):
         return x.grad, y.grad
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dims, padding", [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1)])
+@pytest.mark.parametrize("poison", ["input", "weight"])
+def test_conv_grads_with_nonfinite_element_stay_local(dims, padding, poison):
+    """A NaN/inf must reach only the gradients of the windows that read it (the run
+    layout's wrapped garbage positions must add nothing, not 0 * inf)."""
+    rng = np.random.default_rng(dims)
+    xs = rng.standard_normal((2, 2) + (5,) * dims)
+    ws = rng.standard_normal((3, 2) + (2,) * dims)
+    if poison == "input":
+        xs[(0, 1) + (1,) + (4,) * (dims - 1)] = np.nan
+        xs[(1, 0) + (0,) * (dims - 1) + (4,)] = np.inf
+    else:
+        ws[(0, 1) + (1,) * dims] = np.nan
+        ws[(2, 0) + (0,) * dims] = -np.inf
+
+    def run(m):
+        x = m.tensor(xs.tolist(), dtype=m.float64, requires_grad=True)
+        w = m.tensor(ws.tolist(), dtype=m.float64, requires_grad=True)
+        conv = getattr(m.nn.functional, f"conv{dims}d")
+        y = conv(x, w, None, 1, padding)
+        y.backward(m.ones_like(y))
+        return y, x.grad, w.grad
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-9, atol=1e-9)
