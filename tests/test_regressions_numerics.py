@@ -86,3 +86,18 @@ def test_conv_grads_with_nonfinite_element_stay_local(dims, padding, poison):
 
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ab,bc,cd->ad", ((2, 3), (3, 4), (4, 2))),
+    ("ab,bc,cd,de->ae", ((2, 3), (3, 4), (4, 2), (2, 3))),
+    ("ij,j,jk->ik", ((2, 3), (3,), (3, 4)))])
+def test_einsum_contracts_left_to_right_as_torch(equation, shapes):
+    """The order decides whether an inf meets one of the opposite sign (NaN) or not."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    arrays[-1].reshape(-1)[1] = -np.inf
+    arrays[0].reshape(-1)[0] = np.inf
+    got = tp.einsum(equation, *[tp.tensor(a.tolist(), dtype=tp.float64) for a in arrays])
+    want = torch.einsum(equation, *[torch.tensor(a) for a in arrays])
+    _same(got, want, rtol=1e-12)
