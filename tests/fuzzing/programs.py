@@ -51,6 +51,13 @@ _TIE_INDEX_OPS = {"topk", "kthvalue", "mode", "median", "sort", "argsort", "msor
 # input is never a live value either: a live value is not sorted.
 _SORTED_ARGS = {"bucketize", "searchsorted"}
 
+# Ops that address the input's storage rather than its elements: as_strided reads the
+# slots between a strided tensor's elements and the layout of an op's fresh result
+# (which the programs do not compare). The PyTorch twin of a live value copies its
+# elements only (to_torch), so those slots hold different bytes in the two libraries.
+# Their input is never a live value (the samples' own inputs are contiguous/transposed).
+_STORAGE_ADDRESSING = {"as_strided"}
+
 # Ops whose result on a NaN or inf input depends on which of PyTorch's kernels runs:
 # scaled_dot_product_attention's CPU flash kernel and its math kernel disagree where an
 # infinite query or key meets the causal mask (-inf + inf); gelu(inf) is NaN from the
@@ -201,7 +208,8 @@ class Program:
         # `*_backward` ops) have dtype contracts between their arguments.
         internal = op.name.startswith("_") or "backward" in op.name
         finite_only = op.name in _FINITE_ONLY
-        if isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS:
+        if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
+                and op.name not in _STORAGE_ADDRESSING):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
                     and (v.tp.dtype == inp.dtype if internal else v.tp.dtype in op.dtypes)
                     and not (finite_only and not _all_finite(v.th))
