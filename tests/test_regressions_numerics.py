@@ -101,3 +101,28 @@ def test_einsum_contracts_left_to_right_as_torch(equation, shapes):
     got = tp.einsum(equation, *[tp.tensor(a.tolist(), dtype=tp.float64) for a in arrays])
     want = torch.einsum(equation, *[torch.tensor(a) for a in arrays])
     _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ab,bc,cd->ad", ((2, 3), (3, 4), (4, 2))),
+    ("ab,bc,cd,de->ea", ((2, 3), (3, 4), (4, 2), (2, 3))),
+    ("ij,j,jk->ik", ((2, 3), (3,), (3, 4))),
+    ("ii,ij,jk->k", ((3, 3), (3, 4), (4, 2)))])
+@pytest.mark.parametrize("poison", [False, True])
+def test_einsum_grads_go_back_through_the_left_to_right_chain(equation, shapes, poison):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    if poison:
+        arrays[-1].reshape(-1)[1] = -np.inf
+
+    def run(m, grads=(True,) * len(shapes)):
+        ts = [m.tensor(a.tolist(), dtype=m.float64, requires_grad=r)
+              for a, r in zip(arrays, grads)]
+        y = m.einsum(equation, *ts)
+        y.backward(m.ones_like(y) * 0.5)
+        return [y] + [t.grad for t in ts if t.requires_grad]
+
+    for grads in [(True,) * len(shapes), (False,) * (len(shapes) - 1) + (True,),
+                  (False, True) + (False,) * (len(shapes) - 2)]:
+        for got, want in zip(run(tp, grads), run(torch, grads)):
+            _same(got, want, rtol=1e-12)
