@@ -65,6 +65,15 @@ _STORAGE_ADDRESSING = {"as_strided"}
 # No single answer is right, so these ops get finite inputs only.
 _FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
 
+
+def _zero_padded_conv(op, sample):
+    """A convolution with zero padding multiplies a weight by the padding's zeros, or
+    does not, depending on PyTorch's kernel: its oneDNN kernel (float16, bfloat16, and
+    float32 when its heuristics pick it, e.g. conv1d with 3 channels) skips the padded
+    positions, its im2col kernel (float64; float32 conv2d of 1 channel) computes
+    0 * inf = NaN there. Such calls get finite inputs only, like _FINITE_ONLY's ops."""
+    return op.name == "convolution" and any(p != 0 for p in sample.args[3])
+
 # PyTorch 2.13's median.dim and nanmedian.dim read past the data of an input with a zero
 # stride (an expanded tensor): values like 1e-19 come back. Such inputs are not chained in.
 _NO_ZERO_STRIDE = {"median", "nanmedian"}
@@ -207,7 +216,7 @@ class Program:
         # Public ops take any dtype they support; internal ones (`_softmax`, the
         # `*_backward` ops) have dtype contracts between their arguments.
         internal = op.name.startswith("_") or "backward" in op.name
-        finite_only = op.name in _FINITE_ONLY
+        finite_only = op.name in _FINITE_ONLY or _zero_padded_conv(op, sample)
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
                 and op.name not in _STORAGE_ADDRESSING):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
