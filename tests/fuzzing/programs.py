@@ -66,6 +66,12 @@ _STORAGE_ADDRESSING = {"as_strided"}
 _FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
 
 
+# PyTorch's CPU mode sorts each slice with std::sort and `a < b`, which is no strict weak
+# order once a NaN is in the slice: the order, hence which value's run counts as the
+# mode, is unspecified (it depends on the sort's internals). These ops get finite inputs.
+_NAN_UNORDERED = {"mode"}
+
+
 def _zero_padded_conv(op, sample):
     """A convolution with zero padding multiplies a weight by the padding's zeros, or
     does not, depending on PyTorch's kernel: its oneDNN kernel (float16, bfloat16, and
@@ -216,7 +222,8 @@ class Program:
         # Public ops take any dtype they support; internal ones (`_softmax`, the
         # `*_backward` ops) have dtype contracts between their arguments.
         internal = op.name.startswith("_") or "backward" in op.name
-        finite_only = op.name in _FINITE_ONLY or _zero_padded_conv(op, sample)
+        finite_only = (op.name in _FINITE_ONLY or op.name in _NAN_UNORDERED
+                       or _zero_padded_conv(op, sample))
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
                 and op.name not in _STORAGE_ADDRESSING):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
