@@ -45,7 +45,9 @@ def _picked(op, self, target, weight, ignore_index):
     t = np.where(valid, t, 0)
     w = valid.astype(rows.dtype)
     if weight is not None:
-        w *= weight._impl.array().astype(rows.dtype)[t]
+        # where, not valid * weight[t]: an ignored row reads class 0's weight, and an
+        # infinite one would make its w (and the total weight) 0 * inf = NaN
+        w = np.where(valid, weight._impl.array().astype(rows.dtype)[t], w)
     return rows, t, w, valid
 
 

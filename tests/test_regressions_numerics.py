@@ -126,3 +126,21 @@ def test_einsum_grads_go_back_through_the_left_to_right_chain(equation, shapes, 
                   (False, True) + (False,) * (len(shapes) - 2)]:
         for got, want in zip(run(tp, grads), run(torch, grads)):
             _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_ignored_row_does_not_read_an_infinite_weight(reduction):
+    xs = np.random.default_rng(6).standard_normal((4, 3))
+    weight = [float("inf"), 0.5, 2.0]
+    target = [1, 2, 1, 2]
+
+    def run(m):
+        x = m.tensor(xs.tolist(), requires_grad=True)
+        out, total = m.ops.aten.nll_loss_forward(x, m.tensor(target), m.tensor(weight),
+                                                 {"none": 0, "mean": 1, "sum": 2}[reduction],
+                                                 1) if m is torch else \
+            m.nll_loss_forward(x, m.tensor(target), m.tensor(weight), reduction, 1)
+        return (out,) if reduction == "none" else (out, total)   # torch: total 0 for 'none'
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
