@@ -266,6 +266,8 @@ class Program:
             ran = self._both(text, lambda: op.call_inplace(sample),
                              lambda: getattr(th(sample.input), op.inplace)(
                                  *th(sample.args), **th(sample.kwargs)))
+            if ran is not None and _overlaps_itself(th(sample.input)):
+                raise _Stop()   # undefined: see _overlaps_itself
         else:
             ran = self._both(text, lambda: op.call(sample),
                              lambda: op.ref(th(sample.input), *th(sample.args),
@@ -324,6 +326,9 @@ class Program:
             undefined = v.th.dim() >= 1 and v.th.shape[0] > 1 and v.th.numel() > 0
         else:
             undefined = "{1}" in template and _partial_overlap(v.th, other.th)
+        # A write into a tensor whose elements share memory: PyTorch must raise where it
+        # does (a stride 0), or both run and nothing more is compared (see _overlaps_itself).
+        self_overlap = _overlaps_itself(v.th)
         try:
             if v.th.requires_grad and self.rng.random() < 0.5:
                 # Under no_grad an in-place write into a leaf that requires grad is allowed:
@@ -337,7 +342,7 @@ class Program:
             if undefined and found.kind == "spurious error":
                 raise _Stop() from None
             raise
-        if undefined and ran is not None:
+        if (undefined or self_overlap) and ran is not None:
             raise _Stop()
         v.depth = max(v.depth, other.depth) + 1
 
@@ -570,6 +575,20 @@ def _partial_overlap(a, b):
     if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
         return False
     return (a.data_ptr(), a.shape, a.stride()) != (b.data_ptr(), b.shape, b.stride())
+
+
+def _overlaps_itself(t):
+    """Whether two elements of t share memory (an expanded tensor, overlapping unfold
+    windows). An in-place write into such a tensor that PyTorch does not refuse is
+    undefined (torch.Tensor.expand's docs: "in-place operations ... may result in
+    incorrect behavior"): how often a shared element is written, and with which value,
+    depends on PyTorch's loop order and vectorization."""
+    if t.numel() <= 1:
+        return False
+    offsets = np.zeros((), dtype=np.int64)
+    for size, stride in zip(t.shape, t.stride()):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    return np.unique(offsets).size < t.numel()
 
 
 def _all_finite(t):
