@@ -144,3 +144,14 @@ def test_nll_loss_ignored_row_does_not_read_an_infinite_weight(reduction):
 
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-6)
+
+
+def test_ravel_of_a_strided_tensor_is_a_copy():
+    def run(m):
+        x = m.arange(48.0).as_strided((2, 3, 4), (24, 8, 2))
+        r = x.ravel()
+        r.zero_()
+        return x, r.stride()
+    (x, stride), (tx, tstride) = run(tp), run(torch)
+    _same(x, tx)
+    assert stride == tstride
