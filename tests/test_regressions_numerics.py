@@ -155,3 +155,17 @@ def test_ravel_of_a_strided_tensor_is_a_copy():
     (x, stride), (tx, tstride) = run(tp), run(torch)
     _same(x, tx)
     assert stride == tstride
+
+
+@pytest.mark.parametrize("how", ["detach_", "requires_grad_"])
+def test_leaf_detached_in_place_after_use_gets_no_grad(how):
+    def run(m):
+        x = m.ones(2, 3, requires_grad=True)
+        w = m.ones(2, 3, requires_grad=True)
+        y = (x * 2 + w).sum()
+        x.detach_() if how == "detach_" else x.requires_grad_(False)
+        y.backward()
+        return x.grad, w.grad
+    (g, wg), (tg, twg) = run(tp), run(torch)
+    assert g is None and tg is None
+    _same(wg, twg)
