@@ -169,3 +169,14 @@ def test_leaf_detached_in_place_after_use_gets_no_grad(how):
     (g, wg), (tg, twg) = run(tp), run(torch)
     assert g is None and tg is None
     _same(wg, twg)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounded_division_gradient_is_zeros_even_for_an_infinite_grad(mode):
+    def run(m):
+        a = m.tensor(1.5, requires_grad=True)
+        b = m.tensor([[1.0, 0.0], [2.0, 3.0]], requires_grad=True)
+        m.log2(m.div(a, b, rounding_mode=mode)).sum().backward()
+        return a.grad, b.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want)
