@@ -180,3 +180,11 @@ def test_rounded_division_gradient_is_zeros_even_for_an_infinite_grad(mode):
         return a.grad, b.grad
     for got, want in zip(run(tp), run(torch)):
         _same(got, want)
+
+
+def test_prod_grad_with_two_zeros_and_a_nan_is_zeros():
+    def run(m):
+        x = m.tensor([[2.0, 0.0, 3.0], [1.0, float("nan"), 0.0]], requires_grad=True)
+        m.prod(x).backward()
+        return x.grad
+    _same(run(tp), run(torch))

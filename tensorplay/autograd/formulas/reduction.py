@@ -10,6 +10,7 @@ import math
 from tensorplay import _creation
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
 # The family's other helper modules, made visible through this one (the package imports
 # one module per family).
 from tensorplay.autograd.formulas.reduction_linalg import *  # noqa: F401,F403
@@ -69,6 +70,10 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
 def prod_backward(grad, self, result):
     if self.dim() == 0:     # the product of one value is that value: even a NaN gets grad
         return grad
+    if not grad_state.enabled and int((self == 0).sum()) > 1:
+        # PyTorch's shortcut (not taken with create_graph): with two zeros every product
+        # of the others is 0, so zeros, even beside a NaN or inf (0 * NaN would be NaN)
+        return _creation.zeros_like(self, dtype=grad.dtype)
     flat = self.reshape([-1])
     return prod_dim_backward(grad.reshape([1]), flat, result.reshape([1]), 0, True) \
         .reshape(self.shape)
