@@ -188,3 +188,34 @@ def test_prod_grad_with_two_zeros_and_a_nan_is_zeros():
         m.prod(x).backward()
         return x.grad
     _same(run(tp), run(torch))
+
+
+_EDGES = [-np.inf, np.inf, np.nan, 0.0, -0.0, -1.0, 2.5]
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1, 2, 3, -2, 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_python_exponent_takes_torch_special_kernels(exponent, dtype):
+    """PyTorch computes x ** 0.5 / -0.5 / -1 / 2 / 3 / -2 by sqrt, rsqrt, reciprocal and
+    products: rsqrt(-inf) is NaN, rsqrt(-0) is -inf; the gradient uses x ** (e - 1)."""
+    def run(m):
+        x = m.tensor(_EDGES, dtype=getattr(m, dtype), requires_grad=True)
+        y = x ** exponent
+        y.backward(m.ones_like(y))
+        return y, x.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
+
+
+def test_cumprod_grad_with_zeros_infs_and_nans_matches_torch():
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        a = rng.choice(_EDGES, size=(3, 5))
+        g = rng.standard_normal((3, 5))
+        dim = int(rng.integers(2))
+
+        def run(m):
+            x = m.tensor(a.tolist(), dtype=m.float64, requires_grad=True)
+            m.cumprod(x, dim).backward(m.tensor(g.tolist(), dtype=m.float64))
+            return x.grad
+        _same(run(tp), run(torch), rtol=1e-12)
