@@ -80,6 +80,12 @@ _NAN_UNORDERED = {"mode"}
 _FINITE_INPUT = {"native_layer_norm", "native_group_norm"}
 
 
+# The gradient of elu, celu and selu at a NaN input is NaN from PyTorch's vectorized
+# float64 loop and grad * scale from its scalar tail and its float32 loop (7 elements
+# give 1.0, 24 give NaN). No single answer is right: these ops get finite inputs.
+_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu"}
+
+
 def _zero_padded_conv(op, sample):
     """A convolution with zero padding multiplies a weight by the padding's zeros, or
     does not, depending on PyTorch's kernel: its oneDNN kernel (float16, bfloat16, and
@@ -231,7 +237,7 @@ class Program:
         # `*_backward` ops) have dtype contracts between their arguments.
         internal = op.name.startswith("_") or "backward" in op.name
         finite_only = (op.name in _FINITE_ONLY or op.name in _NAN_UNORDERED
-                       or _zero_padded_conv(op, sample))
+                       or op.name in _NAN_GRAD_BY_LOOP or _zero_padded_conv(op, sample))
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
                 and op.name not in _STORAGE_ADDRESSING):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
