@@ -219,3 +219,18 @@ def test_cumprod_grad_with_zeros_infs_and_nans_matches_torch():
             m.cumprod(x, dim).backward(m.tensor(g.tolist(), dtype=m.float64))
             return x.grad
         _same(run(tp), run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["index_fill", "masked_fill"])
+def test_fill_value_grad_ignores_nan_grads_of_unfilled_positions(op):
+    def run(m):
+        x = m.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, -3.0]], requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        if op == "index_fill":
+            y = x.index_fill(1, m.tensor([1]), v)
+        else:
+            y = x.masked_fill(m.tensor([[False, True, False], [False, False, False]]), v)
+        m.sqrt(y).sum().backward()     # NaN gradients where y < 0
+        return x.grad, v.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)

@@ -3345,7 +3345,7 @@ class IndexFillBackward1(Node):
         Tensor value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
-    value: filled_value_backward(grad, grad.index_fill(dim, index, 0))
+    value: filled_value_backward(grad, zeros_like(grad).index_fill(dim, index, 1) != 0)
     """
 
     __slots__ = ('index_', 'dim_')
@@ -3358,13 +3358,10 @@ class IndexFillBackward1(Node):
         dim = self.dim_
         d_self = None
         d_value = None
-        _tmp0 = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1):
-            _tmp0 = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(0):
-            d_self = _tmp0
+            d_self = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(1):
-            d_value = filled_value_backward(grad, _tmp0)
+            d_value = filled_value_backward(grad, zeros_like(grad).index_fill(dim, index, 1) != 0)
         return (d_self, d_value)
 
 
@@ -3392,7 +3389,7 @@ class MaskedFillBackward1(Node):
     """Backward of `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
 
     self: sum_to(grad.masked_fill(mask, 0), self.sizes())
-    value: filled_value_backward(grad, grad.masked_fill(mask, 0))
+    value: filled_value_backward(grad, mask)
     """
 
     __slots__ = ('mask_', 'self_sizes')
@@ -3405,13 +3402,10 @@ class MaskedFillBackward1(Node):
         self_sizes = self.self_sizes
         d_self = None
         d_value = None
-        _tmp0 = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1):
-            _tmp0 = grad.masked_fill(mask, 0)
         if self.needs_input_grad(0):
-            d_self = sum_to(_tmp0, self_sizes)
+            d_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
         if self.needs_input_grad(1):
-            d_value = filled_value_backward(grad, _tmp0)
+            d_value = filled_value_backward(grad, mask)
         return (d_self, d_value)
 
 
