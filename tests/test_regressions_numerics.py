@@ -234,3 +234,21 @@ def test_fill_value_grad_ignores_nan_grads_of_unfilled_positions(op):
         return x.grad, v.grad
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_grads_follow_torch_formulas(reduction):
+    """An infinite weight gives +-inf (not inf - inf); the target's gradient is -logit(x)
+    unclamped (x = 0 gives inf, not the -100 clamp of the forward)."""
+    xs = [[0.2, 0.0, 0.7, 1.0], [0.5, 0.9, 0.3, 0.1]]
+    ys = [[0.1, 0.6, 0.2, 0.3], [1.0, 0.0, 0.5, 0.5]]
+
+    def run(m):
+        x = m.tensor(xs, dtype=m.float64, requires_grad=True)
+        y = m.tensor(ys, dtype=m.float64, requires_grad=True)
+        w = m.tensor([1.5, -float("inf"), 0.5, 2.0], dtype=m.float64)
+        loss = m.nn.functional.binary_cross_entropy(x, y, weight=w, reduction=reduction)
+        loss.backward(m.ones_like(loss))
+        return loss, x.grad, y.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-12)

@@ -6,18 +6,18 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
-    bce_with_logits_backward_target, cat_backward, cdist_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
-    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward,
-    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
-    gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_two, layer_norm_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
+    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
+    clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self,
+    constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
+    conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads,
+    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
+    div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward,
+    elu_backward, embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
+    filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward,
+    hardswish_backward, index_backward, index_put_self_backward, index_put_values_backward,
+    index_select_backward, index_source_backward, last_two, layer_norm_backward,
+    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
     norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
@@ -4230,6 +4230,33 @@ class NllLossBackwardBackward0(Node):
         if self.needs_input_grad(1):
             d_self = zeros_like(grad)
         return (d_grad_output, d_self)
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
+        str reduction="mean") -> Tensor`.
+
+    self: bce_backward_self(grad, self, target, weight, reduction)
+    target: bce_backward_target(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'reduction_')
+    SAVED = ('self_', 'target_', 'weight_')
+    OP = 'binary_cross_entropy'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        reduction = self.reduction_
+        d_self = None
+        d_target = None
+        if self.needs_input_grad(0):
+            d_self = bce_backward_self(grad, self_, target, weight, reduction)
+        if self.needs_input_grad(1):
+            d_target = bce_backward_target(grad, self_, target, weight, reduction)
+        return (d_self, d_target)
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):

@@ -78,6 +78,32 @@ def softplus_neg(x):
     return F.relu(-x) + F.log(1 + F.exp(-x.abs()))
 
 
+# PyTorch's EPSILON of the loss kernels is a float32 constant: 1e-12 rounded to float32.
+_BCE_EPSILON = 9.999999960041972e-13
+
+
+def _bce_finish(d, weight, reduction, like):
+    """PyTorch's order: times the weight, then divided by numel for 'mean'."""
+    if weight is not None:
+        d = d * weight
+    if reduction == "mean":
+        d = d / like.numel()
+    return sum_to(d, tuple(like.shape))
+
+
+def bce_backward_self(grad, self, target, weight, reduction):
+    """grad * (x - y) / max(x (1 - x), 1e-12) (* weight), as PyTorch's kernel computes it."""
+    g = grad if reduction == "none" else grad.expand(tuple(self.shape))
+    d = g * (self - target) / F.clamp_min((1 - self) * self, _BCE_EPSILON)
+    return _bce_finish(d, weight, reduction, self)
+
+
+def bce_backward_target(grad, self, target, weight, reduction):
+    """-logit(x) * grad (* weight): unclamped, so x = 0 or 1 gives +-inf, as in PyTorch."""
+    g = grad if reduction == "none" else grad.expand(tuple(target.shape))
+    return _bce_finish(-F.logit(self) * g, weight, reduction, target)
+
+
 def bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction):
     """sigmoid(x) - y, or (pw * y + 1 - y) * sigmoid(x) - pw * y with pos_weight."""
     s = F.sigmoid(self)
