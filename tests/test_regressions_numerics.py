@@ -252,3 +252,16 @@ def test_bce_grads_follow_torch_formulas(reduction):
         return loss, x.grad, y.grad
     for got, want in zip(run(tp), run(torch)):
         _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_cosine_similarity_of_a_half_input_rounds_as_torch(dtype):
+    """PyTorch divides the half input by its half norm before the float32 product."""
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((2, 3, 4)) * 3).tolist()
+    b = (rng.standard_normal((3, 4)) * 3).tolist()
+    got = tp.nn.functional.cosine_similarity(tp.tensor(a, dtype=getattr(tp, dtype)),
+                                             tp.tensor(b))
+    want = torch.nn.functional.cosine_similarity(torch.tensor(a, dtype=getattr(torch, dtype)),
+                                                 torch.tensor(b))
+    _same(got, want, rtol=1e-7)

@@ -6,6 +6,7 @@ from tensorplay._creation import empty_like
 from tensorplay._random_draws import iteration_axes
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type2
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import nn_layers as rules
 from tensorplay.meta.nn_layers import check_probability
@@ -47,10 +48,16 @@ def cosine_similarity(x1, x2, dim, eps):
     its own norm first keeps the result within [-1, 1].
     """
     op = "cosine_similarity"
+    common = result_type2(x1, x2)
+    # Integer inputs enter in the common dtype; floating ones keep their own, as in
+    # PyTorch: a bfloat16 x1 is divided by its (bfloat16) norm before meeting x2.
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
     x1, x2 = _broadcast_pair(op, x1, x2)
     dim = wrap_dim(op, "dim", dim, x1.dim())
-    n1 = F.sqrt((x1 * x1).sum(dim, True))
-    n2 = F.sqrt((x2 * x2).sum(dim, True))
+    # The norm op (PyTorch's linalg_vector_norm): it accumulates a half type in float32
+    n1 = F.norm(x1, 2, [dim], True)
+    n2 = F.norm(x2, 2, [dim], True)
     n1 = n1 + (F.maximum(n1, wrap_number(eps, n1)) - n1).detach()
     n2 = n2 + (F.maximum(n2, wrap_number(eps, n2)) - n2).detach()
     return ((x1 / n1) * (x2 / n2)).sum(dim)
