@@ -265,3 +265,14 @@ def test_cosine_similarity_of_a_half_input_rounds_as_torch(dtype):
     want = torch.nn.functional.cosine_similarity(torch.tensor(a, dtype=getattr(torch, dtype)),
                                                  torch.tensor(b))
     _same(got, want, rtol=1e-7)
+
+
+def test_copy_into_half_sums_the_broadcast_gradient_in_src_dtype():
+    def run(m):
+        src = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        dst = m.zeros(3, 4, dtype=m.float16)
+        dst.copy_(src)
+        w = m.tensor(np.linspace(-1, 1, 12).reshape(3, 4).tolist(), dtype=m.float16)
+        (dst * w + dst * 0.3).sum().backward()
+        return src.grad
+    _same(run(tp), run(torch), rtol=1e-12)

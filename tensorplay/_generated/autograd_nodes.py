@@ -736,7 +736,7 @@ class CopyBackward0(Node):
     """Backward of `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
 
     self: zeros_like(grad)
-    src: sum_to(grad, src.sizes()).to(src.dtype)
+    src: sum_to(grad.to(src.dtype), src.sizes())
     """
 
     __slots__ = ('src_dtype', 'src_sizes')
@@ -752,7 +752,7 @@ class CopyBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_src = sum_to(grad, src_sizes).to(src_dtype)
+            d_src = sum_to(grad.to(src_dtype), src_sizes)
         return (d_self, d_src)
 
 
