@@ -109,6 +109,10 @@ class Value:
     name: str             # how the listing calls it: v0, v1, ...
     strides: bool         # compare strides (views, clone): PyTorch documents them
     depth: int = 0        # float ops since its leaves: rounding differences add up
+    # The least precise float dtype it was computed from (a float32 result of a bfloat16
+    # input, a float32 leaf whose gradient comes back through a bfloat16 copy): it carries
+    # that dtype's rounding, so it is compared with that dtype's tolerance (_looser).
+    precision: object = None
 
 
 @dataclass
@@ -210,8 +214,9 @@ class Program:
                          f"{type(tp_err).__name__}: {tp_err}; PyTorch does not")
         return tp_out, th_out
 
-    def _add(self, tp_value, th_value, strides, depth):
-        v = Value(tp_value, th_value, f"v{len(self.pool)}", strides, depth)
+    def _add(self, tp_value, th_value, strides, depth, precision=None):
+        v = Value(tp_value, th_value, f"v{len(self.pool)}", strides, depth,
+                  _looser(tp_value.dtype, precision))
         self.pool.append(v)
         self._check(v, f"{v.name} (new)")
         return v
@@ -281,10 +286,12 @@ class Program:
         if ran is None:
             return
         depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
+        precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
         self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
-                           grad_flag="backward" not in op.name)
+                           grad_flag="backward" not in op.name, precision=precision)
 
-    def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag):
+    def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag,
+                      precision=None):
         tp_outs = list(tp_out) if isinstance(tp_out, (tuple, list)) else [tp_out]
         th_outs = list(th_out) if isinstance(th_out, (tuple, list)) else [th_out]
         where = self.lines[-1]
@@ -304,7 +311,7 @@ class Program:
                     # their results require grad; compare values only.
                     b = b.detach()
                     a = a.detach()
-                self._add(a, b, strides, depth)
+                self._add(a, b, strides, depth, precision)
             elif isinstance(b, (bool, int, float)):
                 if isinstance(a, tp.Tensor) or not _same_number(a, b):
                     raise _Found("value", f"{where}: {a!r}, PyTorch {b!r}")
@@ -316,7 +323,7 @@ class Program:
         ran = self._both(f"v{len(self.pool)} = {text.format(v.name)}",
                          lambda: fn(v.tp), lambda: fn(v.th))
         if ran is not None:
-            self._add(*ran, strides=True, depth=v.depth)
+            self._add(*ran, strides=True, depth=v.depth, precision=v.precision)
 
     def _inplace_step(self):
         v = self._pick()
@@ -351,6 +358,7 @@ class Program:
         if (undefined or self_overlap) and ran is not None:
             raise _Stop()
         v.depth = max(v.depth, other.depth) + 1
+        v.precision = _looser(v.precision, other.precision)
 
     def _index_step(self):
         v = self._pick()
@@ -359,7 +367,7 @@ class Program:
         ran = self._both(text, lambda: v.tp[_index_to(index, tp)],
                          lambda: v.th[_index_to(index, torch)])
         if ran is not None:
-            self._add(*ran, strides=False, depth=v.depth)
+            self._add(*ran, strides=False, depth=v.depth, precision=v.precision)
 
     def _backward(self):
         """Weight every live float value that requires grad, sum, backward in both."""
@@ -379,6 +387,7 @@ class Program:
         if ran is None:
             return
         depth = max(v.depth for v in terms) + 2
+        precision = _looser(*(v.precision for v in terms))
         for leaf in self.leaves:
             g, tg = leaf.tp.grad, leaf.th.grad
             if tg is None:
@@ -391,7 +400,8 @@ class Program:
                     raise _Found("grad", f"{leaf.name}.grad is None, PyTorch's is "
                                  f"{tg.tolist()}")
                 continue
-            self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False)
+            self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False,
+                          precision=precision)
 
     # ---- comparing ----------------------------------------------------------------------
     def _check_pool(self):
@@ -402,9 +412,9 @@ class Program:
         if v.tp.requires_grad != v.th.requires_grad:
             raise _Found("requires_grad", f"{where}.requires_grad is {v.tp.requires_grad}, "
                          f"PyTorch's is {v.th.requires_grad}")
-        self._compare(v.tp, v.th, where, "value", v.depth, v.strides)
+        self._compare(v.tp, v.th, where, "value", v.depth, v.strides, v.precision)
 
-    def _compare(self, a, b, where, kind, depth, strides):
+    def _compare(self, a, b, where, kind, depth, strides, precision=None):
         if tuple(a.shape) != tuple(b.shape):
             raise _Found("shape", f"{where}: shape {list(a.shape)}, PyTorch {list(b.shape)}")
         if TORCH_DTYPE[a.dtype] != b.dtype:
@@ -413,7 +423,7 @@ class Program:
             raise _Found("strides", f"{where}: strides {a.stride()}, PyTorch {b.stride()}")
         x, y = tp_to_numpy(a), torch_to_numpy(b)
         if x.dtype.kind in "fc" or y.dtype.kind in "fc":
-            rtol, atol = DEFAULT_TOLERANCES.get(a.dtype, (1e-7, 1e-7))
+            rtol, atol = DEFAULT_TOLERANCES.get(_looser(a.dtype, precision), (1e-7, 1e-7))
             scale = 1 + depth
             x64, y64 = x.astype(np.float64), y.astype(np.float64)
             same = np.isclose(x64, y64, rtol=rtol * scale, atol=atol * scale, equal_nan=True)
@@ -429,7 +439,7 @@ class Program:
         return self.pool[int(self.rng.integers(len(self.pool)))]
 
     def _leaf(self, t, note=""):
-        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True)
+        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
         if t.requires_grad and t.grad_fn is None:
             self.leaves.append(v)
@@ -595,6 +605,13 @@ def _overlaps_itself(t):
     for size, stride in zip(t.shape, t.stride()):
         offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
     return np.unique(offsets).size < t.numel()
+
+
+def _looser(*dtypes):
+    """Of the float dtypes given (others and None ignored), the one with the loosest
+    tolerance; None when there is none."""
+    floats = [d for d in dtypes if d in DEFAULT_TOLERANCES]
+    return max(floats, key=lambda d: DEFAULT_TOLERANCES[d], default=None)
 
 
 def _all_finite(t):
