@@ -82,8 +82,9 @@ _FINITE_INPUT = {"native_layer_norm", "native_group_norm"}
 
 # The gradient of elu, celu and selu at a NaN input is NaN from PyTorch's vectorized
 # float64 loop and grad * scale from its scalar tail and its float32 loop (7 elements
-# give 1.0, 24 give NaN). No single answer is right: these ops get finite inputs.
-_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu"}
+# give 1.0, 24 give NaN); hardtanh's (relu6's) is 0 from the vectorized loop and grad
+# from the scalar tail. No single answer is right: these ops get finite inputs.
+_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu", "hardtanh", "relu6"}
 
 
 def _zero_padded_conv(op, sample):
