@@ -276,3 +276,16 @@ def test_copy_into_half_sums_the_broadcast_gradient_in_src_dtype():
         (dst * w + dst * 0.3).sum().backward()
         return src.grad
     _same(run(tp), run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+def test_var_mean_gradient_of_a_nan_mean_still_flows(fn):
+    """The Welford mean is NaN after an early inf, and its gradient (NaN) still reaches
+    every element, as PyTorch's mean_backward does."""
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, float("inf"), 5.0]], requires_grad=True)
+        v, mean = getattr(m, fn)(x, None)
+        (v * 0.5 + mean * 0.25 + m.atan(mean)).backward()
+        return mean, x.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want)
