@@ -289,3 +289,11 @@ def test_var_mean_gradient_of_a_nan_mean_still_flows(fn):
         return mean, x.grad
     for got, want in zip(run(tp), run(torch)):
         _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+def test_logit_eps_bounds_are_in_the_input_dtype(dtype):
+    x = [0.0, 1e-7, 0.3, 0.9999, 1.0]
+    got = tp.logit(tp.tensor(x, dtype=getattr(tp, dtype)), 1e-6)
+    want = torch.logit(torch.tensor(x, dtype=getattr(torch, dtype)), 1e-6)
+    _same(got, want, rtol=1e-6)
