@@ -288,6 +288,8 @@ class Program:
             return
         depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
         precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
+        if inplace:
+            self._written(twins[id(sample.input)], depth, precision)
         self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
                            grad_flag="backward" not in op.name, precision=precision)
 
@@ -358,8 +360,16 @@ class Program:
             raise
         if (undefined or self_overlap) and ran is not None:
             raise _Stop()
-        v.depth = max(v.depth, other.depth) + 1
-        v.precision = _looser(v.precision, other.precision)
+        self._written(v, max(v.depth, other.depth) + 1, other.precision)
+
+    def _written(self, target, depth, precision):
+        """After an in-place write into `target`: it, and every value sharing its memory
+        (views, detached aliases), now carries the write's rounding (depth, precision)."""
+        storage = target.th.untyped_storage().data_ptr()
+        for v in self.pool:
+            if v is target or v.th.untyped_storage().data_ptr() == storage:
+                v.depth = max(v.depth, depth)
+                v.precision = _looser(v.precision, precision)
 
     def _index_step(self):
         v = self._pick()
