@@ -212,11 +212,12 @@ for _name, _fn in (("exp", exp), ("log", log), ("sqrt", sqrt), ("sin", sin), ("c
 def sigmoid(self):
     dtype = float_dtype(self._impl.dtype)
     x = array_as(self, dtype)
-    # exp of a large positive argument overflows: use exp(-|x|), which never does.
-    # (nan compares false and stays nan; bfloat16 comparisons warn about it, hence errstate.)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(-np.abs(x))
-        return out_like(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype, self)
+    if x.dtype.itemsize == 2:   # half types compute in float32, rounded once (PyTorch)
+        x = x.astype(np.float32)
+    # PyTorch's formula, 1 / (1 + exp(-x)), rounded as it rounds: exp(-x) overflows to
+    # inf for very negative x (the result is then 0, not a subnormal), harmlessly.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return out_like(1 / (1 + np.exp(-x)), dtype, self)
 
 
 def relu(self):

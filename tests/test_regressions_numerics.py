@@ -297,3 +297,12 @@ def test_logit_eps_bounds_are_in_the_input_dtype(dtype):
     got = tp.logit(tp.tensor(x, dtype=getattr(tp, dtype)), 1e-6)
     want = torch.logit(torch.tensor(x, dtype=getattr(torch, dtype)), 1e-6)
     _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sigmoid_rounds_as_torch(dtype):
+    """1 / (1 + exp(-x)) as PyTorch: 0 (not a subnormal) far left; halves in float32."""
+    x = [0.0, -1.0, float("inf"), -float("inf"), float("nan"), -30.0, -100.0, 0.3, 2.5]
+    got = tp.sigmoid(tp.tensor(x, dtype=getattr(tp, dtype)))
+    want = torch.sigmoid(torch.tensor(x, dtype=getattr(torch, dtype)))
+    _same(got, want, rtol=2e-7, atol=0)
