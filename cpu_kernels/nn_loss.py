@@ -177,13 +177,16 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
     op = "_cross_entropy_backward"
     rules.cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
-    p, t, w, _ = _picked(op, probs, target, weight, ignore_index)
+    p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight._impl.array().astype(acc)
-    scale = w * g
+    # An ignored row's gradient is 0 even for a NaN/inf grad_output (PyTorch's
+    # nll_loss_backward never writes it), not w * g = 0 * NaN
+    with np.errstate(invalid="ignore"):
+        scale = np.where(valid, w * g, np.zeros((), acc))
     grad = p.astype(acc, copy=False) * scale[:, None]
     grad[np.arange(len(t)), t] -= scale
     return out(grad, probs._impl.dtype)

@@ -306,3 +306,16 @@ def test_sigmoid_rounds_as_torch(dtype):
     got = tp.sigmoid(tp.tensor(x, dtype=getattr(tp, dtype)))
     want = torch.sigmoid(torch.tensor(x, dtype=getattr(torch, dtype)))
     _same(got, want, rtol=2e-7, atol=0)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_cross_entropy_ignored_row_gets_zero_grad_even_for_nan_grad_output(reduction):
+    xs = np.random.default_rng(8).standard_normal((4, 5))
+
+    def run(m):
+        x = m.tensor(xs.tolist(), dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor([-100, 4, 3, 3]),
+                                             reduction=reduction)
+        loss.backward(m.full_like(loss, float("nan")))
+        return x.grad
+    _same(run(tp), run(torch))
