@@ -217,6 +217,23 @@ class _Columns:
             grid[(Ellipsis,) + tuple(slice(0, s) for s in g.shape[2:])] = moved
         return grid.reshape(groups, c_out // groups, n * _numel(self.grid))
 
+    def zero_garbage(self, a):
+        """a (G, R, N * L) with its garbage positions (run layout) set to 0, in place.
+
+        NOTE: a zero gradient at a garbage position is not enough to make it add nothing:
+        0 * inf and 0 * NaN are NaN. A non-finite input element that a garbage position
+        reads (wrapped around from another row) would poison grad_weight, and a
+        non-finite weight would put NaN into garbage positions of the columns' gradient,
+        which col2im adds into real pixels. PyTorch's gradient is finite there."""
+        if not self.runs:
+            return a
+        k = len(self.grid)
+        grid = a.reshape(a.shape[:2] + (self.shape[0],) + self.grid)
+        for i in range(1, k):   # the first dim's rows are all real
+            index = (slice(None),) * (3 + i) + (slice(self.out_sizes[i], None),)
+            grid[index] = 0
+        return a
+
     def add_back(self, dcols):
         """col2im: dcols (G, C/G * K, N * L) added into an (N, C, *S) image, the padding
         dropped. The run layout adds one strided block per kernel offset; the windows
@@ -322,7 +339,7 @@ def _input_grad(cols, gm, w):
     wm = w.reshape(groups, cg_out, -1)                                 # (G, O/G, C/G * K)
     dcols = _scratch.take("dcols", (groups, wm.shape[2], gm.shape[2]), np.result_type(wm, gm))
     np.matmul(wm.transpose(0, 2, 1), gm, out=dcols)                    # (G, C/G * K, N * L)
-    return cols.add_back(dcols)
+    return cols.add_back(cols.zero_garbage(dcols))
 
 
 def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_weight):
@@ -333,6 +350,8 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     cols = _columns(x.shape, kernel, stride, padding, dilation, groups,
                     x if need_weight else None)
     gm = cols.on_grid(g)                                               # (G, O/G, N * L)
+    if need_weight:
+        cols.cols = cols.zero_garbage(cols.cols)
     gw = _weight_grad(cols, gm, kernel) if need_weight else None
     gi = _input_grad(cols, gm, w) if need_input else None
     return gi, gw

@@ -89,11 +89,11 @@ def einsum(equation, tensors):
                         lambda: einsum_strides(parsed, layouts))
     if len(arrays) <= 2:
         return out_strided(np.einsum(parsed.equation, *arrays), spec.dtype, strides)
-    # The contraction order of three or more operands depends on their shapes only: it is
-    # this kernel's execution plan, found once per signature (np.einsum_path, greedy, what
-    # optimize=True would search on every call).
-    path = plans.get("cpu.einsum.path", (parsed.equation,) + tuple(a.shape for a in arrays),
-                     lambda: np.einsum_path(parsed.equation, *arrays, optimize="greedy")[0])
+    # Three or more operands contract pairwise from left to right, PyTorch's documented
+    # order (when opt_einsum is not installed): the order decides the rounding, and
+    # whether an inf meets another of the opposite sign (NaN) or stays inf. NumPy puts
+    # each pair's result last in the operand list, hence (0, last) after the first pair.
+    path = ["einsum_path", (0, 1)] + [(0, k) for k in range(len(arrays) - 2, 0, -1)]
     return out_strided(np.einsum(parsed.equation, *arrays, optimize=path), spec.dtype,
                        strides)
 

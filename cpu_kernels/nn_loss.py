@@ -45,7 +45,9 @@ def _picked(op, self, target, weight, ignore_index):
     t = np.where(valid, t, 0)
     w = valid.astype(rows.dtype)
     if weight is not None:
-        w *= weight._impl.array().astype(rows.dtype)[t]
+        # where, not valid * weight[t]: an ignored row reads class 0's weight, and an
+        # infinite one would make its w (and the total weight) 0 * inf = NaN
+        w = np.where(valid, weight._impl.array().astype(rows.dtype)[t], w)
     return rows, t, w, valid
 
 
@@ -178,13 +180,16 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
     op = "_cross_entropy_backward"
     rules.cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
-    p, t, w, _ = _picked(op, probs, target, weight, ignore_index)
+    p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight._impl.array().astype(acc)
-    scale = w * g
+    # An ignored row's gradient is 0 even for a NaN/inf grad_output (PyTorch's
+    # nll_loss_backward never writes it), not w * g = 0 * NaN
+    with np.errstate(invalid="ignore"):
+        scale = np.where(valid, w * g, np.zeros((), acc))
     grad = p.astype(acc, copy=False) * scale[:, None]
     grad[np.arange(len(t)), t] -= scale
     return out(grad, probs._impl.dtype)

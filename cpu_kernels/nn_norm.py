@@ -237,16 +237,39 @@ def _norm_backward(grad_out, input, k, mean, rstd, weight, mask, specs):
     r = rstd._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
     centered = a if mean is None else \
         a - mean._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         xhat = centered * r
-        gx = g if weight is None else g * _param(weight, a.ndim - k, 0, a)
-        inner = gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True)
-        if mean is not None:
-            inner -= np.mean(gx, axis=axes, keepdims=True)
-        values = (r * inner if mask[0] else None,
+        w = None if weight is None else _param(weight, a.ndim - k, 0, a)
+        gx = g if w is None else g * w
+        if mean is None:
+            grad_in = r * (gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True))
+        else:
+            grad_in = _layer_norm_grad_input(a, g, w, gx, mean, r, axes, stat_shape)
+        values = (grad_in if mask[0] else None,
                   np.sum(g * xhat, axis=lead) if mask[1] else None,
                   np.sum(g, axis=lead) if len(mask) > 2 and mask[2] else None)
     return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
+    """The layer-norm input gradient factored as PyTorch's CPU kernel factors it (the
+    same value as rstd * (gx - mean(gx) - xhat * mean(gx * xhat))), with s = 1 / n,
+    ds = sum(gx * x), db = sum(gx):
+
+        grad_input = rstd * g * w + b * x + c
+                     b = (db * mean - ds) * rstd**3 * s,  c = -b * mean - db * rstd * s
+
+    NOTE: the same factoring gives the same infinities and NaNs as PyTorch: an infinite
+    weight enters through ds and db (so b and c), where the other form meets inf - inf
+    in other places (see group_norm_backward)."""
+    m = mean._impl.array().astype(x.dtype, copy=False).reshape(stat_shape)
+    s = 1.0 / int(np.prod([x.shape[i] for i in axes]))
+    ds = np.sum(gx * x, axis=axes, keepdims=True)
+    db = np.sum(gx, axis=axes, keepdims=True)
+    b = (db * m - ds) * r * r * r * s
+    c = -b * m - db * r * s
+    first = r * g if w is None else r * g * w
+    return first + b * x + c
 
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,

@@ -95,7 +95,29 @@ def pow(self, exponent):  # noqa: A001 - the op's name
         r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return out_like(np.power(a, b), dtype, self, exponent)
+        special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
+        return out_like(np.power(a, b) if special is None else special(a), dtype, self,
+                        exponent)
+
+
+# PyTorch's CPU pow with a Python-number exponent computes these exponents by other
+# kernels (PowKernel.cpp): sqrt, rsqrt and reciprocal for float32, float64 and
+# bfloat16; x*x, x*x*x and 1/(x*x) for float32 and float64. They differ from C's pow
+# at the edges (rsqrt(-inf) and sqrt(-inf) are NaN where pow gives 0 and inf; rsqrt(-0)
+# is -inf) and x*x*x rounds twice.
+_ROOT_POWERS = {0.5: np.sqrt, -0.5: lambda a: 1 / np.sqrt(a), -1.0: lambda a: 1 / a}
+_PRODUCT_POWERS = {2.0: lambda a: a * a, 3.0: lambda a: a * a * a,
+                   -2.0: lambda a: 1 / (a * a)}
+
+
+def _scalar_power(b, dtype):
+    """The kernel PyTorch uses for `x ** b` with a Python number b, or None for C's pow."""
+    if dtype not in (dt.float32, dt.float64, dt.bfloat16) or b.dtype.kind == "b":
+        return None
+    e = float(b)
+    if e in _ROOT_POWERS:
+        return _ROOT_POWERS[e]
+    return _PRODUCT_POWERS.get(e) if dtype is not dt.bfloat16 else None
 
 
 def _int_pow_negative(a, b, dtype, scalar_exponent):
@@ -194,11 +216,12 @@ for _name, _fn in (("exp", exp), ("log", log), ("sqrt", sqrt), ("sin", sin), ("c
 def sigmoid(self):
     dtype = float_dtype(self._impl.dtype)
     x = array_as(self, dtype)
-    # exp of a large positive argument overflows: use exp(-|x|), which never does.
-    # (nan compares false and stays nan; bfloat16 comparisons warn about it, hence errstate.)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(-np.abs(x))
-        return out_like(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), dtype, self)
+    if x.dtype.itemsize == 2:   # half types compute in float32, rounded once (PyTorch)
+        x = x.astype(np.float32)
+    # PyTorch's formula, 1 / (1 + exp(-x)), rounded as it rounds: exp(-x) overflows to
+    # inf for very negative x (the result is then 0, not a subnormal), harmlessly.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return out_like(1 / (1 + np.exp(-x)), dtype, self)
 
 
 def relu(self):

@@ -29,8 +29,10 @@ def _input(op, self):
 
 
 def _sigmoid(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    """1 / (1 + exp(-x)), PyTorch's formula and rounding: exp(-x) overflows to inf for
+    x < -88 (float32) and the result is 0, where e / (1 + e) would give a subnormal."""
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
 
 
 def _softplus(x):

@@ -43,7 +43,12 @@ def logit(self, eps):
     dtype = float_dtype(self._impl.dtype)
     (p,) = arrays(dtype, self)
     if eps is not None:
-        p = np.clip(p, eps, 1 - eps)
+        # The bounds in the input's own dtype, as PyTorch's kernel takes them (scalar_t):
+        # for bfloat16, 1 - 1e-6 is 1, so p = 1 stays 1 and its logit is inf
+        store = (dtype.np if self._impl.dtype.is_floating_point else np.dtype(np.float32)).type
+        lo = store(eps)
+        hi = store(store(1) - lo)
+        p = np.clip(p, float(lo), float(hi))
     with np.errstate(all="ignore"):
         return out_like(np.log(p / (1 - p)), dtype, self)
 

@@ -611,12 +611,10 @@ def test_profiler_table_shows_the_kernel_chosen_per_op():
     assert "cpu_kernels.conv.convolution_1x1, cpu_kernels.conv.convolution" in table
 
 
-def test_einsum_contraction_path_is_a_cached_plan():
+def test_einsum_of_three_operands_matches_torch():
+    # The contraction order is PyTorch's left to right (no plan to search or cache).
     rng = np.random.default_rng(12)
     arrays = [rng.standard_normal(s).astype(np.float64) for s in ((3, 4), (4, 5), (5, 2))]
     expected = torch.einsum("ij,jk,kl->il", *map(torch.from_numpy, arrays)).numpy()
-    plans.clear()
-    for _ in range(2):
-        got = tp.einsum("ij,jk,kl->il", *map(tp.from_numpy, arrays)).numpy()
-        np.testing.assert_allclose(got, expected, rtol=1e-12)
-    assert plans.stats()["cpu.einsum.path"] == {"hits": 1, "misses": 1, "plans": 1}
+    got = tp.einsum("ij,jk,kl->il", *map(tp.from_numpy, arrays)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

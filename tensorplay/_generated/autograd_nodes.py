@@ -6,19 +6,19 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_with_logits_backward_self,
-    bce_with_logits_backward_target, cat_backward, cdist_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
-    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, elu_backward_of_result,
-    embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
-    filled_value_backward, gather_backward, gelu_second_derivative, group_norm_backward,
-    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
-    index_put_values_backward, index_select_backward, index_source_backward, last_two,
-    layer_norm_backward, leaky_relu_backward_of_result, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
+    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
+    clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self,
+    constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
+    conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads,
+    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
+    div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward,
+    elu_backward, elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
+    evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, index_backward,
+    index_put_self_backward, index_put_values_backward, index_select_backward,
+    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
+    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
     norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
@@ -737,7 +737,7 @@ class CopyBackward0(Node):
     """Backward of `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
 
     self: zeros_like(grad)
-    src: sum_to(grad, src.sizes()).to(src.dtype)
+    src: sum_to(grad.to(src.dtype), src.sizes())
     """
 
     __slots__ = ('src_dtype', 'src_sizes')
@@ -753,7 +753,7 @@ class CopyBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_src = sum_to(grad, src_sizes).to(src_dtype)
+            d_src = sum_to(grad.to(src_dtype), src_sizes)
         return (d_self, d_src)
 
 
@@ -3426,7 +3426,7 @@ class IndexFillBackward1(Node):
         Tensor value) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
-    value: filled_value_backward(grad, grad.index_fill(dim, index, 0))
+    value: filled_value_backward(grad, zeros_like(grad).index_fill(dim, index, 1) != 0)
     """
 
     __slots__ = ('index_', 'dim_')
@@ -3439,13 +3439,10 @@ class IndexFillBackward1(Node):
         dim = self.dim_
         d_self = None
         d_value = None
-        _tmp0 = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1):
-            _tmp0 = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(0):
-            d_self = _tmp0
+            d_self = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(1):
-            d_value = filled_value_backward(grad, _tmp0)
+            d_value = filled_value_backward(grad, zeros_like(grad).index_fill(dim, index, 1) != 0)
         return (d_self, d_value)
 
 
@@ -3473,7 +3470,7 @@ class MaskedFillBackward1(Node):
     """Backward of `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
 
     self: sum_to(grad.masked_fill(mask, 0), self.sizes())
-    value: filled_value_backward(grad, grad.masked_fill(mask, 0))
+    value: filled_value_backward(grad, mask)
     """
 
     __slots__ = ('mask_', 'self_sizes')
@@ -3486,13 +3483,10 @@ class MaskedFillBackward1(Node):
         self_sizes = self.self_sizes
         d_self = None
         d_value = None
-        _tmp0 = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1):
-            _tmp0 = grad.masked_fill(mask, 0)
         if self.needs_input_grad(0):
-            d_self = sum_to(_tmp0, self_sizes)
+            d_self = sum_to(grad.masked_fill(mask, 0), self_sizes)
         if self.needs_input_grad(1):
-            d_value = filled_value_backward(grad, _tmp0)
+            d_value = filled_value_backward(grad, mask)
         return (d_self, d_value)
 
 
@@ -4343,6 +4337,33 @@ class HuberLossBackward0(Node):
             d_self = huber_loss_backward(grad, self_, target, reduction, delta)
         if self.needs_input_grad(1):
             d_target = huber_loss_backward(grad, target, self_, reduction, delta)
+        return (d_self, d_target)
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
+        str reduction="mean") -> Tensor`.
+
+    self: bce_backward_self(grad, self, target, weight, reduction)
+    target: bce_backward_target(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = ('self_', 'target_', 'weight_', 'reduction_')
+    SAVED = ('self_', 'target_', 'weight_')
+    OP = 'binary_cross_entropy'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        weight = self.weight_.unpack(self)
+        reduction = self.reduction_
+        d_self = None
+        d_target = None
+        if self.needs_input_grad(0):
+            d_self = bce_backward_self(grad, self_, target, weight, reduction)
+        if self.needs_input_grad(1):
+            d_target = bce_backward_target(grad, self_, target, weight, reduction)
         return (d_self, d_target)
 
 

@@ -20,13 +20,14 @@ from tensorplay._generated.autograd_nodes import (
     AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
     AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
     AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
-    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0,
-    CatBackward0, CdistBackward0, CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0,
-    CloneBackward0, Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0,
-    ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
-    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
-    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
-    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
+    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
+    BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
+    CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
+    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
+    CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
+    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
+    CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1, DotBackward0,
+    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
     ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
@@ -5064,6 +5065,29 @@ def huber_loss(ks, self, target, reduction, delta):
     return result
 
 
+def binary_cross_entropy(ks, self, target, weight, reduction):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.binary_cross_entropy.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction,
+        )
+    node = BinaryCrossEntropyBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.binary_cross_entropy.redispatch(
+            ks & BELOW_AUTOGRAD, self, target, weight, reduction,
+        )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
 def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduction):
     if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.binary_cross_entropy_with_logits.redispatch(
@@ -5899,6 +5923,7 @@ WRAPPERS = {
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
     'huber_loss': huber_loss,
+    'binary_cross_entropy': binary_cross_entropy,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
     'native_batch_norm': native_batch_norm,
     'native_layer_norm': native_layer_norm,

@@ -9533,6 +9533,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean", *, out=No
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.binary_cross_entropy, ks, (input, target, weight, reduction))
+    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.binary_cross_entropy.no_grad_keys
     return ops.binary_cross_entropy.call(ks, input, target, weight, reduction)
 
 

@@ -102,6 +102,12 @@ def _scatter_add_on_host(g, base, view):
     return t.as_strided(base.sizes, base.strides, 0)
 
 
+def _readers_per_slot(like, base):
+    """A tensor of base shape: how many base elements read each element's memory."""
+    ones = factory.ones(base.sizes, dtype=like.dtype, device=like.device)
+    return _scatter_add_on_host(ones, base, base)
+
+
 def _region_mask(grad, base, view):
     """A bool tensor of base shape: True inside the view's region."""
     from tensorplay import _dtype
@@ -157,18 +163,19 @@ class ScatterBackward(_RegionNode):
 
 class ViewOfBaseBackward(_RegionNode):
     """The history of a view whose base was modified in place: view = region of base.
-    (PyTorch names it AsStridedBackward0.)"""
+    (PyTorch names it AsStridedBackward0.)
+
+    When the base overlaps itself (an expanded leaf), several base elements read one
+    memory slot, and the scatter hands each of them the slot's whole gradient. Like
+    `as_strided_backward` (PyTorch's NOTE [ as_strided Backward ]), the slot's gradient
+    is instead shared out: divided by how many base elements read it."""
 
     __slots__ = ()
 
     def apply(self, grads):
         g = scatter(grads[0], self.base, self.view)
         if self.base.overlaps_itself():
-            # An expanded base: several of its elements are one memory slot, and they
-            # share the slot's gradient (PyTorch's as_strided_backward divides by count).
-            slots = _slots(self.base)
-            count = np.bincount(slots.reshape(-1))[slots].astype(g.dtype.np)
-            g = g / factory.tensor(count, dtype=g.dtype, device=g.device)
+            g = g / _readers_per_slot(g, self.base)
         return (g,)
 
 

@@ -221,8 +221,10 @@ class AccumulateGrad(Node):
 
     def apply(self, grads):
         grad = grads[0]
-        if grad is not None:
-            impl = self.variable._impl
+        impl = self.variable._impl
+        # A leaf detached in place (detach_, requires_grad_(False)) after the graph was
+        # built takes no gradient, as in PyTorch's AccumulateGrad.
+        if grad is not None and impl.requires_grad:
             accumulate_into(impl, grad)
             if impl.post_accumulate_hooks:
                 # After the sum, so a hook sees the whole .grad (DistributedDataParallel

@@ -6,6 +6,7 @@ from tensorplay._creation import empty_like
 from tensorplay._random_draws import iteration_axes
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type2
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import nn_layers as rules
 from tensorplay.meta.nn_layers import check_probability
@@ -47,38 +48,24 @@ def cosine_similarity(x1, x2, dim, eps):
     its own norm first keeps the result within [-1, 1].
     """
     op = "cosine_similarity"
+    common = result_type2(x1, x2)
+    # Integer inputs enter in the common dtype; floating ones keep their own, as in
+    # PyTorch: a bfloat16 x1 is divided by its (bfloat16) norm before meeting x2.
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
     x1, x2 = _broadcast_pair(op, x1, x2)
     dim = wrap_dim(op, "dim", dim, x1.dim())
-    n1 = F.sqrt((x1 * x1).sum(dim, True))
-    n2 = F.sqrt((x2 * x2).sum(dim, True))
+    # The norm op (PyTorch's linalg_vector_norm): it accumulates a half type in float32
+    n1 = F.norm(x1, 2, [dim], True)
+    n2 = F.norm(x2, 2, [dim], True)
     n1 = n1 + (F.maximum(n1, wrap_number(eps, n1)) - n1).detach()
     n2 = n2 + (F.maximum(n2, wrap_number(eps, n2)) - n2).detach()
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def _vector_norm(d, p, dim, keepdim):
-    """The p-norm along `dim`: p = 2 (sqrt of sum of squares), inf / -inf (max / min of
-    |d|), 0 (count of non-zeros), any other p (sum(|d| ** p) ** (1 / p))."""
-    a = d.abs()
-    if p == 2:
-        return F.sqrt((d * d).sum(dim, keepdim))
-    # amax / amin, not max / min: tied largest values share the gradient, as in PyTorch's
-    # norm (max would give it all to one of them)
-    if p == float("inf"):
-        return F.amax(a, [dim], keepdim)
-    if p == float("-inf"):
-        return F.amin(a, [dim], keepdim)
-    if p == 0:
-        # through the norm op, not a count of d != 0: the result stays in the graph (its
-        # gradient is zero), as PyTorch's norm keeps it
-        return F.linalg_vector_norm(d, 0.0, [dim], keepdim)
-    if p == 1:
-        return a.sum(dim, keepdim)
-    return (a ** p).sum(dim, keepdim) ** (1.0 / p)
-
-
 def pairwise_distance(x1, x2, p, eps, keepdim):
-    """norm(x1 - x2 + eps, p) along the last dim (eps keeps the norm's gradient finite)."""
+    """norm(x1 - x2 + eps, p) along the last dim (eps keeps the norm's gradient finite),
+    PyTorch's definition: the `norm` op, so its gradient rules (ties, NaN) too."""
     op = "pairwise_distance"
     if p < 0:
         raise ArgumentError(f"{op}(): argument 'p' must be non-negative, but got {p}", op=op,
@@ -86,8 +73,8 @@ def pairwise_distance(x1, x2, p, eps, keepdim):
     x1, x2 = _broadcast_pair(op, x1, x2)
     d = x1 - x2 + eps
     if d.dim() == 0:   # a 0-dim difference is a vector of one element
-        return _vector_norm(d.unsqueeze(0), p, 0, False)
-    return _vector_norm(d, p, d.dim() - 1, keepdim)
+        return F.norm(d.unsqueeze(0), p, [0], False)
+    return F.norm(d, p, [d.dim() - 1], keepdim)
 
 
 def threshold_backward(grad_output, self, threshold):

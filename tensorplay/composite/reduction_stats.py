@@ -3,6 +3,7 @@ string p, argsort from sort. No derivatives.yaml entries: autograd records the o
 call (composite implicit autograd), and the Meta backend runs them unchanged."""
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
 from tensorplay._dtype import float64
@@ -43,7 +44,11 @@ def _welford_mean(self, dim, keepdim):
     if flat.shape[-1] <= 1:
         return mean
     early_inf = F.any(F.isinf(flat.narrow(-1, 0, flat.shape[-1] - 1)), -1)
-    return F.where(early_inf.reshape(mean.shape), float("nan"), mean)
+    # Added, not selected by where: the mean's gradient still flows through every
+    # element (PyTorch's var_mean backward is mean_backward whatever the value)
+    nan = _creation.zeros_like(mean.detach()).masked_fill(early_inf.reshape(mean.shape),
+                                                           float("nan"))
+    return mean + nan
 
 
 def _in_double(reduce, self, dim, keepdim, **kwargs):

@@ -106,8 +106,10 @@ def argwhere(self):
 
 
 def ravel(self):
-    """self as one dim (a view when the layout allows, as reshape)."""
-    return self.reshape([-1])
+    """self as one contiguous dim: PyTorch's contiguous().view(-1), so a view only of a
+    contiguous tensor (reshape would also view a uniformly strided one, which ravel
+    copies: writing into the result must not change such a tensor)."""
+    return self.contiguous().view([-1])
 
 
 def fliplr(self):

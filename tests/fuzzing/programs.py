@@ -55,12 +55,49 @@ _TIE_INDEX_OPS = {"topk", "kthvalue", "mode", "median", "sort", "argsort", "msor
 # input is never a live value either: a live value is not sorted.
 _SORTED_ARGS = {"bucketize", "searchsorted"}
 
+# Ops that address the input's storage rather than its elements: as_strided reads the
+# slots between a strided tensor's elements and the layout of an op's fresh result
+# (which the programs do not compare). The PyTorch twin of a live value copies its
+# elements only (to_torch), so those slots hold different bytes in the two libraries.
+# Their input is never a live value (the samples' own inputs are contiguous/transposed).
+_STORAGE_ADDRESSING = {"as_strided"}
+
 # Ops whose result on a NaN or inf input depends on which of PyTorch's kernels runs:
 # scaled_dot_product_attention's CPU flash kernel and its math kernel disagree where an
 # infinite query or key meets the causal mask (-inf + inf); gelu(inf) is NaN from the
 # vectorized float32 loop, inf from the scalar one (a 1-element tensor) and in float64.
 # No single answer is right, so these ops get finite inputs only.
 _FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
+
+
+# PyTorch's CPU mode sorts each slice with std::sort and `a < b`, which is no strict weak
+# order once a NaN is in the slice: the order, hence which value's run counts as the
+# mode, is unspecified (it depends on the sort's internals). These ops get finite inputs.
+_NAN_UNORDERED = {"mode"}
+
+
+# The mean these ops return for a row holding an inf is NaN or that inf depending on how
+# PyTorch's RowwiseMoments splits the row into SIMD lanes (Welford's update: inf then
+# a finite x gives inf + (x - inf) / n = NaN; an inf last, or alone in its lane, stays
+# inf), so on the machine's vector width (AVX2 or AVX512). Their input is finite; the
+# weight and bias may still be poisoned.
+_FINITE_INPUT = {"native_layer_norm", "native_group_norm"}
+
+
+# The gradient of elu, celu and selu at a NaN input is NaN from PyTorch's vectorized
+# float64 loop and grad * scale from its scalar tail and its float32 loop (7 elements
+# give 1.0, 24 give NaN); hardtanh's (relu6's) is 0 from the vectorized loop and grad
+# from the scalar tail. No single answer is right: these ops get finite inputs.
+_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu", "hardtanh", "relu6"}
+
+
+def _zero_padded_conv(op, sample):
+    """A convolution with zero padding multiplies a weight by the padding's zeros, or
+    does not, depending on PyTorch's kernel: its oneDNN kernel (float16, bfloat16, and
+    float32 when its heuristics pick it, e.g. conv1d with 3 channels) skips the padded
+    positions, its im2col kernel (float64; float32 conv2d of 1 channel) computes
+    0 * inf = NaN there. Such calls get finite inputs only, like _FINITE_ONLY's ops."""
+    return op.name == "convolution" and any(p != 0 for p in sample.args[3])
 
 # PyTorch 2.13's median.dim and nanmedian.dim read past the data of an input with a zero
 # stride (an expanded tensor): values like 1e-19 come back. Such inputs are not chained in.
@@ -83,6 +120,10 @@ class Value:
     name: str             # how the listing calls it: v0, v1, ...
     strides: bool         # compare strides (views, clone): PyTorch documents them
     depth: int = 0        # float ops since its leaves: rounding differences add up
+    # The least precise float dtype it was computed from (a float32 result of a bfloat16
+    # input, a float32 leaf whose gradient comes back through a bfloat16 copy): it carries
+    # that dtype's rounding, so it is compared with that dtype's tolerance (_looser).
+    precision: object = None
 
 
 @dataclass
@@ -184,8 +225,9 @@ class Program:
                          f"{type(tp_err).__name__}: {tp_err}; PyTorch does not")
         return tp_out, th_out
 
-    def _add(self, tp_value, th_value, strides, depth):
-        v = Value(tp_value, th_value, f"v{len(self.pool)}", strides, depth)
+    def _add(self, tp_value, th_value, strides, depth, precision=None):
+        v = Value(tp_value, th_value, f"v{len(self.pool)}", strides, depth,
+                  _looser(tp_value.dtype, precision))
         self.pool.append(v)
         self._check(v, f"{v.name} (new)")
         return v
@@ -210,11 +252,14 @@ class Program:
         # Public ops take any dtype they support; internal ones (`_softmax`, the
         # `*_backward` ops) have dtype contracts between their arguments.
         internal = op.name.startswith("_") or "backward" in op.name
-        finite_only = op.name in _FINITE_ONLY
-        if isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS:
+        finite_only = (op.name in _FINITE_ONLY or op.name in _NAN_UNORDERED
+                       or op.name in _NAN_GRAD_BY_LOOP or _zero_padded_conv(op, sample))
+        if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
+                and op.name not in _STORAGE_ADDRESSING):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
                     and (v.tp.dtype == inp.dtype if internal else v.tp.dtype in op.dtypes)
-                    and not (finite_only and not _all_finite(v.th))
+                    and not ((finite_only or op.name in _FINITE_INPUT)
+                             and not _all_finite(v.th))
                     and not (op.name in _NO_ZERO_STRIDE and 0 in v.th.stride())
                     and not (op.name in _NO_BACKWARD and v.th.requires_grad)]
             if fits and rng.random() < 0.6:
@@ -226,7 +271,8 @@ class Program:
         poison = op.name not in _SORTED_ARGS and not internal and not finite_only
         for t in sample.tensors():
             if id(t) not in twins:
-                twins[id(t)] = self._leaf(t, self._poison(t) if poison else "")
+                finite = t is sample.input and op.name in _FINITE_INPUT
+                twins[id(t)] = self._leaf(t, self._poison(t) if poison and not finite else "")
 
         def th(value):
             if isinstance(value, tp.Tensor):
@@ -243,6 +289,8 @@ class Program:
             ran = self._both(text, lambda: op.call_inplace(sample),
                              lambda: getattr(th(sample.input), op.inplace)(
                                  *th(sample.args), **th(sample.kwargs)))
+            if ran is not None and _overlaps_itself(th(sample.input)):
+                raise _Stop()   # undefined: see _overlaps_itself
         else:
             ran = self._both(text, lambda: op.call(sample),
                              lambda: op.ref(th(sample.input), *th(sample.args),
@@ -250,10 +298,14 @@ class Program:
         if ran is None:
             return
         depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
+        precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
+        if inplace:
+            self._written(twins[id(sample.input)], depth, precision)
         self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
-                           grad_flag="backward" not in op.name)
+                           grad_flag="backward" not in op.name, precision=precision)
 
-    def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag):
+    def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag,
+                      precision=None):
         tp_outs = list(tp_out) if isinstance(tp_out, (tuple, list)) else [tp_out]
         th_outs = list(th_out) if isinstance(th_out, (tuple, list)) else [th_out]
         where = self.lines[-1]
@@ -273,7 +325,7 @@ class Program:
                     # their results require grad; compare values only.
                     b = b.detach()
                     a = a.detach()
-                self._add(a, b, strides, depth)
+                self._add(a, b, strides, depth, precision)
             elif isinstance(b, (bool, int, float)):
                 if isinstance(a, tp.Tensor) or not _same_number(a, b):
                     raise _Found("value", f"{where}: {a!r}, PyTorch {b!r}")
@@ -285,7 +337,7 @@ class Program:
         ran = self._both(f"v{len(self.pool)} = {text.format(v.name)}",
                          lambda: fn(v.tp), lambda: fn(v.th))
         if ran is not None:
-            self._add(*ran, strides=True, depth=v.depth)
+            self._add(*ran, strides=True, depth=v.depth, precision=v.precision)
 
     def _inplace_step(self):
         v = self._pick()
@@ -301,6 +353,9 @@ class Program:
             undefined = v.th.dim() >= 1 and v.th.shape[0] > 1 and v.th.numel() > 0
         else:
             undefined = "{1}" in template and _partial_overlap(v.th, other.th)
+        # A write into a tensor whose elements share memory: PyTorch must raise where it
+        # does (a stride 0), or both run and nothing more is compared (see _overlaps_itself).
+        self_overlap = _overlaps_itself(v.th)
         try:
             if v.th.requires_grad and self.rng.random() < 0.5:
                 # Under no_grad an in-place write into a leaf that requires grad is allowed:
@@ -314,9 +369,18 @@ class Program:
             if undefined and found.kind == "spurious error":
                 raise _Stop() from None
             raise
-        if undefined and ran is not None:
+        if (undefined or self_overlap) and ran is not None:
             raise _Stop()
-        v.depth = max(v.depth, other.depth) + 1
+        self._written(v, max(v.depth, other.depth) + 1, other.precision)
+
+    def _written(self, target, depth, precision):
+        """After an in-place write into `target`: it, and every value sharing its memory
+        (views, detached aliases), now carries the write's rounding (depth, precision)."""
+        storage = target.th.untyped_storage().data_ptr()
+        for v in self.pool:
+            if v is target or v.th.untyped_storage().data_ptr() == storage:
+                v.depth = max(v.depth, depth)
+                v.precision = _looser(v.precision, precision)
 
     def _index_step(self):
         v = self._pick()
@@ -325,7 +389,7 @@ class Program:
         ran = self._both(text, lambda: v.tp[_index_to(index, tp)],
                          lambda: v.th[_index_to(index, torch)])
         if ran is not None:
-            self._add(*ran, strides=False, depth=v.depth)
+            self._add(*ran, strides=False, depth=v.depth, precision=v.precision)
 
     def _backward(self):
         """Weight every live float value that requires grad, sum, backward in both."""
@@ -345,6 +409,7 @@ class Program:
         if ran is None:
             return
         depth = max(v.depth for v in terms) + 2
+        precision = _looser(*(v.precision for v in terms))
         for leaf in self.leaves:
             g, tg = leaf.tp.grad, leaf.th.grad
             if tg is None:
@@ -357,7 +422,8 @@ class Program:
                     raise _Found("grad", f"{leaf.name}.grad is None, PyTorch's is "
                                  f"{tg.tolist()}")
                 continue
-            self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False)
+            self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False,
+                          precision=precision)
 
     # ---- comparing ----------------------------------------------------------------------
     def _check_pool(self):
@@ -375,9 +441,9 @@ class Program:
         if v.tp.requires_grad != v.th.requires_grad:
             raise _Found("requires_grad", f"{where}.requires_grad is {v.tp.requires_grad}, "
                          f"PyTorch's is {v.th.requires_grad}")
-        self._compare(v.tp, v.th, where, "value", v.depth, v.strides)
+        self._compare(v.tp, v.th, where, "value", v.depth, v.strides, v.precision)
 
-    def _compare(self, a, b, where, kind, depth, strides):
+    def _compare(self, a, b, where, kind, depth, strides, precision=None):
         if tuple(a.shape) != tuple(b.shape):
             raise _Found("shape", f"{where}: shape {list(a.shape)}, PyTorch {list(b.shape)}")
         if TORCH_DTYPE[a.dtype] != b.dtype:
@@ -386,7 +452,7 @@ class Program:
             raise _Found("strides", f"{where}: strides {a.stride()}, PyTorch {b.stride()}")
         x, y = tp_to_numpy(a), torch_to_numpy(b)
         if x.dtype.kind in "fc" or y.dtype.kind in "fc":
-            rtol, atol = DEFAULT_TOLERANCES.get(a.dtype, (1e-7, 1e-7))
+            rtol, atol = DEFAULT_TOLERANCES.get(_looser(a.dtype, precision), (1e-7, 1e-7))
             scale = 1 + depth
             x64, y64 = x.astype(np.float64), y.astype(np.float64)
             same = np.isclose(x64, y64, rtol=rtol * scale, atol=atol * scale, equal_nan=True)
@@ -402,7 +468,7 @@ class Program:
         return self.pool[int(self.rng.integers(len(self.pool)))]
 
     def _leaf(self, t, note=""):
-        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True)
+        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
         if t.requires_grad and t.grad_fn is None:
             self.leaves.append(v)
@@ -554,6 +620,27 @@ def _partial_overlap(a, b):
     if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
         return False
     return (a.data_ptr(), a.shape, a.stride()) != (b.data_ptr(), b.shape, b.stride())
+
+
+def _overlaps_itself(t):
+    """Whether two elements of t share memory (an expanded tensor, overlapping unfold
+    windows). An in-place write into such a tensor that PyTorch does not refuse is
+    undefined (torch.Tensor.expand's docs: "in-place operations ... may result in
+    incorrect behavior"): how often a shared element is written, and with which value,
+    depends on PyTorch's loop order and vectorization."""
+    if t.numel() <= 1:
+        return False
+    offsets = np.zeros((), dtype=np.int64)
+    for size, stride in zip(t.shape, t.stride()):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    return np.unique(offsets).size < t.numel()
+
+
+def _looser(*dtypes):
+    """Of the float dtypes given (others and None ignored), the one with the loosest
+    tolerance; None when there is none."""
+    floats = [d for d in dtypes if d in DEFAULT_TOLERANCES]
+    return max(floats, key=lambda d: DEFAULT_TOLERANCES[d], default=None)
 
 
 def _all_finite(t):

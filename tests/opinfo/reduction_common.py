@@ -31,7 +31,10 @@ def distinct(shape, dtype, device, rng, layout="contiguous", requires_grad=False
     if layout == "transposed" and len(shape) >= 2:
         t = t.transpose(-1, -2)
     if requires_grad:
-        t.requires_grad_(True)
+        # A leaf, not a view of the layout's buffer (as make_tensor's): the PyTorch twin
+        # (to_torch) is no view, and a view's history is rebuilt from its base's after an
+        # in-place write, so the two would differ
+        t = t.detach().requires_grad_(True)
     return t
 
 

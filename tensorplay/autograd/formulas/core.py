@@ -51,6 +51,14 @@ def pow_backward_self(grad, self, exponent):
     # PyTorch's Scalar arithmetic does (bool - 1 is refused for tensors).
     if exponent.dtype is dt.bool:
         exponent = exponent.to(self.dtype)
+    if exponent._impl.wrapped_number:
+        # A Python-number exponent: self ** (e - 1) with e - 1 a Python number too, so the
+        # kernel takes PyTorch's special exponents (-0.5 is rsqrt: NaN at -inf) as
+        # PyTorch's pow_backward does. (e - 1 is exact in a Python float.)
+        e = exponent.item()
+        if e == 0:
+            return _creation.zeros_like(grad)
+        return grad * (e * self.pow(e - 1))
     return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
 
 

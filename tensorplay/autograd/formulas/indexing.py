@@ -98,10 +98,12 @@ def index_source_backward(grad, dim, index, source_sizes, alpha):
     return picked.reshape(source_sizes)
 
 
-def filled_value_backward(grad, filled):
+def filled_value_backward(grad, mask):
     """index_fill / masked_fill with a tensor value: the value went to every filled
-    position once (repeated indices fill once), so its gradient is their sum."""
-    return (grad - filled).sum()
+    position once (repeated indices fill once), so its gradient is the sum of grad there.
+    Selected by where (PyTorch's masked_select), not grad minus the unfilled part: a NaN
+    or inf in the gradient of a position the value never reached must not leak in."""
+    return F.where(mask, grad, 0).sum()
 
 
 def masked_select_backward(grad, self_sizes, mask):

@@ -5,6 +5,8 @@ Written with TensorPlay ops only, so their results can be differentiated again.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
@@ -89,6 +91,32 @@ def huber_loss_backward(grad, self, target, reduction, delta):
 def softplus_neg(x):
     """log(1 + exp(-x)), stable: max(-x, 0) + log(1 + exp(-|x|))."""
     return F.relu(-x) + F.log(1 + F.exp(-x.abs()))
+
+
+# PyTorch's EPSILON of the loss kernels is a float32 constant: 1e-12 rounded to float32.
+_BCE_EPSILON = 9.999999960041972e-13
+
+
+def _bce_finish(d, weight, reduction, like):
+    """PyTorch's order: times the weight, then divided by numel for 'mean'."""
+    if weight is not None:
+        d = d * weight
+    if reduction == "mean":
+        d = d / like.numel()
+    return sum_to(d, tuple(like.shape))
+
+
+def bce_backward_self(grad, self, target, weight, reduction):
+    """grad * (x - y) / max(x (1 - x), 1e-12) (* weight), as PyTorch's kernel computes it."""
+    g = grad if reduction == "none" else grad.expand(tuple(self.shape))
+    d = g * (self - target) / F.clamp_min((1 - self) * self, _BCE_EPSILON)
+    return _bce_finish(d, weight, reduction, self)
+
+
+def bce_backward_target(grad, self, target, weight, reduction):
+    """-logit(x) * grad (* weight): unclamped, so x = 0 or 1 gives +-inf, as in PyTorch."""
+    g = grad if reduction == "none" else grad.expand(tuple(target.shape))
+    return _bce_finish(-F.logit(self) * g, weight, reduction, target)
 
 
 def bce_with_logits_backward_self(grad, self, target, weight, pos_weight, reduction):
@@ -194,7 +222,14 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
     mean, rstd = _stats(input, dims, eps, mean, rstd, stat_shape)
     xhat = (input - mean) * rstd
     grad_xhat = grad if weight is None else grad * weight
-    gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    # NOTE: factored as the fused kernel (and PyTorch's) factors it, so an infinite
+    # weight gives the same infinities and NaNs on both paths; see group_norm_backward.
+    s = 1.0 / math.prod(normalized_shape)
+    ds = (grad_xhat * input).sum(dims, True)
+    db = grad_xhat.sum(dims, True)
+    b = (db * mean - ds) * rstd * rstd * rstd * s
+    c = -b * mean - db * rstd * s
+    gi = (rstd * grad if weight is None else rstd * grad * weight) + b * input + c
     gw, gb = _affine_grads(grad, xhat, weight, bias, list(range(lead)), tuple(normalized_shape))
     return gi, gw, gb
 

@@ -4,6 +4,7 @@ Written with TensorPlay ops only, so they can themselves be differentiated.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.errors import AutogradError
 
@@ -19,16 +20,17 @@ def logit_backward(grad, self, eps):
 
 
 def div_mode_backward_self(grad, other, rounding_mode):
-    """A rounded quotient is piecewise constant: zero gradient (PyTorch's choice too)."""
+    """A rounded quotient is piecewise constant: zero gradient (PyTorch's choice too),
+    zeros rather than grad * 0, which is NaN where grad is infinite or NaN."""
     if rounding_mode is None:
         return grad / other
-    return grad * 0
+    return _creation.zeros_like(grad)
 
 
 def div_mode_backward_other(grad, self, other, rounding_mode):
     if rounding_mode is None:
         return -grad * ((self / other) / other)     # PyTorch's order (see div.Tensor)
-    return grad * 0
+    return _creation.zeros_like(grad)
 
 
 def rounded_quotient(self, other, rounding_mode):

@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 
 from tensorplay import _creation
+from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
 # The family's other helper modules, made visible through this one (the package imports
 # one module per family).
 from tensorplay.autograd.formulas.reduction_linalg import *  # noqa: F401,F403
@@ -69,6 +71,10 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
 def prod_backward(grad, self, result):
     if self.dim() == 0:     # the product of one value is that value: even a NaN gets grad
         return grad
+    if not grad_state.enabled and int((self == 0).sum()) > 1:
+        # PyTorch's shortcut (not taken with create_graph): with two zeros every product
+        # of the others is 0, so zeros, even beside a NaN or inf (0 * NaN would be NaN)
+        return _creation.zeros_like(self, dtype=grad.dtype)
     flat = self.reshape([-1])
     return prod_dim_backward(grad.reshape([1]), flat, result.reshape([1]), 0, True) \
         .reshape(self.shape)
@@ -127,7 +133,9 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     elif p == 2:
         out = F.where(r == 0, 0.0, g * x / r)
     elif math.isinf(p):
-        mask = x.abs() == r
+        # A NaN is the norm's argmax too (PyTorch's rule): it gets the gradient (NaN)
+        # and the finite elements of its slice get 0, not 0 / 0 = NaN.
+        mask = (x.abs() == r) | x.isnan()
         count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
         out = g * x.sign() * mask / count
     else:
@@ -162,10 +170,12 @@ def cumprod_backward(grad, self, dim, result):
     dividing fails) the exact form, on an n x n grid per slice:
         grad_i = (prod_{j < i} x_j) * sum_{k >= i} grad_k prod_{i < j <= k} x_j
     It is a polynomial in x built from cumprod and prod, so it is twice differentiable."""
-    if self.dim() == 0:
+    if self.dim() == 0 or self.shape[dim] == 1:     # out = x: even a NaN gets grad
         return grad
     if not bool(F.any(self == 0)):
         return reversed_cumsum(grad * result, dim) / self
+    if not grad_state.enabled:
+        return _cumprod_backward_with_zeros(grad, self, dim, result)
     x = self.transpose(dim, -1)
     g = grad.transpose(dim, -1)
     i, j = _positions(x.shape[-1], x.device)
@@ -174,6 +184,26 @@ def cumprod_backward(grad, self, dim, result):
     after = F.where(j >= i, tails * g.unsqueeze(-2), 0.0).sum([-1])
     before = F.prod(F.where(j < i, spread, 1), -1)             # prod_{j < i} x_j
     return (before * after).transpose(dim, -1)
+
+
+def _cumprod_backward_with_zeros(grad, self, dim, result):
+    """PyTorch's O(n) form (not differentiable again: used without create_graph), which
+    fixes where a NaN or inf meets a zero. With z1, z2 the first two zeros of a slice:
+
+        i < z1:        sum_{k >= i} grad_k out_k / x_i, the sum over k < z1 only
+        i = z1:        out_{z1-1} * sum_{z1 <= k < z2} grad_k prod_{z1 < j <= k} x_j
+        i > z1:        0"""
+    w = result * grad
+    zeros = (self == 0).to(dt.int64).cumsum(dim)             # zeros up to and at each i
+    before = zeros == 0
+    out = F.where(before, reversed_cumsum(w.masked_fill(~before, 0.0), dim) / self, 0.0)
+    first = (self == 0) & (zeros == 1)                       # the first zero
+    between = (zeros == 1) & ~first
+    tails = self.masked_fill(~between, 1.0).cumprod(dim)     # prod_{z1 < j <= k} x_j
+    after = (tails * grad.masked_fill(zeros != 1, 0.0)).sum([dim], True)
+    index = first.to(dt.int64).argmax(dim, True)
+    prefix = F.where(index == 0, 1.0, result.gather(dim, (index - 1).clamp(0)))
+    return F.where(first, after * prefix, out)
 
 
 def cummaxmin_backward(grad, self, indices, dim):

@@ -1,0 +1,321 @@
+"""Regression tests for values and gradients that differed from PyTorch (issue 12,
+fuzz cluster "numerics"), each checked against torch."""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+
+
+def _same(got, want, **kw):
+    np.testing.assert_allclose(np.asarray(got.detach().tolist(), dtype=np.float64),
+                               want.detach().double().numpy(), equal_nan=True, **kw)
+
+
+def test_view_of_expanded_leaf_changed_in_place_shares_its_gradient():
+    """A view made before its (expanded) base changed in place gets PyTorch's
+    as_strided history: a memory slot's gradient is divided among its readers."""
+    def run(m):
+        v0 = (m.arange(4, dtype=m.float64) + 1).expand(3, 4).detach().requires_grad_(True)
+        v1 = v0.select(0, 2)
+        v2 = v0.unsqueeze(-1)
+        with m.no_grad():
+            v1.neg_()
+        w = m.arange(12, dtype=m.float64).reshape(3, 4)
+        ((v0 * w).sum() + (v1 * w[0] * 10).sum() + (v2.squeeze(-1) * w * 100).sum()).backward()
+        return v0.grad
+    _same(run(tp), run(torch))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_grad_with_infinite_weight_matches_torch_nans(dtype, create_graph):
+    """PyTorch's kernel factors the input gradient as rstd*g*w + b*x + c; an infinite
+    weight gives NaN (inf - inf inside b and c) where the textbook form gives +-inf."""
+    xs = np.random.default_rng(0).standard_normal((3, 5))
+    ws = np.array([0.5, np.inf, -1.0, 2.0, 1.5])
+    gs = np.random.default_rng(1).standard_normal((3, 5))
+
+    def run(m):
+        dt = getattr(m, dtype)
+        x = m.tensor(xs.tolist(), dtype=dt, requires_grad=True)
+        w = m.tensor(ws.tolist(), dtype=dt, requires_grad=True)
+        b = m.tensor([0.1] * 5, dtype=dt, requires_grad=True)
+        y = m.nn.functional.layer_norm(x, [5], w, b, 1e-5)
+        return m.autograd.grad(y, (x, w, b), m.tensor(gs.tolist(), dtype=dt),
+                               create_graph=create_graph)
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [float("inf"), float("-inf")])
+def test_inf_norm_grad_with_nan_goes_to_the_nan_only(p):
+    def run(m):
+        x = m.tensor([[1.0, -3.0, float("nan")], [2.0, -2.0, 1.0]], requires_grad=True)
+        y = m.tensor([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]], requires_grad=True)
+        (m.linalg.vector_norm(x, p, dim=1).sum() + m.dist(x, y, p)
+         + m.nn.functional.pairwise_distance(x, y, p=abs(p)).sum()).backward()
+        return x.grad, y.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dims, padding", [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1)])
+@pytest.mark.parametrize("poison", ["input", "weight"])
+def test_conv_grads_with_nonfinite_element_stay_local(dims, padding, poison):
+    """A NaN/inf must reach only the gradients of the windows that read it (the run
+    layout's wrapped garbage positions must add nothing, not 0 * inf)."""
+    rng = np.random.default_rng(dims)
+    xs = rng.standard_normal((2, 2) + (5,) * dims)
+    ws = rng.standard_normal((3, 2) + (2,) * dims)
+    if poison == "input":
+        xs[(0, 1) + (1,) + (4,) * (dims - 1)] = np.nan
+        xs[(1, 0) + (0,) * (dims - 1) + (4,)] = np.inf
+    else:
+        ws[(0, 1) + (1,) * dims] = np.nan
+        ws[(2, 0) + (0,) * dims] = -np.inf
+
+    def run(m):
+        x = m.tensor(xs.tolist(), dtype=m.float64, requires_grad=True)
+        w = m.tensor(ws.tolist(), dtype=m.float64, requires_grad=True)
+        conv = getattr(m.nn.functional, f"conv{dims}d")
+        y = conv(x, w, None, 1, padding)
+        y.backward(m.ones_like(y))
+        return y, x.grad, w.grad
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ab,bc,cd->ad", ((2, 3), (3, 4), (4, 2))),
+    ("ab,bc,cd,de->ae", ((2, 3), (3, 4), (4, 2), (2, 3))),
+    ("ij,j,jk->ik", ((2, 3), (3,), (3, 4)))])
+def test_einsum_contracts_left_to_right_as_torch(equation, shapes):
+    """The order decides whether an inf meets one of the opposite sign (NaN) or not."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    arrays[-1].reshape(-1)[1] = -np.inf
+    arrays[0].reshape(-1)[0] = np.inf
+    got = tp.einsum(equation, *[tp.tensor(a.tolist(), dtype=tp.float64) for a in arrays])
+    want = torch.einsum(equation, *[torch.tensor(a) for a in arrays])
+    _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ab,bc,cd->ad", ((2, 3), (3, 4), (4, 2))),
+    ("ab,bc,cd,de->ea", ((2, 3), (3, 4), (4, 2), (2, 3))),
+    ("ij,j,jk->ik", ((2, 3), (3,), (3, 4))),
+    ("ii,ij,jk->k", ((3, 3), (3, 4), (4, 2)))])
+@pytest.mark.parametrize("poison", [False, True])
+def test_einsum_grads_go_back_through_the_left_to_right_chain(equation, shapes, poison):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    if poison:
+        arrays[-1].reshape(-1)[1] = -np.inf
+
+    def run(m, grads=(True,) * len(shapes)):
+        ts = [m.tensor(a.tolist(), dtype=m.float64, requires_grad=r)
+              for a, r in zip(arrays, grads)]
+        y = m.einsum(equation, *ts)
+        y.backward(m.ones_like(y) * 0.5)
+        return [y] + [t.grad for t in ts if t.requires_grad]
+
+    for grads in [(True,) * len(shapes), (False,) * (len(shapes) - 1) + (True,),
+                  (False, True) + (False,) * (len(shapes) - 2)]:
+        for got, want in zip(run(tp, grads), run(torch, grads)):
+            _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_ignored_row_does_not_read_an_infinite_weight(reduction):
+    xs = np.random.default_rng(6).standard_normal((4, 3))
+    weight = [float("inf"), 0.5, 2.0]
+    target = [1, 2, 1, 2]
+
+    def run(m):
+        x = m.tensor(xs.tolist(), requires_grad=True)
+        out, total = m.ops.aten.nll_loss_forward(x, m.tensor(target), m.tensor(weight),
+                                                 {"none": 0, "mean": 1, "sum": 2}[reduction],
+                                                 1) if m is torch else \
+            m.nll_loss_forward(x, m.tensor(target), m.tensor(weight), reduction, 1)
+        return (out,) if reduction == "none" else (out, total)   # torch: total 0 for 'none'
+
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
+
+
+def test_ravel_of_a_strided_tensor_is_a_copy():
+    def run(m):
+        x = m.arange(48.0).as_strided((2, 3, 4), (24, 8, 2))
+        r = x.ravel()
+        r.zero_()
+        return x, r.stride()
+    (x, stride), (tx, tstride) = run(tp), run(torch)
+    _same(x, tx)
+    assert stride == tstride
+
+
+@pytest.mark.parametrize("how", ["detach_", "requires_grad_"])
+def test_leaf_detached_in_place_after_use_gets_no_grad(how):
+    def run(m):
+        x = m.ones(2, 3, requires_grad=True)
+        w = m.ones(2, 3, requires_grad=True)
+        y = (x * 2 + w).sum()
+        x.detach_() if how == "detach_" else x.requires_grad_(False)
+        y.backward()
+        return x.grad, w.grad
+    (g, wg), (tg, twg) = run(tp), run(torch)
+    assert g is None and tg is None
+    _same(wg, twg)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounded_division_gradient_is_zeros_even_for_an_infinite_grad(mode):
+    def run(m):
+        a = m.tensor(1.5, requires_grad=True)
+        b = m.tensor([[1.0, 0.0], [2.0, 3.0]], requires_grad=True)
+        m.log2(m.div(a, b, rounding_mode=mode)).sum().backward()
+        return a.grad, b.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want)
+
+
+def test_prod_grad_with_two_zeros_and_a_nan_is_zeros():
+    def run(m):
+        x = m.tensor([[2.0, 0.0, 3.0], [1.0, float("nan"), 0.0]], requires_grad=True)
+        m.prod(x).backward()
+        return x.grad
+    _same(run(tp), run(torch))
+
+
+_EDGES = [-np.inf, np.inf, np.nan, 0.0, -0.0, -1.0, 2.5]
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1, 2, 3, -2, 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_python_exponent_takes_torch_special_kernels(exponent, dtype):
+    """PyTorch computes x ** 0.5 / -0.5 / -1 / 2 / 3 / -2 by sqrt, rsqrt, reciprocal and
+    products: rsqrt(-inf) is NaN, rsqrt(-0) is -inf; the gradient uses x ** (e - 1)."""
+    def run(m):
+        x = m.tensor(_EDGES, dtype=getattr(m, dtype), requires_grad=True)
+        y = x ** exponent
+        y.backward(m.ones_like(y))
+        return y, x.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
+
+
+def test_cumprod_grad_with_zeros_infs_and_nans_matches_torch():
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        a = rng.choice(_EDGES, size=(3, 5))
+        g = rng.standard_normal((3, 5))
+        dim = int(rng.integers(2))
+
+        def run(m):
+            x = m.tensor(a.tolist(), dtype=m.float64, requires_grad=True)
+            m.cumprod(x, dim).backward(m.tensor(g.tolist(), dtype=m.float64))
+            return x.grad
+        _same(run(tp), run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["index_fill", "masked_fill"])
+def test_fill_value_grad_ignores_nan_grads_of_unfilled_positions(op):
+    def run(m):
+        x = m.tensor([[1.0, -1.0, 4.0], [-2.0, 9.0, -3.0]], requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        if op == "index_fill":
+            y = x.index_fill(1, m.tensor([1]), v)
+        else:
+            y = x.masked_fill(m.tensor([[False, True, False], [False, False, False]]), v)
+        m.sqrt(y).sum().backward()     # NaN gradients where y < 0
+        return x.grad, v.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_grads_follow_torch_formulas(reduction):
+    """An infinite weight gives +-inf (not inf - inf); the target's gradient is -logit(x)
+    unclamped (x = 0 gives inf, not the -100 clamp of the forward)."""
+    xs = [[0.2, 0.0, 0.7, 1.0], [0.5, 0.9, 0.3, 0.1]]
+    ys = [[0.1, 0.6, 0.2, 0.3], [1.0, 0.0, 0.5, 0.5]]
+
+    def run(m):
+        x = m.tensor(xs, dtype=m.float64, requires_grad=True)
+        y = m.tensor(ys, dtype=m.float64, requires_grad=True)
+        w = m.tensor([1.5, -float("inf"), 0.5, 2.0], dtype=m.float64)
+        loss = m.nn.functional.binary_cross_entropy(x, y, weight=w, reduction=reduction)
+        loss.backward(m.ones_like(loss))
+        return loss, x.grad, y.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_cosine_similarity_of_a_half_input_rounds_as_torch(dtype):
+    """PyTorch divides the half input by its half norm before the float32 product."""
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((2, 3, 4)) * 3).tolist()
+    b = (rng.standard_normal((3, 4)) * 3).tolist()
+    got = tp.nn.functional.cosine_similarity(tp.tensor(a, dtype=getattr(tp, dtype)),
+                                             tp.tensor(b))
+    want = torch.nn.functional.cosine_similarity(torch.tensor(a, dtype=getattr(torch, dtype)),
+                                                 torch.tensor(b))
+    _same(got, want, rtol=1e-7)
+
+
+def test_copy_into_half_sums_the_broadcast_gradient_in_src_dtype():
+    def run(m):
+        src = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        dst = m.zeros(3, 4, dtype=m.float16)
+        dst.copy_(src)
+        w = m.tensor(np.linspace(-1, 1, 12).reshape(3, 4).tolist(), dtype=m.float16)
+        (dst * w + dst * 0.3).sum().backward()
+        return src.grad
+    _same(run(tp), run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+def test_var_mean_gradient_of_a_nan_mean_still_flows(fn):
+    """The Welford mean is NaN after an early inf, and its gradient (NaN) still reaches
+    every element, as PyTorch's mean_backward does."""
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, float("inf"), 5.0]], requires_grad=True)
+        v, mean = getattr(m, fn)(x, None)
+        (v * 0.5 + mean * 0.25 + m.atan(mean)).backward()
+        return mean, x.grad
+    for got, want in zip(run(tp), run(torch)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+def test_logit_eps_bounds_are_in_the_input_dtype(dtype):
+    x = [0.0, 1e-7, 0.3, 0.9999, 1.0]
+    got = tp.logit(tp.tensor(x, dtype=getattr(tp, dtype)), 1e-6)
+    want = torch.logit(torch.tensor(x, dtype=getattr(torch, dtype)), 1e-6)
+    _same(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sigmoid_rounds_as_torch(dtype):
+    """1 / (1 + exp(-x)) as PyTorch: 0 (not a subnormal) far left; halves in float32."""
+    x = [0.0, -1.0, float("inf"), -float("inf"), float("nan"), -30.0, -100.0, 0.3, 2.5]
+    got = tp.sigmoid(tp.tensor(x, dtype=getattr(tp, dtype)))
+    want = torch.sigmoid(torch.tensor(x, dtype=getattr(torch, dtype)))
+    _same(got, want, rtol=2e-7, atol=0)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_cross_entropy_ignored_row_gets_zero_grad_even_for_nan_grad_output(reduction):
+    xs = np.random.default_rng(8).standard_normal((4, 5))
+
+    def run(m):
+        x = m.tensor(xs.tolist(), dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor([-100, 4, 3, 3]),
+                                             reduction=reduction)
+        loss.backward(m.full_like(loss, float("nan")))
+        return x.grad
+    _same(run(tp), run(torch))
