@@ -32,32 +32,32 @@ from tensorplay._generated.autograd_nodes import (
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
     FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
     GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HeavisideBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
-    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0, LerpBackward1,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
+    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
+    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
+    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
     LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
     LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
     MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
     MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
     MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
     MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
     NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
-    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RepeatBackward0,
-    RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
-    SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
-    SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
-    TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
-    TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
+    ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0,
+    RepeatBackward0, RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0,
+    RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
+    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
+    SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
+    SinBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1,
+    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
+    ToCopyBackward0, TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0,
+    TruncBackward0, UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
     UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
 )
@@ -198,6 +198,19 @@ def pow_Tensor_Tensor(ks, self, exponent):
         result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def pow_Tensor_Scalar(ks, self, exponent):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+    node = PowBackward1()
+    node.next_functions = (impl_edge(self._impl),)
+    node.exponent_ = exponent
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+    set_history(result, node)
     return result
 
 
@@ -1538,10 +1551,7 @@ def lerp_Tensor(ks, self, end, weight):
     with ExcludeKeys(AUTOGRAD_MASK):
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
-        node.weight_ = SavedVariable(
-            weight if self._impl.requires_grad or end._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     set_history(result, node)
     return result
@@ -1579,10 +1589,7 @@ def lerp__Tensor(ks, self, end, weight):
     )
     with ExcludeKeys(AUTOGRAD_MASK):
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
-        node.weight_ = SavedVariable(
-            weight if self._impl.requires_grad or end._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     rebase_history(self, node)
     return result
@@ -1659,10 +1666,7 @@ def addcdiv(ks, self, tensor1, tensor2, value):
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.tensor2_ = SavedVariable(tensor2, is_output=False)
         result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     set_history(result, node)
     return result
@@ -1687,10 +1691,7 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.tensor2_ = SavedVariable(tensor2, is_output=False)
         result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     rebase_history(self, node)
     return result
@@ -1956,9 +1957,7 @@ def gelu_backward(ks, grad_output, self, approximate):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(
-            grad_output if self._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     set_history(result, node)
@@ -1973,9 +1972,7 @@ def silu_backward(ks, grad_output, self):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(
-            grad_output if self._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     set_history(result, node)
@@ -2120,9 +2117,7 @@ def threshold_backward(ks, grad_output, self, threshold):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(
-            self if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.self_ = SavedVariable(self, is_output=False)
         result = ops.threshold_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, threshold,
         )
@@ -2387,8 +2382,9 @@ def cumsum(ks, self, dim, dtype):
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     set_history(result, node)
     return result
@@ -2401,7 +2397,8 @@ def cumsum_(ks, self, dim, dtype):
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.self_dtype = self._impl.dtype
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     rebase_history(self, node)
@@ -2531,8 +2528,8 @@ def topk(ks, self, k, dim, largest, sorted):
     node = TopkBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
@@ -2545,8 +2542,8 @@ def sort(ks, self, dim, descending):
     node = SortBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
@@ -2559,8 +2556,8 @@ def sort_stable(ks, self, stable, dim, descending):
     node = SortBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
@@ -2573,8 +2570,8 @@ def _gather_along(ks, self, dim, index):
     node = GatherAlongBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     set_history(result, node)
@@ -2916,8 +2913,8 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.repeat_interleave_self_int.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
@@ -2949,8 +2946,8 @@ def gather(ks, self, dim, index, sparse_grad):
     node = GatherBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     set_history(result, node)
@@ -3162,9 +3159,11 @@ def index_add(ks, self, dim, index, source, alpha):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
-    node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     set_history(result, node)
     return result
@@ -3178,9 +3177,11 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
-    node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     rebase_history(self, node)
     return result
@@ -3192,9 +3193,11 @@ def index_copy(ks, self, dim, index, source):
     node = IndexCopyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
-    node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     set_history(result, node)
     return result
@@ -3207,9 +3210,11 @@ def index_copy_(ks, self, dim, index, source):
     node = IndexCopyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
-    node.source_sizes = source._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.index_ = SavedVariable(index, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     rebase_history(self, node)
     return result
@@ -3328,8 +3333,8 @@ def masked_select(ks, self, mask):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     set_history(result, node)
@@ -3370,8 +3375,8 @@ def take(ks, self, index):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    node.self_sizes = self._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     set_history(result, node)
@@ -3474,10 +3479,7 @@ def convolution_backward(
     node.output_padding_ = output_padding
     node.groups_ = groups
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(
-            grad_output if input._impl.requires_grad or weight._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.convolution_backward.redispatch(
@@ -3568,10 +3570,7 @@ def max_pool2d_with_indices_backward(
     node.padding_ = padding
     node.dilation_ = dilation
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
-        node.indices_ = SavedVariable(
-            indices if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.max_pool2d_with_indices_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
             ceil_mode, indices,
@@ -3624,7 +3623,6 @@ def avg_pool2d_backward(
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.avg_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
             count_include_pad, divisor_override,
@@ -3652,7 +3650,6 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     set_history(result, node)
     return result
@@ -3679,10 +3676,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     node = AdaptiveMaxPool2dBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
-        node.indices_ = SavedVariable(
-            indices if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.adaptive_max_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
@@ -3848,9 +3842,7 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(
-            grad_output if probs._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
         result = ops._softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
@@ -3871,9 +3863,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.grad_output_ = SavedVariable(
-            grad_output if log_probs._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
         result = ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
@@ -3914,16 +3904,56 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     with ExcludeKeys(AUTOGRAD_MASK):
-        node.target_ = SavedVariable(
-            target if grad_output._impl.requires_grad else None, is_output=False,
-        )
-        node.weight_ = SavedVariable(
-            weight if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.nll_loss_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
+    set_history(result, node)
+    return result
+
+
+def mse_loss(ks, self, target, reduction):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+    node = MseLossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+    set_history(result, node)
+    return result
+
+
+def smooth_l1_loss(ks, self, target, reduction, beta):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
+    node = SmoothL1LossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    node.beta_ = beta
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
+    set_history(result, node)
+    return result
+
+
+def huber_loss(ks, self, target, reduction, delta):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+    node = HuberLossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    node.delta_ = delta
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     set_history(result, node)
     return result
 
@@ -4409,6 +4439,7 @@ WRAPPERS = {
     'div.Tensor': div_Tensor,
     'div_.Tensor': div__Tensor,
     'pow.Tensor_Tensor': pow_Tensor_Tensor,
+    'pow.Tensor_Scalar': pow_Tensor_Scalar,
     'maximum': maximum,
     'minimum': minimum,
     'xlogy.Tensor': xlogy_Tensor,
@@ -4662,6 +4693,9 @@ WRAPPERS = {
     '_log_softmax_backward_data': _log_softmax_backward_data,
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
+    'mse_loss': mse_loss,
+    'smooth_l1_loss': smooth_l1_loss,
+    'huber_loss': huber_loss,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
     'native_batch_norm': native_batch_norm,
     'native_layer_norm': native_layer_norm,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _creation
 from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_dim
+from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import DerivativeNotImplementedError
 
@@ -52,6 +52,11 @@ def pow_backward_self(grad, self, exponent):
     if exponent.dtype is dt.bool:
         exponent = exponent.to(self.dtype)
     return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
+
+
+def pow_scalar_backward(grad, self, exponent):
+    """pow.Tensor_Scalar: the exponent wrapped as the Tensor overload's forward wraps it."""
+    return pow_backward_self(grad, self, wrap_number(exponent, self))
 
 
 def pow_backward_exponent(grad, self, exponent, result):

@@ -71,6 +71,35 @@ def _loss_grad(grad, reduction, like):
     return grad / like.numel() if reduction == "mean" else grad
 
 
+# NOTE: PyTorch differentiates mse/huber/smooth_l1 with formulas of their own, which read
+# self and target (not through their decomposition), so both are saved: an in-place
+# change of either before backward raises there and so here. Each helper gives the
+# gradient of its first argument; the target's is the same call with the two swapped,
+# as the derivative of each loss is odd in d = self - target.
+def mse_loss_backward(grad, self, target, reduction):
+    d = self - target
+    return _pointwise_loss_grad(grad, self, reduction, d, 2 * d)
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    """d where |d| <= delta, +-delta beyond (so an infinite d gives +-delta, not NaN)."""
+    d = self - target
+    return _pointwise_loss_grad(grad, self, reduction, d, F.clamp(d, -delta, delta))
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    """huber_loss_backward / beta; sign(d) for beta = 0, where the loss is l1."""
+    d = self - target
+    slope = F.sign(d) if beta == 0 else F.clamp(d, -beta, beta) / beta
+    return _pointwise_loss_grad(grad, self, reduction, d, slope)
+
+
+def _pointwise_loss_grad(grad, self, reduction, d, slope):
+    """`slope` (the loss's derivative in d, broadcast shape) times the reduced gradient,
+    summed back to self's shape and dtype."""
+    return sum_to(_loss_grad(grad, reduction, d) * slope, tuple(self.shape)).to(self.dtype)
+
+
 def softplus_neg(x):
     """log(1 + exp(-x)), stable: max(-x, 0) + log(1 + exp(-|x|))."""
     return F.relu(-x) + F.log(1 + F.exp(-x.abs()))

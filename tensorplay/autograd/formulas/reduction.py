@@ -149,10 +149,10 @@ def reversed_cumsum(t, dim):
     return t.flip([dim]).cumsum(dim).flip([dim])
 
 
-def cumsum_backward(grad, self, dim):
-    if self.dim() == 0:
-        return grad.to(self.dtype)
-    return reversed_cumsum(grad, dim).to(self.dtype)
+def cumsum_backward(grad, sizes, dtype, dim):
+    if len(sizes) == 0:
+        return grad.to(dtype)
+    return reversed_cumsum(grad, dim).to(dtype)
 
 
 def cumprod_backward(grad, self, dim, result):
@@ -183,8 +183,8 @@ def cummaxmin_backward(grad, self, indices, dim):
     return F._scatter_add_along(grad, dim, indices, self.shape)
 
 
-def select_many_backward(grad, self, dim, indices):
+def select_many_backward(grad, sizes, dim, indices):
     """sort/topk: route the gradient of each output back to the position it came from."""
-    if self.dim() == 0:
+    if len(sizes) == 0:
         return grad.reshape(())
-    return F._scatter_add_along(grad, dim, indices, self.shape)
+    return F._scatter_add_along(grad, dim, indices, tuple(sizes))

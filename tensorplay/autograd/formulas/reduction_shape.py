@@ -39,12 +39,12 @@ def repeat_backward(grad, repeats, sizes):
     return g.reshape(sizes)
 
 
-def repeat_interleave_int_backward(grad, self, repeats, dim):
+def repeat_interleave_int_backward(grad, sizes, repeats, dim):
     """Each element was copied `repeats` times in a row: [.., n * r, ..] -> [.., n, r, ..]."""
-    if dim is None or self.dim() == 0:
-        return F.sum(grad.reshape([-1, repeats]), [1]).reshape(self.shape)
-    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
-    shape = list(self.shape)
+    if dim is None or len(sizes) == 0:
+        return F.sum(grad.reshape([-1, repeats]), [1]).reshape(tuple(sizes))
+    d = wrap_dim("repeat_interleave", "dim", dim, len(sizes))
+    shape = list(sizes)
     g = grad.reshape(shape[:d] + [shape[d], repeats] + shape[d + 1:])
     return F.sum(g, [d + 1])
 
