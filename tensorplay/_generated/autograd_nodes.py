@@ -4372,12 +4372,16 @@ class NativeBatchNormBackward0(Node):
         float eps) -> (Tensor, Tensor, Tensor)`.
 
     input, weight, bias: batch_norm_backward(
-        grad, input, weight, bias, result1, result2, training, eps,
+        grad, input, weight, bias.sizes(), running_mean, running_var, result1, result2, training,
+        eps,
     )
     """
 
-    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
-    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    __slots__ = (
+        'input_', 'weight_', 'running_mean_', 'running_var_', 'result1_', 'result2_', 'training_',
+        'eps_', 'bias_sizes',
+    )
+    SAVED = ('input_', 'weight_', 'running_mean_', 'running_var_', 'result1_', 'result2_')
     OP = 'native_batch_norm'
 
     def apply(self, grads):
@@ -4387,17 +4391,20 @@ class NativeBatchNormBackward0(Node):
         grad_result2 = grads[2]
         input = self.input_.unpack(self)
         weight = self.weight_.unpack(self)
-        bias = self.bias_.unpack(self)
+        running_mean = self.running_mean_.unpack(self)
+        running_var = self.running_var_.unpack(self)
         result1 = self.result1_.unpack(self)
         result2 = self.result2_.unpack(self)
         training = self.training_
         eps = self.eps_
+        bias_sizes = self.bias_sizes
         d_input = None
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
             (d_input, d_weight, d_bias) = batch_norm_backward(
-                grad, input, weight, bias, result1, result2, training, eps,
+                grad, input, weight, bias_sizes, running_mean, running_var, result1, result2,
+                training, eps,
             )
         return (d_input, d_weight, d_bias)
 
@@ -4442,14 +4449,15 @@ class NativeGroupNormBackward0(Node):
         int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
 
     input, weight, bias: group_norm_backward(
-        grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+        grad, input, weight, bias.sizes(), result1, result2, N, C, HxW, group, eps,
     )
     """
 
     __slots__ = (
-        'input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+        'input_', 'weight_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+        'bias_sizes',
     )
-    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    SAVED = ('input_', 'weight_', 'result1_', 'result2_')
     OP = 'native_group_norm'
 
     def apply(self, grads):
@@ -4459,7 +4467,6 @@ class NativeGroupNormBackward0(Node):
         grad_result2 = grads[2]
         input = self.input_.unpack(self)
         weight = self.weight_.unpack(self)
-        bias = self.bias_.unpack(self)
         result1 = self.result1_.unpack(self)
         result2 = self.result2_.unpack(self)
         N = self.N_
@@ -4467,12 +4474,13 @@ class NativeGroupNormBackward0(Node):
         HxW = self.HxW_
         group = self.group_
         eps = self.eps_
+        bias_sizes = self.bias_sizes
         d_input = None
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
             (d_input, d_weight, d_bias) = group_norm_backward(
-                grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+                grad, input, weight, bias_sizes, result1, result2, N, C, HxW, group, eps,
             )
         return (d_input, d_weight, d_bias)
 

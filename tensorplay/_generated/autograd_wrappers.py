@@ -3991,10 +3991,12 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
+    node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        node.bias_ = SavedVariable(bias, is_output=False)
+        node.running_mean_ = SavedVariable(running_mean, is_output=False)
+        node.running_var_ = SavedVariable(running_var, is_output=False)
         result = ops.native_batch_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
@@ -4045,10 +4047,10 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.HxW_ = HxW
     node.group_ = group
     node.eps_ = eps
+    node.bias_sizes = None if bias is None else bias._impl.sizes
     with ExcludeKeys(AUTOGRAD_MASK):
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        node.bias_ = SavedVariable(bias, is_output=False)
         result = ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )

@@ -150,7 +150,8 @@ def _normalized_grad(grad_xhat, xhat, rstd, dims):
 
 
 def _affine_grads(grad, xhat, weight, bias, dims, param_shape):
-    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along."""
+    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along.
+    `bias` is the bias or only its sizes; None: there is none."""
     gw = None if weight is None else (grad * xhat).sum(dims).reshape(param_shape)
     gb = None if bias is None else grad.sum(dims).reshape(param_shape)
     return gw, gb
@@ -162,7 +163,13 @@ def _channel_shape(x):
     return shape
 
 
-def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, training, eps):
+# NOTE: batch and group norm save what PyTorch's formulas save, so that an in-place change
+# raises in backward alike: not the bias (only whether there is one, `bias_sizes`), and
+# for batch norm the running stats, in both modes. Their values are not read here: the
+# forward returns the statistics it used (the running ones in eval mode), and training
+# updates the running stats in place without bumping their version, as PyTorch's does.
+def batch_norm_backward(grad, input, weight, bias_sizes, running_mean, running_var,
+                        save_mean, save_rstd, training, eps):
     """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
     are the running ones: constants, so the input gradient is grad * weight * rstd.
 
@@ -172,7 +179,7 @@ def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, trainin
     if training and not grad_state.enabled:
         return F.native_batch_norm_backward(grad, input, weight, None, None, save_mean,
                                             save_rstd, True, eps,
-                                            [True, weight is not None, bias is not None])
+                                            [True, weight is not None, bias_sizes is not None])
     shape = _channel_shape(input)
     dims = [0] + list(range(2, input.dim()))
     w = None if weight is None else weight.reshape(shape)
@@ -186,7 +193,7 @@ def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, trainin
         gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
     else:
         gi = grad_xhat * rstd
-    gw, gb = _affine_grads(grad, xhat, weight, bias, dims, (input.shape[1],))
+    gw, gb = _affine_grads(grad, xhat, weight, bias_sizes, dims, (input.shape[1],))
     return gi, gw, gb
 
 
@@ -213,7 +220,7 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
     return gi, gw, gb
 
 
-def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group, eps):
+def group_norm_backward(grad, input, weight, bias_sizes, mean, rstd, N, C, HxW, group, eps):
     """Gradients of native_group_norm, factored as PyTorch's kernel factors them. With the
     input viewed as (N, group, D = C // group, HxW), s = 1 / (D * HxW), w = weight or 1,
     per (sample, channel) ds = sum(grad * x), db = sum(grad), and per (sample, group)
@@ -242,7 +249,7 @@ def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group,
     c1 = rstd if w is None else rstd * w
     gi = c1.unsqueeze(3) * g + c2.unsqueeze(3) * x + c3.unsqueeze(3)
     gw = None if weight is None else ((ds - db * mean) * rstd).sum([0]).reshape((C,))
-    gb = None if bias is None else db.sum([0]).reshape((C,))
+    gb = None if bias_sizes is None else db.sum([0]).reshape((C,))
     return gi.reshape(tuple(input.shape)), gw, gb
 
 
