@@ -11,7 +11,7 @@ from tensorplay.autograd.formulas import (
     clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, div_mode_backward_other,
+    cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
     div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, embedding_backward,
     embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
     gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
@@ -25,9 +25,10 @@ from tensorplay.autograd.formulas import (
     prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
     repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
     scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, slice_backward, smooth_l1_loss_backward, softmax_double_backward,
-    std_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward,
-    var_backward, xlogy_self_backward, zeros_like,
+    silu_second_derivative, sinc_backward, slice_backward, smooth_l1_loss_backward,
+    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
+    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
+    xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
@@ -272,6 +273,49 @@ class XlogyBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * self_ / other, other_sizes)
         return (d_self, d_other)
+
+
+class Xlog1pyBackward0(Node):
+    """Backward of `xlog1py.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: xlog1py_self_backward(grad, self, other)
+    other: xlog1py_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'xlog1py.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = xlog1py_self_backward(grad, self_, other)
+        if self.needs_input_grad(1):
+            d_other = xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SincBackward0(Node):
+    """Backward of `sinc(Tensor self) -> Tensor`.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'sinc'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = sinc_backward(grad, self_)
+        return (d_self,)
 
 
 class WhereBackward0(Node):
@@ -2358,6 +2402,57 @@ class StdBackward0(Node):
         return (d_self,)
 
 
+class VarMeanBackward0(Node):
+    """Backward of `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: var_mean_backward(grads, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_',)
+    OP = 'var_mean.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = var_mean_backward(grads, self_, dim, correction, keepdim)
+        return (d_self,)
+
+
+class StdMeanBackward0(Node):
+    """Backward of `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: std_mean_backward(grads, self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_', 'result0_')
+    OP = 'std_mean.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result0 = self.result0_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = std_mean_backward(grads, self_, result0, dim, correction, keepdim)
+        return (d_self,)
+
+
 class NormBackward0(Node):
     """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None,
         bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -2380,6 +2475,32 @@ class NormBackward0(Node):
         if self.needs_input_grad(0):
             d_self = norm_backward(grad, self_, p, result, dim, keepdim)
         return (d_self,)
+
+
+class DistBackward0(Node):
+    """Backward of `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`.
+
+    self: dist_backward(grad, self, other, p, result)
+    other: dist_backward(grad, other, self, p, result)
+    """
+
+    __slots__ = ('self_', 'other_', 'result_', 'p_')
+    SAVED = ('self_', 'other_', 'result_')
+    OP = 'dist'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = dist_backward(grad, self_, other, p, result)
+        if self.needs_input_grad(1):
+            d_other = dist_backward(grad, other, self_, p, result)
+        return (d_self, d_other)
 
 
 class LogsumexpBackward0(Node):

@@ -25,8 +25,8 @@ from tensorplay._generated.autograd_nodes import (
     CloneBackward0, Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0,
     ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
-    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1,
-    DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
+    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0,
+    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
     ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
@@ -52,14 +52,15 @@ from tensorplay._generated.autograd_nodes import (
     RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
     ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
     SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
-    SinBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
-    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0,
-    SqueezeBackward0, SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1,
-    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
-    ToCopyBackward0, TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0,
-    TruncBackward0, UniformBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
-    UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
+    SinBackward0, SincBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0,
+    SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
+    SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0,
+    SumBackward0, SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0, TrilBackward0,
+    TriuBackward0, TruncBackward0, UniformBackward0, UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
+    WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -255,6 +256,19 @@ def xlogy_Tensor(ks, self, other):
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    set_history(result, node)
+    return result
+
+
+def xlog1py_Tensor(ks, self, other):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = Xlog1pyBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     set_history(result, node)
     return result
 
@@ -2343,6 +2357,45 @@ def std_correction(ks, self, dim, correction, keepdim):
     return result
 
 
+def var_mean_correction(ks, self, dim, correction, keepdim):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.var_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    node = VarMeanBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.var_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    set_history(result, node)
+    return result
+
+
+def std_mean_correction(ks, self, dim, correction, keepdim):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.std_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    node = StdMeanBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.std_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    set_history(result, node)
+    node.result0_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
@@ -4419,6 +4472,18 @@ def logaddexp2(ks, self, other):
     return result
 
 
+def sinc(ks, self):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = SincBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+    set_history(result, node)
+    return result
+
+
 def heaviside(ks, self, values):
     if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
@@ -4427,6 +4492,21 @@ def heaviside(ks, self, values):
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     set_history(result, node)
+    return result
+
+
+def dist(ks, self, other, p):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+    node = DistBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node.p_ = p
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
     return result
 
 
@@ -4445,6 +4525,7 @@ WRAPPERS = {
     'maximum': maximum,
     'minimum': minimum,
     'xlogy.Tensor': xlogy_Tensor,
+    'xlog1py.Tensor': xlog1py_Tensor,
     'where.self': where_self,
     'neg': neg,
     'abs': abs,
@@ -4598,6 +4679,8 @@ WRAPPERS = {
     'amin': amin,
     'var.correction': var_correction,
     'std.correction': std_correction,
+    'var_mean.correction': var_mean_correction,
+    'std_mean.correction': std_mean_correction,
     'norm.ScalarOpt_dim': norm_ScalarOpt_dim,
     'logsumexp': logsumexp,
     'cumsum': cumsum,
@@ -4721,5 +4804,7 @@ WRAPPERS = {
     'transpose_.int': transpose__int,
     'logaddexp': logaddexp,
     'logaddexp2': logaddexp2,
+    'sinc': sinc,
     'heaviside': heaviside,
+    'dist': dist,
 }

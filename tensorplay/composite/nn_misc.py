@@ -56,25 +56,6 @@ def cosine_similarity(x1, x2, dim, eps):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def _vector_norm(d, p, dim, keepdim):
-    """The p-norm along `dim`: p = 2 (sqrt of sum of squares), inf / -inf (max / min of
-    |d|), 0 (count of non-zeros), any other p (sum(|d| ** p) ** (1 / p))."""
-    a = d.abs()
-    if p == 2:
-        return F.sqrt((d * d).sum(dim, keepdim))
-    # amax / amin, not max / min: tied largest values share the gradient, as in PyTorch's
-    # norm (max would give it all to one of them)
-    if p == float("inf"):
-        return F.amax(a, [dim], keepdim)
-    if p == float("-inf"):
-        return F.amin(a, [dim], keepdim)
-    if p == 0:
-        return (d != 0).sum(dim, keepdim, dtype=d.dtype)
-    if p == 1:
-        return a.sum(dim, keepdim)
-    return (a ** p).sum(dim, keepdim) ** (1.0 / p)
-
-
 def pairwise_distance(x1, x2, p, eps, keepdim):
     """norm(x1 - x2 + eps, p) along the last dim (eps keeps the norm's gradient finite)."""
     op = "pairwise_distance"
@@ -83,9 +64,11 @@ def pairwise_distance(x1, x2, p, eps, keepdim):
                             arg="p")
     x1, x2 = _broadcast_pair(op, x1, x2)
     d = x1 - x2 + eps
+    # F.norm, as PyTorch's pairwise_distance calls norm: its backward saves the result,
+    # so an in-place change of the distance before backward raises alike.
     if d.dim() == 0:   # a 0-dim difference is a vector of one element
-        return _vector_norm(d.unsqueeze(0), p, 0, False)
-    return _vector_norm(d, p, d.dim() - 1, keepdim)
+        return F.norm(d.unsqueeze(0), p, [0], False)
+    return F.norm(d, p, [d.dim() - 1], keepdim)
 
 
 def threshold_backward(grad_output, self, threshold):

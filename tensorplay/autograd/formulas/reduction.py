@@ -10,6 +10,7 @@ import math
 from tensorplay import _creation
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import mean_backward, sum_to
 # The family's other helper modules, made visible through this one (the package imports
 # one module per family).
 from tensorplay.autograd.formulas.reduction_linalg import *  # noqa: F401,F403
@@ -110,6 +111,38 @@ def var_backward(grad, self, dim, correction, keepdim):
     scale = 2.0 / dof if dof != 0 else math.inf
     centered = self - F.mean(self, dims, keepdim=True)
     return g * scale * centered
+
+
+def var_mean_backward(grads, self, dim, correction, keepdim):
+    """var_mean: the variance's and the mean's gradients, added (either may be None)."""
+    return _sum_present(
+        None if grads[0] is None else var_backward(grads[0], self, dim, correction, keepdim),
+        None if grads[1] is None else mean_backward(grads[1], tuple(self.shape), dim,
+                                                    keepdim))
+
+
+def std_mean_backward(grads, self, std, dim, correction, keepdim):
+    """std_mean: the standard deviation's and the mean's gradients, added."""
+    return _sum_present(
+        None if grads[0] is None else std_backward(grads[0], self, dim, correction, keepdim,
+                                                   std),
+        None if grads[1] is None else mean_backward(grads[1], tuple(self.shape), dim,
+                                                    keepdim))
+
+
+def _sum_present(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
+def dist_backward(grad, self, other, p, result):
+    """dist's gradient for `self` (for `other`: the same with the two swapped), PyTorch's
+    formula: norm's backward at self - other. Reading self and other (not only their
+    difference) saves both, as PyTorch's does."""
+    d = self - other
+    return sum_to(norm_backward(grad, d, p, result, None, False), tuple(self.shape)) \
+        .to(self.dtype)
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
