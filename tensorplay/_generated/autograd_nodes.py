@@ -22,13 +22,12 @@ from tensorplay.autograd.formulas import (
     max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
     mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
     permute_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
-    repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, sinc_backward, slice_backward, smooth_l1_loss_backward,
-    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
-    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
-    xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
+    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
+    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
+    sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
+    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
@@ -3200,28 +3199,6 @@ class RepeatInterleaveBackward0(Node):
         d_self = None
         if self.needs_input_grad(0):
             d_self = repeat_interleave_int_backward(grad, self_sizes, repeats, dim)
-        return (d_self,)
-
-
-class RepeatInterleaveBackward1(Node):
-    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *,
-        int? output_size=None) -> Tensor`.
-
-    self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
-    """
-
-    __slots__ = ('self_', 'repeats_', 'dim_')
-    SAVED = ('self_', 'repeats_')
-    OP = 'repeat_interleave.self_Tensor'
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_ = self.self_.unpack(self)
-        repeats = self.repeats_.unpack(self)
-        dim = self.dim_
-        d_self = None
-        if self.needs_input_grad(0):
-            d_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
         return (d_self,)
 
 

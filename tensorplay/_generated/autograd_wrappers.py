@@ -48,14 +48,14 @@ from tensorplay._generated.autograd_nodes import (
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0,
-    RepeatBackward0, RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0,
-    RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
-    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
-    SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
-    SinBackward0, SincBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0,
-    SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
-    SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0,
-    SumBackward0, SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
+    SincBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
+    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
     ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0, TrilBackward0,
     TriuBackward0, TruncBackward0, UniformBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
@@ -2975,24 +2975,6 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     return result
 
 
-def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
-    if not (self._impl.requires_grad and grad_state.enabled):
-        return ops.repeat_interleave_self_Tensor.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
-    node = RepeatInterleaveBackward1()
-    node.next_functions = (impl_edge(self._impl),)
-    node.dim_ = dim
-    with ExcludeKeys(AUTOGRAD_MASK):
-        node.self_ = SavedVariable(self, is_output=False)
-        node.repeats_ = SavedVariable(repeats, is_output=False)
-        result = ops.repeat_interleave_self_Tensor.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
-    set_history(result, node)
-    return result
-
-
 def gather(ks, self, dim, index, sparse_grad):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
@@ -4719,7 +4701,6 @@ WRAPPERS = {
     'roll': roll,
     'repeat': repeat,
     'repeat_interleave.self_int': repeat_interleave_self_int,
-    'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
     'gather': gather,
     'scatter.src': scatter_src,
     'scatter.value': scatter_value,

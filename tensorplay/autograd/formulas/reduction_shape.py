@@ -47,20 +47,3 @@ def repeat_interleave_int_backward(grad, sizes, repeats, dim):
     shape = list(sizes)
     g = grad.reshape(shape[:d] + [shape[d], repeats] + shape[d + 1:])
     return F.sum(g, [d + 1])
-
-
-def repeat_interleave_tensor_backward(grad, self, repeats, dim):
-    """Sum each run of copies back into its source: scatter-add along dim at the index
-    each output position was copied from, repeat_interleave(arange(n), repeats)."""
-    flat = dim is None or self.dim() == 0
-    n = self.numel() if flat else self.shape[wrap_dim("repeat_interleave", "dim", dim,
-                                                      self.dim())]
-    counts = repeats.reshape([-1]).expand([n]) if repeats.numel() == 1 else repeats
-    source = F.repeat_interleave(counts)
-    if flat:
-        return F._scatter_add_along(grad, 0, source, [n]).reshape(self.shape)
-    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
-    shape = [1] * self.dim()
-    shape[d] = -1
-    index = source.view(shape).expand(grad.shape)
-    return F._scatter_add_along(grad, d, index, self.shape)
