@@ -21,13 +21,14 @@ from tensorplay.autograd.formulas import (
     logsumexp_backward, masked_scatter_source_backward, masked_select_backward,
     max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
     mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
-    permute_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
-    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
-    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    permute_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
+    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
+    sinc_backward, slice_backward, smooth_l1_loss_backward, softmax_double_backward, std_backward,
+    std_mean_backward, sum_backward, sum_to, take_backward, value_selecting_reduction_backward,
+    var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
+    xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
@@ -315,6 +316,27 @@ class SincBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sinc_backward(grad, self_)
         return (d_self,)
+
+
+class PreluBackward0(Node):
+    """Backward of `prelu(Tensor self, Tensor weight) -> Tensor`.
+
+    self, weight: prelu_backward(grad, self, weight)
+    """
+
+    __slots__ = ('self_', 'weight_')
+    SAVED = ('self_', 'weight_')
+    OP = 'prelu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        weight = self.weight_.unpack(self)
+        d_self = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_weight = prelu_backward(grad, self_, weight)
+        return (d_self, d_weight)
 
 
 class WhereBackward0(Node):

@@ -47,9 +47,9 @@ from tensorplay._generated.autograd_nodes import (
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
     NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
-    ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0,
-    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
+    RemainderBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
+    RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
     ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
     SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
     SincBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
@@ -2150,6 +2150,19 @@ def threshold_(ks, self, threshold, value):
     with ExcludeKeys(AUTOGRAD_MASK):
         result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     rebase_history(self, node)
+    return result
+
+
+def prelu(ks, self, weight):
+    if not ((self._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
+        return ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+    node = PreluBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(weight._impl))
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+    set_history(result, node)
     return result
 
 
@@ -4646,6 +4659,7 @@ WRAPPERS = {
     'threshold': threshold,
     'threshold_backward': threshold_backward,
     'threshold_': threshold_,
+    'prelu': prelu,
     'normal_': normal_,
     'uniform_': uniform_,
     'exponential_': exponential_,

@@ -141,3 +141,19 @@ def xlog1py_self_backward(grad, self, other):
 
 def xlog1py_other_backward(grad, self, other):
     return sum_to(grad * self / (other + 1), tuple(other.shape)).to(other.dtype)
+
+
+def prelu_backward(grad, self, weight):
+    """(grad_self, grad_weight) of prelu, PyTorch's formula, which reads (and so saves)
+    both: grad where self > 0, grad * weight elsewhere; the weight's, self * grad where
+    self <= 0, summed over every dim but the channel's."""
+    if weight.numel() == 1:
+        w = weight.reshape([])
+    else:
+        shape = [1] * self.dim()
+        shape[1] = weight.numel()
+        w = weight.reshape(shape)
+    positive = self > 0
+    grad_self = F.where(positive, grad, grad * w)
+    grad_weight = sum_to(grad * F.where(positive, 0, self), tuple(w.shape))
+    return grad_self, grad_weight.reshape(tuple(weight.shape))
