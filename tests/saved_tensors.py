@@ -152,7 +152,7 @@ def op_differences(op, max_samples=None, dtype=tp.float64):
                 continue
             actual = ours.saved(args, grad_positions)
             if actual is None:
-                actual = ["free"] * len(expected)
+                continue     # no gradient here (a non-differentiable input): not our topic
             n_inputs = len(ours.tensors(args))
             for k, (a, e) in enumerate(zip(actual, expected)):
                 if a != e:

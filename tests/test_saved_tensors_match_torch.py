@@ -32,9 +32,9 @@ KNOWN = {
     "binary_cross_entropy": "decomposition",
     # PyTorch saves self for reflect/replicate padding only, ours one formula for all modes.
     "_pad_nd": "one formula for several PyTorch ops", "pad": "one formula for several",
-    # The fused cross entropy keeps self for create_graph (PyTorch: log_softmax's result).
-    "_cross_entropy_forward": "fused", "cross_entropy_loss": "fused",
-    "_cross_entropy_backward": "fused",
+    # The fused cross entropy keeps self for create_graph (PyTorch: log_softmax's result);
+    # its backward op's reference is a composition.
+    "cross_entropy_loss": "fused", "_cross_entropy_backward": "reference",
     # The reference is not a PyTorch op of the same signature (TensorPlay's extensions:
     # n-d nll_loss_forward, eval-mode statistics of native_batch_norm, a strided
     # native_group_norm input, _fused_rms_norm's and silu_backward's references, the 0-d
