@@ -141,6 +141,14 @@ def prelu_self(lib):
     return y.sum()
 
 
+def kron_inputs(lib):
+    x, y = _t(lib, [1., 2.], True), _t(lib, [[3., 4.]], True)
+    z = lib.kron(x, y)
+    with lib.no_grad():
+        x.add_(1)
+    return z.sum()
+
+
 # ---- batch norm saves the running stats (which its kernel updates without a version
 # bump), group norm and nll_loss save a copy of a strided input.
 def batch_norm_eval_running_var(lib):
@@ -180,7 +188,7 @@ PROGRAMS = [
     (repeat_interleave_repeats, FREE), (gather_self, RAISES), (take_along_dim_indices, FREE),
     (pow_scalar_result, FREE), (mse_loss_target, RAISES), (smooth_l1_beta_0_target, FREE),
     (std_mean_std, RAISES), (dist_other, RAISES), (pairwise_distance_result, RAISES),
-    (sinc_self, RAISES), (prelu_self, RAISES), (batch_norm_eval_running_var, RAISES),
+    (sinc_self, RAISES), (prelu_self, RAISES), (kron_inputs, FREE), (batch_norm_eval_running_var, RAISES),
     (batch_norm_train_twice, FREE), (group_norm_strided_input, FREE),
     (nll_loss_3d_strided_input, FREE),
 ]
