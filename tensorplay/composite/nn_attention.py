@@ -58,7 +58,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
         value = _repeat_heads(value, query.shape[-3] // value.shape[-3])
     if scale is None:
         scale = 1 / math.sqrt(query.shape[-1])
-    scores = F.matmul(query, key.transpose(-2, -1)) * scale
+    origin = query.dtype
+    if origin in (dt.float16, dt.bfloat16):
+        # As PyTorch's math path: half types are computed in float32 (the result cast back).
+        query, key, value = query.to(dt.float32), key.to(dt.float32), value.to(dt.float32)
+    # NOTE: as PyTorch's math path: query and key are each scaled by sqrt(|scale|) before
+    # the matmul, and a boolean mask is converted first. So the tensors the graph saves
+    # are new ones, never query, key or the mask: an in-place change of one of them after
+    # the call does not make backward raise.
+    factor = math.sqrt(abs(scale))
+    scores = F.matmul(query * (-factor if scale < 0 else factor),
+                      key.transpose(-2, -1) * factor)
     neg_inf = wrap_number(float("-inf"), scores)
     if is_causal:
         length, source = query.shape[-2], key.shape[-2]
@@ -67,7 +77,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
         scores = F.where(rows >= cols, scores, neg_inf)
     if attn_mask is not None:
         if attn_mask.dtype is dt.bool:
-            scores = F.where(attn_mask, scores, neg_inf)
+            # (a copy: the where's saved condition is then a new tensor, as PyTorch's
+            # additive mask made from a boolean one is)
+            scores = F.where(attn_mask.clone(), scores, neg_inf)
         else:
             scores = scores + attn_mask
     weights = F.softmax(scores, -1)
@@ -78,4 +90,4 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
     weights = F.where(masked_row, wrap_number(0.0, weights), weights)
     if dropout_p > 0:
         weights = F.dropout(weights, dropout_p, True)
-    return F.matmul(weights, value)
+    return F.matmul(weights, value).to(origin)
