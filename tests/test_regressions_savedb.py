@@ -149,6 +149,21 @@ def kron_inputs(lib):
     return z.sum()
 
 
+def linalg_vector_norm_self(lib):
+    x = lib.tensor([[1., -2.]], requires_grad=True)
+    y = lib.linalg.vector_norm(x, dtype=lib.float64)
+    with lib.no_grad():
+        x.add_(1)
+    return y
+
+
+def cov_fweights(lib):
+    x, fw = lib.tensor([[1., 2., 4.]], requires_grad=True), lib.tensor([1, 2, 1])
+    y = lib.cov(x, fweights=fw)
+    fw.fill_(2)
+    return y
+
+
 # ---- batch norm saves the running stats (which its kernel updates without a version
 # bump), group norm and nll_loss save a copy of a strided input.
 def batch_norm_eval_running_var(lib):
@@ -188,7 +203,8 @@ PROGRAMS = [
     (repeat_interleave_repeats, FREE), (gather_self, RAISES), (take_along_dim_indices, FREE),
     (pow_scalar_result, FREE), (mse_loss_target, RAISES), (smooth_l1_beta_0_target, FREE),
     (std_mean_std, RAISES), (dist_other, RAISES), (pairwise_distance_result, RAISES),
-    (sinc_self, RAISES), (prelu_self, RAISES), (kron_inputs, FREE), (batch_norm_eval_running_var, RAISES),
+    (sinc_self, RAISES), (prelu_self, RAISES), (kron_inputs, FREE),
+    (linalg_vector_norm_self, RAISES), (cov_fweights, RAISES), (batch_norm_eval_running_var, RAISES),
     (batch_norm_train_twice, FREE), (group_norm_strided_input, FREE),
     (nll_loss_3d_strided_input, FREE),
 ]

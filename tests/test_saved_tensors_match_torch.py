@@ -50,7 +50,8 @@ FIXED = ["mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tensor", "addcd
          "mse_loss", "huber_loss", "smooth_l1_loss", "avg_pool2d_backward",
          "adaptive_avg_pool2d_backward", "batch_norm", "group_norm", "std_mean", "var_mean",
          "dist", "pairwise_distance", "sinc", "xlog1py", "prelu", "threshold_backward",
-         "gelu_backward", "_log_softmax_backward_data"]
+         "gelu_backward", "_log_softmax_backward_data", "linalg_vector_norm", "cov",
+         "scaled_dot_product_attention"]
 
 
 def _ops(names):

@@ -2524,6 +2524,30 @@ class DistBackward0(Node):
         return (d_self, d_other)
 
 
+class LinalgVectorNormBackward0(Node):
+    """Backward of `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None,
+        bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'linalg_vector_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        ord = self.ord_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = norm_backward(grad, self_, ord, result, dim, keepdim)
+        return (d_self,)
+
+
 class LogsumexpBackward0(Node):
     """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
 

@@ -35,17 +35,17 @@ from tensorplay._generated.autograd_nodes import (
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LerpBackward0,
-    LerpBackward1, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    LerpBackward1, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
+    Log2Backward0, LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
+    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
+    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
@@ -4384,6 +4384,26 @@ def cdist(ks, x1, x2, p, compute_mode):
     return result
 
 
+def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.linalg_vector_norm.redispatch(
+            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+        )
+    node = LinalgVectorNormBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.ord_ = ord
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    with ExcludeKeys(AUTOGRAD_MASK):
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.linalg_vector_norm.redispatch(
+            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+        )
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -4793,6 +4813,7 @@ WRAPPERS = {
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
     'cdist': cdist,
+    'linalg_vector_norm': linalg_vector_norm,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,
