@@ -37,10 +37,9 @@ KNOWN = {
     "cross_entropy_loss": "fused", "_cross_entropy_backward": "reference",
     # The reference is not a PyTorch op of the same signature (TensorPlay's extensions:
     # n-d nll_loss_forward, a strided native_group_norm input, _fused_rms_norm's and
-    # silu_backward's references, the 0-d _scatter_add_along).
+    # silu_backward's references).
     "nll_loss_forward": "reference", "native_group_norm": "reference",
-    "_fused_rms_norm": "reference",
-    "silu_backward": "reference", "_scatter_add_along": "reference",
+    "_fused_rms_norm": "reference", "silu_backward": "reference",
 }
 
 # The ops each fixed rule covers, checked on their first samples in the default run.
