@@ -23,10 +23,11 @@ KNOWN = {
     # activations, as_strided / unfold aliasing).
     "elu.inplace": "in-place", "celu.inplace": "in-place", "selu.inplace": "in-place",
     "leaky_relu.inplace": "in-place", "as_strided": "view", "unfold": "view",
-    # Decompositions unlike PyTorch's: PyTorch's matmul reshapes with
-    # _unsafe_view (no shared version counter), its einsum and scaled_dot_product_attention
-    # are other compositions of bmm/softmax; ours save their inputs through other nodes.
-    "matmul": "decomposition", "einsum": "decomposition",
+    # Decompositions unlike PyTorch's: PyTorch's kron and matmul reshape with _unsafe_view
+    # (an alias that shares the data but not the version counter: its backward then reads
+    # the changed values, unchecked), its einsum and the flash kernel of
+    # scaled_dot_product_attention are other compositions; ours save through other nodes.
+    "kron": "decomposition", "matmul": "decomposition", "einsum": "decomposition",
     "scaled_dot_product_attention": "decomposition",
     # binary_cross_entropy: PyTorch has a formula of its own (saves self, target, weight).
     "binary_cross_entropy": "decomposition",
@@ -45,7 +46,7 @@ KNOWN = {
 # The ops each fixed rule covers, checked on their first samples in the default run.
 FIXED = ["mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tensor", "addcdiv", "topk",
          "sort", "msort", "cumsum", "gather", "take", "masked_select", "index_add",
-         "index_copy", "repeat_interleave", "repeat_interleave.tensor", "take_along_dim", "kron",
+         "index_copy", "repeat_interleave", "repeat_interleave.tensor", "take_along_dim",
          "mse_loss", "huber_loss", "smooth_l1_loss", "avg_pool2d_backward",
          "adaptive_avg_pool2d_backward", "batch_norm", "group_norm", "std_mean", "var_mean",
          "dist", "pairwise_distance", "sinc", "xlog1py", "prelu", "threshold_backward",

@@ -90,9 +90,4 @@ def kron(self, other):
     for d in range(n):
         a = a.unsqueeze(2 * d + 1)   # a: [a0, 1, a1, 1, ...]
         b = b.unsqueeze(2 * d)       # b: [1, b0, 1, b1, ...]
-    # NOTE: PyTorch reshapes both with _unsafe_view, which shares no version counter with
-    # the input, so the tensors its mul saves are private: an in-place change of self or
-    # other after kron does not make backward raise. Multiplying copies does the same here
-    # (they cost the inputs' size, not the output's).
-    a, b = a.clone(), b.clone()
     return (a * b).reshape([a.shape[2 * d] * b.shape[2 * d + 1] for d in range(n)])
