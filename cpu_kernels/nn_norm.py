@@ -53,10 +53,12 @@ def _moments(a, axes):
 
 
 def _update_running(stat, value):
-    """stat <- value in place, bumping the version counter as an in-place op would."""
+    """stat <- value in place. NOTE: its version counter is not bumped, as PyTorch's
+    kernel does not bump it (the running stats are not mutable arguments of the schema):
+    batch norm's backward saves them, and a second forward in training mode before the
+    first's backward must not make that backward raise."""
     a = stat._impl.array()
     np.copyto(a, value.astype(a.dtype))
-    stat._impl.version.value += 1
 
 
 @kernel(layout=NCHW)

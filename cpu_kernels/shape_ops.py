@@ -73,13 +73,6 @@ def _counts(op, repeats, n):
     return np.broadcast_to(counts, (n,)) if counts.size == 1 else counts
 
 
-def repeat_interleave_tensor(self, repeats, dim, output_size):
-    n = rules.repeated_size("repeat_interleave", self, dim)
-    rules.check_repeats_tensor("repeat_interleave", repeats, n)
-    counts = _counts("repeat_interleave", repeats, n)
-    return out(_interleave(self, counts, dim), self._impl.dtype)
-
-
 def repeat_interleave_repeats(repeats, output_size):
     """repeat_interleave(tensor([2, 1])) = [0, 0, 1]: each index repeated by its count."""
     n = repeats._impl.sizes[0] if repeats._impl.sizes else 1

@@ -146,16 +146,3 @@ def repeat_interleave_repeats(repeats, output_size):
     _, (r,) = operands(op, repeats=repeats)
     positions = _positions(op, r, n)
     return positions if r._impl.dtype is dt.int64 else copy_of(positions, r._impl.dtype)
-
-
-def repeat_interleave_tensor(self, repeats, dim, output_size):
-    """index_select of self along dim at repeat_interleave(repeats)."""
-    op = "repeat_interleave"
-    n = shape_rules.repeated_size(op, self, dim)
-    shape_rules.check_repeats_tensor(op, repeats, n)
-    _, (x, r) = operands(op, self=self, repeats=repeats)
-    if dim is None or not x._impl.sizes:
-        x, d = x.reshape([-1]), 0
-    else:
-        d = wrap_dim(op, dim, len(x._impl.sizes))
-    return select(x, d, _positions(op, r, n))

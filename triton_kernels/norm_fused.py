@@ -368,13 +368,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                     segments=(pixels, c * pixels) if n > 1 else None, param="row",
                     running=stats, momentum=momentum, stats_given=not training)
     if training:
+        # NOTE: no version bump, as in PyTorch (see cpu_kernels/nn_norm._update_running):
+        # copy_ of a non-contiguous running statistic bumps, so its count is put back.
         for given, updated in zip((running_mean, running_var), stats):
-            if given is None:
-                continue
-            if updated is not given:
-                F.copy_(given, updated)           # a non-contiguous running statistic
-            else:
-                given._impl.version.value += 1    # written in place, as an in-place op
+            if given is not None and updated is not given:
+                version = given._impl.version.value
+                F.copy_(given, updated)
+                given._impl.version.value = version
     return y, mean, rstd
 
 

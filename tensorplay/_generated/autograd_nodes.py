@@ -12,31 +12,32 @@ from tensorplay.autograd.formulas import (
     constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
     conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads,
     cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
-    div_mode_backward_other, div_mode_backward_self, dropout_backward, einsum_backward,
-    elu_backward, elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
-    evenly_distribute_backward, filled_value_backward, gather_backward, gelu_second_derivative,
-    group_norm_backward, hardswish_backward, huber_loss_backward, index_backward,
-    index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward,
+    einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
+    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
+    gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
+    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_select_backward, index_source_backward, last_two,
+    layer_norm_backward, leaky_relu_backward_of_result, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
-    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, nll_loss_value,
-    norm_backward, not_implemented, permute_backward, pow_backward_exponent, pow_backward_self,
-    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
-    repeat_interleave_tensor_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, slice_backward, softmax_double_backward, std_backward, sum_backward,
-    sum_to, take_backward, value_selecting_reduction_backward, var_backward, xlogy_self_backward,
-    zeros_like,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent,
+    pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward,
+    repeat_backward, repeat_interleave_int_backward, rms_norm_backward, roll_backward,
+    rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
+    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
+    sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
+    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
-    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _scatter_add_along,
-    _softmax_backward_data, adaptive_avg_pool2d, adaptive_avg_pool2d_backward,
-    adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, col2im, convolution_backward,
-    exp, exp2, gelu_backward, im2col, isfinite, logical_and, logical_or,
-    max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
-    upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
-    upsample_nearest2d_backward, where,
+    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
+    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d,
+    avg_pool2d_backward, col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite,
+    logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign,
+    silu_backward, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
+    upsample_nearest2d, upsample_nearest2d_backward, where,
 )
 
 
@@ -171,6 +172,26 @@ class PowBackward0(Node):
         return (d_self, d_exponent)
 
 
+class PowBackward1(Node):
+    """Backward of `pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+
+    self: pow_scalar_backward(grad, self, exponent)
+    """
+
+    __slots__ = ('self_', 'exponent_')
+    SAVED = ('self_',)
+    OP = 'pow.Tensor_Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        exponent = self.exponent_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = pow_scalar_backward(grad, self_, exponent)
+        return (d_self,)
+
+
 class MaximumBackward0(Node):
     """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
 
@@ -253,6 +274,70 @@ class XlogyBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * self_ / other, other_sizes)
         return (d_self, d_other)
+
+
+class Xlog1pyBackward0(Node):
+    """Backward of `xlog1py.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: xlog1py_self_backward(grad, self, other)
+    other: xlog1py_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'xlog1py.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = xlog1py_self_backward(grad, self_, other)
+        if self.needs_input_grad(1):
+            d_other = xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SincBackward0(Node):
+    """Backward of `sinc(Tensor self) -> Tensor`.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'sinc'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = sinc_backward(grad, self_)
+        return (d_self,)
+
+
+class PreluBackward0(Node):
+    """Backward of `prelu(Tensor self, Tensor weight) -> Tensor`.
+
+    self, weight: prelu_backward(grad, self, weight)
+    """
+
+    __slots__ = ('self_', 'weight_')
+    SAVED = ('self_', 'weight_')
+    OP = 'prelu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        weight = self.weight_.unpack(self)
+        d_self = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_weight = prelu_backward(grad, self_, weight)
+        return (d_self, d_weight)
 
 
 class WhereBackward0(Node):
@@ -2419,6 +2504,57 @@ class StdBackward0(Node):
         return (d_self,)
 
 
+class VarMeanBackward0(Node):
+    """Backward of `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: var_mean_backward(grads, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_',)
+    OP = 'var_mean.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = var_mean_backward(grads, self_, dim, correction, keepdim)
+        return (d_self,)
+
+
+class StdMeanBackward0(Node):
+    """Backward of `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
+        bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: std_mean_backward(grads, self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
+    SAVED = ('self_', 'result0_')
+    OP = 'std_mean.correction'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result0 = self.result0_.unpack(self)
+        dim = self.dim_
+        correction = self.correction_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = std_mean_backward(grads, self_, result0, dim, correction, keepdim)
+        return (d_self,)
+
+
 class NormBackward0(Node):
     """Backward of `norm.ScalarOpt_dim(Tensor self, Scalar? p=2, int[1]? dim=None,
         bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
@@ -2440,6 +2576,56 @@ class NormBackward0(Node):
         d_self = None
         if self.needs_input_grad(0):
             d_self = norm_backward(grad, self_, p, result, dim, keepdim)
+        return (d_self,)
+
+
+class DistBackward0(Node):
+    """Backward of `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`.
+
+    self: dist_backward(grad, self, other, p, result)
+    other: dist_backward(grad, other, self, p, result)
+    """
+
+    __slots__ = ('self_', 'other_', 'result_', 'p_')
+    SAVED = ('self_', 'other_', 'result_')
+    OP = 'dist'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        p = self.p_
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = dist_backward(grad, self_, other, p, result)
+        if self.needs_input_grad(1):
+            d_other = dist_backward(grad, other, self_, p, result)
+        return (d_self, d_other)
+
+
+class LinalgVectorNormBackward0(Node):
+    """Backward of `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None,
+        bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
+    SAVED = ('self_', 'result_')
+    OP = 'linalg_vector_norm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        ord = self.ord_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = norm_backward(grad, self_, ord, result, dim, keepdim)
         return (d_self,)
 
 
@@ -2468,20 +2654,21 @@ class LogsumexpBackward0(Node):
 class CumsumBackward0(Node):
     """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
 
-    self: cumsum_backward(grad, self, dim)
+    self: cumsum_backward(grad, self.sizes(), self.dtype, dim)
     """
 
-    __slots__ = ('self_', 'dim_')
-    SAVED = ('self_',)
+    __slots__ = ('dim_', 'self_dtype', 'self_sizes')
+    SAVED = ()
     OP = 'cumsum'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         dim = self.dim_
+        self_dtype = self.self_dtype
+        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = cumsum_backward(grad, self_, dim)
+            d_self = cumsum_backward(grad, self_sizes, self_dtype, dim)
         return (d_self,)
 
 
@@ -2652,23 +2839,23 @@ class TopkBackward0(Node):
     """Backward of `topk(Tensor self, int k, int dim=-1, bool largest=True,
         bool sorted=True) -> (Tensor values, Tensor indices)`.
 
-    self: select_many_backward(grad, self, dim, indices)
+    self: select_many_backward(grad, self.sizes(), dim, indices)
     """
 
-    __slots__ = ('self_', 'indices_', 'dim_')
-    SAVED = ('self_', 'indices_')
+    __slots__ = ('indices_', 'dim_', 'self_sizes')
+    SAVED = ('indices_',)
     OP = 'topk'
 
     def apply(self, grads):
         grad = grads[0]
         grad_values = grads[0]
         grad_indices = grads[1]
-        self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
+        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = select_many_backward(grad, self_, dim, indices)
+            d_self = select_many_backward(grad, self_sizes, dim, indices)
         return (d_self,)
 
 
@@ -2676,23 +2863,23 @@ class SortBackward0(Node):
     """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values,
         Tensor indices)`.
 
-    self: select_many_backward(grad, self, dim, indices)
+    self: select_many_backward(grad, self.sizes(), dim, indices)
     """
 
-    __slots__ = ('self_', 'indices_', 'dim_')
-    SAVED = ('self_', 'indices_')
+    __slots__ = ('indices_', 'dim_', 'self_sizes')
+    SAVED = ('indices_',)
     OP = 'sort'
 
     def apply(self, grads):
         grad = grads[0]
         grad_values = grads[0]
         grad_indices = grads[1]
-        self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
+        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = select_many_backward(grad, self_, dim, indices)
+            d_self = select_many_backward(grad, self_sizes, dim, indices)
         return (d_self,)
 
 
@@ -2700,44 +2887,44 @@ class SortBackward1(Node):
     """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1,
         bool descending=False) -> (Tensor values, Tensor indices)`.
 
-    self: select_many_backward(grad, self, dim, indices)
+    self: select_many_backward(grad, self.sizes(), dim, indices)
     """
 
-    __slots__ = ('self_', 'indices_', 'dim_')
-    SAVED = ('self_', 'indices_')
+    __slots__ = ('indices_', 'dim_', 'self_sizes')
+    SAVED = ('indices_',)
     OP = 'sort.stable'
 
     def apply(self, grads):
         grad = grads[0]
         grad_values = grads[0]
         grad_indices = grads[1]
-        self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         dim = self.dim_
+        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = select_many_backward(grad, self_, dim, indices)
+            d_self = select_many_backward(grad, self_sizes, dim, indices)
         return (d_self,)
 
 
 class GatherAlongBackward0(Node):
     """Backward of `_gather_along(Tensor self, int dim, Tensor index) -> Tensor`.
 
-    self: _scatter_add_along(grad, dim, index, self.sizes())
+    self: gather_along_backward(grad, self, dim, index)
     """
 
-    __slots__ = ('index_', 'dim_', 'self_sizes')
-    SAVED = ('index_',)
+    __slots__ = ('self_', 'index_', 'dim_')
+    SAVED = ('self_', 'index_')
     OP = '_gather_along'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         index = self.index_.unpack(self)
         dim = self.dim_
-        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = _scatter_add_along(grad, dim, index, self_sizes)
+            d_self = gather_along_backward(grad, self_, dim, index)
         return (d_self,)
 
 
@@ -3124,43 +3311,21 @@ class RepeatInterleaveBackward0(Node):
     """Backward of `repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *,
         int? output_size=None) -> Tensor`.
 
-    self: repeat_interleave_int_backward(grad, self, repeats, dim)
+    self: repeat_interleave_int_backward(grad, self.sizes(), repeats, dim)
     """
 
-    __slots__ = ('self_', 'repeats_', 'dim_')
-    SAVED = ('self_',)
+    __slots__ = ('repeats_', 'dim_', 'self_sizes')
+    SAVED = ()
     OP = 'repeat_interleave.self_int'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         repeats = self.repeats_
         dim = self.dim_
+        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = repeat_interleave_int_backward(grad, self_, repeats, dim)
-        return (d_self,)
-
-
-class RepeatInterleaveBackward1(Node):
-    """Backward of `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *,
-        int? output_size=None) -> Tensor`.
-
-    self: repeat_interleave_tensor_backward(grad, self, repeats, dim)
-    """
-
-    __slots__ = ('self_', 'repeats_', 'dim_')
-    SAVED = ('self_', 'repeats_')
-    OP = 'repeat_interleave.self_Tensor'
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_ = self.self_.unpack(self)
-        repeats = self.repeats_.unpack(self)
-        dim = self.dim_
-        d_self = None
-        if self.needs_input_grad(0):
-            d_self = repeat_interleave_tensor_backward(grad, self_, repeats, dim)
+            d_self = repeat_interleave_int_backward(grad, self_sizes, repeats, dim)
         return (d_self,)
 
 
@@ -3168,21 +3333,21 @@ class GatherBackward0(Node):
     """Backward of `gather(Tensor self, int dim, Tensor index, *,
         bool sparse_grad=False) -> Tensor`.
 
-    self: gather_backward(grad, self.sizes(), dim, index)
+    self: gather_backward(grad, self, dim, index)
     """
 
-    __slots__ = ('index_', 'dim_', 'self_sizes')
-    SAVED = ('index_',)
+    __slots__ = ('self_', 'index_', 'dim_')
+    SAVED = ('self_', 'index_')
     OP = 'gather'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         index = self.index_.unpack(self)
         dim = self.dim_
-        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = gather_backward(grad, self_sizes, dim, index)
+            d_self = gather_backward(grad, self_, dim, index)
         return (d_self,)
 
 
@@ -3353,25 +3518,25 @@ class IndexAddBackward0(Node):
         Scalar alpha=1) -> Tensor`.
 
     self: grad
-    source: index_source_backward(grad, dim, index, source.sizes(), alpha)
+    source: index_source_backward(grad, dim, index, source, alpha)
     """
 
-    __slots__ = ('index_', 'dim_', 'alpha_', 'source_sizes')
-    SAVED = ('index_',)
+    __slots__ = ('index_', 'source_', 'dim_', 'alpha_')
+    SAVED = ('index_', 'source_')
     OP = 'index_add'
 
     def apply(self, grads):
         grad = grads[0]
         index = self.index_.unpack(self)
+        source = self.source_.unpack(self)
         dim = self.dim_
         alpha = self.alpha_
-        source_sizes = self.source_sizes
         d_self = None
         d_source = None
         if self.needs_input_grad(0):
             d_self = grad
         if self.needs_input_grad(1):
-            d_source = index_source_backward(grad, dim, index, source_sizes, alpha)
+            d_source = index_source_backward(grad, dim, index, source, alpha)
         return (d_self, d_source)
 
 
@@ -3379,24 +3544,24 @@ class IndexCopyBackward0(Node):
     """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
 
     self: grad.index_fill(dim, index, 0)
-    source: index_source_backward(grad, dim, index, source.sizes(), 1)
+    source: index_source_backward(grad, dim, index, source, 1)
     """
 
-    __slots__ = ('index_', 'dim_', 'source_sizes')
-    SAVED = ('index_',)
+    __slots__ = ('index_', 'source_', 'dim_')
+    SAVED = ('index_', 'source_')
     OP = 'index_copy'
 
     def apply(self, grads):
         grad = grads[0]
         index = self.index_.unpack(self)
+        source = self.source_.unpack(self)
         dim = self.dim_
-        source_sizes = self.source_sizes
         d_self = None
         d_source = None
         if self.needs_input_grad(0):
             d_self = grad.index_fill(dim, index, 0)
         if self.needs_input_grad(1):
-            d_source = index_source_backward(grad, dim, index, source_sizes, 1)
+            d_source = index_source_backward(grad, dim, index, source, 1)
         return (d_self, d_source)
 
 
@@ -3493,20 +3658,20 @@ class MaskedFillBackward1(Node):
 class MaskedSelectBackward0(Node):
     """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
 
-    self: masked_select_backward(grad, self.sizes(), mask)
+    self: masked_select_backward(grad, self, mask)
     """
 
-    __slots__ = ('mask_', 'self_sizes')
-    SAVED = ('mask_',)
+    __slots__ = ('self_', 'mask_')
+    SAVED = ('self_', 'mask_')
     OP = 'masked_select'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         mask = self.mask_.unpack(self)
-        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = masked_select_backward(grad, self_sizes, mask)
+            d_self = masked_select_backward(grad, self_, mask)
         return (d_self,)
 
 
@@ -3538,20 +3703,20 @@ class MaskedScatterBackward0(Node):
 class TakeBackward0(Node):
     """Backward of `take(Tensor self, Tensor index) -> Tensor`.
 
-    self: take_backward(grad, self.sizes(), index)
+    self: take_backward(grad, self, index)
     """
 
-    __slots__ = ('index_', 'self_sizes')
-    SAVED = ('index_',)
+    __slots__ = ('self_', 'index_')
+    SAVED = ('self_', 'index_')
     OP = 'take'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         index = self.index_.unpack(self)
-        self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = take_backward(grad, self_sizes, index)
+            d_self = take_backward(grad, self_, index)
         return (d_self,)
 
 
@@ -3819,16 +3984,15 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
         Tensor indices) -> Tensor`.
 
     grad_output: max_pool2d_double_backward(grad, indices, kernel_size, stride, padding, dilation)
-    self: zeros_like(self)
+    self: zeros_like(grad)
     """
 
-    __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_')
-    SAVED = ('self_', 'indices_')
+    __slots__ = ('indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_')
+    SAVED = ('indices_',)
     OP = 'max_pool2d_with_indices_backward'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         kernel_size = self.kernel_size_
         stride = self.stride_
@@ -3841,7 +4005,7 @@ class MaxPool2dWithIndicesBackwardBackward0(Node):
                 grad, indices, kernel_size, stride, padding, dilation,
             )
         if self.needs_input_grad(1):
-            d_self = zeros_like(self_)
+            d_self = zeros_like(grad)
         return (d_grad_output, d_self)
 
 
@@ -3888,19 +4052,18 @@ class AvgPool2dBackwardBackward0(Node):
     grad_output: avg_pool2d(
         grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
     )
-    self: zeros_like(self)
+    self: zeros_like(grad)
     """
 
     __slots__ = (
-        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
         'divisor_override_',
     )
-    SAVED = ('self_',)
+    SAVED = ()
     OP = 'avg_pool2d_backward'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         kernel_size = self.kernel_size_
         stride = self.stride_
         padding = self.padding_
@@ -3914,7 +4077,7 @@ class AvgPool2dBackwardBackward0(Node):
                 grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
             )
         if self.needs_input_grad(1):
-            d_self = zeros_like(self_)
+            d_self = zeros_like(grad)
         return (d_grad_output, d_self)
 
 
@@ -3941,23 +4104,22 @@ class AdaptiveAvgPool2dBackwardBackward0(Node):
     """Backward of `adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`.
 
     grad_output: adaptive_avg_pool2d(grad, last_two(grad_output.sizes()))
-    self: zeros_like(self)
+    self: zeros_like(grad)
     """
 
-    __slots__ = ('self_', 'grad_output_sizes')
-    SAVED = ('self_',)
+    __slots__ = ('grad_output_sizes',)
+    SAVED = ()
     OP = 'adaptive_avg_pool2d_backward'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         grad_output_sizes = self.grad_output_sizes
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
             d_grad_output = adaptive_avg_pool2d(grad, last_two(grad_output_sizes))
         if self.needs_input_grad(1):
-            d_self = zeros_like(self_)
+            d_self = zeros_like(grad)
         return (d_grad_output, d_self)
 
 
@@ -3988,23 +4150,22 @@ class AdaptiveMaxPool2dBackwardBackward0(Node):
         Tensor indices) -> Tensor`.
 
     grad_output: max_pool_double_backward(grad, indices)
-    self: zeros_like(self)
+    self: zeros_like(grad)
     """
 
-    __slots__ = ('self_', 'indices_')
-    SAVED = ('self_', 'indices_')
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
     OP = 'adaptive_max_pool2d_backward'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         indices = self.indices_.unpack(self)
         d_grad_output = None
         d_self = None
         if self.needs_input_grad(0):
             d_grad_output = max_pool_double_backward(grad, indices)
         if self.needs_input_grad(1):
-            d_self = zeros_like(self_)
+            d_self = zeros_like(grad)
         return (d_grad_output, d_self)
 
 
@@ -4313,6 +4474,31 @@ class NllLossBackwardBackward0(Node):
         return (d_grad_output, d_self)
 
 
+class MseLossBackward0(Node):
+    """Backward of `mse_loss(Tensor self, Tensor target, str reduction="mean") -> Tensor`.
+
+    self: mse_loss_backward(grad, self, target, reduction)
+    target: mse_loss_backward(grad, target, self, reduction)
+    """
+
+    __slots__ = ('self_', 'target_', 'reduction_')
+    SAVED = ('self_', 'target_')
+    OP = 'mse_loss'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        reduction = self.reduction_
+        d_self = None
+        d_target = None
+        if self.needs_input_grad(0):
+            d_self = mse_loss_backward(grad, self_, target, reduction)
+        if self.needs_input_grad(1):
+            d_target = mse_loss_backward(grad, target, self_, reduction)
+        return (d_self, d_target)
+
+
 class HuberLossBackward0(Node):
     """Backward of `huber_loss(Tensor self, Tensor target, str reduction="mean",
         float delta=1.0) -> Tensor`.
@@ -4367,6 +4553,33 @@ class BinaryCrossEntropyBackward0(Node):
         return (d_self, d_target)
 
 
+class SmoothL1LossBackward0(Node):
+    """Backward of `smooth_l1_loss(Tensor self, Tensor target, str reduction="mean",
+        float beta=1.0) -> Tensor`.
+
+    self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+    """
+
+    __slots__ = ('self_', 'target_', 'reduction_', 'beta_')
+    SAVED = ('self_', 'target_')
+    OP = 'smooth_l1_loss'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        target = self.target_.unpack(self)
+        reduction = self.reduction_
+        beta = self.beta_
+        d_self = None
+        d_target = None
+        if self.needs_input_grad(0):
+            d_self = smooth_l1_loss_backward(grad, self_, target, reduction, beta)
+        if self.needs_input_grad(1):
+            d_target = smooth_l1_loss_backward(grad, target, self_, reduction, beta)
+        return (d_self, d_target)
+
+
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target,
         Tensor? weight=None, Tensor? pos_weight=None, str reduction="mean") -> Tensor`.
@@ -4405,12 +4618,16 @@ class NativeBatchNormBackward0(Node):
         float eps) -> (Tensor, Tensor, Tensor)`.
 
     input, weight, bias: batch_norm_backward(
-        grad, input, weight, bias, result1, result2, training, eps,
+        grad, input, weight, bias.sizes(), running_mean, running_var, result1, result2, training,
+        eps,
     )
     """
 
-    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'training_', 'eps_')
-    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    __slots__ = (
+        'input_', 'weight_', 'running_mean_', 'running_var_', 'result1_', 'result2_', 'training_',
+        'eps_', 'bias_sizes',
+    )
+    SAVED = ('input_', 'weight_', 'running_mean_', 'running_var_', 'result1_', 'result2_')
     OP = 'native_batch_norm'
 
     def apply(self, grads):
@@ -4420,17 +4637,20 @@ class NativeBatchNormBackward0(Node):
         grad_result2 = grads[2]
         input = self.input_.unpack(self)
         weight = self.weight_.unpack(self)
-        bias = self.bias_.unpack(self)
+        running_mean = self.running_mean_.unpack(self)
+        running_var = self.running_var_.unpack(self)
         result1 = self.result1_.unpack(self)
         result2 = self.result2_.unpack(self)
         training = self.training_
         eps = self.eps_
+        bias_sizes = self.bias_sizes
         d_input = None
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
             (d_input, d_weight, d_bias) = batch_norm_backward(
-                grad, input, weight, bias, result1, result2, training, eps,
+                grad, input, weight, bias_sizes, running_mean, running_var, result1, result2,
+                training, eps,
             )
         return (d_input, d_weight, d_bias)
 
@@ -4475,14 +4695,15 @@ class NativeGroupNormBackward0(Node):
         int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
 
     input, weight, bias: group_norm_backward(
-        grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+        grad, input, weight, bias.sizes(), result1, result2, N, C, HxW, group, eps,
     )
     """
 
     __slots__ = (
-        'input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+        'input_', 'weight_', 'result1_', 'result2_', 'N_', 'C_', 'HxW_', 'group_', 'eps_',
+        'bias_sizes',
     )
-    SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
+    SAVED = ('input_', 'weight_', 'result1_', 'result2_')
     OP = 'native_group_norm'
 
     def apply(self, grads):
@@ -4492,7 +4713,6 @@ class NativeGroupNormBackward0(Node):
         grad_result2 = grads[2]
         input = self.input_.unpack(self)
         weight = self.weight_.unpack(self)
-        bias = self.bias_.unpack(self)
         result1 = self.result1_.unpack(self)
         result2 = self.result2_.unpack(self)
         N = self.N_
@@ -4500,12 +4720,13 @@ class NativeGroupNormBackward0(Node):
         HxW = self.HxW_
         group = self.group_
         eps = self.eps_
+        bias_sizes = self.bias_sizes
         d_input = None
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
             (d_input, d_weight, d_bias) = group_norm_backward(
-                grad, input, weight, bias, result1, result2, N, C, HxW, group, eps,
+                grad, input, weight, bias_sizes, result1, result2, N, C, HxW, group, eps,
             )
         return (d_input, d_weight, d_bias)
 

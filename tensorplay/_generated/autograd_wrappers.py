@@ -26,8 +26,8 @@ from tensorplay._generated.autograd_nodes import (
     Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
     CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
     CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagonalBackward0, DivBackward0, DivBackward1, DotBackward0,
-    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
+    CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0, DivBackward0, DivBackward1,
+    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
     ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
     FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
@@ -36,31 +36,33 @@ from tensorplay._generated.autograd_nodes import (
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinearBackward0, Log10Backward0,
-    Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgVectorNormBackward0, LinearBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
     LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0,
     MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MulBackward0, MvBackward0,
-    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, ProdBackward0,
-    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RepeatBackward0, RepeatInterleaveBackward0, RepeatInterleaveBackward1, RollBackward0,
-    RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
-    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
-    SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
-    SinBackward0, SinhBackward0, SliceBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
-    SqueezeBackward1, StdBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0,
-    TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0,
-    TopkBackward0, TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
+    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
+    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
+    PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
+    RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
+    RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
+    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
+    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
+    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
+    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
+    SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
+    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
+    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
-    UpsampleNearest2dBackwardBackward0, VarBackward0, ViewBackward0, WhereBackward0, XlogyBackward0,
+    UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
+    WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
@@ -238,6 +240,23 @@ def pow_Tensor_Tensor(ks, self, exponent):
     return result
 
 
+def pow_Tensor_Scalar(ks, self, exponent):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+    node = PowBackward1()
+    node.next_functions = (impl_edge(self._impl),)
+    node.exponent_ = exponent
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
 def maximum(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
@@ -289,6 +308,23 @@ def xlogy_Tensor(ks, self, other):
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
         result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
+def xlog1py_Tensor(ks, self, other):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+    node = Xlog1pyBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -1997,10 +2033,7 @@ def lerp_Tensor(ks, self, end, weight):
     try:
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
-        node.weight_ = SavedVariable(
-            weight if self._impl.requires_grad or end._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -2046,10 +2079,7 @@ def lerp__Tensor(ks, self, end, weight):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
-        node.weight_ = SavedVariable(
-            weight if self._impl.requires_grad or end._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -2138,10 +2168,7 @@ def addcdiv(ks, self, tensor1, tensor2, value):
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.tensor2_ = SavedVariable(tensor2, is_output=False)
         result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -2170,10 +2197,7 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad or tensor2._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.tensor2_ = SavedVariable(tensor2, is_output=False)
         result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -2519,9 +2543,7 @@ def gelu_backward(ks, grad_output, self, approximate):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.grad_output_ = SavedVariable(
-            grad_output if self._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
     finally:
@@ -2540,9 +2562,7 @@ def silu_backward(ks, grad_output, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.grad_output_ = SavedVariable(
-            grad_output if self._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
         result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
@@ -2731,9 +2751,7 @@ def threshold_backward(ks, grad_output, self, threshold):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(
-            self if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.self_ = SavedVariable(self, is_output=False)
         result = ops.threshold_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, threshold,
         )
@@ -2758,6 +2776,23 @@ def threshold_(ks, self, threshold, value):
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
+    return result
+
+
+def prelu(ks, self, weight):
+    if not ((self._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
+        return ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+    node = PreluBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(weight._impl))
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
+        result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
     return result
 
 
@@ -3040,6 +3075,53 @@ def std_correction(ks, self, dim, correction, keepdim):
     return result
 
 
+def var_mean_correction(ks, self, dim, correction, keepdim):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.var_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    node = VarMeanBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.var_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
+def std_mean_correction(ks, self, dim, correction, keepdim):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.std_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    node = StdMeanBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.dim_ = dim
+    node.correction_ = correction
+    node.keepdim_ = keepdim
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.std_mean_correction.redispatch(
+            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+        )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    node.result0_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
@@ -3087,10 +3169,11 @@ def cumsum(ks, self, dim, dtype):
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_dtype = self._impl.dtype
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -3105,7 +3188,8 @@ def cumsum_(ks, self, dim, dtype):
     node = CumsumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.self_dtype = self._impl.dtype
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
@@ -3271,10 +3355,10 @@ def topk(ks, self, k, dim, largest, sorted):
     node = TopkBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -3289,10 +3373,10 @@ def sort(ks, self, dim, descending):
     node = SortBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -3307,10 +3391,10 @@ def sort_stable(ks, self, stable, dim, descending):
     node = SortBackward1()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -3325,10 +3409,10 @@ def _gather_along(ks, self, dim, index):
     node = GatherAlongBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
@@ -3756,33 +3840,11 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.next_functions = (impl_edge(self._impl),)
     node.repeats_ = repeats
     node.dim_ = dim
+    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         result = ops.repeat_interleave_self_int.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
-    finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
-    return result
-
-
-def repeat_interleave_self_Tensor(ks, self, repeats, dim, output_size):
-    if not (self._impl.requires_grad and grad_state.enabled):
-        return ops.repeat_interleave_self_Tensor.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
-    node = RepeatInterleaveBackward1()
-    node.next_functions = (impl_edge(self._impl),)
-    node.dim_ = dim
-    included, excluded = local_keys.masks
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
-    try:
-        node.self_ = SavedVariable(self, is_output=False)
-        node.repeats_ = SavedVariable(repeats, is_output=False)
-        result = ops.repeat_interleave_self_Tensor.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
     finally:
@@ -3797,10 +3859,10 @@ def gather(ks, self, dim, index, sparse_grad):
     node = GatherBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
-    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     finally:
@@ -4066,11 +4128,13 @@ def index_add(ks, self, dim, index, source, alpha):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
-    node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4086,11 +4150,13 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     node.alpha_ = alpha
-    node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4104,11 +4170,13 @@ def index_copy(ks, self, dim, index, source):
     node = IndexCopyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
-    node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4123,11 +4191,13 @@ def index_copy_(ks, self, dim, index, source):
     node = IndexCopyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
-    node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
+        node.source_ = SavedVariable(
+            source if source._impl.requires_grad else None, is_output=False,
+        )
         result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4280,10 +4350,10 @@ def masked_select(ks, self, mask):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
         result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     finally:
@@ -4334,10 +4404,10 @@ def take(ks, self, index):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
-    node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     finally:
@@ -4498,10 +4568,7 @@ def convolution_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.grad_output_ = SavedVariable(
-            grad_output if input._impl.requires_grad or weight._impl.requires_grad else None,
-            is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.convolution_backward.redispatch(
@@ -4612,10 +4679,7 @@ def max_pool2d_with_indices_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
-        node.indices_ = SavedVariable(
-            indices if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.max_pool2d_with_indices_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
             ceil_mode, indices,
@@ -4676,7 +4740,6 @@ def avg_pool2d_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.avg_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
             count_include_pad, divisor_override,
@@ -4712,7 +4775,6 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4747,10 +4809,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
-        node.indices_ = SavedVariable(
-            indices if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.indices_ = SavedVariable(indices, is_output=False)
         result = ops.adaptive_max_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
@@ -4952,9 +5011,7 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.grad_output_ = SavedVariable(
-            grad_output if probs._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
         result = ops._softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
@@ -4979,9 +5036,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.grad_output_ = SavedVariable(
-            grad_output if log_probs._impl.requires_grad else None, is_output=False,
-        )
+        node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
         result = ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
@@ -5030,16 +5085,49 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.target_ = SavedVariable(
-            target if grad_output._impl.requires_grad else None, is_output=False,
-        )
-        node.weight_ = SavedVariable(
-            weight if grad_output._impl.requires_grad else None, is_output=False,
-        )
+        node.target_ = SavedVariable(target, is_output=False)
+        node.weight_ = SavedVariable(weight, is_output=False)
         result = ops.nll_loss_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
+def mse_loss(ks, self, target, reduction):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+    node = MseLossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
+def smooth_l1_loss(ks, self, target, reduction, beta):
+    if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        return ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
+    node = SmoothL1LossBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node.reduction_ = reduction
+    node.beta_ = beta
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.target_ = SavedVariable(target, is_output=False)
+        result = ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5125,12 +5213,14 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
+    node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        node.bias_ = SavedVariable(bias, is_output=False)
+        node.running_mean_ = SavedVariable(running_mean, is_output=False)
+        node.running_var_ = SavedVariable(running_var, is_output=False)
         result = ops.native_batch_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
@@ -5187,12 +5277,12 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.HxW_ = HxW
     node.group_ = group
     node.eps_ = eps
+    node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        node.bias_ = SavedVariable(bias, is_output=False)
         result = ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
@@ -5532,6 +5622,30 @@ def cdist(ks, x1, x2, p, compute_mode):
     return result
 
 
+def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.linalg_vector_norm.redispatch(
+            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+        )
+    node = LinalgVectorNormBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    node.ord_ = ord
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.linalg_vector_norm.redispatch(
+            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+        )
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
@@ -5639,6 +5753,22 @@ def logaddexp2(ks, self, other):
     return result
 
 
+def sinc(ks, self):
+    if not (self._impl.requires_grad and grad_state.enabled):
+        return ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+    node = SincBackward0()
+    node.next_functions = (impl_edge(self._impl),)
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    return result
+
+
 def heaviside(ks, self, values):
     if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
@@ -5654,6 +5784,25 @@ def heaviside(ks, self, values):
     return result
 
 
+def dist(ks, self, other, p):
+    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        return ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+    node = DistBackward0()
+    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node.p_ = p
+    included, excluded = local_keys.masks
+    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    try:
+        node.self_ = SavedVariable(self, is_output=False)
+        node.other_ = SavedVariable(other, is_output=False)
+        result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+    finally:
+        local_keys.masks = (local_keys.masks[0], excluded)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -5665,9 +5814,11 @@ WRAPPERS = {
     'div.Tensor': div_Tensor,
     'div_.Tensor': div__Tensor,
     'pow.Tensor_Tensor': pow_Tensor_Tensor,
+    'pow.Tensor_Scalar': pow_Tensor_Scalar,
     'maximum': maximum,
     'minimum': minimum,
     'xlogy.Tensor': xlogy_Tensor,
+    'xlog1py.Tensor': xlog1py_Tensor,
     'where.self': where_self,
     'neg': neg,
     'abs': abs,
@@ -5807,6 +5958,7 @@ WRAPPERS = {
     'threshold': threshold,
     'threshold_backward': threshold_backward,
     'threshold_': threshold_,
+    'prelu': prelu,
     'normal_': normal_,
     'uniform_': uniform_,
     'exponential_': exponential_,
@@ -5823,6 +5975,8 @@ WRAPPERS = {
     'amin': amin,
     'var.correction': var_correction,
     'std.correction': std_correction,
+    'var_mean.correction': var_mean_correction,
+    'std_mean.correction': std_mean_correction,
     'norm.ScalarOpt_dim': norm_ScalarOpt_dim,
     'logsumexp': logsumexp,
     'cumsum': cumsum,
@@ -5861,7 +6015,6 @@ WRAPPERS = {
     'roll': roll,
     'repeat': repeat,
     'repeat_interleave.self_int': repeat_interleave_self_int,
-    'repeat_interleave.self_Tensor': repeat_interleave_self_Tensor,
     'gather': gather,
     'scatter.src': scatter_src,
     'scatter.value': scatter_value,
@@ -5922,6 +6075,8 @@ WRAPPERS = {
     '_log_softmax_backward_data': _log_softmax_backward_data,
     'nll_loss_forward': nll_loss_forward,
     'nll_loss_backward': nll_loss_backward,
+    'mse_loss': mse_loss,
+    'smooth_l1_loss': smooth_l1_loss,
     'huber_loss': huber_loss,
     'binary_cross_entropy': binary_cross_entropy,
     'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
@@ -5941,13 +6096,16 @@ WRAPPERS = {
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
     'cdist': cdist,
+    'linalg_vector_norm': linalg_vector_norm,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,
     'transpose_.int': transpose__int,
     'logaddexp': logaddexp,
     'logaddexp2': logaddexp2,
+    'sinc': sinc,
     'heaviside': heaviside,
+    'dist': dist,
 }
 
 # Each wrapper only redispatches below autograd when its first test fails: the front

@@ -412,6 +412,9 @@ def pow(input, exponent, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.pow_Tensor_Scalar, ks, (input, exponent))
+        if not (input._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Scalar.no_grad_keys
         return ops.pow_Tensor_Scalar.call(ks, input, exponent)
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
@@ -500,6 +503,9 @@ def xlog1py(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.xlog1py_Tensor, ks, (input, other))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.xlog1py_Tensor.no_grad_keys
     return ops.xlog1py_Tensor.call(ks, input, other)
 
 
@@ -4689,6 +4695,9 @@ def prelu(input, weight, *, out=None):
     ks = input._impl.keys | weight._impl.keys
     if observers.active:
         return observed(ops.prelu, ks, (input, weight))
+    if not ((input._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.prelu.no_grad_keys
     return ops.prelu.call(ks, input, weight)
 
 
@@ -5366,6 +5375,9 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     ks = input._impl.keys
     if observers.active:
         return observed(ops.var_mean_correction, ks, (input, dim, correction, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.var_mean_correction.no_grad_keys
     return ops.var_mean_correction.call(ks, input, dim, correction, keepdim)
 
 
@@ -5396,6 +5408,9 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     ks = input._impl.keys
     if observers.active:
         return observed(ops.std_mean_correction, ks, (input, dim, correction, keepdim))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.std_mean_correction.no_grad_keys
     return ops.std_mean_correction.call(ks, input, dim, correction, keepdim)
 
 
@@ -7010,9 +7025,6 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     ks = input._impl.keys | repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.repeat_interleave_self_Tensor.no_grad_keys
     return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
 
 
@@ -9446,6 +9458,9 @@ def mse_loss(input, target, reduction="mean", *, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.mse_loss, ks, (input, target, reduction))
+    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.mse_loss.no_grad_keys
     return ops.mse_loss.call(ks, input, target, reduction)
 
 
@@ -9484,6 +9499,9 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0, *, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.smooth_l1_loss, ks, (input, target, reduction, beta))
+    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.smooth_l1_loss.no_grad_keys
     return ops.smooth_l1_loss.call(ks, input, target, reduction, beta)
 
 
@@ -11335,6 +11353,9 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_vector_norm, ks, (input, ord, dim, keepdim, dtype))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.linalg_vector_norm.no_grad_keys
     return ops.linalg_vector_norm.call(ks, input, ord, dim, keepdim, dtype)
 
 
@@ -11735,6 +11756,9 @@ def sinc(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.sinc, ks, (input,))
+    if not (input._impl.requires_grad and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.sinc.no_grad_keys
     return ops.sinc.call(ks, input)
 
 
@@ -12100,6 +12124,9 @@ def dist(input, other, p=2, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.dist, ks, (input, other, p))
+    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+        ks &= ops.dist.no_grad_keys
     return ops.dist.call(ks, input, other, p)
 
 

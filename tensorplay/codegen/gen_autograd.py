@@ -328,12 +328,11 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         record.append(f"node.{fact} = " + (f"None if {arg} is None else {expr}"
                                            if optional.get(arg) else expr))
     # A tensor is saved only when a formula that reads it will run: mul saves `other`
-    # only if `self` needs a gradient.
-    readers = _readers(spec)
+    # only if `self` needs a gradient (PyTorch's rule, see _save_condition).
     if inplace and "self" in plan.saved_tensors:
         # The formula needs self as it was before the op changed it: clone it while
         # autograd is still recording, so the copy keeps self's history (higher order).
-        cond = _needs_expr(spec, readers["self"])
+        cond = _save_condition(spec, "self")
         value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
         record.append(f"node.self_ = SavedVariable({value}, is_output=False)")
     # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
@@ -342,7 +341,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     for t in plan.saved_tensors:
         if inplace and t == "self":
             continue
-        cond = _needs_expr(spec, readers[t])
+        cond = _save_condition(spec, t)
         value = t if cond == "True" else f"{t} if {cond} else None"
         saver = "SavedVariableList" if t in lists else "SavedVariable"
         save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
@@ -381,19 +380,6 @@ def _edges_expr(spec: NodeSpec) -> str:
     return f"({edges},)" if len(names) == 1 else f"({edges})"
 
 
-def _readers(spec: NodeSpec) -> dict:
-    """saved name -> the inputs whose formulas read it (directly or through a temp)."""
-    out = {}
-    temps = dict(spec.temps)
-    for slot, tree in spec.formulas.items():
-        names = _tensor_uses(tree)
-        for tmp in [n for n in names if n in temps]:
-            names |= _tensor_uses(temps[tmp])
-        for name in names:
-            out.setdefault(name, set()).update(slot.split(", "))
-    return out
-
-
 def _tensor_uses(tree) -> set:
     """Names a formula reads as values: `self.sizes()` is a saved fact, not a use of self."""
     if fm._fact_of(tree) is not None:
@@ -403,6 +389,33 @@ def _tensor_uses(tree) -> set:
     names = set()
     for child in fm._children(tree):
         names |= _tensor_uses(child)
+    return names
+
+
+def _save_condition(spec: NodeSpec, name: str) -> str:
+    """Python condition under which input `name` is saved. Which tensors a node saves is
+    visible (an in-place change of a saved tensor makes backward raise), so the rule is
+    PyTorch's (`guard_for` in torchgen's gen_variable_type.py): a saved input is skipped
+    only when exactly one formula reads it, that formula gives the gradient of a single
+    input, and the op has several differentiable inputs, no Tensor[] argument, no
+    "backward" in its name, and the saved input is a plain (not optional) Tensor.
+    Otherwise it is saved whenever the node is built."""
+    schema = spec.entry.schema
+    argument = next(a for a in schema.arguments if a.name == name)
+    slots = [slot for slot, tree in spec.formulas.items() if name in _reads(spec, tree)]
+    if (len(slots) != 1 or ", " in slots[0] or len(spec.inputs) <= 1
+            or "backward" in schema.name.base or argument.type.optional
+            or any(a.type.name == "Tensor" and a.type.is_list for a in schema.arguments)):
+        return "True"
+    return _needs_expr(spec, {slots[0]})
+
+
+def _reads(spec: NodeSpec, tree) -> set:
+    """The names a formula reads as values, through the temps it uses."""
+    temps = dict(spec.temps)
+    names = _tensor_uses(tree)
+    for tmp in [n for n in names if n in temps]:
+        names |= _tensor_uses(temps[tmp])
     return names
 
 

@@ -1,6 +1,7 @@
 """Indexing ops PyTorch defines by composition: take_along_dim (broadcast, then gather),
-nonzero(as_tuple=True) and one-argument where (nonzero, split by column), unique (the
-Python-level front of `_unique2` / `unique_dim`).
+repeat_interleave with a tensor of counts (index_select), nonzero(as_tuple=True) and
+one-argument where (nonzero, split by column), unique (the Python-level front of
+`_unique2` / `unique_dim`).
 
 Their gradients come from the ops they call (composite-implicit autograd).
 """
@@ -9,7 +10,24 @@ from __future__ import annotations
 from tensorplay._generated import functional as F
 from tensorplay.errors import ShapeError
 from tensorplay.meta.indexing import check_index_dtype
+from tensorplay.meta.reduction_shape import check_repeats_tensor, repeated_size
 from tensorplay.meta.rules import broadcast, wrap_dim
+
+
+def repeat_interleave_tensor(self, repeats, dim, output_size):
+    """Each element of self along dim, `repeats[i]` times in a row: index_select at
+    repeat_interleave(repeats) ([2, 1] -> [0, 0, 1]); flattened when dim is None.
+
+    NOTE: a composition, as in PyTorch, not a kernel with a formula: the index is a new
+    tensor, so backward saves neither self nor repeats, and an in-place change of either
+    before backward does not make it raise (a formula would have had to save repeats)."""
+    op = "repeat_interleave"
+    n = repeated_size(op, self, dim)
+    check_repeats_tensor(op, repeats, n)
+    if dim is None or self.dim() == 0:
+        self, dim = self.reshape([-1]), 0
+    counts = repeats.reshape([1]).expand([n]) if repeats.numel() == 1 else repeats
+    return F.index_select(self, dim, F.repeat_interleave(counts, output_size=output_size))
 
 
 def take_along_dim(self, indices, dim):
@@ -37,7 +55,10 @@ def take_along_dim(self, indices, dim):
     idx_sizes = list(indices.shape)
     idx_sizes[d] = self.shape[d]
     self_shape = broadcast(op, [("indices", tuple(idx_sizes)), ("self", tuple(self.shape))])
-    return F.gather(self.expand(self_shape), d, indices.expand(index_shape))
+    # NOTE: gather gets a copy of the broadcast indices, as PyTorch's take_along_dim gives
+    # it: the index gather's backward saves is then private, and an in-place change of
+    # `indices` before backward does not make it raise (self's view is saved, and does).
+    return F.gather(self.expand(self_shape), d, indices.expand(index_shape).clone())
 
 
 def nonzero_as_tuple(self, as_tuple):

@@ -27,6 +27,12 @@ def _pointwise_args(op, self, target):
 
 def nll_loss(self, target, weight, reduction, ignore_index):
     _check_nll("nll_loss", (self, target, weight, reduction, ignore_index))
+    if (self.dim() == 3 or self.dim() > 4) and self.numel() > 0:
+        # As PyTorch, which runs these shapes as a 4-D nll_loss2d on contiguous copies:
+        # a strided input or target is copied, and the copy is what backward saves.
+        self = self.contiguous()
+        if target.numel() > 0:
+            target = target.contiguous()
     return F.nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
 
 

@@ -72,6 +72,8 @@ def pairwise_distance(x1, x2, p, eps, keepdim):
                             arg="p")
     x1, x2 = _broadcast_pair(op, x1, x2)
     d = x1 - x2 + eps
+    # F.norm, as PyTorch's pairwise_distance calls norm: its backward saves the result,
+    # so an in-place change of the distance before backward raises alike.
     if d.dim() == 0:   # a 0-dim difference is a vector of one element
         return F.norm(d.unsqueeze(0), p, [0], False)
     return F.norm(d, p, [d.dim() - 1], keepdim)

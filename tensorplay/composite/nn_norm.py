@@ -4,6 +4,7 @@ view, as PyTorch defines it."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
+from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.grad_mode import no_grad
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 from tensorplay.meta import nn_layers as rules
@@ -39,6 +40,10 @@ def group_norm(input, num_groups, weight, bias, eps, cudnn_enabled):
     hxw = 1
     for s in input.shape[2:]:
         hxw *= s
+    # As PyTorch: the kernel takes a dense input, so a strided one is copied first (and
+    # the copy, not the input, is what the backward saves).
+    if not (input.is_contiguous() or is_channels_last(tuple(input.shape), input.stride())):
+        input = input.contiguous()
     return F.native_group_norm(input, weight, bias, n, c, hxw, num_groups, eps)[0]
 
 

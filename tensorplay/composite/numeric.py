@@ -274,7 +274,8 @@ def cov(self, correction, fweights, aweights):
         avg = x.mean([1])
         norm = max(n - correction, 0)
     else:
-        w = w.to(x.dtype)
+        # (no conversion of w, as in PyTorch: x * w promotes, and the weights themselves are
+        # what that mul saves, so an in-place change of them makes backward raise)
         w_sum = w.sum()
         if w.device.type != "meta" and bool(w_sum == 0):
             raise ArgumentError("cov(): weights sum to zero, can't be normalized (arguments "

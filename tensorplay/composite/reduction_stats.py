@@ -1,6 +1,7 @@
 """Reductions PyTorch defines from others: var/std with `unbiased`, var_mean/std_mean, norm with a
-string p, argsort from sort. No derivatives.yaml entries: autograd records the ops they
-call (composite implicit autograd), and the Meta backend runs them unchanged."""
+string p, argsort from sort. Autograd records the ops they call (composite implicit
+autograd), except var_mean/std_mean, which have derivatives.yaml entries (PyTorch's
+formulas, saving what PyTorch's save); the Meta backend runs them unchanged."""
 from __future__ import annotations
 
 from tensorplay import _creation

@@ -125,18 +125,6 @@ def check_repeats_tensor(op, repeats, n):
                          arg="repeats")
 
 
-def repeat_interleave_tensor(op, args):
-    """The output's length depends on the values of `repeats`: only output_size gives it
-    without data (the Meta kernel needs it)."""
-    self, repeats, dim, output_size = args
-    check_repeats_tensor(op, repeats, repeated_size(op, self, dim))
-    if output_size is None:
-        raise ArgumentError(f"{op}(): without data (a meta tensor) the output's size depends "
-                            f"on the values of 'repeats': pass argument 'output_size'", op=op,
-                            arg="output_size")
-    return OutSpec(_repeat_interleave_sizes(op, self, output_size, dim), self._impl.dtype)
-
-
 def repeat_interleave_repeats(op, args):
     repeats, output_size = args
     check_repeats_tensor(op, repeats, _sizes(repeats)[0] if _sizes(repeats) else 1)

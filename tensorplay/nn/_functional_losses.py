@@ -51,8 +51,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta=1.0):
-    return _F.smooth_l1_loss(input, target, _legacy_reduction(size_average, reduce,
-                                                              reduction), beta)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta == 0.0:
+        # As torch.nn.functional does: beta = 0 is l1_loss, whose backward saves neither
+        # input (smooth_l1_loss's saves both, which an in-place change would trip).
+        return _F.l1_loss(input, target, reduction)
+    return _F.smooth_l1_loss(input, target, reduction, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):

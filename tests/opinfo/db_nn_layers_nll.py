@@ -98,9 +98,13 @@ def _ref_nll_forward(x, t, w, reduction, ignore):
     out, total = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
                                                  else t, w, REDUCTION[reduction], ignore)
     if reduction == "none":
-        # TensorPlay's total_weight is the sum of the weights for every reduction.
-        total = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
-                                                else t, w, 2, ignore)[1]
+        # TensorPlay's total_weight is the sum of the weights for every reduction (PyTorch's
+        # is 0 here). The value is written into the tensor PyTorch's backward saved, through
+        # .data (which bumps no version), so that an in-place change of total_weight makes
+        # backward raise in both, as it does for the other reductions.
+        summed = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
+                                                 else t, w, 2, ignore)[1]
+        total.data.copy_(summed)
         out = out.reshape(t.shape)
     return out, total
 
@@ -152,10 +156,36 @@ def _fused_ce_samples(op, device, dtype, requires_grad):
             yield S(x, (t, w, reduction, ignore), name=what)
 
 
+class _FusedCrossEntropy(torch.autograd.Function):
+    """PyTorch's cross_entropy (its loss and gradient), as one node that saves what the
+    fused op's backward saves: self, target, weight and the probs and total_weight outputs
+    (as PyTorch's native_batch_norm saves its statistics). PyTorch has no fused op; with
+    this reference an in-place change of one of those tensors makes backward raise in
+    both libraries."""
+
+    @staticmethod
+    def forward(ctx, x, t, w, reduction, ignore):
+        loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
+        probs = torch.softmax(x, 1)
+        total = _ref_nll_forward(x, t, w, reduction, ignore)[1]
+        ctx.save_for_backward(x, t, w, probs, total)
+        ctx.reduction, ctx.ignore = reduction, ignore
+        ctx.mark_non_differentiable(probs, total)
+        return loss, probs, total
+
+    @staticmethod
+    def backward(ctx, grad, _grad_probs, _grad_total):
+        x, t, w, _, _ = ctx.saved_tensors
+        w = None if w is None else w.detach()      # (not differentiable, as in PyTorch)
+        with torch.enable_grad():
+            x = x.detach().requires_grad_(True)
+            loss = TF.cross_entropy(x, t, w, ignore_index=ctx.ignore, reduction=ctx.reduction)
+            (grad_x,) = torch.autograd.grad(loss, x, grad)
+        return grad_x, None, None, None, None
+
+
 def _ref_fused_ce(x, t, w, reduction, ignore):
-    loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
-    total = _ref_nll_forward(x, t, w, reduction, ignore)[1]
-    return loss, torch.softmax(x, 1).detach(), total
+    return _FusedCrossEntropy.apply(x, t, w, reduction, ignore)
 
 
 def _fused_ce_backward_samples(op, device, dtype, requires_grad):

@@ -68,10 +68,12 @@ def _native_batch_norm_samples(op, device, dtype, requires_grad):
 
 def _ref_native_batch_norm(x, w, b, rm, rv, training, momentum, eps):
     """PyTorch's, except that eval mode returns the running stats it used (PyTorch:
-    empty tensors), as TensorPlay's backward reads them from the outputs."""
+    empty tensors), as TensorPlay's backward reads them from the outputs. They are put
+    into the very tensors PyTorch's backward saved (`.data` keeps their version counter),
+    so that an in-place change of one makes backward raise in both libraries."""
     out, mean, rstd = torch.native_batch_norm(x, w, b, rm, rv, training, momentum, eps)
     if not training:
-        mean, rstd = rm.clone(), 1 / torch.sqrt(rv + eps)
+        mean.data, rstd.data = rm.clone(), 1 / torch.sqrt(rv + eps)
     return out, mean, rstd
 
 

@@ -345,8 +345,6 @@ def _gather_samples(op, device, dtype, requires_grad, scatter=False):
 
 
 def _torch_scatter_add(src, dim, index, sizes):
-    if src.dim() == 0:
-        return src.clone().reshape(sizes)
     return torch.zeros(sizes, dtype=src.dtype).scatter_add(dim, index, src)
 
 

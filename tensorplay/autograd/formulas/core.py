@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _creation
 from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_dim
+from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import DerivativeNotImplementedError
 
@@ -60,6 +60,11 @@ def pow_backward_self(grad, self, exponent):
             return _creation.zeros_like(grad)
         return grad * (e * self.pow(e - 1))
     return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
+
+
+def pow_scalar_backward(grad, self, exponent):
+    """pow.Tensor_Scalar: the exponent wrapped as the Tensor overload's forward wraps it."""
+    return pow_backward_self(grad, self, wrap_number(exponent, self))
 
 
 def pow_backward_exponent(grad, self, exponent, result):

@@ -33,8 +33,18 @@ def pad_to(grad, sizes):
     return out
 
 
-def gather_backward(grad, sizes, dim, index):
-    return F.scatter_add(_zeros(sizes, grad), dim, index, grad)
+# NOTE: gather, take, masked_select and the source of index_add/index_copy read only the
+# shape of the tensor they take, but PyTorch's formulas take the tensor itself, so it is
+# saved and an in-place change of it before backward raises there. Saving it here too
+# keeps the two libraries raising alike (which tensors a node saves is visible).
+def gather_backward(grad, self, dim, index):
+    return F.scatter_add(_zeros(self.shape, grad), dim, index, grad)
+
+
+def gather_along_backward(grad, self, dim, index):
+    """_gather_along, PyTorch's gather without index broadcasting: self is saved, as
+    gather's is."""
+    return F._scatter_add_along(grad, dim, index, self.shape)
 
 
 def scatter_src_backward(grad, dim, index, src_sizes):
@@ -90,12 +100,12 @@ def index_select_backward(grad, sizes, dim, index):
     return F.index_add(_zeros(sizes, grad), dim, index, grad)
 
 
-def index_source_backward(grad, dim, index, source_sizes, alpha):
+def index_source_backward(grad, dim, index, source, alpha):
     """index_add / index_copy: the gradient of the slices that were written."""
     picked = grad.index_select(dim, index)
     if alpha != 1:
         picked = picked * alpha
-    return picked.reshape(source_sizes)
+    return picked.reshape(source.shape)
 
 
 def filled_value_backward(grad, mask):
@@ -106,7 +116,8 @@ def filled_value_backward(grad, mask):
     return F.where(mask, grad, 0).sum()
 
 
-def masked_select_backward(grad, self_sizes, mask):
+def masked_select_backward(grad, self, mask):
+    self_sizes = tuple(self.shape)
     sizes = broadcast("masked_select", [("self", tuple(self_sizes)),
                                         ("mask", tuple(mask.shape))])
     return sum_to(_zeros(sizes, grad).masked_scatter(mask, grad), self_sizes)
@@ -121,7 +132,8 @@ def masked_scatter_source_backward(grad, mask, source_sizes):
     return pad_to(grad.masked_select(mask), (n,)).view(tuple(source_sizes))
 
 
-def take_backward(grad, sizes, index):
+def take_backward(grad, self, index):
+    sizes = tuple(self.shape)
     n = 1
     for s in sizes:
         n *= s

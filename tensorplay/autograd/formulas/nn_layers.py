@@ -74,18 +74,39 @@ def _loss_grad(grad, reduction, like):
     return grad / like.numel() if reduction == "mean" else grad
 
 
+# NOTE: PyTorch differentiates mse/huber/smooth_l1 with formulas of their own, which read
+# self and target (not through their decomposition), so both are saved: an in-place
+# change of either before backward raises there and so here. Each helper gives the
+# gradient of its first argument; the target's is the same call with the two swapped,
+# as the derivative of each loss is odd in d = self - target.
+def mse_loss_backward(grad, self, target, reduction):
+    d = self - target
+    return _pointwise_loss_grad(grad, self, reduction, d, 2 * d)
+
+
 def huber_loss_backward(grad, self, target, reduction, delta):
-    """norm * clamp(self - target, -delta, delta) * grad, norm = 1 / numel for 'mean'.
-    The target's gradient is this with self and target swapped (the clamp is odd).
+    """d where |d| <= delta, +-delta beyond (so an infinite d gives +-delta, not NaN).
 
     Like PyTorch's kernel it refuses operands of two dtypes, which the forward accepts."""
     if target.dtype is not self.dtype:
         raise DTypeError(f"huber_loss_backward(): Found dtype {target.dtype.name} but expected "
                          f"{self.dtype.name}: the backward needs 'self' and 'target' of one "
                          f"dtype", op="huber_loss_backward", arg="target")
-    norm = 1.0 / self.numel() if reduction == "mean" and self.numel() else 1.0
-    g = F.clamp(self - target, -delta, delta) * norm * grad
-    return sum_to(g, tuple(self.shape))
+    d = self - target
+    return _pointwise_loss_grad(grad, self, reduction, d, F.clamp(d, -delta, delta))
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    """huber_loss_backward / beta; sign(d) for beta = 0, where the loss is l1."""
+    d = self - target
+    slope = F.sign(d) if beta == 0 else F.clamp(d, -beta, beta) / beta
+    return _pointwise_loss_grad(grad, self, reduction, d, slope)
+
+
+def _pointwise_loss_grad(grad, self, reduction, d, slope):
+    """`slope` (the loss's derivative in d, broadcast shape) times the reduced gradient,
+    summed back to self's shape and dtype."""
+    return sum_to(_loss_grad(grad, reduction, d) * slope, tuple(self.shape)).to(self.dtype)
 
 
 def softplus_neg(x):
@@ -164,7 +185,8 @@ def _normalized_grad(grad_xhat, xhat, rstd, dims):
 
 
 def _affine_grads(grad, xhat, weight, bias, dims, param_shape):
-    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along."""
+    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along.
+    `bias` is the bias or only its sizes; None: there is none."""
     gw = None if weight is None else (grad * xhat).sum(dims).reshape(param_shape)
     gb = None if bias is None else grad.sum(dims).reshape(param_shape)
     return gw, gb
@@ -176,7 +198,13 @@ def _channel_shape(x):
     return shape
 
 
-def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, training, eps):
+# NOTE: batch and group norm save what PyTorch's formulas save, so that an in-place change
+# raises in backward alike: not the bias (only whether there is one, `bias_sizes`), and
+# for batch norm the running stats, in both modes. Their values are not read here: the
+# forward returns the statistics it used (the running ones in eval mode), and training
+# updates the running stats in place without bumping their version, as PyTorch's does.
+def batch_norm_backward(grad, input, weight, bias_sizes, running_mean, running_var,
+                        save_mean, save_rstd, training, eps):
     """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
     are the running ones: constants, so the input gradient is grad * weight * rstd.
 
@@ -186,7 +214,7 @@ def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, trainin
     if training and not grad_state.enabled:
         return F.native_batch_norm_backward(grad, input, weight, None, None, save_mean,
                                             save_rstd, True, eps,
-                                            [True, weight is not None, bias is not None])
+                                            [True, weight is not None, bias_sizes is not None])
     shape = _channel_shape(input)
     dims = [0] + list(range(2, input.dim()))
     w = None if weight is None else weight.reshape(shape)
@@ -200,7 +228,7 @@ def batch_norm_backward(grad, input, weight, bias, save_mean, save_rstd, trainin
         gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
     else:
         gi = grad_xhat * rstd
-    gw, gb = _affine_grads(grad, xhat, weight, bias, dims, (input.shape[1],))
+    gw, gb = _affine_grads(grad, xhat, weight, bias_sizes, dims, (input.shape[1],))
     return gi, gw, gb
 
 
@@ -234,7 +262,7 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
     return gi, gw, gb
 
 
-def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group, eps):
+def group_norm_backward(grad, input, weight, bias_sizes, mean, rstd, N, C, HxW, group, eps):
     """Gradients of native_group_norm, factored as PyTorch's kernel factors them. With the
     input viewed as (N, group, D = C // group, HxW), s = 1 / (D * HxW), w = weight or 1,
     per (sample, channel) ds = sum(grad * x), db = sum(grad), and per (sample, group)
@@ -263,7 +291,7 @@ def group_norm_backward(grad, input, weight, bias, mean, rstd, N, C, HxW, group,
     c1 = rstd if w is None else rstd * w
     gi = c1.unsqueeze(3) * g + c2.unsqueeze(3) * x + c3.unsqueeze(3)
     gw = None if weight is None else ((ds - db * mean) * rstd).sum([0]).reshape((C,))
-    gb = None if bias is None else db.sum([0]).reshape((C,))
+    gb = None if bias_sizes is None else db.sum([0]).reshape((C,))
     return gi.reshape(tuple(input.shape)), gw, gb
 
 

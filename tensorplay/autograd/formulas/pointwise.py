@@ -4,8 +4,11 @@ Written with TensorPlay ops only, so they can themselves be differentiated.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.errors import AutogradError
 
 
@@ -146,3 +149,40 @@ def hardswish_backward(grad, self):
     """0 up to -3, x / 3 + 1/2 on (-3, 3), 1 from 3 on (PyTorch's choice at the kinks)."""
     middle = F.where(self < 3, grad * (self / 3 + 0.5), grad)
     return F.where(self <= -3, 0.0, middle)
+
+
+# NOTE: sinc and xlog1py run a composite forward, but differentiate with PyTorch's own
+# formulas, so that they save what PyTorch's save (self; self and other), and an in-place
+# change of those before backward raises alike.
+def sinc_backward(grad, self):
+    """(pi x cos(pi x) - sin(pi x)) / (pi x**2), and 0 where pi x**2 is 0 (PyTorch's form)."""
+    x_pi = self * math.pi
+    x_squared_pi = self * self * math.pi
+    out = grad * (x_pi * F.cos(x_pi) - F.sin(x_pi)) / x_squared_pi
+    return F.where(x_squared_pi == 0, 0.0, out)
+
+
+def xlog1py_self_backward(grad, self, other):
+    """log1p(other), 0 where grad is 0, and 0 where self == 0 and other <= -1."""
+    out = F.where(F.logical_and(self == 0, other <= -1), 0.0, F.xlog1py(grad, other))
+    return sum_to(out, tuple(self.shape)).to(self.dtype)
+
+
+def xlog1py_other_backward(grad, self, other):
+    return sum_to(grad * self / (other + 1), tuple(other.shape)).to(other.dtype)
+
+
+def prelu_backward(grad, self, weight):
+    """(grad_self, grad_weight) of prelu, PyTorch's formula, which reads (and so saves)
+    both: grad where self > 0, grad * weight elsewhere; the weight's, self * grad where
+    self <= 0, summed over every dim but the channel's."""
+    if weight.numel() == 1:
+        w = weight.reshape([])
+    else:
+        shape = [1] * self.dim()
+        shape[1] = weight.numel()
+        w = weight.reshape(shape)
+    positive = self > 0
+    grad_self = F.where(positive, grad, grad * w)
+    grad_weight = sum_to(grad * F.where(positive, 0, self), tuple(w.shape))
+    return grad_self, grad_weight.reshape(tuple(weight.shape))

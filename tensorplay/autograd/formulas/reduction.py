@@ -11,6 +11,7 @@ from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import mean_backward, sum_to
 from tensorplay.autograd.grad_mode import grad_state
 # The family's other helper modules, made visible through this one (the package imports
 # one module per family).
@@ -118,6 +119,38 @@ def var_backward(grad, self, dim, correction, keepdim):
     return g * scale * centered
 
 
+def var_mean_backward(grads, self, dim, correction, keepdim):
+    """var_mean: the variance's and the mean's gradients, added (either may be None)."""
+    return _sum_present(
+        None if grads[0] is None else var_backward(grads[0], self, dim, correction, keepdim),
+        None if grads[1] is None else mean_backward(grads[1], tuple(self.shape), dim,
+                                                    keepdim))
+
+
+def std_mean_backward(grads, self, std, dim, correction, keepdim):
+    """std_mean: the standard deviation's and the mean's gradients, added."""
+    return _sum_present(
+        None if grads[0] is None else std_backward(grads[0], self, dim, correction, keepdim,
+                                                   std),
+        None if grads[1] is None else mean_backward(grads[1], tuple(self.shape), dim,
+                                                    keepdim))
+
+
+def _sum_present(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
+def dist_backward(grad, self, other, p, result):
+    """dist's gradient for `self` (for `other`: the same with the two swapped), PyTorch's
+    formula: norm's backward at self - other. Reading self and other (not only their
+    difference) saves both, as PyTorch's does."""
+    d = self - other
+    return sum_to(norm_backward(grad, d, p, result, None, False), tuple(self.shape)) \
+        .to(self.dtype)
+
+
 def norm_backward(grad, self, p, result, dim, keepdim):
     """p = 2: x / |x|   p = 1: sign(x)   p = +-inf: sign(x) shared by the ties of |x|
     p = 0: 0   other p: sign(x) |x|**(p-1) / |x|_p**(p-1); 0 wherever the norm is 0."""
@@ -157,10 +190,10 @@ def reversed_cumsum(t, dim):
     return t.flip([dim]).cumsum(dim).flip([dim])
 
 
-def cumsum_backward(grad, self, dim):
-    if self.dim() == 0:
-        return grad.to(self.dtype)
-    return reversed_cumsum(grad, dim).to(self.dtype)
+def cumsum_backward(grad, sizes, dtype, dim):
+    if len(sizes) == 0:
+        return grad.to(dtype)
+    return reversed_cumsum(grad, dim).to(dtype)
 
 
 def cumprod_backward(grad, self, dim, result):
@@ -213,8 +246,8 @@ def cummaxmin_backward(grad, self, indices, dim):
     return F._scatter_add_along(grad, dim, indices, self.shape)
 
 
-def select_many_backward(grad, self, dim, indices):
+def select_many_backward(grad, sizes, dim, indices):
     """sort/topk: route the gradient of each output back to the position it came from."""
-    if self.dim() == 0:
+    if len(sizes) == 0:
         return grad.reshape(())
-    return F._scatter_add_along(grad, dim, indices, self.shape)
+    return F._scatter_add_along(grad, dim, indices, tuple(sizes))

@@ -39,28 +39,11 @@ def repeat_backward(grad, repeats, sizes):
     return g.reshape(sizes)
 
 
-def repeat_interleave_int_backward(grad, self, repeats, dim):
+def repeat_interleave_int_backward(grad, sizes, repeats, dim):
     """Each element was copied `repeats` times in a row: [.., n * r, ..] -> [.., n, r, ..]."""
-    if dim is None or self.dim() == 0:
-        return F.sum(grad.reshape([-1, repeats]), [1]).reshape(self.shape)
-    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
-    shape = list(self.shape)
+    if dim is None or len(sizes) == 0:
+        return F.sum(grad.reshape([-1, repeats]), [1]).reshape(tuple(sizes))
+    d = wrap_dim("repeat_interleave", "dim", dim, len(sizes))
+    shape = list(sizes)
     g = grad.reshape(shape[:d] + [shape[d], repeats] + shape[d + 1:])
     return F.sum(g, [d + 1])
-
-
-def repeat_interleave_tensor_backward(grad, self, repeats, dim):
-    """Sum each run of copies back into its source: scatter-add along dim at the index
-    each output position was copied from, repeat_interleave(arange(n), repeats)."""
-    flat = dim is None or self.dim() == 0
-    n = self.numel() if flat else self.shape[wrap_dim("repeat_interleave", "dim", dim,
-                                                      self.dim())]
-    counts = repeats.reshape([-1]).expand([n]) if repeats.numel() == 1 else repeats
-    source = F.repeat_interleave(counts)
-    if flat:
-        return F._scatter_add_along(grad, 0, source, [n]).reshape(self.shape)
-    d = wrap_dim("repeat_interleave", "dim", dim, self.dim())
-    shape = [1] * self.dim()
-    shape[d] = -1
-    index = source.view(shape).expand(grad.shape)
-    return F._scatter_add_along(grad, d, index, self.shape)
