@@ -144,6 +144,26 @@ class DivBackward0(Node):
 
 
 class PowBackward0(Node):
+    """Backward of `pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
+
+    self: pow_scalar_backward(grad, self, exponent)
+    """
+
+    __slots__ = ('self_', 'exponent_')
+    SAVED = ('self_',)
+    OP = 'pow.Tensor_Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        exponent = self.exponent_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = pow_scalar_backward(grad, self_, exponent)
+        return (d_self,)
+
+
+class PowBackward1(Node):
     """Backward of `pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`.
 
     self: sum_to(pow_backward_self(grad, self, exponent), self.sizes())
@@ -170,26 +190,6 @@ class PowBackward0(Node):
                 pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
             )
         return (d_self, d_exponent)
-
-
-class PowBackward1(Node):
-    """Backward of `pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`.
-
-    self: pow_scalar_backward(grad, self, exponent)
-    """
-
-    __slots__ = ('self_', 'exponent_')
-    SAVED = ('self_',)
-    OP = 'pow.Tensor_Scalar'
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_ = self.self_.unpack(self)
-        exponent = self.exponent_
-        d_self = None
-        if self.needs_input_grad(0):
-            d_self = pow_scalar_backward(grad, self_, exponent)
-        return (d_self,)
 
 
 class MaximumBackward0(Node):

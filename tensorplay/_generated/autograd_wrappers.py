@@ -223,7 +223,7 @@ def div__Tensor(ks, self, other):
 def pow_Tensor_Tensor(ks, self, exponent):
     if not ((self._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
         return ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
-    node = PowBackward0()
+    node = PowBackward1()
     node.next_functions = (impl_edge(self._impl), impl_edge(exponent._impl))
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
@@ -243,7 +243,7 @@ def pow_Tensor_Tensor(ks, self, exponent):
 def pow_Tensor_Scalar(ks, self, exponent):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
-    node = PowBackward1()
+    node = PowBackward0()
     node.next_functions = (impl_edge(self._impl),)
     node.exponent_ = exponent
     included, excluded = local_keys.masks
