@@ -97,7 +97,7 @@ def set_history(result, node, output_differentiability=None):
             impl.grad_fn = node
             impl.output_nr = 0
             impl.requires_grad = True
-            node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
+            node._output_meta = ((impl.sizes, impl.dtype, impl._device),)   # `device`'s field
             return
     if not isinstance(result, (tuple, list)):
         impl = getattr(result, "_impl", None)

@@ -222,7 +222,7 @@ class AccumulateGrad(Node):
         self._retains_grad = None
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
         self.variable = factory.wrap(impl)
-        self._output_meta = ((impl.sizes, impl.dtype, impl.device),)
+        self._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
 
     def tensor_hooks(self, output_nr):
         # A leaf's hooks live on the leaf, which keeps them across graphs.
