@@ -184,3 +184,27 @@ def test_tiny_step_repeated_accumulates_like_pytorch():
         (x * 2 + 1).sum().backward()
         (xt * 2 + 1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_implicit_seed_errors_match_pytorch():
+    x = tp.ones(3, requires_grad=True)
+    xt = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar"):
+        (xt * 2).backward()
+    with pytest.raises(AutogradError, match="implicitly created only for scalar"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError):
+        torch.ones(()).backward()
+    with pytest.raises(AutogradError, match="does not require grad"):
+        tp.ones(()).backward()
+
+
+def test_saving_an_inference_tensor_raises_like_pytorch():
+    with tp.inference_mode():
+        c = tp.ones(3)
+    with torch.inference_mode():
+        ct = torch.ones(3)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        torch.ones(3, requires_grad=True) * ct
+    with pytest.raises(AutogradError, match="Inference tensors cannot be saved"):
+        tp.ones(3, requires_grad=True) * c

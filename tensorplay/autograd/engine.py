@@ -112,6 +112,15 @@ def _make_grads(outputs, grads):
         grads = _as_tuple(grads)
     if len(grads) != len(outputs):
         raise AutogradError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    if len(outputs) == 1 and grads[0] is None:
+        # `loss.backward()`: one output, no gradient given. The loop below for it: the
+        # seed when the output requires grad (a scalar only), else None.
+        impl = outputs[0]._impl
+        if not impl.requires_grad:
+            return [None]
+        if impl.numel() != 1:
+            raise AutogradError("grad can be implicitly created only for scalar outputs")
+        return [_ones_like(outputs[0])]
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:
