@@ -227,6 +227,30 @@ def scalar_tensor(value, dtype=None, device=None):
                        op="scalar_tensor")
 
 
+# The wrapped number's fast path (wrapped_scalar): a Python number's dtype and NumPy type.
+# A float stays double precision (see wrap_number); int and bool are scalar_dtype's.
+_WRAPPED_TYPES = {float: (dt.float64, np.float64), int: (dt.int64, np.int64),
+                  builtins.bool: (dt.bool, np.bool_)}
+
+
+def wrapped_scalar(value, device=None):
+    """`wrap_number`'s 0-dim tensor for a Python int, float or bool on `device`, flagged
+    as a wrapped number. Every `x * 2` makes one, so the CPU case skips scalar_tensor's
+    layers: `np.array(value, np_type)` is the array `np.array(value).astype(np_type)`
+    gives for these types (an int inside int64's range: outside it NumPy makes a uint64
+    or object array first, so those take the general path and its errors), and
+    `_from_array` on the CPU wraps a fresh array exactly as done here."""
+    kind = _WRAPPED_TYPES.get(type(value))
+    if (kind is not None and (device is None or device is CPU)
+            and (type(value) is not int or -2 ** 63 <= value < 2 ** 63)):
+        t = wrap(impl_from_array(np.array(value, kind[1]), kind[0], CPU, grad_state.inference))
+    else:
+        t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None,
+                          device=device)
+    t._impl.wrapped_number = True
+    return t
+
+
 # ---- filled ---------------------------------------------------------------------------
 def empty(*size, dtype=None, device=None, requires_grad=False):
     t = _allocate(_size_arg(size, "empty"), dtype or dt.get_default_dtype(), device,

@@ -246,18 +246,28 @@ def _write_out(op, out, result):
 def wrap_number(value, like=None):
     """A Python number as a 0-dim 'wrapped number' tensor (it promotes like a scalar).
     Used by reflected operators: `2 - x` is `sub(wrap_number(2), x)`."""
-    from tensorplay._creation import scalar_tensor
     if getattr(value, "_impl", None) is not None:
         return value
     if type(value) not in SCALAR_TYPES:
         value = as_scalar("operator", "other", value)
-    device = like._impl.device if like is not None else None
     # Like PyTorch, a wrapped float is kept in double precision; it still *promotes*
     # as the default dtype (see _promotion.result_type), so x32 * 1.0001 stays float32
-    # while x64 * 1.0001 is computed with the exact double.
-    t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None, device=device)
-    t._impl.wrapped_number = True
-    return t
+    # while x64 * 1.0001 is computed with the exact double (_creation.wrapped_scalar).
+    return _creation().wrapped_scalar(value, like._impl.device if like is not None else None)
+
+
+def _creation():
+    """tensorplay._creation, imported on first use (it imports the Tensor class, which
+    imports this module) and then kept: a function-local import per wrapped number
+    cost as much as the rest of wrap_number."""
+    global _creation_module
+    if _creation_module is None:
+        from tensorplay import _creation as module
+        _creation_module = module
+    return _creation_module
+
+
+_creation_module = None
 
 
 def observed(handle, ks, args):

@@ -112,6 +112,15 @@ def _make_grads(outputs, grads):
         grads = _as_tuple(grads)
     if len(grads) != len(outputs):
         raise AutogradError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    if len(outputs) == 1 and grads[0] is None:
+        # `loss.backward()`: one output, no gradient given. The loop below for it: the
+        # seed when the output requires grad (a scalar only), else None.
+        impl = outputs[0]._impl
+        if not impl.requires_grad:
+            return [None]
+        if impl.numel() != 1:
+            raise AutogradError("grad can be implicitly created only for scalar outputs")
+        return [_ones_like(outputs[0])]
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -178,9 +187,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
             for i, (fn, nr) in enumerate(targets):
                 captures.setdefault(fn, []).append((i, nr))
     task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
-    buffers = {}
-    for (fn, nr), g in zip(roots, root_grads):
-        _add_to_buffer(buffers, fn, nr, g)
+    if len(roots) == 1 and roots[0][1] == 0 and len(roots[0][0]._output_meta) <= 1:
+        # One root, output 0 of a one-output node (`loss.backward()`): the one-slot buffer
+        # _add_to_buffer would make, without the call and the loop.
+        buffers = {roots[0][0]: [root_grads[0]]}
+    else:
+        buffers = {}
+        for (fn, nr), g in zip(roots, root_grads):
+            _add_to_buffer(buffers, fn, nr, g)
     ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
     heapq.heapify(ready)
 
@@ -219,22 +233,23 @@ def _discover(root_nodes, with_parents):
     pass, each node's parents, to search backwards from the targets)."""
     deps = {}
     parents = {} if with_parents else None
-    seen = set(root_nodes)
+    roots = set(root_nodes)
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            if child in deps:
-                deps[child] += 1
-            else:
-                deps[child] = 1
             if with_parents:
                 parents.setdefault(child, []).append(node)
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in deps:
+                deps[child] += 1        # reached before: already on the stack or walked
+            else:
+                # First reached now: the nodes seen so far are the roots and the keys of
+                # deps, so this is the `seen` set's test without a set of its own.
+                deps[child] = 1
+                if child not in roots:
+                    stack.append(child)
     return deps, parents
 
 
@@ -264,6 +279,8 @@ def _add_to_buffer(buffers, node, nr, g):
 
 class _Task:
     """What one backward pass needs while it runs its nodes."""
+
+    __slots__ = ("retain_graph", "needed", "captures", "accumulate", "captured")
 
     def __init__(self, retain_graph, needed, captures, accumulate, num_targets):
         self.retain_graph = retain_graph

@@ -43,7 +43,14 @@ def impl_edge(impl):
     if fn is not None:
         return (fn, impl.output_nr)
     if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
-        return (grad_accumulator(impl), 0)
+        # grad_accumulator(impl), inlined: a leaf's edge is made on every recorded op
+        # that reads it, and the call was a tenth of a recorded add.
+        ref = impl.grad_accumulator
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(impl)
+            impl.grad_accumulator = weakref.ref(acc)
+        return (acc, 0)
     # A view with no history that requires grad only through its base (made in no_grad
     # mode): no gradient flows from it, as in PyTorch.
     return NO_EDGE
@@ -80,6 +87,18 @@ def set_history(result, node, output_differentiability=None):
 
     Only floating outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
+    if output_differentiability is None:
+        impl = getattr(result, "_impl", None)      # None for a tuple or list of outputs
+        if (impl is not None and impl.grad_fn is None and not impl.requires_grad
+                and impl.dtype.is_floating_point):
+            # The common case, a fresh floating output, without the calls: exactly what
+            # _attach(result, node, 0) does for it (no history to refuse, floating so no
+            # dtype check), and the one-output _output_meta the general path builds.
+            impl.grad_fn = node
+            impl.output_nr = 0
+            impl.requires_grad = True
+            node._output_meta = ((impl.sizes, impl.dtype, impl._device),)   # `device`'s field
+            return
     if not isinstance(result, (tuple, list)):
         impl = getattr(result, "_impl", None)
         if impl is not None and not impl.dtype.is_floating_point:   # the rare case: a call

@@ -211,9 +211,18 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, impl):
-        super().__init__()
+        # Node.__init__ inlined (a leaf's AccumulateGrad is made again on each recorded op
+        # whose graph was dropped since: only a weak reference on the leaf keeps it, as
+        # in PyTorch): the same fields, the same values.
+        self.next_functions = ()
+        self._seq = next(_sequence)
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad = None
+        self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
         self.variable = factory.wrap(impl)
-        self._output_meta = ((impl.sizes, impl.dtype, impl.device),)
+        self._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
 
     def tensor_hooks(self, output_nr):
         # A leaf's hooks live on the leaf, which keeps them across graphs.

@@ -63,7 +63,7 @@ class SavedVariable:
             self.sizes = self.dtype = None
             return
         impl = tensor._impl
-        if impl.inference:
+        if impl._inference:     # the `inference` property's field: no call per saved tensor
             raise AutogradError(INFERENCE_MESSAGE)
         self.sizes = impl.sizes
         self.dtype = impl.dtype

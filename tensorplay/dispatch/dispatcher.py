@@ -296,7 +296,7 @@ def _bumping(entry, mutable):
             if args[i] is None:     # an optional mutable argument (Tensor(a!)?) not given
                 continue
             impl = args[i]._impl
-            if not impl.inference:
+            if not impl._inference:     # the `inference` property's field (no call per write)
                 impl.version.value += 1
         return out
     run_and_bump.registry = getattr(entry, "registry", entry)

@@ -1,0 +1,210 @@
+"""Round 3 of the dispatch fast path (issue 13): the shortcuts of a recorded op and of the
+engine, each against PyTorch and against the general path it stands in for.
+
+- `wrap_number` (every `x * 2` makes one) builds a CPU int/float/bool directly
+  (`_creation.wrapped_scalar`); other values and devices take `scalar_tensor`.
+- `set_history` attaches a fresh floating output without calls; an output that already
+  has history, or is not floating, takes the general path (and its errors).
+- A leaf's `AccumulateGrad` is made without `Node.__init__`'s call: the same fields.
+- The engine's `_discover` has no `seen` set; a single root's buffer is made directly.
+"""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay import _dtype as dt
+from tensorplay._creation import scalar_tensor, wrapped_scalar
+from tensorplay._frontdoor import wrap_number
+from tensorplay._generated.autograd_nodes import AddBackward0
+from tensorplay.autograd.graph_edges import impl_edge, set_history
+from tensorplay.autograd.node import AccumulateGrad, Node
+from tensorplay.errors import AutogradError
+
+
+# ---- wrapped numbers ------------------------------------------------------------------------
+VALUES = [True, False, 0, 3, -7, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 0.5, -0.0, float("inf"),
+          float("nan"), 1e300]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=[repr(v) for v in VALUES])
+def test_wrapped_number_matches_the_general_path(value):
+    fast = wrap_number(value)
+    general = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None)
+    assert fast._impl.wrapped_number
+    assert fast.dtype is general.dtype
+    assert fast.shape == general.shape == ()
+    assert fast._impl.strides == general._impl.strides
+    assert fast._impl.is_contiguous and fast._impl.keys == general._impl.keys
+    np.testing.assert_array_equal(fast.numpy(), general.numpy())
+
+
+def test_wrapped_number_out_of_int64_range_raises_as_before():
+    with pytest.raises(OverflowError):
+        wrapped_scalar(2 ** 64 + 1)
+
+
+def test_wrapped_number_in_inference_mode_is_an_inference_tensor():
+    with tp.inference_mode():
+        assert wrap_number(2.0)._impl.inference
+    assert not wrap_number(2.0)._impl.inference
+
+
+def test_wrapped_number_on_another_device_takes_the_general_path():
+    t = wrapped_scalar(2.5, tp.device("meta"))
+    assert t.device.type == "meta" and t.dtype is tp.float64 and t._impl.wrapped_number
+
+
+@pytest.mark.parametrize("value", [2, 2.5, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
+def test_scalar_operators_promote_like_pytorch(value, dtype):
+    x = tp.tensor([1, 2, 3], dtype=getattr(tp, dtype))
+    xt = torch.tensor([1, 2, 3], dtype=getattr(torch, dtype))
+    pairs = [(x * value, xt * value), (x + value, xt + value)]
+    if type(value) is not bool:     # `True - x`: both refuse subtraction with a bool
+        pairs.append((value - x, value - xt))
+    for got, want in pairs:
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_allclose(got.numpy().astype(np.float64),
+                                   want.numpy().astype(np.float64))
+
+
+# ---- set_history ----------------------------------------------------------------------------
+def test_set_history_on_a_fresh_output_records_its_meta():
+    a = tp.ones(2, 3, dtype=tp.float64)
+    node = AddBackward0()
+    set_history(a, node)
+    assert a.grad_fn is node and a.requires_grad and a._impl.output_nr == 0
+    assert node._output_meta == (((2, 3), tp.float64, a.device),)
+
+
+def test_set_history_refuses_an_output_that_has_history():
+    x = tp.ones(2, requires_grad=True)
+    with pytest.raises(AutogradError, match="already has autograd history"):
+        set_history(x, AddBackward0())          # a leaf that requires grad
+    y = x * 2
+    with pytest.raises(AutogradError, match="already has autograd history"):
+        set_history(y, AddBackward0())          # an output with a grad_fn
+
+
+def test_set_history_refuses_an_integer_output_like_pytorch():
+    x = tp.ones(3, requires_grad=True)
+    xt = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        xt.sum(dtype=torch.int32)
+    with pytest.raises(AutogradError, match="Autograd not support dtype"):
+        x.sum(dtype=tp.int32)
+
+
+def test_set_history_on_outputs_and_differentiability_lists():
+    x = tp.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    xt = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    values, indices = x.sort()
+    vt, it = xt.sort()
+    assert values.grad_fn is not None and indices.grad_fn is None
+    assert not indices.requires_grad
+    (values * tp.tensor([1.0, 2.0, 3.0])).sum().backward()
+    (vt * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+# ---- AccumulateGrad -------------------------------------------------------------------------
+def test_accumulate_grad_sets_every_field_node_init_sets():
+    x = tp.ones(2, 2, requires_grad=True)
+    acc = AccumulateGrad(x._impl)
+    plain = Node()
+    for slot in Node.__slots__:
+        if slot in ("__weakref__", "_seq", "_output_meta"):
+            continue
+        assert getattr(acc, slot) == getattr(plain, slot), slot
+    assert isinstance(acc._seq, int) and acc._seq < plain._seq     # made first, runs later
+    assert acc._output_meta == (((2, 2), tp.float32, x.device),)
+    assert acc.variable._impl is x._impl
+
+
+def test_leaf_edge_reuses_the_live_accumulator_and_remakes_a_dead_one():
+    x = tp.ones(2, requires_grad=True)
+    first = impl_edge(x._impl)[0]
+    assert impl_edge(x._impl)[0] is first          # alive: shared by every graph
+    y = x * 2
+    assert y.grad_fn.next_functions[0][0] is first
+    del first, y
+    again = impl_edge(x._impl)[0]
+    assert isinstance(again, AccumulateGrad) and again.variable._impl is x._impl
+
+
+def test_anomaly_mode_records_the_accumulator_trace_too():
+    x = tp.ones(2, requires_grad=True)
+    with tp.autograd.detect_anomaly():
+        acc = impl_edge(x._impl)[0]
+        assert acc._anomaly_trace is not None
+    del acc
+
+
+# ---- the engine ---------------------------------------------------------------------------
+def test_backward_of_two_roots_where_one_feeds_the_other():
+    x = tp.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    xt = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    y, yt = x * 3, xt * 3
+    z, zt = (y * y).sum(), (yt * yt).sum()
+    tp.autograd.backward([z, y], [tp.tensor(1.0), tp.ones(3)])
+    torch.autograd.backward([zt, yt], [torch.tensor(1.0), torch.ones(3)])
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_backward_through_a_diamond_counts_each_dependency():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    xt = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, at = x * 2, xt * 2
+    b, bt = a * a + a.exp() + a, at * at + at.exp() + at
+    b.sum().backward()
+    bt.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_root_that_is_output_one_of_a_node_uses_the_general_buffer():
+    x = tp.tensor([[3.0, 1.0], [0.0, 2.0]], requires_grad=True)
+    xt = torch.tensor([[3.0, 1.0], [0.0, 2.0]], requires_grad=True)
+    values, _ = x.max(dim=1)
+    vt, _ = xt.max(dim=1)
+    values.sum().backward()
+    vt.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    out = x.split(1, dim=0)[1]          # output 1 of a multi-output node as the root
+    outt = xt.split(1, dim=0)[1]
+    out.sum().backward()
+    outt.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_tiny_step_repeated_accumulates_like_pytorch():
+    x = tp.tensor(np.linspace(-1, 1, 8), dtype=tp.float32, requires_grad=True)
+    xt = torch.tensor(np.linspace(-1, 1, 8), dtype=torch.float32, requires_grad=True)
+    for _ in range(3):
+        (x * 2 + 1).sum().backward()
+        (xt * 2 + 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_implicit_seed_errors_match_pytorch():
+    x = tp.ones(3, requires_grad=True)
+    xt = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar"):
+        (xt * 2).backward()
+    with pytest.raises(AutogradError, match="implicitly created only for scalar"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError):
+        torch.ones(()).backward()
+    with pytest.raises(AutogradError, match="does not require grad"):
+        tp.ones(()).backward()
+
+
+def test_saving_an_inference_tensor_raises_like_pytorch():
+    with tp.inference_mode():
+        c = tp.ones(3)
+    with torch.inference_mode():
+        ct = torch.ones(3)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        torch.ones(3, requires_grad=True) * ct
+    with pytest.raises(AutogradError, match="Inference tensors cannot be saved"):
+        tp.ones(3, requires_grad=True) * c
