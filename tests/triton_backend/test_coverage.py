@@ -7,8 +7,11 @@ from triton_util import CUDA  # noqa: F401 - skips without Triton
 from tensorplay.dispatch import DispatchKey
 from tensorplay.dispatch.dispatcher import dispatcher
 
-# Raise this when you add kernels; never lower it.
-TRITON_SERVED_AT_LEAST = 302
+# Raise this when you add kernels; never lower it by accident. (Lowered once, 302 -> 301,
+# on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
+# index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
+# what PyTorch's saves; its Triton kernel went with it.)
+TRITON_SERVED_AT_LEAST = 301
 SPECIALISED = {"mm", "bmm"}
 
 

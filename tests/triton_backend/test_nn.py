@@ -33,12 +33,12 @@ def grads(device, fn, *args):
     return [leaf.grad for leaf in leaves if leaf.dtype.is_floating_point]
 
 
-def check_grads(fn, *args):
+def check_grads(fn, *args, atol=1e-5):
     for got, expected in zip(grads("cuda", fn, *args), grads("cpu", fn, *args)):
         if expected is None:          # a non-differentiable input (cross-entropy's weight)
             assert got is None
         else:
-            assert_same(got, expected, rtol=1e-4, atol=1e-5)
+            assert_same(got, expected, rtol=1e-4, atol=atol)
 
 
 @pytest.mark.parametrize("dim", [-1, 1, 0])
@@ -77,7 +77,10 @@ def test_layer_norm_and_rms_norm():
           b.to(tp.bfloat16), rtol=2e-2, atol=2e-2)
     check(lambda t, w: NF.rms_norm(t, [5], w), X, w)
     check(lambda t: tp._fused_rms_norm(t, [5], None, None), X.half(), rtol=1e-3, atol=1e-3)
-    check_grads(lambda t, w, b: NF.layer_norm(t, [5], w, b), X, w, b)
+    # The input gradient subtracts two row means of grad * weight (grad up to 119 here):
+    # float32 rounding of those sums is ~1e-7 * 119 * 5 per element, and the CPU kernel
+    # sums in PyTorch's order, the Triton kernel in its own; both are ~3e-5 from float64.
+    check_grads(lambda t, w, b: NF.layer_norm(t, [5], w, b), X, w, b, atol=1e-4)
     check_grads(lambda t, w: NF.rms_norm(t, [5], w), X, w)
 
 
