@@ -2,7 +2,8 @@
 
 Each returns, besides the normalized output, the statistics its backward formula
 needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. The
-half types compute in float32 and round once. Variances are biased (divide by n),
+half types compute in float32 and round once (except where PyTorch's batch-norm loop
+rounds every step: `_stepwise_dtype`). Variances are biased (divide by n),
 except the running variance of batch norm, which PyTorch keeps unbiased.
 """
 from __future__ import annotations
