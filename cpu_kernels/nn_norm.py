@@ -2,7 +2,8 @@
 
 Each returns, besides the normalized output, the statistics its backward formula
 needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. The
-half types compute in float32 and round once. Variances are biased (divide by n),
+half types compute in float32 and round once (except where PyTorch's batch-norm loop
+rounds every step: `_stepwise_dtype`). Variances are biased (divide by n),
 except the running variance of batch norm, which PyTorch keeps unbiased.
 """
 from __future__ import annotations
@@ -77,16 +78,36 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     """
     spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
                                                          running_var, training, momentum, eps))
+    fused = _fused_layout(input._impl)
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
-                                training, momentum, eps, _fused_layout(input._impl))
+                                training, momentum, eps, fused,
+                                None if fused else _stepwise_dtype(input, weight, bias,
+                                                                   running_mean, running_var))
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
+def _stepwise_dtype(input, *params):
+    """The half type whose every operation PyTorch's non-contiguous batch-norm loop rounds
+    to: a float16/bfloat16 input whose defined parameters share its dtype, so the loop
+    runs on c10::Half (or BFloat16) values, each `-`, `*`, `+` rounding back to it. With
+    float32 parameters (mixed types) the loop computes in float32 and rounds once."""
+    a = input._impl.array()
+    if a.dtype.itemsize != 2:
+        return None
+    if any(p is not None and p._impl.dtype != input._impl.dtype for p in params):
+        return None
+    return a.dtype
+
+
 def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
-                fused=True):
+                fused=True, stepwise=None):
     """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
     NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
-    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`)."""
+    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `stepwise`: the
+    dtype the other loop rounds each step to (see `_stepwise_dtype`)."""
+    def rounded(v):
+        return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
+
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
@@ -104,7 +125,8 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # a copy: the returned mean must not alias running_mean (a later write to one
         # would show in the other)
         mean = _param(running_mean, 1, after, a).copy()
-        rstd = 1 / np.sqrt(_param(running_var, 1, after, a) + eps)
+        # (tensor ops on running_var there: each rounds to its dtype)
+        rstd = rounded(1 / rounded(np.sqrt(rounded(_param(running_var, 1, after, a) + eps))))
     # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
     # contiguous (or channels-last) input gets one scale and shift per channel,
     # y = x * scale + shift with scale = rstd * weight and shift = bias - mean * scale; any
@@ -117,6 +139,10 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
             scale = rstd if w is None else rstd * w
             shift = -mean * scale if b is None else b - mean * scale
             y = a * scale + shift
+        elif stepwise is not None:
+            y = rounded(rounded(a - rounded(mean)) * rounded(rstd))
+            y = y if w is None else rounded(y * w)
+            y = y if b is None else rounded(y + b)
         else:
             y = _affine((a - mean) * rstd, w, b)
     return y, mean.reshape(-1), rstd.reshape(-1)

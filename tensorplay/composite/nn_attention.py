@@ -23,10 +23,21 @@ from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
 
 def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
+    # PyTorch's validate_sdpa_input checks the dtypes first: query, key and value share
+    # one (no promotion), and a mask is bool, float32 or query's dtype.
+    if not query.dtype == key.dtype == value.dtype:
+        bad = "key" if key.dtype != query.dtype else "value"
+        raise DTypeError(f"{op}(): expected 'query', 'key' and 'value' to have the same dtype, "
+                         f"but got {query.dtype.name}, {key.dtype.name} and {value.dtype.name} "
+                         f"(argument '{bad}')", op=op, arg=bad)
+    if attn_mask is not None and attn_mask.dtype not in (dt.bool, dt.float32, query.dtype):
+        raise DTypeError(f"{op}(): argument 'attn_mask' must be bool, float32 or query's dtype "
+                         f"({query.dtype.name}), but got {attn_mask.dtype.name}", op=op,
+                         arg="attn_mask")
     for name, t in (("query", query), ("key", key), ("value", value)):
         if t.dim() < 2:
             raise ShapeError(f"{op}(): argument '{name}' must have at least 2 dimensions "

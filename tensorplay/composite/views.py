@@ -13,7 +13,7 @@ from tensorplay.meta.layout import expand_strides, is_in_format, view_strides
 from tensorplay._tensor import wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
-from tensorplay.autograd.view_impl import ViewImpl, mark_multi_output_views
+from tensorplay.autograd.view_impl import DEFAULT, ViewImpl, mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
@@ -27,8 +27,14 @@ def make_view(self, sizes, strides, offset):
         sizes = tuple(sizes)
     if type(strides) is not tuple:
         strides = tuple(strides)
-    return wrap(ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
-                         src.version, src._inference))
+    impl = ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
+                    src.version, src._inference)
+    # A view of a view made in no_grad mode or by split/unbind/chunk is made that way too
+    # (PyTorch's propagate_creation_meta): a write into its base must then make reading
+    # its history raise as for the view it was taken from, not rebase it silently.
+    if base is not src and impl.creation == DEFAULT:
+        impl.creation = src.creation
+    return wrap(impl)
 
 
 def infer_size(op, shape, numel, arg="size"):

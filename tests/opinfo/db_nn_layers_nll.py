@@ -213,7 +213,9 @@ def _ref_fused_ce_backward(g, probs, t, w, reduction, ignore, total):
     valid = t != ignore
     picked = torch.where(valid, t, 0)
     row_weight = valid.to(probs.dtype) * (1 if w is None else w[picked])
-    scale = row_weight * (g / total if reduction == "mean" else g)
+    # An ignored row's gradient is 0 even for a NaN/inf g, as in PyTorch's own
+    # cross_entropy backward (nll_loss_backward never writes that row): chosen, not 0 * g.
+    scale = torch.where(valid, row_weight * (g / total if reduction == "mean" else g), 0)
     onehot = TF.one_hot(picked, probs.shape[1]).to(probs.dtype)
     return (probs - onehot) * scale.unsqueeze(1)
 

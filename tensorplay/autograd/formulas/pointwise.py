@@ -184,5 +184,7 @@ def prelu_backward(grad, self, weight):
         w = weight.reshape(shape)
     positive = self > 0
     grad_self = F.where(positive, grad, grad * w)
-    grad_weight = sum_to(grad * F.where(positive, 0, self), tuple(w.shape))
+    # Chosen per element, not multiplied by a 0 mask: a NaN or inf grad where self > 0
+    # must not reach the weight's sum (NaN * 0 is NaN), as PyTorch's kernel selects too.
+    grad_weight = sum_to(F.where(positive, 0, grad * self), tuple(w.shape))
     return grad_self, grad_weight.reshape(tuple(weight.shape))
