@@ -3143,10 +3143,10 @@ class LinearBackward0(Node):
 class EinsumBackward0(Node):
     """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
 
-    tensors: einsum_backward(grad, equation, tensors)
+    tensors: einsum_backward(grad, equation, tensors, tensors.sizes(), tensors.dtype)
     """
 
-    __slots__ = ('tensors_', 'equation_', 'tensors_len')
+    __slots__ = ('tensors_', 'equation_', 'tensors_dtype', 'tensors_sizes', 'tensors_len')
     SAVED = ('tensors_',)
     OP = 'einsum'
 
@@ -3154,12 +3154,14 @@ class EinsumBackward0(Node):
         grad = grads[0]
         tensors = self.tensors_.unpack(self)
         equation = self.equation_
+        tensors_dtype = self.tensors_dtype
+        tensors_sizes = self.tensors_sizes
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
         d_tensors = None
         if needs_tensors:
-            d_tensors = einsum_backward(grad, equation, tensors)
+            d_tensors = einsum_backward(grad, equation, tensors, tensors_sizes, tensors_dtype)
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
