@@ -64,3 +64,34 @@ def test_einsum_unsaved_operand_still_gets_its_gradient():
     x = tp.arange(12.0, dtype=tp.float64).reshape(3, 4).requires_grad_()
     tp.einsum("ij->j", x).backward(tp.ones(4, dtype=tp.float64))
     assert x.grad.tolist() == [[1.0] * 4] * 3
+
+
+def _cross_entropy(shape):
+    def make(lib):
+        x = lib.ones(*shape, dtype=lib.float64, requires_grad=True)
+        t = lib.zeros(shape[0], dtype=lib.int64)
+        return [x], lib.nn.functional.cross_entropy(x, t, reduction="none")
+    return make
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (0, 3)])   # seeds 36282, 17931
+def test_cross_entropy_does_not_save_its_input(shape):
+    def change(xs):
+        xs[0][0:1].fill_(7)
+    tp_raised, torch_raised = _both(_cross_entropy(shape), change)
+    assert tp_raised == torch_raised
+
+
+def test_cross_entropy_double_backward_without_its_input():
+    # The gradient goes back to the input through the saved (differentiable) probabilities.
+    values = [[0.5, -1.0, 2.0, 0.0], [1.5, 0.25, -0.5, 3.0], [0.0, 0.0, 1.0, -2.0]]
+    results = []
+    for lib in (tp, torch):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor([2, 0, 3]))
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum() + (g.sum(1) ** 2).sum(), x)
+        results.append((g.detach().tolist(), h.tolist()))
+    for a, b in zip(results[0], results[1]):
+        for row_a, row_b in zip(a, b):
+            assert row_a == pytest.approx(row_b, rel=1e-12, abs=1e-12)

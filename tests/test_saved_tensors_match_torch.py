@@ -33,9 +33,8 @@ KNOWN = {
     "binary_cross_entropy": "decomposition",
     # PyTorch saves self for reflect/replicate padding only, ours one formula for all modes.
     "_pad_nd": "one formula for several PyTorch ops", "pad": "one formula for several",
-    # The fused cross entropy keeps self for create_graph (PyTorch: log_softmax's result);
-    # its backward op's reference is a composition.
-    "cross_entropy_loss": "fused", "_cross_entropy_backward": "reference",
+    # The fused cross entropy's backward op: its reference is a composition.
+    "_cross_entropy_backward": "reference",
     # The reference is not a PyTorch op of the same signature (TensorPlay's extensions:
     # n-d nll_loss_forward, a strided native_group_norm input, _fused_rms_norm's and
     # silu_backward's references).

@@ -4914,14 +4914,15 @@ class CrossEntropyForwardBackward0(Node):
         str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
 
     self: cross_entropy_backward(
-        grad, self, probs, target, weight, reduction, ignore_index, total_weight,
+        grads, probs, self.dtype, target, weight, reduction, ignore_index, total_weight,
     )
     """
 
     __slots__ = (
-        'self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+        'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+        'self_dtype',
     )
-    SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
+    SAVED = ('target_', 'weight_', 'probs_', 'total_weight_')
     OP = '_cross_entropy_forward'
 
     def apply(self, grads):
@@ -4929,17 +4930,17 @@ class CrossEntropyForwardBackward0(Node):
         grad_output = grads[0]
         grad_probs = grads[1]
         grad_total_weight = grads[2]
-        self_ = self.self_.unpack(self)
         target = self.target_.unpack(self)
         weight = self.weight_.unpack(self)
         probs = self.probs_.unpack(self)
         total_weight = self.total_weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
+        self_dtype = self.self_dtype
         d_self = None
         if self.needs_input_grad(0):
             d_self = cross_entropy_backward(
-                grad, self_, probs, target, weight, reduction, ignore_index, total_weight,
+                grads, probs, self_dtype, target, weight, reduction, ignore_index, total_weight,
             )
         return (d_self,)
 

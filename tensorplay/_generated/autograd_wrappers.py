@@ -5450,10 +5450,10 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
+    node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops._cross_entropy_forward.redispatch(
@@ -5461,7 +5461,7 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
         )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node, (True, False, False))
+    set_history(result, node, (True, True, False))
     node.probs_ = SavedVariable(result[1], is_output=True)
     node.total_weight_ = SavedVariable(result[2], is_output=True)
     return result
