@@ -95,3 +95,15 @@ def test_cross_entropy_double_backward_without_its_input():
     for a, b in zip(results[0], results[1]):
         for row_a, row_b in zip(a, b):
             assert row_a == pytest.approx(row_b, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])   # seeds 28031, 80045
+def test_pad_saves_self_for_reflect_and_replicate_only(mode):
+    def make(lib):
+        x = lib.ones(2, 5, requires_grad=True)
+        return [x], lib.nn.functional.pad(x, (2, 1), mode=mode)
+
+    def change(xs):
+        xs[0].fill_(2)
+    tp_raised, torch_raised = _both(make, change)
+    assert tp_raised == torch_raised

@@ -31,8 +31,6 @@ KNOWN = {
     "scaled_dot_product_attention": "decomposition",
     # binary_cross_entropy: PyTorch has a formula of its own (saves self, target, weight).
     "binary_cross_entropy": "decomposition",
-    # PyTorch saves self for reflect/replicate padding only, ours one formula for all modes.
-    "_pad_nd": "one formula for several PyTorch ops", "pad": "one formula for several",
     # The fused cross entropy's backward op: its reference is a composition.
     "_cross_entropy_backward": "reference",
     # The reference is not a PyTorch op of the same signature (TensorPlay's extensions:

@@ -22,22 +22,22 @@ from tensorplay.autograd.formulas import (
     log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent,
-    pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward,
-    repeat_backward, repeat_interleave_int_backward, rms_norm_backward, roll_backward,
-    rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
+    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
+    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
+    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
     select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
     xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
-    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
-    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d,
-    avg_pool2d_backward, col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite,
-    logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign,
-    silu_backward, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
-    upsample_nearest2d, upsample_nearest2d_backward, where,
+    _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
+    adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
+    col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
+    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward,
+    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    upsample_nearest2d_backward, where,
 )
 
 
@@ -3907,21 +3907,22 @@ class ConstantPadNdBackward0(Node):
 class PadNdBackward0(Node):
     """Backward of `_pad_nd(Tensor self, int[] pad, str mode) -> Tensor`.
 
-    self: _pad_nd_backward(grad, self.sizes(), pad, mode)
+    self: pad_nd_backward(grad, self, self.sizes(), pad, mode)
     """
 
-    __slots__ = ('pad_', 'mode_', 'self_sizes')
-    SAVED = ()
+    __slots__ = ('self_', 'pad_', 'mode_', 'self_sizes')
+    SAVED = ('self_',)
     OP = '_pad_nd'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         pad = self.pad_
         mode = self.mode_
         self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = _pad_nd_backward(grad, self_sizes, pad, mode)
+            d_self = pad_nd_backward(grad, self_, self_sizes, pad, mode)
         return (d_self,)
 
 

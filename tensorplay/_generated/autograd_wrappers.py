@@ -4612,6 +4612,7 @@ def _pad_nd(ks, self, pad, mode):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
         result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)

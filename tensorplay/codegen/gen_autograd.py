@@ -406,6 +406,14 @@ def _save_condition(spec: NodeSpec, name: str) -> str:
     input, and the op has several differentiable inputs, no Tensor[] argument, no
     "backward" in its name, and the saved input is a plain (not optional) Tensor.
     Otherwise it is saved whenever the node is built."""
+    condition = _reads_condition(spec, name)
+    given = dict(spec.entry.saved_if).get(name)
+    if given is None:
+        return condition
+    return f"({given})" if condition == "True" else f"({given}) and ({condition})"
+
+
+def _reads_condition(spec: NodeSpec, name: str) -> str:
     schema = spec.entry.schema
     argument = next(a for a in schema.arguments if a.name == name)
     slots = [slot for slot, tree in spec.formulas.items() if name in _reads(spec, tree)]
