@@ -107,3 +107,20 @@ def test_pad_saves_self_for_reflect_and_replicate_only(mode):
         xs[0].fill_(2)
     tp_raised, torch_raised = _both(make, change)
     assert tp_raised == torch_raised
+
+
+def test_native_group_norm_saves_a_strided_input_itself():
+    # seed 90017: PyTorch's kernel refuses a strided input (TensorPlay takes it); its rule
+    # saves the input, so the reference is a node that does (tests/opinfo).
+    from opinfo.db_nn_layers_norm import _ref_native_group_norm
+
+    def make(lib):
+        x = lib.ones(2, 6, 2, 4, dtype=lib.float64)[..., ::2].detach().requires_grad_()
+        args = (None, None, 2, 6, 4, 3, 1e-5)
+        out = (tp.native_group_norm(x, *args) if lib is tp
+               else _ref_native_group_norm(x, *args))[0]
+        return [x], out
+
+    def change(xs):
+        xs[0].fill_(2)
+    assert _both(make, change) == (True, True)

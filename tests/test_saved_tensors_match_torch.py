@@ -34,9 +34,8 @@ KNOWN = {
     # The fused cross entropy's backward op: its reference is a composition.
     "_cross_entropy_backward": "reference",
     # The reference is not a PyTorch op of the same signature (TensorPlay's extensions:
-    # n-d nll_loss_forward, a strided native_group_norm input, _fused_rms_norm's and
-    # silu_backward's references).
-    "nll_loss_forward": "reference", "native_group_norm": "reference",
+    # n-d nll_loss_forward, _fused_rms_norm's and silu_backward's references).
+    "nll_loss_forward": "reference",
     "_fused_rms_norm": "reference", "silu_backward": "reference",
 }
 
