@@ -22,22 +22,22 @@ from tensorplay.autograd.formulas import (
     log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, permute_backward, pow_backward_exponent,
-    pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward,
-    repeat_backward, repeat_interleave_int_backward, rms_norm_backward, roll_backward,
-    rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
+    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
+    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
+    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
     select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
     xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
-    _gather_along, _log_softmax_backward_data, _pad_nd, _pad_nd_backward, _softmax_backward_data,
-    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d,
-    avg_pool2d_backward, col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite,
-    logical_and, logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign,
-    silu_backward, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
-    upsample_nearest2d, upsample_nearest2d_backward, where,
+    _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
+    adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
+    col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
+    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward,
+    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    upsample_nearest2d_backward, where,
 )
 
 
@@ -3143,10 +3143,10 @@ class LinearBackward0(Node):
 class EinsumBackward0(Node):
     """Backward of `einsum(str equation, Tensor[] tensors) -> Tensor`.
 
-    tensors: einsum_backward(grad, equation, tensors)
+    tensors: einsum_backward(grad, equation, tensors, tensors.sizes(), tensors.dtype)
     """
 
-    __slots__ = ('tensors_', 'equation_', 'tensors_len')
+    __slots__ = ('tensors_', 'equation_', 'tensors_dtype', 'tensors_sizes', 'tensors_len')
     SAVED = ('tensors_',)
     OP = 'einsum'
 
@@ -3154,12 +3154,14 @@ class EinsumBackward0(Node):
         grad = grads[0]
         tensors = self.tensors_.unpack(self)
         equation = self.equation_
+        tensors_dtype = self.tensors_dtype
+        tensors_sizes = self.tensors_sizes
         at = 0
         needs_tensors = self.needs_any_input_grad(at, self.tensors_len)
         at += self.tensors_len
         d_tensors = None
         if needs_tensors:
-            d_tensors = einsum_backward(grad, equation, tensors)
+            d_tensors = einsum_backward(grad, equation, tensors, tensors_sizes, tensors_dtype)
         return (*(d_tensors if d_tensors is not None else (None,) * self.tensors_len),)
 
 
@@ -3905,21 +3907,22 @@ class ConstantPadNdBackward0(Node):
 class PadNdBackward0(Node):
     """Backward of `_pad_nd(Tensor self, int[] pad, str mode) -> Tensor`.
 
-    self: _pad_nd_backward(grad, self.sizes(), pad, mode)
+    self: pad_nd_backward(grad, self, self.sizes(), pad, mode)
     """
 
-    __slots__ = ('pad_', 'mode_', 'self_sizes')
-    SAVED = ()
+    __slots__ = ('self_', 'pad_', 'mode_', 'self_sizes')
+    SAVED = ('self_',)
     OP = '_pad_nd'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         pad = self.pad_
         mode = self.mode_
         self_sizes = self.self_sizes
         d_self = None
         if self.needs_input_grad(0):
-            d_self = _pad_nd_backward(grad, self_sizes, pad, mode)
+            d_self = pad_nd_backward(grad, self_, self_sizes, pad, mode)
         return (d_self,)
 
 
@@ -4912,14 +4915,15 @@ class CrossEntropyForwardBackward0(Node):
         str reduction, int ignore_index) -> (Tensor output, Tensor probs, Tensor total_weight)`.
 
     self: cross_entropy_backward(
-        grad, self, probs, target, weight, reduction, ignore_index, total_weight,
+        grads, probs, self.dtype, target, weight, reduction, ignore_index, total_weight,
     )
     """
 
     __slots__ = (
-        'self_', 'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+        'target_', 'weight_', 'probs_', 'total_weight_', 'reduction_', 'ignore_index_',
+        'self_dtype',
     )
-    SAVED = ('self_', 'target_', 'weight_', 'probs_', 'total_weight_')
+    SAVED = ('target_', 'weight_', 'probs_', 'total_weight_')
     OP = '_cross_entropy_forward'
 
     def apply(self, grads):
@@ -4927,17 +4931,17 @@ class CrossEntropyForwardBackward0(Node):
         grad_output = grads[0]
         grad_probs = grads[1]
         grad_total_weight = grads[2]
-        self_ = self.self_.unpack(self)
         target = self.target_.unpack(self)
         weight = self.weight_.unpack(self)
         probs = self.probs_.unpack(self)
         total_weight = self.total_weight_.unpack(self)
         reduction = self.reduction_
         ignore_index = self.ignore_index_
+        self_dtype = self.self_dtype
         d_self = None
         if self.needs_input_grad(0):
             d_self = cross_entropy_backward(
-                grad, self_, probs, target, weight, reduction, ignore_index, total_weight,
+                grads, probs, self_dtype, target, weight, reduction, ignore_index, total_weight,
             )
         return (d_self,)
 

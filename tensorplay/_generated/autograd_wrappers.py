@@ -6,7 +6,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList, others_require_grad
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
@@ -3665,10 +3665,14 @@ def einsum(ks, equation, tensors):
     node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
+    node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
+    node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensors_ = SavedVariableList(tensors, is_output=False)
+        node.tensors_ = SavedVariableList(
+            tensors, is_output=False, keep=others_require_grad(tensors),
+        )
         result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -4608,6 +4612,7 @@ def _pad_nd(ks, self, pad, mode):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
+        node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
         result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
@@ -5446,10 +5451,10 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.next_functions = (impl_edge(self._impl),)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
+    node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         result = ops._cross_entropy_forward.redispatch(
@@ -5457,7 +5462,7 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
         )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node, (True, False, False))
+    set_history(result, node, (True, True, False))
     node.probs_ = SavedVariable(result[1], is_output=True)
     node.total_weight_ = SavedVariable(result[2], is_output=True)
     return result

@@ -154,9 +154,11 @@ class SavedVariableList:
 
     __slots__ = ("_items", "sizes", "dtype")
 
-    def __init__(self, tensors, is_output):
-        self._items = None if tensors is None else [SavedVariable(t, is_output)
-                                                    for t in tensors]
+    def __init__(self, tensors, is_output, keep=None):
+        # keep[i] False: element i is not saved (it unpacks as None), see others_require_grad.
+        self._items = None if tensors is None else [
+            SavedVariable(t if keep is None or keep[i] else None, is_output)
+            for i, t in enumerate(tensors)]
         self.sizes = self.dtype = None   # not one tensor: graph drawings skip it
 
     def unpack(self, node=None):
@@ -170,3 +172,14 @@ class SavedVariableList:
 
     def __repr__(self):
         return f"<SavedVariableList of {len(self._items or ())}>"
+
+
+def others_require_grad(tensors):
+    """For each element of a differentiable Tensor[] argument: does another element require
+    grad? A multilinear op (einsum) reads operand i's values only for the other operands'
+    gradients, and PyTorch's composition of it saves an operand only then (bmm saves
+    `self` for `mat2`'s gradient and `mat2` for `self`'s), so an in-place change of an
+    operand no other gradient reads does not make backward raise."""
+    flags = [t is not None and t._impl.requires_grad for t in tensors]
+    count = sum(flags)
+    return [count - flag > 0 for flag in flags]

@@ -343,6 +343,12 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
             continue
         cond = _save_condition(spec, t)
         value = t if cond == "True" else f"{t} if {cond} else None"
+        if t in lists and t not in spec.entry.non_differentiable:
+            # A differentiable Tensor[] (einsum's operands): an element is saved only
+            # for the other elements' gradients (others_require_grad).
+            save_inputs.append(f"node.{t}_ = SavedVariableList({value}, is_output=False, "
+                               f"keep=others_require_grad({t}))")
+            continue
         saver = "SavedVariableList" if t in lists else "SavedVariable"
         save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
     if inplace:
@@ -400,6 +406,14 @@ def _save_condition(spec: NodeSpec, name: str) -> str:
     input, and the op has several differentiable inputs, no Tensor[] argument, no
     "backward" in its name, and the saved input is a plain (not optional) Tensor.
     Otherwise it is saved whenever the node is built."""
+    condition = _reads_condition(spec, name)
+    given = dict(spec.entry.saved_if).get(name)
+    if given is None:
+        return condition
+    return f"({given})" if condition == "True" else f"({given}) and ({condition})"
+
+
+def _reads_condition(spec: NodeSpec, name: str) -> str:
     schema = spec.entry.schema
     argument = next(a for a in schema.arguments if a.name == name)
     slots = [slot for slot, tree in spec.formulas.items() if name in _reads(spec, tree)]
@@ -457,7 +471,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList, others_require_grad
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,

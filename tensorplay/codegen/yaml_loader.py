@@ -348,7 +348,7 @@ def load_ops(path_or_text: str | os.PathLike, file_name: str = "ops.yaml") -> li
 
 # --- derivatives.yaml ----------------------------------------------------------
 
-DERIVATIVE_OPTIONS = ("name", "output_differentiability", "non_differentiable")
+DERIVATIVE_OPTIONS = ("name", "output_differentiability", "non_differentiable", "saved_if")
 
 
 class Formula(NamedTuple):
@@ -365,12 +365,16 @@ class DerivativeEntry:
     """One `derivatives.yaml` entry: a schema and a formula per differentiable input.
 
     `output_differentiability` is None when not given (every output differentiable).
+    `saved_if` pairs a tensor argument with a Python condition on the other arguments:
+    the tensor is saved only when it holds (PyTorch saves _pad_nd's `self` for reflect
+    and replicate padding, whose backward ops take it, and not for constant/circular).
     """
     schema: FunctionSchema
     formulas: tuple[Formula, ...]
     output_differentiability: tuple[bool, ...] | None
     non_differentiable: tuple[str, ...]
     loc: Location
+    saved_if: tuple[tuple[str, str], ...] = ()
 
     @staticmethod
     def from_yaml(
@@ -393,6 +397,16 @@ class DerivativeEntry:
                 where = fields.at("non_differentiable")
                 raise CodegenError(where, f"'{schema.name}' has no argument '{name}'{hint}")
 
+        saved_if = fields.get("saved_if", dict, "a map of tensor argument: condition") or {}
+        for name, condition in saved_if.items():
+            if name not in arg_types or not arg_types[name].is_tensor:
+                raise CodegenError(fields.at("saved_if"),
+                                   f"'saved_if': '{name}' is not a Tensor argument of "
+                                   f"'{schema.name}'")
+            if not isinstance(condition, str) or not condition.strip():
+                raise CodegenError(fields.at("saved_if"),
+                                   f"'saved_if': the condition for '{name}' must be a string")
+
         formulas: list[Formula] = []
         owner_line: dict[str, int] = {}  # input -> line of the key that gave it a formula
         for key, text in d.items():
@@ -414,7 +428,8 @@ class DerivativeEntry:
                 f"'{schema.name}' has no formulas: give one per differentiable input, "
                 "or list the inputs under 'non_differentiable'",
             )
-        return DerivativeEntry(schema, tuple(formulas), out_diff, non_diff, loc)
+        return DerivativeEntry(schema, tuple(formulas), out_diff, non_diff, loc,
+                               tuple(saved_if.items()))
 
 
 def _parse_output_differentiability(

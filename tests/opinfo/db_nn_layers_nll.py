@@ -158,29 +158,27 @@ def _fused_ce_samples(op, device, dtype, requires_grad):
 
 class _FusedCrossEntropy(torch.autograd.Function):
     """PyTorch's cross_entropy (its loss and gradient), as one node that saves what the
-    fused op's backward saves: self, target, weight and the probs and total_weight outputs
-    (as PyTorch's native_batch_norm saves its statistics). PyTorch has no fused op; with
-    this reference an in-place change of one of those tensors makes backward raise in
-    both libraries."""
+    fused op's backward saves: target, weight and the probs and total_weight outputs (as
+    PyTorch's composition saves log_softmax's result, not self). PyTorch has no fused op;
+    with this reference an in-place change of one of those tensors makes backward raise
+    in both libraries. The probs output is differentiable (softmax's gradient)."""
 
     @staticmethod
     def forward(ctx, x, t, w, reduction, ignore):
         loss = TF.cross_entropy(x, t, w, ignore_index=ignore, reduction=reduction)
         probs = torch.softmax(x, 1)
         total = _ref_nll_forward(x, t, w, reduction, ignore)[1]
-        ctx.save_for_backward(x, t, w, probs, total)
+        ctx.save_for_backward(t, w, probs, total)
         ctx.reduction, ctx.ignore = reduction, ignore
-        ctx.mark_non_differentiable(probs, total)
+        ctx.mark_non_differentiable(total)
         return loss, probs, total
 
     @staticmethod
-    def backward(ctx, grad, _grad_probs, _grad_total):
-        x, t, w, _, _ = ctx.saved_tensors
+    def backward(ctx, grad, grad_probs, _grad_total):
+        t, w, probs, total = ctx.saved_tensors
         w = None if w is None else w.detach()      # (not differentiable, as in PyTorch)
-        with torch.enable_grad():
-            x = x.detach().requires_grad_(True)
-            loss = TF.cross_entropy(x, t, w, ignore_index=ctx.ignore, reduction=ctx.reduction)
-            (grad_x,) = torch.autograd.grad(loss, x, grad)
+        grad_x = _ref_fused_ce_backward(grad, probs, t, w, ctx.reduction, ctx.ignore, total)
+        grad_x = grad_x + probs * (grad_probs - (grad_probs * probs).sum(1, keepdim=True))
         return grad_x, None, None, None, None
 
 
@@ -280,7 +278,7 @@ op_db = [
            tolerances=HALF_TOL),
     OpInfo("_cross_entropy_forward", ref=_ref_fused_ce, overloads=("_cross_entropy_forward",),
            dtypes=FLOATING, sample_inputs_func=_fused_ce_samples, error_inputs_func=errors_fused_ce,
-           # Its statistics outputs are not differentiable: gradcheck runs on the
+           # Its total_weight output is not differentiable: gradcheck runs on the
            # cross_entropy_loss entry, which calls this kernel.
            gradcheck=False),
     OpInfo("_cross_entropy_backward", ref=_ref_fused_ce_backward,

@@ -266,9 +266,40 @@ def errors_instance_norm(op, device):
             r"instance_norm\(\): argument 'input' must have at least 3 dimensions", arg="input")
 
 
+class _StridedNativeGroupNorm(torch.autograd.Function):
+    """PyTorch's native_group_norm on a strided input (TensorPlay's extension: PyTorch's
+    kernel refuses one), as one node that saves what PyTorch's saves (input, weight and
+    the mean and rstd outputs): the input itself, not the dense copy the kernel reads, so
+    an in-place change of it makes backward raise in both libraries."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, *args):
+        out, mean, rstd = torch.native_group_norm(x.contiguous(), w, b, *args)
+        ctx.save_for_backward(x, w, mean, rstd)
+        ctx.has_bias, ctx.args = b is not None, args
+        ctx.mark_non_differentiable(mean, rstd)
+        return out, mean, rstd
+
+    @staticmethod
+    def backward(ctx, grad, _grad_mean, _grad_rstd):
+        x, w, _, _ = ctx.saved_tensors
+        with torch.enable_grad():
+            x = x.detach().requires_grad_(True)
+            w = None if w is None else w.detach().requires_grad_(True)
+            b = torch.zeros(x.shape[1], dtype=x.dtype, requires_grad=True) \
+                if ctx.has_bias else None
+            out = torch.native_group_norm(x.contiguous(), w, b, *ctx.args)[0]
+            inputs = [t for t in (x, w, b) if t is not None]
+            grads = iter(torch.autograd.grad(out, inputs, grad))
+        gx, gw, gb = (next(grads) if t is not None else None for t in (x, w, b))
+        return (gx, gw, gb) + (None,) * len(ctx.args)
+
+
 def _ref_native_group_norm(x, *args):
     # PyTorch's needs a contiguous input, and its statistics are differentiable; here not.
-    out, mean, rstd = torch.native_group_norm(x.contiguous(), *args)
+    if not x.is_contiguous():
+        return _StridedNativeGroupNorm.apply(x, *args)
+    out, mean, rstd = torch.native_group_norm(x, *args)
     return out, mean.detach(), rstd.detach()
 
 

@@ -35,18 +35,25 @@ def nll_loss_value(grad, target, weight, reduction, ignore_index):
     return F.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
 
 
-def cross_entropy_backward(grad, self, probs, target, weight, reduction, ignore_index,
+def cross_entropy_backward(grads, probs, input_dtype, target, weight, reduction, ignore_index,
                            total_weight):
-    """The fused kernel's gradient: one pass over the saved probabilities. With
-    create_graph, the same gradient composed from differentiable ops instead (the saved
-    probabilities are constants to autograd)."""
-    if not grad_state.enabled:
-        return F._cross_entropy_backward(grad, probs, target, weight, reduction, ignore_index,
-                                         total_weight)
-    log_probs = F.log_softmax(self, 1)
-    grad_log_probs = F.nll_loss_backward(grad, log_probs, target, weight, reduction,
-                                         ignore_index, total_weight)
-    return F._log_softmax_backward_data(grad_log_probs, log_probs, 1, self.dtype)
+    """The fused kernel's gradient: one pass over the saved probabilities (grads[0], the
+    loss's), plus softmax's backward for a gradient of the probabilities (grads[1]).
+
+    The probabilities are a differentiable output, as log_softmax's result is in PyTorch's
+    composition: with create_graph the saved output carries this node's history, so the
+    gradient, a differentiable function of it, goes back to self through softmax's
+    backward without keeping self (an in-place change of the input after the loss does
+    not make backward raise, as in PyTorch, which saves only log_softmax's result)."""
+    loss_grad, probs_grad = grads[0], grads[1]
+    result = None
+    if loss_grad is not None:
+        result = F._cross_entropy_backward(loss_grad, probs, target, weight, reduction,
+                                           ignore_index, total_weight)
+    if probs_grad is not None:
+        softmax_grad = F._softmax_backward_data(probs_grad, probs, 1, input_dtype)
+        result = softmax_grad if result is None else result + softmax_grad
+    return result
 
 
 def cross_entropy_backward_grads(grad, grad_output, probs, target, weight, reduction,

@@ -17,19 +17,24 @@ def linear_weight_backward(grad, input):  # noqa: A002 - the schema's name
     return grad.reshape([-1, out_features]).t().mm(input.reshape([-1, in_features]))
 
 
-def einsum_backward(grad, equation, tensors):
+def einsum_backward(grad, equation, tensors, sizes, dtypes):
     """The gradients of einsum's operands (None where one does not require grad).
+
+    An operand no other operand's gradient reads was not saved (None in `tensors`,
+    others_require_grad): it requires grad, and only its shape plays a part, so a
+    zero stand-in of its size and dtype (one element, expanded) takes its place.
 
     Two operands: `_operand_grad`. Three or more: the forward contracts them pairwise from
     left to right (PyTorch's order, see the CPU kernel), so the gradient goes back through
     that chain of two-operand einsums, as PyTorch's does: the partial products are
     recomputed and each step's two gradients taken in turn. The order matters for more than
     rounding: an inf in one operand meets the others' values in a different order."""
-    spec = parse_einsum("einsum", equation, [tuple(t.shape) for t in tensors])
-    needed = [t.requires_grad for t in tensors]
+    spec = parse_einsum("einsum", equation, [tuple(size) for size in sizes])
+    needed = [t is None or t.requires_grad for t in tensors]
+    tensors = [_creation.zeros((), dtype=dtype, device=grad.device).expand(list(size))
+               if t is None else t for t, size, dtype in zip(tensors, sizes, dtypes)]
     # In the output's dtype (operands of mixed dtypes were promoted by the forward); each
     # gradient goes back to its operand's dtype at the end.
-    dtypes = [t.dtype for t in tensors]
     tensors = [t.to(grad.dtype) for t in tensors]
     return [g if g is None else g.to(dtype)
             for g, dtype in zip(_einsum_grads(grad, spec, tensors, needed), dtypes)]
