@@ -25,13 +25,10 @@ KNOWN = {
     "leaky_relu.inplace": "in-place", "as_strided": "view", "unfold": "view",
     # Decompositions unlike PyTorch's: PyTorch's kron and matmul reshape with _unsafe_view
     # (an alias that shares the data but not the version counter: its backward then reads
-    # the changed values, unchecked), its einsum and the flash kernel of
-    # scaled_dot_product_attention are other compositions; ours save through other nodes.
-    # (einsum: ours saves an operand when another needs a gradient, as PyTorch's bmm; but
-    # PyTorch's bmm gets a new tensor, so saves nothing visible, where the operand has a
-    # letter of its own that is summed away, or its permuted reshape to a matrix copies a
-    # strided or broadcast operand; fuzz seeds 41879, 58880.)
-    "kron": "decomposition", "matmul": "decomposition", "einsum": "decomposition",
+    # the changed values, unchecked) and the flash kernel of scaled_dot_product_attention
+    # is another composition; ours save through other nodes. (einsum left this list: its
+    # save rule replays PyTorch's composition, tensorplay/autograd/einsum_saves.py.)
+    "kron": "decomposition", "matmul": "decomposition",
     "scaled_dot_product_attention": "decomposition",
     # The fused cross entropy's backward op: its reference is a composition.
     "_cross_entropy_backward": "reference",
@@ -42,7 +39,7 @@ KNOWN = {
 }
 
 # The ops each fixed rule covers, checked on their first samples in the default run.
-FIXED = ["mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tensor", "addcdiv", "topk",
+FIXED = ["einsum", "mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tensor", "addcdiv", "topk",
          "sort", "msort", "cumsum", "gather", "take", "masked_select", "index_add",
          "index_copy", "repeat_interleave", "repeat_interleave.tensor", "take_along_dim",
          "mse_loss", "huber_loss", "smooth_l1_loss", "avg_pool2d_backward",

@@ -6,7 +6,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList, others_require_grad
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
@@ -3667,12 +3667,12 @@ def einsum(ks, equation, tensors):
     node.equation_ = equation
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
     node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
+    node.tensors_ = SavedVariableList(
+        tensors, is_output=False, saves=list_saves('einsum', tensors, (equation,)),
+    )
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensors_ = SavedVariableList(
-            tensors, is_output=False, keep=others_require_grad(tensors),
-        )
         result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)

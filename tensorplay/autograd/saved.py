@@ -154,10 +154,11 @@ class SavedVariableList:
 
     __slots__ = ("_items", "sizes", "dtype")
 
-    def __init__(self, tensors, is_output, keep=None):
-        # keep[i] False: element i is not saved (it unpacks as None), see others_require_grad.
+    def __init__(self, tensors, is_output, saves=None):
+        # saves[i]: what is saved for element i (the element, a copy of it, or None: it
+        # unpacks as None), see list_saves.
         self._items = None if tensors is None else [
-            SavedVariable(t if keep is None or keep[i] else None, is_output)
+            SavedVariable(t if saves is None else saves[i], is_output)
             for i, t in enumerate(tensors)]
         self.sizes = self.dtype = None   # not one tensor: graph drawings skip it
 
@@ -174,12 +175,19 @@ class SavedVariableList:
         return f"<SavedVariableList of {len(self._items or ())}>"
 
 
+def list_saves(op, tensors, args):
+    """What a differentiable Tensor[] argument saves, per element. einsum has its own rule
+    (autograd/einsum_saves.py: what PyTorch's composition of it from bmm keeps); any other
+    op saves an element only for the other elements' gradients."""
+    if op == "einsum":
+        from tensorplay.autograd.einsum_saves import einsum_saves
+        return einsum_saves(tensors, *args)
+    return [t if other else None for t, other in zip(tensors, others_require_grad(tensors))]
+
+
 def others_require_grad(tensors):
-    """For each element of a differentiable Tensor[] argument: does another element require
-    grad? A multilinear op (einsum) reads operand i's values only for the other operands'
-    gradients, and PyTorch's composition of it saves an operand only then (bmm saves
-    `self` for `mat2`'s gradient and `mat2` for `self`'s), so an in-place change of an
-    operand no other gradient reads does not make backward raise."""
+    """For each element of a Tensor[] argument: does another element require grad? A
+    multilinear op reads operand i's values only for the other operands' gradients."""
     flags = [t is not None and t._impl.requires_grad for t in tensors]
     count = sum(flags)
     return [count - flag > 0 for flag in flags]

@@ -344,10 +344,12 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         cond = _save_condition(spec, t)
         value = t if cond == "True" else f"{t} if {cond} else None"
         if t in lists and t not in spec.entry.non_differentiable:
-            # A differentiable Tensor[] (einsum's operands): an element is saved only
-            # for the other elements' gradients (others_require_grad).
-            save_inputs.append(f"node.{t}_ = SavedVariableList({value}, is_output=False, "
-                               f"keep=others_require_grad({t}))")
+            # A differentiable Tensor[] (einsum's operands): what each element saves is
+            # the op's rule (saved.list_saves); decided while autograd still records, so
+            # a copy it makes keeps its element's history.
+            others = ", ".join(n for n in names if n != t)
+            record.append(f"node.{t}_ = SavedVariableList({t}, is_output=False, saves="
+                          f"list_saves({schema.name.base!r}, {t}, ({others},)))")
             continue
         saver = "SavedVariableList" if t in lists else "SavedVariable"
         save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
@@ -471,7 +473,7 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList, others_require_grad
+from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
