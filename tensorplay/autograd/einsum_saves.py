@@ -24,9 +24,9 @@ from tensorplay.meta.layout import view_strides
 _ELLIPSIS = "..."
 
 
-def einsum_saves(tensors, equation):
-    """Per operand: the tensor to save (the operand or a copy of it) or None."""
-    needed = _others_require_grad(tensors)
+def einsum_saves(tensors, equation, needed):
+    """Per operand: the tensor to save (the operand or a copy of it) or None. `needed[i]`:
+    does our formula read operand i (another operand requires grad)?"""
     linked = _linked_operands(equation, tensors)
     saves = []
     for t, need, link in zip(tensors, needed, linked):
@@ -37,12 +37,6 @@ def einsum_saves(tensors, equation):
         else:
             saves.append(None)
     return saves
-
-
-def _others_require_grad(tensors):
-    flags = [t._impl.requires_grad for t in tensors]
-    count = sum(flags)
-    return [count - flag > 0 for flag in flags]
 
 
 def _label_index(c):

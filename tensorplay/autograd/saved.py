@@ -181,7 +181,7 @@ def list_saves(op, tensors, args):
     op saves an element only for the other elements' gradients."""
     if op == "einsum":
         from tensorplay.autograd.einsum_saves import einsum_saves
-        return einsum_saves(tensors, *args)
+        return einsum_saves(tensors, *args, needed=others_require_grad(tensors))
     return [t if other else None for t, other in zip(tensors, others_require_grad(tensors))]
 
 
