@@ -37,7 +37,7 @@ class ViewImpl(TensorImpl):
     __slots__ = ("view_version", "creation", "_grad_fn", "_requires_grad")
 
     def __init__(self, base, storage, sizes, strides, offset, dtype, device, version,
-                 inference=False):
+                 inference=False, contiguous=None):
         # Every field TensorImpl.__init__ sets, written out rather than called: there its
         # `requires_grad = False` and `grad_fn = None` would go through this class's
         # setters, and the nested call and the two setters cost a third of a view.
@@ -50,7 +50,8 @@ class ViewImpl(TensorImpl):
         self.dtype = dtype
         self._device = device
         self.version = version
-        self.is_contiguous = is_contiguous_layout(sizes, strides)
+        self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
+            else contiguous
         self._inference = inference
         self.keys = PLAIN_KEYS[inference][device.key]
         self.wrapped_number = False

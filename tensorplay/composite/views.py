@@ -8,16 +8,18 @@ import builtins
 from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._memory_format import contiguous_format
-from tensorplay._impl import TensorImpl, numel_of
-from tensorplay.meta.layout import expand_strides, is_in_format, view_strides
-from tensorplay._tensor import wrap
+from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
+from tensorplay.meta.layout import expand_strides, is_in_format, is_row_major, view_strides
+from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay import _subclass as subclass
 from tensorplay._subclass import PythonTensorImpl
 from tensorplay.autograd.view_impl import DEFAULT, ViewImpl, mark_multi_output_views
 from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
 
 
-def make_view(self, sizes, strides, offset):
+def make_view(self, sizes, strides, offset, contiguous=None):
+    """A ViewImpl of `self`'s memory wrapped in a Tensor; `contiguous`, when the caller
+    knows it, saves ViewImpl the contiguity walk."""
     src = self._impl
     base = src.base
     if base is None:
@@ -28,19 +30,30 @@ def make_view(self, sizes, strides, offset):
     if type(strides) is not tuple:
         strides = tuple(strides)
     impl = ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
-                    src.version, src._inference)
+                    src.version, src._inference, contiguous)
     # A view of a view made in no_grad mode or by split/unbind/chunk is made that way too
     # (PyTorch's propagate_creation_meta): a write into its base must then make reading
     # its history raise as for the view it was taken from, not rebase it silently.
     if base is not src and impl.creation == DEFAULT:
         impl.creation = src.creation
-    return wrap(impl)
+    # wrap(impl), without its call (the result of every view takes this line)
+    t = _new(Tensor)
+    t._impl = impl
+    return t
 
 
 def infer_size(op, shape, numel, arg="size"):
     """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
-    if -1 not in shape and numel_of(shape) == numel and (not shape or min(shape) >= 0):
-        return tuple(shape)     # nothing to infer and nothing wrong: the usual case
+    # The usual case, nothing to infer and nothing wrong: no size is negative (so there
+    # is no -1) and the product is right. One pass; anything else takes the checks below.
+    product = 1
+    for s in shape:
+        if s < 0:
+            break
+        product *= s
+    else:
+        if product == numel:
+            return tuple(shape)
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -64,7 +77,12 @@ def infer_size(op, shape, numel, arg="size"):
 def view(self, size):
     impl = self._impl
     sizes = infer_size("view", size, numel_of(impl.sizes))
-    strides = view_strides(impl.sizes, impl.strides, sizes)
+    old_strides = impl.strides
+    if is_row_major(impl.sizes, old_strides):
+        # view_strides' first answer, without its call; the new sizes' row-major strides
+        # make a contiguous view, so ViewImpl need not walk them again.
+        return make_view(self, sizes, contiguous_strides(sizes), impl.offset, True)
+    strides = view_strides(impl.sizes, old_strides, sizes)
     if strides is None:
         raise ShapeError(f"view(): view size {fmt_shape(sizes)} (argument 'size') is not "
                          f"compatible with input tensor's size and stride (at least one "

@@ -290,6 +290,23 @@ def _no_grad_keys(resolved):
 
 
 def _bumping(entry, mutable):
+    if len(mutable) == 1:
+        # One written argument, the case of every in-place op but a few: the loop below
+        # for its one position, without the loop.
+        i, = mutable
+
+        def run_and_bump_one(*args):
+            out = entry(*args)
+            written = args[i]
+            if written is not None:     # an optional mutable argument (Tensor(a!)?) not given
+                impl = written._impl
+                if not impl._inference:     # the `inference` property's field
+                    impl.version.value += 1
+            return out
+        run_and_bump_one.registry = getattr(entry, "registry", entry)
+        run_and_bump_one.bumps = True
+        return run_and_bump_one
+
     def run_and_bump(*args):
         out = entry(*args)
         for i in mutable:
