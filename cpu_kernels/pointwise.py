@@ -233,19 +233,26 @@ def relu(self):
 
 
 # ---- in-place: compute into the tensor's own memory ----------------------------------
+# Two tests, written out in each kernel below (a call costs as much as either test), say
+# when the general checks have nothing to refuse:
+#
+# * "fits self": `other` has self's sizes, or is 0-dim on self's device (a wrapped number,
+#   `x.add_(1.0)`): its broadcast is self's sizes and check_devices lets it through, so
+#   rules.binary_inplace could only find the result type's cast to check.
+# * "may overlap": check_inplace_overlap refuses only an internal overlap, which needs a
+#   stride of 0 in self, or a partial overlap with `other`, which needs a shared storage.
 def _inplace(op, ufunc, self, other, alpha=1):
     impl, other_impl = self._impl, other._impl
     dtype = result_type2(self, other)
     b = array_as(other, dtype)
     if alpha != 1 or type(alpha) is float:
         b = _scaled(op, self, other, alpha, dtype, b)
-    if other_impl.sizes != impl.sizes:
+    other_sizes = other_impl.sizes
+    if other_sizes == impl.sizes or (not other_sizes and other_impl._device is impl._device):
+        if dtype is not impl.dtype:     # (a dtype can always be cast to itself)
+            rules.check_inplace_cast(op, dtype, self)
+    else:
         rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
-    elif dtype is not impl.dtype:     # (a dtype can always be cast to itself)
-        rules.check_inplace_cast(op, dtype, self)
-    # check_inplace_overlap refuses only an internal overlap, which needs a stride of 0, or
-    # a partial overlap with `other`, which needs a shared storage: without either (the
-    # usual case) it has nothing to refuse.
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap(op, self, ("other", other))
     target = impl._array      # the cached view, as impl.array() would return it
@@ -277,10 +284,15 @@ def sub_(self, other, alpha):
 
 
 def mul_(self, other):
+    impl, other_impl = self._impl, other._impl
     dtype = result_type2(self, other)
-    rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
-    check_inplace_overlap("mul_", self, ("other", other))
-    np.copyto(self._impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
+    other_sizes = other_impl.sizes
+    if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
+            not other_sizes and other_impl._device is impl._device))):
+        rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
+    if 0 in impl.strides or other_impl.storage is impl.storage:
+        check_inplace_overlap("mul_", self, ("other", other))
+    np.copyto(impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
               casting="unsafe")
     return self
 

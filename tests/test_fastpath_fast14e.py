@@ -5,9 +5,10 @@ against PyTorch and against the general code it stands in for.
   (`is_row_major`, written out for 1-d and 2-d); other layouts take the stride walk
   (`walk_view_strides`). `infer_size` checks the usual shape in one pass.
 - `make_view` is told the contiguity when its caller knows it, and makes the Tensor itself.
-- The in-place add_/sub_ kernel (`pointwise._inplace`) skips the cast check when the
-  result type is self's, and the overlap checks when nothing can overlap (no stride 0 in
-  self, no storage shared with `other`); a one-element self is written back from a fresh
+- The in-place add_/sub_/mul_ kernels skip rules.binary_inplace when `other` has self's
+  sizes or is 0-dim on self's device (a wrapped number), the cast check when the result
+  type is self's, and the overlap checks when nothing can overlap (no stride 0 in self,
+  no storage shared with `other`); add_/sub_ write a one-element self back from a fresh
   result instead of through out=.
 - The version bump after an in-place kernel (`dispatcher._bumping`) has a one-position
   form.
@@ -262,6 +263,66 @@ def test_inplace_add_sub_match_torch(dtype, shape, op):
         assert got is a
         same_values(a, want)
         assert a._version == at._version == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["bool"])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_inplace_with_a_python_number_or_a_0_dim_tensor_matches_torch(dtype, shape):
+    # a wrapped number (0-dim) fits self without rules.binary_inplace
+    values = (np.arange(1, 1 + numel(shape)).reshape(shape) % 3).tolist()
+    others = [2, 1.5, True, ("tensor", 3, "int64"), ("tensor", 0.5, "float64"),
+              ("tensor", 2, dtype)]
+    for op in ("add_", "sub_", "mul_"):
+        for other in others:
+            a, at = pair(values, dtype)
+            if isinstance(other, tuple):
+                _, value, other_dtype = other
+                b, bt = pair(value, other_dtype)
+            else:
+                b = bt = other
+            try:
+                getattr(at, op)(bt)
+            except RuntimeError:
+                with pytest.raises(RuntimeError):
+                    getattr(a, op)(b)
+                assert a._version == 0
+                continue
+            getattr(a, op)(b)
+            same_values(a, at)
+            assert a._version == at._version == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("self_shape, other_shape", [((2, 3), (2, 3)), ((2, 3), (3,)),
+                                                     ((1,), (1,)), ((), ()), ((3,), (1,))])
+def test_inplace_mul_matches_torch(dtype, self_shape, other_shape):
+    for other_dtype in (dtype, "int64", "float32"):
+        a, at = pair((np.arange(numel(self_shape)).reshape(self_shape) % 5).tolist(), dtype)
+        b, bt = pair((np.arange(numel(other_shape)).reshape(other_shape) % 3 + 1).tolist(),
+                     other_dtype)
+        try:
+            at.mul_(bt)
+        except RuntimeError:
+            with pytest.raises(DTypeError, match=r"mul_\(\): result type"):
+                a.mul_(b)
+            continue
+        a.mul_(b)
+        same_values(a, at)
+    x, xt = tp.arange(4.0), torch.arange(4.0)
+    with pytest.raises(RuntimeError):
+        xt[:3].mul_(xt[1:])
+    with pytest.raises(TensorPlayError, match="single memory location"):
+        x[:3].mul_(x[1:])
+    x.mul_(x)
+    xt.mul_(xt)
+    same_values(x, xt)
+
+
+def test_a_0_dim_other_on_another_device_takes_the_general_checks():
+    with pytest.raises(RuntimeError, match="expected all tensors to be on the same device"):
+        tp.ones(3).add_(tp.tensor(1.0, device="meta"))
+    with pytest.raises(RuntimeError, match="expected all tensors to be on the same device"):
+        tp.ones(3).mul_(tp.tensor(2.0, device="meta"))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int8"])
