@@ -25,7 +25,7 @@ from tensorplay._impl import contiguous_strides, is_contiguous_layout
 from tensorplay.autograd.view_impl import DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE
 from tensorplay.dispatch import explain
 from tensorplay.dispatch.dispatcher import _bumping
-from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
+from tensorplay.errors import DimError, DTypeError, ShapeError, TensorPlayError
 from tensorplay.meta.layout import is_row_major, view_strides, walk_view_strides
 from tensorplay.meta.overlap import check_inplace_overlap
 
@@ -218,6 +218,20 @@ def test_select_still_matches_torch():
         same_tensor(x[index], xt[index])
         same_tensor(x[index][-1], xt[index][-1])
         same_tensor(x.permute(2, 1, 0)[index], xt.permute(2, 1, 0)[index])
+
+
+def test_select_dims_in_range_skip_only_what_wrap_dim_would_not_change():
+    x, xt = tp.arange(24.0).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
+    for dim in (0, 1, 2, -1, -3):
+        same_tensor(x.select(dim, 1), xt.select(dim, 1))
+    for dim in (3, -4):
+        with pytest.raises(IndexError):
+            xt.select(dim, 0)
+        with pytest.raises(DimError, match=r"select\(\): Dimension out of range \(expected to "
+                                           r"be in range of \[-3, 2\], but got " + str(dim)):
+            x.select(dim, 0)
+    with pytest.raises(DimError, match=r"select\(\): index 2 \(argument 'index'\) out of range"):
+        x.select(0, 2)
 
 
 # ---- in place: the kernel ---------------------------------------------------------------

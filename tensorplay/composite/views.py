@@ -280,7 +280,9 @@ def select(self, dim, index):
     if not impl.sizes:
         raise DimError("select() cannot be applied to a 0-dim tensor (argument 'self').",
                        op="select", arg="self")
-    d = wrap_dim("select", "dim", dim, len(impl.sizes))
+    ndim = len(impl.sizes)
+    # an int dim in range (x[i] gives 0) is its own wrapped dim: wrap_dim has nothing to do
+    d = dim if type(dim) is int and 0 <= dim < ndim else wrap_dim("select", "dim", dim, ndim)
     size = impl.sizes[d]
     if index < -size or index >= size:
         raise DimError(f"select(): index {index} (argument 'index') out of range for tensor of "
