@@ -21,11 +21,20 @@ from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out, out_like
+from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like2
 from cpu_kernels._pointwise_common import inplace_of
 
 
 def _binary(self, other):
+    """The two operands' arrays in the dtype the op computes in, and that dtype."""
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype:
+        # One dtype (the common case): result_type2 would return it and array_as the
+        # cached views as they are; only a view whose array is not made yet goes on.
+        a, b = ia._array, ib._array
+        if a is not None and b is not None:
+            return a, b, dtype
     dtype = result_type2(self, other)
     return array_as(self, dtype), array_as(other, dtype), dtype
 
@@ -57,7 +66,7 @@ def add(self, other, alpha):
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
         b = _scaled("add", self, other, alpha, dtype, b)
-    return out_like(np.add(a, b), dtype, self, other)
+    return out_like2(np.add(a, b), dtype, self, other)
 
 
 def _check_no_bool(op, self, other):
@@ -71,20 +80,27 @@ def sub(self, other, alpha):
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
         b = _scaled("sub", self, other, alpha, dtype, b)
-    return out_like(np.subtract(a, b), dtype, self, other)
+    return out_like2(np.subtract(a, b), dtype, self, other)
 
 
 def mul(self, other):
-    dtype = result_type2(self, other)
-    a, b = _arithmetic(self, other, dtype)
-    return out_like(np.multiply(a, b), dtype, self, other)
+    a, b, dtype = _binary(self, other)
+    if dtype.itemsize == 2 and dtype.is_floating_point:
+        a, b = _arithmetic(self, other, dtype)     # a half type: its 0-d operand's rule
+    # (for any other dtype _arithmetic's operands are _binary's)
+    return out_like2(np.multiply(a, b), dtype, self, other)
 
 
 def div(self, other):
-    dtype = float_dtype(result_type2(self, other))
+    a, b, dtype = _binary(self, other)
+    if not dtype.is_floating_point or dtype.itemsize == 2:
+        # Integers and bool divide in the default float; a half type takes _arithmetic's
+        # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
+        # _arithmetic's operands for it are _binary's.
+        dtype = float_dtype(dtype)
+        a, b = _arithmetic(self, other, dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.true_divide(*_arithmetic(self, other, dtype))
-        return out_like(r, dtype, self, other)
+        return out_like2(np.true_divide(a, b), dtype, self, other)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
@@ -138,12 +154,12 @@ def _int_pow_negative(a, b, dtype, scalar_exponent):
 
 def maximum(self, other):
     a, b, dtype = _binary(self, other)
-    return out_like(np.maximum(a, b), dtype, self, other)
+    return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
     a, b, dtype = _binary(self, other)
-    return out_like(np.minimum(a, b), dtype, self, other)
+    return out_like2(np.minimum(a, b), dtype, self, other)
 
 
 def xlogy(self, other):
@@ -170,7 +186,7 @@ def where(condition, self, other):
 def _compare(ufunc):
     def kernel(self, other):
         a, b, _ = _binary(self, other)
-        return out_like(ufunc(a, b), dt.bool, self, other)
+        return out_like2(ufunc(a, b), dt.bool, self, other)
     return kernel
 
 
