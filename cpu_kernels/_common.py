@@ -86,6 +86,13 @@ def out_like(result, dtype, *inputs):
     return out_strided(result, dtype, strides)
 
 
+def out_like1(result, dtype, t):
+    """`out_like(result, dtype, t)` for one tensor, the unary ops' call."""
+    if t._impl.is_contiguous:
+        return out(result, dtype)
+    return out_like(result, dtype, t)
+
+
 def out_like2(result, dtype, a, b):
     """`out_like(result, dtype, a, b)` for two tensors, the binary ops' call: two
     row-major inputs give a row-major result without out_like's loop over its inputs."""

@@ -21,8 +21,15 @@ from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like2
+from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like1, out_like2
+from cpu_kernels._float_errors import Ignored, call_ignoring
 from cpu_kernels._pointwise_common import inplace_of
+
+# The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
+# exp(1000) is inf.
+_DIVIDE_ERRORS = Ignored(divide="ignore", invalid="ignore")
+_UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
+_SIGMOID_ERRORS = Ignored(over="ignore", invalid="ignore")
 
 
 def _binary(self, other):
@@ -99,8 +106,9 @@ def div(self, other):
         # _arithmetic's operands for it are _binary's.
         dtype = float_dtype(dtype)
         a, b = _arithmetic(self, other, dtype)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return out_like2(np.true_divide(a, b), dtype, self, other)
+    # Wrapping the result needs no errstate: it can only cast a float result to a float
+    # dtype (half types), which can overflow but never divides or makes a nan.
+    return out_like2(call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b), dtype, self, other)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
@@ -201,20 +209,22 @@ for _name, _fn in (("eq", eq), ("ne", ne), ("lt", lt), ("le", le), ("gt", gt), (
 
 
 def neg(self):
-    return out_like(np.negative(self._impl.array()), self._impl.dtype, self)
+    return out_like1(np.negative(self._impl.array()), self._impl.dtype, self)
 
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
         rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
-    return out_like(np.abs(self._impl.array()), self._impl.dtype, self)
+    return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
 def _unary_float(ufunc):
     def kernel(self):
         dtype = float_dtype(self._impl.dtype)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return out_like(ufunc(array_as(self, dtype)), dtype, self)
+        # The ufunc keeps its float input's dtype (tests/test_fastpath_fast14a.py checks it
+        # for each float dtype), so `out_like` casts nothing and needs no errstate.
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, ufunc, array_as(self, dtype))
+        return out_like1(r, dtype, self)
     return kernel
 
 
@@ -234,10 +244,14 @@ def sigmoid(self):
     x = array_as(self, dtype)
     if x.dtype.itemsize == 2:   # half types compute in float32, rounded once (PyTorch)
         x = x.astype(np.float32)
+    # Rounding the result, in [0, 1] or nan, to a half type cannot overflow: no errstate.
+    return out_like1(call_ignoring(_SIGMOID_ERRORS, _sigmoid_of, x), dtype, self)
+
+
+def _sigmoid_of(x):
     # PyTorch's formula, 1 / (1 + exp(-x)), rounded as it rounds: exp(-x) overflows to
     # inf for very negative x (the result is then 0, not a subnormal), harmlessly.
-    with np.errstate(over="ignore", invalid="ignore"):
-        return out_like(1 / (1 + np.exp(-x)), dtype, self)
+    return 1 / (1 + np.exp(-x))
 
 
 def relu(self):
@@ -245,7 +259,7 @@ def relu(self):
         rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
-    return out_like(r, self._impl.dtype, self)
+    return out_like1(r, self._impl.dtype, self)
 
 
 # ---- in-place: compute into the tensor's own memory ----------------------------------
@@ -310,11 +324,11 @@ def relu_(self):
 def sign(self):
     a = self._impl.array()
     if a.dtype == np.bool_:
-        return out_like(a.copy(), dt.bool, self)   # NumPy has no bool sign loop; sign(b) is b
+        return out_like1(a.copy(), dt.bool, self)  # NumPy has no bool sign loop; sign(b) is b
     r = np.sign(a)
     if self._impl.dtype.is_floating_point:
         r = np.where(np.isnan(a), np.zeros((), a.dtype), r)   # PyTorch: sign(nan) is 0
-    return out_like(r, self._impl.dtype, self)
+    return out_like1(r, self._impl.dtype, self)
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------
