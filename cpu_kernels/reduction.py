@@ -10,6 +10,7 @@ from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._float_errors import Ignored, call_ignoring
 
 _SUM_ERRORS = Ignored(invalid="ignore", over="ignore")    # inf + -inf is nan, as in PyTorch
+_MEAN_ERRORS = Ignored(invalid="ignore", divide="ignore")  # the mean of nothing is nan
 
 
 def _dims(op, self, dim):
@@ -58,10 +59,12 @@ def mean_dim(self, dim, keepdim, dtype):
         count *= a.shape[axis]
     # sum / count rather than np.mean, which warns on an empty slice; 0 / 0 is nan,
     # as in PyTorch.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.true_divide(np.add.reduce(a, axis=axes, keepdims=keepdim, dtype=acc), count,
-                           dtype=acc)
+    r = call_ignoring(_MEAN_ERRORS, _sum_over_count, a, axes, keepdim, acc, count)
     return out(r, dtype)
+
+
+def _sum_over_count(a, axes, keepdim, acc, count):
+    return np.true_divide(np.add.reduce(a, axes, acc, None, keepdim), count, dtype=acc)
 
 
 def max(self):  # noqa: A001

@@ -343,3 +343,13 @@ def test_kernels_called_directly_still_work():
     a = tp.tensor([1.0, 2.0])
     np.testing.assert_array_equal(pointwise.add(a, a, 1).numpy(), [2.0, 4.0])
     np.testing.assert_array_equal(pointwise.div(a, a).numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mean_matches_torch(dtype):
+    a, at = _pair(U_VALUES, dtype)
+    _same(a.mean(), at.mean())
+    _same(a.mean(1, keepdim=True), at.mean(1, keepdim=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(a[:0].mean(), at[:0].mean())                    # nan, without a warning
