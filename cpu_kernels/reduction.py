@@ -13,10 +13,15 @@ _SUM_ERRORS = Ignored(invalid="ignore", over="ignore")    # inf + -inf is nan, a
 _MEAN_ERRORS = Ignored(invalid="ignore", divide="ignore")  # the mean of nothing is nan
 
 
+# Every dim of an ndim-d tensor, for a full reduction (`x.sum()`): a lookup instead of
+# `tuple(range(ndim))` on every call (0.1 us). NumPy arrays have at most 64 dims.
+_ALL_DIMS = tuple(tuple(range(ndim)) for ndim in range(65))
+
+
 def _dims(op, self, dim):
     ndim = len(self._impl.sizes)
     if dim is None or len(dim) == 0:
-        return tuple(range(ndim))
+        return _ALL_DIMS[ndim] if ndim < len(_ALL_DIMS) else tuple(range(ndim))
     dims = rules.reduce_dim_list(op, dim, ndim)
     # A 0-dim tensor accepts dim 0 or -1 (as PyTorch does) but has no axis to reduce.
     return dims if ndim else ()
