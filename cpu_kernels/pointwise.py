@@ -26,7 +26,7 @@ from cpu_kernels._float_errors import Ignored, call_ignoring
 from cpu_kernels._pointwise_common import inplace_of
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
-# exp(1000) is inf.
+# exp(1000) and 10.0 ** 1000 are inf.
 _DIVIDE_ERRORS = Ignored(divide="ignore", invalid="ignore")
 _UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
 _SIGMOID_ERRORS = Ignored(over="ignore", invalid="ignore")
@@ -146,10 +146,14 @@ def pow(self, exponent):  # noqa: A001 - the op's name
     if not dtype.is_floating_point and np.any(b < 0):
         r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
-        return out_like(np.power(a, b) if special is None else special(a), dtype, self,
-                        exponent)
+    special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
+    if special is None:
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, np.power, a, b)
+    else:
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, special, a)
+    # Both keep the operands' dtype (a Python 1 in `1 / a` takes a's), so wrapping the
+    # result casts nothing and needs no errstate.
+    return out_like2(r, dtype, self, exponent)
 
 
 # PyTorch's CPU pow with a Python-number exponent computes these exponents by other

@@ -353,3 +353,19 @@ def test_mean_matches_torch(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _same(a[:0].mean(), at[:0].mean())                    # nan, without a warning
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "bfloat16", "float32", "float64"])
+def test_pow_matches_torch_without_warnings(dtype):
+    a, at = _pair([[0.0, -2.0, 0.5], [3.0, 100.0, -0.0]], dtype)
+    e, et = _pair([[2.0, 3.0, -1.0], [0.5, 200.0, 2.0]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for exponent in (2, 3, 0.5, -0.5, -1.0, -2.0, 2.5):
+            if dtype == "int32" and (exponent < 0 or type(exponent) is float):
+                continue
+            _same(a ** exponent, at ** exponent)
+            _same(a.t() ** exponent, at.t() ** exponent)
+            _strides_like_torch(a.t() ** exponent, at.t() ** exponent)
+        if dtype != "int32":
+            _same(a ** e, at ** et)
