@@ -3,11 +3,13 @@ reads its inputs, each shortcut against PyTorch and against the general path.
 
 - `impl_from_array` writes the Storage's and the TensorImpl's fields itself instead of
   calling the classes: the same fields, the same values.
-- `_binary` skips `result_type2` and `array_as` for two operands of one dtype whose
-  arrays are made; `out_like1`/`out_like2` skip `out_like`'s loop for row-major inputs.
-- `mul` and `div` keep `_arithmetic`'s rule for a 0-d operand of a half type.
+- `add`, `sub`, `mul`, `div` compute two row-major operands of one dtype directly;
+  `_binary` skips `result_type2` and `array_as` for one dtype whose arrays are made;
+  `out_like1`/`out_like2` skip `out_like`'s loop for row-major inputs. Transposed,
+  expanded, 0-d and empty operands, views whose array is not made yet, mixed dtypes,
+  wrapped numbers, alpha and the half types' 0-d rule take the general path.
 - `call_ignoring` sets NumPy's error state made once for its default settings, and falls
-  back to `np.errstate` under any other state.
+  back to `np.errstate` under any other state (sum, mean, div, pow, the float functions).
 """
 import warnings
 
@@ -269,11 +271,16 @@ def test_unary_op_matches_torch(op, dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_float_ufuncs_keep_their_input_dtype(dtype):
-    # _unary_float wraps the ufunc's result outside the errstate because it needs no cast.
+    # _unary_float wraps the ufunc's result outside the errstate: it needs no cast.
     a = np.asarray([0.5, -1.0, 1e4], getattr(dt, dtype).np)
     for ufunc in (np.exp, np.log, np.sqrt, np.sin, np.cos, np.tanh):
         with np.errstate(all="ignore"):
             assert ufunc(a).dtype == a.dtype, ufunc
+    # pow wraps its result outside the errstate for the same reason
+    powers = [*pointwise._ROOT_POWERS.values(), *pointwise._PRODUCT_POWERS.values()]
+    with np.errstate(all="ignore"):
+        assert np.power(a, a).dtype == a.dtype
+        assert all(power(a).dtype == a.dtype for power in powers)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
