@@ -5,9 +5,9 @@ reads its inputs, each shortcut against PyTorch and against the general path.
   calling the classes: the same fields, the same values.
 - `add`, `sub`, `mul`, `div` compute two row-major operands of one dtype directly;
   `_binary` skips `result_type2` and `array_as` for one dtype whose arrays are made;
-  `out_like1`/`out_like2` skip `out_like`'s loop for row-major inputs. Transposed,
-  expanded, 0-d and empty operands, views whose array is not made yet, mixed dtypes,
-  wrapped numbers, alpha and the half types' 0-d rule take the general path.
+  `out_like1`/`out_like2` skip `out_like`'s loop for row-major inputs. Transposed and
+  expanded operands, views whose array is not made yet, mixed dtypes (wrapped numbers
+  among them), an alpha and the half types' 0-d rule take the general path.
 - `call_ignoring` sets NumPy's error state made once for its default settings, and falls
   back to `np.errstate` under any other state (sum, mean, div, pow, the float functions).
 """
