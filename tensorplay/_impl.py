@@ -94,9 +94,11 @@ class TensorImpl:
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None, keys=None):
-        # Hot callers (impl_from_array, views) pass every argument by position: a class
-        # call with keywords builds a dict first. `keys`: the caller knows the key set
-        # of a plain impl (PLAIN_KEYS), which saves the method call.
+        # Hot callers pass every argument by position: a class call with keywords builds
+        # a dict first. `keys`: the caller knows the key set of a plain impl
+        # (PLAIN_KEYS), which saves the method call. The hottest, a kernel's result
+        # (impl_from_array) and a view (ViewImpl), write these fields themselves: a field
+        # added here must be added there too (their tests check it).
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
