@@ -49,6 +49,8 @@ def contiguous_strides(sizes):
     n = len(sizes)
     if n < 2:   # the common 0-d and 1-d cases, on every kernel's result
         return (1,) * n
+    if n == 2:  # a matrix: the loop below, written out
+        return (sizes[1] or 1, 1)
     strides = [1] * n
     acc = 1
     for i in range(n - 1, -1, -1):

@@ -158,6 +158,28 @@ def test_minus_one_is_inferred_as_torch():
     same_tensor(tp.zeros(0, 3).view(-1, 3), torch.zeros(0, 3).view(-1, 3))
 
 
+def test_infer_size_matches_torch_on_random_shapes():
+    # the one-pass cases (no -1, one -1) and everything that falls through to the checks
+    rng = np.random.default_rng(2)
+    for _ in range(1500):
+        n = int(rng.choice([0, 1, 6, 12, 16]))
+        shape = tuple(int(s) for s in rng.choice([-2, -1, -1, 0, 1, 2, 3, 4, 6],
+                                                 int(rng.integers(0, 4))))
+        try:
+            want = tuple(torch.empty(n).view(shape).shape)
+        except RuntimeError:
+            with pytest.raises(ShapeError):
+                tp.empty(n).view(shape)
+            continue
+        assert tuple(tp.empty(n).view(shape).shape) == want, (n, shape)
+
+
+def test_contiguous_strides_of_a_matrix_are_torchs():
+    # a size-0 dim steps as if its size were 1 (PyTorch's rule)
+    for sizes in itertools.product([0, 1, 2, 5], repeat=2):
+        assert contiguous_strides(sizes) == torch.empty(sizes).stride(), sizes
+
+
 @pytest.mark.parametrize("shape, message", [
     ((5,), r"view\(\): shape \[5\] \(argument 'size'\) is invalid for input of size 16"),
     ((-1, -1), r"view\(\): only one dimension can be inferred \(-1\), got \[-1, -1\]"),

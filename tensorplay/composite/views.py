@@ -44,15 +44,25 @@ def make_view(self, sizes, strides, offset, contiguous=None):
 
 def infer_size(op, shape, numel, arg="size"):
     """Resolve one -1 in `shape` (the argument named `arg`) so that the product is `numel`."""
-    # The usual case, nothing to infer and nothing wrong: no size is negative (so there
-    # is no -1) and the product is right. One pass; anything else takes the checks below.
+    # The usual cases in one pass: no negative size and the right product, or one -1 that
+    # the other sizes divide `numel` for (`x.view(-1)`, `x.view(n, -1)`). Anything else,
+    # the errors included, takes the checks below.
     product = 1
+    minus_one = False
     for s in shape:
-        if s < 0:
+        if s >= 0:
+            product *= s
+        elif s == -1 and not minus_one:
+            minus_one = True
+        else:
             break
-        product *= s
     else:
-        if product == numel:
+        if not minus_one:
+            if product == numel:
+                return tuple(shape)
+        elif product and numel % product == 0:
+            shape = list(shape)
+            shape[shape.index(-1)] = numel // product
             return tuple(shape)
     shape = list(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
