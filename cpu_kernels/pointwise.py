@@ -360,13 +360,20 @@ def mul_(self, other):
 
 
 def div_(self, other):
+    impl, other_impl = self._impl, other._impl
     dtype = float_dtype(result_type2(self, other))
-    rules.binary_inplace("div_", (self, other))
-    rules.check_inplace_cast("div_", dtype, self)
-    check_inplace_overlap("div_", self, ("other", other))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.copyto(self._impl.array(), np.true_divide(*_arithmetic(self, other, dtype)),
-                   casting="unsafe")
+    other_sizes = other_impl.sizes
+    # (self's float dtype takes any result type's cast, so both cast checks pass)
+    if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
+            not other_sizes and other_impl._device is impl._device))):
+        rules.binary_inplace("div_", (self, other))
+        rules.check_inplace_cast("div_", dtype, self)
+    if 0 in impl.strides or other_impl.storage is impl.storage:
+        check_inplace_overlap("div_", self, ("other", other))
+    r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *_arithmetic(self, other, dtype))
+    # Written back outside the error state: into self's float dtype, a rounding at most
+    # (which can overflow, never divide or make a nan), as `div` wraps its result.
+    np.copyto(impl.array(), r, casting="unsafe")
     return self
 
 

@@ -5,7 +5,7 @@ against PyTorch and against the general code it stands in for.
   (`is_row_major`, written out for 1-d and 2-d); other layouts take the stride walk
   (`walk_view_strides`). `infer_size` checks the usual shape in one pass.
 - `make_view` is told the contiguity when its caller knows it, and makes the Tensor itself.
-- The in-place add_/sub_/mul_ kernels skip rules.binary_inplace when `other` has self's
+- The in-place add_/sub_/mul_/div_ kernels skip rules.binary_inplace when `other` has self's
   sizes or is 0-dim on self's device (a wrapped number), the cast check when the result
   type is self's, and the overlap checks when nothing can overlap (no stride 0 in self,
   no storage shared with `other`); add_/sub_ write a one-element self back from a fresh
@@ -15,6 +15,7 @@ against PyTorch and against the general code it stands in for.
 No timings here: benchmarks/bench_add_overhead.py measures the speed.
 """
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -352,6 +353,58 @@ def test_inplace_mul_matches_torch(dtype, self_shape, other_shape):
     x.mul_(x)
     xt.mul_(xt)
     same_values(x, xt)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["bool"])
+def test_inplace_div_matches_torch(dtype):
+    for self_shape, other_shape in [((2, 3), (2, 3)), ((2, 3), (3,)), ((1,), (1,)), ((), ()),
+                                    ((3,), ())]:
+        for other_dtype in (dtype, "int64", "float64"):
+            values = (np.arange(numel(self_shape)).reshape(self_shape) % 5 - 2).tolist()
+            a, at = pair(values, dtype)
+            b, bt = pair((np.arange(numel(other_shape)).reshape(other_shape) % 3 - 1).tolist(),
+                         other_dtype)          # zeros among them: inf and nan, no warning
+            try:
+                at.div_(bt)
+            except RuntimeError:
+                with pytest.raises(DTypeError, match=r"div_\(\): result type"):
+                    a.div_(b)
+                assert a._version == 0
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                a.div_(b)
+            same_values(a, at)
+            assert a._version == at._version == 1
+
+
+def test_inplace_div_keeps_the_callers_error_state_for_what_it_does_not_ignore():
+    # x / 0 is inf whatever the state (PyTorch's rule); the caller's over="raise" still
+    # holds, for the division and for the write back into a half self
+    with np.errstate(divide="raise", invalid="raise"):
+        x = tp.tensor([1.0, 0.0]).div_(tp.zeros(2))
+    assert x.tolist()[0] == float("inf") and np.isnan(x.tolist()[1])
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError):
+            tp.tensor([1e38, 1.0]).div_(tp.tensor([1e-3, 1.0]))
+        with pytest.raises(FloatingPointError):
+            tp.tensor([60000.0], dtype=tp.float16).div_(0.5)
+
+
+def test_inplace_div_overlap_and_numbers_match_torch():
+    x, xt = tp.arange(1.0, 5.0), torch.arange(1.0, 5.0)
+    with pytest.raises(RuntimeError):
+        xt[:3].div_(xt[1:])
+    with pytest.raises(TensorPlayError, match="single memory location"):
+        x[:3].div_(x[1:])
+    for other in (2, 0.5, 0, True):
+        x.div_(other)
+        xt.div_(other)
+        same_values(x, xt)
+    h, ht = pair([1.0, 3.0], "float16")
+    h.div_(0.1)                               # a half self takes the float32 0-dim rule
+    ht.div_(0.1)
+    same_values(h, ht)
 
 
 def test_a_0_dim_other_on_another_device_takes_the_general_checks():
