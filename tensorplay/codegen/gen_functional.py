@@ -9,12 +9,17 @@ One op reads on one screen. For `add` (overloads `add.Tensor`, `add.Scalar`) it 
             bad_arg('add', 'input', 'Tensor', input)
         if isinstance(other, Tensor):  # add.Tensor      # the overload, from the types
             ks = input._impl.keys | other._impl.keys
-            if observers.active:                         # profiler / shape capture
-                return observed(ops.add_Tensor, ks, (input, other, alpha))
-            return ops.add_Tensor.call(ks, input, other, alpha)
+            if observers.active:                         # explain() / profiler: the full
+                return observed(ops.add_Tensor, ks, (input, other, alpha))   # loop, `call`
+            if not ((input._impl.requires_grad or ...) and grad_state.enabled):
+                ks &= ops.add_Tensor.no_grad_keys        # nothing to record
+            included, excluded = local_keys.masks        # the thread's keys, read once
+            ks = (ks | included) & ~excluded
+            return ops.add_Tensor.routes[ks](input, other, alpha)   # where the loop ends
         ...
 
-where `ops.add_Tensor` is the dispatcher's handle, resolved once in `_generated/ops.py`.
+where `ops.add_Tensor` is the dispatcher's handle, resolved once in `_generated/ops.py`,
+and `routes` its cache of where the dispatch loop ends for a key set (dispatcher.py).
 Overloads whose Python signatures differ (`mean()` / `mean(dim)`) get a `_match_` (does
 the call bind and do the types fit?) and a `_run_` per overload, written just above
 the front door that tries them in order.
@@ -92,10 +97,15 @@ def needs_grad_test(inputs, indent: int, rename=None, relative: bool = False) ->
 
 
 # ---- the call of one overload ----------------------------------------------------------
+# Unobserved, the call goes where the dispatcher's loop would end for the key set with the
+# thread's masks applied (`OperatorHandle.routes`, dispatcher.py): one dict lookup, then
+# the kernel (or wrapper) with the arguments as written. Observed, it takes the loop.
 CALL = CodeTemplate("""\
 ks = $keyset
 if observers.active:
     return $observed
+included, excluded = local_keys.masks
+ks = (ks | included) & ~excluded
 return $call""")
 
 
@@ -111,6 +121,8 @@ if observers.active:
 if not ($needs):
     # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
     ks &= $handle.no_grad_keys
+included, excluded = local_keys.masks
+ks = (ks | included) & ~excluded
 return $call""")
 
 
@@ -121,7 +133,7 @@ def call_lines(e: OpEntry, function: bool, grad_inputs: dict | None = None) -> l
     names = [pyargs.py_name(a.name, function) for a in e.schema.arguments]
     args = ", ".join(names)
     observed = f"observed({handle(e)}, ks, ({args}{',' if len(names) == 1 else ''}))"
-    call = f"{handle(e)}.call({', '.join(['ks'] + names)})"
+    call = f"{handle(e)}.routes[ks]({args})"
     if _named_returns(e):
         observed, call = f"{_ret_type(e)}(*{observed})", f"{_ret_type(e)}(*{call})"
     keyset = keyset_expr(e, function)
@@ -395,6 +407,7 @@ from tensorplay._frontdoor import (
     keyset_list, device_keyset, into_out, numpy_aliases,
 )
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 
 
@@ -428,9 +441,10 @@ def generate(ctx) -> str:
 OPS = CodeTemplate('''\
 """One dispatcher handle per overload of ops.yaml, resolved once at import.
 
-The front doors (`functional.py`) enter the dispatcher through them
-(`ops.add_Tensor.call(ks, ...)`); the autograd wrappers redispatch below autograd
-through them. A handle is named after its overload: `add.Tensor` -> `add_Tensor`."""
+The front doors (`functional.py`) enter the dispatcher through them, by the cached
+route (`ops.add_Tensor.routes[ks](...)`) or, while observed, by its loop (`call`); the
+autograd wrappers redispatch below autograd through them. A handle is named after its
+overload: `add.Tensor` -> `add_Tensor`."""
 from tensorplay.dispatch.dispatcher import dispatcher
 import tensorplay._generated.registrations  # noqa: F401  (defines the ops)
 
