@@ -295,6 +295,8 @@ def test_explain_shows_the_loop_after_the_routes_are_filled():
     tp.add(g, b)                     # fills the routes
     with tp.dispatch.explain(records=True) as ex:
         tp.add(g, b)
-    kinds = [h.kind for h in ex.records]
-    assert kinds.count("call") == 2            # the front door's call and the redispatch
+    calls = [h for h in ex.records if h.kind == "call"]
+    assert len(calls) == 2                     # the front door's call and the redispatch
+    assert calls[0].where.endswith(" add")     # named after who called, as before
+    assert "autograd_wrappers.py" in calls[1].where and calls[1].where.endswith(" add_Tensor")
     assert any("AutogradCPU" in h.text for h in ex.records if h.kind == "dispatch")
