@@ -300,3 +300,80 @@ def test_explain_shows_the_loop_after_the_routes_are_filled():
     assert calls[0].where.endswith(" add")     # named after who called, as before
     assert "autograd_wrappers.py" in calls[1].where and calls[1].where.endswith(" add_Tensor")
     assert any("AutogradCPU" in h.text for h in ex.records if h.kind == "dispatch")
+
+
+# ---- operator doors: `a + b` in one frame ---------------------------------------------------
+def _operator_doors():
+    from tensorplay._generated.tensor_methods import TensorMethods
+    doors = {}
+    for dunder, fn in vars(TensorMethods).items():
+        if dunder.startswith("__") and getattr(fn, "__name__", "").endswith("_operator"):
+            doors[dunder] = fn
+    return doors
+
+
+def _as_before(dunder, door):
+    """The binary operator as it was written before its door: the NotImplemented test,
+    then the functional front door (`F.add(self, other)`)."""
+    from tensorplay._frontdoor import is_operand
+    from tensorplay._generated import functional as F
+    front = getattr(F, door.__name__[:-len("_operator")])
+
+    def op(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return front(self, other)
+    return op
+
+
+def _outcome(fn, *args):
+    try:
+        out = fn(*args)
+    except Exception as e:       # noqa: BLE001 - the error is what is compared
+        return ("raises", type(e).__name__, str(e))
+    if out is NotImplemented:
+        return ("NotImplemented",)
+    return ("tensor", out.dtype, tuple(out.shape), out.requires_grad,
+            type(out.grad_fn).__name__, repr(out.detach().numpy().tolist()))   # NaN == NaN
+
+
+def test_operator_doors_do_what_the_operator_did():
+    doors = _operator_doors()
+    assert {"__add__", "__sub__", "__mul__", "__eq__", "__matmul__"} <= set(doors)
+    f = tp.tensor([[1.5, -2.0], [3.0, 4.0]])
+    g = tp.tensor([[1.0, 2.0], [0.5, 1.0]], requires_grad=True)
+    i = tp.tensor([[3, 1], [2, 7]])
+    b = tp.tensor([[True, False], [True, True]])
+    others = [f, g, i, b, 2, 2.5, True, np.float32(3.0), np.int64(2), None, "s",
+              np.ones((2, 2)), tp.tensor(2.0), [1, 2], object()]
+    for dunder, door in sorted(doors.items()):
+        before = _as_before(dunder, door)
+        for left in (f, g, i, b):
+            for right in others:
+                expected = _outcome(before, left, right)
+                assert _outcome(door, left, right) == expected, (dunder, left, right)
+                with tp.profiler.profile():
+                    assert _outcome(door, left, right) == expected, (dunder, left, right)
+        assert _outcome(door, 3, f) == _outcome(before, 3, f)     # unbound, not a tensor
+
+
+def test_python_operators_against_torch():
+    (a, at), (b, bt) = pair(3, 3), pair(3, 3)
+    (g, gt) = pair(3, 3, requires_grad=True)
+    for ours, theirs in [(a + b, at + bt), (g - b, gt - bt), (g * 2, gt * 2),
+                         (a @ b, at @ bt), (a == a, at == at), (a < b, at < bt)]:
+        same(ours, theirs)
+    assert (a == None) is False and (a != None) is True          # noqa: E711
+    with pytest.raises(TypeError):
+        a + "s"
+    assert type(np.ones(3) + tp.ones(3)).__name__ in ("ndarray", "Tensor")
+
+
+def test_explain_names_the_front_door_for_an_operator():
+    (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
+    g + b
+    with tp.dispatch.explain(records=True) as ex:
+        g + b
+    first = ex.records[0]
+    assert first.kind == "call" and first.where.endswith(" add")
+    assert "functional.py" in first.where

@@ -15,7 +15,7 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, no_overload, observers, observed,
-    keyset_list, device_keyset, into_out, numpy_aliases,
+    keyset_list, device_keyset, into_out, numpy_aliases, is_operand,
 )
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.dispatch.tls import local_keys
@@ -53,6 +53,36 @@ def add(input, other, *, alpha=1, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.add_Scalar, ks, (input, other, alpha))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Scalar.routes[ks](input, other, alpha)
+    no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
+
+
+# ---- add as a Python operator ----------------------------------------------------------
+
+def add_operator(input, other, *, alpha=1):
+    """`__add__`: add's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return add(input, other, alpha=alpha)
+    if not isinstance(input, Tensor):
+        bad_arg('add', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('add', 'alpha', alpha)
+    if isinstance(other, Tensor):  # add.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.add_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Tensor.routes[ks](input, other, alpha)
+    if is_number(other):  # add.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('add', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.add_Scalar.routes[ks](input, other, alpha)
@@ -127,6 +157,36 @@ def sub(input, other, *, alpha=1, out=None):
     no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
 
 
+# ---- sub as a Python operator ----------------------------------------------------------
+
+def sub_operator(input, other, *, alpha=1):
+    """`__sub__`: sub's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return sub(input, other, alpha=alpha)
+    if not isinstance(input, Tensor):
+        bad_arg('sub', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('sub', 'alpha', alpha)
+    if isinstance(other, Tensor):  # sub.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.sub_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Tensor.routes[ks](input, other, alpha)
+    if is_number(other):  # sub.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('sub', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Scalar.routes[ks](input, other, alpha)
+    no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
+
+
 # ---- sub_ (Tensor, Scalar) -------------------------------------------------------------
 
 def sub_(self, other, *, alpha=1):
@@ -187,6 +247,34 @@ def mul(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.mul_Scalar, ks, (input, other))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Scalar.routes[ks](input, other)
+    no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
+
+
+# ---- mul as a Python operator ----------------------------------------------------------
+
+def mul_operator(input, other):
+    """`__mul__`: mul's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return mul(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('mul', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # mul.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.mul_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Tensor.routes[ks](input, other)
+    if is_number(other):  # mul.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('mul', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.mul_Scalar.routes[ks](input, other)
@@ -464,6 +552,37 @@ def pow(input, exponent, *, out=None):
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
 
+# ---- pow as a Python operator ----------------------------------------------------------
+
+def pow_operator(input, exponent):
+    """`__pow__`: pow's front door, or NotImplemented for what it cannot take."""
+    if type(exponent) is not type(input) and not is_operand(exponent):
+        return NotImplemented
+    if observers.active:
+        return pow(input, exponent)
+    if not isinstance(input, Tensor):
+        bad_arg('pow', 'input', 'Tensor', input)
+    if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
+        ks = input._impl.keys | exponent._impl.keys
+        if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
+    if is_number(exponent):  # pow.Tensor_Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('pow', 'exponent', exponent)
+        ks = input._impl.keys
+        if not (input._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Scalar.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
+    no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
+
+
 # ---- maximum ---------------------------------------------------------------------------
 
 def maximum(input, other, *, out=None):
@@ -686,6 +805,31 @@ def eq(input, other, *, out=None):
     no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
 
 
+# ---- eq as a Python operator -----------------------------------------------------------
+
+def eq_operator(input, other):
+    """`__eq__`: eq's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return eq(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('eq', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # eq.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Tensor.routes[ks](input, other)
+    if is_number(other):  # eq.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('eq', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Scalar.routes[ks](input, other)
+    no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
+
+
 # ---- ne (Tensor, Scalar) ---------------------------------------------------------------
 
 def ne(input, other, *, out=None):
@@ -709,6 +853,31 @@ def ne(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ne_Scalar, ks, (input, other))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Scalar.routes[ks](input, other)
+    no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
+
+
+# ---- ne as a Python operator -----------------------------------------------------------
+
+def ne_operator(input, other):
+    """`__ne__`: ne's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return ne(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('ne', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # ne.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Tensor.routes[ks](input, other)
+    if is_number(other):  # ne.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ne', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ne_Scalar.routes[ks](input, other)
@@ -744,6 +913,31 @@ def lt(input, other, *, out=None):
     no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
 
 
+# ---- lt as a Python operator -----------------------------------------------------------
+
+def lt_operator(input, other):
+    """`__lt__`: lt's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return lt(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('lt', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # lt.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Tensor.routes[ks](input, other)
+    if is_number(other):  # lt.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('lt', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Scalar.routes[ks](input, other)
+    no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
+
+
 # ---- le (Tensor, Scalar) ---------------------------------------------------------------
 
 def le(input, other, *, out=None):
@@ -767,6 +961,31 @@ def le(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.le_Scalar, ks, (input, other))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Scalar.routes[ks](input, other)
+    no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
+
+
+# ---- le as a Python operator -----------------------------------------------------------
+
+def le_operator(input, other):
+    """`__le__`: le's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return le(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('le', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # le.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Tensor.routes[ks](input, other)
+    if is_number(other):  # le.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('le', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.le_Scalar.routes[ks](input, other)
@@ -802,6 +1021,31 @@ def gt(input, other, *, out=None):
     no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
 
 
+# ---- gt as a Python operator -----------------------------------------------------------
+
+def gt_operator(input, other):
+    """`__gt__`: gt's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return gt(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('gt', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # gt.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Tensor.routes[ks](input, other)
+    if is_number(other):  # gt.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('gt', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Scalar.routes[ks](input, other)
+    no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
+
+
 # ---- ge (Tensor, Scalar) ---------------------------------------------------------------
 
 def ge(input, other, *, out=None):
@@ -825,6 +1069,31 @@ def ge(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ge_Scalar, ks, (input, other))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Scalar.routes[ks](input, other)
+    no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
+
+
+# ---- ge as a Python operator -----------------------------------------------------------
+
+def ge_operator(input, other):
+    """`__ge__`: ge's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return ge(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('ge', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # ge.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Tensor.routes[ks](input, other)
+    if is_number(other):  # ge.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ge', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ge_Scalar.routes[ks](input, other)
@@ -1427,6 +1696,24 @@ def matmul(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.matmul, ks, (input, other))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.matmul.routes[ks](input, other)
+
+
+# ---- matmul as a Python operator -------------------------------------------------------
+
+def matmul_operator(input, other):
+    """`__matmul__`: matmul's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return matmul(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('matmul', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('matmul', 'other', 'Tensor', other)
+    ks = input._impl.keys | other._impl.keys
     included, excluded = local_keys.masks
     ks = (ks | included) & ~excluded
     return ops.matmul.routes[ks](input, other)
@@ -3239,6 +3526,34 @@ def floor_divide(input, other, *, out=None):
     no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
 
 
+# ---- floor_divide as a Python operator -------------------------------------------------
+
+def floor_divide_operator(input, other):
+    """`__floordiv__`: floor_divide's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return floor_divide(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('floor_divide', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # floor_divide
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.floor_divide.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide.routes[ks](input, other)
+    if is_number(other):  # floor_divide.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('floor_divide', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide_Scalar.routes[ks](input, other)
+    no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
+
+
 # ---- floor_divide_ (Tensor, Scalar) ----------------------------------------------------
 
 def floor_divide_(self, other):
@@ -3307,6 +3622,45 @@ def remainder(input, other, *, out=None):
         ks = other._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar_Tensor, ks, (input, other))
+        if not (other._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Scalar_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar_Tensor.routes[ks](input, other)
+    no_overload(
+        'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
+        (input, other,), {},
+    )
+
+
+# ---- remainder as a Python operator ----------------------------------------------------
+
+def remainder_operator(input, other):
+    """`__mod__`: remainder's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return remainder(input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Tensor.routes[ks](input, other)
+    if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('remainder', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar.routes[ks](input, other)
+    if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('remainder', 'input', input)
+        ks = other._impl.keys
         if not (other._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Scalar_Tensor.no_grad_keys
@@ -4406,6 +4760,33 @@ def bitwise_and(input, other, *, out=None):
     )
 
 
+# ---- bitwise_and as a Python operator --------------------------------------------------
+
+def bitwise_and_operator(input, other):
+    """`__and__`: bitwise_and's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_and(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_and', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_and.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_and.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_and', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Scalar.routes[ks](input, other)
+    no_overload(
+        'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
+    )
+
+
 # ---- bitwise_and_ (Tensor, Scalar) -----------------------------------------------------
 
 def bitwise_and_(self, other):
@@ -4464,6 +4845,31 @@ def bitwise_or(input, other, *, out=None):
     no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
 
 
+# ---- bitwise_or as a Python operator ---------------------------------------------------
+
+def bitwise_or_operator(input, other):
+    """`__or__`: bitwise_or's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_or(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_or', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_or.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_or.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_or', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Scalar.routes[ks](input, other)
+    no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
+
+
 # ---- bitwise_or_ (Tensor, Scalar) ------------------------------------------------------
 
 def bitwise_or_(self, other):
@@ -4514,6 +4920,33 @@ def bitwise_xor(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Scalar, ks, (input, other))
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Scalar.routes[ks](input, other)
+    no_overload(
+        'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
+    )
+
+
+# ---- bitwise_xor as a Python operator --------------------------------------------------
+
+def bitwise_xor_operator(input, other):
+    """`__xor__`: bitwise_xor's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_xor(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_xor', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_xor.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_xor.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_xor', 'other', other)
+        ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_xor_Scalar.routes[ks](input, other)
