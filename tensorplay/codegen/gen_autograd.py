@@ -286,15 +286,6 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
 
 
-# The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
-# while grad_state is thread-local (a slower read), and most calls need no graph.
-# The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
-# would do (dispatch/tls.py), written out: the guard object and its two method calls cost
-# more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
-# half of the thread's masks, also when the op raises.
-# The op below autograd is called without the dispatcher's second pass when that pass
-# could only pick a backend kernel (the header of autograd_wrappers.py says why that is
-# exact); otherwise, and while explain() or a profiler watches, it redispatches.
 # One Tensor out of an op with a formula for it: the usual case is a new floating tensor
 # with no history, and graph_edges.set_history's first branch attaches it, written out
 # here to save the call; tests/test_fastpath_fast14c.py keeps the two in step. Anything
@@ -314,6 +305,15 @@ else:
 WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "kernel", "result",
                   "result_impl"}
 
+# The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
+# while grad_state is thread-local (a slower read), and most calls need no graph.
+# The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
+# would do (dispatch/tls.py), written out: the guard object and its two method calls cost
+# more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
+# half of the thread's masks, also when the op raises.
+# The op below autograd is called without the dispatcher's second pass when that pass
+# could only pick a backend kernel (the header of autograd_wrappers.py says why that is
+# exact); otherwise, and while explain() or a profiler watches, it redispatches.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
