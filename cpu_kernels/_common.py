@@ -14,12 +14,13 @@ from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta.layout import clone_strides, pointwise_strides
 
 _new = object.__new__
+_ndarray = np.ndarray
 
 
 def out(result, dtype):
     """Wrap a NumPy result as a new CPU tensor of `dtype` (ufuncs on 0-d arrays
     return NumPy scalars, hence the asarray)."""
-    if type(result) is not np.ndarray:
+    if type(result) is not _ndarray:
         result = np.asarray(result)
     np_dtype = dtype.np
     if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
@@ -83,6 +84,21 @@ def out_like(result, dtype, *inputs):
     result = np.asarray(result)
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
+
+
+def out_like1(result, dtype, t):
+    """`out_like(result, dtype, t)` for one tensor, the unary ops' call."""
+    if t._impl.is_contiguous:
+        return out(result, dtype)
+    return out_like(result, dtype, t)
+
+
+def out_like2(result, dtype, a, b):
+    """`out_like(result, dtype, a, b)` for two tensors, the binary ops' call: two
+    row-major inputs give a row-major result without out_like's loop over its inputs."""
+    if a._impl.is_contiguous and b._impl.is_contiguous:
+        return out(result, dtype)
+    return out_like(result, dtype, a, b)
 
 
 def check_result(op, arg, sizes, dtype):

@@ -21,11 +21,27 @@ from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as pointwise_rules
 from tensorplay.meta import rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out, out_like
+from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like1, out_like2
+from cpu_kernels._float_errors import Ignored, call_ignoring
 from cpu_kernels._pointwise_common import inplace_of
+
+# The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
+# exp(1000) and 10.0 ** 1000 are inf.
+_DIVIDE_ERRORS = Ignored(divide="ignore", invalid="ignore")
+_UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
+_SIGMOID_ERRORS = Ignored(over="ignore", invalid="ignore")
 
 
 def _binary(self, other):
+    """The two operands' arrays in the dtype the op computes in, and that dtype."""
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype:
+        # One dtype (the common case): result_type2 would return it and array_as the
+        # cached views as they are; only a view whose array is not made yet goes on.
+        a, b = ia._array, ib._array
+        if a is not None and b is not None:
+            return a, b, dtype
     dtype = result_type2(self, other)
     return array_as(self, dtype), array_as(other, dtype), dtype
 
@@ -53,11 +69,21 @@ def _scaled(op, self, other, alpha, dtype, b):
     return b if alpha == 1 else b * alpha
 
 
+# add, sub, mul and div start with their common case written out: two row-major operands
+# of one dtype whose arrays are made, and nothing the general path below would change
+# (an alpha to scale by; bool for sub, a half type for mul and div, integers for div).
+# Then `_binary` returns those arrays and that dtype, and `out_like2` calls `out`: the
+# fused test saves four calls, an eighth of a small add.
 def add(self, other, alpha):
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
+            and ib._array is not None and not (alpha != 1 or type(alpha) is float):
+        return out(np.add(ia._array, ib._array), dtype)
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
         b = _scaled("add", self, other, alpha, dtype, b)
-    return out_like(np.add(a, b), dtype, self, other)
+    return out_like2(np.add(a, b), dtype, self, other)
 
 
 def _check_no_bool(op, self, other):
@@ -67,24 +93,50 @@ def _check_no_bool(op, self, other):
 
 
 def sub(self, other, alpha):
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype and dtype is not dt.bool and ia.is_contiguous and ib.is_contiguous \
+            and ia._array is not None and ib._array is not None \
+            and not (alpha != 1 or type(alpha) is float):
+        return out(np.subtract(ia._array, ib._array), dtype)
     _check_no_bool("sub", self, other)
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
         b = _scaled("sub", self, other, alpha, dtype, b)
-    return out_like(np.subtract(a, b), dtype, self, other)
+    return out_like2(np.subtract(a, b), dtype, self, other)
 
 
 def mul(self, other):
-    dtype = result_type2(self, other)
-    a, b = _arithmetic(self, other, dtype)
-    return out_like(np.multiply(a, b), dtype, self, other)
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype and (dtype.itemsize != 2 or not dtype.is_floating_point) \
+            and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
+            and ib._array is not None:
+        return out(np.multiply(ia._array, ib._array), dtype)
+    a, b, dtype = _binary(self, other)
+    if dtype.itemsize == 2 and dtype.is_floating_point:
+        a, b = _arithmetic(self, other, dtype)     # a half type: its 0-d operand's rule
+    # (for any other dtype _arithmetic's operands are _binary's)
+    return out_like2(np.multiply(a, b), dtype, self, other)
 
 
 def div(self, other):
-    dtype = float_dtype(result_type2(self, other))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.true_divide(*_arithmetic(self, other, dtype))
-        return out_like(r, dtype, self, other)
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype and dtype.is_floating_point and dtype.itemsize != 2 \
+            and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
+            and ib._array is not None:
+        return out(call_ignoring(_DIVIDE_ERRORS, np.true_divide, ia._array, ib._array), dtype)
+    a, b, dtype = _binary(self, other)
+    if not dtype.is_floating_point or dtype.itemsize == 2:
+        # Integers and bool divide in the default float; a half type takes _arithmetic's
+        # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
+        # _arithmetic's operands for it are _binary's.
+        dtype = float_dtype(dtype)
+        a, b = _arithmetic(self, other, dtype)
+    # Wrapping the result needs no errstate: it can only cast a float result to a float
+    # dtype (half types), which can overflow but never divides or makes a nan.
+    return out_like2(call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b), dtype, self, other)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
@@ -94,10 +146,14 @@ def pow(self, exponent):  # noqa: A001 - the op's name
     if not dtype.is_floating_point and np.any(b < 0):
         r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
-        return out_like(np.power(a, b) if special is None else special(a), dtype, self,
-                        exponent)
+    special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
+    if special is None:
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, np.power, a, b)
+    else:
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, special, a)
+    # Both keep the operands' dtype (a Python 1 in `1 / a` takes a's), so wrapping the
+    # result casts nothing and needs no errstate.
+    return out_like2(r, dtype, self, exponent)
 
 
 # PyTorch's CPU pow with a Python-number exponent computes these exponents by other
@@ -138,12 +194,12 @@ def _int_pow_negative(a, b, dtype, scalar_exponent):
 
 def maximum(self, other):
     a, b, dtype = _binary(self, other)
-    return out_like(np.maximum(a, b), dtype, self, other)
+    return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
     a, b, dtype = _binary(self, other)
-    return out_like(np.minimum(a, b), dtype, self, other)
+    return out_like2(np.minimum(a, b), dtype, self, other)
 
 
 def xlogy(self, other):
@@ -170,7 +226,7 @@ def where(condition, self, other):
 def _compare(ufunc):
     def kernel(self, other):
         a, b, _ = _binary(self, other)
-        return out_like(ufunc(a, b), dt.bool, self, other)
+        return out_like2(ufunc(a, b), dt.bool, self, other)
     return kernel
 
 
@@ -185,20 +241,22 @@ for _name, _fn in (("eq", eq), ("ne", ne), ("lt", lt), ("le", le), ("gt", gt), (
 
 
 def neg(self):
-    return out_like(np.negative(self._impl.array()), self._impl.dtype, self)
+    return out_like1(np.negative(self._impl.array()), self._impl.dtype, self)
 
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
         rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
-    return out_like(np.abs(self._impl.array()), self._impl.dtype, self)
+    return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
 def _unary_float(ufunc):
     def kernel(self):
         dtype = float_dtype(self._impl.dtype)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return out_like(ufunc(array_as(self, dtype)), dtype, self)
+        # The ufunc keeps its float input's dtype (tests/test_fastpath_fast14a.py checks it
+        # for each float dtype), so `out_like` casts nothing and needs no errstate.
+        r = call_ignoring(_UNARY_FLOAT_ERRORS, ufunc, array_as(self, dtype))
+        return out_like1(r, dtype, self)
     return kernel
 
 
@@ -218,10 +276,14 @@ def sigmoid(self):
     x = array_as(self, dtype)
     if x.dtype.itemsize == 2:   # half types compute in float32, rounded once (PyTorch)
         x = x.astype(np.float32)
+    # Rounding the result, in [0, 1] or nan, to a half type cannot overflow: no errstate.
+    return out_like1(call_ignoring(_SIGMOID_ERRORS, _sigmoid_of, x), dtype, self)
+
+
+def _sigmoid_of(x):
     # PyTorch's formula, 1 / (1 + exp(-x)), rounded as it rounds: exp(-x) overflows to
     # inf for very negative x (the result is then 0, not a subnormal), harmlessly.
-    with np.errstate(over="ignore", invalid="ignore"):
-        return out_like(1 / (1 + np.exp(-x)), dtype, self)
+    return 1 / (1 + np.exp(-x))
 
 
 def relu(self):
@@ -229,7 +291,7 @@ def relu(self):
         rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
-    return out_like(r, self._impl.dtype, self)
+    return out_like1(r, self._impl.dtype, self)
 
 
 # ---- in-place: compute into the tensor's own memory ----------------------------------
@@ -294,11 +356,11 @@ def relu_(self):
 def sign(self):
     a = self._impl.array()
     if a.dtype == np.bool_:
-        return out_like(a.copy(), dt.bool, self)   # NumPy has no bool sign loop; sign(b) is b
+        return out_like1(a.copy(), dt.bool, self)  # NumPy has no bool sign loop; sign(b) is b
     r = np.sign(a)
     if self._impl.dtype.is_floating_point:
         r = np.where(np.isnan(a), np.zeros((), a.dtype), r)   # PyTorch: sign(nan) is 0
-    return out_like(r, self._impl.dtype, self)
+    return out_like1(r, self._impl.dtype, self)
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------

@@ -94,9 +94,11 @@ class TensorImpl:
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None, keys=None):
-        # Hot callers (impl_from_array, views) pass every argument by position: a class
-        # call with keywords builds a dict first. `keys`: the caller knows the key set
-        # of a plain impl (PLAIN_KEYS), which saves the method call.
+        # Hot callers pass every argument by position: a class call with keywords builds
+        # a dict first. `keys`: the caller knows the key set of a plain impl
+        # (PLAIN_KEYS), which saves the method call. The hottest, a kernel's result
+        # (impl_from_array) and a view (ViewImpl), write these fields themselves: a field
+        # added here must be added there too (their tests check it).
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
@@ -171,11 +173,48 @@ def cpu_view(impl):
                       strides=tuple(s * itemsize for s in impl.strides))
 
 
+_new = object.__new__
+_ROW_MAJOR_SHORT = ((), (1,))     # contiguous_strides of a 0-d and a 1-d tensor
+
+
 def impl_from_array(arr, dtype, device, inference):
-    """Wrap a fresh NumPy result as a contiguous tensor without copying it."""
+    """Wrap a fresh NumPy result as a contiguous tensor without copying it.
+
+    Nearly every CPU kernel's result is made here, so the Storage and the TensorImpl are
+    made without their class calls: `object.__new__` and the fields written in this frame
+    cost a third less than `TensorImpl(...)` (a class call runs `__init__` in a frame of
+    its own, with its `version`, `contiguous` and `keys` conditionals). These are exactly
+    the fields `Storage.__init__` and `TensorImpl.__init__` set, with the values
+    `TensorImpl.__init__` would compute for a fresh row-major result;
+    tests/test_fastpath_fast14a.py keeps the two lists in step."""
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     sizes = arr.shape
-    return TensorImpl(Storage(arr, arr.nbytes, device), sizes, contiguous_strides(sizes), 0,
-                      dtype, device, None, inference, arr, True,
-                      PLAIN_KEYS[inference][device.key])
+    storage = _new(Storage)
+    storage.data = arr
+    storage.nbytes = arr.nbytes
+    storage.device = device
+    impl = _new(TensorImpl)
+    impl.storage = storage
+    impl.sizes = sizes
+    impl.strides = _ROW_MAJOR_SHORT[len(sizes)] if len(sizes) < 2 else contiguous_strides(sizes)
+    impl.offset = 0
+    impl.dtype = dtype
+    impl._device = device
+    impl.version = VersionCounter()
+    impl.is_contiguous = True
+    impl._inference = inference
+    impl.keys = PLAIN_KEYS[inference][device.key]
+    impl.wrapped_number = False
+    impl._array = arr
+    impl.requires_grad = False
+    impl.grad = None
+    impl.grad_fn = None
+    impl.output_nr = 0
+    impl.hooks = None
+    impl.retains_grad = False
+    impl.grad_accumulator = None
+    impl.base = None
+    impl.name = None
+    impl.post_accumulate_hooks = None
+    return impl
