@@ -16,9 +16,7 @@ import numpy as np
 from tensorplay import _alloc_limit, _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
-from tensorplay._impl import (
-    PLAIN_KEYS, Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of,
-)
+from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay.autograd.function import Function
@@ -245,13 +243,8 @@ def wrapped_scalar(value, device=None):
     kind = _WRAPPED_TYPES.get(type(value))
     if (kind is not None and (device is None or device is CPU)
             and (type(value) is not int or -2 ** 63 <= value < 2 ** 63)):
-        arr = np.array(value, kind[1])
-        inference = grad_state.inference
-        # wrap(impl_from_array(arr, ...)) written out for a 0-d array, which is contiguous
-        # with sizes () and strides (): the two calls were a quarter of a wrapped number.
-        t = _new(Tensor)
-        t._impl = TensorImpl(Storage(arr, arr.nbytes, CPU), (), (), 0, kind[0], CPU, None,
-                             inference, arr, True, PLAIN_KEYS[inference][CPU.key])
+        t = _new(Tensor)        # wrap(), without its call
+        t._impl = impl_from_array(np.array(value, kind[1]), kind[0], CPU, grad_state.inference)
     else:
         t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None,
                           device=device)

@@ -7,7 +7,7 @@ PyTorch and against the general path it stands in for.
 - A fresh single output is attached inline (set_history's first branch, written out in
   the wrapper template); anything else calls set_history.
 - A leaf's `AccumulateGrad` holds the leaf's impl and wraps it as `variable` on first use.
-- A wrapped number builds its 0-d impl directly (impl_from_array written out).
+- A wrapped number is wrapped without `wrap`'s call; `wrap_number` reads `_device`.
 """
 import gc
 import weakref
@@ -17,10 +17,10 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._creation import wrapped_scalar
+from tensorplay._creation import scalar_tensor, wrapped_scalar
 from tensorplay._generated import autograd_wrappers, ops
 from tensorplay._generated.autograd_nodes import AddBackward0
-from tensorplay._impl import TensorImpl, impl_from_array
+from tensorplay._impl import TensorImpl
 from tensorplay.autograd.graph_edges import set_history
 from tensorplay.autograd.node import AccumulateGrad
 from tensorplay.errors import AutogradError
@@ -277,20 +277,18 @@ def test_graph_and_leaf_are_freed_without_the_garbage_collector():
 # ---- wrapped numbers ----------------------------------------------------------------------------
 @pytest.mark.parametrize("value", [2, -3, 2.5, True, 2 ** 63 - 1, -2 ** 63])
 @pytest.mark.parametrize("inference", [False, True])
-def test_wrapped_scalar_builds_what_impl_from_array_builds(value, inference):
-    kinds = {float: (tp.float64, np.float64), int: (tp.int64, np.int64), bool: (tp.bool, np.bool_)}
-    dtype, np_type = kinds[type(value)]
+def test_wrapped_scalar_matches_the_general_path(value, inference):
+    """The CPU int/float/bool case (impl_from_array, wrapped without wrap's call) against
+    scalar_tensor, the path every other value takes."""
+    dtype = tp.float64 if type(value) is float else None
     if inference:
         with tp.inference_mode():
-            fast = wrapped_scalar(value)._impl
+            fast, general = wrapped_scalar(value), scalar_tensor(value, dtype=dtype)
     else:
-        fast = wrapped_scalar(value)._impl
-    general = impl_from_array(np.array(value, np_type), dtype, tp.device("cpu"), inference)
+        fast, general = wrapped_scalar(value), scalar_tensor(value, dtype=dtype)
+    assert type(fast) is tp.Tensor and fast._impl.wrapped_number
     for field in ("sizes", "strides", "offset", "dtype", "_device", "is_contiguous",
                   "_inference", "keys", "requires_grad", "grad_fn", "base"):
-        assert getattr(fast, field) == getattr(general, field), field
-    assert fast.storage.nbytes == general.storage.nbytes
-    assert fast.storage.device is general.storage.device
-    assert fast.version.value == 0 and fast.version is not general.version
-    assert fast.wrapped_number and not general.wrapped_number
-    np.testing.assert_array_equal(fast.array(), general.array())
+        assert getattr(fast._impl, field) == getattr(general._impl, field), field
+    assert fast._impl.version.value == 0
+    np.testing.assert_array_equal(fast._impl.array(), general._impl.array())
