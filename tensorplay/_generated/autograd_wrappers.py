@@ -4,14 +4,24 @@
 Each one: if no input requires grad (or grad mode is off), redispatch below
 autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
-a kernel calls do not record a second graph), and attach the node."""
+a kernel calls do not record a second graph), and attach the node.
+
+The op below autograd: the dispatcher, called again with the autograd keys
+removed, would compute `below = (ks | included) & ~excluded` (the thread's
+masks, the autograd keys now among the excluded) and run the slot of its
+highest key. When `below` holds backend keys only, that slot is a backend
+kernel and the dispatcher only calls it, so the wrapper calls it itself: the
+same kernel, the same arguments. Anything else (a Python or mode key left, a
+Composite fallthrough, an empty slot and its error, explain() or a profiler
+watching the hops) goes through `redispatch`."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
-from tensorplay.dispatch.keys import AUTOGRAD_MASK
+from tensorplay.dispatch import trace
+from tensorplay.dispatch.keys import AUTOGRAD_MASK, NUM_BACKENDS
 from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
@@ -66,6 +76,8 @@ from tensorplay._generated.autograd_nodes import (
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+BACKENDS_END = 1 << NUM_BACKENDS     # a key set below this holds backend keys only
+trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
 def add_Tensor(ks, self, other, alpha):
@@ -79,10 +91,25 @@ def add_Tensor(ks, self, other, alpha):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.add_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, alpha)
+        else:
+            result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -98,7 +125,14 @@ def add__Tensor(ks, self, other, alpha):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.add__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, alpha)
+        else:
+            result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -116,10 +150,25 @@ def sub_Tensor(ks, self, other, alpha):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sub_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, alpha)
+        else:
+            result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -135,7 +184,14 @@ def sub__Tensor(ks, self, other, alpha):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sub__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, alpha)
+        else:
+            result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -154,10 +210,25 @@ def mul_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mul_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -174,7 +245,14 @@ def mul__Tensor(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mul__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -193,10 +271,25 @@ def div_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.div_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -213,7 +306,14 @@ def div__Tensor(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.div__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -232,10 +332,25 @@ def pow_Tensor_Tensor(ks, self, exponent):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.exponent_ = SavedVariable(exponent, is_output=False)
-        result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.pow_Tensor_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, exponent)
+        else:
+            result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -250,10 +365,25 @@ def pow_Tensor_Scalar(ks, self, exponent):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.pow_Tensor_Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, exponent)
+        else:
+            result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -269,10 +399,25 @@ def maximum(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.maximum.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -288,10 +433,25 @@ def minimum(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.minimum.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -307,10 +467,25 @@ def xlogy_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.xlogy_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -324,10 +499,25 @@ def xlog1py_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.xlog1py_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -342,10 +532,25 @@ def where_self(ks, condition, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.condition_ = SavedVariable(condition, is_output=False)
-        result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.where_self.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(condition, self, other)
+        else:
+            result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -357,10 +562,25 @@ def neg(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.neg.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -373,10 +593,25 @@ def abs(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.abs.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -388,10 +623,25 @@ def sign(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sign.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -403,10 +653,25 @@ def exp(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.exp.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -420,10 +685,25 @@ def log(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -435,10 +715,25 @@ def sqrt(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sqrt.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -452,10 +747,25 @@ def sin(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sin.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -468,10 +778,25 @@ def cos(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cos.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -483,10 +808,25 @@ def tanh(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tanh.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -499,10 +839,25 @@ def sigmoid(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sigmoid.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -515,10 +870,25 @@ def relu(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.relu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -532,7 +902,14 @@ def relu_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.relu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -549,10 +926,25 @@ def sum(ks, self, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sum.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dtype)
+        else:
+            result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -567,10 +959,25 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sum_dim_IntList.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim, dtype)
+        else:
+            result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -584,10 +991,25 @@ def mean(ks, self, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mean.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dtype)
+        else:
+            result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -602,10 +1024,25 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mean_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim, dtype)
+        else:
+            result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -618,10 +1055,25 @@ def max(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.max.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -637,7 +1089,14 @@ def max_dim(ks, self, dim, keepdim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.max_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -654,10 +1113,25 @@ def min(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.min.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -673,7 +1147,14 @@ def min_dim(ks, self, dim, keepdim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.min_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -691,10 +1172,25 @@ def mm(ks, self, mat2):
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat2)
+        else:
+            result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -708,10 +1204,25 @@ def bmm(ks, self, mat2):
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.bmm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat2)
+        else:
+            result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -726,7 +1237,14 @@ def copy_(ks, self, src, non_blocking):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.copy_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, src, non_blocking)
+        else:
+            result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -742,7 +1260,14 @@ def fill__Scalar(ks, self, value):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.fill__Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, value)
+        else:
+            result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -757,10 +1282,25 @@ def clone(ks, self, memory_format):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clone.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, memory_format)
+        else:
+            result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -774,10 +1314,25 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._to_copy.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dtype, device, non_blocking)
+        else:
+            result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -790,10 +1345,25 @@ def view(ks, self, size):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.view.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, size)
+        else:
+            result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -806,10 +1376,25 @@ def _unsafe_view(ks, self, size):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._unsafe_view.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, size)
+        else:
+            result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -825,10 +1410,27 @@ def as_strided(ks, self, size, stride, storage_offset):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.as_strided.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, size, stride, storage_offset)
+        else:
+            result = ops.as_strided.redispatch(
+                ks & BELOW_AUTOGRAD, self, size, stride, storage_offset,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -842,10 +1444,25 @@ def transpose_int(ks, self, dim0, dim1):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.transpose_int.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim0, dim1)
+        else:
+            result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -858,10 +1475,25 @@ def permute(ks, self, dims):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.permute.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dims)
+        else:
+            result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -874,10 +1506,25 @@ def expand(ks, self, size, implicit):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.expand.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, size, implicit)
+        else:
+            result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -890,10 +1537,25 @@ def squeeze(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.squeeze.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -906,10 +1568,25 @@ def squeeze_dim(ks, self, dim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.squeeze_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -922,10 +1599,25 @@ def unsqueeze(ks, self, dim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.unsqueeze.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -940,10 +1632,25 @@ def select_int(ks, self, dim, index):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.select_int.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index)
+        else:
+            result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -960,10 +1667,25 @@ def slice_Tensor(ks, self, dim, start, end, step):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.slice_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, start, end, step)
+        else:
+            result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -975,10 +1697,25 @@ def reciprocal(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.reciprocal.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -992,7 +1729,14 @@ def reciprocal_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.reciprocal_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1008,10 +1752,25 @@ def rsqrt(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.rsqrt.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1025,7 +1784,14 @@ def rsqrt_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.rsqrt_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1041,10 +1807,25 @@ def exp2(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.exp2.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1058,7 +1839,14 @@ def exp2_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.exp2_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1074,10 +1862,25 @@ def expm1(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.expm1.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1091,7 +1894,14 @@ def expm1_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.expm1_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1108,10 +1918,25 @@ def log2(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log2.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1125,7 +1950,14 @@ def log2_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log2_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1141,10 +1973,25 @@ def log10(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log10.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1158,7 +2005,14 @@ def log10_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log10_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1174,10 +2028,25 @@ def log1p(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log1p.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1191,7 +2060,14 @@ def log1p_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log1p_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1206,10 +2082,25 @@ def tan(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tan.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1223,7 +2114,14 @@ def tan_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tan_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1240,10 +2138,25 @@ def asin(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.asin.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1257,7 +2170,14 @@ def asin_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.asin_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1273,10 +2193,25 @@ def acos(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.acos.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1290,7 +2225,14 @@ def acos_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.acos_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1306,10 +2248,25 @@ def atan(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.atan.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1323,7 +2280,14 @@ def atan_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.atan_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1339,10 +2303,25 @@ def sinh(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sinh.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1356,7 +2335,14 @@ def sinh_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sinh_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1372,10 +2358,25 @@ def cosh(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cosh.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1389,7 +2390,14 @@ def cosh_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cosh_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1405,10 +2413,25 @@ def erf(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.erf.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1422,7 +2445,14 @@ def erf_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.erf_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1438,10 +2468,25 @@ def erfc(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.erfc.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1455,7 +2500,14 @@ def erfc_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.erfc_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1472,10 +2524,25 @@ def logit(ks, self, eps):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.logit.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, eps)
+        else:
+            result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1490,7 +2557,14 @@ def logit_(ks, self, eps):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.logit_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, eps)
+        else:
+            result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1505,10 +2579,25 @@ def floor(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.floor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1521,7 +2610,14 @@ def floor_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.floor_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1536,10 +2632,25 @@ def ceil(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.ceil.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1552,7 +2663,14 @@ def ceil_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.ceil_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1567,10 +2685,25 @@ def trunc(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.trunc.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1583,7 +2716,14 @@ def trunc_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.trunc_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1598,10 +2738,25 @@ def round(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.round.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1613,10 +2768,25 @@ def round_decimals(ks, self, decimals):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.round_decimals.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, decimals)
+        else:
+            result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1629,7 +2799,14 @@ def round_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.round_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1645,7 +2822,14 @@ def round__decimals(ks, self, decimals):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.round__decimals.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, decimals)
+        else:
+            result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1660,10 +2844,25 @@ def frac(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.frac.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1676,7 +2875,14 @@ def frac_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.frac_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1696,10 +2902,25 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.div_Tensor_mode.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, rounding_mode)
+        else:
+            result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1717,7 +2938,16 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.div__Tensor_mode.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, rounding_mode)
+        else:
+            result = ops.div__Tensor_mode.redispatch(
+                ks & BELOW_AUTOGRAD, self, other, rounding_mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1732,10 +2962,25 @@ def floor_divide(ks, self, other):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.floor_divide.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1748,7 +2993,14 @@ def floor_divide__Tensor(ks, self, other):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.floor_divide__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1767,10 +3019,25 @@ def remainder_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.remainder_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1787,7 +3054,14 @@ def remainder__Tensor(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.remainder__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1806,10 +3080,25 @@ def fmod_Tensor(ks, self, other):
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.fmod_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1826,7 +3115,14 @@ def fmod__Tensor(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.fmod__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1845,10 +3141,25 @@ def atan2(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.atan2.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1865,7 +3176,14 @@ def atan2_(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.atan2_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1884,10 +3202,25 @@ def hypot(ks, self, other):
     try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hypot.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1905,7 +3238,14 @@ def hypot_(ks, self, other):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hypot_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1924,10 +3264,25 @@ def clamp(ks, self, min, max):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min, max)
+        else:
+            result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1948,10 +3303,25 @@ def clamp_Tensor(ks, self, min, max):
         node.self_ = SavedVariable(self, is_output=False)
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min, max)
+        else:
+            result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1967,7 +3337,14 @@ def clamp_(ks, self, min, max):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min, max)
+        else:
+            result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1992,7 +3369,14 @@ def clamp__Tensor(ks, self, min, max):
     try:
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min, max)
+        else:
+            result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2010,10 +3394,25 @@ def lerp_Scalar(ks, self, end, weight):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.lerp_Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, end, weight)
+        else:
+            result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2034,10 +3433,25 @@ def lerp_Tensor(ks, self, end, weight):
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.lerp_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, end, weight)
+        else:
+            result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2053,7 +3467,14 @@ def lerp__Scalar(ks, self, end, weight):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.lerp__Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, end, weight)
+        else:
+            result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2080,7 +3501,14 @@ def lerp__Tensor(ks, self, end, weight):
     try:
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.lerp__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, end, weight)
+        else:
+            result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2110,10 +3538,25 @@ def addcmul(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addcmul.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, tensor1, tensor2, value)
+        else:
+            result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2141,7 +3584,14 @@ def addcmul_(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addcmul_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, tensor1, tensor2, value)
+        else:
+            result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2169,10 +3619,25 @@ def addcdiv(ks, self, tensor1, tensor2, value):
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addcdiv.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, tensor1, tensor2, value)
+        else:
+            result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2198,7 +3663,14 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addcdiv_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, tensor1, tensor2, value)
+        else:
+            result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2214,10 +3686,25 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.nan_to_num.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, nan, posinf, neginf)
+        else:
+            result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2231,7 +3718,14 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.nan_to_num_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, nan, posinf, neginf)
+        else:
+            result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2247,7 +3741,14 @@ def exp_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.exp_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2265,7 +3766,14 @@ def log_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.log_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2281,7 +3789,14 @@ def sqrt_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sqrt_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2299,7 +3814,14 @@ def sin_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sin_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2316,7 +3838,14 @@ def cos_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cos_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2332,7 +3861,14 @@ def tanh_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tanh_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2349,7 +3885,14 @@ def sigmoid_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sigmoid_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2366,7 +3909,14 @@ def neg_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.neg_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2383,7 +3933,14 @@ def abs_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.abs_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2400,10 +3957,25 @@ def leaky_relu(ks, self, negative_slope):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.leaky_relu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, negative_slope)
+        else:
+            result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2417,7 +3989,14 @@ def leaky_relu_(ks, self, negative_slope):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.leaky_relu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, negative_slope)
+        else:
+            result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2437,10 +4016,25 @@ def elu(ks, self, alpha, scale, input_scale):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.elu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, alpha, scale, input_scale)
+        else:
+            result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2456,7 +4050,14 @@ def elu_(ks, self, alpha, scale, input_scale):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.elu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, alpha, scale, input_scale)
+        else:
+            result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2474,10 +4075,25 @@ def gelu(ks, self, approximate):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.gelu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, approximate)
+        else:
+            result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2492,7 +4108,14 @@ def gelu_(ks, self, approximate):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.gelu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, approximate)
+        else:
+            result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2508,10 +4131,25 @@ def silu(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.silu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2525,7 +4163,14 @@ def silu_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.silu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2545,10 +4190,27 @@ def gelu_backward(ks, grad_output, self, approximate):
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.gelu_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, self, approximate)
+        else:
+            result = ops.gelu_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, approximate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2564,10 +4226,25 @@ def silu_backward(ks, grad_output, self):
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.silu_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, self)
+        else:
+            result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2580,10 +4257,25 @@ def mish(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mish.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2597,7 +4289,14 @@ def mish_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mish_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2615,10 +4314,25 @@ def softplus(ks, self, beta, threshold):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.softplus.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, beta, threshold)
+        else:
+            result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2633,10 +4347,25 @@ def hardtanh(ks, self, min_val, max_val):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardtanh.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min_val, max_val)
+        else:
+            result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2652,7 +4381,14 @@ def hardtanh_(ks, self, min_val, max_val):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardtanh_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, min_val, max_val)
+        else:
+            result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2668,10 +4404,25 @@ def hardsigmoid(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardsigmoid.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2685,7 +4436,14 @@ def hardsigmoid_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardsigmoid_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2701,10 +4459,25 @@ def hardswish(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardswish.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2718,7 +4491,14 @@ def hardswish_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.hardswish_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2735,10 +4515,25 @@ def threshold(ks, self, threshold, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.threshold.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, threshold, value)
+        else:
+            result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2752,12 +4547,27 @@ def threshold_backward(ks, grad_output, self, threshold):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.threshold_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, threshold,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.threshold_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, self, threshold)
+        else:
+            result = ops.threshold_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, threshold,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2772,7 +4582,14 @@ def threshold_(ks, self, threshold, value):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.threshold_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, threshold, value)
+        else:
+            result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2789,10 +4606,25 @@ def prelu(ks, self, weight):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.prelu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, weight)
+        else:
+            result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2805,7 +4637,14 @@ def normal_(ks, self, mean, std, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.normal_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mean, std, generator)
+        else:
+            result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2821,7 +4660,14 @@ def uniform_(ks, self, from_, to, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.uniform_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, from_, to, generator)
+        else:
+            result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2837,7 +4683,14 @@ def exponential_(ks, self, lambd, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.exponential_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, lambd, generator)
+        else:
+            result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2852,10 +4705,25 @@ def bernoulli(ks, self, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.bernoulli.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, generator)
+        else:
+            result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2867,10 +4735,25 @@ def bernoulli_p(ks, self, p, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.bernoulli_p.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, p, generator)
+        else:
+            result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2883,7 +4766,14 @@ def bernoulli__float(ks, self, p, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.bernoulli__float.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, p, generator)
+        else:
+            result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2899,7 +4789,14 @@ def bernoulli__Tensor(ks, self, p, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.bernoulli__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, p, generator)
+        else:
+            result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2918,10 +4815,25 @@ def clamp_max_Tensor(ks, self, max):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp_max_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, max)
+        else:
+            result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2938,7 +4850,14 @@ def clamp_max__Tensor(ks, self, max):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.clamp_max__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, max)
+        else:
+            result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2953,10 +4872,25 @@ def remainder_Scalar_Tensor(ks, self, other):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.remainder_Scalar_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2970,10 +4904,25 @@ def prod(ks, self, dtype):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.prod.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dtype)
+        else:
+            result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -2990,10 +4939,25 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.prod_dim_int.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim, dtype)
+        else:
+            result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3009,10 +4973,25 @@ def amax(ks, self, dim, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.amax.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3028,10 +5007,25 @@ def amin(ks, self, dim, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.amin.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3048,10 +5042,27 @@ def var_correction(ks, self, dim, correction, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.var_correction.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, correction, keepdim)
+        else:
+            result = ops.var_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3067,10 +5078,27 @@ def std_correction(ks, self, dim, correction, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.std_correction.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, correction, keepdim)
+        else:
+            result = ops.std_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3089,9 +5117,16 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.var_mean_correction.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.var_mean_correction.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, correction, keepdim)
+        else:
+            result = ops.var_mean_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -3112,9 +5147,16 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.std_mean_correction.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.std_mean_correction.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, correction, keepdim)
+        else:
+            result = ops.std_mean_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -3134,12 +5176,27 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.norm_ScalarOpt_dim.redispatch(
-            ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.norm_ScalarOpt_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, p, dim, keepdim, dtype)
+        else:
+            result = ops.norm_ScalarOpt_dim.redispatch(
+                ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3155,10 +5212,25 @@ def logsumexp(ks, self, dim, keepdim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.logsumexp.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3174,10 +5246,25 @@ def cumsum(ks, self, dim, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cumsum.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, dtype)
+        else:
+            result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3193,7 +5280,14 @@ def cumsum_(ks, self, dim, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cumsum_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, dtype)
+        else:
+            result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3211,10 +5305,25 @@ def cumprod(ks, self, dim, dtype):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cumprod.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, dtype)
+        else:
+            result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3231,7 +5340,14 @@ def cumprod_(ks, self, dim, dtype):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cumprod_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, dtype)
+        else:
+            result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3249,7 +5365,14 @@ def cummax(ks, self, dim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cummax.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3267,7 +5390,14 @@ def cummin(ks, self, dim):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cummin.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3284,10 +5414,25 @@ def median(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.median.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3303,7 +5448,14 @@ def median_dim(ks, self, dim, keepdim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.median_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3322,7 +5474,14 @@ def mode(ks, self, dim, keepdim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mode.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, keepdim)
+        else:
+            result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3341,7 +5500,14 @@ def kthvalue(ks, self, k, dim, keepdim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.kthvalue.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, k, dim, keepdim)
+        else:
+            result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3359,7 +5525,14 @@ def topk(ks, self, k, dim, largest, sorted):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.topk.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, k, dim, largest, sorted)
+        else:
+            result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3377,7 +5550,14 @@ def sort(ks, self, dim, descending):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sort.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, descending)
+        else:
+            result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3395,7 +5575,14 @@ def sort_stable(ks, self, stable, dim, descending):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sort_stable.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, stable, dim, descending)
+        else:
+            result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3414,10 +5601,25 @@ def _gather_along(ks, self, dim, index):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._gather_along.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index)
+        else:
+            result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3431,10 +5633,25 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._scatter_add_along.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, sizes)
+        else:
+            result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3447,10 +5664,25 @@ def flip(ks, self, dims):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.flip.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dims)
+        else:
+            result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3464,10 +5696,25 @@ def mv(ks, self, vec):
     try:
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
-        result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mv.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, vec)
+        else:
+            result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3481,10 +5728,25 @@ def dot(ks, self, tensor):
     try:
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
-        result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.dot.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, tensor)
+        else:
+            result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3504,10 +5766,25 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addmm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat1, mat2, beta, alpha)
+        else:
+            result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3528,7 +5805,14 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addmm_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat1, mat2, beta, alpha)
+        else:
+            result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3551,10 +5835,25 @@ def addmv(ks, self, mat, vec, beta, alpha):
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addmv.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat, vec, beta, alpha)
+        else:
+            result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3575,7 +5874,14 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.addmv_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mat, vec, beta, alpha)
+        else:
+            result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3602,10 +5908,25 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.baddbmm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, batch1, batch2, beta, alpha)
+        else:
+            result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3630,7 +5951,14 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.baddbmm_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, batch1, batch2, beta, alpha)
+        else:
+            result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3651,10 +5979,25 @@ def linear(ks, input, weight, bias):
     try:
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
-        result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.linear.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, weight, bias)
+        else:
+            result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3673,10 +6016,25 @@ def einsum(ks, equation, tensors):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.einsum.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(equation, tensors)
+        else:
+            result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3689,10 +6047,25 @@ def tril(ks, self, diagonal):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tril.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, diagonal)
+        else:
+            result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3706,7 +6079,14 @@ def tril_(ks, self, diagonal):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.tril_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, diagonal)
+        else:
+            result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3722,10 +6102,25 @@ def triu(ks, self, diagonal):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.triu.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, diagonal)
+        else:
+            result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3739,7 +6134,14 @@ def triu_(ks, self, diagonal):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.triu_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, diagonal)
+        else:
+            result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3756,10 +6158,25 @@ def diag(ks, self, diagonal):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.diag.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, diagonal)
+        else:
+            result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3775,10 +6192,25 @@ def diagonal(ks, self, offset, dim1, dim2):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.diagonal.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, offset, dim1, dim2)
+        else:
+            result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3794,10 +6226,25 @@ def cat(ks, tensors, dim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cat.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(tensors, dim)
+        else:
+            result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3811,10 +6258,25 @@ def roll(ks, self, shifts, dims):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.roll.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, shifts, dims)
+        else:
+            result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3828,10 +6290,25 @@ def repeat(ks, self, repeats):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.repeat.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, repeats)
+        else:
+            result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3848,12 +6325,27 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.repeat_interleave_self_int.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.repeat_interleave_self_int.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, repeats, dim, output_size)
+        else:
+            result = ops.repeat_interleave_self_int.redispatch(
+                ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3868,10 +6360,25 @@ def gather(ks, self, dim, index, sparse_grad):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.gather.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, sparse_grad)
+        else:
+            result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3886,10 +6393,25 @@ def scatter_src(ks, self, dim, index, src):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_src.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src)
+        else:
+            result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3903,10 +6425,25 @@ def scatter_value(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_value.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3918,10 +6455,27 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_reduce.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src, reduce)
+        else:
+            result = ops.scatter_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3935,12 +6489,27 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter_value_reduce.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_value_reduce.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value, reduce)
+        else:
+            result = ops.scatter_value_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3956,7 +6525,14 @@ def scatter__src(ks, self, dim, index, src):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter__src.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src)
+        else:
+            result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3974,7 +6550,14 @@ def scatter__value(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter__value.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3990,7 +6573,16 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter__reduce.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src, reduce)
+        else:
+            result = ops.scatter__reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4008,9 +6600,16 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter__value_reduce.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter__value_reduce.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value, reduce)
+        else:
+            result = ops.scatter__value_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4028,10 +6627,25 @@ def scatter_add(ks, self, dim, index, src):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_add.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src)
+        else:
+            result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4047,7 +6661,14 @@ def scatter_add_(ks, self, dim, index, src):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_add_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src)
+        else:
+            result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4070,12 +6691,27 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        result = ops.scatter_reduce_two.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_reduce_two.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src, reduce, include_self)
+        else:
+            result = ops.scatter_reduce_two.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -4097,9 +6733,16 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        result = ops.scatter_reduce__two.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.scatter_reduce__two.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, src, reduce, include_self)
+        else:
+            result = ops.scatter_reduce__two.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4118,10 +6761,25 @@ def index_select(ks, self, dim, index):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_select.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index)
+        else:
+            result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4139,10 +6797,25 @@ def index_add(ks, self, dim, index, source, alpha):
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_add.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, source, alpha)
+        else:
+            result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4161,7 +6834,14 @@ def index_add_(ks, self, dim, index, source, alpha):
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_add_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, source, alpha)
+        else:
+            result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4181,10 +6861,25 @@ def index_copy(ks, self, dim, index, source):
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_copy.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, source)
+        else:
+            result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4202,7 +6897,14 @@ def index_copy_(ks, self, dim, index, source):
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_copy_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, source)
+        else:
+            result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4219,10 +6921,27 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_fill_int_Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.index_fill_int_Scalar.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4236,10 +6955,27 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_fill_int_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.index_fill_int_Tensor.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4254,7 +6990,16 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_fill__int_Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.index_fill__int_Scalar.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4272,7 +7017,16 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_fill__int_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, index, value)
+        else:
+            result = ops.index_fill__int_Tensor.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4289,10 +7043,25 @@ def masked_fill_Scalar(ks, self, mask, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_fill_Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, value)
+        else:
+            result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4306,10 +7075,25 @@ def masked_fill_Tensor(ks, self, mask, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_fill_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, value)
+        else:
+            result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4324,7 +7108,14 @@ def masked_fill__Scalar(ks, self, mask, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_fill__Scalar.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, value)
+        else:
+            result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4342,7 +7133,14 @@ def masked_fill__Tensor(ks, self, mask, value):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_fill__Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, value)
+        else:
+            result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4359,10 +7157,25 @@ def masked_select(ks, self, mask):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_select.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask)
+        else:
+            result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4377,10 +7190,25 @@ def masked_scatter(ks, self, mask, source):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_scatter.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, source)
+        else:
+            result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4396,7 +7224,14 @@ def masked_scatter_(ks, self, mask, source):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.masked_scatter_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, mask, source)
+        else:
+            result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4413,10 +7248,25 @@ def take(ks, self, index):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.take.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, index)
+        else:
+            result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4430,9 +7280,16 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._unique2.redispatch(
-            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._unique2.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, sorted, return_inverse, return_counts)
+        else:
+            result = ops._unique2.redispatch(
+                ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -4449,9 +7306,16 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unique_dim.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.unique_dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, sorted, return_inverse, return_counts)
+        else:
+            result = ops.unique_dim.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -4468,10 +7332,25 @@ def index_Tensor(ks, self, indices):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_Tensor.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, indices)
+        else:
+            result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4486,10 +7365,27 @@ def index_put(ks, self, indices, values, accumulate):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_put.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, indices, values, accumulate)
+        else:
+            result = ops.index_put.redispatch(
+                ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4505,7 +7401,16 @@ def index_put_(ks, self, indices, values, accumulate):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.index_put_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, indices, values, accumulate)
+        else:
+            result = ops.index_put_.redispatch(
+                ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4537,13 +7442,30 @@ def convolution(
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.convolution.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
-            output_padding, groups,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.convolution.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+            )
+        else:
+            result = ops.convolution.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4575,10 +7497,20 @@ def convolution_backward(
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.convolution_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
-            transposed, output_padding, groups, output_mask,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.convolution_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, output_mask,
+            )
+        else:
+            result = ops.convolution_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding,
+                dilation, transposed, output_padding, groups, output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -4594,10 +7526,25 @@ def constant_pad_nd(ks, self, pad, value):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.constant_pad_nd.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, pad, value)
+        else:
+            result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4613,10 +7560,25 @@ def _pad_nd(ks, self, pad, mode):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
-        result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._pad_nd.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, pad, mode)
+        else:
+            result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4632,12 +7594,27 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._pad_nd_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._pad_nd_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, input_sizes, pad, mode)
+        else:
+            result = ops._pad_nd_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4657,9 +7634,16 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.max_pool2d_with_indices.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.max_pool2d_with_indices.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
+        else:
+            result = ops.max_pool2d_with_indices.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -4685,13 +7669,30 @@ def max_pool2d_with_indices_backward(
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.max_pool2d_with_indices_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
-            ceil_mode, indices,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.max_pool2d_with_indices_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+            )
+        else:
+            result = ops.max_pool2d_with_indices_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
+                ceil_mode, indices,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4715,13 +7716,30 @@ def avg_pool2d(
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.avg_pool2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-            divisor_override,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.avg_pool2d.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
+        else:
+            result = ops.avg_pool2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode,
+                count_include_pad, divisor_override,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4745,13 +7763,31 @@ def avg_pool2d_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.avg_pool2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
-            count_include_pad, divisor_override,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.avg_pool2d_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
+        else:
+            result = ops.avg_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
+                count_include_pad, divisor_override,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4764,10 +7800,25 @@ def adaptive_avg_pool2d(ks, self, output_size):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.adaptive_avg_pool2d.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, output_size)
+        else:
+            result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4780,10 +7831,27 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.adaptive_avg_pool2d_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, self)
+        else:
+            result = ops.adaptive_avg_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4796,7 +7864,14 @@ def adaptive_max_pool2d(ks, self, output_size):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.adaptive_max_pool2d.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, output_size)
+        else:
+            result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -4815,12 +7890,27 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.adaptive_max_pool2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, indices,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.adaptive_max_pool2d_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, self, indices)
+        else:
+            result = ops.adaptive_max_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, indices,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4838,12 +7928,27 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_nearest2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.upsample_nearest2d.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, output_size, scales_h, scales_w)
+        else:
+            result = ops.upsample_nearest2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4860,12 +7965,27 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_nearest2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.upsample_nearest2d_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, output_size, input_size, scales_h, scales_w)
+        else:
+            result = ops.upsample_nearest2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4884,12 +8004,27 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_bilinear2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.upsample_bilinear2d.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, output_size, align_corners, scales_h, scales_w)
+        else:
+            result = ops.upsample_bilinear2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4910,13 +8045,28 @@ def upsample_bilinear2d_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_bilinear2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
-            scales_w,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.upsample_bilinear2d_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+        else:
+            result = ops.upsample_bilinear2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
+                scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4935,12 +8085,27 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.im2col.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.im2col.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, kernel_size, dilation, padding, stride)
+        else:
+            result = ops.im2col.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4958,12 +8123,27 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.col2im.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.col2im.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, output_size, kernel_size, dilation, padding, stride)
+        else:
+            result = ops.col2im.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4977,10 +8157,25 @@ def _softmax(ks, self, dim, half_to_float):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._softmax.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, half_to_float)
+        else:
+            result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -4995,10 +8190,25 @@ def _log_softmax(ks, self, dim, half_to_float):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._log_softmax.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim, half_to_float)
+        else:
+            result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5018,12 +8228,27 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
-        result = ops._softmax_backward_data.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._softmax_backward_data.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, probs, dim, input_dtype)
+        else:
+            result = ops._softmax_backward_data.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5043,12 +8268,27 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
-        result = ops._log_softmax_backward_data.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._log_softmax_backward_data.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, log_probs, dim, input_dtype)
+        else:
+            result = ops._log_softmax_backward_data.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5067,9 +8307,16 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.nll_loss_forward.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.nll_loss_forward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, weight, reduction, ignore_index)
+        else:
+            result = ops.nll_loss_forward.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5092,13 +8339,30 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.nll_loss_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
-            total_weight,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.nll_loss_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_output, self, target, weight, reduction, ignore_index, total_weight,
+            )
+        else:
+            result = ops.nll_loss_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
+                total_weight,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5113,10 +8377,25 @@ def mse_loss(ks, self, target, reduction):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.mse_loss.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, reduction)
+        else:
+            result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5132,10 +8411,27 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.smooth_l1_loss.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, reduction, beta)
+        else:
+            result = ops.smooth_l1_loss.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, reduction, beta,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5151,10 +8447,25 @@ def huber_loss(ks, self, target, reduction, delta):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.huber_loss.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, reduction, delta)
+        else:
+            result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5172,12 +8483,27 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.binary_cross_entropy.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.binary_cross_entropy.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, weight, reduction)
+        else:
+            result = ops.binary_cross_entropy.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5196,12 +8522,27 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.pos_weight_ = SavedVariable(pos_weight, is_output=False)
-        result = ops.binary_cross_entropy_with_logits.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.binary_cross_entropy_with_logits.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, weight, pos_weight, reduction)
+        else:
+            result = ops.binary_cross_entropy_with_logits.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5226,10 +8567,17 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
         node.weight_ = SavedVariable(weight, is_output=False)
         node.running_mean_ = SavedVariable(running_mean, is_output=False)
         node.running_var_ = SavedVariable(running_var, is_output=False)
-        result = ops.native_batch_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
-            eps,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.native_batch_norm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, weight, bias, running_mean, running_var, training, momentum, eps)
+        else:
+            result = ops.native_batch_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training,
+                momentum, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5256,9 +8604,16 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
-        result = ops.native_layer_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.native_layer_norm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, normalized_shape, weight, bias, eps)
+        else:
+            result = ops.native_layer_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5288,9 +8643,16 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.native_group_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.native_group_norm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, weight, bias, N, C, HxW, group, eps)
+        else:
+            result = ops.native_group_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5315,9 +8677,16 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops._fused_rms_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._fused_rms_norm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, normalized_shape, weight, eps)
+        else:
+            result = ops._fused_rms_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5344,10 +8713,19 @@ def native_layer_norm_backward(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.native_layer_norm_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
-            output_mask,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.native_layer_norm_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
+            )
+        else:
+            result = ops.native_layer_norm_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5368,9 +8746,16 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_rms_norm_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._fused_rms_norm_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_out, input, normalized_shape, rstd, weight, output_mask)
+        else:
+            result = ops._fused_rms_norm_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5387,7 +8772,14 @@ def native_dropout(ks, input, p, train, generator):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.native_dropout.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(input, p, train, generator)
+        else:
+            result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5409,12 +8801,27 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.embedding.redispatch(
-            ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.embedding.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        else:
+            result = ops.embedding.redispatch(
+                ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5433,12 +8840,28 @@ def embedding_dense_backward(
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.embedding_dense_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.embedding_dense_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        else:
+            result = ops.embedding_dense_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx,
+                scale_grad_by_freq,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5457,9 +8880,16 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops._cross_entropy_forward.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._cross_entropy_forward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, target, weight, reduction, ignore_index)
+        else:
+            result = ops._cross_entropy_forward.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, True, False))
@@ -5488,13 +8918,30 @@ def _cross_entropy_backward(
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.total_weight_ = SavedVariable(total_weight, is_output=False)
-        result = ops._cross_entropy_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
-            total_weight,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._cross_entropy_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+            )
+        else:
+            result = ops._cross_entropy_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
+                total_weight,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5512,7 +8959,14 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._lstm_sequence.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(gi, h0, c0, w_hh)
+        else:
+            result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5541,9 +8995,16 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._lstm_sequence_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._lstm_sequence_backward.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+        else:
+            result = ops._lstm_sequence_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5570,10 +9031,20 @@ def _fused_adam_(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_adam_.redispatch(
-            ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
-            weight_decay, eps, step, maximize, decoupled,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._fused_adam_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay,
+                eps, step, maximize, decoupled,
+            )
+        else:
+            result = ops._fused_adam_.redispatch(
+                ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1,
+                beta2, weight_decay, eps, step, maximize, decoupled,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5598,10 +9069,20 @@ def _fused_sgd_(
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_sgd_.redispatch(
-            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
-            nesterov, maximize, first_step,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops._fused_sgd_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(
+                self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first_step,
+            )
+        else:
+            result = ops._fused_sgd_.redispatch(
+                ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum,
+                dampening, nesterov, maximize, first_step,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5619,10 +9100,25 @@ def cdist(ks, x1, x2, p, compute_mode):
     try:
         node.x1_ = SavedVariable(x1, is_output=False)
         node.x2_ = SavedVariable(x2, is_output=False)
-        result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.cdist.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(x1, x2, p, compute_mode)
+        else:
+            result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5641,12 +9137,27 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.linalg_vector_norm.redispatch(
-            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
-        )
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.linalg_vector_norm.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, ord, dim, keepdim, dtype)
+        else:
+            result = ops.linalg_vector_norm.redispatch(
+                ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5661,7 +9172,14 @@ def unsqueeze_(ks, self, dim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.unsqueeze_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5678,7 +9196,14 @@ def squeeze_(ks, self):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.squeeze_.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5695,7 +9220,14 @@ def squeeze__dim(ks, self, dim):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.squeeze__dim.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim)
+        else:
+            result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5713,7 +9245,14 @@ def transpose__int(ks, self, dim0, dim1):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.transpose__int.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, dim0, dim1)
+        else:
+            result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5732,10 +9271,25 @@ def logaddexp(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.logaddexp.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5751,10 +9305,25 @@ def logaddexp2(ks, self, other):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.logaddexp2.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other)
+        else:
+            result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5767,10 +9336,25 @@ def sinc(ks, self):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.sinc.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self)
+        else:
+            result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5782,10 +9366,25 @@ def heaviside(ks, self, values):
     included, excluded = local_keys.masks
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.heaviside.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, values)
+        else:
+            result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5800,10 +9399,25 @@ def dist(ks, self, other, p):
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
+        kernel = None
+        if 0 < below < BACKENDS_END and trace_state.watch is None:
+            kernel = ops.dist.resolved[below.bit_length() - 1]
+        if kernel is not None:
+            result = kernel(self, other, p)
+        else:
+            result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 

@@ -208,7 +208,10 @@ class AccumulateGrad(Node):
     every graph that uses the leaf ends in the same node. The leaf's hooks run before
     `apply`, like every tensor hook (the engine calls them, see `tensor_hooks`)."""
 
-    __slots__ = ("variable",)
+    __slots__ = (
+        "leaf",          # the leaf's TensorImpl, held strongly (PyTorch's `variable`)
+        "_variable",     # the Tensor `variable` returns, made on first use
+    )
 
     def __init__(self, impl):
         # Node.__init__ inlined (a leaf's AccumulateGrad is made again on each recorded op
@@ -221,12 +224,23 @@ class AccumulateGrad(Node):
         self._tensor_pre_hooks = None
         self._retains_grad = None
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
-        self.variable = factory.wrap(impl)
+        self.leaf = impl
+        self._variable = None
         self._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
+
+    @property
+    def variable(self):
+        """The leaf, as a Tensor. Made when first asked for, then kept: most graphs that
+        read a leaf are dropped without a backward pass (a requires-grad model run for
+        its outputs), and wrapping the leaf was a third of this node's construction."""
+        variable = self._variable
+        if variable is None:
+            variable = self._variable = factory.wrap(self.leaf)
+        return variable
 
     def tensor_hooks(self, output_nr):
         # A leaf's hooks live on the leaf, which keeps them across graphs.
-        return self.variable._impl.hooks
+        return self.leaf.hooks
 
     def apply(self, grads):
         grad = grads[0]
