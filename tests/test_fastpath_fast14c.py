@@ -122,17 +122,19 @@ def test_a_saved_tensor_modified_in_place_still_raises(leaves):
 
 
 def test_a_missing_backend_kernel_raises_the_dispatcher_error():
-    """A backend slot with nothing in it: the wrapper leaves it to redispatch, whose miss
-    error names the op and the key, exactly as before."""
+    """A backend slot with nothing in it: the route below the wrapper misses there, and
+    the miss error names the op and the key, exactly as the dispatcher's loop does."""
+    from tensorplay.dispatch.dispatcher import Routes
     handle = ops.add_Tensor
-    saved = list(handle.resolved)
+    saved, saved_routes = list(handle.resolved), handle.routes
     x = tp.ones(2, requires_grad=True)
     try:
         handle.resolved = [None] + saved[1:]        # as if CPU had no kernel for add
+        handle.routes = Routes(handle)              # what _resolve gives a new table
         with pytest.raises(NotImplementedError, match="add.Tensor.*CPU"):
             tp.add(x, x)
     finally:
-        handle.resolved = saved
+        handle.resolved, handle.routes = saved, saved_routes
     assert tp.add(x, x).grad_fn is not None
 
 

@@ -6,14 +6,12 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node.
 
-The op below autograd: the dispatcher, called again with the autograd keys
-removed, would compute `below = (ks | included) & ~excluded` (the thread's
-masks, the autograd keys now among the excluded) and run the slot of its
-highest key. When `below` holds backend keys only, that slot is a backend
-kernel and the dispatcher only calls it, so the wrapper calls it itself: the
-same kernel, the same arguments. Anything else (a Python or mode key left, a
-Composite fallthrough, an empty slot and its error, explain() or a profiler
-watching the hops) goes through `redispatch`."""
+The op below autograd: `redispatch(ks & BELOW_AUTOGRAD, ...)` would apply the
+thread's masks, the autograd keys now among the excluded, giving the key set
+`(ks | included) & ~excluded & BELOW_AUTOGRAD`, and run that key set's route
+(dispatcher.py, `Routes`) unless explain() or a profiler watches. The wrapper
+does the same without the method call: the same route, the same arguments;
+while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
@@ -21,7 +19,7 @@ from tensorplay.autograd.graph_edges import (
     set_history,
 )
 from tensorplay.dispatch import trace
-from tensorplay.dispatch.keys import AUTOGRAD_MASK, NUM_BACKENDS
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
@@ -76,7 +74,6 @@ from tensorplay._generated.autograd_nodes import (
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
-BACKENDS_END = 1 << NUM_BACKENDS     # a key set below this holds backend keys only
 trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
@@ -89,14 +86,11 @@ def add_Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.add_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.add_Tensor.routes[below](self, other, alpha)
         else:
             result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
@@ -123,14 +117,11 @@ def add__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.add__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.add__Tensor.routes[below](self, other, alpha)
         else:
             result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
@@ -148,14 +139,11 @@ def sub_Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sub_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.sub_Tensor.routes[below](self, other, alpha)
         else:
             result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
@@ -182,14 +170,11 @@ def sub__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sub__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.sub__Tensor.routes[below](self, other, alpha)
         else:
             result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
@@ -206,16 +191,13 @@ def mul_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mul_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.mul_Tensor.routes[below](self, other)
         else:
             result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -242,15 +224,12 @@ def mul__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mul__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.mul__Tensor.routes[below](self, other)
         else:
             result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -267,16 +246,13 @@ def div_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.div_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.div_Tensor.routes[below](self, other)
         else:
             result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -303,15 +279,12 @@ def div__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.div__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.div__Tensor.routes[below](self, other)
         else:
             result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -328,16 +301,13 @@ def pow_Tensor_Tensor(ks, self, exponent):
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.exponent_ = SavedVariable(exponent, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.pow_Tensor_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, exponent)
+        if trace_state.watch is None:
+            result = ops.pow_Tensor_Tensor.routes[below](self, exponent)
         else:
             result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
@@ -362,15 +332,12 @@ def pow_Tensor_Scalar(ks, self, exponent):
     node.next_functions = (impl_edge(self._impl),)
     node.exponent_ = exponent
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.pow_Tensor_Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, exponent)
+        if trace_state.watch is None:
+            result = ops.pow_Tensor_Scalar.routes[below](self, exponent)
         else:
             result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
@@ -395,16 +362,13 @@ def maximum(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.maximum.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.maximum.routes[below](self, other)
         else:
             result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -429,16 +393,13 @@ def minimum(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.minimum.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.minimum.routes[below](self, other)
         else:
             result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -463,16 +424,13 @@ def xlogy_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.xlogy_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.xlogy_Tensor.routes[below](self, other)
         else:
             result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -495,16 +453,13 @@ def xlog1py_Tensor(ks, self, other):
     node = Xlog1pyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.xlog1py_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.xlog1py_Tensor.routes[below](self, other)
         else:
             result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -529,15 +484,12 @@ def where_self(ks, condition, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.condition_ = SavedVariable(condition, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.where_self.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(condition, self, other)
+        if trace_state.watch is None:
+            result = ops.where_self.routes[below](condition, self, other)
         else:
             result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     finally:
@@ -560,14 +512,11 @@ def neg(ks, self):
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.neg.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.neg.routes[below](self)
         else:
             result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -590,15 +539,12 @@ def abs(ks, self):
     node = AbsBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.abs.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.abs.routes[below](self)
         else:
             result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -621,14 +567,11 @@ def sign(ks, self):
     node = SignBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sign.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sign.routes[below](self)
         else:
             result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -651,14 +594,11 @@ def exp(ks, self):
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.exp.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.exp.routes[below](self)
         else:
             result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -682,15 +622,12 @@ def log(ks, self):
     node = LogBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log.routes[below](self)
         else:
             result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -713,14 +650,11 @@ def sqrt(ks, self):
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sqrt.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sqrt.routes[below](self)
         else:
             result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -744,15 +678,12 @@ def sin(ks, self):
     node = SinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sin.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sin.routes[below](self)
         else:
             result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -775,15 +706,12 @@ def cos(ks, self):
     node = CosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cos.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.cos.routes[below](self)
         else:
             result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -806,14 +734,11 @@ def tanh(ks, self):
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tanh.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.tanh.routes[below](self)
         else:
             result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -837,14 +762,11 @@ def sigmoid(ks, self):
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sigmoid.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sigmoid.routes[below](self)
         else:
             result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -868,14 +790,11 @@ def relu(ks, self):
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.relu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.relu.routes[below](self)
         else:
             result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -900,14 +819,11 @@ def relu_(ks, self):
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.relu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.relu_.routes[below](self)
         else:
             result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -924,14 +840,11 @@ def sum(ks, self, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sum.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dtype)
+        if trace_state.watch is None:
+            result = ops.sum.routes[below](self, dtype)
         else:
             result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
@@ -957,14 +870,11 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sum_dim_IntList.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.sum_dim_IntList.routes[below](self, dim, keepdim, dtype)
         else:
             result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
@@ -989,14 +899,11 @@ def mean(ks, self, dtype):
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mean.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dtype)
+        if trace_state.watch is None:
+            result = ops.mean.routes[below](self, dtype)
         else:
             result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
@@ -1022,14 +929,11 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mean_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.mean_dim.routes[below](self, dim, keepdim, dtype)
         else:
             result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
@@ -1052,15 +956,12 @@ def max(ks, self):
     node = MaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.max.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.max.routes[below](self)
         else:
             result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1087,14 +988,11 @@ def max_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.max_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.max_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -1110,15 +1008,12 @@ def min(ks, self):
     node = MinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.min.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.min.routes[below](self)
         else:
             result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1145,14 +1040,11 @@ def min_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.min_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.min_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -1168,16 +1060,13 @@ def mm(ks, self, mat2):
     node = MmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat2)
+        if trace_state.watch is None:
+            result = ops.mm.routes[below](self, mat2)
         else:
             result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
@@ -1200,16 +1089,13 @@ def bmm(ks, self, mat2):
     node = BmmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.bmm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat2)
+        if trace_state.watch is None:
+            result = ops.bmm.routes[below](self, mat2)
         else:
             result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
@@ -1235,14 +1121,11 @@ def copy_(ks, self, src, non_blocking):
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.copy_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, src, non_blocking)
+        if trace_state.watch is None:
+            result = ops.copy_.routes[below](self, src, non_blocking)
         else:
             result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     finally:
@@ -1258,14 +1141,11 @@ def fill__Scalar(ks, self, value):
     node = FillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.fill__Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, value)
+        if trace_state.watch is None:
+            result = ops.fill__Scalar.routes[below](self, value)
         else:
             result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     finally:
@@ -1280,14 +1160,11 @@ def clone(ks, self, memory_format):
     node = CloneBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clone.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, memory_format)
+        if trace_state.watch is None:
+            result = ops.clone.routes[below](self, memory_format)
         else:
             result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     finally:
@@ -1312,14 +1189,11 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._to_copy.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dtype, device, non_blocking)
+        if trace_state.watch is None:
+            result = ops._to_copy.routes[below](self, dtype, device, non_blocking)
         else:
             result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     finally:
@@ -1343,14 +1217,11 @@ def view(ks, self, size):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.view.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, size)
+        if trace_state.watch is None:
+            result = ops.view.routes[below](self, size)
         else:
             result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
@@ -1374,14 +1245,11 @@ def _unsafe_view(ks, self, size):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._unsafe_view.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, size)
+        if trace_state.watch is None:
+            result = ops._unsafe_view.routes[below](self, size)
         else:
             result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
@@ -1407,15 +1275,12 @@ def as_strided(ks, self, size, stride, storage_offset):
     node.stride_ = stride
     node.storage_offset_ = storage_offset
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.as_strided.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, size, stride, storage_offset)
+        if trace_state.watch is None:
+            result = ops.as_strided.routes[below](self, size, stride, storage_offset)
         else:
             result = ops.as_strided.redispatch(
                 ks & BELOW_AUTOGRAD, self, size, stride, storage_offset,
@@ -1442,14 +1307,11 @@ def transpose_int(ks, self, dim0, dim1):
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.transpose_int.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim0, dim1)
+        if trace_state.watch is None:
+            result = ops.transpose_int.routes[below](self, dim0, dim1)
         else:
             result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
@@ -1473,14 +1335,11 @@ def permute(ks, self, dims):
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.permute.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dims)
+        if trace_state.watch is None:
+            result = ops.permute.routes[below](self, dims)
         else:
             result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
@@ -1504,14 +1363,11 @@ def expand(ks, self, size, implicit):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.expand.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, size, implicit)
+        if trace_state.watch is None:
+            result = ops.expand.routes[below](self, size, implicit)
         else:
             result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     finally:
@@ -1535,14 +1391,11 @@ def squeeze(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.squeeze.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.squeeze.routes[below](self)
         else:
             result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1566,14 +1419,11 @@ def squeeze_dim(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.squeeze_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.squeeze_dim.routes[below](self, dim)
         else:
             result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -1597,14 +1447,11 @@ def unsqueeze(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.unsqueeze.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.unsqueeze.routes[below](self, dim)
         else:
             result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -1630,14 +1477,11 @@ def select_int(ks, self, dim, index):
     node.index_ = index
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.select_int.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index)
+        if trace_state.watch is None:
+            result = ops.select_int.routes[below](self, dim, index)
         else:
             result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
@@ -1665,14 +1509,11 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.step_ = step
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.slice_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, start, end, step)
+        if trace_state.watch is None:
+            result = ops.slice_Tensor.routes[below](self, dim, start, end, step)
         else:
             result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     finally:
@@ -1695,14 +1536,11 @@ def reciprocal(ks, self):
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.reciprocal.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.reciprocal.routes[below](self)
         else:
             result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1727,14 +1565,11 @@ def reciprocal_(ks, self):
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.reciprocal_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.reciprocal_.routes[below](self)
         else:
             result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1750,14 +1585,11 @@ def rsqrt(ks, self):
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.rsqrt.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.rsqrt.routes[below](self)
         else:
             result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1782,14 +1614,11 @@ def rsqrt_(ks, self):
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.rsqrt_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.rsqrt_.routes[below](self)
         else:
             result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1805,14 +1634,11 @@ def exp2(ks, self):
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.exp2.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.exp2.routes[below](self)
         else:
             result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1837,14 +1663,11 @@ def exp2_(ks, self):
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.exp2_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.exp2_.routes[below](self)
         else:
             result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1860,14 +1683,11 @@ def expm1(ks, self):
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.expm1.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.expm1.routes[below](self)
         else:
             result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1892,14 +1712,11 @@ def expm1_(ks, self):
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.expm1_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.expm1_.routes[below](self)
         else:
             result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1915,15 +1732,12 @@ def log2(ks, self):
     node = Log2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log2.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log2.routes[below](self)
         else:
             result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1948,14 +1762,11 @@ def log2_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log2_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log2_.routes[below](self)
         else:
             result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -1970,15 +1781,12 @@ def log10(ks, self):
     node = Log10Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log10.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log10.routes[below](self)
         else:
             result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2003,14 +1811,11 @@ def log10_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log10_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log10_.routes[below](self)
         else:
             result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2025,15 +1830,12 @@ def log1p(ks, self):
     node = Log1pBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log1p.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log1p.routes[below](self)
         else:
             result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2058,14 +1860,11 @@ def log1p_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log1p_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log1p_.routes[below](self)
         else:
             result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2080,14 +1879,11 @@ def tan(ks, self):
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tan.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.tan.routes[below](self)
         else:
             result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2112,14 +1908,11 @@ def tan_(ks, self):
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tan_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.tan_.routes[below](self)
         else:
             result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2135,15 +1928,12 @@ def asin(ks, self):
     node = AsinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.asin.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.asin.routes[below](self)
         else:
             result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2168,14 +1958,11 @@ def asin_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.asin_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.asin_.routes[below](self)
         else:
             result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2190,15 +1977,12 @@ def acos(ks, self):
     node = AcosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.acos.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.acos.routes[below](self)
         else:
             result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2223,14 +2007,11 @@ def acos_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.acos_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.acos_.routes[below](self)
         else:
             result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2245,15 +2026,12 @@ def atan(ks, self):
     node = AtanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.atan.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.atan.routes[below](self)
         else:
             result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2278,14 +2056,11 @@ def atan_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.atan_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.atan_.routes[below](self)
         else:
             result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2300,15 +2075,12 @@ def sinh(ks, self):
     node = SinhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sinh.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sinh.routes[below](self)
         else:
             result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2333,14 +2105,11 @@ def sinh_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sinh_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sinh_.routes[below](self)
         else:
             result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2355,15 +2124,12 @@ def cosh(ks, self):
     node = CoshBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cosh.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.cosh.routes[below](self)
         else:
             result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2388,14 +2154,11 @@ def cosh_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cosh_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.cosh_.routes[below](self)
         else:
             result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2410,15 +2173,12 @@ def erf(ks, self):
     node = ErfBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.erf.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.erf.routes[below](self)
         else:
             result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2443,14 +2203,11 @@ def erf_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.erf_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.erf_.routes[below](self)
         else:
             result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2465,15 +2222,12 @@ def erfc(ks, self):
     node = ErfcBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.erfc.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.erfc.routes[below](self)
         else:
             result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2498,14 +2252,11 @@ def erfc_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.erfc_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.erfc_.routes[below](self)
         else:
             result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2521,15 +2272,12 @@ def logit(ks, self, eps):
     node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.logit.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, eps)
+        if trace_state.watch is None:
+            result = ops.logit.routes[below](self, eps)
         else:
             result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
@@ -2555,14 +2303,11 @@ def logit_(ks, self, eps):
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.logit_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, eps)
+        if trace_state.watch is None:
+            result = ops.logit_.routes[below](self, eps)
         else:
             result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
@@ -2577,14 +2322,11 @@ def floor(ks, self):
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.floor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.floor.routes[below](self)
         else:
             result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2608,14 +2350,11 @@ def floor_(ks, self):
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.floor_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.floor_.routes[below](self)
         else:
             result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2630,14 +2369,11 @@ def ceil(ks, self):
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.ceil.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.ceil.routes[below](self)
         else:
             result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2661,14 +2397,11 @@ def ceil_(ks, self):
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.ceil_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.ceil_.routes[below](self)
         else:
             result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2683,14 +2416,11 @@ def trunc(ks, self):
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.trunc.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.trunc.routes[below](self)
         else:
             result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2714,14 +2444,11 @@ def trunc_(ks, self):
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.trunc_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.trunc_.routes[below](self)
         else:
             result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2736,14 +2463,11 @@ def round(ks, self):
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.round.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.round.routes[below](self)
         else:
             result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2766,14 +2490,11 @@ def round_decimals(ks, self, decimals):
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.round_decimals.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, decimals)
+        if trace_state.watch is None:
+            result = ops.round_decimals.routes[below](self, decimals)
         else:
             result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
@@ -2797,14 +2518,11 @@ def round_(ks, self):
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.round_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.round_.routes[below](self)
         else:
             result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2820,14 +2538,11 @@ def round__decimals(ks, self, decimals):
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.round__decimals.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, decimals)
+        if trace_state.watch is None:
+            result = ops.round__decimals.routes[below](self, decimals)
         else:
             result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
@@ -2842,14 +2557,11 @@ def frac(ks, self):
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.frac.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.frac.routes[below](self)
         else:
             result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2873,14 +2585,11 @@ def frac_(ks, self):
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.frac_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.frac_.routes[below](self)
         else:
             result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -2898,16 +2607,13 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.div_Tensor_mode.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, rounding_mode)
+        if trace_state.watch is None:
+            result = ops.div_Tensor_mode.routes[below](self, other, rounding_mode)
         else:
             result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     finally:
@@ -2935,15 +2641,12 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.div__Tensor_mode.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, rounding_mode)
+        if trace_state.watch is None:
+            result = ops.div__Tensor_mode.routes[below](self, other, rounding_mode)
         else:
             result = ops.div__Tensor_mode.redispatch(
                 ks & BELOW_AUTOGRAD, self, other, rounding_mode,
@@ -2960,14 +2663,11 @@ def floor_divide(ks, self, other):
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.floor_divide.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.floor_divide.routes[below](self, other)
         else:
             result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -2991,14 +2691,11 @@ def floor_divide__Tensor(ks, self, other):
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.floor_divide__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.floor_divide__Tensor.routes[below](self, other)
         else:
             result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3015,16 +2712,13 @@ def remainder_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.remainder_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.remainder_Tensor.routes[below](self, other)
         else:
             result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3051,15 +2745,12 @@ def remainder__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.remainder__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.remainder__Tensor.routes[below](self, other)
         else:
             result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3076,16 +2767,13 @@ def fmod_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.fmod_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.fmod_Tensor.routes[below](self, other)
         else:
             result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3112,15 +2800,12 @@ def fmod__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.fmod__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.fmod__Tensor.routes[below](self, other)
         else:
             result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3137,16 +2822,13 @@ def atan2(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.atan2.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.atan2.routes[below](self, other)
         else:
             result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3173,15 +2855,12 @@ def atan2_(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.atan2_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.atan2_.routes[below](self, other)
         else:
             result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3198,16 +2877,13 @@ def hypot(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hypot.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.hypot.routes[below](self, other)
         else:
             result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3235,15 +2911,12 @@ def hypot_(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hypot_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.hypot_.routes[below](self, other)
         else:
             result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -3261,15 +2934,12 @@ def clamp(ks, self, min, max):
     node.min_ = min
     node.max_ = max
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp.routes[below](self, min, max)
         else:
             result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
@@ -3298,17 +2968,14 @@ def clamp_Tensor(ks, self, min, max):
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp_Tensor.routes[below](self, min, max)
         else:
             result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
@@ -3335,14 +3002,11 @@ def clamp_(ks, self, min, max):
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp_.routes[below](self, min, max)
         else:
             result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
@@ -3365,16 +3029,13 @@ def clamp__Tensor(ks, self, min, max):
     node.max_sizes = None if max is None else max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp__Tensor.routes[below](self, min, max)
         else:
             result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
@@ -3392,14 +3053,11 @@ def lerp_Scalar(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.lerp_Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp_Scalar.routes[below](self, end, weight)
         else:
             result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
@@ -3428,17 +3086,14 @@ def lerp_Tensor(ks, self, end, weight):
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.lerp_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp_Tensor.routes[below](self, end, weight)
         else:
             result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
@@ -3465,14 +3120,11 @@ def lerp__Scalar(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.lerp__Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp__Scalar.routes[below](self, end, weight)
         else:
             result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
@@ -3497,16 +3149,13 @@ def lerp__Tensor(ks, self, end, weight):
         self.clone() if weight._impl.requires_grad else None, is_output=False,
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.lerp__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp__Tensor.routes[below](self, end, weight)
         else:
             result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
@@ -3530,6 +3179,7 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
@@ -3538,12 +3188,8 @@ def addcmul(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addcmul.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcmul.routes[below](self, tensor1, tensor2, value)
         else:
             result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
@@ -3576,6 +3222,7 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
@@ -3584,12 +3231,8 @@ def addcmul_(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addcmul_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcmul_.routes[below](self, tensor1, tensor2, value)
         else:
             result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
@@ -3613,18 +3256,15 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addcdiv.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcdiv.routes[below](self, tensor1, tensor2, value)
         else:
             result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
@@ -3657,18 +3297,15 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addcdiv_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcdiv_.routes[below](self, tensor1, tensor2, value)
         else:
             result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
@@ -3683,15 +3320,12 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     node = NanToNumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.nan_to_num.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, nan, posinf, neginf)
+        if trace_state.watch is None:
+            result = ops.nan_to_num.routes[below](self, nan, posinf, neginf)
         else:
             result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
@@ -3716,14 +3350,11 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.nan_to_num_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, nan, posinf, neginf)
+        if trace_state.watch is None:
+            result = ops.nan_to_num_.routes[below](self, nan, posinf, neginf)
         else:
             result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
@@ -3739,14 +3370,11 @@ def exp_(ks, self):
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.exp_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.exp_.routes[below](self)
         else:
             result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3764,14 +3392,11 @@ def log_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.log_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.log_.routes[below](self)
         else:
             result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3787,14 +3412,11 @@ def sqrt_(ks, self):
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sqrt_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sqrt_.routes[below](self)
         else:
             result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3812,14 +3434,11 @@ def sin_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sin_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sin_.routes[below](self)
         else:
             result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3836,14 +3455,11 @@ def cos_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cos_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.cos_.routes[below](self)
         else:
             result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3859,14 +3475,11 @@ def tanh_(ks, self):
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tanh_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.tanh_.routes[below](self)
         else:
             result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3883,14 +3496,11 @@ def sigmoid_(ks, self):
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sigmoid_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sigmoid_.routes[below](self)
         else:
             result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3907,14 +3517,11 @@ def neg_(ks, self):
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.neg_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.neg_.routes[below](self)
         else:
             result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3931,14 +3538,11 @@ def abs_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.abs_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.abs_.routes[below](self)
         else:
             result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -3954,15 +3558,12 @@ def leaky_relu(ks, self, negative_slope):
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.leaky_relu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, negative_slope)
+        if trace_state.watch is None:
+            result = ops.leaky_relu.routes[below](self, negative_slope)
         else:
             result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
@@ -3987,14 +3588,11 @@ def leaky_relu_(ks, self, negative_slope):
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.leaky_relu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, negative_slope)
+        if trace_state.watch is None:
+            result = ops.leaky_relu_.routes[below](self, negative_slope)
         else:
             result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
@@ -4013,15 +3611,12 @@ def elu(ks, self, alpha, scale, input_scale):
     node.scale_ = scale
     node.input_scale_ = input_scale
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.elu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, alpha, scale, input_scale)
+        if trace_state.watch is None:
+            result = ops.elu.routes[below](self, alpha, scale, input_scale)
         else:
             result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
@@ -4048,14 +3643,11 @@ def elu_(ks, self, alpha, scale, input_scale):
     node.scale_ = scale
     node.input_scale_ = input_scale
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.elu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, alpha, scale, input_scale)
+        if trace_state.watch is None:
+            result = ops.elu_.routes[below](self, alpha, scale, input_scale)
         else:
             result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
@@ -4072,15 +3664,12 @@ def gelu(ks, self, approximate):
     node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.gelu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu.routes[below](self, approximate)
         else:
             result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
@@ -4106,14 +3695,11 @@ def gelu_(ks, self, approximate):
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.gelu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu_.routes[below](self, approximate)
         else:
             result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
@@ -4128,15 +3714,12 @@ def silu(ks, self):
     node = SiluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.silu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.silu.routes[below](self)
         else:
             result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4161,14 +3744,11 @@ def silu_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.silu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.silu_.routes[below](self)
         else:
             result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4186,16 +3766,13 @@ def gelu_backward(ks, grad_output, self, approximate):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.gelu_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu_backward.routes[below](grad_output, self, approximate)
         else:
             result = ops.gelu_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, self, approximate,
@@ -4222,16 +3799,13 @@ def silu_backward(ks, grad_output, self):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.silu_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, self)
+        if trace_state.watch is None:
+            result = ops.silu_backward.routes[below](grad_output, self)
         else:
             result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
@@ -4254,15 +3828,12 @@ def mish(ks, self):
     node = MishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mish.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.mish.routes[below](self)
         else:
             result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4287,14 +3858,11 @@ def mish_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mish_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.mish_.routes[below](self)
         else:
             result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4311,15 +3879,12 @@ def softplus(ks, self, beta, threshold):
     node.beta_ = beta
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.softplus.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, beta, threshold)
+        if trace_state.watch is None:
+            result = ops.softplus.routes[below](self, beta, threshold)
         else:
             result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     finally:
@@ -4344,15 +3909,12 @@ def hardtanh(ks, self, min_val, max_val):
     node.min_val_ = min_val
     node.max_val_ = max_val
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardtanh.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min_val, max_val)
+        if trace_state.watch is None:
+            result = ops.hardtanh.routes[below](self, min_val, max_val)
         else:
             result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
@@ -4379,14 +3941,11 @@ def hardtanh_(ks, self, min_val, max_val):
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardtanh_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, min_val, max_val)
+        if trace_state.watch is None:
+            result = ops.hardtanh_.routes[below](self, min_val, max_val)
         else:
             result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
@@ -4401,15 +3960,12 @@ def hardsigmoid(ks, self):
     node = HardsigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardsigmoid.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.hardsigmoid.routes[below](self)
         else:
             result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4434,14 +3990,11 @@ def hardsigmoid_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardsigmoid_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.hardsigmoid_.routes[below](self)
         else:
             result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4456,15 +4009,12 @@ def hardswish(ks, self):
     node = HardswishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardswish.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.hardswish.routes[below](self)
         else:
             result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4489,14 +4039,11 @@ def hardswish_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.hardswish_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.hardswish_.routes[below](self)
         else:
             result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -4512,15 +4059,12 @@ def threshold(ks, self, threshold, value):
     node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.threshold.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, threshold, value)
+        if trace_state.watch is None:
+            result = ops.threshold.routes[below](self, threshold, value)
         else:
             result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
@@ -4544,15 +4088,12 @@ def threshold_backward(ks, grad_output, self, threshold):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.threshold_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, self, threshold)
+        if trace_state.watch is None:
+            result = ops.threshold_backward.routes[below](grad_output, self, threshold)
         else:
             result = ops.threshold_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, self, threshold,
@@ -4580,14 +4121,11 @@ def threshold_(ks, self, threshold, value):
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.threshold_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, threshold, value)
+        if trace_state.watch is None:
+            result = ops.threshold_.routes[below](self, threshold, value)
         else:
             result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
@@ -4602,16 +4140,13 @@ def prelu(ks, self, weight):
     node = PreluBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(weight._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.prelu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, weight)
+        if trace_state.watch is None:
+            result = ops.prelu.routes[below](self, weight)
         else:
             result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
     finally:
@@ -4635,14 +4170,11 @@ def normal_(ks, self, mean, std, generator):
     node = NormalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.normal_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mean, std, generator)
+        if trace_state.watch is None:
+            result = ops.normal_.routes[below](self, mean, std, generator)
         else:
             result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     finally:
@@ -4658,14 +4190,11 @@ def uniform_(ks, self, from_, to, generator):
     node = UniformBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.uniform_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, from_, to, generator)
+        if trace_state.watch is None:
+            result = ops.uniform_.routes[below](self, from_, to, generator)
         else:
             result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     finally:
@@ -4681,14 +4210,11 @@ def exponential_(ks, self, lambd, generator):
     node = ExponentialBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.exponential_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, lambd, generator)
+        if trace_state.watch is None:
+            result = ops.exponential_.routes[below](self, lambd, generator)
         else:
             result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     finally:
@@ -4703,14 +4229,11 @@ def bernoulli(ks, self, generator):
     node = BernoulliBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.bernoulli.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli.routes[below](self, generator)
         else:
             result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     finally:
@@ -4733,14 +4256,11 @@ def bernoulli_p(ks, self, p, generator):
     node = BernoulliBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.bernoulli_p.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli_p.routes[below](self, p, generator)
         else:
             result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
@@ -4764,14 +4284,11 @@ def bernoulli__float(ks, self, p, generator):
     node = BernoulliBackward2()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.bernoulli__float.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli__float.routes[below](self, p, generator)
         else:
             result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
@@ -4787,14 +4304,11 @@ def bernoulli__Tensor(ks, self, p, generator):
     node = BernoulliBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.bernoulli__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli__Tensor.routes[below](self, p, generator)
         else:
             result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
@@ -4811,16 +4325,13 @@ def clamp_max_Tensor(ks, self, max):
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp_max_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, max)
+        if trace_state.watch is None:
+            result = ops.clamp_max_Tensor.routes[below](self, max)
         else:
             result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
@@ -4847,15 +4358,12 @@ def clamp_max__Tensor(ks, self, max):
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.max_ = SavedVariable(max, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.clamp_max__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, max)
+        if trace_state.watch is None:
+            result = ops.clamp_max__Tensor.routes[below](self, max)
         else:
             result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
@@ -4870,14 +4378,11 @@ def remainder_Scalar_Tensor(ks, self, other):
     node = RemainderBackward1()
     node.next_functions = (impl_edge(other._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.remainder_Scalar_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.remainder_Scalar_Tensor.routes[below](self, other)
         else:
             result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -4901,15 +4406,12 @@ def prod(ks, self, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.prod.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dtype)
+        if trace_state.watch is None:
+            result = ops.prod.routes[below](self, dtype)
         else:
             result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
@@ -4936,15 +4438,12 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.prod_dim_int.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.prod_dim_int.routes[below](self, dim, keepdim, dtype)
         else:
             result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
@@ -4970,15 +4469,12 @@ def amax(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.amax.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.amax.routes[below](self, dim, keepdim)
         else:
             result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -5004,15 +4500,12 @@ def amin(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.amin.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.amin.routes[below](self, dim, keepdim)
         else:
             result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -5039,15 +4532,12 @@ def var_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.var_correction.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.var_correction.routes[below](self, dim, correction, keepdim)
         else:
             result = ops.var_correction.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
@@ -5075,15 +4565,12 @@ def std_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.std_correction.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.std_correction.routes[below](self, dim, correction, keepdim)
         else:
             result = ops.std_correction.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
@@ -5114,15 +4601,12 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.var_mean_correction.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.var_mean_correction.routes[below](self, dim, correction, keepdim)
         else:
             result = ops.var_mean_correction.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
@@ -5144,15 +4628,12 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.std_mean_correction.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.std_mean_correction.routes[below](self, dim, correction, keepdim)
         else:
             result = ops.std_mean_correction.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
@@ -5173,15 +4654,12 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.norm_ScalarOpt_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, p, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.norm_ScalarOpt_dim.routes[below](self, p, dim, keepdim, dtype)
         else:
             result = ops.norm_ScalarOpt_dim.redispatch(
                 ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
@@ -5209,15 +4687,12 @@ def logsumexp(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.logsumexp.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.logsumexp.routes[below](self, dim, keepdim)
         else:
             result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -5244,14 +4719,11 @@ def cumsum(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cumsum.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumsum.routes[below](self, dim, dtype)
         else:
             result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
@@ -5278,14 +4750,11 @@ def cumsum_(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cumsum_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumsum_.routes[below](self, dim, dtype)
         else:
             result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
@@ -5302,15 +4771,12 @@ def cumprod(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cumprod.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumprod.routes[below](self, dim, dtype)
         else:
             result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
@@ -5338,14 +4804,11 @@ def cumprod_(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cumprod_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumprod_.routes[below](self, dim, dtype)
         else:
             result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
@@ -5362,15 +4825,12 @@ def cummax(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cummax.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.cummax.routes[below](self, dim)
         else:
             result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -5387,15 +4847,12 @@ def cummin(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cummin.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.cummin.routes[below](self, dim)
         else:
             result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -5411,15 +4868,12 @@ def median(ks, self):
     node = MedianBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.median.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.median.routes[below](self)
         else:
             result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -5446,14 +4900,11 @@ def median_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.median_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.median_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -5472,14 +4923,11 @@ def mode(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mode.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.mode.routes[below](self, dim, keepdim)
         else:
             result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
@@ -5498,14 +4946,11 @@ def kthvalue(ks, self, k, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.kthvalue.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, k, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.kthvalue.routes[below](self, k, dim, keepdim)
         else:
             result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     finally:
@@ -5523,14 +4968,11 @@ def topk(ks, self, k, dim, largest, sorted):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.topk.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, k, dim, largest, sorted)
+        if trace_state.watch is None:
+            result = ops.topk.routes[below](self, k, dim, largest, sorted)
         else:
             result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     finally:
@@ -5548,14 +4990,11 @@ def sort(ks, self, dim, descending):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sort.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, descending)
+        if trace_state.watch is None:
+            result = ops.sort.routes[below](self, dim, descending)
         else:
             result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     finally:
@@ -5573,14 +5012,11 @@ def sort_stable(ks, self, stable, dim, descending):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sort_stable.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, stable, dim, descending)
+        if trace_state.watch is None:
+            result = ops.sort_stable.routes[below](self, stable, dim, descending)
         else:
             result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     finally:
@@ -5597,16 +5033,13 @@ def _gather_along(ks, self, dim, index):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._gather_along.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index)
+        if trace_state.watch is None:
+            result = ops._gather_along.routes[below](self, dim, index)
         else:
             result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
@@ -5630,15 +5063,12 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._scatter_add_along.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, sizes)
+        if trace_state.watch is None:
+            result = ops._scatter_add_along.routes[below](self, dim, index, sizes)
         else:
             result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     finally:
@@ -5662,14 +5092,11 @@ def flip(ks, self, dims):
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.flip.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dims)
+        if trace_state.watch is None:
+            result = ops.flip.routes[below](self, dims)
         else:
             result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
@@ -5692,16 +5119,13 @@ def mv(ks, self, vec):
     node = MvBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mv.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, vec)
+        if trace_state.watch is None:
+            result = ops.mv.routes[below](self, vec)
         else:
             result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     finally:
@@ -5724,16 +5148,13 @@ def dot(ks, self, tensor):
     node = DotBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.dot.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, tensor)
+        if trace_state.watch is None:
+            result = ops.dot.routes[below](self, tensor)
         else:
             result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     finally:
@@ -5762,16 +5183,13 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addmm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat1, mat2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmm.routes[below](self, mat1, mat2, beta, alpha)
         else:
             result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
@@ -5801,16 +5219,13 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addmm_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat1, mat2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmm_.routes[below](self, mat1, mat2, beta, alpha)
         else:
             result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
@@ -5831,16 +5246,13 @@ def addmv(ks, self, mat, vec, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addmv.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat, vec, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmv.routes[below](self, mat, vec, beta, alpha)
         else:
             result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
@@ -5870,16 +5282,13 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.addmv_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mat, vec, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmv_.routes[below](self, mat, vec, beta, alpha)
         else:
             result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
@@ -5900,6 +5309,7 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.batch1_ = SavedVariable(
@@ -5908,12 +5318,8 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.baddbmm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, batch1, batch2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.baddbmm.routes[below](self, batch1, batch2, beta, alpha)
         else:
             result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
@@ -5943,6 +5349,7 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.batch1_ = SavedVariable(
@@ -5951,12 +5358,8 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.baddbmm_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, batch1, batch2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.baddbmm_.routes[below](self, batch1, batch2, beta, alpha)
         else:
             result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
@@ -5975,16 +5378,13 @@ def linear(ks, input, weight, bias):
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.linear.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, weight, bias)
+        if trace_state.watch is None:
+            result = ops.linear.routes[below](input, weight, bias)
         else:
             result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     finally:
@@ -6014,14 +5414,11 @@ def einsum(ks, equation, tensors):
         tensors, is_output=False, saves=list_saves('einsum', tensors, (equation,)),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.einsum.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(equation, tensors)
+        if trace_state.watch is None:
+            result = ops.einsum.routes[below](equation, tensors)
         else:
             result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
@@ -6045,14 +5442,11 @@ def tril(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tril.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, diagonal)
+        if trace_state.watch is None:
+            result = ops.tril.routes[below](self, diagonal)
         else:
             result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
@@ -6077,14 +5471,11 @@ def tril_(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.tril_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, diagonal)
+        if trace_state.watch is None:
+            result = ops.tril_.routes[below](self, diagonal)
         else:
             result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
@@ -6100,14 +5491,11 @@ def triu(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.triu.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, diagonal)
+        if trace_state.watch is None:
+            result = ops.triu.routes[below](self, diagonal)
         else:
             result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
@@ -6132,14 +5520,11 @@ def triu_(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.triu_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, diagonal)
+        if trace_state.watch is None:
+            result = ops.triu_.routes[below](self, diagonal)
         else:
             result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
@@ -6156,14 +5541,11 @@ def diag(ks, self, diagonal):
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.diag.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, diagonal)
+        if trace_state.watch is None:
+            result = ops.diag.routes[below](self, diagonal)
         else:
             result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
@@ -6190,14 +5572,11 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.diagonal.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, offset, dim1, dim2)
+        if trace_state.watch is None:
+            result = ops.diagonal.routes[below](self, offset, dim1, dim2)
         else:
             result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     finally:
@@ -6224,14 +5603,11 @@ def cat(ks, tensors, dim):
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
     node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cat.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(tensors, dim)
+        if trace_state.watch is None:
+            result = ops.cat.routes[below](tensors, dim)
         else:
             result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     finally:
@@ -6256,14 +5632,11 @@ def roll(ks, self, shifts, dims):
     node.shifts_ = shifts
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.roll.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, shifts, dims)
+        if trace_state.watch is None:
+            result = ops.roll.routes[below](self, shifts, dims)
         else:
             result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     finally:
@@ -6288,14 +5661,11 @@ def repeat(ks, self, repeats):
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.repeat.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, repeats)
+        if trace_state.watch is None:
+            result = ops.repeat.routes[below](self, repeats)
         else:
             result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     finally:
@@ -6323,14 +5693,11 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.repeat_interleave_self_int.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, repeats, dim, output_size)
+        if trace_state.watch is None:
+            result = ops.repeat_interleave_self_int.routes[below](self, repeats, dim, output_size)
         else:
             result = ops.repeat_interleave_self_int.redispatch(
                 ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
@@ -6356,16 +5723,13 @@ def gather(ks, self, dim, index, sparse_grad):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.gather.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, sparse_grad)
+        if trace_state.watch is None:
+            result = ops.gather.routes[below](self, dim, index, sparse_grad)
         else:
             result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     finally:
@@ -6390,15 +5754,12 @@ def scatter_src(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_src.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_src.routes[below](self, dim, index, src)
         else:
             result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
@@ -6422,15 +5783,12 @@ def scatter_value(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_value.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.scatter_value.routes[below](self, dim, index, value)
         else:
             result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
@@ -6453,14 +5811,11 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_reduce.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter_reduce.routes[below](self, dim, index, src, reduce)
         else:
             result = ops.scatter_reduce.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
@@ -6487,14 +5842,11 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_value_reduce.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter_value_reduce.routes[below](self, dim, index, value, reduce)
         else:
             result = ops.scatter_value_reduce.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -6522,15 +5874,12 @@ def scatter__src(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter__src.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter__src.routes[below](self, dim, index, src)
         else:
             result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
@@ -6547,15 +5896,12 @@ def scatter__value(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter__value.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.scatter__value.routes[below](self, dim, index, value)
         else:
             result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
@@ -6571,14 +5917,11 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter__reduce.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter__reduce.routes[below](self, dim, index, src, reduce)
         else:
             result = ops.scatter__reduce.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
@@ -6598,14 +5941,11 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter__value_reduce.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter__value_reduce.routes[below](self, dim, index, value, reduce)
         else:
             result = ops.scatter__value_reduce.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
@@ -6624,15 +5964,12 @@ def scatter_add(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_add.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_add.routes[below](self, dim, index, src)
         else:
             result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
@@ -6658,15 +5995,12 @@ def scatter_add_(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_add_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_add_.routes[below](self, dim, index, src)
         else:
             result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
@@ -6686,17 +6020,16 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     node.reduce_ = reduce
     node.include_self_ = include_self
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_reduce_two.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src, reduce, include_self)
+        if trace_state.watch is None:
+            result = ops.scatter_reduce_two.routes[below](
+                self, dim, index, src, reduce, include_self,
+            )
         else:
             result = ops.scatter_reduce_two.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
@@ -6729,16 +6062,15 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     node.include_self_ = include_self
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.scatter_reduce__two.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, src, reduce, include_self)
+        if trace_state.watch is None:
+            result = ops.scatter_reduce__two.routes[below](
+                self, dim, index, src, reduce, include_self,
+            )
         else:
             result = ops.scatter_reduce__two.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
@@ -6758,15 +6090,12 @@ def index_select(ks, self, dim, index):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_select.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index)
+        if trace_state.watch is None:
+            result = ops.index_select.routes[below](self, dim, index)
         else:
             result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
@@ -6791,18 +6120,15 @@ def index_add(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_add.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, source, alpha)
+        if trace_state.watch is None:
+            result = ops.index_add.routes[below](self, dim, index, source, alpha)
         else:
             result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
@@ -6828,18 +6154,15 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_add_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, source, alpha)
+        if trace_state.watch is None:
+            result = ops.index_add_.routes[below](self, dim, index, source, alpha)
         else:
             result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
@@ -6855,18 +6178,15 @@ def index_copy(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_copy.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, source)
+        if trace_state.watch is None:
+            result = ops.index_copy.routes[below](self, dim, index, source)
         else:
             result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
@@ -6891,18 +6211,15 @@ def index_copy_(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_copy_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, source)
+        if trace_state.watch is None:
+            result = ops.index_copy_.routes[below](self, dim, index, source)
         else:
             result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
@@ -6918,15 +6235,12 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_fill_int_Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill_int_Scalar.routes[below](self, dim, index, value)
         else:
             result = ops.index_fill_int_Scalar.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
@@ -6952,15 +6266,12 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_fill_int_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill_int_Tensor.routes[below](self, dim, index, value)
         else:
             result = ops.index_fill_int_Tensor.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
@@ -6987,15 +6298,12 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_fill__int_Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill__int_Scalar.routes[below](self, dim, index, value)
         else:
             result = ops.index_fill__int_Scalar.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
@@ -7014,15 +6322,12 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_fill__int_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill__int_Tensor.routes[below](self, dim, index, value)
         else:
             result = ops.index_fill__int_Tensor.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
@@ -7040,15 +6345,12 @@ def masked_fill_Scalar(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_fill_Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill_Scalar.routes[below](self, mask, value)
         else:
             result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
@@ -7072,15 +6374,12 @@ def masked_fill_Tensor(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_fill_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill_Tensor.routes[below](self, mask, value)
         else:
             result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
@@ -7105,15 +6404,12 @@ def masked_fill__Scalar(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_fill__Scalar.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill__Scalar.routes[below](self, mask, value)
         else:
             result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
@@ -7130,15 +6426,12 @@ def masked_fill__Tensor(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_fill__Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill__Tensor.routes[below](self, mask, value)
         else:
             result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
@@ -7153,16 +6446,13 @@ def masked_select(ks, self, mask):
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_select.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask)
+        if trace_state.watch is None:
+            result = ops.masked_select.routes[below](self, mask)
         else:
             result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     finally:
@@ -7187,15 +6477,12 @@ def masked_scatter(ks, self, mask, source):
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_scatter.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, source)
+        if trace_state.watch is None:
+            result = ops.masked_scatter.routes[below](self, mask, source)
         else:
             result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
@@ -7221,15 +6508,12 @@ def masked_scatter_(ks, self, mask, source):
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.masked_scatter_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, mask, source)
+        if trace_state.watch is None:
+            result = ops.masked_scatter_.routes[below](self, mask, source)
         else:
             result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
@@ -7244,16 +6528,13 @@ def take(ks, self, index):
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.take.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, index)
+        if trace_state.watch is None:
+            result = ops.take.routes[below](self, index)
         else:
             result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     finally:
@@ -7278,14 +6559,11 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
     node = Unique2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._unique2.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, sorted, return_inverse, return_counts)
+        if trace_state.watch is None:
+            result = ops._unique2.routes[below](self, sorted, return_inverse, return_counts)
         else:
             result = ops._unique2.redispatch(
                 ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
@@ -7304,14 +6582,11 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
     node = UniqueDimBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.unique_dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, sorted, return_inverse, return_counts)
+        if trace_state.watch is None:
+            result = ops.unique_dim.routes[below](self, dim, sorted, return_inverse, return_counts)
         else:
             result = ops.unique_dim.redispatch(
                 ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
@@ -7329,15 +6604,12 @@ def index_Tensor(ks, self, indices):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_Tensor.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, indices)
+        if trace_state.watch is None:
+            result = ops.index_Tensor.routes[below](self, indices)
         else:
             result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     finally:
@@ -7362,15 +6634,12 @@ def index_put(ks, self, indices, values, accumulate):
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_put.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, indices, values, accumulate)
+        if trace_state.watch is None:
+            result = ops.index_put.routes[below](self, indices, values, accumulate)
         else:
             result = ops.index_put.redispatch(
                 ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
@@ -7398,15 +6667,12 @@ def index_put_(ks, self, indices, values, accumulate):
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.index_put_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, indices, values, accumulate)
+        if trace_state.watch is None:
+            result = ops.index_put_.routes[below](self, indices, values, accumulate)
         else:
             result = ops.index_put_.redispatch(
                 ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
@@ -7438,16 +6704,13 @@ def convolution(
     node.groups_ = groups
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.convolution.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.convolution.routes[below](
                 input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
             )
         else:
@@ -7492,17 +6755,14 @@ def convolution_backward(
     node.output_padding_ = output_padding
     node.groups_ = groups
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.convolution_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.convolution_backward.routes[below](
                 grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                 output_padding, groups, output_mask,
             )
@@ -7524,14 +6784,11 @@ def constant_pad_nd(ks, self, pad, value):
     node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.constant_pad_nd.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, pad, value)
+        if trace_state.watch is None:
+            result = ops.constant_pad_nd.routes[below](self, pad, value)
         else:
             result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     finally:
@@ -7557,15 +6814,12 @@ def _pad_nd(ks, self, pad, mode):
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._pad_nd.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, pad, mode)
+        if trace_state.watch is None:
+            result = ops._pad_nd.routes[below](self, pad, mode)
         else:
             result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
@@ -7592,14 +6846,11 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     node.pad_ = pad
     node.mode_ = mode
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._pad_nd_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, input_sizes, pad, mode)
+        if trace_state.watch is None:
+            result = ops._pad_nd_backward.routes[below](grad_output, input_sizes, pad, mode)
         else:
             result = ops._pad_nd_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
@@ -7631,15 +6882,14 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node.dilation_ = dilation
     node.ceil_mode_ = ceil_mode
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.max_pool2d_with_indices.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
+        if trace_state.watch is None:
+            result = ops.max_pool2d_with_indices.routes[below](
+                self, kernel_size, stride, padding, dilation, ceil_mode,
+            )
         else:
             result = ops.max_pool2d_with_indices.redispatch(
                 ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
@@ -7666,15 +6916,12 @@ def max_pool2d_with_indices_backward(
     node.padding_ = padding
     node.dilation_ = dilation
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.max_pool2d_with_indices_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.max_pool2d_with_indices_backward.routes[below](
                 grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
             )
         else:
@@ -7713,15 +6960,12 @@ def avg_pool2d(
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.avg_pool2d.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.avg_pool2d.routes[below](
                 self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
             )
         else:
@@ -7761,14 +7005,11 @@ def avg_pool2d_backward(
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.avg_pool2d_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.avg_pool2d_backward.routes[below](
                 grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override,
             )
@@ -7797,15 +7038,12 @@ def adaptive_avg_pool2d(ks, self, output_size):
     node = AdaptiveAvgPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.adaptive_avg_pool2d.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, output_size)
+        if trace_state.watch is None:
+            result = ops.adaptive_avg_pool2d.routes[below](self, output_size)
         else:
             result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
@@ -7829,14 +7067,11 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.adaptive_avg_pool2d_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, self)
+        if trace_state.watch is None:
+            result = ops.adaptive_avg_pool2d_backward.routes[below](grad_output, self)
         else:
             result = ops.adaptive_avg_pool2d_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, self,
@@ -7861,15 +7096,12 @@ def adaptive_max_pool2d(ks, self, output_size):
     node = AdaptiveMaxPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.adaptive_max_pool2d.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, output_size)
+        if trace_state.watch is None:
+            result = ops.adaptive_max_pool2d.routes[below](self, output_size)
         else:
             result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
@@ -7887,15 +7119,12 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     node = AdaptiveMaxPool2dBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.adaptive_max_pool2d_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, self, indices)
+        if trace_state.watch is None:
+            result = ops.adaptive_max_pool2d_backward.routes[below](grad_output, self, indices)
         else:
             result = ops.adaptive_max_pool2d_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, self, indices,
@@ -7926,14 +7155,11 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.upsample_nearest2d.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, output_size, scales_h, scales_w)
+        if trace_state.watch is None:
+            result = ops.upsample_nearest2d.routes[below](self, output_size, scales_h, scales_w)
         else:
             result = ops.upsample_nearest2d.redispatch(
                 ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
@@ -7963,14 +7189,13 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.upsample_nearest2d_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, output_size, input_size, scales_h, scales_w)
+        if trace_state.watch is None:
+            result = ops.upsample_nearest2d_backward.routes[below](
+                grad_output, output_size, input_size, scales_h, scales_w,
+            )
         else:
             result = ops.upsample_nearest2d_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
@@ -8002,14 +7227,13 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.upsample_bilinear2d.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, output_size, align_corners, scales_h, scales_w)
+        if trace_state.watch is None:
+            result = ops.upsample_bilinear2d.routes[below](
+                self, output_size, align_corners, scales_h, scales_w,
+            )
         else:
             result = ops.upsample_bilinear2d.redispatch(
                 ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
@@ -8043,14 +7267,13 @@ def upsample_bilinear2d_backward(
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.upsample_bilinear2d_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+        if trace_state.watch is None:
+            result = ops.upsample_bilinear2d_backward.routes[below](
+                grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+            )
         else:
             result = ops.upsample_bilinear2d_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
@@ -8083,14 +7306,11 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node.stride_ = stride
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.im2col.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, kernel_size, dilation, padding, stride)
+        if trace_state.watch is None:
+            result = ops.im2col.routes[below](self, kernel_size, dilation, padding, stride)
         else:
             result = ops.im2col.redispatch(
                 ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
@@ -8121,14 +7341,13 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node.padding_ = padding
     node.stride_ = stride
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.col2im.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, output_size, kernel_size, dilation, padding, stride)
+        if trace_state.watch is None:
+            result = ops.col2im.routes[below](
+                self, output_size, kernel_size, dilation, padding, stride,
+            )
         else:
             result = ops.col2im.redispatch(
                 ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
@@ -8155,14 +7374,11 @@ def _softmax(ks, self, dim, half_to_float):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._softmax.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, half_to_float)
+        if trace_state.watch is None:
+            result = ops._softmax.routes[below](self, dim, half_to_float)
         else:
             result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
@@ -8188,14 +7404,11 @@ def _log_softmax(ks, self, dim, half_to_float):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._log_softmax.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim, half_to_float)
+        if trace_state.watch is None:
+            result = ops._log_softmax.routes[below](self, dim, half_to_float)
         else:
             result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
@@ -8224,16 +7437,13 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._softmax_backward_data.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, probs, dim, input_dtype)
+        if trace_state.watch is None:
+            result = ops._softmax_backward_data.routes[below](grad_output, probs, dim, input_dtype)
         else:
             result = ops._softmax_backward_data.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
@@ -8264,16 +7474,15 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._log_softmax_backward_data.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, log_probs, dim, input_dtype)
+        if trace_state.watch is None:
+            result = ops._log_softmax_backward_data.routes[below](
+                grad_output, log_probs, dim, input_dtype,
+            )
         else:
             result = ops._log_softmax_backward_data.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
@@ -8302,17 +7511,16 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.nll_loss_forward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, weight, reduction, ignore_index)
+        if trace_state.watch is None:
+            result = ops.nll_loss_forward.routes[below](
+                self, target, weight, reduction, ignore_index,
+            )
         else:
             result = ops.nll_loss_forward.redispatch(
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
@@ -8335,16 +7543,13 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.nll_loss_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.nll_loss_backward.routes[below](
                 grad_output, self, target, weight, reduction, ignore_index, total_weight,
             )
         else:
@@ -8373,16 +7578,13 @@ def mse_loss(ks, self, target, reduction):
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.mse_loss.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, reduction)
+        if trace_state.watch is None:
+            result = ops.mse_loss.routes[below](self, target, reduction)
         else:
             result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
     finally:
@@ -8407,16 +7609,13 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
     node.reduction_ = reduction
     node.beta_ = beta
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.smooth_l1_loss.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, reduction, beta)
+        if trace_state.watch is None:
+            result = ops.smooth_l1_loss.routes[below](self, target, reduction, beta)
         else:
             result = ops.smooth_l1_loss.redispatch(
                 ks & BELOW_AUTOGRAD, self, target, reduction, beta,
@@ -8443,16 +7642,13 @@ def huber_loss(ks, self, target, reduction, delta):
     node.reduction_ = reduction
     node.delta_ = delta
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.huber_loss.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, reduction, delta)
+        if trace_state.watch is None:
+            result = ops.huber_loss.routes[below](self, target, reduction, delta)
         else:
             result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     finally:
@@ -8478,17 +7674,14 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.binary_cross_entropy.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, weight, reduction)
+        if trace_state.watch is None:
+            result = ops.binary_cross_entropy.routes[below](self, target, weight, reduction)
         else:
             result = ops.binary_cross_entropy.redispatch(
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction,
@@ -8516,18 +7709,17 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.pos_weight_ = SavedVariable(pos_weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.binary_cross_entropy_with_logits.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, weight, pos_weight, reduction)
+        if trace_state.watch is None:
+            result = ops.binary_cross_entropy_with_logits.routes[below](
+                self, target, weight, pos_weight, reduction,
+            )
         else:
             result = ops.binary_cross_entropy_with_logits.redispatch(
                 ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
@@ -8561,18 +7753,17 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.running_mean_ = SavedVariable(running_mean, is_output=False)
         node.running_var_ = SavedVariable(running_var, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.native_batch_norm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, weight, bias, running_mean, running_var, training, momentum, eps)
+        if trace_state.watch is None:
+            result = ops.native_batch_norm.routes[below](
+                input, weight, bias, running_mean, running_var, training, momentum, eps,
+            )
         else:
             result = ops.native_batch_norm.redispatch(
                 ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training,
@@ -8599,17 +7790,14 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.native_layer_norm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, normalized_shape, weight, bias, eps)
+        if trace_state.watch is None:
+            result = ops.native_layer_norm.routes[below](input, normalized_shape, weight, bias, eps)
         else:
             result = ops.native_layer_norm.redispatch(
                 ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
@@ -8639,16 +7827,13 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.native_group_norm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, weight, bias, N, C, HxW, group, eps)
+        if trace_state.watch is None:
+            result = ops.native_group_norm.routes[below](input, weight, bias, N, C, HxW, group, eps)
         else:
             result = ops.native_group_norm.redispatch(
                 ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
@@ -8673,16 +7858,13 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._fused_rms_norm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, normalized_shape, weight, eps)
+        if trace_state.watch is None:
+            result = ops._fused_rms_norm.routes[below](input, normalized_shape, weight, eps)
         else:
             result = ops._fused_rms_norm.redispatch(
                 ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
@@ -8711,14 +7893,11 @@ def native_layer_norm_backward(
     node = NativeLayerNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.native_layer_norm_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops.native_layer_norm_backward.routes[below](
                 grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
             )
         else:
@@ -8744,14 +7923,13 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
     node = FusedRmsNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._fused_rms_norm_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_out, input, normalized_shape, rstd, weight, output_mask)
+        if trace_state.watch is None:
+            result = ops._fused_rms_norm_backward.routes[below](
+                grad_out, input, normalized_shape, rstd, weight, output_mask,
+            )
         else:
             result = ops._fused_rms_norm_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
@@ -8770,14 +7948,11 @@ def native_dropout(ks, input, p, train, generator):
     node.p_ = p
     node.train_ = train
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.native_dropout.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(input, p, train, generator)
+        if trace_state.watch is None:
+            result = ops.native_dropout.routes[below](input, p, train, generator)
         else:
             result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     finally:
@@ -8798,15 +7973,14 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.embedding.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        if trace_state.watch is None:
+            result = ops.embedding.routes[below](
+                weight, indices, padding_idx, scale_grad_by_freq, sparse,
+            )
         else:
             result = ops.embedding.redispatch(
                 ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
@@ -8837,15 +8011,14 @@ def embedding_dense_backward(
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.embedding_dense_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        if trace_state.watch is None:
+            result = ops.embedding_dense_backward.routes[below](
+                grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+            )
         else:
             result = ops.embedding_dense_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx,
@@ -8876,16 +8049,15 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.ignore_index_ = ignore_index
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._cross_entropy_forward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, target, weight, reduction, ignore_index)
+        if trace_state.watch is None:
+            result = ops._cross_entropy_forward.routes[below](
+                self, target, weight, reduction, ignore_index,
+            )
         else:
             result = ops._cross_entropy_forward.redispatch(
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
@@ -8911,6 +8083,7 @@ def _cross_entropy_backward(
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
@@ -8918,12 +8091,8 @@ def _cross_entropy_backward(
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.total_weight_ = SavedVariable(total_weight, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._cross_entropy_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops._cross_entropy_backward.routes[below](
                 grad_output, probs, target, weight, reduction, ignore_index, total_weight,
             )
         else:
@@ -8957,14 +8126,11 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
         impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._lstm_sequence.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(gi, h0, c0, w_hh)
+        if trace_state.watch is None:
+            result = ops._lstm_sequence.routes[below](gi, h0, c0, w_hh)
         else:
             result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     finally:
@@ -8993,14 +8159,13 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
         impl_edge(workspace._impl),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._lstm_sequence_backward.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
+        if trace_state.watch is None:
+            result = ops._lstm_sequence_backward.routes[below](
+                grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+            )
         else:
             result = ops._lstm_sequence_backward.redispatch(
                 ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
@@ -9029,14 +8194,11 @@ def _fused_adam_(
     node = FusedAdamBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._fused_adam_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops._fused_adam_.routes[below](
                 self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay,
                 eps, step, maximize, decoupled,
             )
@@ -9067,14 +8229,11 @@ def _fused_sgd_(
     node = FusedSgdBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops._fused_sgd_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(
+        if trace_state.watch is None:
+            result = ops._fused_sgd_.routes[below](
                 self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
                 maximize, first_step,
             )
@@ -9096,16 +8255,13 @@ def cdist(ks, x1, x2, p, compute_mode):
     node.next_functions = (impl_edge(x1._impl), impl_edge(x2._impl))
     node.p_ = p
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.x1_ = SavedVariable(x1, is_output=False)
         node.x2_ = SavedVariable(x2, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.cdist.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(x1, x2, p, compute_mode)
+        if trace_state.watch is None:
+            result = ops.cdist.routes[below](x1, x2, p, compute_mode)
         else:
             result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
     finally:
@@ -9134,15 +8290,12 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.linalg_vector_norm.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, ord, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.linalg_vector_norm.routes[below](self, ord, dim, keepdim, dtype)
         else:
             result = ops.linalg_vector_norm.redispatch(
                 ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
@@ -9170,14 +8323,11 @@ def unsqueeze_(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.unsqueeze_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.unsqueeze_.routes[below](self, dim)
         else:
             result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -9194,14 +8344,11 @@ def squeeze_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.squeeze_.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.squeeze_.routes[below](self)
         else:
             result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -9218,14 +8365,11 @@ def squeeze__dim(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.squeeze__dim.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim)
+        if trace_state.watch is None:
+            result = ops.squeeze__dim.routes[below](self, dim)
         else:
             result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
@@ -9243,14 +8387,11 @@ def transpose__int(ks, self, dim0, dim1):
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.transpose__int.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, dim0, dim1)
+        if trace_state.watch is None:
+            result = ops.transpose__int.routes[below](self, dim0, dim1)
         else:
             result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
@@ -9267,16 +8408,13 @@ def logaddexp(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.logaddexp.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.logaddexp.routes[below](self, other)
         else:
             result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -9301,16 +8439,13 @@ def logaddexp2(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.logaddexp2.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other)
+        if trace_state.watch is None:
+            result = ops.logaddexp2.routes[below](self, other)
         else:
             result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
@@ -9333,15 +8468,12 @@ def sinc(ks, self):
     node = SincBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.sinc.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self)
+        if trace_state.watch is None:
+            result = ops.sinc.routes[below](self)
         else:
             result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
@@ -9364,14 +8496,11 @@ def heaviside(ks, self, values):
     node = HeavisideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.heaviside.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, values)
+        if trace_state.watch is None:
+            result = ops.heaviside.routes[below](self, values)
         else:
             result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     finally:
@@ -9395,16 +8524,13 @@ def dist(ks, self, other, p):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.p_ = p
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = ops.dist.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = kernel(self, other, p)
+        if trace_state.watch is None:
+            result = ops.dist.routes[below](self, other, p)
         else:
             result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
     finally:

@@ -302,8 +302,7 @@ else:
     set_history(result, node)""")
 
 # The names the wrapper's body binds; no argument may have one of them.
-WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "kernel", "result",
-                  "result_impl"}
+WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "result", "result_impl"}
 
 # The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
 # while grad_state is thread-local (a slower read), and most calls need no graph.
@@ -311,9 +310,9 @@ WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "kernel", "resu
 # would do (dispatch/tls.py), written out: the guard object and its two method calls cost
 # more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
 # half of the thread's masks, also when the op raises.
-# The op below autograd is called without the dispatcher's second pass when that pass
-# could only pick a backend kernel (the header of autograd_wrappers.py says why that is
-# exact); otherwise, and while explain() or a profiler watches, it redispatches.
+# The op below autograd is `redispatch` written out: the route of the key set it would
+# compute (the header of autograd_wrappers.py says why it is the same), or, while
+# explain() or a profiler watches, the dispatcher's loop that reports each step.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
@@ -323,15 +322,12 @@ def $name(ks, $args):
     node.next_functions = $edges
     $record
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         $save_inputs
-        below = (ks | included) & ~excluded & BELOW_AUTOGRAD
-        kernel = None
-        if 0 < below < BACKENDS_END and trace_state.watch is None:
-            kernel = $handle.resolved[below.bit_length() - 1]
-        if kernel is not None:
-            result = $direct
+        if trace_state.watch is None:
+            result = $handle.routes[below]($args)
         else:
             result = $call
     finally:
@@ -404,7 +400,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         name=schema.name.unambiguous_name, args=names,
         needs=_needs_grad(spec),
         call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
-        handle=handle(e), direct=f"kernel({', '.join(names)})",
+        handle=handle(e),
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
         node=spec.class_name, edges=_edges_expr(spec), record=record,
         save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
@@ -511,14 +507,12 @@ autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
 a kernel calls do not record a second graph), and attach the node.
 
-The op below autograd: the dispatcher, called again with the autograd keys
-removed, would compute `below = (ks | included) & ~excluded` (the thread's
-masks, the autograd keys now among the excluded) and run the slot of its
-highest key. When `below` holds backend keys only, that slot is a backend
-kernel and the dispatcher only calls it, so the wrapper calls it itself: the
-same kernel, the same arguments. Anything else (a Python or mode key left, a
-Composite fallthrough, an empty slot and its error, explain() or a profiler
-watching the hops) goes through `redispatch`."""
+The op below autograd: `redispatch(ks & BELOW_AUTOGRAD, ...)` would apply the
+thread's masks, the autograd keys now among the excluded, giving the key set
+`(ks | included) & ~excluded & BELOW_AUTOGRAD`, and run that key set's route
+(dispatcher.py, `Routes`) unless explain() or a profiler watches. The wrapper
+does the same without the method call: the same route, the same arguments;
+while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
@@ -526,13 +520,12 @@ from tensorplay.autograd.graph_edges import (
     set_history,
 )
 from tensorplay.dispatch import trace
-from tensorplay.dispatch.keys import AUTOGRAD_MASK, NUM_BACKENDS
+from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
-BACKENDS_END = 1 << NUM_BACKENDS     # a key set below this holds backend keys only
 trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
