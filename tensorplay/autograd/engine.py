@@ -195,21 +195,37 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         buffers = {}
         for (fn, nr), g in zip(roots, root_grads):
             _add_to_buffer(buffers, fn, nr, g)
-    ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
-    heapq.heapify(ready)
+    # `ready` is the heap of nodes whose gradients are complete, newest first; `node` is
+    # the one to run next without it. Whenever exactly one node is ready (a chain: loss
+    # -> sum -> add -> mul -> leaf) it is run directly: the heap would pop that same
+    # node, the only one in it.
+    heappop, heappush = heapq.heappop, heapq.heappush
+    if len(root_nodes) == 1:
+        ready = []
+        node = root_nodes[0] if root_nodes[0] not in deps else None
+    else:
+        ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
+        heapq.heapify(ready)
+        node = heappop(ready)[1] if len(ready) == 1 else None
+    evaluate = task.evaluate
 
     saved_state = (grad_state.enabled, exec_state.needed)
     grad_state.enabled = create_graph
     exec_state.needed = needed
     try:
-        while ready:
-            node = heapq.heappop(ready)[1]
+        while True:
+            if node is None:
+                if not ready:
+                    break
+                node = heappop(ready)[1]
             grads = buffers.pop(node, None)
             if trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, grads)
             else:
-                outs = task.evaluate(node, grads)
-            for i, (child, nr) in enumerate(node.next_functions):
+                outs = evaluate(node, grads)
+            edges = node.next_functions
+            node = None         # the next one: set below if it is the only one ready
+            for i, (child, nr) in enumerate(edges):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if outs is not None:
@@ -222,7 +238,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    heapq.heappush(ready, (-child._seq, child))
+                    if node is None:
+                        node = child
+                    else:
+                        heappush(ready, (-child._seq, child))
+            if node is not None and ready:
+                # Other nodes wait: the heap orders this one among them.
+                heappush(ready, (-node._seq, node))
+                node = None
     finally:
         grad_state.enabled, exec_state.needed = saved_state
     return task.captured
@@ -320,15 +343,20 @@ class _Task:
                 self.captured[i] = grads[nr] if nr < len(grads) else None
         if self.needed is not None and not self.should_execute(node):
             return None
-        missing = False     # one pass: no gradient at all skips the node, a missing one
-        present = False     # is materialized below (a plain loop: no generator frame)
-        for g in grads:
-            if g is None:
-                missing = True
-            else:
-                present = True
-        if not present:
-            return None
+        if len(grads) == 1:     # a one-output node, the usual one
+            if grads[0] is None:
+                return None
+            missing = False
+        else:
+            missing = False     # one pass: no gradient at all skips the node, a missing
+            present = False     # one is materialized below (a plain loop: no generator)
+            for g in grads:
+                if g is None:
+                    missing = True
+                else:
+                    present = True
+            if not present:
+                return None
         if node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
             missing = True      # a hook may have returned None for a gradient
@@ -411,21 +439,19 @@ def validate_outputs(node, outs):
         raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outs)})")
     checked = None      # a copy of `outs` only when a gradient had to change
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        fn, nr = edges[i]
-        if fn is None:
+    i = -1
+    for g, (fn, nr) in zip(outs, edges):
+        i += 1
+        if g is None or fn is None:
             continue
         impl = getattr(g, "_impl", None)
         if impl is None:
             raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
                             f" - expected a Tensor or None, got {type(g).__name__}")
         meta = fn._output_meta
-        meta = meta[nr] if nr < len(meta) else None
-        if meta is None:
+        if nr >= len(meta) or meta[nr] is None:
             continue
-        sizes, dtype, device = meta
+        sizes, dtype, device = meta[nr]
         # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
         if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
             fixed = _fix_gradient(node, i, g, sizes, dtype, device)
