@@ -242,6 +242,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                         node = child
                     else:
                         heappush(ready, (-child._seq, child))
+            # Drop this loop's references to the gradients: a leaf's gradient held only
+            # by its buffer may become its .grad uncopied (AccumulateGrad.apply_owned).
+            outs = g = None
             if node is not None and ready:
                 # Other nodes wait: the heap orders this one among them.
                 heappush(ready, (-node._seq, node))
@@ -363,7 +366,14 @@ class _Task:
         if missing and node.materialize_grads:
             _materialize(node, grads)
         try:
-            outs = node.apply(tuple(grads))
+            if type(node) is AccumulateGrad and not node._post_hooks \
+                    and trace_state.watch is None:
+                # The buffer is handed over (no post-hook reads it after): a leaf's
+                # first gradient may become its .grad without a copy (_stealable). Not
+                # while observed: explain() reports the copy the full path makes.
+                outs = node.apply_owned(grads)
+            else:
+                outs = node.apply(tuple(grads))
         except Exception:
             if anomaly_state.enabled:
                 report_forward_stack(node)

@@ -19,10 +19,16 @@ flow into it.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
+import weakref
+
+import numpy as np
 
 from tensorplay import _memory_format as mf
 from tensorplay import _tensor_factory as factory
+from tensorplay._device import CPU
+from tensorplay._impl import TensorImpl, contiguous_strides
 from tensorplay._layout import strided
 from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
@@ -274,12 +280,22 @@ class AccumulateGrad(Node):
         return self.leaf.hooks
 
     def apply(self, grads):
+        return self._accumulate(grads[0], False)
+
+    def apply_owned(self, grads):
+        """`apply` from the engine, which hands over its buffer (a list): the gradient
+        taken out of it is then referenced from here only, unless something else kept
+        it (a hook, a custom Function, the user), and may become `.grad` uncopied."""
         grad = grads[0]
+        grads[0] = None
+        return self._accumulate(grad, True)
+
+    def _accumulate(self, grad, owned):
         impl = self.variable._impl
         # A leaf detached in place (detach_, requires_grad_(False)) after the graph was
         # built takes no gradient, as in PyTorch's AccumulateGrad.
         if grad is not None and impl.requires_grad:
-            accumulate_into(impl, grad)
+            accumulate_into(impl, grad, owned)
             if impl.post_accumulate_hooks:
                 # After the sum, so a hook sees the whole .grad (DistributedDataParallel
                 # starts reducing a parameter's gradient from here).
@@ -302,19 +318,76 @@ def _layout_of(impl, grad):
     return None
 
 
-def accumulate_into(impl, grad):
+def accumulate_into(impl, grad, owned=False):
     """`.grad += grad` with PyTorch's semantics.
 
     The first gradient is cloned (it may be shared: AddBackward hands the same tensor
-    to both inputs). Later ones are added in place, except when grad mode is on
-    (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
-    so the old one, maybe part of a graph, is never modified."""
+    to both inputs), unless it can be *stolen*: `owned` (the engine handed it over) and
+    `_stealable` proves nothing else can reach it. Later ones are added in place, except
+    when grad mode is on (create_graph=True): then `.grad` becomes a new tensor with a
+    history of its own, so the old one, maybe part of a graph, is never modified."""
     with _accumulate_lock:
         old = impl.grad
         if old is None:
             layout = _layout_of(impl, grad)
+            if owned and layout is not mf.channels_last and _stealable(grad):
+                impl.grad = grad
+                return
             impl.grad = grad.clone() if layout is None else grad.clone(memory_format=layout)
         elif grad_state.enabled:
             impl.grad = old + grad
         else:
             old.add_(grad)
+
+
+# References to the gradient while `_stealable` looks at it: apply_owned's `grad`,
+# _accumulate's, accumulate_into's, _stealable's own, and getrefcount's argument.
+_OWNED_REFS = 5
+
+
+def _stealable(grad):
+    """Whether the first gradient of a leaf may become its `.grad` as it is (PyTorch
+    steals it when it holds the only reference; accumulate_grad.h): exactly when the
+    clone it replaces would be indistinguishable from it, and nobody else can reach it
+    or its memory to change it later.
+
+    - the clone's own properties: a plain CPU tensor (no subclass, view, sparse or
+      batched impl), row-major from offset 0 (what `clone` makes of it, and of the
+      layout contract's contiguous format), version 0, no autograd state, of the
+      current inference mode;
+    - no other holder: nothing references the Tensor but the calls above, its impl but
+      the Tensor, its storage but the impl, its NumPy array but the storage (and the
+      impl's cached `_array`, the same array), and the array owns its memory (a NumPy
+      view of it would reference it: `from_numpy` memory, or `.numpy()`, is never
+      stolen); no weak reference can bring any of them back.
+
+    With grad mode on (create_graph=True) PyTorch never steals: neither does this."""
+    if grad_state.enabled or type(grad) is not factory.Tensor:
+        return False
+    g = grad._impl
+    if (type(g) is not TensorImpl or g._device is not CPU or g.offset or g.base is not None
+            or not g.is_contiguous or g.strides != contiguous_strides(g.sizes)
+            or g.version.value or g._inference != grad_state.inference
+            or g.requires_grad or g.grad_fn is not None or g.grad is not None
+            or g.hooks is not None or g.retains_grad or g.grad_accumulator is not None
+            or g.post_accumulate_hooks is not None or g.name is not None
+            or g.wrapped_number):
+        return False
+    storage = g.storage
+    data = storage.data
+    # the storage `clone` would make: a writeable array of the tensor's shape and dtype
+    # that owns its memory
+    if (type(data) is not np.ndarray or data.base is not None or not data.flags.writeable
+            or data.shape != g.sizes or data.dtype != g.dtype.np
+            or storage.nbytes != data.nbytes):
+        return False
+    # Each count below includes getrefcount's argument and the local name here (`g`,
+    # `storage`, `data`): the impl is then held by the Tensor only, the storage by the
+    # impl only, the array by the storage (and the impl's `_array`) only.
+    return (sys.getrefcount(grad) == _OWNED_REFS and sys.getrefcount(g) == 3
+            and sys.getrefcount(storage) == 3
+            and (g._array is None or g._array is data)
+            and sys.getrefcount(data) == (4 if g._array is data else 3)
+            and sys.getrefcount(g.version) == 2
+            and not weakref.getweakrefcount(grad) and not weakref.getweakrefcount(g)
+            and not weakref.getweakrefcount(storage))
