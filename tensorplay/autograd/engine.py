@@ -346,7 +346,10 @@ class _Task:
                 self.captured[i] = grads[nr] if nr < len(grads) else None
         if self.needed is not None and not self.should_execute(node):
             return None
-        if len(grads) == 1:     # a one-output node, the usual one
+        if len(grads) == 1:
+            # A one-output node (every leaf's AccumulateGrad): tested without a loop,
+            # whose variable would hold the gradient here while AccumulateGrad decides
+            # whether anything else references it (apply_owned).
             if grads[0] is None:
                 return None
             missing = False
@@ -449,19 +452,21 @@ def validate_outputs(node, outs):
         raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outs)})")
     checked = None      # a copy of `outs` only when a gradient had to change
-    i = -1
-    for g, (fn, nr) in zip(outs, edges):
-        i += 1
-        if g is None or fn is None:
+    for i, g in enumerate(outs):
+        if g is None:
+            continue
+        fn, nr = edges[i]
+        if fn is None:
             continue
         impl = getattr(g, "_impl", None)
         if impl is None:
             raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
                             f" - expected a Tensor or None, got {type(g).__name__}")
         meta = fn._output_meta
-        if nr >= len(meta) or meta[nr] is None:
+        meta = meta[nr] if nr < len(meta) else None
+        if meta is None:
             continue
-        sizes, dtype, device = meta[nr]
+        sizes, dtype, device = meta
         # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
         if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
             fixed = _fix_gradient(node, i, g, sizes, dtype, device)
