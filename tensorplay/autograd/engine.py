@@ -337,7 +337,7 @@ class _Task:
         # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
         # the node.
         if node._tensor_pre_hooks is not None or (type(node) is AccumulateGrad
-                                                  and node.variable._impl.hooks):
+                                                  and node.leaf.hooks):
             _call_tensor_hooks(node, grads)
         if node._retains_grad:
             _retain_grads(node, grads)

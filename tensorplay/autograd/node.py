@@ -291,7 +291,7 @@ class AccumulateGrad(Node):
         return self._accumulate(grad, True)
 
     def _accumulate(self, grad, owned):
-        impl = self.variable._impl
+        impl = self.leaf
         # A leaf detached in place (detach_, requires_grad_(False)) after the graph was
         # built takes no gradient, as in PyTorch's AccumulateGrad.
         if grad is not None and impl.requires_grad:
