@@ -72,7 +72,8 @@ def layers():
         ("np.add on the arrays", lambda: np.add(arr, arr)),
         ("+ promotion, wrapping: the kernel", lambda: pointwise.add(a, b, 1)),
         ("+ the CPU slot (kernel registry)", lambda: handle.resolved[0](a, b, 1)),
-        ("+ dispatcher at {CPU}", lambda: handle.call(1, a, b, 1)),
+        # what an unobserved call does: the route the dispatch loop ends at for {CPU}
+        ("+ dispatcher at {CPU} (cached route)", lambda: handle.routes[1](a, b, 1)),
         ("+ front door: tp.add(a, b)", lambda: tp.add(a, b)),
     ]
     print("\none tp.add, layer by layer (each line includes the ones above it)")

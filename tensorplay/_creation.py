@@ -18,7 +18,7 @@ from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
 from tensorplay import _random, _random_draws as draws
-from tensorplay._tensor import Tensor, wrap
+from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
@@ -243,7 +243,8 @@ def wrapped_scalar(value, device=None):
     kind = _WRAPPED_TYPES.get(type(value))
     if (kind is not None and (device is None or device is CPU)
             and (type(value) is not int or -2 ** 63 <= value < 2 ** 63)):
-        t = wrap(impl_from_array(np.array(value, kind[1]), kind[0], CPU, grad_state.inference))
+        t = _new(Tensor)        # wrap(), without its call
+        t._impl = impl_from_array(np.array(value, kind[1]), kind[0], CPU, grad_state.inference)
     else:
         t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None,
                           device=device)

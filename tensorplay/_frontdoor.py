@@ -253,7 +253,9 @@ def wrap_number(value, like=None):
     # Like PyTorch, a wrapped float is kept in double precision; it still *promotes*
     # as the default dtype (see _promotion.result_type), so x32 * 1.0001 stays float32
     # while x64 * 1.0001 is computed with the exact double (_creation.wrapped_scalar).
-    return _creation().wrapped_scalar(value, like._impl.device if like is not None else None)
+    # `_device`: the field the `device` property reads (no impl class overrides it).
+    return (_creation_module or _creation()).wrapped_scalar(
+        value, like._impl._device if like is not None else None)
 
 
 def _creation():

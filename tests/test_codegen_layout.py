@@ -46,8 +46,8 @@ def test_one_op_reads_on_one_screen():
     block = text[start:end]
     assert block.count("\n") < 45
     assert "def add(input, other, *, alpha=1, out=None):" in block
-    assert "return ops.add_Tensor.call(ks, input, other, alpha)" in block
-    assert "return ops.add_Scalar.call(ks, input, other, alpha)" in block
+    assert "return ops.add_Tensor.routes[ks](input, other, alpha)" in block
+    assert "return ops.add_Scalar.routes[ks](input, other, alpha)" in block
 
 
 def test_match_and_run_pairs_stand_above_their_front_door():
@@ -171,4 +171,4 @@ def test_front_doors_from_inline_yaml(tmp_path):
         in text
     assert "return into_out('total', out, total(*args, **kwargs))" in text
     assert "def twice_(self):" in text
-    assert "ops.twice_.call(ks, self)" in text
+    assert "ops.twice_.routes[ks](self)" in text

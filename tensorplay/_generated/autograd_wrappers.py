@@ -4,13 +4,21 @@
 Each one: if no input requires grad (or grad mode is off), redispatch below
 autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
-a kernel calls do not record a second graph), and attach the node."""
+a kernel calls do not record a second graph), and attach the node.
+
+The op below autograd: `redispatch(ks & BELOW_AUTOGRAD, ...)` would apply the
+thread's masks, the autograd keys now among the excluded, giving the key set
+`(ks | included) & ~excluded & BELOW_AUTOGRAD`, and run that key set's route
+(dispatcher.py, `Routes`) unless explain() or a profiler watches. The wrapper
+does the same without the method call: the same route, the same arguments;
+while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
+from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
@@ -66,6 +74,7 @@ from tensorplay._generated.autograd_nodes import (
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
 def add_Tensor(ks, self, other, alpha):
@@ -77,12 +86,24 @@ def add_Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.add_Tensor.routes[below](self, other, alpha)
+        else:
+            result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -96,9 +117,13 @@ def add__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.add__Tensor.routes[below](self, other, alpha)
+        else:
+            result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -114,12 +139,24 @@ def sub_Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.sub_Tensor.routes[below](self, other, alpha)
+        else:
+            result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -133,9 +170,13 @@ def sub__Tensor(ks, self, other, alpha):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
+        if trace_state.watch is None:
+            result = ops.sub__Tensor.routes[below](self, other, alpha)
+        else:
+            result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -150,14 +191,26 @@ def mul_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.mul_Tensor.routes[below](self, other)
+        else:
+            result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -171,10 +224,14 @@ def mul__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
-        result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.mul__Tensor.routes[below](self, other)
+        else:
+            result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -189,14 +246,26 @@ def div_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.div_Tensor.routes[below](self, other)
+        else:
+            result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -210,10 +279,14 @@ def div__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.div__Tensor.routes[below](self, other)
+        else:
+            result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -228,14 +301,26 @@ def pow_Tensor_Tensor(ks, self, exponent):
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.exponent_ = SavedVariable(exponent, is_output=False)
-        result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        if trace_state.watch is None:
+            result = ops.pow_Tensor_Tensor.routes[below](self, exponent)
+        else:
+            result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -247,13 +332,25 @@ def pow_Tensor_Scalar(ks, self, exponent):
     node.next_functions = (impl_edge(self._impl),)
     node.exponent_ = exponent
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
+        if trace_state.watch is None:
+            result = ops.pow_Tensor_Scalar.routes[below](self, exponent)
+        else:
+            result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -265,14 +362,26 @@ def maximum(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.maximum.routes[below](self, other)
+        else:
+            result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -284,14 +393,26 @@ def minimum(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.minimum.routes[below](self, other)
+        else:
+            result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -303,14 +424,26 @@ def xlogy_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.xlogy_Tensor.routes[below](self, other)
+        else:
+            result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -320,14 +453,26 @@ def xlog1py_Tensor(ks, self, other):
     node = Xlog1pyBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.xlog1py_Tensor.routes[below](self, other)
+        else:
+            result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -339,13 +484,25 @@ def where_self(ks, condition, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.condition_ = SavedVariable(condition, is_output=False)
-        result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
+        if trace_state.watch is None:
+            result = ops.where_self.routes[below](condition, self, other)
+        else:
+            result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -355,12 +512,24 @@ def neg(ks, self):
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.neg.routes[below](self)
+        else:
+            result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -370,13 +539,25 @@ def abs(ks, self):
     node = AbsBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.abs.routes[below](self)
+        else:
+            result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -386,12 +567,24 @@ def sign(ks, self):
     node = SignBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sign.routes[below](self)
+        else:
+            result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -401,12 +594,24 @@ def exp(ks, self):
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.exp.routes[below](self)
+        else:
+            result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -417,13 +622,25 @@ def log(ks, self):
     node = LogBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log.routes[below](self)
+        else:
+            result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -433,12 +650,24 @@ def sqrt(ks, self):
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sqrt.routes[below](self)
+        else:
+            result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -449,13 +678,25 @@ def sin(ks, self):
     node = SinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sin.routes[below](self)
+        else:
+            result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -465,13 +706,25 @@ def cos(ks, self):
     node = CosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.cos.routes[below](self)
+        else:
+            result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -481,12 +734,24 @@ def tanh(ks, self):
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.tanh.routes[below](self)
+        else:
+            result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -497,12 +762,24 @@ def sigmoid(ks, self):
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sigmoid.routes[below](self)
+        else:
+            result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -513,12 +790,24 @@ def relu(ks, self):
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.relu.routes[below](self)
+        else:
+            result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -530,9 +819,13 @@ def relu_(ks, self):
     node = ReluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.relu_.routes[below](self)
+        else:
+            result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -547,12 +840,24 @@ def sum(ks, self, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        if trace_state.watch is None:
+            result = ops.sum.routes[below](self, dtype)
+        else:
+            result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -565,12 +870,24 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.sum_dim_IntList.routes[below](self, dim, keepdim, dtype)
+        else:
+            result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -582,12 +899,24 @@ def mean(ks, self, dtype):
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        if trace_state.watch is None:
+            result = ops.mean.routes[below](self, dtype)
+        else:
+            result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -600,12 +929,24 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.mean_dim.routes[below](self, dim, keepdim, dtype)
+        else:
+            result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -615,13 +956,25 @@ def max(ks, self):
     node = MaxBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.max.routes[below](self)
+        else:
+            result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -635,9 +988,13 @@ def max_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.max_dim.routes[below](self, dim, keepdim)
+        else:
+            result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -651,13 +1008,25 @@ def min(ks, self):
     node = MinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.min.routes[below](self)
+        else:
+            result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -671,9 +1040,13 @@ def min_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.min_dim.routes[below](self, dim, keepdim)
+        else:
+            result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -687,14 +1060,26 @@ def mm(ks, self, mat2):
     node = MmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        if trace_state.watch is None:
+            result = ops.mm.routes[below](self, mat2)
+        else:
+            result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -704,14 +1089,26 @@ def bmm(ks, self, mat2):
     node = BmmBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
-        result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
+        if trace_state.watch is None:
+            result = ops.bmm.routes[below](self, mat2)
+        else:
+            result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -724,9 +1121,13 @@ def copy_(ks, self, src, non_blocking):
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
+        if trace_state.watch is None:
+            result = ops.copy_.routes[below](self, src, non_blocking)
+        else:
+            result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -740,9 +1141,13 @@ def fill__Scalar(ks, self, value):
     node = FillBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
+        if trace_state.watch is None:
+            result = ops.fill__Scalar.routes[below](self, value)
+        else:
+            result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -755,12 +1160,24 @@ def clone(ks, self, memory_format):
     node = CloneBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
+        if trace_state.watch is None:
+            result = ops.clone.routes[below](self, memory_format)
+        else:
+            result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -772,12 +1189,24 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
+        if trace_state.watch is None:
+            result = ops._to_copy.routes[below](self, dtype, device, non_blocking)
+        else:
+            result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -788,12 +1217,24 @@ def view(ks, self, size):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        if trace_state.watch is None:
+            result = ops.view.routes[below](self, size)
+        else:
+            result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -804,12 +1245,24 @@ def _unsafe_view(ks, self, size):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
+        if trace_state.watch is None:
+            result = ops._unsafe_view.routes[below](self, size)
+        else:
+            result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -822,13 +1275,27 @@ def as_strided(ks, self, size, stride, storage_offset):
     node.stride_ = stride
     node.storage_offset_ = storage_offset
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
+        if trace_state.watch is None:
+            result = ops.as_strided.routes[below](self, size, stride, storage_offset)
+        else:
+            result = ops.as_strided.redispatch(
+                ks & BELOW_AUTOGRAD, self, size, stride, storage_offset,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -840,12 +1307,24 @@ def transpose_int(ks, self, dim0, dim1):
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        if trace_state.watch is None:
+            result = ops.transpose_int.routes[below](self, dim0, dim1)
+        else:
+            result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -856,12 +1335,24 @@ def permute(ks, self, dims):
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        if trace_state.watch is None:
+            result = ops.permute.routes[below](self, dims)
+        else:
+            result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -872,12 +1363,24 @@ def expand(ks, self, size, implicit):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
+        if trace_state.watch is None:
+            result = ops.expand.routes[below](self, size, implicit)
+        else:
+            result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -888,12 +1391,24 @@ def squeeze(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.squeeze.routes[below](self)
+        else:
+            result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -904,12 +1419,24 @@ def squeeze_dim(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.squeeze_dim.routes[below](self, dim)
+        else:
+            result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -920,12 +1447,24 @@ def unsqueeze(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.unsqueeze.routes[below](self, dim)
+        else:
+            result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -938,12 +1477,24 @@ def select_int(ks, self, dim, index):
     node.index_ = index
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        if trace_state.watch is None:
+            result = ops.select_int.routes[below](self, dim, index)
+        else:
+            result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -958,12 +1509,24 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.step_ = step
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
+        if trace_state.watch is None:
+            result = ops.slice_Tensor.routes[below](self, dim, start, end, step)
+        else:
+            result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -973,12 +1536,24 @@ def reciprocal(ks, self):
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.reciprocal.routes[below](self)
+        else:
+            result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -990,9 +1565,13 @@ def reciprocal_(ks, self):
     node = ReciprocalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.reciprocal_.routes[below](self)
+        else:
+            result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1006,12 +1585,24 @@ def rsqrt(ks, self):
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.rsqrt.routes[below](self)
+        else:
+            result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1023,9 +1614,13 @@ def rsqrt_(ks, self):
     node = RsqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.rsqrt_.routes[below](self)
+        else:
+            result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1039,12 +1634,24 @@ def exp2(ks, self):
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.exp2.routes[below](self)
+        else:
+            result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1056,9 +1663,13 @@ def exp2_(ks, self):
     node = Exp2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.exp2_.routes[below](self)
+        else:
+            result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1072,12 +1683,24 @@ def expm1(ks, self):
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.expm1.routes[below](self)
+        else:
+            result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1089,9 +1712,13 @@ def expm1_(ks, self):
     node = Expm1Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.expm1_.routes[below](self)
+        else:
+            result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1105,13 +1732,25 @@ def log2(ks, self):
     node = Log2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log2.routes[below](self)
+        else:
+            result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1123,9 +1762,13 @@ def log2_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log2_.routes[below](self)
+        else:
+            result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1138,13 +1781,25 @@ def log10(ks, self):
     node = Log10Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log10.routes[below](self)
+        else:
+            result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1156,9 +1811,13 @@ def log10_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log10_.routes[below](self)
+        else:
+            result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1171,13 +1830,25 @@ def log1p(ks, self):
     node = Log1pBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log1p.routes[below](self)
+        else:
+            result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1189,9 +1860,13 @@ def log1p_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log1p_.routes[below](self)
+        else:
+            result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1204,12 +1879,24 @@ def tan(ks, self):
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.tan.routes[below](self)
+        else:
+            result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1221,9 +1908,13 @@ def tan_(ks, self):
     node = TanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.tan_.routes[below](self)
+        else:
+            result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1237,13 +1928,25 @@ def asin(ks, self):
     node = AsinBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.asin.routes[below](self)
+        else:
+            result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1255,9 +1958,13 @@ def asin_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.asin_.routes[below](self)
+        else:
+            result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1270,13 +1977,25 @@ def acos(ks, self):
     node = AcosBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.acos.routes[below](self)
+        else:
+            result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1288,9 +2007,13 @@ def acos_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.acos_.routes[below](self)
+        else:
+            result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1303,13 +2026,25 @@ def atan(ks, self):
     node = AtanBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.atan.routes[below](self)
+        else:
+            result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1321,9 +2056,13 @@ def atan_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.atan_.routes[below](self)
+        else:
+            result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1336,13 +2075,25 @@ def sinh(ks, self):
     node = SinhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sinh.routes[below](self)
+        else:
+            result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1354,9 +2105,13 @@ def sinh_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sinh_.routes[below](self)
+        else:
+            result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1369,13 +2124,25 @@ def cosh(ks, self):
     node = CoshBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.cosh.routes[below](self)
+        else:
+            result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1387,9 +2154,13 @@ def cosh_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.cosh_.routes[below](self)
+        else:
+            result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1402,13 +2173,25 @@ def erf(ks, self):
     node = ErfBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.erf.routes[below](self)
+        else:
+            result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1420,9 +2203,13 @@ def erf_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.erf_.routes[below](self)
+        else:
+            result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1435,13 +2222,25 @@ def erfc(ks, self):
     node = ErfcBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.erfc.routes[below](self)
+        else:
+            result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1453,9 +2252,13 @@ def erfc_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.erfc_.routes[below](self)
+        else:
+            result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1469,13 +2272,25 @@ def logit(ks, self, eps):
     node.next_functions = (impl_edge(self._impl),)
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        if trace_state.watch is None:
+            result = ops.logit.routes[below](self, eps)
+        else:
+            result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1488,9 +2303,13 @@ def logit_(ks, self, eps):
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
+        if trace_state.watch is None:
+            result = ops.logit_.routes[below](self, eps)
+        else:
+            result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1503,12 +2322,24 @@ def floor(ks, self):
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.floor.routes[below](self)
+        else:
+            result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1519,9 +2350,13 @@ def floor_(ks, self):
     node = FloorBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.floor_.routes[below](self)
+        else:
+            result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1534,12 +2369,24 @@ def ceil(ks, self):
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.ceil.routes[below](self)
+        else:
+            result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1550,9 +2397,13 @@ def ceil_(ks, self):
     node = CeilBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.ceil_.routes[below](self)
+        else:
+            result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1565,12 +2416,24 @@ def trunc(ks, self):
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.trunc.routes[below](self)
+        else:
+            result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1581,9 +2444,13 @@ def trunc_(ks, self):
     node = TruncBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.trunc_.routes[below](self)
+        else:
+            result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1596,12 +2463,24 @@ def round(ks, self):
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.round.routes[below](self)
+        else:
+            result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1611,12 +2490,24 @@ def round_decimals(ks, self, decimals):
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        if trace_state.watch is None:
+            result = ops.round_decimals.routes[below](self, decimals)
+        else:
+            result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1627,9 +2518,13 @@ def round_(ks, self):
     node = RoundBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.round_.routes[below](self)
+        else:
+            result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1643,9 +2538,13 @@ def round__decimals(ks, self, decimals):
     node = RoundBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
+        if trace_state.watch is None:
+            result = ops.round__decimals.routes[below](self, decimals)
+        else:
+            result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1658,12 +2557,24 @@ def frac(ks, self):
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.frac.routes[below](self)
+        else:
+            result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1674,9 +2585,13 @@ def frac_(ks, self):
     node = FracBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.frac_.routes[below](self)
+        else:
+            result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1692,14 +2607,26 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        if trace_state.watch is None:
+            result = ops.div_Tensor_mode.routes[below](self, other, rounding_mode)
+        else:
+            result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1714,10 +2641,16 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
+        if trace_state.watch is None:
+            result = ops.div__Tensor_mode.routes[below](self, other, rounding_mode)
+        else:
+            result = ops.div__Tensor_mode.redispatch(
+                ks & BELOW_AUTOGRAD, self, other, rounding_mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1730,12 +2663,24 @@ def floor_divide(ks, self, other):
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.floor_divide.routes[below](self, other)
+        else:
+            result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1746,9 +2691,13 @@ def floor_divide__Tensor(ks, self, other):
     node = FloorDivideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.floor_divide__Tensor.routes[below](self, other)
+        else:
+            result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1763,14 +2712,26 @@ def remainder_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.remainder_Tensor.routes[below](self, other)
+        else:
+            result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1784,10 +2745,14 @@ def remainder__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.remainder__Tensor.routes[below](self, other)
+        else:
+            result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1802,14 +2767,26 @@ def fmod_Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.fmod_Tensor.routes[below](self, other)
+        else:
+            result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1823,10 +2800,14 @@ def fmod__Tensor(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.fmod__Tensor.routes[below](self, other)
+        else:
+            result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1841,14 +2822,26 @@ def atan2(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.atan2.routes[below](self, other)
+        else:
+            result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1862,10 +2855,14 @@ def atan2_(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.atan2_.routes[below](self, other)
+        else:
+            result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1880,14 +2877,26 @@ def hypot(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.hypot.routes[below](self, other)
+        else:
+            result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -1902,10 +2911,14 @@ def hypot_(ks, self, other):
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
-        result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.hypot_.routes[below](self, other)
+        else:
+            result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1921,13 +2934,25 @@ def clamp(ks, self, min, max):
     node.min_ = min
     node.max_ = max
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp.routes[below](self, min, max)
+        else:
+            result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1943,15 +2968,27 @@ def clamp_Tensor(ks, self, min, max):
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp_Tensor.routes[below](self, min, max)
+        else:
+            result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -1965,9 +3002,13 @@ def clamp_(ks, self, min, max):
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp_.routes[below](self, min, max)
+        else:
+            result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -1988,11 +3029,15 @@ def clamp__Tensor(ks, self, min, max):
     node.max_sizes = None if max is None else max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
+        if trace_state.watch is None:
+            result = ops.clamp__Tensor.routes[below](self, min, max)
+        else:
+            result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2008,12 +3053,24 @@ def lerp_Scalar(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp_Scalar.routes[below](self, end, weight)
+        else:
+            result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2029,15 +3086,27 @@ def lerp_Tensor(ks, self, end, weight):
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp_Tensor.routes[below](self, end, weight)
+        else:
+            result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2051,9 +3120,13 @@ def lerp__Scalar(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp__Scalar.routes[below](self, end, weight)
+        else:
+            result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2076,11 +3149,15 @@ def lerp__Tensor(ks, self, end, weight):
         self.clone() if weight._impl.requires_grad else None, is_output=False,
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
+        if trace_state.watch is None:
+            result = ops.lerp__Tensor.routes[below](self, end, weight)
+        else:
+            result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2102,6 +3179,7 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
@@ -2110,10 +3188,21 @@ def addcmul(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcmul.routes[below](self, tensor1, tensor2, value)
+        else:
+            result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2133,6 +3222,7 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
@@ -2141,7 +3231,10 @@ def addcmul_(ks, self, tensor1, tensor2, value):
         node.tensor2_ = SavedVariable(
             tensor2 if tensor1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcmul_.routes[below](self, tensor1, tensor2, value)
+        else:
+            result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2163,16 +3256,28 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcdiv.routes[below](self, tensor1, tensor2, value)
+        else:
+            result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2192,13 +3297,17 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.tensor1_ = SavedVariable(
             tensor1 if tensor2._impl.requires_grad else None, is_output=False,
         )
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
-        result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
+        if trace_state.watch is None:
+            result = ops.addcdiv_.routes[below](self, tensor1, tensor2, value)
+        else:
+            result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2211,13 +3320,25 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     node = NanToNumBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        if trace_state.watch is None:
+            result = ops.nan_to_num.routes[below](self, nan, posinf, neginf)
+        else:
+            result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2229,9 +3350,13 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
+        if trace_state.watch is None:
+            result = ops.nan_to_num_.routes[below](self, nan, posinf, neginf)
+        else:
+            result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2245,9 +3370,13 @@ def exp_(ks, self):
     node = ExpBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.exp_.routes[below](self)
+        else:
+            result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2263,9 +3392,13 @@ def log_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.log_.routes[below](self)
+        else:
+            result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2279,9 +3412,13 @@ def sqrt_(ks, self):
     node = SqrtBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sqrt_.routes[below](self)
+        else:
+            result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2297,9 +3434,13 @@ def sin_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sin_.routes[below](self)
+        else:
+            result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2314,9 +3455,13 @@ def cos_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.cos_.routes[below](self)
+        else:
+            result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2330,9 +3475,13 @@ def tanh_(ks, self):
     node = TanhBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.tanh_.routes[below](self)
+        else:
+            result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2347,9 +3496,13 @@ def sigmoid_(ks, self):
     node = SigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sigmoid_.routes[below](self)
+        else:
+            result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2364,9 +3517,13 @@ def neg_(ks, self):
     node = NegBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.neg_.routes[below](self)
+        else:
+            result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2381,9 +3538,13 @@ def abs_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.abs_.routes[below](self)
+        else:
+            result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2397,13 +3558,25 @@ def leaky_relu(ks, self, negative_slope):
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        if trace_state.watch is None:
+            result = ops.leaky_relu.routes[below](self, negative_slope)
+        else:
+            result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2415,9 +3588,13 @@ def leaky_relu_(ks, self, negative_slope):
     node.next_functions = (impl_edge(self._impl),)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
+        if trace_state.watch is None:
+            result = ops.leaky_relu_.routes[below](self, negative_slope)
+        else:
+            result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2434,13 +3611,25 @@ def elu(ks, self, alpha, scale, input_scale):
     node.scale_ = scale
     node.input_scale_ = input_scale
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        if trace_state.watch is None:
+            result = ops.elu.routes[below](self, alpha, scale, input_scale)
+        else:
+            result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2454,9 +3643,13 @@ def elu_(ks, self, alpha, scale, input_scale):
     node.scale_ = scale
     node.input_scale_ = input_scale
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
+        if trace_state.watch is None:
+            result = ops.elu_.routes[below](self, alpha, scale, input_scale)
+        else:
+            result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2471,13 +3664,25 @@ def gelu(ks, self, approximate):
     node.next_functions = (impl_edge(self._impl),)
     node.approximate_ = approximate
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu.routes[below](self, approximate)
+        else:
+            result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2490,9 +3695,13 @@ def gelu_(ks, self, approximate):
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu_.routes[below](self, approximate)
+        else:
+            result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2505,13 +3714,25 @@ def silu(ks, self):
     node = SiluBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.silu.routes[below](self)
+        else:
+            result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2523,9 +3744,13 @@ def silu_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.silu_.routes[below](self)
+        else:
+            result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2541,14 +3766,28 @@ def gelu_backward(ks, grad_output, self, approximate):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
+        if trace_state.watch is None:
+            result = ops.gelu_backward.routes[below](grad_output, self, approximate)
+        else:
+            result = ops.gelu_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, approximate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2560,14 +3799,26 @@ def silu_backward(ks, grad_output, self):
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        if trace_state.watch is None:
+            result = ops.silu_backward.routes[below](grad_output, self)
+        else:
+            result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2577,13 +3828,25 @@ def mish(ks, self):
     node = MishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.mish.routes[below](self)
+        else:
+            result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2595,9 +3858,13 @@ def mish_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.mish_.routes[below](self)
+        else:
+            result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2612,13 +3879,25 @@ def softplus(ks, self, beta, threshold):
     node.beta_ = beta
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
+        if trace_state.watch is None:
+            result = ops.softplus.routes[below](self, beta, threshold)
+        else:
+            result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2630,13 +3909,25 @@ def hardtanh(ks, self, min_val, max_val):
     node.min_val_ = min_val
     node.max_val_ = max_val
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        if trace_state.watch is None:
+            result = ops.hardtanh.routes[below](self, min_val, max_val)
+        else:
+            result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2650,9 +3941,13 @@ def hardtanh_(ks, self, min_val, max_val):
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
+        if trace_state.watch is None:
+            result = ops.hardtanh_.routes[below](self, min_val, max_val)
+        else:
+            result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2665,13 +3960,25 @@ def hardsigmoid(ks, self):
     node = HardsigmoidBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.hardsigmoid.routes[below](self)
+        else:
+            result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2683,9 +3990,13 @@ def hardsigmoid_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.hardsigmoid_.routes[below](self)
+        else:
+            result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2698,13 +4009,25 @@ def hardswish(ks, self):
     node = HardswishBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.hardswish.routes[below](self)
+        else:
+            result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2716,9 +4039,13 @@ def hardswish_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.hardswish_.routes[below](self)
+        else:
+            result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2732,13 +4059,25 @@ def threshold(ks, self, threshold, value):
     node.next_functions = (impl_edge(self._impl),)
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        if trace_state.watch is None:
+            result = ops.threshold.routes[below](self, threshold, value)
+        else:
+            result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2749,15 +4088,27 @@ def threshold_backward(ks, grad_output, self, threshold):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.threshold_ = threshold
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.threshold_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, threshold,
-        )
+        if trace_state.watch is None:
+            result = ops.threshold_backward.routes[below](grad_output, self, threshold)
+        else:
+            result = ops.threshold_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, threshold,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2770,9 +4121,13 @@ def threshold_(ks, self, threshold, value):
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
+        if trace_state.watch is None:
+            result = ops.threshold_.routes[below](self, threshold, value)
+        else:
+            result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2785,14 +4140,26 @@ def prelu(ks, self, weight):
     node = PreluBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(weight._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
+        if trace_state.watch is None:
+            result = ops.prelu.routes[below](self, weight)
+        else:
+            result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2803,9 +4170,13 @@ def normal_(ks, self, mean, std, generator):
     node = NormalBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
+        if trace_state.watch is None:
+            result = ops.normal_.routes[below](self, mean, std, generator)
+        else:
+            result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2819,9 +4190,13 @@ def uniform_(ks, self, from_, to, generator):
     node = UniformBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
+        if trace_state.watch is None:
+            result = ops.uniform_.routes[below](self, from_, to, generator)
+        else:
+            result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2835,9 +4210,13 @@ def exponential_(ks, self, lambd, generator):
     node = ExponentialBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
+        if trace_state.watch is None:
+            result = ops.exponential_.routes[below](self, lambd, generator)
+        else:
+            result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2850,12 +4229,24 @@ def bernoulli(ks, self, generator):
     node = BernoulliBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli.routes[below](self, generator)
+        else:
+            result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2865,12 +4256,24 @@ def bernoulli_p(ks, self, p, generator):
     node = BernoulliBackward1()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli_p.routes[below](self, p, generator)
+        else:
+            result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2881,9 +4284,13 @@ def bernoulli__float(ks, self, p, generator):
     node = BernoulliBackward2()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli__float.routes[below](self, p, generator)
+        else:
+            result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2897,9 +4304,13 @@ def bernoulli__Tensor(ks, self, p, generator):
     node = BernoulliBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
+        if trace_state.watch is None:
+            result = ops.bernoulli__Tensor.routes[below](self, p, generator)
+        else:
+            result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2914,14 +4325,26 @@ def clamp_max_Tensor(ks, self, max):
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        if trace_state.watch is None:
+            result = ops.clamp_max_Tensor.routes[below](self, max)
+        else:
+            result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2935,10 +4358,14 @@ def clamp_max__Tensor(ks, self, max):
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.max_ = SavedVariable(max, is_output=False)
-        result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
+        if trace_state.watch is None:
+            result = ops.clamp_max__Tensor.routes[below](self, max)
+        else:
+            result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -2951,12 +4378,24 @@ def remainder_Scalar_Tensor(ks, self, other):
     node = RemainderBackward1()
     node.next_functions = (impl_edge(other._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.remainder_Scalar_Tensor.routes[below](self, other)
+        else:
+            result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -2967,13 +4406,25 @@ def prod(ks, self, dtype):
     node.next_functions = (impl_edge(self._impl),)
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
+        if trace_state.watch is None:
+            result = ops.prod.routes[below](self, dtype)
+        else:
+            result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -2987,13 +4438,25 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
+        if trace_state.watch is None:
+            result = ops.prod_dim_int.routes[below](self, dim, keepdim, dtype)
+        else:
+            result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3006,13 +4469,25 @@ def amax(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.amax.routes[below](self, dim, keepdim)
+        else:
+            result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3025,13 +4500,25 @@ def amin(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.amin.routes[below](self, dim, keepdim)
+        else:
+            result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3045,13 +4532,27 @@ def var_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.var_correction.routes[below](self, dim, correction, keepdim)
+        else:
+            result = ops.var_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3064,13 +4565,27 @@ def std_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
+        if trace_state.watch is None:
+            result = ops.std_correction.routes[below](self, dim, correction, keepdim)
+        else:
+            result = ops.std_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3086,12 +4601,16 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.var_mean_correction.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
-        )
+        if trace_state.watch is None:
+            result = ops.var_mean_correction.routes[below](self, dim, correction, keepdim)
+        else:
+            result = ops.var_mean_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -3109,12 +4628,16 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
     node.correction_ = correction
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.std_mean_correction.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
-        )
+        if trace_state.watch is None:
+            result = ops.std_mean_correction.routes[below](self, dim, correction, keepdim)
+        else:
+            result = ops.std_mean_correction.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -3131,15 +4654,27 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.norm_ScalarOpt_dim.redispatch(
-            ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
-        )
+        if trace_state.watch is None:
+            result = ops.norm_ScalarOpt_dim.routes[below](self, p, dim, keepdim, dtype)
+        else:
+            result = ops.norm_ScalarOpt_dim.redispatch(
+                ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3152,13 +4687,25 @@ def logsumexp(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.logsumexp.routes[below](self, dim, keepdim)
+        else:
+            result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3172,12 +4719,24 @@ def cumsum(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumsum.routes[below](self, dim, dtype)
+        else:
+            result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3191,9 +4750,13 @@ def cumsum_(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumsum_.routes[below](self, dim, dtype)
+        else:
+            result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3208,13 +4771,25 @@ def cumprod(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumprod.routes[below](self, dim, dtype)
+        else:
+            result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3229,9 +4804,13 @@ def cumprod_(ks, self, dim, dtype):
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
+        if trace_state.watch is None:
+            result = ops.cumprod_.routes[below](self, dim, dtype)
+        else:
+            result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3246,10 +4825,14 @@ def cummax(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.cummax.routes[below](self, dim)
+        else:
+            result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3264,10 +4847,14 @@ def cummin(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.cummin.routes[below](self, dim)
+        else:
+            result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3281,13 +4868,25 @@ def median(ks, self):
     node = MedianBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.median.routes[below](self)
+        else:
+            result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -3301,9 +4900,13 @@ def median_dim(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.median_dim.routes[below](self, dim, keepdim)
+        else:
+            result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3320,9 +4923,13 @@ def mode(ks, self, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.mode.routes[below](self, dim, keepdim)
+        else:
+            result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3339,9 +4946,13 @@ def kthvalue(ks, self, k, dim, keepdim):
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
+        if trace_state.watch is None:
+            result = ops.kthvalue.routes[below](self, k, dim, keepdim)
+        else:
+            result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3357,9 +4968,13 @@ def topk(ks, self, k, dim, largest, sorted):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
+        if trace_state.watch is None:
+            result = ops.topk.routes[below](self, k, dim, largest, sorted)
+        else:
+            result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3375,9 +4990,13 @@ def sort(ks, self, dim, descending):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
+        if trace_state.watch is None:
+            result = ops.sort.routes[below](self, dim, descending)
+        else:
+            result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3393,9 +5012,13 @@ def sort_stable(ks, self, stable, dim, descending):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
+        if trace_state.watch is None:
+            result = ops.sort_stable.routes[below](self, stable, dim, descending)
+        else:
+            result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -3410,14 +5033,26 @@ def _gather_along(ks, self, dim, index):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        if trace_state.watch is None:
+            result = ops._gather_along.routes[below](self, dim, index)
+        else:
+            result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3428,13 +5063,25 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
+        if trace_state.watch is None:
+            result = ops._scatter_add_along.routes[below](self, dim, index, sizes)
+        else:
+            result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3445,12 +5092,24 @@ def flip(ks, self, dims):
     node.next_functions = (impl_edge(self._impl),)
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
+        if trace_state.watch is None:
+            result = ops.flip.routes[below](self, dims)
+        else:
+            result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3460,14 +5119,26 @@ def mv(ks, self, vec):
     node = MvBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
-        result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
+        if trace_state.watch is None:
+            result = ops.mv.routes[below](self, vec)
+        else:
+            result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3477,14 +5148,26 @@ def dot(ks, self, tensor):
     node = DotBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
         node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
-        result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
+        if trace_state.watch is None:
+            result = ops.dot.routes[below](self, tensor)
+        else:
+            result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3500,14 +5183,26 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmm.routes[below](self, mat1, mat2, beta, alpha)
+        else:
+            result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3524,11 +5219,15 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
         node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
-        result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmm_.routes[below](self, mat1, mat2, beta, alpha)
+        else:
+            result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3547,14 +5246,26 @@ def addmv(ks, self, mat, vec, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmv.routes[below](self, mat, vec, beta, alpha)
+        else:
+            result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3571,11 +5282,15 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
         node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
-        result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.addmv_.routes[below](self, mat, vec, beta, alpha)
+        else:
+            result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3594,6 +5309,7 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.batch1_ = SavedVariable(
@@ -3602,10 +5318,21 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.baddbmm.routes[below](self, batch1, batch2, beta, alpha)
+        else:
+            result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3622,6 +5349,7 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.batch1_ = SavedVariable(
@@ -3630,7 +5358,10 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
         node.batch2_ = SavedVariable(
             batch2 if batch1._impl.requires_grad else None, is_output=False,
         )
-        result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
+        if trace_state.watch is None:
+            result = ops.baddbmm_.routes[below](self, batch1, batch2, beta, alpha)
+        else:
+            result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3647,14 +5378,26 @@ def linear(ks, input, weight, bias):
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
         node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
-        result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
+        if trace_state.watch is None:
+            result = ops.linear.routes[below](input, weight, bias)
+        else:
+            result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3671,12 +5414,24 @@ def einsum(ks, equation, tensors):
         tensors, is_output=False, saves=list_saves('einsum', tensors, (equation,)),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
+        if trace_state.watch is None:
+            result = ops.einsum.routes[below](equation, tensors)
+        else:
+            result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3687,12 +5442,24 @@ def tril(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        if trace_state.watch is None:
+            result = ops.tril.routes[below](self, diagonal)
+        else:
+            result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3704,9 +5471,13 @@ def tril_(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        if trace_state.watch is None:
+            result = ops.tril_.routes[below](self, diagonal)
+        else:
+            result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3720,12 +5491,24 @@ def triu(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        if trace_state.watch is None:
+            result = ops.triu.routes[below](self, diagonal)
+        else:
+            result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3737,9 +5520,13 @@ def triu_(ks, self, diagonal):
     node.next_functions = (impl_edge(self._impl),)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        if trace_state.watch is None:
+            result = ops.triu_.routes[below](self, diagonal)
+        else:
+            result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3754,12 +5541,24 @@ def diag(ks, self, diagonal):
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
+        if trace_state.watch is None:
+            result = ops.diag.routes[below](self, diagonal)
+        else:
+            result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3773,12 +5572,24 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
+        if trace_state.watch is None:
+            result = ops.diagonal.routes[below](self, offset, dim1, dim2)
+        else:
+            result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3792,12 +5603,24 @@ def cat(ks, tensors, dim):
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
     node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
+        if trace_state.watch is None:
+            result = ops.cat.routes[below](tensors, dim)
+        else:
+            result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3809,12 +5632,24 @@ def roll(ks, self, shifts, dims):
     node.shifts_ = shifts
     node.dims_ = dims
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
+        if trace_state.watch is None:
+            result = ops.roll.routes[below](self, shifts, dims)
+        else:
+            result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3826,12 +5661,24 @@ def repeat(ks, self, repeats):
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
+        if trace_state.watch is None:
+            result = ops.repeat.routes[below](self, repeats)
+        else:
+            result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3846,14 +5693,26 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.repeat_interleave_self_int.redispatch(
-            ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
-        )
+        if trace_state.watch is None:
+            result = ops.repeat_interleave_self_int.routes[below](self, repeats, dim, output_size)
+        else:
+            result = ops.repeat_interleave_self_int.redispatch(
+                ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3864,14 +5723,26 @@ def gather(ks, self, dim, index, sparse_grad):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
+        if trace_state.watch is None:
+            result = ops.gather.routes[below](self, dim, index, sparse_grad)
+        else:
+            result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3883,13 +5754,25 @@ def scatter_src(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_src.routes[below](self, dim, index, src)
+        else:
+            result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3900,13 +5783,25 @@ def scatter_value(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.scatter_value.routes[below](self, dim, index, value)
+        else:
+            result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3916,12 +5811,26 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter_reduce.routes[below](self, dim, index, src, reduce)
+        else:
+            result = ops.scatter_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3933,14 +5842,26 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter_value_reduce.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
-        )
+        if trace_state.watch is None:
+            result = ops.scatter_value_reduce.routes[below](self, dim, index, value, reduce)
+        else:
+            result = ops.scatter_value_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -3953,10 +5874,14 @@ def scatter__src(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter__src.routes[below](self, dim, index, src)
+        else:
+            result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3971,10 +5896,14 @@ def scatter__value(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.scatter__value.routes[below](self, dim, index, value)
+        else:
+            result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -3988,9 +5917,15 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     node = ScatterBackward2()
     node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
+        if trace_state.watch is None:
+            result = ops.scatter__reduce.routes[below](self, dim, index, src, reduce)
+        else:
+            result = ops.scatter__reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4006,11 +5941,15 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     node = ScatterBackward3()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.scatter__value_reduce.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
-        )
+        if trace_state.watch is None:
+            result = ops.scatter__value_reduce.routes[below](self, dim, index, value, reduce)
+        else:
+            result = ops.scatter__value_reduce.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4025,13 +5964,25 @@ def scatter_add(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_add.routes[below](self, dim, index, src)
+        else:
+            result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4044,10 +5995,14 @@ def scatter_add_(ks, self, dim, index, src):
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
-        result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
+        if trace_state.watch is None:
+            result = ops.scatter_add_.routes[below](self, dim, index, src)
+        else:
+            result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4065,17 +6020,31 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     node.reduce_ = reduce
     node.include_self_ = include_self
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        result = ops.scatter_reduce_two.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
-        )
+        if trace_state.watch is None:
+            result = ops.scatter_reduce_two.routes[below](
+                self, dim, index, src, reduce, include_self,
+            )
+        else:
+            result = ops.scatter_reduce_two.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -4093,13 +6062,19 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     node.include_self_ = include_self
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
-        result = ops.scatter_reduce__two.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
-        )
+        if trace_state.watch is None:
+            result = ops.scatter_reduce__two.routes[below](
+                self, dim, index, src, reduce, include_self,
+            )
+        else:
+            result = ops.scatter_reduce__two.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4115,13 +6090,25 @@ def index_select(ks, self, dim, index):
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
+        if trace_state.watch is None:
+            result = ops.index_select.routes[below](self, dim, index)
+        else:
+            result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4133,16 +6120,28 @@ def index_add(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        if trace_state.watch is None:
+            result = ops.index_add.routes[below](self, dim, index, source, alpha)
+        else:
+            result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4155,13 +6154,17 @@ def index_add_(ks, self, dim, index, source, alpha):
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
+        if trace_state.watch is None:
+            result = ops.index_add_.routes[below](self, dim, index, source, alpha)
+        else:
+            result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4175,16 +6178,28 @@ def index_copy(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        if trace_state.watch is None:
+            result = ops.index_copy.routes[below](self, dim, index, source)
+        else:
+            result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4196,13 +6211,17 @@ def index_copy_(ks, self, dim, index, source):
     node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.source_ = SavedVariable(
             source if source._impl.requires_grad else None, is_output=False,
         )
-        result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
+        if trace_state.watch is None:
+            result = ops.index_copy_.routes[below](self, dim, index, source)
+        else:
+            result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4216,13 +6235,27 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill_int_Scalar.routes[below](self, dim, index, value)
+        else:
+            result = ops.index_fill_int_Scalar.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4233,13 +6266,27 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill_int_Tensor.routes[below](self, dim, index, value)
+        else:
+            result = ops.index_fill_int_Tensor.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4251,10 +6298,16 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill__int_Scalar.routes[below](self, dim, index, value)
+        else:
+            result = ops.index_fill__int_Scalar.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4269,10 +6322,16 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
+        if trace_state.watch is None:
+            result = ops.index_fill__int_Tensor.routes[below](self, dim, index, value)
+        else:
+            result = ops.index_fill__int_Tensor.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, index, value,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4286,13 +6345,25 @@ def masked_fill_Scalar(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill_Scalar.routes[below](self, mask, value)
+        else:
+            result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4303,13 +6374,25 @@ def masked_fill_Tensor(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill_Tensor.routes[below](self, mask, value)
+        else:
+            result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4321,10 +6404,14 @@ def masked_fill__Scalar(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill__Scalar.routes[below](self, mask, value)
+        else:
+            result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4339,10 +6426,14 @@ def masked_fill__Tensor(ks, self, mask, value):
     node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
+        if trace_state.watch is None:
+            result = ops.masked_fill__Tensor.routes[below](self, mask, value)
+        else:
+            result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4355,14 +6446,26 @@ def masked_select(ks, self, mask):
     node = MaskedSelectBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
+        if trace_state.watch is None:
+            result = ops.masked_select.routes[below](self, mask)
+        else:
+            result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4374,13 +6477,25 @@ def masked_scatter(ks, self, mask, source):
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        if trace_state.watch is None:
+            result = ops.masked_scatter.routes[below](self, mask, source)
+        else:
+            result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4393,10 +6508,14 @@ def masked_scatter_(ks, self, mask, source):
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
-        result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
+        if trace_state.watch is None:
+            result = ops.masked_scatter_.routes[below](self, mask, source)
+        else:
+            result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4409,14 +6528,26 @@ def take(ks, self, index):
     node = TakeBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
-        result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
+        if trace_state.watch is None:
+            result = ops.take.routes[below](self, index)
+        else:
+            result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4428,11 +6559,15 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
     node = Unique2Backward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._unique2.redispatch(
-            ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
-        )
+        if trace_state.watch is None:
+            result = ops._unique2.routes[below](self, sorted, return_inverse, return_counts)
+        else:
+            result = ops._unique2.redispatch(
+                ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -4447,11 +6582,15 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
     node = UniqueDimBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unique_dim.redispatch(
-            ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
-        )
+        if trace_state.watch is None:
+            result = ops.unique_dim.routes[below](self, dim, sorted, return_inverse, return_counts)
+        else:
+            result = ops.unique_dim.redispatch(
+                ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -4465,13 +6604,25 @@ def index_Tensor(ks, self, indices):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
+        if trace_state.watch is None:
+            result = ops.index_Tensor.routes[below](self, indices)
+        else:
+            result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4483,13 +6634,27 @@ def index_put(ks, self, indices, values, accumulate):
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        if trace_state.watch is None:
+            result = ops.index_put.routes[below](self, indices, values, accumulate)
+        else:
+            result = ops.index_put.redispatch(
+                ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4502,10 +6667,16 @@ def index_put_(ks, self, indices, values, accumulate):
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
-        result = ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
+        if trace_state.watch is None:
+            result = ops.index_put_.routes[below](self, indices, values, accumulate)
+        else:
+            result = ops.index_put_.redispatch(
+                ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -4533,17 +6704,31 @@ def convolution(
     node.groups_ = groups
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.convolution.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
-            output_padding, groups,
-        )
+        if trace_state.watch is None:
+            result = ops.convolution.routes[below](
+                input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+            )
+        else:
+            result = ops.convolution.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
+                output_padding, groups,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4570,15 +6755,22 @@ def convolution_backward(
     node.output_padding_ = output_padding
     node.groups_ = groups
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.convolution_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
-            transposed, output_padding, groups, output_mask,
-        )
+        if trace_state.watch is None:
+            result = ops.convolution_backward.routes[below](
+                grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, output_mask,
+            )
+        else:
+            result = ops.convolution_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding,
+                dilation, transposed, output_padding, groups, output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -4592,12 +6784,24 @@ def constant_pad_nd(ks, self, pad, value):
     node.next_functions = (impl_edge(self._impl),)
     node.pad_ = pad
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
+        if trace_state.watch is None:
+            result = ops.constant_pad_nd.routes[below](self, pad, value)
+        else:
+            result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4610,13 +6814,25 @@ def _pad_nd(ks, self, pad, mode):
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
-        result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
+        if trace_state.watch is None:
+            result = ops._pad_nd.routes[below](self, pad, mode)
+        else:
+            result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4630,14 +6846,26 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     node.pad_ = pad
     node.mode_ = mode
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._pad_nd_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
-        )
+        if trace_state.watch is None:
+            result = ops._pad_nd_backward.routes[below](grad_output, input_sizes, pad, mode)
+        else:
+            result = ops._pad_nd_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4654,12 +6882,18 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node.dilation_ = dilation
     node.ceil_mode_ = ceil_mode
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.max_pool2d_with_indices.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
-        )
+        if trace_state.watch is None:
+            result = ops.max_pool2d_with_indices.routes[below](
+                self, kernel_size, stride, padding, dilation, ceil_mode,
+            )
+        else:
+            result = ops.max_pool2d_with_indices.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -4682,16 +6916,30 @@ def max_pool2d_with_indices_backward(
     node.padding_ = padding
     node.dilation_ = dilation
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.max_pool2d_with_indices_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
-            ceil_mode, indices,
-        )
+        if trace_state.watch is None:
+            result = ops.max_pool2d_with_indices_backward.routes[below](
+                grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+            )
+        else:
+            result = ops.max_pool2d_with_indices_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
+                ceil_mode, indices,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4712,16 +6960,30 @@ def avg_pool2d(
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.avg_pool2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-            divisor_override,
-        )
+        if trace_state.watch is None:
+            result = ops.avg_pool2d.routes[below](
+                self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
+        else:
+            result = ops.avg_pool2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode,
+                count_include_pad, divisor_override,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4743,15 +7005,30 @@ def avg_pool2d_backward(
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.avg_pool2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
-            count_include_pad, divisor_override,
-        )
+        if trace_state.watch is None:
+            result = ops.avg_pool2d_backward.routes[below](
+                grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
+        else:
+            result = ops.avg_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
+                count_include_pad, divisor_override,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4761,13 +7038,25 @@ def adaptive_avg_pool2d(ks, self, output_size):
     node = AdaptiveAvgPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        if trace_state.watch is None:
+            result = ops.adaptive_avg_pool2d.routes[below](self, output_size)
+        else:
+            result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4778,12 +7067,26 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     node.grad_output_sizes = grad_output._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
+        if trace_state.watch is None:
+            result = ops.adaptive_avg_pool2d_backward.routes[below](grad_output, self)
+        else:
+            result = ops.adaptive_avg_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4793,10 +7096,14 @@ def adaptive_max_pool2d(ks, self, output_size):
     node = AdaptiveMaxPool2dBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
+        if trace_state.watch is None:
+            result = ops.adaptive_max_pool2d.routes[below](self, output_size)
+        else:
+            result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -4812,15 +7119,27 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     node = AdaptiveMaxPool2dBackwardBackward0()
     node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.adaptive_max_pool2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, indices,
-        )
+        if trace_state.watch is None:
+            result = ops.adaptive_max_pool2d_backward.routes[below](grad_output, self, indices)
+        else:
+            result = ops.adaptive_max_pool2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, indices,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4836,14 +7155,26 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_nearest2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
-        )
+        if trace_state.watch is None:
+            result = ops.upsample_nearest2d.routes[below](self, output_size, scales_h, scales_w)
+        else:
+            result = ops.upsample_nearest2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4858,14 +7189,28 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_nearest2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
-        )
+        if trace_state.watch is None:
+            result = ops.upsample_nearest2d_backward.routes[below](
+                grad_output, output_size, input_size, scales_h, scales_w,
+            )
+        else:
+            result = ops.upsample_nearest2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4882,14 +7227,28 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_bilinear2d.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
-        )
+        if trace_state.watch is None:
+            result = ops.upsample_bilinear2d.routes[below](
+                self, output_size, align_corners, scales_h, scales_w,
+            )
+        else:
+            result = ops.upsample_bilinear2d.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4908,15 +7267,29 @@ def upsample_bilinear2d_backward(
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.upsample_bilinear2d_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
-            scales_w,
-        )
+        if trace_state.watch is None:
+            result = ops.upsample_bilinear2d_backward.routes[below](
+                grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+            )
+        else:
+            result = ops.upsample_bilinear2d_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
+                scales_w,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4933,14 +7306,26 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node.stride_ = stride
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.im2col.redispatch(
-            ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
-        )
+        if trace_state.watch is None:
+            result = ops.im2col.routes[below](self, kernel_size, dilation, padding, stride)
+        else:
+            result = ops.im2col.redispatch(
+                ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4956,14 +7341,28 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node.padding_ = padding
     node.stride_ = stride
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.col2im.redispatch(
-            ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
-        )
+        if trace_state.watch is None:
+            result = ops.col2im.routes[below](
+                self, output_size, kernel_size, dilation, padding, stride,
+            )
+        else:
+            result = ops.col2im.redispatch(
+                ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -4975,12 +7374,24 @@ def _softmax(ks, self, dim, half_to_float):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        if trace_state.watch is None:
+            result = ops._softmax.routes[below](self, dim, half_to_float)
+        else:
+            result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -4993,12 +7404,24 @@ def _log_softmax(ks, self, dim, half_to_float):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
+        if trace_state.watch is None:
+            result = ops._log_softmax.routes[below](self, dim, half_to_float)
+        else:
+            result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5014,16 +7437,28 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
-        result = ops._softmax_backward_data.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
-        )
+        if trace_state.watch is None:
+            result = ops._softmax_backward_data.routes[below](grad_output, probs, dim, input_dtype)
+        else:
+            result = ops._softmax_backward_data.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5039,16 +7474,30 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
-        result = ops._log_softmax_backward_data.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
-        )
+        if trace_state.watch is None:
+            result = ops._log_softmax_backward_data.routes[below](
+                grad_output, log_probs, dim, input_dtype,
+            )
+        else:
+            result = ops._log_softmax_backward_data.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5062,14 +7511,20 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.nll_loss_forward.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
-        )
+        if trace_state.watch is None:
+            result = ops.nll_loss_forward.routes[below](
+                self, target, weight, reduction, ignore_index,
+            )
+        else:
+            result = ops.nll_loss_forward.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5088,17 +7543,31 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.nll_loss_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
-            total_weight,
-        )
+        if trace_state.watch is None:
+            result = ops.nll_loss_backward.routes[below](
+                grad_output, self, target, weight, reduction, ignore_index, total_weight,
+            )
+        else:
+            result = ops.nll_loss_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
+                total_weight,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5109,14 +7578,26 @@ def mse_loss(ks, self, target, reduction):
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
+        if trace_state.watch is None:
+            result = ops.mse_loss.routes[below](self, target, reduction)
+        else:
+            result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5128,14 +7609,28 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
     node.reduction_ = reduction
     node.beta_ = beta
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
+        if trace_state.watch is None:
+            result = ops.smooth_l1_loss.routes[below](self, target, reduction, beta)
+        else:
+            result = ops.smooth_l1_loss.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, reduction, beta,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5147,14 +7642,26 @@ def huber_loss(ks, self, target, reduction, delta):
     node.reduction_ = reduction
     node.delta_ = delta
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
-        result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
+        if trace_state.watch is None:
+            result = ops.huber_loss.routes[below](self, target, reduction, delta)
+        else:
+            result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5167,17 +7674,29 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.binary_cross_entropy.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction,
-        )
+        if trace_state.watch is None:
+            result = ops.binary_cross_entropy.routes[below](self, target, weight, reduction)
+        else:
+            result = ops.binary_cross_entropy.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5190,18 +7709,32 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
     node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
     node.reduction_ = reduction
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.pos_weight_ = SavedVariable(pos_weight, is_output=False)
-        result = ops.binary_cross_entropy_with_logits.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
-        )
+        if trace_state.watch is None:
+            result = ops.binary_cross_entropy_with_logits.routes[below](
+                self, target, weight, pos_weight, reduction,
+            )
+        else:
+            result = ops.binary_cross_entropy_with_logits.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5220,16 +7753,22 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.running_mean_ = SavedVariable(running_mean, is_output=False)
         node.running_var_ = SavedVariable(running_var, is_output=False)
-        result = ops.native_batch_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
-            eps,
-        )
+        if trace_state.watch is None:
+            result = ops.native_batch_norm.routes[below](
+                input, weight, bias, running_mean, running_var, training, momentum, eps,
+            )
+        else:
+            result = ops.native_batch_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training,
+                momentum, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5251,14 +7790,18 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.bias_ = SavedVariable(bias, is_output=False)
-        result = ops.native_layer_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
-        )
+        if trace_state.watch is None:
+            result = ops.native_layer_norm.routes[below](input, normalized_shape, weight, bias, eps)
+        else:
+            result = ops.native_layer_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5284,13 +7827,17 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops.native_group_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
-        )
+        if trace_state.watch is None:
+            result = ops.native_group_norm.routes[below](input, weight, bias, N, C, HxW, group, eps)
+        else:
+            result = ops.native_group_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False, False))
@@ -5311,13 +7858,17 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops._fused_rms_norm.redispatch(
-            ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
-        )
+        if trace_state.watch is None:
+            result = ops._fused_rms_norm.routes[below](input, normalized_shape, weight, eps)
+        else:
+            result = ops._fused_rms_norm.redispatch(
+                ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5342,12 +7893,18 @@ def native_layer_norm_backward(
     node = NativeLayerNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.native_layer_norm_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
-            output_mask,
-        )
+        if trace_state.watch is None:
+            result = ops.native_layer_norm_backward.routes[below](
+                grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
+            )
+        else:
+            result = ops.native_layer_norm_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5366,11 +7923,17 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
     node = FusedRmsNormBackwardBackward0()
     node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_rms_norm_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
-        )
+        if trace_state.watch is None:
+            result = ops._fused_rms_norm_backward.routes[below](
+                grad_out, input, normalized_shape, rstd, weight, output_mask,
+            )
+        else:
+            result = ops._fused_rms_norm_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5385,9 +7948,13 @@ def native_dropout(ks, input, p, train, generator):
     node.p_ = p
     node.train_ = train
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
+        if trace_state.watch is None:
+            result = ops.native_dropout.routes[below](input, p, train, generator)
+        else:
+            result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, False))
@@ -5406,15 +7973,29 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.embedding.redispatch(
-            ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
-        )
+        if trace_state.watch is None:
+            result = ops.embedding.routes[below](
+                weight, indices, padding_idx, scale_grad_by_freq, sparse,
+            )
+        else:
+            result = ops.embedding.redispatch(
+                ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5430,15 +8011,30 @@ def embedding_dense_backward(
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
-        result = ops.embedding_dense_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
-        )
+        if trace_state.watch is None:
+            result = ops.embedding_dense_backward.routes[below](
+                grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+            )
+        else:
+            result = ops.embedding_dense_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx,
+                scale_grad_by_freq,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5453,13 +8049,19 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.ignore_index_ = ignore_index
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
-        result = ops._cross_entropy_forward.redispatch(
-            ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
-        )
+        if trace_state.watch is None:
+            result = ops._cross_entropy_forward.routes[below](
+                self, target, weight, reduction, ignore_index,
+            )
+        else:
+            result = ops._cross_entropy_forward.redispatch(
+                ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node, (True, True, False))
@@ -5481,6 +8083,7 @@ def _cross_entropy_backward(
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
@@ -5488,13 +8091,26 @@ def _cross_entropy_backward(
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
         node.total_weight_ = SavedVariable(total_weight, is_output=False)
-        result = ops._cross_entropy_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
-            total_weight,
-        )
+        if trace_state.watch is None:
+            result = ops._cross_entropy_backward.routes[below](
+                grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+            )
+        else:
+            result = ops._cross_entropy_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
+                total_weight,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5510,9 +8126,13 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
         impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
+        if trace_state.watch is None:
+            result = ops._lstm_sequence.routes[below](gi, h0, c0, w_hh)
+        else:
+            result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5539,11 +8159,17 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
         impl_edge(workspace._impl),
     )
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._lstm_sequence_backward.redispatch(
-            ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
-        )
+        if trace_state.watch is None:
+            result = ops._lstm_sequence_backward.routes[below](
+                grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+            )
+        else:
+            result = ops._lstm_sequence_backward.redispatch(
+                ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     set_history(result, node)
@@ -5568,12 +8194,19 @@ def _fused_adam_(
     node = FusedAdamBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_adam_.redispatch(
-            ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
-            weight_decay, eps, step, maximize, decoupled,
-        )
+        if trace_state.watch is None:
+            result = ops._fused_adam_.routes[below](
+                self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay,
+                eps, step, maximize, decoupled,
+            )
+        else:
+            result = ops._fused_adam_.redispatch(
+                ks & BELOW_AUTOGRAD, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1,
+                beta2, weight_decay, eps, step, maximize, decoupled,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5596,12 +8229,19 @@ def _fused_sgd_(
     node = FusedSgdBackward0()
     node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops._fused_sgd_.redispatch(
-            ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
-            nesterov, maximize, first_step,
-        )
+        if trace_state.watch is None:
+            result = ops._fused_sgd_.routes[below](
+                self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first_step,
+            )
+        else:
+            result = ops._fused_sgd_.redispatch(
+                ks & BELOW_AUTOGRAD, self, grad, momentum_buffer, lr, weight_decay, momentum,
+                dampening, nesterov, maximize, first_step,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5615,14 +8255,26 @@ def cdist(ks, x1, x2, p, compute_mode):
     node.next_functions = (impl_edge(x1._impl), impl_edge(x2._impl))
     node.p_ = p
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.x1_ = SavedVariable(x1, is_output=False)
         node.x2_ = SavedVariable(x2, is_output=False)
-        result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
+        if trace_state.watch is None:
+            result = ops.cdist.routes[below](x1, x2, p, compute_mode)
+        else:
+            result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5638,15 +8290,27 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.linalg_vector_norm.redispatch(
-            ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
-        )
+        if trace_state.watch is None:
+            result = ops.linalg_vector_norm.routes[below](self, ord, dim, keepdim, dtype)
+        else:
+            result = ops.linalg_vector_norm.redispatch(
+                ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
+            )
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 
@@ -5659,9 +8323,13 @@ def unsqueeze_(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.dim_ = dim
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.unsqueeze_.routes[below](self, dim)
+        else:
+            result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5676,9 +8344,13 @@ def squeeze_(ks, self):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.squeeze_.routes[below](self)
+        else:
+            result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5693,9 +8365,13 @@ def squeeze__dim(ks, self, dim):
     node.next_functions = (impl_edge(self._impl),)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
+        if trace_state.watch is None:
+            result = ops.squeeze__dim.routes[below](self, dim)
+        else:
+            result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5711,9 +8387,13 @@ def transpose__int(ks, self, dim0, dim1):
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
+        if trace_state.watch is None:
+            result = ops.transpose__int.routes[below](self, dim0, dim1)
+        else:
+            result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     rebase_history(self, node)
@@ -5728,14 +8408,26 @@ def logaddexp(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.logaddexp.routes[below](self, other)
+        else:
+            result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5747,14 +8439,26 @@ def logaddexp2(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
+        if trace_state.watch is None:
+            result = ops.logaddexp2.routes[below](self, other)
+        else:
+            result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5764,13 +8468,25 @@ def sinc(ks, self):
     node = SincBackward0()
     node.next_functions = (impl_edge(self._impl),)
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
-        result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
+        if trace_state.watch is None:
+            result = ops.sinc.routes[below](self)
+        else:
+            result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5780,12 +8496,24 @@ def heaviside(ks, self, values):
     node = HeavisideBackward0()
     node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
+        if trace_state.watch is None:
+            result = ops.heaviside.routes[below](self, values)
+        else:
+            result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     return result
 
 
@@ -5796,14 +8524,26 @@ def dist(ks, self, other, p):
     node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
     node.p_ = p
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
-        result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
+        if trace_state.watch is None:
+            result = ops.dist.routes[below](self, other, p)
+        else:
+            result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
-    set_history(result, node)
+    result_impl = getattr(result, "_impl", None)
+    if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+            and result_impl.dtype.is_floating_point):
+        result_impl.grad_fn = node
+        result_impl.output_nr = 0
+        result_impl.requires_grad = True
+        node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+    else:
+        set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
 

@@ -15,9 +15,10 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, no_overload, observers, observed,
-    keyset_list, device_keyset, into_out, numpy_aliases,
+    keyset_list, device_keyset, into_out, numpy_aliases, is_operand,
 )
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 
 
@@ -43,14 +44,48 @@ def add(input, other, *, alpha=1, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.add_Tensor.no_grad_keys
-        return ops.add_Tensor.call(ks, input, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Tensor.routes[ks](input, other, alpha)
     if is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.add_Scalar, ks, (input, other, alpha))
-        return ops.add_Scalar.call(ks, input, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Scalar.routes[ks](input, other, alpha)
+    no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
+
+
+# ---- add as a Python operator ----------------------------------------------------------
+
+def add_operator(input, other, *, alpha=1):
+    """`__add__`: add's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return add(input, other, alpha=alpha)
+    if not isinstance(input, Tensor):
+        bad_arg('add', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('add', 'alpha', alpha)
+    if isinstance(other, Tensor):  # add.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.add_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Tensor.routes[ks](input, other, alpha)
+    if is_number(other):  # add.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('add', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add_Scalar.routes[ks](input, other, alpha)
     no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
 
 
@@ -71,14 +106,18 @@ def add_(self, other, *, alpha=1):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.add__Tensor.no_grad_keys
-        return ops.add__Tensor.call(ks, self, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add__Tensor.routes[ks](self, other, alpha)
     if is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.add__Scalar, ks, (self, other, alpha))
-        return ops.add__Scalar.call(ks, self, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.add__Scalar.routes[ks](self, other, alpha)
     no_overload('add_', (ops.add__Tensor, ops.add__Scalar), (self, other, alpha,), {})
 
 
@@ -103,14 +142,48 @@ def sub(input, other, *, alpha=1, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.sub_Tensor.no_grad_keys
-        return ops.sub_Tensor.call(ks, input, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Tensor.routes[ks](input, other, alpha)
     if is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.sub_Scalar, ks, (input, other, alpha))
-        return ops.sub_Scalar.call(ks, input, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Scalar.routes[ks](input, other, alpha)
+    no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
+
+
+# ---- sub as a Python operator ----------------------------------------------------------
+
+def sub_operator(input, other, *, alpha=1):
+    """`__sub__`: sub's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return sub(input, other, alpha=alpha)
+    if not isinstance(input, Tensor):
+        bad_arg('sub', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('sub', 'alpha', alpha)
+    if isinstance(other, Tensor):  # sub.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.sub_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Tensor.routes[ks](input, other, alpha)
+    if is_number(other):  # sub.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('sub', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub_Scalar.routes[ks](input, other, alpha)
     no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
 
 
@@ -131,14 +204,18 @@ def sub_(self, other, *, alpha=1):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.sub__Tensor.no_grad_keys
-        return ops.sub__Tensor.call(ks, self, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub__Tensor.routes[ks](self, other, alpha)
     if is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.sub__Scalar, ks, (self, other, alpha))
-        return ops.sub__Scalar.call(ks, self, other, alpha)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.sub__Scalar.routes[ks](self, other, alpha)
     no_overload('sub_', (ops.sub__Tensor, ops.sub__Scalar), (self, other, alpha,), {})
 
 
@@ -161,14 +238,46 @@ def mul(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.mul_Tensor.no_grad_keys
-        return ops.mul_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Tensor.routes[ks](input, other)
     if is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.mul_Scalar, ks, (input, other))
-        return ops.mul_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Scalar.routes[ks](input, other)
+    no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
+
+
+# ---- mul as a Python operator ----------------------------------------------------------
+
+def mul_operator(input, other):
+    """`__mul__`: mul's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return mul(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('mul', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # mul.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.mul_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Tensor.routes[ks](input, other)
+    if is_number(other):  # mul.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('mul', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul_Scalar.routes[ks](input, other)
     no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
 
 
@@ -187,14 +296,18 @@ def mul_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.mul__Tensor.no_grad_keys
-        return ops.mul__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul__Tensor.routes[ks](self, other)
     if is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.mul__Scalar, ks, (self, other))
-        return ops.mul__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.mul__Scalar.routes[ks](self, other)
     no_overload('mul_', (ops.mul__Tensor, ops.mul__Scalar), (self, other,), {})
 
 
@@ -213,7 +326,9 @@ def _run_div_Tensor(input, other):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div_Tensor.no_grad_keys
-    return ops.div_Tensor.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div_Tensor.routes[ks](input, other)
 
 
 def _match_div_Scalar(input, other):
@@ -228,7 +343,9 @@ def _run_div_Scalar(input, other):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar, ks, (input, other))
-    return ops.div_Scalar.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div_Scalar.routes[ks](input, other)
 
 
 def _match_div_Tensor_mode(input, other, *, rounding_mode):
@@ -246,7 +363,9 @@ def _run_div_Tensor_mode(input, other, rounding_mode):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div_Tensor_mode.no_grad_keys
-    return ops.div_Tensor_mode.call(ks, input, other, rounding_mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div_Tensor_mode.routes[ks](input, other, rounding_mode)
 
 
 def _match_div_Scalar_mode(input, other, *, rounding_mode):
@@ -263,7 +382,9 @@ def _run_div_Scalar_mode(input, other, rounding_mode):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar_mode, ks, (input, other, rounding_mode))
-    return ops.div_Scalar_mode.call(ks, input, other, rounding_mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div_Scalar_mode.routes[ks](input, other, rounding_mode)
 
 
 def div(*args, **kwargs):
@@ -310,7 +431,9 @@ def _run_div__Tensor(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div__Tensor.no_grad_keys
-    return ops.div__Tensor.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div__Tensor.routes[ks](self, other)
 
 
 def _match_div__Scalar(self, other):
@@ -325,7 +448,9 @@ def _run_div__Scalar(self, other):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar, ks, (self, other))
-    return ops.div__Scalar.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div__Scalar.routes[ks](self, other)
 
 
 def _match_div__Tensor_mode(self, other, *, rounding_mode):
@@ -343,7 +468,9 @@ def _run_div__Tensor_mode(self, other, rounding_mode):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div__Tensor_mode.no_grad_keys
-    return ops.div__Tensor_mode.call(ks, self, other, rounding_mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div__Tensor_mode.routes[ks](self, other, rounding_mode)
 
 
 def _match_div__Scalar_mode(self, other, *, rounding_mode):
@@ -360,7 +487,9 @@ def _run_div__Scalar_mode(self, other, rounding_mode):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar_mode, ks, (self, other, rounding_mode))
-    return ops.div__Scalar_mode.call(ks, self, other, rounding_mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.div__Scalar_mode.routes[ks](self, other, rounding_mode)
 
 
 def div_(*args, **kwargs):
@@ -405,7 +534,9 @@ def pow(input, exponent, *, out=None):
         if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Tensor.no_grad_keys
-        return ops.pow_Tensor_Tensor.call(ks, input, exponent)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
     if is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
@@ -415,7 +546,40 @@ def pow(input, exponent, *, out=None):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Scalar.no_grad_keys
-        return ops.pow_Tensor_Scalar.call(ks, input, exponent)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
+    no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
+
+
+# ---- pow as a Python operator ----------------------------------------------------------
+
+def pow_operator(input, exponent):
+    """`__pow__`: pow's front door, or NotImplemented for what it cannot take."""
+    if type(exponent) is not type(input) and not is_operand(exponent):
+        return NotImplemented
+    if observers.active:
+        return pow(input, exponent)
+    if not isinstance(input, Tensor):
+        bad_arg('pow', 'input', 'Tensor', input)
+    if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
+        ks = input._impl.keys | exponent._impl.keys
+        if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
+    if is_number(exponent):  # pow.Tensor_Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('pow', 'exponent', exponent)
+        ks = input._impl.keys
+        if not (input._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.pow_Tensor_Scalar.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
 
@@ -435,7 +599,9 @@ def maximum(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.maximum.no_grad_keys
-    return ops.maximum.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.maximum.routes[ks](input, other)
 
 
 # ---- minimum ---------------------------------------------------------------------------
@@ -454,7 +620,9 @@ def minimum(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.minimum.no_grad_keys
-    return ops.minimum.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.minimum.routes[ks](input, other)
 
 
 # ---- xlogy (Tensor, Scalar_Other) ------------------------------------------------------
@@ -476,14 +644,18 @@ def xlogy(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.xlogy_Tensor.no_grad_keys
-        return ops.xlogy_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.xlogy_Tensor.routes[ks](input, other)
     if is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('xlogy', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.xlogy_Scalar_Other, ks, (input, other))
-        return ops.xlogy_Scalar_Other.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.xlogy_Scalar_Other.routes[ks](input, other)
     no_overload('xlogy', (ops.xlogy_Tensor, ops.xlogy_Scalar_Other), (input, other,), {})
 
 
@@ -506,7 +678,9 @@ def xlog1py(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.xlog1py_Tensor.no_grad_keys
-    return ops.xlog1py_Tensor.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.xlog1py_Tensor.routes[ks](input, other)
 
 
 # ---- where (self, ScalarOther, ScalarSelf, (default)) ----------------------------------
@@ -524,7 +698,9 @@ def _run_where_self(condition, input, other):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.where_self.no_grad_keys
-    return ops.where_self.call(ks, condition, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.where_self.routes[ks](condition, input, other)
 
 
 def _match_where_ScalarOther(condition, input, other):
@@ -539,7 +715,9 @@ def _run_where_ScalarOther(condition, input, other):
     ks = condition._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.where_ScalarOther, ks, (condition, input, other))
-    return ops.where_ScalarOther.call(ks, condition, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.where_ScalarOther.routes[ks](condition, input, other)
 
 
 def _match_where_ScalarSelf(condition, input, other):
@@ -554,7 +732,9 @@ def _run_where_ScalarSelf(condition, input, other):
     ks = condition._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.where_ScalarSelf, ks, (condition, input, other))
-    return ops.where_ScalarSelf.call(ks, condition, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.where_ScalarSelf.routes[ks](condition, input, other)
 
 
 def _match_where(condition):
@@ -567,7 +747,9 @@ def _run_where(condition):
     ks = condition._impl.keys
     if observers.active:
         return observed(ops.where, ks, (condition,))
-    return ops.where.call(ks, condition)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.where.routes[ks](condition)
 
 
 def where(*args, **kwargs):
@@ -608,14 +790,43 @@ def eq(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.eq_Tensor, ks, (input, other))
-        return ops.eq_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Tensor.routes[ks](input, other)
     if is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.eq_Scalar, ks, (input, other))
-        return ops.eq_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Scalar.routes[ks](input, other)
+    no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
+
+
+# ---- eq as a Python operator -----------------------------------------------------------
+
+def eq_operator(input, other):
+    """`__eq__`: eq's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return eq(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('eq', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # eq.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Tensor.routes[ks](input, other)
+    if is_number(other):  # eq.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('eq', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.eq_Scalar.routes[ks](input, other)
     no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
 
 
@@ -633,14 +844,43 @@ def ne(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ne_Tensor, ks, (input, other))
-        return ops.ne_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Tensor.routes[ks](input, other)
     if is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ne_Scalar, ks, (input, other))
-        return ops.ne_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Scalar.routes[ks](input, other)
+    no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
+
+
+# ---- ne as a Python operator -----------------------------------------------------------
+
+def ne_operator(input, other):
+    """`__ne__`: ne's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return ne(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('ne', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # ne.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Tensor.routes[ks](input, other)
+    if is_number(other):  # ne.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ne', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ne_Scalar.routes[ks](input, other)
     no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
 
 
@@ -658,14 +898,43 @@ def lt(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.lt_Tensor, ks, (input, other))
-        return ops.lt_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Tensor.routes[ks](input, other)
     if is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.lt_Scalar, ks, (input, other))
-        return ops.lt_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Scalar.routes[ks](input, other)
+    no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
+
+
+# ---- lt as a Python operator -----------------------------------------------------------
+
+def lt_operator(input, other):
+    """`__lt__`: lt's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return lt(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('lt', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # lt.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Tensor.routes[ks](input, other)
+    if is_number(other):  # lt.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('lt', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lt_Scalar.routes[ks](input, other)
     no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
 
 
@@ -683,14 +952,43 @@ def le(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.le_Tensor, ks, (input, other))
-        return ops.le_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Tensor.routes[ks](input, other)
     if is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.le_Scalar, ks, (input, other))
-        return ops.le_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Scalar.routes[ks](input, other)
+    no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
+
+
+# ---- le as a Python operator -----------------------------------------------------------
+
+def le_operator(input, other):
+    """`__le__`: le's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return le(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('le', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # le.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Tensor.routes[ks](input, other)
+    if is_number(other):  # le.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('le', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.le_Scalar.routes[ks](input, other)
     no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
 
 
@@ -708,14 +1006,43 @@ def gt(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.gt_Tensor, ks, (input, other))
-        return ops.gt_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Tensor.routes[ks](input, other)
     if is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.gt_Scalar, ks, (input, other))
-        return ops.gt_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Scalar.routes[ks](input, other)
+    no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
+
+
+# ---- gt as a Python operator -----------------------------------------------------------
+
+def gt_operator(input, other):
+    """`__gt__`: gt's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return gt(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('gt', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # gt.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Tensor.routes[ks](input, other)
+    if is_number(other):  # gt.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('gt', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.gt_Scalar.routes[ks](input, other)
     no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
 
 
@@ -733,14 +1060,43 @@ def ge(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ge_Tensor, ks, (input, other))
-        return ops.ge_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Tensor.routes[ks](input, other)
     if is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ge_Scalar, ks, (input, other))
-        return ops.ge_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Scalar.routes[ks](input, other)
+    no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
+
+
+# ---- ge as a Python operator -----------------------------------------------------------
+
+def ge_operator(input, other):
+    """`__ge__`: ge's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return ge(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('ge', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # ge.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Tensor.routes[ks](input, other)
+    if is_number(other):  # ge.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ge', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.ge_Scalar.routes[ks](input, other)
     no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
 
 
@@ -758,7 +1114,9 @@ def neg(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.neg.no_grad_keys
-    return ops.neg.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.neg.routes[ks](input)
 
 
 # ---- abs -------------------------------------------------------------------------------
@@ -775,7 +1133,9 @@ def abs(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.abs.no_grad_keys
-    return ops.abs.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.abs.routes[ks](input)
 
 
 # ---- sign ------------------------------------------------------------------------------
@@ -792,7 +1152,9 @@ def sign(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sign.no_grad_keys
-    return ops.sign.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sign.routes[ks](input)
 
 
 # ---- exp -------------------------------------------------------------------------------
@@ -809,7 +1171,9 @@ def exp(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp.no_grad_keys
-    return ops.exp.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.exp.routes[ks](input)
 
 
 # ---- log -------------------------------------------------------------------------------
@@ -826,7 +1190,9 @@ def log(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log.no_grad_keys
-    return ops.log.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log.routes[ks](input)
 
 
 # ---- sqrt ------------------------------------------------------------------------------
@@ -843,7 +1209,9 @@ def sqrt(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sqrt.no_grad_keys
-    return ops.sqrt.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sqrt.routes[ks](input)
 
 
 # ---- sin -------------------------------------------------------------------------------
@@ -860,7 +1228,9 @@ def sin(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sin.no_grad_keys
-    return ops.sin.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sin.routes[ks](input)
 
 
 # ---- cos -------------------------------------------------------------------------------
@@ -877,7 +1247,9 @@ def cos(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cos.no_grad_keys
-    return ops.cos.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cos.routes[ks](input)
 
 
 # ---- tanh ------------------------------------------------------------------------------
@@ -894,7 +1266,9 @@ def tanh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tanh.no_grad_keys
-    return ops.tanh.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tanh.routes[ks](input)
 
 
 # ---- sigmoid ---------------------------------------------------------------------------
@@ -914,7 +1288,9 @@ def sigmoid(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sigmoid.no_grad_keys
-    return ops.sigmoid.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sigmoid.routes[ks](input)
 
 
 # ---- relu ------------------------------------------------------------------------------
@@ -931,7 +1307,9 @@ def relu(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.relu.no_grad_keys
-    return ops.relu.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.relu.routes[ks](input)
 
 
 # ---- relu_ -----------------------------------------------------------------------------
@@ -946,7 +1324,9 @@ def relu_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.relu_.no_grad_keys
-    return ops.relu_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.relu_.routes[ks](input)
 
 
 # ---- sum ((default), dim_IntList) ------------------------------------------------------
@@ -966,7 +1346,9 @@ def _run_sum(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sum.no_grad_keys
-    return ops.sum.call(ks, input, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sum.routes[ks](input, dtype)
 
 
 def _match_sum_dim_IntList(input, dim, keepdim=False, *, dtype=None):
@@ -991,7 +1373,9 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sum_dim_IntList.no_grad_keys
-    return ops.sum_dim_IntList.call(ks, input, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sum_dim_IntList.routes[ks](input, dim, keepdim, dtype)
 
 
 def sum(*args, **kwargs):
@@ -1031,7 +1415,9 @@ def _run_mean(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mean.no_grad_keys
-    return ops.mean.call(ks, input, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mean.routes[ks](input, dtype)
 
 
 def _match_mean_dim(input, dim, keepdim=False, *, dtype=None):
@@ -1056,7 +1442,9 @@ def _run_mean_dim(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mean_dim.no_grad_keys
-    return ops.mean_dim.call(ks, input, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mean_dim.routes[ks](input, dim, keepdim, dtype)
 
 
 def mean(*args, **kwargs):
@@ -1095,7 +1483,9 @@ def _run_max(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max.no_grad_keys
-    return ops.max.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.max.routes[ks](input)
 
 
 def _match_max_dim(input, dim, keepdim=False):
@@ -1115,7 +1505,9 @@ def _run_max_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_dim.no_grad_keys
-    return _returns_max_dim(*ops.max_dim.call(ks, input, dim, keepdim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_max_dim(*ops.max_dim.routes[ks](input, dim, keepdim))
 
 
 def _match_max_other(input, other):
@@ -1128,7 +1520,9 @@ def _run_max_other(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.max_other, ks, (input, other))
-    return ops.max_other.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.max_other.routes[ks](input, other)
 
 
 def max(*args, **kwargs):
@@ -1170,7 +1564,9 @@ def _run_min(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.min.no_grad_keys
-    return ops.min.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.min.routes[ks](input)
 
 
 def _match_min_dim(input, dim, keepdim=False):
@@ -1190,7 +1586,9 @@ def _run_min_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.min_dim.no_grad_keys
-    return _returns_min_dim(*ops.min_dim.call(ks, input, dim, keepdim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_min_dim(*ops.min_dim.routes[ks](input, dim, keepdim))
 
 
 def _match_min_other(input, other):
@@ -1203,7 +1601,9 @@ def _run_min_other(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.min_other, ks, (input, other))
-    return ops.min_other.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.min_other.routes[ks](input, other)
 
 
 def min(*args, **kwargs):
@@ -1249,7 +1649,9 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argmax, ks, (input, dim, keepdim))
-    return ops.argmax.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.argmax.routes[ks](input, dim, keepdim)
 
 
 # ---- argmin ----------------------------------------------------------------------------
@@ -1273,7 +1675,9 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argmin, ks, (input, dim, keepdim))
-    return ops.argmin.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.argmin.routes[ks](input, dim, keepdim)
 
 
 # ---- matmul ----------------------------------------------------------------------------
@@ -1292,7 +1696,27 @@ def matmul(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.matmul, ks, (input, other))
-    return ops.matmul.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.matmul.routes[ks](input, other)
+
+
+# ---- matmul as a Python operator -------------------------------------------------------
+
+def matmul_operator(input, other):
+    """`__matmul__`: matmul's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return matmul(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('matmul', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('matmul', 'other', 'Tensor', other)
+    ks = input._impl.keys | other._impl.keys
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.matmul.routes[ks](input, other)
 
 
 # ---- mm --------------------------------------------------------------------------------
@@ -1311,7 +1735,9 @@ def mm(input, mat2, *, out=None):
     if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mm.no_grad_keys
-    return ops.mm.call(ks, input, mat2)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mm.routes[ks](input, mat2)
 
 
 # ---- bmm -------------------------------------------------------------------------------
@@ -1330,7 +1756,9 @@ def bmm(input, mat2, *, out=None):
     if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bmm.no_grad_keys
-    return ops.bmm.call(ks, input, mat2)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bmm.routes[ks](input, mat2)
 
 
 # ---- copy_ -----------------------------------------------------------------------------
@@ -1349,7 +1777,9 @@ def copy_(self, src, non_blocking=False):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.copy_.no_grad_keys
-    return ops.copy_.call(ks, self, src, non_blocking)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.copy_.routes[ks](self, src, non_blocking)
 
 
 # ---- fill_ (Scalar, Tensor) ------------------------------------------------------------
@@ -1371,12 +1801,16 @@ def fill_(input, value):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fill__Scalar.no_grad_keys
-        return ops.fill__Scalar.call(ks, input, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fill__Scalar.routes[ks](input, value)
     if isinstance(value, Tensor):  # fill_.Tensor
         ks = input._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.fill__Tensor, ks, (input, value))
-        return ops.fill__Tensor.call(ks, input, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fill__Tensor.routes[ks](input, value)
     no_overload('fill_', (ops.fill__Scalar, ops.fill__Tensor), (input, value,), {})
 
 
@@ -1389,7 +1823,9 @@ def zero_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.zero_, ks, (input,))
-    return ops.zero_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.zero_.routes[ks](input)
 
 
 # ---- clone -----------------------------------------------------------------------------
@@ -1406,7 +1842,9 @@ def clone(input, *, memory_format=None, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clone.no_grad_keys
-    return ops.clone.call(ks, input, memory_format)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clone.routes[ks](input, memory_format)
 
 
 # ---- _to_copy --------------------------------------------------------------------------
@@ -1435,7 +1873,9 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._to_copy.no_grad_keys
-    return ops._to_copy.call(ks, input, dtype, device, non_blocking)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._to_copy.routes[ks](input, dtype, device, non_blocking)
 
 
 # ---- to (dtype, device, other, memory_format) ------------------------------------------
@@ -1456,7 +1896,9 @@ def _run_to_dtype(self, dtype, non_blocking, copy):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.to_dtype, ks, (self, dtype, non_blocking, copy))
-    return ops.to_dtype.call(ks, self, dtype, non_blocking, copy)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.to_dtype.routes[ks](self, dtype, non_blocking, copy)
 
 
 def _match_to_device(self, device, dtype=None, non_blocking=False, copy=False):
@@ -1481,7 +1923,9 @@ def _run_to_device(self, device, dtype, non_blocking, copy):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.to_device, ks, (self, device, dtype, non_blocking, copy))
-    return ops.to_device.call(ks, self, device, dtype, non_blocking, copy)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.to_device.routes[ks](self, device, dtype, non_blocking, copy)
 
 
 def _match_to_other(self, other, non_blocking=False, copy=False):
@@ -1501,7 +1945,9 @@ def _run_to_other(self, other, non_blocking, copy):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.to_other, ks, (self, other, non_blocking, copy))
-    return ops.to_other.call(ks, self, other, non_blocking, copy)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.to_other.routes[ks](self, other, non_blocking, copy)
 
 
 def _match_to_memory_format(
@@ -1531,7 +1977,9 @@ def _run_to_memory_format(self, memory_format, dtype, device, non_blocking, copy
         return observed(
             ops.to_memory_format, ks, (self, memory_format, dtype, device, non_blocking, copy),
         )
-    return ops.to_memory_format.call(ks, self, memory_format, dtype, device, non_blocking, copy)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.to_memory_format.routes[ks](self, memory_format, dtype, device, non_blocking, copy)
 
 
 def to(*args, **kwargs):
@@ -1569,7 +2017,9 @@ def float(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.float, ks, (self,))
-    return ops.float.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.float.routes[ks](self)
 
 
 # ---- double ----------------------------------------------------------------------------
@@ -1581,7 +2031,9 @@ def double(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.double, ks, (self,))
-    return ops.double.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.double.routes[ks](self)
 
 
 # ---- long ------------------------------------------------------------------------------
@@ -1593,7 +2045,9 @@ def long(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.long, ks, (self,))
-    return ops.long.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.long.routes[ks](self)
 
 
 # ---- int -------------------------------------------------------------------------------
@@ -1605,7 +2059,9 @@ def int(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.int, ks, (self,))
-    return ops.int.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.int.routes[ks](self)
 
 
 # ---- bool ------------------------------------------------------------------------------
@@ -1617,7 +2073,9 @@ def bool(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bool, ks, (self,))
-    return ops.bool.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bool.routes[ks](self)
 
 
 # ---- half ------------------------------------------------------------------------------
@@ -1629,7 +2087,9 @@ def half(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.half, ks, (self,))
-    return ops.half.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.half.routes[ks](self)
 
 
 # ---- bfloat16 --------------------------------------------------------------------------
@@ -1641,7 +2101,9 @@ def bfloat16(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bfloat16, ks, (self,))
-    return ops.bfloat16.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bfloat16.routes[ks](self)
 
 
 # ---- view ------------------------------------------------------------------------------
@@ -1661,7 +2123,9 @@ def view(self, *size, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.view.no_grad_keys
-    return ops.view.call(ks, self, size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.view.routes[ks](self, size)
 
 
 # ---- view_as ---------------------------------------------------------------------------
@@ -1675,7 +2139,9 @@ def view_as(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.view_as, ks, (self, other))
-    return ops.view_as.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.view_as.routes[ks](self, other)
 
 
 # ---- reshape ---------------------------------------------------------------------------
@@ -1695,7 +2161,9 @@ def reshape(input, *shape, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.reshape, ks, (input, shape))
-    return ops.reshape.call(ks, input, shape)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.reshape.routes[ks](input, shape)
 
 
 # ---- _unsafe_view ----------------------------------------------------------------------
@@ -1721,7 +2189,9 @@ def _unsafe_view(input, *size, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._unsafe_view.no_grad_keys
-    return ops._unsafe_view.call(ks, input, size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._unsafe_view.routes[ks](input, size)
 
 
 # ---- as_strided ------------------------------------------------------------------------
@@ -1741,7 +2211,9 @@ def as_strided(input, size, stride, storage_offset=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.as_strided.no_grad_keys
-    return ops.as_strided.call(ks, input, size, stride, storage_offset)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.as_strided.routes[ks](input, size, stride, storage_offset)
 
 
 # ---- transpose -------------------------------------------------------------------------
@@ -1760,7 +2232,9 @@ def transpose(input, dim0, dim1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.transpose_int.no_grad_keys
-    return ops.transpose_int.call(ks, input, dim0, dim1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.transpose_int.routes[ks](input, dim0, dim1)
 
 
 # ---- t ---------------------------------------------------------------------------------
@@ -1772,7 +2246,9 @@ def t(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.t, ks, (input,))
-    return ops.t.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.t.routes[ks](input)
 
 
 # ---- permute ---------------------------------------------------------------------------
@@ -1792,7 +2268,9 @@ def permute(input, *dims, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.permute.no_grad_keys
-    return ops.permute.call(ks, input, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.permute.routes[ks](input, dims)
 
 
 # ---- expand ----------------------------------------------------------------------------
@@ -1814,7 +2292,9 @@ def expand(self, *size, implicit=False, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expand.no_grad_keys
-    return ops.expand.call(ks, self, size, implicit)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.expand.routes[ks](self, size, implicit)
 
 
 # ---- expand_as -------------------------------------------------------------------------
@@ -1828,7 +2308,9 @@ def expand_as(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.expand_as, ks, (self, other))
-    return ops.expand_as.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.expand_as.routes[ks](self, other)
 
 
 # ---- squeeze ((default), dim) ----------------------------------------------------------
@@ -1846,7 +2328,9 @@ def _run_squeeze(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze.no_grad_keys
-    return ops.squeeze.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.squeeze.routes[ks](input)
 
 
 def _match_squeeze_dim(input, dim):
@@ -1864,7 +2348,9 @@ def _run_squeeze_dim(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze_dim.no_grad_keys
-    return ops.squeeze_dim.call(ks, input, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.squeeze_dim.routes[ks](input, dim)
 
 
 def squeeze(*args, **kwargs):
@@ -1900,7 +2386,9 @@ def _run_unsqueeze(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unsqueeze.no_grad_keys
-    return ops.unsqueeze.call(ks, input, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unsqueeze.routes[ks](input, dim)
 
 
 def unsqueeze(*args, **kwargs):
@@ -1930,7 +2418,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.flatten_using_ints, ks, (input, start_dim, end_dim))
-    return ops.flatten_using_ints.call(ks, input, start_dim, end_dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.flatten_using_ints.routes[ks](input, start_dim, end_dim)
 
 
 # ---- narrow ----------------------------------------------------------------------------
@@ -1951,7 +2441,9 @@ def _run_narrow(input, dim, start, length):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.narrow, ks, (input, dim, start, length))
-    return ops.narrow.call(ks, input, dim, start, length)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.narrow.routes[ks](input, dim, start, length)
 
 
 def narrow(*args, **kwargs):
@@ -1987,7 +2479,9 @@ def _run_select_int(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.select_int.no_grad_keys
-    return ops.select_int.call(ks, input, dim, index)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.select_int.routes[ks](input, dim, index)
 
 
 def select(*args, **kwargs):
@@ -2032,7 +2526,9 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.slice_Tensor.no_grad_keys
-    return ops.slice_Tensor.call(ks, input, dim, start, end, step)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.slice_Tensor.routes[ks](input, dim, start, end, step)
 
 
 # ---- unbind ----------------------------------------------------------------------------
@@ -2049,7 +2545,9 @@ def unbind(input, dim=0, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unbind_int, ks, (input, dim))
-    return ops.unbind_int.call(ks, input, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unbind_int.routes[ks](input, dim)
 
 
 # ---- contiguous ------------------------------------------------------------------------
@@ -2061,7 +2559,9 @@ def contiguous(self, *, memory_format=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.contiguous, ks, (self, memory_format))
-    return ops.contiguous.call(ks, self, memory_format)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.contiguous.routes[ks](self, memory_format)
 
 
 # ---- detach ----------------------------------------------------------------------------
@@ -2073,7 +2573,9 @@ def detach(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.detach, ks, (input,))
-    return ops.detach.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.detach.routes[ks](input)
 
 
 # ---- detach_ ---------------------------------------------------------------------------
@@ -2085,7 +2587,9 @@ def detach_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.detach_, ks, (input,))
-    return ops.detach_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.detach_.routes[ks](input)
 
 
 # ---- reciprocal ------------------------------------------------------------------------
@@ -2105,7 +2609,9 @@ def reciprocal(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.reciprocal.no_grad_keys
-    return ops.reciprocal.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.reciprocal.routes[ks](input)
 
 
 # ---- reciprocal_ -----------------------------------------------------------------------
@@ -2120,7 +2626,9 @@ def reciprocal_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.reciprocal_.no_grad_keys
-    return ops.reciprocal_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.reciprocal_.routes[ks](input)
 
 
 # ---- rsqrt -----------------------------------------------------------------------------
@@ -2140,7 +2648,9 @@ def rsqrt(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.rsqrt.no_grad_keys
-    return ops.rsqrt.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.rsqrt.routes[ks](input)
 
 
 # ---- rsqrt_ ----------------------------------------------------------------------------
@@ -2155,7 +2665,9 @@ def rsqrt_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.rsqrt_.no_grad_keys
-    return ops.rsqrt_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.rsqrt_.routes[ks](input)
 
 
 # ---- exp2 ------------------------------------------------------------------------------
@@ -2175,7 +2687,9 @@ def exp2(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp2.no_grad_keys
-    return ops.exp2.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.exp2.routes[ks](input)
 
 
 # ---- exp2_ -----------------------------------------------------------------------------
@@ -2190,7 +2704,9 @@ def exp2_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp2_.no_grad_keys
-    return ops.exp2_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.exp2_.routes[ks](input)
 
 
 # ---- expm1 -----------------------------------------------------------------------------
@@ -2210,7 +2726,9 @@ def expm1(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expm1.no_grad_keys
-    return ops.expm1.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.expm1.routes[ks](input)
 
 
 # ---- expm1_ ----------------------------------------------------------------------------
@@ -2225,7 +2743,9 @@ def expm1_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expm1_.no_grad_keys
-    return ops.expm1_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.expm1_.routes[ks](input)
 
 
 # ---- log2 ------------------------------------------------------------------------------
@@ -2242,7 +2762,9 @@ def log2(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log2.no_grad_keys
-    return ops.log2.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log2.routes[ks](input)
 
 
 # ---- log2_ -----------------------------------------------------------------------------
@@ -2257,7 +2779,9 @@ def log2_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log2_.no_grad_keys
-    return ops.log2_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log2_.routes[ks](input)
 
 
 # ---- log10 -----------------------------------------------------------------------------
@@ -2274,7 +2798,9 @@ def log10(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log10.no_grad_keys
-    return ops.log10.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log10.routes[ks](input)
 
 
 # ---- log10_ ----------------------------------------------------------------------------
@@ -2289,7 +2815,9 @@ def log10_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log10_.no_grad_keys
-    return ops.log10_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log10_.routes[ks](input)
 
 
 # ---- log1p -----------------------------------------------------------------------------
@@ -2309,7 +2837,9 @@ def log1p(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log1p.no_grad_keys
-    return ops.log1p.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log1p.routes[ks](input)
 
 
 # ---- log1p_ ----------------------------------------------------------------------------
@@ -2324,7 +2854,9 @@ def log1p_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log1p_.no_grad_keys
-    return ops.log1p_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log1p_.routes[ks](input)
 
 
 # ---- tan -------------------------------------------------------------------------------
@@ -2341,7 +2873,9 @@ def tan(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tan.no_grad_keys
-    return ops.tan.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tan.routes[ks](input)
 
 
 # ---- tan_ ------------------------------------------------------------------------------
@@ -2356,7 +2890,9 @@ def tan_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tan_.no_grad_keys
-    return ops.tan_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tan_.routes[ks](input)
 
 
 # ---- asin ------------------------------------------------------------------------------
@@ -2373,7 +2909,9 @@ def asin(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.asin.no_grad_keys
-    return ops.asin.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.asin.routes[ks](input)
 
 
 # ---- asin_ -----------------------------------------------------------------------------
@@ -2388,7 +2926,9 @@ def asin_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.asin_.no_grad_keys
-    return ops.asin_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.asin_.routes[ks](input)
 
 
 # ---- acos ------------------------------------------------------------------------------
@@ -2405,7 +2945,9 @@ def acos(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.acos.no_grad_keys
-    return ops.acos.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.acos.routes[ks](input)
 
 
 # ---- acos_ -----------------------------------------------------------------------------
@@ -2420,7 +2962,9 @@ def acos_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.acos_.no_grad_keys
-    return ops.acos_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.acos_.routes[ks](input)
 
 
 # ---- atan ------------------------------------------------------------------------------
@@ -2437,7 +2981,9 @@ def atan(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan.no_grad_keys
-    return ops.atan.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atan.routes[ks](input)
 
 
 # ---- atan_ -----------------------------------------------------------------------------
@@ -2452,7 +2998,9 @@ def atan_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan_.no_grad_keys
-    return ops.atan_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atan_.routes[ks](input)
 
 
 # ---- sinh ------------------------------------------------------------------------------
@@ -2469,7 +3017,9 @@ def sinh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinh.no_grad_keys
-    return ops.sinh.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sinh.routes[ks](input)
 
 
 # ---- sinh_ -----------------------------------------------------------------------------
@@ -2484,7 +3034,9 @@ def sinh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinh_.no_grad_keys
-    return ops.sinh_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sinh_.routes[ks](input)
 
 
 # ---- cosh ------------------------------------------------------------------------------
@@ -2501,7 +3053,9 @@ def cosh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cosh.no_grad_keys
-    return ops.cosh.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cosh.routes[ks](input)
 
 
 # ---- cosh_ -----------------------------------------------------------------------------
@@ -2516,7 +3070,9 @@ def cosh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cosh_.no_grad_keys
-    return ops.cosh_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cosh_.routes[ks](input)
 
 
 # ---- erf -------------------------------------------------------------------------------
@@ -2536,7 +3092,9 @@ def erf(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erf.no_grad_keys
-    return ops.erf.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.erf.routes[ks](input)
 
 
 # ---- erf_ ------------------------------------------------------------------------------
@@ -2551,7 +3109,9 @@ def erf_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erf_.no_grad_keys
-    return ops.erf_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.erf_.routes[ks](input)
 
 
 # ---- erfc ------------------------------------------------------------------------------
@@ -2571,7 +3131,9 @@ def erfc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erfc.no_grad_keys
-    return ops.erfc.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.erfc.routes[ks](input)
 
 
 # ---- erfc_ -----------------------------------------------------------------------------
@@ -2586,7 +3148,9 @@ def erfc_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erfc_.no_grad_keys
-    return ops.erfc_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.erfc_.routes[ks](input)
 
 
 # ---- logit -----------------------------------------------------------------------------
@@ -2608,7 +3172,9 @@ def logit(input, eps=None, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logit.no_grad_keys
-    return ops.logit.call(ks, input, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logit.routes[ks](input, eps)
 
 
 # ---- logit_ ----------------------------------------------------------------------------
@@ -2625,7 +3191,9 @@ def logit_(input, eps=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logit_.no_grad_keys
-    return ops.logit_.call(ks, input, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logit_.routes[ks](input, eps)
 
 
 # ---- floor -----------------------------------------------------------------------------
@@ -2642,7 +3210,9 @@ def floor(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.floor.no_grad_keys
-    return ops.floor.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.floor.routes[ks](input)
 
 
 # ---- floor_ ----------------------------------------------------------------------------
@@ -2657,7 +3227,9 @@ def floor_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.floor_.no_grad_keys
-    return ops.floor_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.floor_.routes[ks](input)
 
 
 # ---- ceil ------------------------------------------------------------------------------
@@ -2674,7 +3246,9 @@ def ceil(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.ceil.no_grad_keys
-    return ops.ceil.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.ceil.routes[ks](input)
 
 
 # ---- ceil_ -----------------------------------------------------------------------------
@@ -2689,7 +3263,9 @@ def ceil_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.ceil_.no_grad_keys
-    return ops.ceil_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.ceil_.routes[ks](input)
 
 
 # ---- trunc -----------------------------------------------------------------------------
@@ -2706,7 +3282,9 @@ def trunc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.trunc.no_grad_keys
-    return ops.trunc.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.trunc.routes[ks](input)
 
 
 # ---- trunc_ ----------------------------------------------------------------------------
@@ -2721,7 +3299,9 @@ def trunc_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.trunc_.no_grad_keys
-    return ops.trunc_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.trunc_.routes[ks](input)
 
 
 # ---- round ((default), decimals) -------------------------------------------------------
@@ -2739,7 +3319,9 @@ def _run_round(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round.no_grad_keys
-    return ops.round.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.round.routes[ks](input)
 
 
 def _match_round_decimals(input, *, decimals):
@@ -2757,7 +3339,9 @@ def _run_round_decimals(input, decimals):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round_decimals.no_grad_keys
-    return ops.round_decimals.call(ks, input, decimals)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.round_decimals.routes[ks](input, decimals)
 
 
 def round(*args, **kwargs):
@@ -2795,7 +3379,9 @@ def _run_round_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round_.no_grad_keys
-    return ops.round_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.round_.routes[ks](input)
 
 
 def _match_round__decimals(input, *, decimals):
@@ -2813,7 +3399,9 @@ def _run_round__decimals(input, decimals):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round__decimals.no_grad_keys
-    return ops.round__decimals.call(ks, input, decimals)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.round__decimals.routes[ks](input, decimals)
 
 
 def round_(*args, **kwargs):
@@ -2849,7 +3437,9 @@ def frac(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.frac.no_grad_keys
-    return ops.frac.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.frac.routes[ks](input)
 
 
 # ---- frac_ -----------------------------------------------------------------------------
@@ -2864,7 +3454,9 @@ def frac_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.frac_.no_grad_keys
-    return ops.frac_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.frac_.routes[ks](input)
 
 
 # ---- true_divide (Tensor, Scalar) ------------------------------------------------------
@@ -2883,14 +3475,18 @@ def true_divide(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide_Tensor, ks, (input, other))
-        return ops.true_divide_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.true_divide_Tensor.routes[ks](input, other)
     if is_number(other):  # true_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.true_divide_Scalar, ks, (input, other))
-        return ops.true_divide_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.true_divide_Scalar.routes[ks](input, other)
     no_overload(
         'true_divide', (ops.true_divide_Tensor, ops.true_divide_Scalar), (input, other,), {},
     )
@@ -2915,14 +3511,46 @@ def floor_divide(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.floor_divide.no_grad_keys
-        return ops.floor_divide.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide.routes[ks](input, other)
     if is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.floor_divide_Scalar, ks, (input, other))
-        return ops.floor_divide_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide_Scalar.routes[ks](input, other)
+    no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
+
+
+# ---- floor_divide as a Python operator -------------------------------------------------
+
+def floor_divide_operator(input, other):
+    """`__floordiv__`: floor_divide's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return floor_divide(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('floor_divide', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # floor_divide
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.floor_divide.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide.routes[ks](input, other)
+    if is_number(other):  # floor_divide.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('floor_divide', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide_Scalar.routes[ks](input, other)
     no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
 
 
@@ -2941,14 +3569,18 @@ def floor_divide_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.floor_divide__Tensor.no_grad_keys
-        return ops.floor_divide__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide__Tensor.routes[ks](self, other)
     if is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.floor_divide__Scalar, ks, (self, other))
-        return ops.floor_divide__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.floor_divide__Scalar.routes[ks](self, other)
     no_overload(
         'floor_divide_', (ops.floor_divide__Tensor, ops.floor_divide__Scalar), (self, other,), {},
     )
@@ -2972,14 +3604,18 @@ def remainder(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Tensor.no_grad_keys
-        return ops.remainder_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Tensor.routes[ks](input, other)
     if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar, ks, (input, other))
-        return ops.remainder_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar.routes[ks](input, other)
     if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('remainder', 'input', input)
@@ -2989,7 +3625,48 @@ def remainder(input, other, *, out=None):
         if not (other._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Scalar_Tensor.no_grad_keys
-        return ops.remainder_Scalar_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar_Tensor.routes[ks](input, other)
+    no_overload(
+        'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
+        (input, other,), {},
+    )
+
+
+# ---- remainder as a Python operator ----------------------------------------------------
+
+def remainder_operator(input, other):
+    """`__mod__`: remainder's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return remainder(input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
+        ks = input._impl.keys | other._impl.keys
+        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Tensor.routes[ks](input, other)
+    if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('remainder', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar.routes[ks](input, other)
+    if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('remainder', 'input', input)
+        ks = other._impl.keys
+        if not (other._impl.requires_grad and grad_state.enabled):
+            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
+            ks &= ops.remainder_Scalar_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder_Scalar_Tensor.routes[ks](input, other)
     no_overload(
         'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
         (input, other,), {},
@@ -3011,14 +3688,18 @@ def remainder_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder__Tensor.no_grad_keys
-        return ops.remainder__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder__Tensor.routes[ks](self, other)
     if is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.remainder__Scalar, ks, (self, other))
-        return ops.remainder__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.remainder__Scalar.routes[ks](self, other)
     no_overload('remainder_', (ops.remainder__Tensor, ops.remainder__Scalar), (self, other,), {})
 
 
@@ -3041,14 +3722,18 @@ def fmod(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fmod_Tensor.no_grad_keys
-        return ops.fmod_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fmod_Tensor.routes[ks](input, other)
     if is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.fmod_Scalar, ks, (input, other))
-        return ops.fmod_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fmod_Scalar.routes[ks](input, other)
     no_overload('fmod', (ops.fmod_Tensor, ops.fmod_Scalar), (input, other,), {})
 
 
@@ -3067,14 +3752,18 @@ def fmod_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fmod__Tensor.no_grad_keys
-        return ops.fmod__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fmod__Tensor.routes[ks](self, other)
     if is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.fmod__Scalar, ks, (self, other))
-        return ops.fmod__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.fmod__Scalar.routes[ks](self, other)
     no_overload('fmod_', (ops.fmod__Tensor, ops.fmod__Scalar), (self, other,), {})
 
 
@@ -3097,7 +3786,9 @@ def atan2(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan2.no_grad_keys
-    return ops.atan2.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atan2.routes[ks](input, other)
 
 
 # ---- atan2_ ----------------------------------------------------------------------------
@@ -3114,7 +3805,9 @@ def atan2_(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan2_.no_grad_keys
-    return ops.atan2_.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atan2_.routes[ks](self, other)
 
 
 # ---- hypot -----------------------------------------------------------------------------
@@ -3136,7 +3829,9 @@ def hypot(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hypot.no_grad_keys
-    return ops.hypot.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hypot.routes[ks](input, other)
 
 
 # ---- hypot_ ----------------------------------------------------------------------------
@@ -3153,7 +3848,9 @@ def hypot_(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hypot_.no_grad_keys
-    return ops.hypot_.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hypot_.routes[ks](self, other)
 
 
 # ---- clamp ((default), Tensor) ---------------------------------------------------------
@@ -3177,7 +3874,9 @@ def _run_clamp(input, min, max):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp.no_grad_keys
-    return ops.clamp.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clamp.routes[ks](input, min, max)
 
 
 def _match_clamp_Tensor(input, min, max=None):
@@ -3198,7 +3897,9 @@ def _run_clamp_Tensor(input, min, max):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp_Tensor.no_grad_keys
-    return ops.clamp_Tensor.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clamp_Tensor.routes[ks](input, min, max)
 
 
 def clamp(*args, **kwargs):
@@ -3242,7 +3943,9 @@ def _run_clamp_(input, min, max):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp_.no_grad_keys
-    return ops.clamp_.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clamp_.routes[ks](input, min, max)
 
 
 def _match_clamp__Tensor(input, min, max=None):
@@ -3263,7 +3966,9 @@ def _run_clamp__Tensor(input, min, max):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp__Tensor.no_grad_keys
-    return ops.clamp__Tensor.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clamp__Tensor.routes[ks](input, min, max)
 
 
 def clamp_(*args, **kwargs):
@@ -3298,7 +4003,9 @@ def _run_clip(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clip, ks, (input, min, max))
-    return ops.clip.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clip.routes[ks](input, min, max)
 
 
 def _match_clip_Tensor(input, min, max=None):
@@ -3313,7 +4020,9 @@ def _run_clip_Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip_Tensor, ks, (input, min, max))
-    return ops.clip_Tensor.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clip_Tensor.routes[ks](input, min, max)
 
 
 def clip(*args, **kwargs):
@@ -3354,7 +4063,9 @@ def _run_clip_(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clip_, ks, (input, min, max))
-    return ops.clip_.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clip_.routes[ks](input, min, max)
 
 
 def _match_clip__Tensor(input, min, max=None):
@@ -3369,7 +4080,9 @@ def _run_clip__Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip__Tensor, ks, (input, min, max))
-    return ops.clip__Tensor.call(ks, input, min, max)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.clip__Tensor.routes[ks](input, min, max)
 
 
 def clip_(*args, **kwargs):
@@ -3409,7 +4122,9 @@ def lerp(input, end, weight, *, out=None):
         if not ((input._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp_Scalar.no_grad_keys
-        return ops.lerp_Scalar.call(ks, input, end, weight)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lerp_Scalar.routes[ks](input, end, weight)
     if isinstance(weight, Tensor):  # lerp.Tensor
         ks = input._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
@@ -3420,7 +4135,9 @@ def lerp(input, end, weight, *, out=None):
                 and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp_Tensor.no_grad_keys
-        return ops.lerp_Tensor.call(ks, input, end, weight)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lerp_Tensor.routes[ks](input, end, weight)
     no_overload('lerp', (ops.lerp_Scalar, ops.lerp_Tensor), (input, end, weight,), {})
 
 
@@ -3443,7 +4160,9 @@ def lerp_(self, end, weight):
         if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp__Scalar.no_grad_keys
-        return ops.lerp__Scalar.call(ks, self, end, weight)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lerp__Scalar.routes[ks](self, end, weight)
     if isinstance(weight, Tensor):  # lerp_.Tensor
         ks = self._impl.keys | end._impl.keys | weight._impl.keys
         if observers.active:
@@ -3454,7 +4173,9 @@ def lerp_(self, end, weight):
                 and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp__Tensor.no_grad_keys
-        return ops.lerp__Tensor.call(ks, self, end, weight)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.lerp__Tensor.routes[ks](self, end, weight)
     no_overload('lerp_', (ops.lerp__Scalar, ops.lerp__Tensor), (self, end, weight,), {})
 
 
@@ -3484,7 +4205,9 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcmul.no_grad_keys
-    return ops.addcmul.call(ks, input, tensor1, tensor2, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addcmul.routes[ks](input, tensor1, tensor2, value)
 
 
 # ---- addcmul_ --------------------------------------------------------------------------
@@ -3508,7 +4231,9 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcmul_.no_grad_keys
-    return ops.addcmul_.call(ks, self, tensor1, tensor2, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addcmul_.routes[ks](self, tensor1, tensor2, value)
 
 
 # ---- addcdiv ---------------------------------------------------------------------------
@@ -3537,7 +4262,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcdiv.no_grad_keys
-    return ops.addcdiv.call(ks, input, tensor1, tensor2, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addcdiv.routes[ks](input, tensor1, tensor2, value)
 
 
 # ---- addcdiv_ --------------------------------------------------------------------------
@@ -3561,7 +4288,9 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcdiv_.no_grad_keys
-    return ops.addcdiv_.call(ks, self, tensor1, tensor2, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addcdiv_.routes[ks](self, tensor1, tensor2, value)
 
 
 # ---- nan_to_num ------------------------------------------------------------------------
@@ -3587,7 +4316,9 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nan_to_num.no_grad_keys
-    return ops.nan_to_num.call(ks, input, nan, posinf, neginf)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nan_to_num.routes[ks](input, nan, posinf, neginf)
 
 
 # ---- nan_to_num_ -----------------------------------------------------------------------
@@ -3610,7 +4341,9 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nan_to_num_.no_grad_keys
-    return ops.nan_to_num_.call(ks, input, nan, posinf, neginf)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nan_to_num_.routes[ks](input, nan, posinf, neginf)
 
 
 # ---- exp_ ------------------------------------------------------------------------------
@@ -3625,7 +4358,9 @@ def exp_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp_.no_grad_keys
-    return ops.exp_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.exp_.routes[ks](input)
 
 
 # ---- log_ ------------------------------------------------------------------------------
@@ -3640,7 +4375,9 @@ def log_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log_.no_grad_keys
-    return ops.log_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log_.routes[ks](input)
 
 
 # ---- sqrt_ -----------------------------------------------------------------------------
@@ -3655,7 +4392,9 @@ def sqrt_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sqrt_.no_grad_keys
-    return ops.sqrt_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sqrt_.routes[ks](input)
 
 
 # ---- sin_ ------------------------------------------------------------------------------
@@ -3670,7 +4409,9 @@ def sin_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sin_.no_grad_keys
-    return ops.sin_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sin_.routes[ks](input)
 
 
 # ---- cos_ ------------------------------------------------------------------------------
@@ -3685,7 +4426,9 @@ def cos_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cos_.no_grad_keys
-    return ops.cos_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cos_.routes[ks](input)
 
 
 # ---- tanh_ -----------------------------------------------------------------------------
@@ -3700,7 +4443,9 @@ def tanh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tanh_.no_grad_keys
-    return ops.tanh_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tanh_.routes[ks](input)
 
 
 # ---- sigmoid_ --------------------------------------------------------------------------
@@ -3715,7 +4460,9 @@ def sigmoid_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sigmoid_.no_grad_keys
-    return ops.sigmoid_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sigmoid_.routes[ks](input)
 
 
 # ---- neg_ ------------------------------------------------------------------------------
@@ -3730,7 +4477,9 @@ def neg_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.neg_.no_grad_keys
-    return ops.neg_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.neg_.routes[ks](input)
 
 
 # ---- abs_ ------------------------------------------------------------------------------
@@ -3745,7 +4494,9 @@ def abs_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.abs_.no_grad_keys
-    return ops.abs_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.abs_.routes[ks](input)
 
 
 # ---- isnan -----------------------------------------------------------------------------
@@ -3762,7 +4513,9 @@ def isnan(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isnan, ks, (input,))
-    return ops.isnan.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isnan.routes[ks](input)
 
 
 # ---- isinf -----------------------------------------------------------------------------
@@ -3779,7 +4532,9 @@ def isinf(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isinf, ks, (input,))
-    return ops.isinf.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isinf.routes[ks](input)
 
 
 # ---- isfinite --------------------------------------------------------------------------
@@ -3796,7 +4551,9 @@ def isfinite(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isfinite, ks, (input,))
-    return ops.isfinite.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isfinite.routes[ks](input)
 
 
 # ---- isclose ---------------------------------------------------------------------------
@@ -3822,7 +4579,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.isclose, ks, (input, other, rtol, atol, equal_nan))
-    return ops.isclose.call(ks, input, other, rtol, atol, equal_nan)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isclose.routes[ks](input, other, rtol, atol, equal_nan)
 
 
 # ---- allclose --------------------------------------------------------------------------
@@ -3846,7 +4605,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.allclose, ks, (input, other, rtol, atol, equal_nan))
-    return ops.allclose.call(ks, input, other, rtol, atol, equal_nan)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.allclose.routes[ks](input, other, rtol, atol, equal_nan)
 
 
 # ---- equal -----------------------------------------------------------------------------
@@ -3863,7 +4624,9 @@ def equal(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.equal, ks, (input, other))
-    return ops.equal.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.equal.routes[ks](input, other)
 
 
 # ---- logical_not -----------------------------------------------------------------------
@@ -3877,7 +4640,9 @@ def logical_not(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.logical_not, ks, (input,))
-    return ops.logical_not.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_not.routes[ks](input)
 
 
 # ---- logical_and -----------------------------------------------------------------------
@@ -3893,7 +4658,9 @@ def logical_and(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and, ks, (input, other))
-    return ops.logical_and.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_and.routes[ks](input, other)
 
 
 # ---- logical_or ------------------------------------------------------------------------
@@ -3909,7 +4676,9 @@ def logical_or(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or, ks, (input, other))
-    return ops.logical_or.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_or.routes[ks](input, other)
 
 
 # ---- logical_xor -----------------------------------------------------------------------
@@ -3925,7 +4694,9 @@ def logical_xor(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor, ks, (input, other))
-    return ops.logical_xor.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_xor.routes[ks](input, other)
 
 
 # ---- bitwise_not -----------------------------------------------------------------------
@@ -3939,7 +4710,9 @@ def bitwise_not(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.bitwise_not, ks, (input,))
-    return ops.bitwise_not.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bitwise_not.routes[ks](input)
 
 
 # ---- bitwise_not_ ----------------------------------------------------------------------
@@ -3951,7 +4724,9 @@ def bitwise_not_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bitwise_not_, ks, (self,))
-    return ops.bitwise_not_.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bitwise_not_.routes[ks](self)
 
 
 # ---- bitwise_and (Tensor, Scalar) ------------------------------------------------------
@@ -3968,14 +4743,45 @@ def bitwise_and(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Tensor, ks, (input, other))
-        return ops.bitwise_and_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Tensor.routes[ks](input, other)
     if is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Scalar, ks, (input, other))
-        return ops.bitwise_and_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Scalar.routes[ks](input, other)
+    no_overload(
+        'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
+    )
+
+
+# ---- bitwise_and as a Python operator --------------------------------------------------
+
+def bitwise_and_operator(input, other):
+    """`__and__`: bitwise_and's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_and(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_and', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_and.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_and.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_and', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
     )
@@ -3993,14 +4799,18 @@ def bitwise_and_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Tensor, ks, (self, other))
-        return ops.bitwise_and__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and__Tensor.routes[ks](self, other)
     if is_number(other):  # bitwise_and_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Scalar, ks, (self, other))
-        return ops.bitwise_and__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_and__Scalar.routes[ks](self, other)
     no_overload(
         'bitwise_and_', (ops.bitwise_and__Tensor, ops.bitwise_and__Scalar), (self, other,), {},
     )
@@ -4020,14 +4830,43 @@ def bitwise_or(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Tensor, ks, (input, other))
-        return ops.bitwise_or_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Tensor.routes[ks](input, other)
     if is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Scalar, ks, (input, other))
-        return ops.bitwise_or_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Scalar.routes[ks](input, other)
+    no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
+
+
+# ---- bitwise_or as a Python operator ---------------------------------------------------
+
+def bitwise_or_operator(input, other):
+    """`__or__`: bitwise_or's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_or(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_or', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_or.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_or.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_or', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or_Scalar.routes[ks](input, other)
     no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
 
 
@@ -4043,14 +4882,18 @@ def bitwise_or_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Tensor, ks, (self, other))
-        return ops.bitwise_or__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or__Tensor.routes[ks](self, other)
     if is_number(other):  # bitwise_or_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Scalar, ks, (self, other))
-        return ops.bitwise_or__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_or__Scalar.routes[ks](self, other)
     no_overload('bitwise_or_', (ops.bitwise_or__Tensor, ops.bitwise_or__Scalar), (self, other,), {})
 
 
@@ -4068,14 +4911,45 @@ def bitwise_xor(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Tensor, ks, (input, other))
-        return ops.bitwise_xor_Tensor.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Tensor.routes[ks](input, other)
     if is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Scalar, ks, (input, other))
-        return ops.bitwise_xor_Scalar.call(ks, input, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Scalar.routes[ks](input, other)
+    no_overload(
+        'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
+    )
+
+
+# ---- bitwise_xor as a Python operator --------------------------------------------------
+
+def bitwise_xor_operator(input, other):
+    """`__xor__`: bitwise_xor's front door, or NotImplemented for what it cannot take."""
+    if type(other) is not type(input) and not is_operand(other):
+        return NotImplemented
+    if observers.active:
+        return bitwise_xor(input, other)
+    if not isinstance(input, Tensor):
+        bad_arg('bitwise_xor', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # bitwise_xor.Tensor
+        ks = input._impl.keys | other._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Tensor.routes[ks](input, other)
+    if is_number(other):  # bitwise_xor.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_xor', 'other', other)
+        ks = input._impl.keys
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
     )
@@ -4093,14 +4967,18 @@ def bitwise_xor_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Tensor, ks, (self, other))
-        return ops.bitwise_xor__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor__Tensor.routes[ks](self, other)
     if is_number(other):  # bitwise_xor_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Scalar, ks, (self, other))
-        return ops.bitwise_xor__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bitwise_xor__Scalar.routes[ks](self, other)
     no_overload(
         'bitwise_xor_', (ops.bitwise_xor__Tensor, ops.bitwise_xor__Scalar), (self, other,), {},
     )
@@ -4120,7 +4998,9 @@ def relu6(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.relu6, ks, (input,))
-    return ops.relu6.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.relu6.routes[ks](input)
 
 
 # ---- leaky_relu ------------------------------------------------------------------------
@@ -4142,7 +5022,9 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.leaky_relu.no_grad_keys
-    return ops.leaky_relu.call(ks, input, negative_slope)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.leaky_relu.routes[ks](input, negative_slope)
 
 
 # ---- leaky_relu_ -----------------------------------------------------------------------
@@ -4159,7 +5041,9 @@ def leaky_relu_(input, negative_slope=0.01):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.leaky_relu_.no_grad_keys
-    return ops.leaky_relu_.call(ks, input, negative_slope)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.leaky_relu_.routes[ks](input, negative_slope)
 
 
 # ---- elu -------------------------------------------------------------------------------
@@ -4185,7 +5069,9 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.elu.no_grad_keys
-    return ops.elu.call(ks, input, alpha, scale, input_scale)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.elu.routes[ks](input, alpha, scale, input_scale)
 
 
 # ---- elu_ ------------------------------------------------------------------------------
@@ -4206,7 +5092,9 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.elu_.no_grad_keys
-    return ops.elu_.call(ks, input, alpha, scale, input_scale)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.elu_.routes[ks](input, alpha, scale, input_scale)
 
 
 # ---- selu ------------------------------------------------------------------------------
@@ -4223,7 +5111,9 @@ def selu(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.selu, ks, (input,))
-    return ops.selu.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.selu.routes[ks](input)
 
 
 # ---- selu_ -----------------------------------------------------------------------------
@@ -4235,7 +5125,9 @@ def selu_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.selu_, ks, (input,))
-    return ops.selu_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.selu_.routes[ks](input)
 
 
 # ---- celu ------------------------------------------------------------------------------
@@ -4254,7 +5146,9 @@ def celu(input, alpha=1.0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.celu, ks, (input, alpha))
-    return ops.celu.call(ks, input, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.celu.routes[ks](input, alpha)
 
 
 # ---- celu_ -----------------------------------------------------------------------------
@@ -4268,7 +5162,9 @@ def celu_(input, alpha=1.0):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.celu_, ks, (input, alpha))
-    return ops.celu_.call(ks, input, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.celu_.routes[ks](input, alpha)
 
 
 # ---- gelu ------------------------------------------------------------------------------
@@ -4290,7 +5186,9 @@ def gelu(input, *, approximate='none', out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu.no_grad_keys
-    return ops.gelu.call(ks, input, approximate)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.gelu.routes[ks](input, approximate)
 
 
 # ---- gelu_ -----------------------------------------------------------------------------
@@ -4307,7 +5205,9 @@ def gelu_(input, *, approximate='none'):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu_.no_grad_keys
-    return ops.gelu_.call(ks, input, approximate)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.gelu_.routes[ks](input, approximate)
 
 
 # ---- silu ------------------------------------------------------------------------------
@@ -4327,7 +5227,9 @@ def silu(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu.no_grad_keys
-    return ops.silu.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.silu.routes[ks](input)
 
 
 # ---- silu_ -----------------------------------------------------------------------------
@@ -4342,7 +5244,9 @@ def silu_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu_.no_grad_keys
-    return ops.silu_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.silu_.routes[ks](input)
 
 
 # ---- gelu_backward ---------------------------------------------------------------------
@@ -4370,7 +5274,9 @@ def gelu_backward(grad_output, input, *, approximate='none', out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu_backward.no_grad_keys
-    return ops.gelu_backward.call(ks, grad_output, input, approximate)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.gelu_backward.routes[ks](grad_output, input, approximate)
 
 
 # ---- silu_backward ---------------------------------------------------------------------
@@ -4394,7 +5300,9 @@ def silu_backward(grad_output, input, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu_backward.no_grad_keys
-    return ops.silu_backward.call(ks, grad_output, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.silu_backward.routes[ks](grad_output, input)
 
 
 # ---- mish ------------------------------------------------------------------------------
@@ -4414,7 +5322,9 @@ def mish(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mish.no_grad_keys
-    return ops.mish.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mish.routes[ks](input)
 
 
 # ---- mish_ -----------------------------------------------------------------------------
@@ -4429,7 +5339,9 @@ def mish_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mish_.no_grad_keys
-    return ops.mish_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mish_.routes[ks](input)
 
 
 # ---- softplus --------------------------------------------------------------------------
@@ -4453,7 +5365,9 @@ def softplus(input, beta=1, threshold=20, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.softplus.no_grad_keys
-    return ops.softplus.call(ks, input, beta, threshold)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.softplus.routes[ks](input, beta, threshold)
 
 
 # ---- softsign --------------------------------------------------------------------------
@@ -4470,7 +5384,9 @@ def softsign(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.softsign, ks, (input,))
-    return ops.softsign.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.softsign.routes[ks](input)
 
 
 # ---- hardtanh --------------------------------------------------------------------------
@@ -4494,7 +5410,9 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardtanh.no_grad_keys
-    return ops.hardtanh.call(ks, input, min_val, max_val)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardtanh.routes[ks](input, min_val, max_val)
 
 
 # ---- hardtanh_ -------------------------------------------------------------------------
@@ -4513,7 +5431,9 @@ def hardtanh_(input, min_val=-1, max_val=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardtanh_.no_grad_keys
-    return ops.hardtanh_.call(ks, input, min_val, max_val)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardtanh_.routes[ks](input, min_val, max_val)
 
 
 # ---- hardsigmoid -----------------------------------------------------------------------
@@ -4533,7 +5453,9 @@ def hardsigmoid(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardsigmoid.no_grad_keys
-    return ops.hardsigmoid.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardsigmoid.routes[ks](input)
 
 
 # ---- hardsigmoid_ ----------------------------------------------------------------------
@@ -4548,7 +5470,9 @@ def hardsigmoid_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardsigmoid_.no_grad_keys
-    return ops.hardsigmoid_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardsigmoid_.routes[ks](input)
 
 
 # ---- hardswish -------------------------------------------------------------------------
@@ -4568,7 +5492,9 @@ def hardswish(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardswish.no_grad_keys
-    return ops.hardswish.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardswish.routes[ks](input)
 
 
 # ---- hardswish_ ------------------------------------------------------------------------
@@ -4583,7 +5509,9 @@ def hardswish_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardswish_.no_grad_keys
-    return ops.hardswish_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hardswish_.routes[ks](input)
 
 
 # ---- threshold -------------------------------------------------------------------------
@@ -4607,7 +5535,9 @@ def threshold(input, threshold, value, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold.no_grad_keys
-    return ops.threshold.call(ks, input, threshold, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.threshold.routes[ks](input, threshold, value)
 
 
 # ---- threshold_backward ----------------------------------------------------------------
@@ -4635,7 +5565,9 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold_backward.no_grad_keys
-    return ops.threshold_backward.call(ks, grad_output, input, threshold)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.threshold_backward.routes[ks](grad_output, input, threshold)
 
 
 # ---- threshold_ ------------------------------------------------------------------------
@@ -4654,7 +5586,9 @@ def threshold_(input, threshold, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold_.no_grad_keys
-    return ops.threshold_.call(ks, input, threshold, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.threshold_.routes[ks](input, threshold, value)
 
 
 # ---- glu -------------------------------------------------------------------------------
@@ -4676,7 +5610,9 @@ def glu(input, dim=-1, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.glu, ks, (input, dim))
-    return ops.glu.call(ks, input, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.glu.routes[ks](input, dim)
 
 
 # ---- prelu -----------------------------------------------------------------------------
@@ -4698,7 +5634,9 @@ def prelu(input, weight, *, out=None):
     if not ((input._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prelu.no_grad_keys
-    return ops.prelu.call(ks, input, weight)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.prelu.routes[ks](input, weight)
 
 
 # ---- normal_ ---------------------------------------------------------------------------
@@ -4721,7 +5659,9 @@ def normal_(self, mean=0, std=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.normal_.no_grad_keys
-    return ops.normal_.call(ks, self, mean, std, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.normal_.routes[ks](self, mean, std, generator)
 
 
 # ---- uniform_ --------------------------------------------------------------------------
@@ -4744,7 +5684,9 @@ def uniform_(self, from_=0, to=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.uniform_.no_grad_keys
-    return ops.uniform_.call(ks, self, from_, to, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.uniform_.routes[ks](self, from_, to, generator)
 
 
 # ---- exponential_ ----------------------------------------------------------------------
@@ -4764,7 +5706,9 @@ def exponential_(self, lambd=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exponential_.no_grad_keys
-    return ops.exponential_.call(ks, self, lambd, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.exponential_.routes[ks](self, lambd, generator)
 
 
 # ---- bernoulli ((default), p) ----------------------------------------------------------
@@ -4782,7 +5726,9 @@ def _run_bernoulli(input, generator):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli.no_grad_keys
-    return ops.bernoulli.call(ks, input, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bernoulli.routes[ks](input, generator)
 
 
 def _match_bernoulli_p(input, p, *, generator=None):
@@ -4800,7 +5746,9 @@ def _run_bernoulli_p(input, p, generator):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli_p.no_grad_keys
-    return ops.bernoulli_p.call(ks, input, p, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bernoulli_p.routes[ks](input, p, generator)
 
 
 def bernoulli(*args, **kwargs):
@@ -4840,7 +5788,9 @@ def _run_bernoulli__float(self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli__float.no_grad_keys
-    return ops.bernoulli__float.call(ks, self, p, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bernoulli__float.routes[ks](self, p, generator)
 
 
 def _match_bernoulli__Tensor(self, p, *, generator=None):
@@ -4856,7 +5806,9 @@ def _run_bernoulli__Tensor(self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli__Tensor.no_grad_keys
-    return ops.bernoulli__Tensor.call(ks, self, p, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.bernoulli__Tensor.routes[ks](self, p, generator)
 
 
 def bernoulli_(*args, **kwargs):
@@ -4897,7 +5849,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     ks = input._impl.keys
     if observers.active:
         return observed(ops.multinomial, ks, (input, num_samples, replacement, generator))
-    return ops.multinomial.call(ks, input, num_samples, replacement, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.multinomial.routes[ks](input, num_samples, replacement, generator)
 
 
 # ---- clamp_min ((default), Tensor) -----------------------------------------------------
@@ -4918,12 +5872,16 @@ def clamp_min(input, min, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min, ks, (input, min))
-        return ops.clamp_min.call(ks, input, min)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_min.routes[ks](input, min)
     if isinstance(min, Tensor):  # clamp_min.Tensor
         ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min_Tensor, ks, (input, min))
-        return ops.clamp_min_Tensor.call(ks, input, min)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_min_Tensor.routes[ks](input, min)
     no_overload('clamp_min', (ops.clamp_min, ops.clamp_min_Tensor), (input, min,), {})
 
 
@@ -4941,12 +5899,16 @@ def clamp_min_(input, min):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min_, ks, (input, min))
-        return ops.clamp_min_.call(ks, input, min)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_min_.routes[ks](input, min)
     if isinstance(min, Tensor):  # clamp_min_.Tensor
         ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min__Tensor, ks, (input, min))
-        return ops.clamp_min__Tensor.call(ks, input, min)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_min__Tensor.routes[ks](input, min)
     no_overload('clamp_min_', (ops.clamp_min_, ops.clamp_min__Tensor), (input, min,), {})
 
 
@@ -4968,7 +5930,9 @@ def clamp_max(input, max, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max, ks, (input, max))
-        return ops.clamp_max.call(ks, input, max)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_max.routes[ks](input, max)
     if isinstance(max, Tensor):  # clamp_max.Tensor
         ks = input._impl.keys | max._impl.keys
         if observers.active:
@@ -4976,7 +5940,9 @@ def clamp_max(input, max, *, out=None):
         if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.clamp_max_Tensor.no_grad_keys
-        return ops.clamp_max_Tensor.call(ks, input, max)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_max_Tensor.routes[ks](input, max)
     no_overload('clamp_max', (ops.clamp_max, ops.clamp_max_Tensor), (input, max,), {})
 
 
@@ -4994,7 +5960,9 @@ def clamp_max_(input, max):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max_, ks, (input, max))
-        return ops.clamp_max_.call(ks, input, max)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_max_.routes[ks](input, max)
     if isinstance(max, Tensor):  # clamp_max_.Tensor
         ks = input._impl.keys | max._impl.keys
         if observers.active:
@@ -5002,7 +5970,9 @@ def clamp_max_(input, max):
         if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.clamp_max__Tensor.no_grad_keys
-        return ops.clamp_max__Tensor.call(ks, input, max)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.clamp_max__Tensor.routes[ks](input, max)
     no_overload('clamp_max_', (ops.clamp_max_, ops.clamp_max__Tensor), (input, max,), {})
 
 
@@ -5015,7 +5985,9 @@ def logical_not_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.logical_not_, ks, (self,))
-    return ops.logical_not_.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_not_.routes[ks](self)
 
 
 # ---- logical_and_ ----------------------------------------------------------------------
@@ -5029,7 +6001,9 @@ def logical_and_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and_, ks, (self, other))
-    return ops.logical_and_.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_and_.routes[ks](self, other)
 
 
 # ---- logical_or_ -----------------------------------------------------------------------
@@ -5043,7 +6017,9 @@ def logical_or_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or_, ks, (self, other))
-    return ops.logical_or_.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_or_.routes[ks](self, other)
 
 
 # ---- logical_xor_ ----------------------------------------------------------------------
@@ -5057,7 +6033,9 @@ def logical_xor_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor_, ks, (self, other))
-    return ops.logical_xor_.call(ks, self, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logical_xor_.routes[ks](self, other)
 
 
 # ---- true_divide_ (Tensor, Scalar) -----------------------------------------------------
@@ -5072,14 +6050,18 @@ def true_divide_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide__Tensor, ks, (self, other))
-        return ops.true_divide__Tensor.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.true_divide__Tensor.routes[ks](self, other)
     if is_number(other):  # true_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide_', 'other', other)
         ks = self._impl.keys
         if observers.active:
             return observed(ops.true_divide__Scalar, ks, (self, other))
-        return ops.true_divide__Scalar.call(ks, self, other)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.true_divide__Scalar.routes[ks](self, other)
     no_overload(
         'true_divide_', (ops.true_divide__Tensor, ops.true_divide__Scalar), (self, other,), {},
     )
@@ -5102,7 +6084,9 @@ def _run_prod(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prod.no_grad_keys
-    return ops.prod.call(ks, input, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.prod.routes[ks](input, dtype)
 
 
 def _match_prod_dim_int(input, dim, keepdim=False, *, dtype=None):
@@ -5127,7 +6111,9 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prod_dim_int.no_grad_keys
-    return ops.prod_dim_int.call(ks, input, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.prod_dim_int.routes[ks](input, dim, keepdim, dtype)
 
 
 def prod(*args, **kwargs):
@@ -5175,7 +6161,9 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.amax.no_grad_keys
-    return ops.amax.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.amax.routes[ks](input, dim, keepdim)
 
 
 # ---- amin ------------------------------------------------------------------------------
@@ -5201,7 +6189,9 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.amin.no_grad_keys
-    return ops.amin.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.amin.routes[ks](input, dim, keepdim)
 
 
 # ---- var (correction, dim) -------------------------------------------------------------
@@ -5228,7 +6218,9 @@ def _run_var_correction(input, dim, correction, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.var_correction.no_grad_keys
-    return ops.var_correction.call(ks, input, dim, correction, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.var_correction.routes[ks](input, dim, correction, keepdim)
 
 
 def _match_var_dim(input, dim=None, *, unbiased, keepdim=False):
@@ -5250,7 +6242,9 @@ def _run_var_dim(input, dim, unbiased, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.var_dim, ks, (input, dim, unbiased, keepdim))
-    return ops.var_dim.call(ks, input, dim, unbiased, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.var_dim.routes[ks](input, dim, unbiased, keepdim)
 
 
 def var(*args, **kwargs):
@@ -5301,7 +6295,9 @@ def _run_std_correction(input, dim, correction, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.std_correction.no_grad_keys
-    return ops.std_correction.call(ks, input, dim, correction, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.std_correction.routes[ks](input, dim, correction, keepdim)
 
 
 def _match_std_dim(input, dim=None, *, unbiased, keepdim=False):
@@ -5323,7 +6319,9 @@ def _run_std_dim(input, dim, unbiased, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.std_dim, ks, (input, dim, unbiased, keepdim))
-    return ops.std_dim.call(ks, input, dim, unbiased, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.std_dim.routes[ks](input, dim, unbiased, keepdim)
 
 
 def std(*args, **kwargs):
@@ -5378,7 +6376,9 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.var_mean_correction.no_grad_keys
-    return ops.var_mean_correction.call(ks, input, dim, correction, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.var_mean_correction.routes[ks](input, dim, correction, keepdim)
 
 
 # ---- std_mean --------------------------------------------------------------------------
@@ -5411,7 +6411,9 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.std_mean_correction.no_grad_keys
-    return ops.std_mean_correction.call(ks, input, dim, correction, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.std_mean_correction.routes[ks](input, dim, correction, keepdim)
 
 
 # ---- norm (ScalarOpt_dim, str) ---------------------------------------------------------
@@ -5441,7 +6443,9 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.norm_ScalarOpt_dim.no_grad_keys
-    return ops.norm_ScalarOpt_dim.call(ks, input, p, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.norm_ScalarOpt_dim.routes[ks](input, p, dim, keepdim, dtype)
 
 
 def _match_norm_str(input, p, dim=None, keepdim=False, *, dtype=None):
@@ -5464,7 +6468,9 @@ def _run_norm_str(input, p, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.norm_str, ks, (input, p, dim, keepdim, dtype))
-    return ops.norm_str.call(ks, input, p, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.norm_str.routes[ks](input, p, dim, keepdim, dtype)
 
 
 def norm(*args, **kwargs):
@@ -5510,7 +6516,9 @@ def _run_logsumexp(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logsumexp.no_grad_keys
-    return ops.logsumexp.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logsumexp.routes[ks](input, dim, keepdim)
 
 
 def logsumexp(*args, **kwargs):
@@ -5545,7 +6553,9 @@ def _run_all(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.all, ks, (input,))
-    return ops.all.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.all.routes[ks](input)
 
 
 def _match_all_dim(input, dim, keepdim=False):
@@ -5562,7 +6572,9 @@ def _run_all_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.all_dim, ks, (input, dim, keepdim))
-    return ops.all_dim.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.all_dim.routes[ks](input, dim, keepdim)
 
 
 def all(*args, **kwargs):
@@ -5596,7 +6608,9 @@ def _run_any(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.any, ks, (input,))
-    return ops.any.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.any.routes[ks](input)
 
 
 def _match_any_dim(input, dim, keepdim=False):
@@ -5613,7 +6627,9 @@ def _run_any_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.any_dim, ks, (input, dim, keepdim))
-    return ops.any_dim.call(ks, input, dim, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.any_dim.routes[ks](input, dim, keepdim)
 
 
 def any(*args, **kwargs):
@@ -5653,7 +6669,9 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.count_nonzero, ks, (input, dim))
-    return ops.count_nonzero.call(ks, input, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.count_nonzero.routes[ks](input, dim)
 
 
 # ---- cumsum ----------------------------------------------------------------------------
@@ -5675,7 +6693,9 @@ def _run_cumsum(input, dim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumsum.no_grad_keys
-    return ops.cumsum.call(ks, input, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumsum.routes[ks](input, dim, dtype)
 
 
 def cumsum(*args, **kwargs):
@@ -5711,7 +6731,9 @@ def cumsum_(self, dim, *, dtype=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumsum_.no_grad_keys
-    return ops.cumsum_.call(ks, self, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumsum_.routes[ks](self, dim, dtype)
 
 
 # ---- cumprod ---------------------------------------------------------------------------
@@ -5733,7 +6755,9 @@ def _run_cumprod(input, dim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumprod.no_grad_keys
-    return ops.cumprod.call(ks, input, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumprod.routes[ks](input, dim, dtype)
 
 
 def cumprod(*args, **kwargs):
@@ -5772,7 +6796,9 @@ def cumprod_(self, dim, *, dtype=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumprod_.no_grad_keys
-    return ops.cumprod_.call(ks, self, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumprod_.routes[ks](self, dim, dtype)
 
 
 # ---- cummax ----------------------------------------------------------------------------
@@ -5794,7 +6820,9 @@ def _run_cummax(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cummax.no_grad_keys
-    return _returns_cummax(*ops.cummax.call(ks, input, dim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_cummax(*ops.cummax.routes[ks](input, dim))
 
 
 def cummax(*args, **kwargs):
@@ -5833,7 +6861,9 @@ def _run_cummin(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cummin.no_grad_keys
-    return _returns_cummin(*ops.cummin.call(ks, input, dim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_cummin(*ops.cummin.routes[ks](input, dim))
 
 
 def cummin(*args, **kwargs):
@@ -5870,7 +6900,9 @@ def _run_median(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.median.no_grad_keys
-    return ops.median.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.median.routes[ks](input)
 
 
 def _match_median_dim(input, dim, keepdim=False):
@@ -5890,7 +6922,9 @@ def _run_median_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.median_dim.no_grad_keys
-    return _returns_median_dim(*ops.median_dim.call(ks, input, dim, keepdim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_median_dim(*ops.median_dim.routes[ks](input, dim, keepdim))
 
 
 def median(*args, **kwargs):
@@ -5943,7 +6977,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mode.no_grad_keys
-    return _returns_mode(*ops.mode.call(ks, input, dim, keepdim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_mode(*ops.mode.routes[ks](input, dim, keepdim))
 
 
 # ---- kthvalue --------------------------------------------------------------------------
@@ -5976,7 +7012,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.kthvalue.no_grad_keys
-    return _returns_kthvalue(*ops.kthvalue.call(ks, input, k, dim, keepdim))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_kthvalue(*ops.kthvalue.routes[ks](input, k, dim, keepdim))
 
 
 # ---- topk ------------------------------------------------------------------------------
@@ -6014,7 +7052,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.topk.no_grad_keys
-    return _returns_topk(*ops.topk.call(ks, input, k, dim, largest, sorted))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_topk(*ops.topk.routes[ks](input, k, dim, largest, sorted))
 
 
 # ---- sort ((default), stable) ----------------------------------------------------------
@@ -6039,7 +7079,9 @@ def _run_sort(input, dim, descending):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sort.no_grad_keys
-    return _returns_sort(*ops.sort.call(ks, input, dim, descending))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_sort(*ops.sort.routes[ks](input, dim, descending))
 
 
 def _match_sort_stable(input, *, stable, dim=-1, descending=False):
@@ -6066,7 +7108,9 @@ def _run_sort_stable(input, stable, dim, descending):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sort_stable.no_grad_keys
-    return _returns_sort_stable(*ops.sort_stable.call(ks, input, stable, dim, descending))
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return _returns_sort_stable(*ops.sort_stable.routes[ks](input, stable, dim, descending))
 
 
 def sort(*args, **kwargs):
@@ -6107,7 +7151,9 @@ def _run_argsort(input, dim, descending):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort, ks, (input, dim, descending))
-    return ops.argsort.call(ks, input, dim, descending)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.argsort.routes[ks](input, dim, descending)
 
 
 def _match_argsort_stable(input, *, stable, dim=-1, descending=False):
@@ -6126,7 +7172,9 @@ def _run_argsort_stable(input, stable, dim, descending):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort_stable, ks, (input, stable, dim, descending))
-    return ops.argsort_stable.call(ks, input, stable, dim, descending)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.argsort_stable.routes[ks](input, stable, dim, descending)
 
 
 def argsort(*args, **kwargs):
@@ -6167,7 +7215,9 @@ def _run__gather_along(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._gather_along.no_grad_keys
-    return ops._gather_along.call(ks, input, dim, index)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._gather_along.routes[ks](input, dim, index)
 
 
 def _gather_along(*args, **kwargs):
@@ -6211,7 +7261,9 @@ def _run__scatter_add_along(input, dim, index, sizes):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._scatter_add_along.no_grad_keys
-    return ops._scatter_add_along.call(ks, input, dim, index, sizes)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._scatter_add_along.routes[ks](input, dim, index, sizes)
 
 
 def _scatter_add_along(*args, **kwargs):
@@ -6256,7 +7308,9 @@ def flip(input, *dims, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.flip.no_grad_keys
-    return ops.flip.call(ks, input, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.flip.routes[ks](input, dims)
 
 
 # ---- mv --------------------------------------------------------------------------------
@@ -6275,7 +7329,9 @@ def mv(input, vec, *, out=None):
     if not ((input._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mv.no_grad_keys
-    return ops.mv.call(ks, input, vec)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mv.routes[ks](input, vec)
 
 
 # ---- dot -------------------------------------------------------------------------------
@@ -6294,7 +7350,9 @@ def dot(input, tensor, *, out=None):
     if not ((input._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.dot.no_grad_keys
-    return ops.dot.call(ks, input, tensor)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.dot.routes[ks](input, tensor)
 
 
 # ---- outer -----------------------------------------------------------------------------
@@ -6310,7 +7368,9 @@ def outer(input, vec2, *, out=None):
     ks = input._impl.keys | vec2._impl.keys
     if observers.active:
         return observed(ops.outer, ks, (input, vec2))
-    return ops.outer.call(ks, input, vec2)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.outer.routes[ks](input, vec2)
 
 
 # ---- addmm -----------------------------------------------------------------------------
@@ -6341,7 +7401,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmm.no_grad_keys
-    return ops.addmm.call(ks, input, mat1, mat2, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addmm.routes[ks](input, mat1, mat2, beta, alpha)
 
 
 # ---- addmm_ ----------------------------------------------------------------------------
@@ -6369,7 +7431,9 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmm_.no_grad_keys
-    return ops.addmm_.call(ks, self, mat1, mat2, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addmm_.routes[ks](self, mat1, mat2, beta, alpha)
 
 
 # ---- addmv -----------------------------------------------------------------------------
@@ -6397,7 +7461,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmv.no_grad_keys
-    return ops.addmv.call(ks, input, mat, vec, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addmv.routes[ks](input, mat, vec, beta, alpha)
 
 
 # ---- addmv_ ----------------------------------------------------------------------------
@@ -6425,7 +7491,9 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmv_.no_grad_keys
-    return ops.addmv_.call(ks, self, mat, vec, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.addmv_.routes[ks](self, mat, vec, beta, alpha)
 
 
 # ---- baddbmm ---------------------------------------------------------------------------
@@ -6455,7 +7523,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.baddbmm.no_grad_keys
-    return ops.baddbmm.call(ks, input, batch1, batch2, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.baddbmm.routes[ks](input, batch1, batch2, beta, alpha)
 
 
 # ---- baddbmm_ --------------------------------------------------------------------------
@@ -6483,7 +7553,9 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.baddbmm_.no_grad_keys
-    return ops.baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.baddbmm_.routes[ks](self, batch1, batch2, beta, alpha)
 
 
 # ---- linear ----------------------------------------------------------------------------
@@ -6510,7 +7582,9 @@ def linear(input, weight, bias=None, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.linear.no_grad_keys
-    return ops.linear.call(ks, input, weight, bias)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linear.routes[ks](input, weight, bias)
 
 
 # ---- einsum ----------------------------------------------------------------------------
@@ -6532,7 +7606,9 @@ def einsum(equation, *tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.einsum, ks, (equation, tensors))
-    return ops.einsum.call(ks, equation, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.einsum.routes[ks](equation, tensors)
 
 
 # ---- tensordot ((default), dims) -------------------------------------------------------
@@ -6552,7 +7628,9 @@ def _run_tensordot(input, other, dims_self, dims_other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot, ks, (input, other, dims_self, dims_other))
-    return ops.tensordot.call(ks, input, other, dims_self, dims_other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tensordot.routes[ks](input, other, dims_self, dims_other)
 
 
 def _match_tensordot_dims(input, other, dims=2):
@@ -6567,7 +7645,9 @@ def _run_tensordot_dims(input, other, dims):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot_dims, ks, (input, other, dims))
-    return ops.tensordot_dims.call(ks, input, other, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tensordot_dims.routes[ks](input, other, dims)
 
 
 def tensordot(*args, **kwargs):
@@ -6608,7 +7688,9 @@ def tril(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tril.no_grad_keys
-    return ops.tril.call(ks, input, diagonal)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tril.routes[ks](input, diagonal)
 
 
 # ---- tril_ -----------------------------------------------------------------------------
@@ -6625,7 +7707,9 @@ def tril_(self, diagonal=0):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tril_.no_grad_keys
-    return ops.tril_.call(ks, self, diagonal)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tril_.routes[ks](self, diagonal)
 
 
 # ---- triu ------------------------------------------------------------------------------
@@ -6644,7 +7728,9 @@ def triu(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.triu.no_grad_keys
-    return ops.triu.call(ks, input, diagonal)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.triu.routes[ks](input, diagonal)
 
 
 # ---- triu_ -----------------------------------------------------------------------------
@@ -6661,7 +7747,9 @@ def triu_(self, diagonal=0):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.triu_.no_grad_keys
-    return ops.triu_.call(ks, self, diagonal)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.triu_.routes[ks](self, diagonal)
 
 
 # ---- diag ------------------------------------------------------------------------------
@@ -6680,7 +7768,9 @@ def diag(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.diag.no_grad_keys
-    return ops.diag.call(ks, input, diagonal)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.diag.routes[ks](input, diagonal)
 
 
 # ---- diagonal --------------------------------------------------------------------------
@@ -6701,7 +7791,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.diagonal.no_grad_keys
-    return ops.diagonal.call(ks, input, offset, dim1, dim2)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.diagonal.routes[ks](input, offset, dim1, dim2)
 
 
 # ---- trace -----------------------------------------------------------------------------
@@ -6715,7 +7807,9 @@ def trace(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.trace, ks, (input,))
-    return ops.trace.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.trace.routes[ks](input)
 
 
 # ---- kron ------------------------------------------------------------------------------
@@ -6731,7 +7825,9 @@ def kron(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.kron, ks, (input, other))
-    return ops.kron.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.kron.routes[ks](input, other)
 
 
 # ---- cat -------------------------------------------------------------------------------
@@ -6754,7 +7850,9 @@ def cat(tensors, dim=0, *, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.cat, ks, (tensors, dim))
-    return ops.cat.call(ks, tensors, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cat.routes[ks](tensors, dim)
 
 
 # ---- stack -----------------------------------------------------------------------------
@@ -6774,7 +7872,9 @@ def stack(tensors, dim=0, *, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.stack, ks, (tensors, dim))
-    return ops.stack.call(ks, tensors, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.stack.routes[ks](tensors, dim)
 
 
 # ---- hstack ----------------------------------------------------------------------------
@@ -6791,7 +7891,9 @@ def hstack(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.hstack, ks, (tensors,))
-    return ops.hstack.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.hstack.routes[ks](tensors)
 
 
 # ---- vstack ----------------------------------------------------------------------------
@@ -6808,7 +7910,9 @@ def vstack(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.vstack, ks, (tensors,))
-    return ops.vstack.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.vstack.routes[ks](tensors)
 
 
 # ---- split (Tensor, sizes) -------------------------------------------------------------
@@ -6835,13 +7939,17 @@ def split(input, split_size, dim=0, **kwargs):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.split_Tensor, ks, (input, split_size, dim))
-        return ops.split_Tensor.call(ks, input, split_size, dim)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.split_Tensor.routes[ks](input, split_size, dim)
     if is_int_list(split_size):  # split.sizes
         split_size = as_int_list('split', 'split_size', split_size)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.split_sizes, ks, (input, split_size, dim))
-        return ops.split_sizes.call(ks, input, split_size, dim)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.split_sizes.routes[ks](input, split_size, dim)
     no_overload('split', (ops.split_Tensor, ops.split_sizes), (input, split_size, dim,), {})
 
 
@@ -6863,7 +7971,9 @@ def chunk(input, chunks, dim=0, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.chunk, ks, (input, chunks, dim))
-    return ops.chunk.call(ks, input, chunks, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.chunk.routes[ks](input, chunks, dim)
 
 
 # ---- tensor_split (sections, indices) --------------------------------------------------
@@ -6882,7 +7992,9 @@ def _run_tensor_split_sections(input, sections, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_sections, ks, (input, sections, dim))
-    return ops.tensor_split_sections.call(ks, input, sections, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tensor_split_sections.routes[ks](input, sections, dim)
 
 
 def _match_tensor_split_indices(input, indices, dim=0):
@@ -6898,7 +8010,9 @@ def _run_tensor_split_indices(input, indices, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_indices, ks, (input, indices, dim))
-    return ops.tensor_split_indices.call(ks, input, indices, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tensor_split_indices.routes[ks](input, indices, dim)
 
 
 def tensor_split(*args, **kwargs):
@@ -6936,7 +8050,9 @@ def roll(input, shifts, dims=(), *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.roll.no_grad_keys
-    return ops.roll.call(ks, input, shifts, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.roll.routes[ks](input, shifts, dims)
 
 
 # ---- repeat ----------------------------------------------------------------------------
@@ -6959,7 +8075,9 @@ def repeat(self, *repeats, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.repeat.no_grad_keys
-    return ops.repeat.call(ks, self, repeats)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.repeat.routes[ks](self, repeats)
 
 
 # ---- tile ------------------------------------------------------------------------------
@@ -6978,7 +8096,9 @@ def tile(input, *dims, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tile, ks, (input, dims))
-    return ops.tile.call(ks, input, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.tile.routes[ks](input, dims)
 
 
 # ---- repeat_interleave (self_int, self_Tensor, Tensor) ---------------------------------
@@ -7005,7 +8125,9 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.repeat_interleave_self_int.no_grad_keys
-    return ops.repeat_interleave_self_int.call(ks, input, repeats, dim, output_size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.repeat_interleave_self_int.routes[ks](input, repeats, dim, output_size)
 
 
 def _match_repeat_interleave_self_Tensor(input, repeats, dim=None, *, output_size=None):
@@ -7025,7 +8147,9 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     ks = input._impl.keys | repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
-    return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.repeat_interleave_self_Tensor.routes[ks](input, repeats, dim, output_size)
 
 
 def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
@@ -7040,7 +8164,9 @@ def _run_repeat_interleave_Tensor(repeats, output_size):
     ks = repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_Tensor, ks, (repeats, output_size))
-    return ops.repeat_interleave_Tensor.call(ks, repeats, output_size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.repeat_interleave_Tensor.routes[ks](repeats, output_size)
 
 
 def repeat_interleave(*args, **kwargs):
@@ -7094,14 +8220,18 @@ def movedim(input, source, destination):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_int, ks, (input, source, destination))
-        return ops.movedim_int.call(ks, input, source, destination)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.movedim_int.routes[ks](input, source, destination)
     if is_int_list(source) and is_int_list(destination):  # movedim.intlist
         source = as_int_list('movedim', 'source', source)
         destination = as_int_list('movedim', 'destination', destination)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_intlist, ks, (input, source, destination))
-        return ops.movedim_intlist.call(ks, input, source, destination)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.movedim_intlist.routes[ks](input, source, destination)
     no_overload(
         'movedim', (ops.movedim_int, ops.movedim_intlist), (input, source, destination,), {},
     )
@@ -7120,7 +8250,9 @@ def swapaxes(input, axis0, axis1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.swapaxes, ks, (input, axis0, axis1))
-    return ops.swapaxes.call(ks, input, axis0, axis1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.swapaxes.routes[ks](input, axis0, axis1)
 
 
 # ---- swapdims --------------------------------------------------------------------------
@@ -7136,7 +8268,9 @@ def swapdims(input, dim0, dim1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.swapdims, ks, (input, dim0, dim1))
-    return ops.swapdims.call(ks, input, dim0, dim1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.swapdims.routes[ks](input, dim0, dim1)
 
 
 # ---- unflatten -------------------------------------------------------------------------
@@ -7154,7 +8288,9 @@ def _run_unflatten_int(input, dim, sizes):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unflatten_int, ks, (input, dim, sizes))
-    return ops.unflatten_int.call(ks, input, dim, sizes)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unflatten_int.routes[ks](input, dim, sizes)
 
 
 def unflatten(*args, **kwargs):
@@ -7185,7 +8321,9 @@ def broadcast_to(input, *size, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.broadcast_to, ks, (input, size))
-    return ops.broadcast_to.call(ks, input, size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.broadcast_to.routes[ks](input, size)
 
 
 # ---- broadcast_tensors -----------------------------------------------------------------
@@ -7200,7 +8338,9 @@ def broadcast_tensors(*tensors, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.broadcast_tensors, ks, (tensors,))
-    return ops.broadcast_tensors.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.broadcast_tensors.routes[ks](tensors)
 
 
 # ---- gather ----------------------------------------------------------------------------
@@ -7225,7 +8365,9 @@ def _run_gather(input, dim, index, sparse_grad):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gather.no_grad_keys
-    return ops.gather.call(ks, input, dim, index, sparse_grad)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.gather.routes[ks](input, dim, index, sparse_grad)
 
 
 def gather(*args, **kwargs):
@@ -7268,7 +8410,9 @@ def _run_scatter_src(input, dim, index, src):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_src.no_grad_keys
-    return ops.scatter_src.call(ks, input, dim, index, src)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_src.routes[ks](input, dim, index, src)
 
 
 def _match_scatter_value(input, dim, index, value):
@@ -7288,7 +8432,9 @@ def _run_scatter_value(input, dim, index, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_value.no_grad_keys
-    return ops.scatter_value.call(ks, input, dim, index, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_value.routes[ks](input, dim, index, value)
 
 
 def _match_scatter_reduce(input, dim, index, src, *, reduce):
@@ -7310,7 +8456,9 @@ def _run_scatter_reduce(input, dim, index, src, reduce):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce.no_grad_keys
-    return ops.scatter_reduce.call(ks, input, dim, index, src, reduce)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_reduce.routes[ks](input, dim, index, src, reduce)
 
 
 def _match_scatter_value_reduce(input, dim, index, value, *, reduce):
@@ -7334,7 +8482,9 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_value_reduce.no_grad_keys
-    return ops.scatter_value_reduce.call(ks, input, dim, index, value, reduce)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_value_reduce.routes[ks](input, dim, index, value, reduce)
 
 
 def scatter(*args, **kwargs):
@@ -7389,7 +8539,9 @@ def _run_scatter__src(self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__src.no_grad_keys
-    return ops.scatter__src.call(ks, self, dim, index, src)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter__src.routes[ks](self, dim, index, src)
 
 
 def _match_scatter__value(self, dim, index, value):
@@ -7409,7 +8561,9 @@ def _run_scatter__value(self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__value.no_grad_keys
-    return ops.scatter__value.call(ks, self, dim, index, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter__value.routes[ks](self, dim, index, value)
 
 
 def _match_scatter__reduce(self, dim, index, src, *, reduce):
@@ -7431,7 +8585,9 @@ def _run_scatter__reduce(self, dim, index, src, reduce):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__reduce.no_grad_keys
-    return ops.scatter__reduce.call(ks, self, dim, index, src, reduce)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter__reduce.routes[ks](self, dim, index, src, reduce)
 
 
 def _match_scatter__value_reduce(self, dim, index, value, *, reduce):
@@ -7455,7 +8611,9 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__value_reduce.no_grad_keys
-    return ops.scatter__value_reduce.call(ks, self, dim, index, value, reduce)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter__value_reduce.routes[ks](self, dim, index, value, reduce)
 
 
 def scatter_(*args, **kwargs):
@@ -7504,7 +8662,9 @@ def _run_scatter_add(input, dim, index, src):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_add.no_grad_keys
-    return ops.scatter_add.call(ks, input, dim, index, src)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_add.routes[ks](input, dim, index, src)
 
 
 def scatter_add(*args, **kwargs):
@@ -7545,7 +8705,9 @@ def scatter_add_(self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_add_.no_grad_keys
-    return ops.scatter_add_.call(ks, self, dim, index, src)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_add_.routes[ks](self, dim, index, src)
 
 
 # ---- scatter_reduce --------------------------------------------------------------------
@@ -7572,7 +8734,9 @@ def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce_two.no_grad_keys
-    return ops.scatter_reduce_two.call(ks, input, dim, index, src, reduce, include_self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_reduce_two.routes[ks](input, dim, index, src, reduce, include_self)
 
 
 def scatter_reduce(*args, **kwargs):
@@ -7621,7 +8785,9 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce__two.no_grad_keys
-    return ops.scatter_reduce__two.call(ks, self, dim, index, src, reduce, include_self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scatter_reduce__two.routes[ks](self, dim, index, src, reduce, include_self)
 
 
 # ---- index_select ----------------------------------------------------------------------
@@ -7641,7 +8807,9 @@ def _run_index_select(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_select.no_grad_keys
-    return ops.index_select.call(ks, input, dim, index)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_select.routes[ks](input, dim, index)
 
 
 def index_select(*args, **kwargs):
@@ -7687,7 +8855,9 @@ def _run_index_add(input, dim, index, source, alpha):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_add.no_grad_keys
-    return ops.index_add.call(ks, input, dim, index, source, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_add.routes[ks](input, dim, index, source, alpha)
 
 
 def index_add(*args, **kwargs):
@@ -7732,7 +8902,9 @@ def index_add_(self, dim, index, source, *, alpha=1):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_add_.no_grad_keys
-    return ops.index_add_.call(ks, self, dim, index, source, alpha)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_add_.routes[ks](self, dim, index, source, alpha)
 
 
 # ---- index_copy ------------------------------------------------------------------------
@@ -7755,7 +8927,9 @@ def _run_index_copy(input, dim, index, source):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_copy.no_grad_keys
-    return ops.index_copy.call(ks, input, dim, index, source)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_copy.routes[ks](input, dim, index, source)
 
 
 def index_copy(*args, **kwargs):
@@ -7793,7 +8967,9 @@ def index_copy_(self, dim, index, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_copy_.no_grad_keys
-    return ops.index_copy_.call(ks, self, dim, index, source)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_copy_.routes[ks](self, dim, index, source)
 
 
 # ---- index_fill (int_Scalar, int_Tensor) -----------------------------------------------
@@ -7815,7 +8991,9 @@ def _run_index_fill_int_Scalar(input, dim, index, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_fill_int_Scalar.no_grad_keys
-    return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_fill_int_Scalar.routes[ks](input, dim, index, value)
 
 
 def _match_index_fill_int_Tensor(input, dim, index, value):
@@ -7836,7 +9014,9 @@ def _run_index_fill_int_Tensor(input, dim, index, value):
     if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_fill_int_Tensor.no_grad_keys
-    return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_fill_int_Tensor.routes[ks](input, dim, index, value)
 
 
 def index_fill(*args, **kwargs):
@@ -7882,7 +9062,9 @@ def index_fill_(self, dim, index, value):
         if not (self._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.index_fill__int_Scalar.no_grad_keys
-        return ops.index_fill__int_Scalar.call(ks, self, dim, index, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.index_fill__int_Scalar.routes[ks](self, dim, index, value)
     if isinstance(value, Tensor):  # index_fill_.int_Tensor
         ks = self._impl.keys | index._impl.keys | value._impl.keys
         if observers.active:
@@ -7890,7 +9072,9 @@ def index_fill_(self, dim, index, value):
         if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.index_fill__int_Tensor.no_grad_keys
-        return ops.index_fill__int_Tensor.call(ks, self, dim, index, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.index_fill__int_Tensor.routes[ks](self, dim, index, value)
     no_overload(
         'index_fill_', (ops.index_fill__int_Scalar, ops.index_fill__int_Tensor),
         (self, dim, index, value,), {},
@@ -7920,7 +9104,9 @@ def masked_fill(input, mask, value, *, out=None):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill_Scalar.no_grad_keys
-        return ops.masked_fill_Scalar.call(ks, input, mask, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.masked_fill_Scalar.routes[ks](input, mask, value)
     if isinstance(value, Tensor):  # masked_fill.Tensor
         ks = input._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
@@ -7928,7 +9114,9 @@ def masked_fill(input, mask, value, *, out=None):
         if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill_Tensor.no_grad_keys
-        return ops.masked_fill_Tensor.call(ks, input, mask, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.masked_fill_Tensor.routes[ks](input, mask, value)
     no_overload(
         'masked_fill', (ops.masked_fill_Scalar, ops.masked_fill_Tensor), (input, mask, value,), {},
     )
@@ -7953,7 +9141,9 @@ def masked_fill_(self, mask, value):
         if not (self._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill__Scalar.no_grad_keys
-        return ops.masked_fill__Scalar.call(ks, self, mask, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.masked_fill__Scalar.routes[ks](self, mask, value)
     if isinstance(value, Tensor):  # masked_fill_.Tensor
         ks = self._impl.keys | mask._impl.keys | value._impl.keys
         if observers.active:
@@ -7961,7 +9151,9 @@ def masked_fill_(self, mask, value):
         if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill__Tensor.no_grad_keys
-        return ops.masked_fill__Tensor.call(ks, self, mask, value)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.masked_fill__Tensor.routes[ks](self, mask, value)
     no_overload(
         'masked_fill_', (ops.masked_fill__Scalar, ops.masked_fill__Tensor), (self, mask, value,),
         {},
@@ -7988,7 +9180,9 @@ def masked_select(input, mask, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_select.no_grad_keys
-    return ops.masked_select.call(ks, input, mask)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.masked_select.routes[ks](input, mask)
 
 
 # ---- masked_scatter --------------------------------------------------------------------
@@ -8012,7 +9206,9 @@ def masked_scatter(input, mask, source, *, out=None):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_scatter.no_grad_keys
-    return ops.masked_scatter.call(ks, input, mask, source)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.masked_scatter.routes[ks](input, mask, source)
 
 
 # ---- masked_scatter_ -------------------------------------------------------------------
@@ -8031,7 +9227,9 @@ def masked_scatter_(self, mask, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_scatter_.no_grad_keys
-    return ops.masked_scatter_.call(ks, self, mask, source)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.masked_scatter_.routes[ks](self, mask, source)
 
 
 # ---- take ------------------------------------------------------------------------------
@@ -8053,7 +9251,9 @@ def take(input, index, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.take.no_grad_keys
-    return ops.take.call(ks, input, index)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.take.routes[ks](input, index)
 
 
 # ---- take_along_dim --------------------------------------------------------------------
@@ -8080,7 +9280,9 @@ def take_along_dim(input, indices, dim=None, *, out=None, **kwargs):
     ks = input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(ops.take_along_dim, ks, (input, indices, dim))
-    return ops.take_along_dim.call(ks, input, indices, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.take_along_dim.routes[ks](input, indices, dim)
 
 
 # ---- nonzero ((default), as_tuple) -----------------------------------------------------
@@ -8095,7 +9297,9 @@ def _run_nonzero(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero, ks, (input,))
-    return ops.nonzero.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nonzero.routes[ks](input)
 
 
 def _match_nonzero_as_tuple(input, *, as_tuple):
@@ -8110,7 +9314,9 @@ def _run_nonzero_as_tuple(input, as_tuple):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero_as_tuple, ks, (input, as_tuple))
-    return ops.nonzero_as_tuple.call(ks, input, as_tuple)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nonzero_as_tuple.routes[ks](input, as_tuple)
 
 
 def nonzero(*args, **kwargs):
@@ -8155,7 +9361,9 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._unique2.no_grad_keys
-    return ops._unique2.call(ks, input, sorted, return_inverse, return_counts)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._unique2.routes[ks](input, sorted, return_inverse, return_counts)
 
 
 # ---- unique_dim ------------------------------------------------------------------------
@@ -8185,7 +9393,9 @@ def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unique_dim.no_grad_keys
-    return ops.unique_dim.call(ks, input, dim, sorted, return_inverse, return_counts)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unique_dim.routes[ks](input, dim, sorted, return_inverse, return_counts)
 
 
 def unique_dim(*args, **kwargs):
@@ -8246,7 +9456,9 @@ def unique(
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unique, ks, (input, sorted, return_inverse, return_counts, dim))
-    return ops.unique.call(ks, input, sorted, return_inverse, return_counts, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unique.routes[ks](input, sorted, return_inverse, return_counts, dim)
 
 
 # ---- index -----------------------------------------------------------------------------
@@ -8267,7 +9479,9 @@ def index(input, indices, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_Tensor.no_grad_keys
-    return ops.index_Tensor.call(ks, input, indices)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_Tensor.routes[ks](input, indices)
 
 
 # ---- index_put -------------------------------------------------------------------------
@@ -8292,7 +9506,9 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_put.no_grad_keys
-    return ops.index_put.call(ks, input, indices, values, accumulate)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_put.routes[ks](input, indices, values, accumulate)
 
 
 # ---- index_put_ ------------------------------------------------------------------------
@@ -8316,7 +9532,9 @@ def index_put_(input, indices, values, accumulate=False):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_put_.no_grad_keys
-    return ops.index_put_.call(ks, input, indices, values, accumulate)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.index_put_.routes[ks](input, indices, values, accumulate)
 
 
 # ---- convolution -----------------------------------------------------------------------
@@ -8363,8 +9581,10 @@ def convolution(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.convolution.no_grad_keys
-    return ops.convolution.call(
-        ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.convolution.routes[ks](
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
     )
 
 
@@ -8420,8 +9640,10 @@ def convolution_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.convolution_backward.no_grad_keys
-    return ops.convolution_backward.call(
-        ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.convolution_backward.routes[ks](
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
         output_padding, groups, output_mask,
     )
 
@@ -8447,7 +9669,9 @@ def constant_pad_nd(input, pad, value=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.constant_pad_nd.no_grad_keys
-    return ops.constant_pad_nd.call(ks, input, pad, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.constant_pad_nd.routes[ks](input, pad, value)
 
 
 # ---- _pad_nd ---------------------------------------------------------------------------
@@ -8471,7 +9695,9 @@ def _pad_nd(input, pad, mode, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._pad_nd.no_grad_keys
-    return ops._pad_nd.call(ks, input, pad, mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._pad_nd.routes[ks](input, pad, mode)
 
 
 # ---- _pad_nd_backward ------------------------------------------------------------------
@@ -8498,7 +9724,9 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode, *, out=None):
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._pad_nd_backward.no_grad_keys
-    return ops._pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._pad_nd_backward.routes[ks](grad_output, input_sizes, pad, mode)
 
 
 # ---- pad -------------------------------------------------------------------------------
@@ -8520,7 +9748,9 @@ def pad(input, pad, mode="constant", value=None, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pad, ks, (input, pad, mode, value))
-    return ops.pad.call(ks, input, pad, mode, value)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.pad.routes[ks](input, pad, mode, value)
 
 
 # ---- pixel_shuffle ---------------------------------------------------------------------
@@ -8539,7 +9769,9 @@ def pixel_shuffle(input, upscale_factor, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_shuffle, ks, (input, upscale_factor))
-    return ops.pixel_shuffle.call(ks, input, upscale_factor)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.pixel_shuffle.routes[ks](input, upscale_factor)
 
 
 # ---- pixel_unshuffle -------------------------------------------------------------------
@@ -8558,7 +9790,9 @@ def pixel_unshuffle(input, downscale_factor, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_unshuffle, ks, (input, downscale_factor))
-    return ops.pixel_unshuffle.call(ks, input, downscale_factor)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.pixel_unshuffle.routes[ks](input, downscale_factor)
 
 
 # ---- max_pool2d_with_indices -----------------------------------------------------------
@@ -8594,8 +9828,10 @@ def max_pool2d_with_indices(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_pool2d_with_indices.no_grad_keys
-    return ops.max_pool2d_with_indices.call(
-        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.max_pool2d_with_indices.routes[ks](
+        input, kernel_size, stride, padding, dilation, ceil_mode,
     )
 
 
@@ -8640,8 +9876,10 @@ def max_pool2d_with_indices_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_pool2d_with_indices_backward.no_grad_keys
-    return ops.max_pool2d_with_indices_backward.call(
-        ks, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.max_pool2d_with_indices_backward.routes[ks](
+        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
 
 
@@ -8684,8 +9922,10 @@ def avg_pool2d(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.avg_pool2d.no_grad_keys
-    return ops.avg_pool2d.call(
-        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.avg_pool2d.routes[ks](
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
     )
 
 
@@ -8735,8 +9975,10 @@ def avg_pool2d_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.avg_pool2d_backward.no_grad_keys
-    return ops.avg_pool2d_backward.call(
-        ks, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.avg_pool2d_backward.routes[ks](
+        grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
     )
 
@@ -8759,7 +10001,9 @@ def adaptive_avg_pool2d(input, output_size, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_avg_pool2d.no_grad_keys
-    return ops.adaptive_avg_pool2d.call(ks, input, output_size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.adaptive_avg_pool2d.routes[ks](input, output_size)
 
 
 # ---- adaptive_avg_pool2d_backward ------------------------------------------------------
@@ -8782,7 +10026,9 @@ def adaptive_avg_pool2d_backward(grad_output, input, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_avg_pool2d_backward.no_grad_keys
-    return ops.adaptive_avg_pool2d_backward.call(ks, grad_output, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.adaptive_avg_pool2d_backward.routes[ks](grad_output, input)
 
 
 # ---- adaptive_max_pool2d ---------------------------------------------------------------
@@ -8803,7 +10049,9 @@ def adaptive_max_pool2d(input, output_size, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_max_pool2d.no_grad_keys
-    return ops.adaptive_max_pool2d.call(ks, input, output_size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.adaptive_max_pool2d.routes[ks](input, output_size)
 
 
 # ---- adaptive_max_pool2d_backward ------------------------------------------------------
@@ -8829,7 +10077,9 @@ def adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_max_pool2d_backward.no_grad_keys
-    return ops.adaptive_max_pool2d_backward.call(ks, grad_output, input, indices)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.adaptive_max_pool2d_backward.routes[ks](grad_output, input, indices)
 
 
 # ---- upsample_nearest2d ----------------------------------------------------------------
@@ -8857,7 +10107,9 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_nearest2d.no_grad_keys
-    return ops.upsample_nearest2d.call(ks, input, output_size, scales_h, scales_w)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.upsample_nearest2d.routes[ks](input, output_size, scales_h, scales_w)
 
 
 # ---- upsample_nearest2d_backward -------------------------------------------------------
@@ -8890,8 +10142,10 @@ def upsample_nearest2d_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_nearest2d_backward.no_grad_keys
-    return ops.upsample_nearest2d_backward.call(
-        ks, grad_output, output_size, input_size, scales_h, scales_w,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.upsample_nearest2d_backward.routes[ks](
+        grad_output, output_size, input_size, scales_h, scales_w,
     )
 
 
@@ -8927,7 +10181,9 @@ def upsample_bilinear2d(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_bilinear2d.no_grad_keys
-    return ops.upsample_bilinear2d.call(ks, input, output_size, align_corners, scales_h, scales_w)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.upsample_bilinear2d.routes[ks](input, output_size, align_corners, scales_h, scales_w)
 
 
 # ---- upsample_bilinear2d_backward ------------------------------------------------------
@@ -8964,8 +10220,10 @@ def upsample_bilinear2d_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_bilinear2d_backward.no_grad_keys
-    return ops.upsample_bilinear2d_backward.call(
-        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.upsample_bilinear2d_backward.routes[ks](
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w,
     )
 
 
@@ -8991,7 +10249,9 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.im2col.no_grad_keys
-    return ops.im2col.call(ks, input, kernel_size, dilation, padding, stride)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.im2col.routes[ks](input, kernel_size, dilation, padding, stride)
 
 
 # ---- col2im ----------------------------------------------------------------------------
@@ -9021,7 +10281,9 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.col2im.no_grad_keys
-    return ops.col2im.call(ks, input, output_size, kernel_size, dilation, padding, stride)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.col2im.routes[ks](input, output_size, kernel_size, dilation, padding, stride)
 
 
 # ---- _softmax --------------------------------------------------------------------------
@@ -9043,7 +10305,9 @@ def _run__softmax(input, dim, half_to_float):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._softmax.no_grad_keys
-    return ops._softmax.call(ks, input, dim, half_to_float)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._softmax.routes[ks](input, dim, half_to_float)
 
 
 def _softmax(*args, **kwargs):
@@ -9086,7 +10350,9 @@ def _run__log_softmax(input, dim, half_to_float):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._log_softmax.no_grad_keys
-    return ops._log_softmax.call(ks, input, dim, half_to_float)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._log_softmax.routes[ks](input, dim, half_to_float)
 
 
 def _log_softmax(*args, **kwargs):
@@ -9133,7 +10399,9 @@ def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._softmax_backward_data.no_grad_keys
-    return ops._softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._softmax_backward_data.routes[ks](grad_output, probs, dim, input_dtype)
 
 
 def _softmax_backward_data(*args, **kwargs):
@@ -9183,7 +10451,9 @@ def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._log_softmax_backward_data.no_grad_keys
-    return ops._log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._log_softmax_backward_data.routes[ks](grad_output, log_probs, dim, input_dtype)
 
 
 def _log_softmax_backward_data(*args, **kwargs):
@@ -9225,7 +10495,9 @@ def _run_softmax_int(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.softmax_int, ks, (input, dim, dtype))
-    return ops.softmax_int.call(ks, input, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.softmax_int.routes[ks](input, dim, dtype)
 
 
 def softmax(*args, **kwargs):
@@ -9264,7 +10536,9 @@ def _run_log_softmax_int(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log_softmax_int, ks, (input, dim, dtype))
-    return ops.log_softmax_int.call(ks, input, dim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.log_softmax_int.routes[ks](input, dim, dtype)
 
 
 def log_softmax(*args, **kwargs):
@@ -9320,8 +10594,10 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nll_loss_forward.no_grad_keys
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
     return _returns_nll_loss_forward(
-        *ops.nll_loss_forward.call(ks, input, target, weight, reduction, ignore_index),
+        *ops.nll_loss_forward.routes[ks](input, target, weight, reduction, ignore_index),
     )
 
 
@@ -9371,8 +10647,10 @@ def nll_loss_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nll_loss_backward.no_grad_keys
-    return ops.nll_loss_backward.call(
-        ks, grad_output, input, target, weight, reduction, ignore_index, total_weight,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nll_loss_backward.routes[ks](
+        grad_output, input, target, weight, reduction, ignore_index, total_weight,
     )
 
 
@@ -9400,7 +10678,9 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100, *,
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.nll_loss, ks, (input, target, weight, reduction, ignore_index))
-    return ops.nll_loss.call(ks, input, target, weight, reduction, ignore_index)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nll_loss.routes[ks](input, target, weight, reduction, ignore_index)
 
 
 # ---- cross_entropy_loss ----------------------------------------------------------------
@@ -9438,8 +10718,10 @@ def cross_entropy_loss(
             ops.cross_entropy_loss, ks,
             (input, target, weight, reduction, ignore_index, label_smoothing),
         )
-    return ops.cross_entropy_loss.call(
-        ks, input, target, weight, reduction, ignore_index, label_smoothing,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cross_entropy_loss.routes[ks](
+        input, target, weight, reduction, ignore_index, label_smoothing,
     )
 
 
@@ -9461,7 +10743,9 @@ def mse_loss(input, target, reduction="mean", *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mse_loss.no_grad_keys
-    return ops.mse_loss.call(ks, input, target, reduction)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.mse_loss.routes[ks](input, target, reduction)
 
 
 # ---- l1_loss ---------------------------------------------------------------------------
@@ -9479,7 +10763,9 @@ def l1_loss(input, target, reduction="mean", *, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.l1_loss, ks, (input, target, reduction))
-    return ops.l1_loss.call(ks, input, target, reduction)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.l1_loss.routes[ks](input, target, reduction)
 
 
 # ---- smooth_l1_loss --------------------------------------------------------------------
@@ -9502,7 +10788,9 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0, *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.smooth_l1_loss.no_grad_keys
-    return ops.smooth_l1_loss.call(ks, input, target, reduction, beta)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.smooth_l1_loss.routes[ks](input, target, reduction, beta)
 
 
 # ---- huber_loss ------------------------------------------------------------------------
@@ -9525,7 +10813,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.huber_loss.no_grad_keys
-    return ops.huber_loss.call(ks, input, target, reduction, delta)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.huber_loss.routes[ks](input, target, reduction, delta)
 
 
 # ---- binary_cross_entropy --------------------------------------------------------------
@@ -9554,7 +10844,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean", *, out=No
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.binary_cross_entropy.no_grad_keys
-    return ops.binary_cross_entropy.call(ks, input, target, weight, reduction)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.binary_cross_entropy.routes[ks](input, target, weight, reduction)
 
 
 # ---- binary_cross_entropy_with_logits --------------------------------------------------
@@ -9594,8 +10886,10 @@ def binary_cross_entropy_with_logits(
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.binary_cross_entropy_with_logits.no_grad_keys
-    return ops.binary_cross_entropy_with_logits.call(
-        ks, input, target, weight, pos_weight, reduction,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.binary_cross_entropy_with_logits.routes[ks](
+        input, target, weight, pos_weight, reduction,
     )
 
 
@@ -9617,7 +10911,9 @@ def kl_div(input, target, reduction="mean", *, log_target=False, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.kl_div, ks, (input, target, reduction, log_target))
-    return ops.kl_div.call(ks, input, target, reduction, log_target)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.kl_div.routes[ks](input, target, reduction, log_target)
 
 
 # ---- margin_ranking_loss ---------------------------------------------------------------
@@ -9644,7 +10940,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean", *,
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
-    return ops.margin_ranking_loss.call(ks, input1, input2, target, margin, reduction)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.margin_ranking_loss.routes[ks](input1, input2, target, margin, reduction)
 
 
 # ---- cosine_embedding_loss -------------------------------------------------------------
@@ -9671,7 +10969,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean", 
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
-    return ops.cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cosine_embedding_loss.routes[ks](input1, input2, target, margin, reduction)
 
 
 # ---- native_batch_norm -----------------------------------------------------------------
@@ -9725,8 +11025,10 @@ def native_batch_norm(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_batch_norm.no_grad_keys
-    return ops.native_batch_norm.call(
-        ks, input, weight, bias, running_mean, running_var, training, momentum, eps,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_batch_norm.routes[ks](
+        input, weight, bias, running_mean, running_var, training, momentum, eps,
     )
 
 
@@ -9762,7 +11064,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_layer_norm.no_grad_keys
-    return ops.native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_layer_norm.routes[ks](input, normalized_shape, weight, bias, eps)
 
 
 # ---- native_group_norm -----------------------------------------------------------------
@@ -9805,7 +11109,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_group_norm.no_grad_keys
-    return ops.native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_group_norm.routes[ks](input, weight, bias, N, C, HxW, group, eps)
 
 
 # ---- _fused_rms_norm -------------------------------------------------------------------
@@ -9835,7 +11141,9 @@ def _fused_rms_norm(input, normalized_shape, weight, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_rms_norm.no_grad_keys
-    return ops._fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._fused_rms_norm.routes[ks](input, normalized_shape, weight, eps)
 
 
 # ---- native_layer_norm_backward --------------------------------------------------------
@@ -9892,8 +11200,10 @@ def native_layer_norm_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_layer_norm_backward.no_grad_keys
-    return ops.native_layer_norm_backward.call(
-        ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_layer_norm_backward.routes[ks](
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
     )
 
 
@@ -9951,8 +11261,10 @@ def native_batch_norm_backward(
                 eps, output_mask,
             ),
         )
-    return ops.native_batch_norm_backward.call(
-        ks, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_batch_norm_backward.routes[ks](
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask,
     )
 
@@ -9998,8 +11310,10 @@ def _fused_rms_norm_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_rms_norm_backward.no_grad_keys
-    return ops._fused_rms_norm_backward.call(
-        ks, grad_out, input, normalized_shape, rstd, weight, output_mask,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._fused_rms_norm_backward.routes[ks](
+        grad_out, input, normalized_shape, rstd, weight, output_mask,
     )
 
 
@@ -10052,8 +11366,10 @@ def batch_norm(
                 cudnn_enabled,
             ),
         )
-    return ops.batch_norm.call(
-        ks, input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.batch_norm.routes[ks](
+        input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,
     )
 
 
@@ -10087,7 +11403,9 @@ def layer_norm(
         return observed(
             ops.layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable),
         )
-    return ops.layer_norm.call(ks, input, normalized_shape, weight, bias, eps, cudnn_enable)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.layer_norm.routes[ks](input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 # ---- group_norm ------------------------------------------------------------------------
@@ -10119,7 +11437,9 @@ def group_norm(
                 | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
-    return ops.group_norm.call(ks, input, num_groups, weight, bias, eps, cudnn_enabled)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.group_norm.routes[ks](input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
 # ---- instance_norm ---------------------------------------------------------------------
@@ -10171,8 +11491,10 @@ def instance_norm(
                 cudnn_enabled,
             ),
         )
-    return ops.instance_norm.call(
-        ks, input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.instance_norm.routes[ks](
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
         cudnn_enabled,
     )
 
@@ -10195,7 +11517,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
     ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.rms_norm, ks, (input, normalized_shape, weight, eps))
-    return ops.rms_norm.call(ks, input, normalized_shape, weight, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.rms_norm.routes[ks](input, normalized_shape, weight, eps)
 
 
 # ---- native_dropout --------------------------------------------------------------------
@@ -10221,7 +11545,9 @@ def native_dropout(input, p, train, *, generator=None, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_dropout.no_grad_keys
-    return ops.native_dropout.call(ks, input, p, train, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.native_dropout.routes[ks](input, p, train, generator)
 
 
 # ---- dropout ---------------------------------------------------------------------------
@@ -10242,7 +11568,9 @@ def dropout(input, p, train, *, generator=None, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.dropout, ks, (input, p, train, generator))
-    return ops.dropout.call(ks, input, p, train, generator)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.dropout.routes[ks](input, p, train, generator)
 
 
 # ---- embedding -------------------------------------------------------------------------
@@ -10275,7 +11603,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if not (weight._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.embedding.no_grad_keys
-    return ops.embedding.call(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.embedding.routes[ks](weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 # ---- embedding_dense_backward ----------------------------------------------------------
@@ -10316,8 +11646,10 @@ def embedding_dense_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.embedding_dense_backward.no_grad_keys
-    return ops.embedding_dense_backward.call(
-        ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.embedding_dense_backward.routes[ks](
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
     )
 
 
@@ -10337,7 +11669,9 @@ def one_hot(input, num_classes=-1, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.one_hot, ks, (input, num_classes))
-    return ops.one_hot.call(ks, input, num_classes)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.one_hot.routes[ks](input, num_classes)
 
 
 # ---- cosine_similarity -----------------------------------------------------------------
@@ -10363,7 +11697,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None, **kwargs):
     ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.cosine_similarity, ks, (x1, x2, dim, eps))
-    return ops.cosine_similarity.call(ks, x1, x2, dim, eps)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cosine_similarity.routes[ks](x1, x2, dim, eps)
 
 
 # ---- pairwise_distance -----------------------------------------------------------------
@@ -10395,7 +11731,9 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None, **kwar
     ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.pairwise_distance, ks, (x1, x2, p, eps, keepdim))
-    return ops.pairwise_distance.call(ks, x1, x2, p, eps, keepdim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.pairwise_distance.routes[ks](x1, x2, p, eps, keepdim)
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------
@@ -10443,8 +11781,10 @@ def scaled_dot_product_attention(
             ops.scaled_dot_product_attention, ks,
             (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa),
         )
-    return ops.scaled_dot_product_attention.call(
-        ks, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.scaled_dot_product_attention.routes[ks](
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     )
 
 
@@ -10486,8 +11826,10 @@ def _cross_entropy_forward(input, target, weight, reduction, ignore_index, *, ou
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._cross_entropy_forward.no_grad_keys
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
     return _returns__cross_entropy_forward(
-        *ops._cross_entropy_forward.call(ks, input, target, weight, reduction, ignore_index),
+        *ops._cross_entropy_forward.routes[ks](input, target, weight, reduction, ignore_index),
     )
 
 
@@ -10537,8 +11879,10 @@ def _cross_entropy_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._cross_entropy_backward.no_grad_keys
-    return ops._cross_entropy_backward.call(
-        ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._cross_entropy_backward.routes[ks](
+        grad_output, probs, target, weight, reduction, ignore_index, total_weight,
     )
 
 
@@ -10571,7 +11915,9 @@ def _lstm_sequence(gi, h0, c0, w_hh, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._lstm_sequence.no_grad_keys
-    return ops._lstm_sequence.call(ks, gi, h0, c0, w_hh)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._lstm_sequence.routes[ks](gi, h0, c0, w_hh)
 
 
 # ---- _lstm_sequence_backward -----------------------------------------------------------
@@ -10629,8 +11975,10 @@ def _lstm_sequence_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._lstm_sequence_backward.no_grad_keys
-    return ops._lstm_sequence_backward.call(
-        ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._lstm_sequence_backward.routes[ks](
+        grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
     )
 
 
@@ -10695,9 +12043,11 @@ def _fused_adam_(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_adam_.no_grad_keys
-    return ops._fused_adam_.call(
-        ks, input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps,
-        step, maximize, decoupled,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._fused_adam_.routes[ks](
+        input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
+        maximize, decoupled,
     )
 
 
@@ -10751,8 +12101,10 @@ def _fused_sgd_(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_sgd_.no_grad_keys
-    return ops._fused_sgd_.call(
-        ks, input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops._fused_sgd_.routes[ks](
+        input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
         first_step,
     )
 
@@ -10771,7 +12123,9 @@ def square(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.square, ks, (input,))
-    return ops.square.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.square.routes[ks](input)
 
 
 # ---- square_ ---------------------------------------------------------------------------
@@ -10783,7 +12137,9 @@ def square_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.square_, ks, (input,))
-    return ops.square_.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.square_.routes[ks](input)
 
 
 # ---- nansum ----------------------------------------------------------------------------
@@ -10813,7 +12169,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nansum, ks, (input, dim, keepdim, dtype))
-    return ops.nansum.call(ks, input, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nansum.routes[ks](input, dim, keepdim, dtype)
 
 
 # ---- nanmean ---------------------------------------------------------------------------
@@ -10843,7 +12201,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nanmean, ks, (input, dim, keepdim, dtype))
-    return ops.nanmean.call(ks, input, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.nanmean.routes[ks](input, dim, keepdim, dtype)
 
 
 # ---- diff ------------------------------------------------------------------------------
@@ -10876,7 +12236,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None, **kwargs):
                 | (append._impl.keys if append is not None else 0))
     if observers.active:
         return observed(ops.diff, ks, (input, n, dim, prepend, append))
-    return ops.diff.call(ks, input, n, dim, prepend, append)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.diff.routes[ks](input, n, dim, prepend, append)
 
 
 # ---- trapezoid (x, dx) -----------------------------------------------------------------
@@ -10893,7 +12255,9 @@ def _run_trapezoid_x(y, x, dim):
     ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.trapezoid_x, ks, (y, x, dim))
-    return ops.trapezoid_x.call(ks, y, x, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.trapezoid_x.routes[ks](y, x, dim)
 
 
 def _match_trapezoid_dx(y, *, dx=1, dim=-1):
@@ -10910,7 +12274,9 @@ def _run_trapezoid_dx(y, dx, dim):
     ks = y._impl.keys
     if observers.active:
         return observed(ops.trapezoid_dx, ks, (y, dx, dim))
-    return ops.trapezoid_dx.call(ks, y, dx, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.trapezoid_dx.routes[ks](y, dx, dim)
 
 
 def trapezoid(*args, **kwargs):
@@ -10950,7 +12316,9 @@ def _run_cumulative_trapezoid_x(y, x, dim):
     ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_x, ks, (y, x, dim))
-    return ops.cumulative_trapezoid_x.call(ks, y, x, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumulative_trapezoid_x.routes[ks](y, x, dim)
 
 
 def _match_cumulative_trapezoid_dx(y, *, dx=1, dim=-1):
@@ -10967,7 +12335,9 @@ def _run_cumulative_trapezoid_dx(y, dx, dim):
     ks = y._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_dx, ks, (y, dx, dim))
-    return ops.cumulative_trapezoid_dx.call(ks, y, dx, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cumulative_trapezoid_dx.routes[ks](y, dx, dim)
 
 
 def cumulative_trapezoid(*args, **kwargs):
@@ -11007,7 +12377,9 @@ def _run_atleast_1d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_1d, ks, (input,))
-    return ops.atleast_1d.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_1d.routes[ks](input)
 
 
 def _match_atleast_1d_Sequence(*tensors, **kwargs):
@@ -11025,7 +12397,9 @@ def _run_atleast_1d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_1d_Sequence, ks, (tensors,))
-    return ops.atleast_1d_Sequence.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_1d_Sequence.routes[ks](tensors)
 
 
 def atleast_1d(*args, **kwargs):
@@ -11057,7 +12431,9 @@ def _run_atleast_2d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_2d, ks, (input,))
-    return ops.atleast_2d.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_2d.routes[ks](input)
 
 
 def _match_atleast_2d_Sequence(*tensors, **kwargs):
@@ -11075,7 +12451,9 @@ def _run_atleast_2d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_2d_Sequence, ks, (tensors,))
-    return ops.atleast_2d_Sequence.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_2d_Sequence.routes[ks](tensors)
 
 
 def atleast_2d(*args, **kwargs):
@@ -11107,7 +12485,9 @@ def _run_atleast_3d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_3d, ks, (input,))
-    return ops.atleast_3d.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_3d.routes[ks](input)
 
 
 def _match_atleast_3d_Sequence(*tensors, **kwargs):
@@ -11125,7 +12505,9 @@ def _run_atleast_3d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_3d_Sequence, ks, (tensors,))
-    return ops.atleast_3d_Sequence.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.atleast_3d_Sequence.routes[ks](tensors)
 
 
 def atleast_3d(*args, **kwargs):
@@ -11162,7 +12544,9 @@ def meshgrid(*tensors, indexing=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.meshgrid, ks, (tensors, indexing))
-    return ops.meshgrid.call(ks, tensors, indexing)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.meshgrid.routes[ks](tensors, indexing)
 
 
 # ---- sum_to_size -----------------------------------------------------------------------
@@ -11182,7 +12566,9 @@ def sum_to_size(self, *size, **kwargs):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.sum_to_size, ks, (self, size))
-    return ops.sum_to_size.call(ks, self, size)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sum_to_size.routes[ks](self, size)
 
 
 # ---- argwhere --------------------------------------------------------------------------
@@ -11196,7 +12582,9 @@ def argwhere(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argwhere, ks, (input,))
-    return ops.argwhere.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.argwhere.routes[ks](input)
 
 
 # ---- searchsorted (Tensor, Scalar) -----------------------------------------------------
@@ -11238,8 +12626,10 @@ def searchsorted(
                 ops.searchsorted_Tensor, ks,
                 (sorted_sequence, input, out_int32, right, side, sorter),
             )
-        return ops.searchsorted_Tensor.call(
-            ks, sorted_sequence, input, out_int32, right, side, sorter,
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.searchsorted_Tensor.routes[ks](
+            sorted_sequence, input, out_int32, right, side, sorter,
         )
     if is_number(input):  # searchsorted.Scalar
         if type(input) not in SCALAR_TYPES:
@@ -11250,8 +12640,10 @@ def searchsorted(
                 ops.searchsorted_Scalar, ks,
                 (sorted_sequence, input, out_int32, right, side, sorter),
             )
-        return ops.searchsorted_Scalar.call(
-            ks, sorted_sequence, input, out_int32, right, side, sorter,
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.searchsorted_Scalar.routes[ks](
+            sorted_sequence, input, out_int32, right, side, sorter,
         )
     no_overload(
         'searchsorted', (ops.searchsorted_Tensor, ops.searchsorted_Scalar),
@@ -11283,14 +12675,18 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         ks = input._impl.keys | boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Tensor, ks, (input, boundaries, out_int32, right))
-        return ops.bucketize_Tensor.call(ks, input, boundaries, out_int32, right)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bucketize_Tensor.routes[ks](input, boundaries, out_int32, right)
     if is_number(input):  # bucketize.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('bucketize', 'input', input)
         ks = boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Scalar, ks, (input, boundaries, out_int32, right))
-        return ops.bucketize_Scalar.call(ks, input, boundaries, out_int32, right)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.bucketize_Scalar.routes[ks](input, boundaries, out_int32, right)
     no_overload(
         'bucketize', (ops.bucketize_Tensor, ops.bucketize_Scalar),
         (input, boundaries, out_int32, right,), {},
@@ -11320,7 +12716,9 @@ def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
     if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cdist.no_grad_keys
-    return ops.cdist.call(ks, x1, x2, p, compute_mode)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cdist.routes[ks](x1, x2, p, compute_mode)
 
 
 # ---- linalg_vector_norm ----------------------------------------------------------------
@@ -11356,7 +12754,9 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.linalg_vector_norm.no_grad_keys
-    return ops.linalg_vector_norm.call(ks, input, ord, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linalg_vector_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
 # ---- linalg_matrix_norm ((default), str_ord) -------------------------------------------
@@ -11382,7 +12782,9 @@ def _run_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm, ks, (input, ord, dim, keepdim, dtype))
-    return ops.linalg_matrix_norm.call(ks, input, ord, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linalg_matrix_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
 def _match_linalg_matrix_norm_str_ord(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -11404,7 +12806,9 @@ def _run_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm_str_ord, ks, (input, ord, dim, keepdim, dtype))
-    return ops.linalg_matrix_norm_str_ord.call(ks, input, ord, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linalg_matrix_norm_str_ord.routes[ks](input, ord, dim, keepdim, dtype)
 
 
 def linalg_matrix_norm(*args, **kwargs):
@@ -11458,7 +12862,9 @@ def _run_linalg_norm(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm, ks, (input, ord, dim, keepdim, dtype))
-    return ops.linalg_norm.call(ks, input, ord, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linalg_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
 def _match_linalg_norm_ord_str(input, ord, dim=None, keepdim=False, *, dtype=None):
@@ -11481,7 +12887,9 @@ def _run_linalg_norm_ord_str(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm_ord_str, ks, (input, ord, dim, keepdim, dtype))
-    return ops.linalg_norm_ord_str.call(ks, input, ord, dim, keepdim, dtype)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.linalg_norm_ord_str.routes[ks](input, ord, dim, keepdim, dtype)
 
 
 def linalg_norm(*args, **kwargs):
@@ -11522,7 +12930,9 @@ def unsqueeze_(self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unsqueeze_.no_grad_keys
-    return ops.unsqueeze_.call(ks, self, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unsqueeze_.routes[ks](self, dim)
 
 
 # ---- squeeze_ ((default), dim) ---------------------------------------------------------
@@ -11540,7 +12950,9 @@ def _run_squeeze_(self):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze_.no_grad_keys
-    return ops.squeeze_.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.squeeze_.routes[ks](self)
 
 
 def _match_squeeze__dim(self, dim):
@@ -11558,7 +12970,9 @@ def _run_squeeze__dim(self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze__dim.no_grad_keys
-    return ops.squeeze__dim.call(ks, self, dim)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.squeeze__dim.routes[ks](self, dim)
 
 
 def squeeze_(*args, **kwargs):
@@ -11584,7 +12998,9 @@ def t_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.t_, ks, (self,))
-    return ops.t_.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.t_.routes[ks](self)
 
 
 # ---- transpose_ ------------------------------------------------------------------------
@@ -11603,7 +13019,9 @@ def transpose_(self, dim0, dim1):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.transpose__int.no_grad_keys
-    return ops.transpose__int.call(ks, self, dim0, dim1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.transpose__int.routes[ks](self, dim0, dim1)
 
 
 # ---- swapaxes_ -------------------------------------------------------------------------
@@ -11619,7 +13037,9 @@ def swapaxes_(self, axis0, axis1):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.swapaxes_, ks, (self, axis0, axis1))
-    return ops.swapaxes_.call(ks, self, axis0, axis1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.swapaxes_.routes[ks](self, axis0, axis1)
 
 
 # ---- swapdims_ -------------------------------------------------------------------------
@@ -11635,7 +13055,9 @@ def swapdims_(self, dim0, dim1):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.swapdims_, ks, (self, dim0, dim1))
-    return ops.swapdims_.call(ks, self, dim0, dim1)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.swapdims_.routes[ks](self, dim0, dim1)
 
 
 # ---- deg2rad ---------------------------------------------------------------------------
@@ -11649,7 +13071,9 @@ def deg2rad(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.deg2rad, ks, (input,))
-    return ops.deg2rad.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.deg2rad.routes[ks](input)
 
 
 # ---- rad2deg ---------------------------------------------------------------------------
@@ -11663,7 +13087,9 @@ def rad2deg(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rad2deg, ks, (input,))
-    return ops.rad2deg.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.rad2deg.routes[ks](input)
 
 
 # ---- logaddexp -------------------------------------------------------------------------
@@ -11685,7 +13111,9 @@ def logaddexp(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logaddexp.no_grad_keys
-    return ops.logaddexp.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logaddexp.routes[ks](input, other)
 
 
 # ---- logaddexp2 ------------------------------------------------------------------------
@@ -11704,7 +13132,9 @@ def logaddexp2(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logaddexp2.no_grad_keys
-    return ops.logaddexp2.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.logaddexp2.routes[ks](input, other)
 
 
 # ---- fmax ------------------------------------------------------------------------------
@@ -11723,7 +13153,9 @@ def fmax(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmax, ks, (input, other))
-    return ops.fmax.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.fmax.routes[ks](input, other)
 
 
 # ---- fmin ------------------------------------------------------------------------------
@@ -11739,7 +13171,9 @@ def fmin(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmin, ks, (input, other))
-    return ops.fmin.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.fmin.routes[ks](input, other)
 
 
 # ---- sinc ------------------------------------------------------------------------------
@@ -11759,7 +13193,9 @@ def sinc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinc.no_grad_keys
-    return ops.sinc.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.sinc.routes[ks](input)
 
 
 # ---- float_power (Tensor_Tensor, Tensor_Scalar) ----------------------------------------
@@ -11776,14 +13212,18 @@ def float_power(input, exponent, *, out=None):
         ks = input._impl.keys | exponent._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Tensor, ks, (input, exponent))
-        return ops.float_power_Tensor_Tensor.call(ks, input, exponent)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.float_power_Tensor_Tensor.routes[ks](input, exponent)
     if is_number(exponent):  # float_power.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('float_power', 'exponent', exponent)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Scalar, ks, (input, exponent))
-        return ops.float_power_Tensor_Scalar.call(ks, input, exponent)
+        included, excluded = local_keys.masks
+        ks = (ks | included) & ~excluded
+        return ops.float_power_Tensor_Scalar.routes[ks](input, exponent)
     no_overload(
         'float_power', (ops.float_power_Tensor_Tensor, ops.float_power_Tensor_Scalar),
         (input, exponent,), {},
@@ -11806,7 +13246,9 @@ def heaviside(input, values, *, out=None):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.heaviside.no_grad_keys
-    return ops.heaviside.call(ks, input, values)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.heaviside.routes[ks](input, values)
 
 
 # ---- cov -------------------------------------------------------------------------------
@@ -11834,7 +13276,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
                 | (aweights._impl.keys if aweights is not None else 0))
     if observers.active:
         return observed(ops.cov, ks, (input, correction, fweights, aweights))
-    return ops.cov.call(ks, input, correction, fweights, aweights)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cov.routes[ks](input, correction, fweights, aweights)
 
 
 # ---- corrcoef --------------------------------------------------------------------------
@@ -11848,7 +13292,9 @@ def corrcoef(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.corrcoef, ks, (input,))
-    return ops.corrcoef.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.corrcoef.routes[ks](input)
 
 
 # ---- ravel -----------------------------------------------------------------------------
@@ -11860,7 +13306,9 @@ def ravel(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.ravel, ks, (input,))
-    return ops.ravel.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.ravel.routes[ks](input)
 
 
 # ---- fliplr ----------------------------------------------------------------------------
@@ -11874,7 +13322,9 @@ def fliplr(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.fliplr, ks, (input,))
-    return ops.fliplr.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.fliplr.routes[ks](input)
 
 
 # ---- flipud ----------------------------------------------------------------------------
@@ -11888,7 +13338,9 @@ def flipud(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.flipud, ks, (input,))
-    return ops.flipud.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.flipud.routes[ks](input)
 
 
 # ---- rot90 -----------------------------------------------------------------------------
@@ -11905,7 +13357,9 @@ def rot90(input, k=1, dims=(0, 1), *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rot90, ks, (input, k, dims))
-    return ops.rot90.call(ks, input, k, dims)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.rot90.routes[ks](input, k, dims)
 
 
 # ---- block_diag ------------------------------------------------------------------------
@@ -11922,7 +13376,9 @@ def block_diag(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.block_diag, ks, (tensors,))
-    return ops.block_diag.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.block_diag.routes[ks](tensors)
 
 
 # ---- cartesian_prod --------------------------------------------------------------------
@@ -11939,7 +13395,9 @@ def cartesian_prod(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.cartesian_prod, ks, (tensors,))
-    return ops.cartesian_prod.call(ks, tensors)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.cartesian_prod.routes[ks](tensors)
 
 
 # ---- vander ----------------------------------------------------------------------------
@@ -11957,7 +13415,9 @@ def vander(x, N=None, increasing=False, *, out=None):
     ks = x._impl.keys
     if observers.active:
         return observed(ops.vander, ks, (x, N, increasing))
-    return ops.vander.call(ks, x, N, increasing)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.vander.routes[ks](x, N, increasing)
 
 
 # ---- unravel_index ---------------------------------------------------------------------
@@ -11974,7 +13434,9 @@ def unravel_index(indices, *shape, **kwargs):
     ks = indices._impl.keys
     if observers.active:
         return observed(ops.unravel_index, ks, (indices, shape))
-    return ops.unravel_index.call(ks, indices, shape)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unravel_index.routes[ks](indices, shape)
 
 
 # ---- unfold ----------------------------------------------------------------------------
@@ -11995,7 +13457,9 @@ def unfold(self, dimension, size, step):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.unfold, ks, (self, dimension, size, step))
-    return ops.unfold.call(ks, self, dimension, size, step)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.unfold.routes[ks](self, dimension, size, step)
 
 
 # ---- isin (Tensor_Tensor, Tensor_Scalar, Scalar_Tensor) --------------------------------
@@ -12019,7 +13483,9 @@ def _run_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
         return observed(
             ops.isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert),
         )
-    return ops.isin_Tensor_Tensor.call(ks, elements, test_elements, assume_unique, invert)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isin_Tensor_Tensor.routes[ks](elements, test_elements, assume_unique, invert)
 
 
 def _match_isin_Tensor_Scalar(elements, test_element, *, assume_unique=False, invert=False):
@@ -12041,7 +13507,9 @@ def _run_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
     ks = elements._impl.keys
     if observers.active:
         return observed(ops.isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
-    return ops.isin_Tensor_Scalar.call(ks, elements, test_element, assume_unique, invert)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isin_Tensor_Scalar.routes[ks](elements, test_element, assume_unique, invert)
 
 
 def _match_isin_Scalar_Tensor(element, test_elements, *, assume_unique=False, invert=False):
@@ -12063,7 +13531,9 @@ def _run_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
     ks = test_elements._impl.keys
     if observers.active:
         return observed(ops.isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
-    return ops.isin_Scalar_Tensor.call(ks, element, test_elements, assume_unique, invert)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.isin_Scalar_Tensor.routes[ks](element, test_elements, assume_unique, invert)
 
 
 def isin(*args, **kwargs):
@@ -12106,7 +13576,9 @@ def msort(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.msort, ks, (input,))
-    return ops.msort.call(ks, input)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.msort.routes[ks](input)
 
 
 # ---- dist ------------------------------------------------------------------------------
@@ -12127,7 +13599,9 @@ def dist(input, other, p=2, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.dist.no_grad_keys
-    return ops.dist.call(ks, input, other, p)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.dist.routes[ks](input, other, p)
 
 
 # ---- inner -----------------------------------------------------------------------------
@@ -12143,7 +13617,9 @@ def inner(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.inner, ks, (input, other))
-    return ops.inner.call(ks, input, other)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.inner.routes[ks](input, other)
 
 
 # ---- byte ------------------------------------------------------------------------------
@@ -12155,7 +13631,9 @@ def byte(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.byte, ks, (self,))
-    return ops.byte.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.byte.routes[ks](self)
 
 
 # ---- char ------------------------------------------------------------------------------
@@ -12167,7 +13645,9 @@ def char(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.char, ks, (self,))
-    return ops.char.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.char.routes[ks](self)
 
 
 # ---- short -----------------------------------------------------------------------------
@@ -12179,7 +13659,9 @@ def short(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.short, ks, (self,))
-    return ops.short.call(ks, self)
+    included, excluded = local_keys.masks
+    ks = (ks | included) & ~excluded
+    return ops.short.routes[ks](self)
 
 FUNCTIONS = (
     'add',

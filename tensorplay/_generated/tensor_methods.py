@@ -322,10 +322,7 @@ class TensorMethods:
     char = F.char
     short = F.short
 
-    def __add__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.add(self, other)
+    __add__ = F.add_operator
 
     def __radd__(self, other):
         if not is_operand(other):
@@ -335,10 +332,7 @@ class TensorMethods:
     def __iadd__(self, other):
         return F.add_(self, other)
 
-    def __sub__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.sub(self, other)
+    __sub__ = F.sub_operator
 
     def __rsub__(self, other):
         if not is_operand(other):
@@ -348,10 +342,7 @@ class TensorMethods:
     def __isub__(self, other):
         return F.sub_(self, other)
 
-    def __mul__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.mul(self, other)
+    __mul__ = F.mul_operator
 
     def __rmul__(self, other):
         if not is_operand(other):
@@ -374,45 +365,24 @@ class TensorMethods:
     def __itruediv__(self, other):
         return F.div_(self, other)
 
-    def __pow__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.pow(self, other)
+    __pow__ = F.pow_operator
 
     def __rpow__(self, other):
         if not is_operand(other):
             return NotImplemented
         return F.pow(wrap_number(other, self), self)
 
-    def __eq__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.eq(self, other)
+    __eq__ = F.eq_operator
 
-    def __ne__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.ne(self, other)
+    __ne__ = F.ne_operator
 
-    def __lt__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.lt(self, other)
+    __lt__ = F.lt_operator
 
-    def __le__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.le(self, other)
+    __le__ = F.le_operator
 
-    def __gt__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.gt(self, other)
+    __gt__ = F.gt_operator
 
-    def __ge__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.ge(self, other)
+    __ge__ = F.ge_operator
 
     def __neg__(self):
         return F.neg(self)
@@ -420,15 +390,9 @@ class TensorMethods:
     def __abs__(self):
         return F.abs(self)
 
-    def __matmul__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.matmul(self, other)
+    __matmul__ = F.matmul_operator
 
-    def __floordiv__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.floor_divide(self, other)
+    __floordiv__ = F.floor_divide_operator
 
     def __rfloordiv__(self, other):
         if not is_operand(other):
@@ -438,10 +402,7 @@ class TensorMethods:
     def __ifloordiv__(self, other):
         return F.floor_divide_(self, other)
 
-    def __mod__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.remainder(self, other)
+    __mod__ = F.remainder_operator
 
     def __imod__(self, other):
         return F.remainder_(self, other)
@@ -449,10 +410,7 @@ class TensorMethods:
     def __invert__(self):
         return F.bitwise_not(self)
 
-    def __and__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.bitwise_and(self, other)
+    __and__ = F.bitwise_and_operator
 
     def __rand__(self, other):
         if not is_operand(other):
@@ -462,10 +420,7 @@ class TensorMethods:
     def __iand__(self, other):
         return F.bitwise_and_(self, other)
 
-    def __or__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.bitwise_or(self, other)
+    __or__ = F.bitwise_or_operator
 
     def __ror__(self, other):
         if not is_operand(other):
@@ -475,10 +430,7 @@ class TensorMethods:
     def __ior__(self, other):
         return F.bitwise_or_(self, other)
 
-    def __xor__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
-            return NotImplemented
-        return F.bitwise_xor(self, other)
+    __xor__ = F.bitwise_xor_operator
 
     def __rxor__(self, other):
         if not is_operand(other):

@@ -195,21 +195,37 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         buffers = {}
         for (fn, nr), g in zip(roots, root_grads):
             _add_to_buffer(buffers, fn, nr, g)
-    ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
-    heapq.heapify(ready)
+    # `ready` is the heap of nodes whose gradients are complete, newest first; `node` is
+    # the one to run next without it. Whenever exactly one node is ready (a chain: loss
+    # -> sum -> add -> mul -> leaf) it is run directly: the heap would pop that same
+    # node, the only one in it.
+    heappop, heappush = heapq.heappop, heapq.heappush
+    if len(root_nodes) == 1:
+        ready = []
+        node = root_nodes[0] if root_nodes[0] not in deps else None
+    else:
+        ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
+        heapq.heapify(ready)
+        node = heappop(ready)[1] if len(ready) == 1 else None
+    evaluate = task.evaluate
 
     saved_state = (grad_state.enabled, exec_state.needed)
     grad_state.enabled = create_graph
     exec_state.needed = needed
     try:
-        while ready:
-            node = heapq.heappop(ready)[1]
+        while True:
+            if node is None:
+                if not ready:
+                    break
+                node = heappop(ready)[1]
             grads = buffers.pop(node, None)
             if trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, grads)
             else:
-                outs = task.evaluate(node, grads)
-            for i, (child, nr) in enumerate(node.next_functions):
+                outs = evaluate(node, grads)
+            edges = node.next_functions
+            node = None         # the next one: set below if it is the only one ready
+            for i, (child, nr) in enumerate(edges):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if outs is not None:
@@ -222,7 +238,17 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    heapq.heappush(ready, (-child._seq, child))
+                    if node is None:
+                        node = child
+                    else:
+                        heappush(ready, (-child._seq, child))
+            # Drop this loop's references to the gradients: a leaf's gradient held only
+            # by its buffer may become its .grad uncopied (AccumulateGrad.apply_owned).
+            outs = g = None
+            if node is not None and ready:
+                # Other nodes wait: the heap orders this one among them.
+                heappush(ready, (-node._seq, node))
+                node = None
     finally:
         grad_state.enabled, exec_state.needed = saved_state
     return task.captured
@@ -311,7 +337,7 @@ class _Task:
         # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
         # the node.
         if node._tensor_pre_hooks is not None or (type(node) is AccumulateGrad
-                                                  and node.variable._impl.hooks):
+                                                  and node.leaf.hooks):
             _call_tensor_hooks(node, grads)
         if node._retains_grad:
             _retain_grads(node, grads)
@@ -320,22 +346,37 @@ class _Task:
                 self.captured[i] = grads[nr] if nr < len(grads) else None
         if self.needed is not None and not self.should_execute(node):
             return None
-        missing = False     # one pass: no gradient at all skips the node, a missing one
-        present = False     # is materialized below (a plain loop: no generator frame)
-        for g in grads:
-            if g is None:
-                missing = True
-            else:
-                present = True
-        if not present:
-            return None
+        if len(grads) == 1:
+            # A one-output node (every leaf's AccumulateGrad): tested without a loop,
+            # whose variable would hold the gradient here while AccumulateGrad decides
+            # whether anything else references it (apply_owned).
+            if grads[0] is None:
+                return None
+            missing = False
+        else:
+            missing = False     # one pass: no gradient at all skips the node, a missing
+            present = False     # one is materialized below (a plain loop: no generator)
+            for g in grads:
+                if g is None:
+                    missing = True
+                else:
+                    present = True
+            if not present:
+                return None
         if node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
             missing = True      # a hook may have returned None for a gradient
         if missing and node.materialize_grads:
             _materialize(node, grads)
         try:
-            outs = node.apply(tuple(grads))
+            if type(node) is AccumulateGrad and not node._post_hooks \
+                    and trace_state.watch is None:
+                # The buffer is handed over (no post-hook reads it after): a leaf's
+                # first gradient may become its .grad without a copy (_stealable). Not
+                # while observed: explain() reports the copy the full path makes.
+                outs = node.apply_owned(grads)
+            else:
+                outs = node.apply(tuple(grads))
         except Exception:
             if anomaly_state.enabled:
                 report_forward_stack(node)

@@ -25,6 +25,7 @@ __all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_gra
            "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
 
 NO_EDGE = (None, 0)
+_weak_ref = weakref.ref      # bound once: a leaf's edge may make one per recorded op
 
 
 def grad_accumulator(impl):
@@ -49,7 +50,7 @@ def impl_edge(impl):
         acc = ref() if ref is not None else None
         if acc is None:
             acc = AccumulateGrad(impl)
-            impl.grad_accumulator = weakref.ref(acc)
+            impl.grad_accumulator = _weak_ref(acc)
         return (acc, 0)
     # A view with no history that requires grad only through its base (made in no_grad
     # mode): no gradient flows from it, as in PyTorch.

@@ -19,10 +19,16 @@ flow into it.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
+import weakref
+
+import numpy as np
 
 from tensorplay import _memory_format as mf
 from tensorplay import _tensor_factory as factory
+from tensorplay._device import CPU
+from tensorplay._impl import TensorImpl, contiguous_strides
 from tensorplay._layout import strided
 from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
@@ -112,6 +118,7 @@ class Node:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.releases_saved = bool(cls.SAVED) or cls.release_saved is not Node.release_saved
+        _add_saved_accessors(cls)
 
     def __init__(self):
         self.next_functions = ()
@@ -163,18 +170,6 @@ class Node:
             if saved is not None:
                 saved.release()
 
-    def __getattr__(self, name):
-        # `grad_fn._saved_other` like PyTorch: the unpacked saved tensor, or saved value.
-        if name.startswith("_saved_"):
-            key = name[len("_saved_"):]
-            for attr in (key + "_", key):
-                try:
-                    value = object.__getattribute__(self, attr)
-                except AttributeError:
-                    continue
-                return value.unpack(self) if hasattr(value, "unpack") else value
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     # ---- hooks --------------------------------------------------------------------
     def register_prehook(self, fn):
         """`fn(grad_outputs) -> new grad_outputs or None`, before this node runs."""
@@ -201,6 +196,48 @@ class Node:
         return self._tensor_pre_hooks.get(output_nr)
 
 
+# ---- `grad_fn._saved_other` ------------------------------------------------------------
+# Like PyTorch, a node shows what it saved as `_saved_<name>`: the unpacked saved tensor,
+# or the saved value. A slotted node class gets one property per slot (`other_` ->
+# `_saved_other`, `self_sizes` -> `_saved_self_sizes`) rather than a `__getattr__`: a
+# class with a `__getattr__` makes every attribute read of its instances slower (~40 ns
+# instead of ~7: Python cannot specialize the read), and the engine reads a node's fields
+# dozens of times per node. Classes whose instances take any attribute (custom Functions'
+# nodes, which are their `ctx`) keep the `__getattr__`.
+def _saved_value(node, key):
+    for attr in (key + "_", key):
+        try:
+            value = object.__getattribute__(node, attr)
+        except AttributeError:
+            continue
+        return value.unpack(node) if hasattr(value, "unpack") else value
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{key}'")
+
+
+def _saved_getattr(self, name):
+    if name.startswith("_saved_"):
+        return _saved_value(self, name[len("_saved_"):])
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def _saved_property(key):
+    return property(lambda node: _saved_value(node, key), doc=f"The saved `{key}`.")
+
+
+def _add_saved_accessors(cls):
+    if cls.__dictoffset__:      # instances with a __dict__: any attribute may be saved
+        if "__getattr__" not in cls.__dict__:
+            cls.__getattr__ = _saved_getattr
+        return
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot != "__weakref__":
+                key = slot[:-1] if slot.endswith("_") else slot
+                if "_saved_" + key not in cls.__dict__:
+                    setattr(cls, "_saved_" + key, _saved_property(key))
+
+
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `.grad`.
 
@@ -208,7 +245,10 @@ class AccumulateGrad(Node):
     every graph that uses the leaf ends in the same node. The leaf's hooks run before
     `apply`, like every tensor hook (the engine calls them, see `tensor_hooks`)."""
 
-    __slots__ = ("variable",)
+    __slots__ = (
+        "leaf",          # the leaf's TensorImpl, held strongly (PyTorch's `variable`)
+        "_variable",     # the Tensor `variable` returns, made on first use
+    )
 
     def __init__(self, impl):
         # Node.__init__ inlined (a leaf's AccumulateGrad is made again on each recorded op
@@ -221,20 +261,41 @@ class AccumulateGrad(Node):
         self._tensor_pre_hooks = None
         self._retains_grad = None
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
-        self.variable = factory.wrap(impl)
+        self.leaf = impl
+        self._variable = None
         self._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
+
+    @property
+    def variable(self):
+        """The leaf, as a Tensor. Made when first asked for, then kept: most graphs that
+        read a leaf are dropped without a backward pass (a requires-grad model run for
+        its outputs), and wrapping the leaf was a third of this node's construction."""
+        variable = self._variable
+        if variable is None:
+            variable = self._variable = factory.wrap(self.leaf)
+        return variable
 
     def tensor_hooks(self, output_nr):
         # A leaf's hooks live on the leaf, which keeps them across graphs.
-        return self.variable._impl.hooks
+        return self.leaf.hooks
 
     def apply(self, grads):
+        return self._accumulate(grads[0], False)
+
+    def apply_owned(self, grads):
+        """`apply` from the engine, which hands over its buffer (a list): the gradient
+        taken out of it is then referenced from here only, unless something else kept
+        it (a hook, a custom Function, the user), and may become `.grad` uncopied."""
         grad = grads[0]
-        impl = self.variable._impl
+        grads[0] = None
+        return self._accumulate(grad, True)
+
+    def _accumulate(self, grad, owned):
+        impl = self.leaf
         # A leaf detached in place (detach_, requires_grad_(False)) after the graph was
         # built takes no gradient, as in PyTorch's AccumulateGrad.
         if grad is not None and impl.requires_grad:
-            accumulate_into(impl, grad)
+            accumulate_into(impl, grad, owned)
             if impl.post_accumulate_hooks:
                 # After the sum, so a hook sees the whole .grad (DistributedDataParallel
                 # starts reducing a parameter's gradient from here).
@@ -257,19 +318,76 @@ def _layout_of(impl, grad):
     return None
 
 
-def accumulate_into(impl, grad):
+def accumulate_into(impl, grad, owned=False):
     """`.grad += grad` with PyTorch's semantics.
 
     The first gradient is cloned (it may be shared: AddBackward hands the same tensor
-    to both inputs). Later ones are added in place, except when grad mode is on
-    (create_graph=True): then `.grad` becomes a new tensor with a history of its own,
-    so the old one, maybe part of a graph, is never modified."""
+    to both inputs), unless it can be *stolen*: `owned` (the engine handed it over) and
+    `_stealable` proves nothing else can reach it. Later ones are added in place, except
+    when grad mode is on (create_graph=True): then `.grad` becomes a new tensor with a
+    history of its own, so the old one, maybe part of a graph, is never modified."""
     with _accumulate_lock:
         old = impl.grad
         if old is None:
             layout = _layout_of(impl, grad)
+            if owned and layout is not mf.channels_last and _stealable(grad):
+                impl.grad = grad
+                return
             impl.grad = grad.clone() if layout is None else grad.clone(memory_format=layout)
         elif grad_state.enabled:
             impl.grad = old + grad
         else:
             old.add_(grad)
+
+
+# References to the gradient while `_stealable` looks at it: apply_owned's `grad`,
+# _accumulate's, accumulate_into's, _stealable's own, and getrefcount's argument.
+_OWNED_REFS = 5
+
+
+def _stealable(grad):
+    """Whether the first gradient of a leaf may become its `.grad` as it is (PyTorch
+    steals it when it holds the only reference; accumulate_grad.h): exactly when the
+    clone it replaces would be indistinguishable from it, and nobody else can reach it
+    or its memory to change it later.
+
+    - the clone's own properties: a plain CPU tensor (no subclass, view, sparse or
+      batched impl), row-major from offset 0 (what `clone` makes of it, and of the
+      layout contract's contiguous format), version 0, no autograd state, of the
+      current inference mode;
+    - no other holder: nothing references the Tensor but the calls above, its impl but
+      the Tensor, its storage but the impl, its NumPy array but the storage (and the
+      impl's cached `_array`, the same array), and the array owns its memory (a NumPy
+      view of it would reference it: `from_numpy` memory, or `.numpy()`, is never
+      stolen); no weak reference can bring any of them back.
+
+    With grad mode on (create_graph=True) PyTorch never steals: neither does this."""
+    if grad_state.enabled or type(grad) is not factory.Tensor:
+        return False
+    g = grad._impl
+    if (type(g) is not TensorImpl or g._device is not CPU or g.offset or g.base is not None
+            or not g.is_contiguous or g.strides != contiguous_strides(g.sizes)
+            or g.version.value or g._inference != grad_state.inference
+            or g.requires_grad or g.grad_fn is not None or g.grad is not None
+            or g.hooks is not None or g.retains_grad or g.grad_accumulator is not None
+            or g.post_accumulate_hooks is not None or g.name is not None
+            or g.wrapped_number):
+        return False
+    storage = g.storage
+    data = storage.data
+    # the storage `clone` would make: a writeable array of the tensor's shape and dtype
+    # that owns its memory
+    if (type(data) is not np.ndarray or data.base is not None or not data.flags.writeable
+            or data.shape != g.sizes or data.dtype != g.dtype.np
+            or storage.nbytes != data.nbytes):
+        return False
+    # Each count below includes getrefcount's argument and the local name here (`g`,
+    # `storage`, `data`): the impl is then held by the Tensor only, the storage by the
+    # impl only, the array by the storage (and the impl's `_array`) only.
+    return (sys.getrefcount(grad) == _OWNED_REFS and sys.getrefcount(g) == 3
+            and sys.getrefcount(storage) == 3
+            and (g._array is None or g._array is data)
+            and sys.getrefcount(data) == (4 if g._array is data else 3)
+            and sys.getrefcount(g.version) == 2
+            and not weakref.getweakrefcount(grad) and not weakref.getweakrefcount(g)
+            and not weakref.getweakrefcount(storage))

@@ -286,12 +286,33 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
 
 
+# One Tensor out of an op with a formula for it: the usual case is a new floating tensor
+# with no history, and graph_edges.set_history's first branch attaches it, written out
+# here to save the call; tests/test_fastpath_fast14c.py keeps the two in step. Anything
+# else (an output with history, an integer output, not a tensor) takes set_history.
+FRESH_OUTPUT = CodeTemplate("""\
+result_impl = getattr(result, "_impl", None)
+if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
+        and result_impl.dtype.is_floating_point):
+    result_impl.grad_fn = node
+    result_impl.output_nr = 0
+    result_impl.requires_grad = True
+    node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
+else:
+    set_history(result, node)""")
+
+# The names the wrapper's body binds; no argument may have one of them.
+WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "result", "result_impl"}
+
 # The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
 # while grad_state is thread-local (a slower read), and most calls need no graph.
 # The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
 # would do (dispatch/tls.py), written out: the guard object and its two method calls cost
 # more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
 # half of the thread's masks, also when the op raises.
+# The op below autograd is `redispatch` written out: the route of the key set it would
+# compute (the header of autograd_wrappers.py says why it is the same), or, while
+# explain() or a profiler watches, the dispatcher's loop that reports each step.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
@@ -301,10 +322,14 @@ def $name(ks, $args):
     node.next_functions = $edges
     $record
     included, excluded = local_keys.masks
+    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         $save_inputs
-        result = $call
+        if trace_state.watch is None:
+            result = $handle.routes[below]($args)
+        else:
+            result = $call
     finally:
         local_keys.masks = (local_keys.masks[0], excluded)
     $history
@@ -353,11 +378,19 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
             continue
         saver = "SavedVariableList" if t in lists else "SavedVariable"
         save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
+    clash = sorted(set(names) & WRAPPER_LOCALS)
+    if clash:
+        raise CodegenError(e.loc, f"{schema.name.full}: argument {clash[0]!r} would be "
+                                  f"shadowed by a local of the autograd wrapper")
+    rets = schema.returns
     if inplace:
-        history = "rebase_history(self, node)"
+        history = ["rebase_history(self, node)"]
+    elif (len(rets) == 1 and rets[0].type.name == "Tensor" and not rets[0].type.is_list
+          and not spec.entry.output_differentiability):
+        history = FRESH_OUTPUT.substitute()
     else:
         diff = spec.entry.output_differentiability
-        history = f"set_history(result, node{', ' + repr(diff) if diff else ''})"
+        history = [f"set_history(result, node{', ' + repr(diff) if diff else ''})"]
     save_outputs = []
     for o in plan.saved_outputs:
         idx = fm.output_index(o, spec.outputs)
@@ -367,6 +400,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         name=schema.name.unambiguous_name, args=names,
         needs=_needs_grad(spec),
         call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
+        handle=handle(e),
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
         node=spec.class_name, edges=_edges_expr(spec), record=record,
         save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
@@ -471,19 +505,28 @@ WRAPPERS = CodeTemplate('''\
 Each one: if no input requires grad (or grad mode is off), redispatch below
 autograd at once. Otherwise build the backward node, save what the formulas
 read, run the op below autograd with the autograd keys excluded (so the ops
-a kernel calls do not record a second graph), and attach the node."""
+a kernel calls do not record a second graph), and attach the node.
+
+The op below autograd: `redispatch(ks & BELOW_AUTOGRAD, ...)` would apply the
+thread's masks, the autograd keys now among the excluded, giving the key set
+`(ks | included) & ~excluded & BELOW_AUTOGRAD`, and run that key set's route
+(dispatcher.py, `Routes`) unless explain() or a profiler watches. The wrapper
+does the same without the method call: the same route, the same arguments;
+while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
+from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
 $wrappers

@@ -9,12 +9,17 @@ One op reads on one screen. For `add` (overloads `add.Tensor`, `add.Scalar`) it 
             bad_arg('add', 'input', 'Tensor', input)
         if isinstance(other, Tensor):  # add.Tensor      # the overload, from the types
             ks = input._impl.keys | other._impl.keys
-            if observers.active:                         # profiler / shape capture
-                return observed(ops.add_Tensor, ks, (input, other, alpha))
-            return ops.add_Tensor.call(ks, input, other, alpha)
+            if observers.active:                         # explain() / profiler: the full
+                return observed(ops.add_Tensor, ks, (input, other, alpha))   # loop, `call`
+            if not ((input._impl.requires_grad or ...) and grad_state.enabled):
+                ks &= ops.add_Tensor.no_grad_keys        # nothing to record
+            included, excluded = local_keys.masks        # the thread's keys, read once
+            ks = (ks | included) & ~excluded
+            return ops.add_Tensor.routes[ks](input, other, alpha)   # where the loop ends
         ...
 
-where `ops.add_Tensor` is the dispatcher's handle, resolved once in `_generated/ops.py`.
+where `ops.add_Tensor` is the dispatcher's handle, resolved once in `_generated/ops.py`,
+and `routes` its cache of where the dispatch loop ends for a key set (dispatcher.py).
 Overloads whose Python signatures differ (`mean()` / `mean(dim)`) get a `_match_` (does
 the call bind and do the types fit?) and a `_run_` per overload, written just above
 the front door that tries them in order.
@@ -92,10 +97,14 @@ def needs_grad_test(inputs, indent: int, rename=None, relative: bool = False) ->
 
 
 # ---- the call of one overload ----------------------------------------------------------
+# Unobserved, the call goes where the dispatcher's loop would end for the key set with the
+# thread's masks applied (`OperatorHandle.routes`, dispatcher.py): one dict lookup, then
+# the kernel (or wrapper) with the arguments as written. Observed, it takes the loop.
 CALL = CodeTemplate("""\
 ks = $keyset
-if observers.active:
-    return $observed
+$observe
+included, excluded = local_keys.masks
+ks = (ks | included) & ~excluded
 return $call""")
 
 
@@ -106,33 +115,37 @@ return $call""")
 # profiler or explain() listens the front door takes the full path, so they show every hop.
 CALL_SKIPPING_AUTOGRAD = CodeTemplate("""\
 ks = $keyset
-if observers.active:
-    return $observed
+$observe
 if not ($needs):
     # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
     ks &= $handle.no_grad_keys
+included, excluded = local_keys.masks
+ks = (ks | included) & ~excluded
 return $call""")
 
 
-def call_lines(e: OpEntry, function: bool, grad_inputs: dict | None = None) -> list[str]:
+def call_lines(e: OpEntry, function: bool, grad_inputs: dict | None = None,
+               observe: bool = True) -> list[str]:
     """Enter the dispatcher with the call's key set (through the profiler hook when one
     listens). Several named outputs come back as a named tuple: `x.max(0).values`.
-    `grad_inputs`: op name -> the inputs its autograd wrapper tests (main.py)."""
+    `grad_inputs`: op name -> the inputs its autograd wrapper tests (main.py). Without
+    `observe` the test for listeners is left out (an operator door makes it first)."""
     names = [pyargs.py_name(a.name, function) for a in e.schema.arguments]
     args = ", ".join(names)
     observed = f"observed({handle(e)}, ks, ({args}{',' if len(names) == 1 else ''}))"
-    call = f"{handle(e)}.call({', '.join(['ks'] + names)})"
+    call = f"{handle(e)}.routes[ks]({args})"
     if _named_returns(e):
         observed, call = f"{_ret_type(e)}(*{observed})", f"{_ret_type(e)}(*{call})"
     keyset = keyset_expr(e, function)
+    observe = ["if observers.active:", f"    return {observed}"] if observe else []
     inputs = (grad_inputs or {}).get(e.schema.name.full)
     # Tensor[] inputs would need a loop over the list: those ops keep the wrapper's hop.
     if inputs and not any(is_list for _, is_list, _ in inputs):
         needs = needs_grad_test(inputs, indent=8, rename=lambda n: pyargs.py_name(n, function),
                                 relative=True)
-        return CALL_SKIPPING_AUTOGRAD.substitute(keyset=keyset, observed=observed, call=call,
+        return CALL_SKIPPING_AUTOGRAD.substitute(keyset=keyset, observe=observe, call=call,
                                                  needs=needs, handle=handle(e))
-    return CALL.substitute(keyset=keyset, observed=observed, call=call)
+    return CALL.substitute(keyset=keyset, observe=observe, call=call)
 
 
 def _named_returns(e: OpEntry) -> bool:
@@ -208,18 +221,34 @@ if $test:  # $overload
     $body""")
 
 
+def _is_matched(entries, params, function) -> bool:
+    """Does the front door try a matcher per overload (`_matched_front_door`)?"""
+    if len(entries) > 1 and not all(_same_params(params[0], p) for p in params[1:]):
+        return True
+    aliases = _aliases(params[0]) if function else {}
+    # `tp.cumsum(x, axis=0)`: a required parameter may come under its NumPy name, so
+    # the aliases are resolved before the arguments bind (as for differing overloads).
+    return any(p.name in aliases.values() and p.default is None and not p.vararg
+               for p in params[0])
+
+
 def gen_front_door(name: str, entries: list[OpEntry], grad_inputs=None) -> list[str]:
     function = any("function" in e.variants for e in entries)
     params = [pyargs.py_params(e.schema, function) for e in entries]
     out = takes_out(name, entries)
-    if len(entries) > 1 and not all(_same_params(params[0], p) for p in params[1:]):
+    if _is_matched(entries, params, function):
         return _matched_front_door(name, entries, params, out, grad_inputs)
+    return _front_door(name, entries, params, out, grad_inputs)
+
+
+def _front_door(name, entries, params, out, grad_inputs, operator=None) -> list[str]:
+    """The front door of overloads that share one Python signature. With `operator` (a
+    binary dunder), its operator door instead (see `gen_operator_door`)."""
+    function = any("function" in e.variants for e in entries)
     ps = params[0]
-    aliases = _aliases(ps) if function else {}
-    if any(p.name in aliases.values() and p.default is None and not p.vararg for p in ps):
-        # `tp.cumsum(x, axis=0)`: a required parameter may come under its NumPy name, so
-        # the aliases are resolved before the arguments bind (as for differing overloads).
-        return _matched_front_door(name, entries, params, out, grad_inputs)
+    if operator:
+        out = False
+    aliases = _aliases(ps) if function and not operator else {}
     vararg = any(p.vararg for p in ps)
     sig_params = ps + ([pyargs.PyParam("out", None, "None", True)] if out else [])
     signature = pyargs.signature(sig_params)
@@ -234,9 +263,13 @@ def gen_front_door(name: str, entries: list[OpEntry], grad_inputs=None) -> list[
         prologue += ALIASES.substitute(name=name, op=repr(name), aliases=repr(aliases),
                                        bound=bound)
     prologue += pyargs.vararg_lines(name, ps)
+    if operator:
+        prologue += OPERATOR_PROLOGUE.substitute(
+            first=ps[0].name, other=ps[1].name, reentry=_reentry(name, ps, None))
+    observe = not operator
     if len(entries) == 1:
         checks = pyargs.check_lines(name, ps)
-        branches = call_lines(entries[0], function, grad_inputs)
+        branches = call_lines(entries[0], function, grad_inputs, observe)
     else:
         # One Python signature: the arguments whose types tell the overloads apart pick
         # the branch; the others are checked once, before it.
@@ -248,14 +281,80 @@ def gen_front_door(name: str, entries: list[OpEntry], grad_inputs=None) -> list[
         for e, eps in zip(entries, params):
             test = conjunction([pyargs.match_expr(eps[i]) for i in differing], indent=4)
             own = [p for p in _unchecked(eps, tested) if p.name in tested]
-            body = pyargs.check_lines(name, own) + call_lines(e, function, grad_inputs)
+            body = pyargs.check_lines(name, own) + call_lines(e, function, grad_inputs,
+                                                              observe)
             branches += BRANCH.substitute(test=test, overload=e.schema.name.full, body=body)
         overloads = ", ".join(handle(e) for e in entries)
         given = ", ".join(p.name for p in ps if not p.vararg)
         branches.append(f"no_overload({name!r}, ({overloads}), ({given},), {{}})")
+    if operator:
+        return FRONT_DOOR.substitute(
+            name=operator_door(name), signature=signature, docstring=[OPERATOR_DOC.format(
+                dunder=operator, name=name)], prologue=prologue, checks=checks,
+            branches=branches) + [""]
     return _returns(entries) + FRONT_DOOR.substitute(
         name=name, signature=signature, docstring=_docstring(entries), prologue=prologue,
         checks=checks, branches=branches) + [""]
+
+
+# ---- operator doors: `a + b` without a second frame ------------------------------------------
+REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+             "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__"}
+UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
+
+
+def operator_kind(dunder: str, schema) -> str:
+    """Which template of gen_methods.py writes a Python operator."""
+    if dunder in UNARY:
+        return "unary"
+    if dunder in REFLECTED:
+        first = schema.arguments[0].type
+        return "reflected scalar" if str(first) == "Scalar" else "reflected"
+    return "in-place" if dunder.startswith("__i") else "binary"
+
+
+def operator_door(name: str) -> str:
+    return f"{name}_operator"
+
+
+def binary_operator(entries, handwritten=()) -> str | None:
+    """The binary dunder (`__add__`) of a front door whose overloads share one signature,
+    which then gets an operator door; None otherwise, or when `Tensor` defines that
+    dunder by hand (`handwritten`, codegen/bindings.py)."""
+    function = any("function" in e.variants for e in entries)
+    params = [pyargs.py_params(e.schema, function) for e in entries]
+    if _is_matched(entries, params, function) or any(p.vararg for p in params[0]) or \
+            len(params[0]) < 2 or params[0][1].kwonly:
+        return None
+    for e in entries:
+        for dunder in e.python_operators:
+            if operator_kind(dunder, e.schema) == "binary" and dunder not in handwritten:
+                return dunder
+    return None
+
+
+# A binary Python operator is its op's front door with one rule more: an operand it cannot
+# take answers NotImplemented, so that Python tries the other side (`x == None` is False).
+# It is written out as a door of its own rather than a method calling the front door (a
+# second Python frame on every `a + b`); while explain() or a profiler listens it hands
+# the call to the front door, so they name `add` as the caller, as for `tp.add`.
+OPERATOR_DOC = '"""`{dunder}`: {name}\'s front door, or NotImplemented for what it cannot take."""'
+
+OPERATOR_PROLOGUE = CodeTemplate("""\
+if type($other) is not type($first) and not is_operand($other):
+    return NotImplemented
+if observers.active:
+    return $reentry""")
+
+
+def gen_operator_door(name: str, entries: list[OpEntry], grad_inputs=None,
+                      handwritten=()) -> list[str]:
+    dunder = binary_operator(entries, handwritten)
+    if dunder is None:
+        return []
+    function = any("function" in e.variants for e in entries)
+    params = [pyargs.py_params(e.schema, function) for e in entries]
+    return _front_door(name, entries, params, False, grad_inputs, operator=dunder)
 
 
 MATCH = CodeTemplate("""\
@@ -392,9 +491,10 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, no_overload, observers, observed,
-    keyset_list, device_keyset, into_out, numpy_aliases,
+    keyset_list, device_keyset, into_out, numpy_aliases, is_operand,
 )
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 
 
@@ -418,6 +518,10 @@ def generate(ctx) -> str:
         rule = f"# ---- {name} " + (f"({overloads}) " if len(entries) > 1 else "")
         front_doors += ["", rule + "-" * max(4, 90 - len(rule)), ""]
         front_doors += gen_front_door(name, entries, ctx.grad_inputs)
+        operator = gen_operator_door(name, entries, ctx.grad_inputs, ctx.handwritten.methods)
+        if operator:
+            rule = f"# ---- {name} as a Python operator "
+            front_doors += ["", rule + "-" * max(4, 90 - len(rule)), "", *operator]
         if any("function" in e.variants for e in entries) and \
                 name not in ctx.handwritten.functions:     # codegen/bindings.py
             exported.append(f"{name!r},")
@@ -428,9 +532,10 @@ def generate(ctx) -> str:
 OPS = CodeTemplate('''\
 """One dispatcher handle per overload of ops.yaml, resolved once at import.
 
-The front doors (`functional.py`) enter the dispatcher through them
-(`ops.add_Tensor.call(ks, ...)`); the autograd wrappers redispatch below autograd
-through them. A handle is named after its overload: `add.Tensor` -> `add_Tensor`."""
+The front doors (`functional.py`) enter the dispatcher through them, by the cached
+route (`ops.add_Tensor.routes[ks](...)`) or, while observed, by its loop (`call`); the
+autograd wrappers redispatch below autograd through them. A handle is named after its
+overload: `add.Tensor` -> `add_Tensor`."""
 from tensorplay.dispatch.dispatcher import dispatcher
 import tensorplay._generated.registrations  # noqa: F401  (defines the ops)
 

@@ -2,17 +2,16 @@
 
 A method is the functional front door itself (`add = F.add`: a module function
 stored on a class becomes a method with the tensor as `self`), so both paths
-share one body. Python operators come from `python_operators:` in ops.yaml.
+share one body. Python operators come from `python_operators:` in ops.yaml; a binary
+one is its op's operator door (`__add__ = F.add_operator`, written beside `add`).
 """
 from __future__ import annotations
 
 from tensorplay.codegen import pyargs
-from tensorplay.codegen.gen_functional import HEADER, groups
+from tensorplay.codegen.gen_functional import (
+    HEADER, binary_operator, groups, operator_door, operator_kind,
+)
 from tensorplay.codegen.template import CodeTemplate, fit
-
-REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
-             "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__"}
-UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
 
 # `where(condition, self, other)` as a method: x.where(condition, other).
 SELF_NOT_FIRST = CodeTemplate("""\
@@ -75,15 +74,6 @@ def _self_first(entries) -> bool:
     return bool(args) and args[0].name == "self"
 
 
-def _kind(dunder: str, schema) -> str:
-    if dunder in UNARY:
-        return "unary"
-    if dunder in REFLECTED:
-        first = schema.arguments[0].type
-        return "reflected scalar" if str(first) == "Scalar" else "reflected"
-    return "in-place" if dunder.startswith("__i") else "binary"
-
-
 def emitted_names(ctx) -> set:
     """Every method and Python operator ops.yaml asks for, hand-written or not."""
     names = {name for name, entries in groups(ctx.ops).items()
@@ -106,11 +96,17 @@ def generate(ctx) -> str:
             name=name, signature=pyargs.signature([p for p in ps if p.name == "self"] + others),
             call=", ".join(p.name for p in ps)) + [""]
     operators = []
+    by_name = groups(ctx.ops)
     for e in ctx.ops:
         for dunder in e.python_operators:
             if dunder in handwritten:
                 continue
             fn = e.schema.name.base + ("_" if e.schema.name.inplace else "")
-            operators += OPERATORS[_kind(dunder, e.schema)].substitute(dunder=dunder, fn=fn) + [""]
+            if binary_operator(by_name[fn], handwritten) == dunder:
+                # its operator door in functional.py (`a + b` in one frame)
+                operators += [f"{dunder} = F.{operator_door(fn)}", ""]
+                continue
+            kind = operator_kind(dunder, e.schema)
+            operators += OPERATORS[kind].substitute(dunder=dunder, fn=fn) + [""]
     lines = METHODS.substitute(methods=methods, operators=operators)
     return HEADER + "\n".join(fit(lines)).rstrip() + "\n"

@@ -10,7 +10,11 @@
                                wrapper that gets `ks` first so it can redispatch
 
 The table is *resolved* once per registration (fallbacks computed ahead), so a
-call is: a few int operations, one list index, one function call.
+call is: a few int operations, one list index, one function call. What the loop ends
+at for a given key set is also kept in `OperatorHandle.routes` (a dict filled on first
+use, emptied by every registration), which the generated front doors and the wrappers'
+redispatch read when nothing observes the call: one dict lookup, then the kernel with
+the arguments as written.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import inspect
 import os
 import sys
 import traceback
+from functools import partial
 
 from tensorplay.dispatch.keys import (
     AUTOGRAD_OFFSET, DispatchKey, NUM_KEYS, NUM_BACKENDS, backend_mask, is_autograd_key,
@@ -40,6 +45,29 @@ class _Fallthrough:
 
 
 FALLTHROUGH = _Fallthrough()
+
+
+class Routes(dict):
+    """An op's routes: key set (the thread's masks applied) -> what `OperatorHandle.call`'s
+    loop ends at for it, as a callable taking the op's arguments as written: the backend
+    slot itself, or a wrapper with the key set it would be handed (`partial(kernel, ks)`).
+
+    Exact because the loop reads nothing but the key set and `resolved`: the thread's
+    masks are in the key, and a registration (the only thing that changes `resolved`)
+    gives the handle a new, empty `Routes`. A key set the loop cannot end at (a miss)
+    is never stored, so each such call raises the same `NoKernelError`. Routes are not
+    for observed calls: those take `call`, which reports each step."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle):
+        super().__init__()
+        self.handle = handle
+
+    def __missing__(self, ks):
+        route = self.handle.route(ks)
+        self[ks] = route
+        return route
 
 
 class OpSchema:
@@ -71,7 +99,7 @@ class OperatorHandle:
     """An op's dispatch table plus the bookkeeping to explain it."""
 
     __slots__ = ("name", "schema", "kernels", "kernel_names", "signatures", "registries",
-                 "resolved", "meta_rule", "no_grad_keys")
+                 "resolved", "meta_rule", "no_grad_keys", "routes")
 
     def __init__(self, schema):
         self.name = schema.name
@@ -182,6 +210,8 @@ class OperatorHandle:
                 resolved[k] = FALLTHROUGH
         self.no_grad_keys = _no_grad_keys(resolved)
         self.resolved = resolved
+        # After `resolved`: a call that finds the new (empty) routes fills them from it.
+        self.routes = Routes(self)
 
     def _has_backend_kernel(self, backend):
         reg = self.registries.get(backend)
@@ -221,8 +251,29 @@ class OperatorHandle:
                 return watch.run_wrapper(self, key, kernel, ks, args)
             return kernel(ks, *args)
 
-    # A wrapper that redispatches below itself calls the same entry point.
-    redispatch = call
+    def route(self, ks):
+        """What `call`'s loop ends at for `ks` (the thread's masks already applied), as a
+        callable of the op's arguments; `Routes` keeps it. Raises where the loop misses."""
+        resolved = self.resolved
+        while True:
+            key = ks.bit_length() - 1
+            kernel = resolved[key] if key >= 0 else None
+            if key < NUM_BACKENDS:
+                if kernel is None:
+                    self.miss(key)
+                return kernel
+            if kernel is FALLTHROUGH:
+                ks &= ~(1 << key)
+                continue
+            return partial(kernel, ks)
+
+    def redispatch(self, ks, *args):
+        """What a wrapper calls to run the op below itself (`ks` without its own key): the
+        loop of `call` while explain() or a profiler listens, otherwise the cached route."""
+        if trace_state.watch is not None:
+            return self.call(ks, *args)
+        included, excluded = local_keys.masks
+        return self.routes[(ks | included) & ~excluded](*args)
 
     def registered_keys(self):
         """Names of the keys something was registered at, on the backends shown."""

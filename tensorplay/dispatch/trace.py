@@ -98,10 +98,13 @@ def code_where(fn):
 
 def frame_where(level):
     """`file:line function` of the frame `level` calls above the caller. The front door's
-    profiler hook (`observed`) counts as part of the front door that called it."""
+    profiler hook (`observed`) counts as part of the front door that called it, and a
+    wrapper's `OperatorHandle.redispatch` (which enters `call` while observed) as part
+    of the wrapper."""
     f = sys._getframe(level + 1)
     code = f.f_code
-    if code.co_name == "observed" and code.co_filename.endswith("_frontdoor.py"):
+    if (code.co_name == "observed" and code.co_filename.endswith("_frontdoor.py")) or \
+            (code.co_name == "redispatch" and code.co_filename.endswith("dispatcher.py")):
         f = f.f_back
     return f"{_short(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_qualname}"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim, wrap_number
+from tensorplay._tensor import Tensor
 from tensorplay._generated import functional as F
 from tensorplay.errors import DerivativeNotImplementedError
 
@@ -18,6 +19,11 @@ def sum_to(grad, sizes):
 
         sum_to(g of shape [4, 2, 3], (2, 1)) -> g.sum([0, 2], keepdim) -> shape [2, 1]
     """
+    if type(grad) is Tensor and grad._impl.sizes == sizes:
+        # The usual case, a gradient of the input's shape: `grad.shape` of a plain Tensor
+        # is its impl's sizes, and both are tuples (the node keeps the input's
+        # `_impl.sizes`), so this is the test below without two tuples and a Size.
+        return grad
     gsizes = tuple(grad.shape)
     sizes = tuple(sizes)
     if gsizes == sizes:

@@ -1,0 +1,379 @@
+"""The front door's cached route (`OperatorHandle.routes`, dispatch/dispatcher.py).
+
+Unobserved, a generated front door and a wrapper's redispatch look up where the
+dispatcher's loop would end for the key set (the thread's masks applied) and call that
+directly. Each test runs the same calls through the cached route and through the
+general path (the loop of `OperatorHandle.call`, which a profiler forces: while one
+listens the front doors take the full path) and compares both with PyTorch.
+"""
+import itertools
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay._generated import ops
+from tensorplay.dispatch import DispatchKey
+from tensorplay.dispatch import keys as K
+from tensorplay.dispatch.dispatcher import FALLTHROUGH, OpSchema, Routes, dispatcher
+from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
+from tensorplay.errors import NoKernelError
+
+_counter = itertools.count()
+
+
+def both_paths(fn):
+    """fn() through the cached routes, then through the dispatcher's loop (a profiler
+    listening makes every front door take the full path)."""
+    fast = fn()
+    with tp.profiler.profile():
+        slow = fn()
+    return fast, slow
+
+
+def same(t, ref):
+    """A tensorplay result equals a torch one: values, dtype, shape, grad metadata."""
+    assert tuple(t.shape) == tuple(ref.shape)
+    assert str(t.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
+    assert t.requires_grad == ref.requires_grad
+    assert (t.grad_fn is None) == (ref.grad_fn is None)
+    np.testing.assert_allclose(t.detach().numpy().astype(np.float64),
+                               ref.detach().numpy().astype(np.float64), rtol=1e-6)
+
+
+def pair(*shape, requires_grad=False, dtype=np.float32):
+    data = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+    return (tp.tensor(data, requires_grad=requires_grad),
+            torch.tensor(data, requires_grad=requires_grad))
+
+
+# ---- the cache itself -----------------------------------------------------------------
+def test_a_route_is_what_the_loop_runs():
+    """Every op, key sets from plain, recording and included keys: the route's kernel is
+    the slot the loop stops at (a wrapper gets the key set the loop would hand it)."""
+    cpu, ag = 1 << DispatchKey.CPU, 1 << DispatchKey.AutogradCPU
+    python = 1 << DispatchKey.Python
+    for handle in list(dispatcher.ops.values())[:400]:
+        for ks in (cpu, cpu | ag, cpu | ag | python, cpu | (1 << DispatchKey.AutocastCPU)):
+            key, left = ks.bit_length() - 1, ks
+            while key >= K.NUM_BACKENDS and handle.resolved[key] is FALLTHROUGH:
+                left &= ~(1 << key)
+                key = left.bit_length() - 1
+            kernel = handle.resolved[key]
+            if key < K.NUM_BACKENDS and kernel is None:
+                with pytest.raises(NoKernelError):
+                    handle.route(ks)
+                continue
+            route = handle.route(ks)
+            if key < K.NUM_BACKENDS:
+                assert route is kernel
+            else:
+                assert route.func is kernel and route.args == (left,)
+
+
+def test_routes_fill_on_first_use_and_a_registration_empties_them():
+    op = dispatcher.define(OpSchema(f"test.route{next(_counter)}", "route(...)", ("self",),
+                                    (0,)))
+    lib = tp.library.Library("CPU", "TestRoutes")
+    lib.impl(op.name, lambda self: "first", name="first")
+    assert isinstance(op.routes, Routes) and not op.routes
+    assert op.routes[1](tp.ones(1)) == "first"
+    assert list(op.routes) == [1]
+    lib.impl(op.name, lambda self: "second", name="second", priority=5)
+    assert not op.routes                       # a new, empty cache
+    assert op.routes[1](tp.ones(1)) == "second"
+
+
+def test_a_miss_is_not_cached_and_raises_every_time():
+    op = dispatcher.define(OpSchema(f"test.miss{next(_counter)}", "miss(...)", ("self",), (0,)))
+    for _ in range(2):
+        with pytest.raises(NoKernelError, match="no kernel for dispatch key CPU"):
+            op.routes[1]
+    assert not op.routes
+
+
+def test_a_library_override_takes_effect_on_the_next_call():
+    """tp.add, `a + b` and the autograd wrapper's redispatch all see a kernel registered
+    after their routes were filled. (A subprocess: the override is for good.)"""
+    code = textwrap.dedent("""
+        import tensorplay as tp
+        a, b = tp.ones(2), tp.ones(2)
+        ag = tp.ones(2, requires_grad=True)
+        before = [tp.add(a, b).tolist(), (a + b).tolist(), tp.add(ag, b).tolist()]
+        lib = tp.library.Library("CPU", "Override")
+        lib.impl("add.Tensor", lambda self, other, alpha: tp.full((2,), 7.0),
+                 name="seven", priority=100)
+        after = [tp.add(a, b).tolist(), (a + b).tolist(), tp.add(ag, b).tolist()]
+        print(before, after)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == str([[2.0, 2.0]] * 3) + " " + str([[7.0, 7.0]] * 3)
+
+
+# ---- exact against the loop and PyTorch --------------------------------------------------
+def test_plain_and_recorded_calls_match_the_loop_and_torch():
+    (a, at), (b, bt) = pair(3, 4), pair(4)
+    (g, gt) = pair(3, 4, requires_grad=True)
+    cases = [
+        (lambda: tp.add(a, b, alpha=2), lambda: torch.add(at, bt, alpha=2)),
+        (lambda: a + b, lambda: at + bt),
+        (lambda: a - 2, lambda: at - 2),
+        (lambda: g * b, lambda: gt * bt),
+        (lambda: g.sum(), lambda: gt.sum()),
+        (lambda: g.view(12), lambda: gt.view(12)),
+        (lambda: g[1], lambda: gt[1]),
+        (lambda: a.max(1).values, lambda: at.max(1).values),
+    ]
+    for ours, theirs in cases:
+        fast, slow = both_paths(ours)
+        ref = theirs()
+        same(fast, ref)
+        same(slow, ref)
+        assert type(fast.grad_fn) is type(slow.grad_fn)
+
+
+def test_in_place_bumps_the_version_on_both_paths():
+    (a, at), (b, bt) = pair(4), pair(4)
+    v0 = a._version
+    a.add_(b)
+    with tp.profiler.profile():
+        a.add_(b)
+    at.add_(bt)
+    at.add_(bt)
+    assert a._version == v0 + 2
+    same(a, at)
+
+
+def test_backward_through_routed_redispatch_matches_torch():
+    (x, xt) = pair(8, requires_grad=True)
+    for _ in range(2):        # the second pass runs on filled routes
+        x.grad, xt.grad = None, None
+        (x * 2 + 1).sum().backward()
+        (xt * 2 + 1).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+# ---- the thread's masks ------------------------------------------------------------------
+def test_exclude_keys_routes_below_autograd():
+    (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
+    with ExcludeKeys(K.AUTOGRAD_MASK):
+        fast, slow = both_paths(lambda: tp.mul(g, b))
+    assert fast.grad_fn is None and slow.grad_fn is None
+    assert not fast.requires_grad and not slow.requires_grad
+    assert tp.mul(g, b).grad_fn is not None            # the same key set, masks gone
+
+
+def test_inference_mode_and_no_grad():
+    (g, gt), (b, bt) = pair(3, requires_grad=True), pair(3)
+    with tp.inference_mode():
+        fast, slow = both_paths(lambda: g + b)
+    with torch.inference_mode():
+        ref = gt + bt
+    same(fast, ref)
+    same(slow, ref)
+    assert fast.is_inference() and slow.is_inference()
+    with tp.no_grad():
+        fast, slow = both_paths(lambda: g * b)
+    same(fast, gt.detach() * bt)
+    same(slow, gt.detach() * bt)
+
+
+def test_autocast_includes_its_key():
+    (a, at), (b, bt) = pair(4, 4), pair(4, 4)
+    with tp.autocast("cpu", dtype=tp.bfloat16):
+        fast, slow = both_paths(lambda: tp.mm(a, b))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref = torch.mm(at, bt)
+    assert fast.dtype == slow.dtype == tp.bfloat16
+    same(fast.float(), ref.float())
+    assert tp.mm(a, b).dtype == tp.float32            # outside: the plain route
+
+
+def test_vmap():
+    (x, xt), (b, bt) = pair(5, 3), pair(3)
+    fast, slow = both_paths(lambda: tp.vmap(lambda r: r * b + 1)(x))
+    ref = torch.vmap(lambda r: r * bt + 1)(xt)
+    same(fast, ref)
+    same(slow, ref)
+
+
+def test_python_key_mode_sees_the_same_ops():
+    from tensorplay.utils.dispatch_mode import LoggingMode
+    (a, _), (b, _) = pair(3), pair(3)
+    logs = []
+    for observe in (False, True):
+        with LoggingMode() as mode:
+            if observe:
+                with tp.profiler.profile():
+                    (a + b).sum()
+            else:
+                (a + b).sum()
+        logs.append(mode.lines)
+    assert logs[0] == logs[1] and len(logs[0]) == 2
+    assert (a + b).sum().item() == pytest.approx(float(a.sum() + b.sum()))
+
+
+def test_tensor_subclasses():
+    from tensorplay.utils.logging_tensor import LoggingTensor, capture_logs
+    (a, at), (b, bt) = pair(3), pair(3)
+
+    class Mine(tp.Tensor):
+        pass
+
+    m = tp.Tensor._make_subclass(Mine, a)
+    fast, slow = both_paths(lambda: m + b)
+    same(fast, at + bt)
+    same(slow, at + bt)
+    assert type(fast) is type(slow)
+    la = LoggingTensor(a)
+    with capture_logs() as logs:
+        fast = la * b
+    with capture_logs() as logs_slow:
+        with tp.profiler.profile():
+            slow = la * b
+    assert type(fast) is type(slow) is LoggingTensor
+    assert len(logs) == len(logs_slow) == 1
+    same(fast.elem, at * bt)
+
+
+def test_threads_with_different_masks_share_routes():
+    """One thread excludes the autograd keys, another does not: both fill and read the
+    same `routes` dicts at once, and each gets what its own masks say."""
+    (g, gt), (b, bt) = pair(6, requires_grad=True), pair(6)
+    barrier = threading.Barrier(2)
+    results = {}
+
+    def work(name, exclude):
+        barrier.wait()
+        out = []
+        for _ in range(200):
+            if exclude:
+                with ExcludeKeys(K.AUTOGRAD_MASK):
+                    out.append(g * b)
+            else:
+                out.append(g * b)
+        results[name] = (out, local_keys.masks)
+
+    threads = [threading.Thread(target=work, args=("off", True)),
+               threading.Thread(target=work, args=("on", False))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r.grad_fn is None for r in results["off"][0])
+    assert all(r.grad_fn is not None for r in results["on"][0])
+    for r in results["off"][0][:3] + results["on"][0][:3]:
+        np.testing.assert_allclose(r.detach().numpy(), (gt * bt).detach().numpy())
+    assert results["off"][1] == results["on"][1] == (0, 0)
+
+
+def test_included_key_on_one_thread_only():
+    (a, _), (b, _) = pair(3), pair(3)
+    seen = []
+
+    def included():
+        with IncludeKeys(1 << DispatchKey.AutocastCPU):
+            seen.append(local_keys.masks)
+            seen.append((a + b).dtype)
+
+    t = threading.Thread(target=included)
+    t.start()
+    t.join()
+    assert seen[0][0] == 1 << DispatchKey.AutocastCPU
+    assert seen[1] == tp.float32 and local_keys.masks == (0, 0)
+
+
+# ---- explain() sees every hop -------------------------------------------------------------
+def test_explain_shows_the_loop_after_the_routes_are_filled():
+    (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
+    tp.add(g, b)                     # fills the routes
+    with tp.dispatch.explain(records=True) as ex:
+        tp.add(g, b)
+    calls = [h for h in ex.records if h.kind == "call"]
+    assert len(calls) == 2                     # the front door's call and the redispatch
+    assert calls[0].where.endswith(" add")     # named after who called, as before
+    assert "autograd_wrappers.py" in calls[1].where and calls[1].where.endswith(" add_Tensor")
+    assert any("AutogradCPU" in h.text for h in ex.records if h.kind == "dispatch")
+
+
+# ---- operator doors: `a + b` in one frame ---------------------------------------------------
+def _operator_doors():
+    from tensorplay._generated.tensor_methods import TensorMethods
+    doors = {}
+    for dunder, fn in vars(TensorMethods).items():
+        if dunder.startswith("__") and getattr(fn, "__name__", "").endswith("_operator"):
+            doors[dunder] = fn
+    return doors
+
+
+def _as_before(dunder, door):
+    """The binary operator as it was written before its door: the NotImplemented test,
+    then the functional front door (`F.add(self, other)`)."""
+    from tensorplay._frontdoor import is_operand
+    from tensorplay._generated import functional as F
+    front = getattr(F, door.__name__[:-len("_operator")])
+
+    def op(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return front(self, other)
+    return op
+
+
+def _outcome(fn, *args):
+    try:
+        out = fn(*args)
+    except Exception as e:       # noqa: BLE001 - the error is what is compared
+        return ("raises", type(e).__name__, str(e))
+    if out is NotImplemented:
+        return ("NotImplemented",)
+    return ("tensor", out.dtype, tuple(out.shape), out.requires_grad,
+            type(out.grad_fn).__name__, repr(out.detach().numpy().tolist()))   # NaN == NaN
+
+
+def test_operator_doors_do_what_the_operator_did():
+    doors = _operator_doors()
+    assert {"__add__", "__sub__", "__mul__", "__eq__", "__matmul__"} <= set(doors)
+    f = tp.tensor([[1.5, -2.0], [3.0, 4.0]])
+    g = tp.tensor([[1.0, 2.0], [0.5, 1.0]], requires_grad=True)
+    i = tp.tensor([[3, 1], [2, 7]])
+    b = tp.tensor([[True, False], [True, True]])
+    others = [f, g, i, b, 2, 2.5, True, np.float32(3.0), np.int64(2), None, "s",
+              np.ones((2, 2)), tp.tensor(2.0), [1, 2], object()]
+    for dunder, door in sorted(doors.items()):
+        before = _as_before(dunder, door)
+        for left in (f, g, i, b):
+            for right in others:
+                expected = _outcome(before, left, right)
+                assert _outcome(door, left, right) == expected, (dunder, left, right)
+                with tp.profiler.profile():
+                    assert _outcome(door, left, right) == expected, (dunder, left, right)
+        assert _outcome(door, 3, f) == _outcome(before, 3, f)     # unbound, not a tensor
+
+
+def test_python_operators_against_torch():
+    (a, at), (b, bt) = pair(3, 3), pair(3, 3)
+    (g, gt) = pair(3, 3, requires_grad=True)
+    for ours, theirs in [(a + b, at + bt), (g - b, gt - bt), (g * 2, gt * 2),
+                         (a @ b, at @ bt), (a == a, at == at), (a < b, at < bt)]:
+        same(ours, theirs)
+    assert (a == None) is False and (a != None) is True          # noqa: E711
+    with pytest.raises(TypeError):
+        a + "s"
+    assert type(np.ones(3) + tp.ones(3)).__name__ in ("ndarray", "Tensor")
+
+
+def test_explain_names_the_front_door_for_an_operator():
+    (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
+    g + b
+    with tp.dispatch.explain(records=True) as ex:
+        g + b
+    first = ex.records[0]
+    assert first.kind == "call" and first.where.endswith(" add")
+    assert "functional.py" in first.where

@@ -1,0 +1,482 @@
+"""The backward engine's round-4 shortcuts (issue 13) against PyTorch and against the
+general path.
+
+- A node whose run leaves exactly one node ready runs it next without the heap: the
+  order must stay the heap's (newest ready node first), which PyTorch shares for the
+  nodes of ops (its leaves' AccumulateGrad run as soon as they are ready; TensorPlay's
+  when their turn comes, so the order is compared on the other nodes).
+- Node classes read their fields without a `__getattr__`: `grad_fn._saved_<name>` is a
+  property per slot (a `__getattr__` for classes whose instances take any attribute).
+- `sum_to` returns a gradient of the right shape at once.
+
+Each test compares with PyTorch; the ordering tests also compare with a reference
+heap walk written out here, and explain() (which runs every node through the
+observers' path) must compute the same gradients.
+"""
+import heapq
+import random
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay.autograd.formulas import sum_to
+from tensorplay.autograd.node import AccumulateGrad, Node
+from tensorplay.utils.logging_tensor import LoggingTensor
+
+
+def pair(array, requires_grad=True):
+    array = np.asarray(array, dtype=np.float32)
+    return (tp.tensor(array, requires_grad=requires_grad),
+            torch.tensor(array, requires_grad=requires_grad))
+
+
+def close(a, b):
+    assert a is not None and b is not None
+    np.testing.assert_allclose(np.asarray(a.detach()), b.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+# ---- order of execution ---------------------------------------------------------------
+def _record_order(module, roots, order):
+    """Register a pre-hook on every non-leaf node reachable from `roots`; each appends
+    its node's label (the op's name and the number the walk gave it) when it runs."""
+    seen = {}
+    stack = [r.grad_fn for r in roots]
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen or type(fn).__name__ == "AccumulateGrad":
+            continue
+        seen[fn] = len(seen)
+        label = f"{type(fn).__name__}#{seen[fn]}"
+        fn.register_prehook(lambda grads, label=label: order.append(label))
+        stack.extend(child for child, _ in fn.next_functions)
+    return seen
+
+
+def _random_graph(module, leaves, rng, steps):
+    """Ops on a growing pool of tensors: two-input ops make diamonds and shared leaves,
+    `sum` and `expand` change shapes, and some pool members are never used."""
+    pool = list(leaves)
+    for _ in range(steps):
+        kind = rng.randrange(5)
+        a, b = pool[rng.randrange(len(pool))], pool[rng.randrange(len(pool))]
+        if kind == 0:
+            pool.append(a * b)
+        elif kind == 1:
+            pool.append(a + b * 0.5)
+        elif kind == 2:
+            pool.append(a * 2 - 1)
+        elif kind == 3:
+            pool.append(a.sum().expand(3) * b)
+        else:
+            pool.append((a * a).sum(0, keepdim=True) + b)
+    return pool
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_graphs_match_torch_in_gradients_and_node_order(seed):
+    data = [np.random.default_rng(seed + i).standard_normal(3).astype(np.float32)
+            for i in range(3)]
+    n_roots = 1 + seed % 3
+    results = {}
+    for module in (tp, torch):
+        leaves = [module.tensor(d, requires_grad=True) for d in data]
+        pool = _random_graph(module, leaves, random.Random(seed), steps=8)
+        roots = [p.sum() for p in pool[-n_roots:]]
+        order = []
+        _record_order(module, roots, order)
+        module.autograd.backward(roots)
+        results[module] = ([leaf.grad for leaf in leaves], order)
+    (grads, order), (grads_t, order_t) = results[tp], results[torch]
+    for g, gt in zip(grads, grads_t):
+        if gt is None:
+            assert g is None
+        else:
+            close(g, gt)
+    assert order == order_t
+
+
+def _reference_order(roots):
+    """The documented policy written out: count each node's dependencies, then run the
+    ready node created last, until none is left."""
+    deps, stack, seen = {}, list(roots), set(roots)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    ready = [(-fn._seq, fn) for fn in dict.fromkeys(roots) if fn not in deps]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        fn = heapq.heappop(ready)[1]
+        order.append(fn)
+        for child, _ in fn.next_functions:
+            if child is not None:
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, child))
+    return order
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_node_runs_in_the_heap_order_leaves_included(seed):
+    x = tp.tensor(np.arange(3, dtype=np.float32), requires_grad=True)
+    w = tp.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    pool = _random_graph(tp, [x, w], random.Random(seed), steps=7)
+    roots = [pool[-1].sum(), pool[-2].sum()]
+    expected = _reference_order([r.grad_fn for r in roots])
+    ran = []
+    for fn in expected:
+        fn.register_prehook(lambda grads, fn=fn: ran.append(fn))
+    tp.autograd.backward(roots)
+    assert ran == expected
+
+
+def test_a_chain_and_the_heap_agree_when_a_node_frees_two_at_once():
+    """`y = a * b` with a and b made by separate ops: MulBackward makes both ready at
+    once, the heap picks the newer; a chain below each runs without the heap."""
+    for module in (tp, torch):
+        x = module.tensor([1.0, 2.0], requires_grad=True)
+        a = (x * 3).exp()
+        b = (x + 1).sin()
+        y = (a * b).sum()
+        order = []
+        _record_order(module, [y], order)
+        y.backward()
+        if module is tp:
+            order_tp, grad_tp = order, x.grad
+        else:
+            assert order == order_tp
+            close(grad_tp, x.grad)
+
+
+def test_explain_runs_every_node_through_the_observers_and_agrees():
+    x, xt = pair([0.5, -1.0, 2.0])
+    with tp.dispatch.explain(records=True) as ex:
+        (x * 2 + 1).sum().backward()
+    (xt * 2 + 1).sum().backward()
+    close(x.grad, xt.grad)
+    nodes = [h.text.split()[0] for h in ex.records if h.kind == "node"]
+    assert nodes == ["SumBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"]
+
+
+# ---- the usual features around the shortcut ---------------------------------------------
+def test_diamond_shared_leaf_and_accumulation_into_an_existing_grad():
+    x, xt = pair([1.0, -2.0, 3.0])
+    w, wt = pair([0.5, 0.5, 2.0])
+    for a, b in ((x, w), (xt, wt)):
+        for _ in range(2):      # the second pass adds into .grad in place
+            h = a * b
+            ((h + a) * (h - b)).sum().backward()
+    close(x.grad, xt.grad)
+    close(w.grad, wt.grad)
+
+
+def test_multiple_roots_retain_graph_and_a_second_pass():
+    x, xt = pair([1.0, 2.0, 3.0])
+    for a in (x, xt):
+        h = a * a
+        y1, y2 = h.sum(), (h * 3).mean()
+        (tp if a is x else torch).autograd.backward([y1, y2], retain_graph=True)
+        (tp if a is x else torch).autograd.backward([y2])
+    close(x.grad, xt.grad)
+    h = x * x
+    y = h.sum()
+    y.backward()
+    with pytest.raises(tp.errors.AutogradError, match="second time"):
+        y.backward()
+
+
+def test_create_graph_double_backward_follows_torch():
+    x, xt = pair([0.5, 1.5, -2.0])
+    for a, m in ((x, tp), (xt, torch)):
+        y = (a * a * a).sum()
+        (g,) = m.autograd.grad(y, a, create_graph=True)
+        g.sum().backward()
+    close(x.grad, xt.grad)
+
+
+def test_hooks_see_and_replace_gradients_in_torch_order():
+    x, xt = pair([1.0, 2.0])
+    seen = {}
+    for a, m in ((x, tp), (xt, torch)):
+        log = seen[m] = []
+        h = a * 2
+        k = h + 1
+        h.register_hook(lambda g, log=log: log.append(("h", g.tolist())) or g * 10)
+        k.register_hook(lambda g, log=log: log.append(("k", g.tolist())))
+        a.register_hook(lambda g, log=log: log.append(("leaf", g.tolist())))
+        k.grad_fn.register_prehook(lambda gs, log=log: log.append(("pre", len(gs))))
+        k.sum().backward()
+    assert seen[tp] == seen[torch]
+    close(x.grad, xt.grad)
+
+
+def test_gradients_of_non_contiguous_leaves():
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x, xt = pair(base)
+    for a in (x, xt):
+        t = a.t()                       # a transposed view in the middle of the graph
+        (t * t[:, :1] + t.sum(0)).sum().backward()
+    close(x.grad, xt.grad)
+
+
+def test_grad_restricted_to_some_inputs_still_skips_the_others():
+    x, xt = pair([1.0, 2.0])
+    w, wt = pair([3.0, 4.0])
+    (gx,) = tp.autograd.grad((x * w).sum(), [x])
+    (gxt,) = torch.autograd.grad((xt * wt).sum(), [xt])
+    close(gx, gxt)
+    assert w.grad is None and x.grad is None
+
+
+# ---- grad_fn._saved_<name> without __getattr__ ------------------------------------------
+def test_saved_values_read_like_torch():
+    x, xt = pair([1.0, 2.0, 3.0])
+    w, wt = pair([2.0, 0.5, 1.0])
+    y, yt = x * w, xt * wt
+    assert y.grad_fn._saved_self is x and yt.grad_fn._saved_self is xt
+    assert y.grad_fn._saved_other is w and yt.grad_fn._saved_other is wt
+    assert (x * 2.5).grad_fn._saved_self is None is (xt * 2.5).grad_fn._saved_self
+    z, zt = x.sum(), xt.sum()
+    assert tuple(z.grad_fn._saved_self_sizes) == tuple(zt.grad_fn._saved_self_sym_sizes)
+    a = tp.add(x, x, alpha=3)
+    assert a.grad_fn._saved_alpha == torch.add(xt, xt, alpha=3).grad_fn._saved_alpha
+    e = x.exp()
+    close(e.grad_fn._saved_result, xt.exp())
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute "
+                                             "'_saved_nothing'"):
+        y.grad_fn._saved_nothing
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute "
+                                             "'nothing'"):
+        y.grad_fn.nothing
+
+
+def test_saved_tensors_freed_after_backward_still_raise_through_the_property():
+    x, _ = pair([1.0, 2.0])
+    y = x * x
+    y.sum().backward()
+    with pytest.raises(tp.errors.AutogradError, match="after they have already been freed"):
+        y.grad_fn._saved_self
+
+
+def test_node_classes_have_no_getattr_unless_instances_take_any_attribute():
+    x, _ = pair([1.0, 2.0])
+    graph = [(x * 2 + 1).sum().grad_fn]
+    while graph[-1].next_functions:
+        graph.append(graph[-1].next_functions[0][0])
+    for fn in graph:
+        assert not hasattr(type(fn), "__getattr__"), type(fn).__name__
+    assert type(graph[-1]) is AccumulateGrad
+
+    class Slotted(Node):
+        __slots__ = ("value_", "count")
+
+    class Free(Node):        # no __slots__: a __dict__, any attribute
+        pass
+    s, f = Slotted(), Free()
+    s.value_, s.count = 7, 3
+    f.weight_ = 5
+    assert (s._saved_value, s._saved_count, f._saved_weight) == (7, 3, 5)
+    assert not hasattr(Slotted, "__getattr__") and hasattr(Free, "__getattr__")
+    with pytest.raises(AttributeError, match="'Free' object has no attribute 'other'"):
+        f.other
+
+    class Custom(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.scale_ = 4
+            return a * 4
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.scale_
+    out = Custom.apply(x)
+    assert out.grad_fn._saved_scale == 4
+    out.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [4.0, 4.0])
+
+
+# ---- sum_to -----------------------------------------------------------------------------
+def test_sum_to_returns_the_gradient_itself_when_the_shape_matches():
+    g = tp.ones(2, 3)
+    assert sum_to(g, (2, 3)) is g
+    assert sum_to(g, [2, 3]) is g           # a list of sizes takes the general test
+    assert tuple(sum_to(g, (1, 3)).shape) == (1, 3)
+    assert tuple(sum_to(g, (3,)).shape) == (3,)
+    logged = LoggingTensor(tp.ones(2, 3))
+    assert sum_to(logged, (2, 3)) is logged
+
+
+def test_broadcast_gradients_are_still_reduced():
+    x, xt = pair(np.ones((1, 3)))
+    w, wt = pair(np.arange(6).reshape(2, 3))
+    for a, b in ((x, w), (xt, wt)):
+        (a * b + a).sum().backward()
+    close(x.grad, xt.grad)
+    close(w.grad, wt.grad)
+
+
+# ---- AccumulateGrad steals a leaf's first gradient only when nothing else can reach it ----
+def _custom(keep=None, twice=False, make=None):
+    """A custom Function whose backward returns `g * 2` (or `make(g)`), records where its
+    memory is, and hands it to `keep` (the user holding on to it) when given one."""
+    class Double(tp.autograd.Function):
+        ptrs = []
+
+        @staticmethod
+        def forward(ctx, a, b=None):
+            return a * 2 if b is None else a * 2 + b
+
+        @staticmethod
+        def backward(ctx, g):
+            r = make(g) if make is not None else g * 2
+            Double.ptrs.append(r.data_ptr())
+            if keep is not None:
+                keep(r)
+            return (r, r) if twice else r
+    return Double
+
+
+def test_a_fresh_first_gradient_becomes_grad_without_a_copy():
+    x = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    fn = _custom()
+    fn.apply(x).sum().backward()
+    assert x.grad.data_ptr() == fn.ptrs[0]          # stolen
+    # ... and it is what the copy would have been: the observed path copies
+    y = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with tp.dispatch.explain(records=True):
+        fn.apply(y).sum().backward()
+    assert y.grad.data_ptr() != fn.ptrs[1]          # copied while observed
+    for a in (x, y):
+        assert a.grad._version == 0 and not a.grad.requires_grad and a.grad.grad_fn is None
+        assert a.grad.is_leaf and a.grad.is_contiguous() and a.grad.stride() == (1,)
+    assert x.grad.tolist() == y.grad.tolist() == [2.0, 2.0, 2.0]
+    xt = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (xt * 2).sum().backward()
+    close(x.grad, xt.grad)
+
+
+def _assert_not_aliased(leaf, held):
+    """`.grad` must not share memory with a tensor the user can still modify."""
+    before = leaf.grad.tolist()
+    assert leaf.grad.data_ptr() != held.data_ptr()
+    held.add_(100)
+    assert leaf.grad.tolist() == before
+
+
+def test_a_gradient_the_user_keeps_is_copied():
+    kept = []
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    _custom(keep=kept.append).apply(x).sum().backward()
+    _assert_not_aliased(x, kept[0])
+
+
+def test_a_gradient_whose_numpy_view_the_user_keeps_is_copied():
+    kept = []
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    _custom(keep=lambda r: kept.append(r.numpy())).apply(x).sum().backward()
+    before = x.grad.tolist()
+    kept[0] += 100
+    assert x.grad.tolist() == before
+
+
+def test_a_gradient_on_user_numpy_memory_is_copied():
+    memory = np.array([5.0, 6.0], dtype=np.float32)
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    _custom(make=lambda g: tp.from_numpy(memory)).apply(x).sum().backward()
+    memory += 100
+    assert x.grad.tolist() == [5.0, 6.0]
+
+
+def test_one_gradient_for_two_leaves_is_not_shared_by_them():
+    a = tp.tensor([1.0, 2.0], requires_grad=True)
+    b = tp.tensor([3.0, 4.0], requires_grad=True)
+    _custom(twice=True).apply(a, b).sum().backward()
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    b.grad.add_(1)
+    assert a.grad.tolist() == [2.0, 2.0] and b.grad.tolist() == [3.0, 3.0]
+
+
+def test_gradients_seen_by_hooks_or_given_by_the_user_are_copied():
+    seen = []
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(seen.append)                     # a leaf hook keeps its argument
+    (x * 3).sum().backward()
+    _assert_not_aliased(x, seen[0])
+
+    mine = tp.tensor([7.0, 8.0])
+    w = tp.tensor([1.0, 2.0], requires_grad=True)
+    w.register_hook(lambda g: mine)                  # a hook hands over a user tensor
+    (w * 3).sum().backward()
+    _assert_not_aliased(w, mine)
+
+    outs = []
+    v = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = v * 3
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: outs.append(grad_inputs[0]))
+    y.sum().backward()                               # a post-hook keeps the producer's output
+    _assert_not_aliased(v, outs[0])
+
+    seed = tp.tensor([1.0, 1.0])
+    u = tp.tensor([1.0, 2.0], requires_grad=True)
+    u.backward(seed)                                 # the root's gradient is the user's
+    _assert_not_aliased(u, seed)
+
+
+def test_a_node_called_by_hand_copies():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    acc = (x * 1).grad_fn.next_functions[0][0]
+    assert type(acc) is AccumulateGrad
+    g = tp.tensor([4.0, 5.0])
+    acc(g)
+    _assert_not_aliased(x, g)
+
+
+def test_views_create_graph_and_channels_last_keep_their_copies():
+    x, xt = pair([1.0, 2.0, 3.0])
+    x.sum().backward()                               # an expanded view: copied contiguous
+    xt.sum().backward()
+    assert x.grad.stride() == xt.grad.stride() == (1,)
+    close(x.grad, xt.grad)
+
+    y = tp.tensor([1.0, 2.0], requires_grad=True)
+    fn = _custom()
+    fn.apply(y).sum().backward(create_graph=True)    # grad mode on: never stolen
+    assert y.grad.data_ptr() != fn.ptrs[0]
+
+    data = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+    w = tp.tensor(data).contiguous(memory_format=tp.channels_last).requires_grad_()
+    wt = torch.tensor(data).contiguous(memory_format=torch.channels_last).requires_grad_()
+    fn = _custom()
+    fn.apply(w).sum().backward()
+    (wt * 2).sum().backward()
+    assert w.grad.stride() == wt.grad.stride()       # the layout contract's copy
+    close(w.grad, wt.grad)
+
+
+def test_stealing_and_copying_agree_over_a_training_loop_with_set_to_none():
+    results = []
+    for observed in (False, True):
+        model = tp.nn.Linear(3, 2)
+        with tp.no_grad():
+            model.weight.copy_(tp.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+            model.bias.copy_(tp.tensor([0.01, -0.02]))
+        opt = tp.optim.SGD(model.parameters(), lr=0.1)
+        inputs = tp.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+        for _ in range(3):
+            opt.zero_grad()
+            if observed:
+                with tp.dispatch.explain(records=True):
+                    (model(inputs) ** 2).sum().backward()
+            else:
+                (model(inputs) ** 2).sum().backward()
+            opt.step()
+        results.append([p.detach().numpy().copy() for p in model.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
