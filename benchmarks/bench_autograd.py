@@ -45,6 +45,25 @@ def backward_alone(make_tp, make_torch, graphs=50, rounds=40):
     return tuple(best)
 
 
+def forward_in_a_step(make_tp, make_torch, steps=50, rounds=40):
+    """(seconds per forward of TensorPlay, of PyTorch) when each forward follows the
+    previous step's backward, as in training: the forwards alone are timed. TensorPlay's
+    is slower here than measured forward after forward (benchmarks/FASTPATH.md, round 4:
+    the views a backward makes put a second impl class through code Python 3.11 had
+    specialised for one)."""
+    best = [float("inf"), float("inf")]
+    for _ in range(rounds):
+        for side, make in enumerate((make_tp, make_torch)):
+            total = 0.0
+            for _ in range(steps):
+                start = time.perf_counter()
+                loss = make()
+                total += time.perf_counter() - start
+                loss.backward()
+            best[side] = min(best[side], total / steps)
+    return tuple(best)
+
+
 def row(label, times, target=None):
     t_tp, t_torch = times
     goal = f"<= {target}x" if target else ""
@@ -81,6 +100,7 @@ def main():
             t_fwd, tt_fwd = best_ratio(tp_forward, torch_forward)
             row("  backward only (step - forward)", (t_full - t_fwd, tt_full - tt_fwd))
             row("  backward of prebuilt graphs", backward_alone(tp_forward, torch_forward))
+            row("  forward right after a backward", forward_in_a_step(tp_forward, torch_forward))
 
 
 if __name__ == "__main__":
