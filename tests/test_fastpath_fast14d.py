@@ -480,3 +480,15 @@ def test_stealing_and_copying_agree_over_a_training_loop_with_set_to_none():
         results.append([p.detach().numpy().copy() for p in model.parameters()])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+def test_no_stealing_where_the_reference_counts_are_not_known(monkeypatch):
+    """On a Python whose frames may borrow references (CPython 3.14), the counts
+    `_stealable` compares with prove nothing: the first gradient is copied there."""
+    from tensorplay.autograd import node as node_module
+    monkeypatch.setattr(node_module, "_COUNTS_HOLD", False)
+    x = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    fn = _custom()
+    fn.apply(x).sum().backward()
+    assert x.grad.data_ptr() != fn.ptrs[0]          # copied
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]

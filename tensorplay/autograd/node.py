@@ -343,6 +343,11 @@ def accumulate_into(impl, grad, owned=False):
 # References to the gradient while `_stealable` looks at it: apply_owned's `grad`,
 # _accumulate's, accumulate_into's, _stealable's own, and getrefcount's argument.
 _OWNED_REFS = 5
+# The counts above hold where every frame keeps a strong reference to its arguments and
+# locals: CPython up to 3.13. CPython 3.14 may borrow references on the stack, so a count
+# could equal them while someone else holds the tensor: there (and on other Pythons) a
+# first gradient is always cloned, as before stealing existed.
+_COUNTS_HOLD = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
 def _stealable(grad):
@@ -362,7 +367,7 @@ def _stealable(grad):
       stolen); no weak reference can bring any of them back.
 
     With grad mode on (create_graph=True) PyTorch never steals: neither does this."""
-    if grad_state.enabled or type(grad) is not factory.Tensor:
+    if not _COUNTS_HOLD or grad_state.enabled or type(grad) is not factory.Tensor:
         return False
     g = grad._impl
     if (type(g) is not TensorImpl or g._device is not CPU or g.offset or g.base is not None
