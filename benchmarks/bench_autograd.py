@@ -47,10 +47,10 @@ def backward_alone(make_tp, make_torch, graphs=50, rounds=40):
 
 def forward_in_a_step(make_tp, make_torch, steps=50, rounds=40):
     """(seconds per forward of TensorPlay, of PyTorch) when each forward follows the
-    previous step's backward, as in training: the forwards alone are timed. TensorPlay's
-    is slower here than measured forward after forward (benchmarks/FASTPATH.md, round 4:
-    the views a backward makes put a second impl class through code Python 3.11 had
-    specialised for one)."""
+    previous step's backward, as in training: the forwards alone are timed. Both are
+    slower here than measured forward after forward: the backward's working set pushes
+    the forward's code and objects out of the CPU caches (benchmarks/FASTPATH.md, round
+    4), and TensorPlay's working set is the larger."""
     best = [float("inf"), float("inf")]
     for _ in range(rounds):
         for side, make in enumerate((make_tp, make_torch)):
