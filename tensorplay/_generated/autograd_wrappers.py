@@ -15,9 +15,10 @@ while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
-    any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
+    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
+from tensorplay.autograd.node import _sequence, anomaly_state, forward_stack
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
@@ -74,14 +75,22 @@ from tensorplay._generated.autograd_nodes import (
 )
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+_new = object.__new__
 trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
 def add_Tensor(ks, self, other, alpha):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
-    node = AddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(AddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -111,8 +120,15 @@ def add__Tensor(ks, self, other, alpha):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'add_.Tensor')
-    node = AddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(AddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -133,8 +149,15 @@ def add__Tensor(ks, self, other, alpha):
 def sub_Tensor(ks, self, other, alpha):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
-    node = SubBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(SubBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -164,8 +187,15 @@ def sub__Tensor(ks, self, other, alpha):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     check_inplace(self, 'sub_.Tensor')
-    node = SubBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(SubBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -186,8 +216,15 @@ def sub__Tensor(ks, self, other, alpha):
 def mul_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = MulBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(MulBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -218,8 +255,15 @@ def mul__Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'mul_.Tensor')
-    node = MulBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(MulBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -241,8 +285,15 @@ def mul__Tensor(ks, self, other):
 def div_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = DivBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(DivBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -273,8 +324,15 @@ def div__Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'div_.Tensor')
-    node = DivBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(DivBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -296,8 +354,15 @@ def div__Tensor(ks, self, other):
 def pow_Tensor_Tensor(ks, self, exponent):
     if not ((self._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
         return ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
-    node = PowBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(exponent._impl))
+    node = _new(PowBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(exponent._impl) if exponent._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
     included, excluded = local_keys.masks
@@ -328,8 +393,12 @@ def pow_Tensor_Tensor(ks, self, exponent):
 def pow_Tensor_Scalar(ks, self, exponent):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
-    node = PowBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(PowBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.exponent_ = exponent
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -357,8 +426,15 @@ def pow_Tensor_Scalar(ks, self, exponent):
 def maximum(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = MaximumBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(MaximumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -388,8 +464,15 @@ def maximum(ks, self, other):
 def minimum(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = MinimumBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(MinimumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -419,8 +502,15 @@ def minimum(ks, self, other):
 def xlogy_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = XlogyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(XlogyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -450,8 +540,15 @@ def xlogy_Tensor(ks, self, other):
 def xlog1py_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = Xlog1pyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(Xlog1pyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -479,8 +576,15 @@ def xlog1py_Tensor(ks, self, other):
 def where_self(ks, condition, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
-    node = WhereBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(WhereBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -509,8 +613,12 @@ def where_self(ks, condition, self, other):
 def neg(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = NegBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NegBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -536,8 +644,12 @@ def neg(ks, self):
 def abs(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = AbsBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AbsBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -564,8 +676,12 @@ def abs(ks, self):
 def sign(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SignBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SignBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -591,8 +707,12 @@ def sign(ks, self):
 def exp(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = ExpBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ExpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -619,8 +739,12 @@ def exp(ks, self):
 def log(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = LogBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -647,8 +771,12 @@ def log(ks, self):
 def sqrt(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SqrtBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqrtBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -675,8 +803,12 @@ def sqrt(ks, self):
 def sin(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SinBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SinBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -703,8 +835,12 @@ def sin(ks, self):
 def cos(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = CosBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CosBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -731,8 +867,12 @@ def cos(ks, self):
 def tanh(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = TanhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TanhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -759,8 +899,12 @@ def tanh(ks, self):
 def sigmoid(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SigmoidBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SigmoidBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -787,8 +931,12 @@ def sigmoid(ks, self):
 def relu(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = ReluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ReluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -816,8 +964,12 @@ def relu_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'relu_')
-    node = ReluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ReluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -836,8 +988,12 @@ def relu_(ks, self):
 def sum(ks, self, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
-    node = SumBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -864,8 +1020,12 @@ def sum(ks, self, dtype):
 def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
-    node = SumBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SumBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -894,8 +1054,12 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
 def mean(ks, self, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
-    node = MeanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MeanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -923,8 +1087,12 @@ def mean(ks, self, dtype):
 def mean_dim(ks, self, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
-    node = MeanBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MeanBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -953,8 +1121,12 @@ def mean_dim(ks, self, dim, keepdim, dtype):
 def max(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = MaxBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -982,8 +1154,12 @@ def max(ks, self):
 def max_dim(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = MaxBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaxBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1005,8 +1181,12 @@ def max_dim(ks, self, dim, keepdim):
 def min(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = MinBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MinBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1034,8 +1214,12 @@ def min(ks, self):
 def min_dim(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = MinBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MinBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1057,8 +1241,15 @@ def min_dim(ks, self, dim, keepdim):
 def mm(ks, self, mat2):
     if not ((self._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         return ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
-    node = MmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
+    node = _new(MmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1086,8 +1277,15 @@ def mm(ks, self, mat2):
 def bmm(ks, self, mat2):
     if not ((self._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         return ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
-    node = BmmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat2._impl))
+    node = _new(BmmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1116,8 +1314,15 @@ def copy_(ks, self, src, non_blocking):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     check_inplace(self, 'copy_')
-    node = CopyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(CopyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
@@ -1138,8 +1343,12 @@ def fill__Scalar(ks, self, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     check_inplace(self, 'fill_.Scalar')
-    node = FillBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FillBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1157,8 +1366,12 @@ def fill__Scalar(ks, self, value):
 def clone(ks, self, memory_format):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
-    node = CloneBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CloneBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1184,8 +1397,12 @@ def clone(ks, self, memory_format):
 def _to_copy(ks, self, dtype, device, non_blocking):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
-    node = ToCopyBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ToCopyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -1213,8 +1430,12 @@ def _to_copy(ks, self, dtype, device, non_blocking):
 def view(ks, self, size):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
-    node = ViewBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ViewBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1241,8 +1462,12 @@ def view(ks, self, size):
 def _unsafe_view(ks, self, size):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
-    node = UnsafeViewBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UnsafeViewBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1269,8 +1494,12 @@ def _unsafe_view(ks, self, size):
 def as_strided(ks, self, size, stride, storage_offset):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.as_strided.redispatch(ks & BELOW_AUTOGRAD, self, size, stride, storage_offset)
-    node = AsStridedBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AsStridedBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
@@ -1302,8 +1531,12 @@ def as_strided(ks, self, size, stride, storage_offset):
 def transpose_int(ks, self, dim0, dim1):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
-    node = TransposeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TransposeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
@@ -1331,8 +1564,12 @@ def transpose_int(ks, self, dim0, dim1):
 def permute(ks, self, dims):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
-    node = PermuteBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(PermuteBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1359,8 +1596,12 @@ def permute(ks, self, dims):
 def expand(ks, self, size, implicit):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
-    node = ExpandBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ExpandBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1387,8 +1628,12 @@ def expand(ks, self, size, implicit):
 def squeeze(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SqueezeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqueezeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1415,8 +1660,12 @@ def squeeze(ks, self):
 def squeeze_dim(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
-    node = SqueezeBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqueezeBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1443,8 +1692,12 @@ def squeeze_dim(ks, self, dim):
 def unsqueeze(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
-    node = UnsqueezeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UnsqueezeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1471,8 +1724,12 @@ def unsqueeze(ks, self, dim):
 def select_int(ks, self, dim, index):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
-    node = SelectBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SelectBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
@@ -1501,8 +1758,12 @@ def select_int(ks, self, dim, index):
 def slice_Tensor(ks, self, dim, start, end, step):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
-    node = SliceBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SliceBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.start_ = start
     node.end_ = end
@@ -1533,8 +1794,12 @@ def slice_Tensor(ks, self, dim, start, end, step):
 def reciprocal(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = ReciprocalBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ReciprocalBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1562,8 +1827,12 @@ def reciprocal_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'reciprocal_')
-    node = ReciprocalBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ReciprocalBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1582,8 +1851,12 @@ def reciprocal_(ks, self):
 def rsqrt(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = RsqrtBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RsqrtBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1611,8 +1884,12 @@ def rsqrt_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'rsqrt_')
-    node = RsqrtBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RsqrtBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1631,8 +1908,12 @@ def rsqrt_(ks, self):
 def exp2(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = Exp2Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Exp2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1660,8 +1941,12 @@ def exp2_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp2_')
-    node = Exp2Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Exp2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1680,8 +1965,12 @@ def exp2_(ks, self):
 def expm1(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = Expm1Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Expm1Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1709,8 +1998,12 @@ def expm1_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'expm1_')
-    node = Expm1Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Expm1Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1729,8 +2022,12 @@ def expm1_(ks, self):
 def log2(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = Log2Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1758,8 +2055,12 @@ def log2_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log2_')
-    node = Log2Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1778,8 +2079,12 @@ def log2_(ks, self):
 def log10(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = Log10Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log10Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1807,8 +2112,12 @@ def log10_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log10_')
-    node = Log10Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log10Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1827,8 +2136,12 @@ def log10_(ks, self):
 def log1p(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = Log1pBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log1pBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1856,8 +2169,12 @@ def log1p_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log1p_')
-    node = Log1pBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Log1pBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1876,8 +2193,12 @@ def log1p_(ks, self):
 def tan(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = TanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1905,8 +2226,12 @@ def tan_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tan_')
-    node = TanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1925,8 +2250,12 @@ def tan_(ks, self):
 def asin(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = AsinBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AsinBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1954,8 +2283,12 @@ def asin_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'asin_')
-    node = AsinBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AsinBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1974,8 +2307,12 @@ def asin_(ks, self):
 def acos(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = AcosBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AcosBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2003,8 +2340,12 @@ def acos_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'acos_')
-    node = AcosBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AcosBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2023,8 +2364,12 @@ def acos_(ks, self):
 def atan(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = AtanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AtanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2052,8 +2397,12 @@ def atan_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'atan_')
-    node = AtanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AtanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2072,8 +2421,12 @@ def atan_(ks, self):
 def sinh(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SinhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SinhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2101,8 +2454,12 @@ def sinh_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sinh_')
-    node = SinhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SinhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2121,8 +2478,12 @@ def sinh_(ks, self):
 def cosh(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = CoshBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CoshBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2150,8 +2511,12 @@ def cosh_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cosh_')
-    node = CoshBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CoshBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2170,8 +2535,12 @@ def cosh_(ks, self):
 def erf(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = ErfBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ErfBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2199,8 +2568,12 @@ def erf_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erf_')
-    node = ErfBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ErfBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2219,8 +2592,12 @@ def erf_(ks, self):
 def erfc(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = ErfcBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ErfcBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2248,8 +2625,12 @@ def erfc_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'erfc_')
-    node = ErfcBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ErfcBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2268,8 +2649,12 @@ def erfc_(ks, self):
 def logit(ks, self, eps):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
-    node = LogitBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogitBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2298,8 +2683,12 @@ def logit_(ks, self, eps):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     check_inplace(self, 'logit_')
-    node = LogitBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogitBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -2319,8 +2708,12 @@ def logit_(ks, self, eps):
 def floor(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = FloorBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FloorBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2347,8 +2740,12 @@ def floor_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'floor_')
-    node = FloorBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FloorBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2366,8 +2763,12 @@ def floor_(ks, self):
 def ceil(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = CeilBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CeilBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2394,8 +2795,12 @@ def ceil_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'ceil_')
-    node = CeilBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CeilBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2413,8 +2818,12 @@ def ceil_(ks, self):
 def trunc(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = TruncBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TruncBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2441,8 +2850,12 @@ def trunc_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'trunc_')
-    node = TruncBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TruncBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2460,8 +2873,12 @@ def trunc_(ks, self):
 def round(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = RoundBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RoundBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2487,8 +2904,12 @@ def round(ks, self):
 def round_decimals(ks, self, decimals):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
-    node = RoundBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RoundBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2515,8 +2936,12 @@ def round_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'round_')
-    node = RoundBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RoundBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2535,8 +2960,12 @@ def round__decimals(ks, self, decimals):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     check_inplace(self, 'round_.decimals')
-    node = RoundBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RoundBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2554,8 +2983,12 @@ def round__decimals(ks, self, decimals):
 def frac(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = FracBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FracBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2582,8 +3015,12 @@ def frac_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'frac_')
-    node = FracBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FracBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2601,8 +3038,15 @@ def frac_(ks, self):
 def div_Tensor_mode(ks, self, other, rounding_mode):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
-    node = DivBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(DivBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -2634,8 +3078,15 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.div__Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     check_inplace(self, 'div_.Tensor_mode')
-    node = DivBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(DivBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -2660,8 +3111,15 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
 def floor_divide(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = FloorDivideBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(FloorDivideBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2688,8 +3146,15 @@ def floor_divide__Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'floor_divide_.Tensor')
-    node = FloorDivideBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(FloorDivideBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2707,8 +3172,15 @@ def floor_divide__Tensor(ks, self, other):
 def remainder_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = RemainderBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(RemainderBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -2739,8 +3211,15 @@ def remainder__Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'remainder_.Tensor')
-    node = RemainderBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(RemainderBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -2762,8 +3241,15 @@ def remainder__Tensor(ks, self, other):
 def fmod_Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = FmodBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(FmodBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -2794,8 +3280,15 @@ def fmod__Tensor(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'fmod_.Tensor')
-    node = FmodBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(FmodBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
@@ -2817,8 +3310,15 @@ def fmod__Tensor(ks, self, other):
 def atan2(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = Atan2Backward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(Atan2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -2849,8 +3349,15 @@ def atan2_(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'atan2_')
-    node = Atan2Backward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(Atan2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -2872,8 +3379,15 @@ def atan2_(ks, self, other):
 def hypot(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = HypotBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(HypotBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -2905,8 +3419,15 @@ def hypot_(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     check_inplace(self, 'hypot_')
-    node = HypotBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(HypotBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
@@ -2929,8 +3450,12 @@ def hypot_(ks, self, other):
 def clamp(ks, self, min, max):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
-    node = ClampBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ClampBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_ = min
     node.max_ = max
     included, excluded = local_keys.masks
@@ -2962,7 +3487,11 @@ def clamp_Tensor(ks, self, min, max):
             or (max is not None and max._impl.requires_grad))
             and grad_state.enabled):
         return ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
-    node = ClampBackward1()
+    node = _new(ClampBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
@@ -2996,8 +3525,12 @@ def clamp_(ks, self, min, max):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_')
-    node = ClampBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ClampBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -3022,7 +3555,11 @@ def clamp__Tensor(ks, self, min, max):
             and grad_state.enabled):
         return ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
-    node = ClampBackward1()
+    node = _new(ClampBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
@@ -3047,8 +3584,15 @@ def clamp__Tensor(ks, self, min, max):
 def lerp_Scalar(ks, self, end, weight):
     if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
         return ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
-    node = LerpBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
+    node = _new(LerpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+    )
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -3080,8 +3624,16 @@ def lerp_Tensor(ks, self, end, weight):
             or weight._impl.requires_grad)
             and grad_state.enabled):
         return ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
-    node = LerpBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
+    node = _new(LerpBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -3114,8 +3666,15 @@ def lerp__Scalar(ks, self, end, weight):
     if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
         return ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Scalar')
-    node = LerpBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl))
+    node = _new(LerpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+    )
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -3140,8 +3699,16 @@ def lerp__Tensor(ks, self, end, weight):
             and grad_state.enabled):
         return ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     check_inplace(self, 'lerp_.Tensor')
-    node = LerpBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(end._impl), impl_edge(weight._impl))
+    node = _new(LerpBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
@@ -3170,9 +3737,15 @@ def addcmul(ks, self, tensor1, tensor2, value):
             or tensor2._impl.requires_grad)
             and grad_state.enabled):
         return ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
-    node = AddcmulBackward0()
+    node = _new(AddcmulBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3213,9 +3786,15 @@ def addcmul_(ks, self, tensor1, tensor2, value):
             and grad_state.enabled):
         return ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
-    node = AddcmulBackward0()
+    node = _new(AddcmulBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3247,9 +3826,15 @@ def addcdiv(ks, self, tensor1, tensor2, value):
             or tensor2._impl.requires_grad)
             and grad_state.enabled):
         return ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
-    node = AddcdivBackward0()
+    node = _new(AddcdivBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3288,9 +3873,15 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
             and grad_state.enabled):
         return ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
-    node = AddcdivBackward0()
+    node = _new(AddcdivBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(self._impl), impl_edge(tensor1._impl), impl_edge(tensor2._impl),
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3317,8 +3908,12 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
 def nan_to_num(ks, self, nan, posinf, neginf):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
-    node = NanToNumBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NanToNumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3346,8 +3941,12 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
-    node = NanToNumBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NanToNumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3367,8 +3966,12 @@ def exp_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'exp_')
-    node = ExpBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ExpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3388,8 +3991,12 @@ def log_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'log_')
-    node = LogBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3409,8 +4016,12 @@ def sqrt_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sqrt_')
-    node = SqrtBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqrtBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3430,8 +4041,12 @@ def sin_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sin_')
-    node = SinBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SinBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3451,8 +4066,12 @@ def cos_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'cos_')
-    node = CosBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CosBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3472,8 +4091,12 @@ def tanh_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'tanh_')
-    node = TanhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TanhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3493,8 +4116,12 @@ def sigmoid_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'sigmoid_')
-    node = SigmoidBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SigmoidBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3514,8 +4141,12 @@ def neg_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'neg_')
-    node = NegBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NegBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3534,8 +4165,12 @@ def abs_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'abs_')
-    node = AbsBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AbsBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3554,8 +4189,12 @@ def abs_(ks, self):
 def leaky_relu(ks, self, negative_slope):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
-    node = LeakyReluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LeakyReluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3584,8 +4223,12 @@ def leaky_relu_(ks, self, negative_slope):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
-    node = LeakyReluBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LeakyReluBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3605,8 +4248,12 @@ def leaky_relu_(ks, self, negative_slope):
 def elu(ks, self, alpha, scale, input_scale):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
-    node = EluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(EluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -3637,8 +4284,12 @@ def elu_(ks, self, alpha, scale, input_scale):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
-    node = EluBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(EluBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -3660,8 +4311,12 @@ def elu_(ks, self, alpha, scale, input_scale):
 def gelu(ks, self, approximate):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
-    node = GeluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(GeluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3690,8 +4345,12 @@ def gelu_(ks, self, approximate):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     check_inplace(self, 'gelu_')
-    node = GeluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(GeluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -3711,8 +4370,12 @@ def gelu_(ks, self, approximate):
 def silu(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SiluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SiluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3740,8 +4403,12 @@ def silu_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'silu_')
-    node = SiluBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SiluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3760,8 +4427,15 @@ def silu_(ks, self):
 def gelu_backward(ks, grad_output, self, approximate):
     if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.gelu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, approximate)
-    node = GeluBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(GeluBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
@@ -3794,8 +4468,15 @@ def gelu_backward(ks, grad_output, self, approximate):
 def silu_backward(ks, grad_output, self):
     if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
-    node = SiluBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(SiluBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -3825,8 +4506,12 @@ def silu_backward(ks, grad_output, self):
 def mish(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = MishBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MishBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3854,8 +4539,12 @@ def mish_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'mish_')
-    node = MishBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MishBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3874,8 +4563,12 @@ def mish_(ks, self):
 def softplus(ks, self, beta, threshold):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
-    node = SoftplusBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SoftplusBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.beta_ = beta
     node.threshold_ = threshold
     included, excluded = local_keys.masks
@@ -3904,8 +4597,12 @@ def softplus(ks, self, beta, threshold):
 def hardtanh(ks, self, min_val, max_val):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
-    node = HardtanhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardtanhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_val_ = min_val
     node.max_val_ = max_val
     included, excluded = local_keys.masks
@@ -3935,8 +4632,12 @@ def hardtanh_(ks, self, min_val, max_val):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
-    node = HardtanhBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardtanhBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -3957,8 +4658,12 @@ def hardtanh_(ks, self, min_val, max_val):
 def hardsigmoid(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = HardsigmoidBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardsigmoidBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3986,8 +4691,12 @@ def hardsigmoid_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardsigmoid_')
-    node = HardsigmoidBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardsigmoidBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4006,8 +4715,12 @@ def hardsigmoid_(ks, self):
 def hardswish(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = HardswishBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardswishBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4035,8 +4748,12 @@ def hardswish_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'hardswish_')
-    node = HardswishBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(HardswishBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4055,8 +4772,12 @@ def hardswish_(ks, self):
 def threshold(ks, self, threshold, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
-    node = ThresholdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ThresholdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4084,8 +4805,15 @@ def threshold(ks, self, threshold, value):
 def threshold_backward(ks, grad_output, self, threshold):
     if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.threshold_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self, threshold)
-    node = ThresholdBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(ThresholdBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.threshold_ = threshold
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4116,8 +4844,12 @@ def threshold_(ks, self, threshold, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     check_inplace(self, 'threshold_')
-    node = ThresholdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ThresholdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -4137,8 +4869,15 @@ def threshold_(ks, self, threshold, value):
 def prelu(ks, self, weight):
     if not ((self._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
         return ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
-    node = PreluBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(weight._impl))
+    node = _new(PreluBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4167,8 +4906,12 @@ def normal_(ks, self, mean, std, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     check_inplace(self, 'normal_')
-    node = NormalBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NormalBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4187,8 +4930,12 @@ def uniform_(ks, self, from_, to, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     check_inplace(self, 'uniform_')
-    node = UniformBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UniformBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4207,8 +4954,12 @@ def exponential_(ks, self, lambd, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     check_inplace(self, 'exponential_')
-    node = ExponentialBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ExponentialBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4226,8 +4977,12 @@ def exponential_(ks, self, lambd, generator):
 def bernoulli(ks, self, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
-    node = BernoulliBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(BernoulliBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4253,8 +5008,12 @@ def bernoulli(ks, self, generator):
 def bernoulli_p(ks, self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
-    node = BernoulliBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(BernoulliBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4281,8 +5040,12 @@ def bernoulli__float(ks, self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
-    node = BernoulliBackward2()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(BernoulliBackward2)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4301,8 +5064,12 @@ def bernoulli__Tensor(ks, self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
-    node = BernoulliBackward3()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(BernoulliBackward3)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4320,8 +5087,15 @@ def bernoulli__Tensor(ks, self, p, generator):
 def clamp_max_Tensor(ks, self, max):
     if not ((self._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
         return ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
-    node = ClampMaxBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
+    node = _new(ClampMaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     included, excluded = local_keys.masks
@@ -4352,8 +5126,15 @@ def clamp_max__Tensor(ks, self, max):
     if not ((self._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
         return ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     check_inplace(self, 'clamp_max_.Tensor')
-    node = ClampMaxBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(max._impl))
+    node = _new(ClampMaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -4375,8 +5156,12 @@ def clamp_max__Tensor(ks, self, max):
 def remainder_Scalar_Tensor(ks, self, other):
     if not (other._impl.requires_grad and grad_state.enabled):
         return ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = RemainderBackward1()
-    node.next_functions = (impl_edge(other._impl),)
+    node = _new(RemainderBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4402,8 +5187,12 @@ def remainder_Scalar_Tensor(ks, self, other):
 def prod(ks, self, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
-    node = ProdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ProdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4432,8 +5221,12 @@ def prod(ks, self, dtype):
 def prod_dim_int(ks, self, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
-    node = ProdBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ProdBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
@@ -4464,8 +5257,12 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
 def amax(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = AmaxBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AmaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -4495,8 +5292,12 @@ def amax(ks, self, dim, keepdim):
 def amin(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = AminBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AminBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -4526,8 +5327,12 @@ def amin(ks, self, dim, keepdim):
 def var_correction(ks, self, dim, correction, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.var_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
-    node = VarBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(VarBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -4559,8 +5364,12 @@ def var_correction(ks, self, dim, correction, keepdim):
 def std_correction(ks, self, dim, correction, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.std_correction.redispatch(ks & BELOW_AUTOGRAD, self, dim, correction, keepdim)
-    node = StdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(StdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -4595,8 +5404,12 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
         return ops.var_mean_correction.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
         )
-    node = VarMeanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(VarMeanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -4622,8 +5435,12 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
         return ops.std_mean_correction.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
         )
-    node = StdMeanBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(StdMeanBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -4648,8 +5465,12 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.norm_ScalarOpt_dim.redispatch(ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype)
-    node = NormBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -4682,8 +5503,12 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
 def logsumexp(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = LogsumexpBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogsumexpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -4713,8 +5538,12 @@ def logsumexp(ks, self, dim, keepdim):
 def cumsum(ks, self, dim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
-    node = CumsumBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CumsumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
@@ -4744,8 +5573,12 @@ def cumsum_(ks, self, dim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumsum_')
-    node = CumsumBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CumsumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
@@ -4766,8 +5599,12 @@ def cumsum_(ks, self, dim, dtype):
 def cumprod(ks, self, dim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
-    node = CumprodBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CumprodBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -4798,8 +5635,12 @@ def cumprod_(ks, self, dim, dtype):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     check_inplace(self, 'cumprod_')
-    node = CumprodBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CumprodBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -4821,8 +5662,12 @@ def cumprod_(ks, self, dim, dtype):
 def cummax(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
-    node = CummaxBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CummaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4843,8 +5688,12 @@ def cummax(ks, self, dim):
 def cummin(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
-    node = CumminBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CumminBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4865,8 +5714,12 @@ def cummin(ks, self, dim):
 def median(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = MedianBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MedianBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4894,8 +5747,12 @@ def median(ks, self):
 def median_dim(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = MedianBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MedianBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -4917,8 +5774,12 @@ def median_dim(ks, self, dim, keepdim):
 def mode(ks, self, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
-    node = ModeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ModeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -4940,8 +5801,12 @@ def mode(ks, self, dim, keepdim):
 def kthvalue(ks, self, k, dim, keepdim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
-    node = KthvalueBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(KthvalueBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -4963,8 +5828,12 @@ def kthvalue(ks, self, k, dim, keepdim):
 def topk(ks, self, k, dim, largest, sorted):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
-    node = TopkBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TopkBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -4985,8 +5854,12 @@ def topk(ks, self, k, dim, largest, sorted):
 def sort(ks, self, dim, descending):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
-    node = SortBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SortBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5007,8 +5880,12 @@ def sort(ks, self, dim, descending):
 def sort_stable(ks, self, stable, dim, descending):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
-    node = SortBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SortBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5029,8 +5906,12 @@ def sort_stable(ks, self, stable, dim, descending):
 def _gather_along(ks, self, dim, index):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
-    node = GatherAlongBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(GatherAlongBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5059,8 +5940,12 @@ def _gather_along(ks, self, dim, index):
 def _scatter_add_along(ks, self, dim, index, sizes):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
-    node = ScatterAddAlongBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ScatterAddAlongBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5088,8 +5973,12 @@ def _scatter_add_along(ks, self, dim, index, sizes):
 def flip(ks, self, dims):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
-    node = FlipBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(FlipBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5116,8 +6005,15 @@ def flip(ks, self, dims):
 def mv(ks, self, vec):
     if not ((self._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
         return ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
-    node = MvBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(vec._impl))
+    node = _new(MvBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5145,8 +6041,15 @@ def mv(ks, self, vec):
 def dot(ks, self, tensor):
     if not ((self._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
         return ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
-    node = DotBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(tensor._impl))
+    node = _new(DotBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(tensor._impl) if tensor._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5177,8 +6080,16 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
             or mat2._impl.requires_grad)
             and grad_state.enabled):
         return ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
-    node = AddmmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
+    node = _new(AddmmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
+        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5213,8 +6124,16 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
             and grad_state.enabled):
         return ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     check_inplace(self, 'addmm_')
-    node = AddmmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat1._impl), impl_edge(mat2._impl))
+    node = _new(AddmmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
+        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5240,8 +6159,16 @@ def addmv(ks, self, mat, vec, beta, alpha):
             or vec._impl.requires_grad)
             and grad_state.enabled):
         return ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
-    node = AddmvBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
+    node = _new(AddmvBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
+        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5276,8 +6203,16 @@ def addmv_(ks, self, mat, vec, beta, alpha):
             and grad_state.enabled):
         return ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     check_inplace(self, 'addmv_')
-    node = AddmvBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(mat._impl), impl_edge(vec._impl))
+    node = _new(AddmvBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
+        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5303,8 +6238,16 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
             or batch2._impl.requires_grad)
             and grad_state.enabled):
         return ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
-    node = BaddbmmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
+    node = _new(BaddbmmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
+        impl_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5343,8 +6286,16 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
             and grad_state.enabled):
         return ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     check_inplace(self, 'baddbmm_')
-    node = BaddbmmBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(batch1._impl), impl_edge(batch2._impl))
+    node = _new(BaddbmmBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
+        impl_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
+    )
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -5374,7 +6325,11 @@ def linear(ks, input, weight, bias):
             or (bias is not None and bias._impl.requires_grad))
             and grad_state.enabled):
         return ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
-    node = LinearBackward0()
+    node = _new(LinearBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
@@ -5404,7 +6359,11 @@ def linear(ks, input, weight, bias):
 def einsum(ks, equation, tensors):
     if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
-    node = EinsumBackward0()
+    node = _new(EinsumBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
@@ -5438,8 +6397,12 @@ def einsum(ks, equation, tensors):
 def tril(ks, self, diagonal):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
-    node = TrilBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TrilBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5467,8 +6430,12 @@ def tril_(ks, self, diagonal):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'tril_')
-    node = TrilBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TrilBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5487,8 +6454,12 @@ def tril_(ks, self, diagonal):
 def triu(ks, self, diagonal):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
-    node = TriuBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TriuBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5516,8 +6487,12 @@ def triu_(ks, self, diagonal):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     check_inplace(self, 'triu_')
-    node = TriuBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TriuBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5536,8 +6511,12 @@ def triu_(ks, self, diagonal):
 def diag(ks, self, diagonal):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
-    node = DiagBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(DiagBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5565,8 +6544,12 @@ def diag(ks, self, diagonal):
 def diagonal(ks, self, offset, dim1, dim2):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
-    node = DiagonalBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(DiagonalBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.offset_ = offset
     node.dim1_ = dim1
     node.dim2_ = dim2
@@ -5596,7 +6579,11 @@ def diagonal(ks, self, offset, dim1, dim2):
 def cat(ks, tensors, dim):
     if not (any_requires_grad(tensors) and grad_state.enabled):
         return ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
-    node = CatBackward0()
+    node = _new(CatBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
@@ -5627,8 +6614,12 @@ def cat(ks, tensors, dim):
 def roll(ks, self, shifts, dims):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
-    node = RollBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RollBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.shifts_ = shifts
     node.dims_ = dims
     included, excluded = local_keys.masks
@@ -5656,8 +6647,12 @@ def roll(ks, self, shifts, dims):
 def repeat(ks, self, repeats):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
-    node = RepeatBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RepeatBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5687,8 +6682,12 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
         return ops.repeat_interleave_self_int.redispatch(
             ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
         )
-    node = RepeatInterleaveBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(RepeatInterleaveBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.repeats_ = repeats
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
@@ -5719,8 +6718,12 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
 def gather(ks, self, dim, index, sparse_grad):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
-    node = GatherBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(GatherBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5749,8 +6752,15 @@ def gather(ks, self, dim, index, sparse_grad):
 def scatter_src(ks, self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
-    node = ScatterBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
@@ -5779,8 +6789,12 @@ def scatter_src(ks, self, dim, index, src):
 def scatter_value(ks, self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
-    node = ScatterBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ScatterBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5808,8 +6822,15 @@ def scatter_value(ks, self, dim, index, value):
 def scatter_reduce(ks, self, dim, index, src, reduce):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
-    node = ScatterBackward2()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterBackward2)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5839,8 +6860,12 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
         return ops.scatter_value_reduce.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
-    node = ScatterBackward3()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ScatterBackward3)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5869,8 +6894,15 @@ def scatter__src(ks, self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_.src')
-    node = ScatterBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
@@ -5892,8 +6924,12 @@ def scatter__value(ks, self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
-    node = ScatterBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ScatterBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5914,8 +6950,15 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter__reduce.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src, reduce)
     check_inplace(self, 'scatter_.reduce')
-    node = ScatterBackward2()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterBackward2)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5938,8 +6981,12 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
             ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
         )
     check_inplace(self, 'scatter_.value_reduce')
-    node = ScatterBackward3()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ScatterBackward3)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5959,8 +7006,15 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
 def scatter_add(ks, self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
-    node = ScatterAddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterAddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
@@ -5990,8 +7044,15 @@ def scatter_add_(ks, self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         return ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     check_inplace(self, 'scatter_add_')
-    node = ScatterAddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterAddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
     included, excluded = local_keys.masks
@@ -6014,8 +7075,15 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
         return ops.scatter_reduce_two.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
-    node = ScatterReduceBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterReduceBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -6055,8 +7123,15 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
             ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
         )
     check_inplace(self, 'scatter_reduce_.two')
-    node = ScatterReduceBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(src._impl))
+    node = _new(ScatterReduceBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
@@ -6085,8 +7160,12 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
 def index_select(ks, self, dim, index):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
-    node = IndexSelectBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(IndexSelectBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -6115,8 +7194,15 @@ def index_select(ks, self, dim, index):
 def index_add(ks, self, dim, index, source, alpha):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
-    node = IndexAddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(IndexAddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
@@ -6149,8 +7235,15 @@ def index_add_(ks, self, dim, index, source, alpha):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     check_inplace(self, 'index_add_')
-    node = IndexAddBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(IndexAddBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.alpha_ = alpha
     included, excluded = local_keys.masks
@@ -6174,8 +7267,15 @@ def index_add_(ks, self, dim, index, source, alpha):
 def index_copy(ks, self, dim, index, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
-    node = IndexCopyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(IndexCopyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6207,8 +7307,15 @@ def index_copy_(ks, self, dim, index, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     check_inplace(self, 'index_copy_')
-    node = IndexCopyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(IndexCopyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6231,8 +7338,12 @@ def index_copy_(ks, self, dim, index, source):
 def index_fill_int_Scalar(ks, self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill_int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
-    node = IndexFillBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(IndexFillBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6262,8 +7373,15 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
 def index_fill_int_Tensor(ks, self, dim, index, value):
     if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.index_fill_int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
-    node = IndexFillBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
+    node = _new(IndexFillBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6294,8 +7412,12 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_fill__int_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
-    node = IndexFillBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(IndexFillBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6318,8 +7440,15 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.index_fill__int_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Tensor')
-    node = IndexFillBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
+    node = _new(IndexFillBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6341,8 +7470,12 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
 def masked_fill_Scalar(ks, self, mask, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
-    node = MaskedFillBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaskedFillBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6370,8 +7503,15 @@ def masked_fill_Scalar(ks, self, mask, value):
 def masked_fill_Tensor(ks, self, mask, value):
     if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
-    node = MaskedFillBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
+    node = _new(MaskedFillBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6400,8 +7540,12 @@ def masked_fill__Scalar(ks, self, mask, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
-    node = MaskedFillBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaskedFillBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6422,8 +7566,15 @@ def masked_fill__Tensor(ks, self, mask, value):
     if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         return ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     check_inplace(self, 'masked_fill_.Tensor')
-    node = MaskedFillBackward1()
-    node.next_functions = (impl_edge(self._impl), impl_edge(value._impl))
+    node = _new(MaskedFillBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6443,8 +7594,12 @@ def masked_fill__Tensor(ks, self, mask, value):
 def masked_select(ks, self, mask):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
-    node = MaskedSelectBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaskedSelectBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -6472,8 +7627,15 @@ def masked_select(ks, self, mask):
 def masked_scatter(ks, self, mask, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
-    node = MaskedScatterBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(MaskedScatterBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
@@ -6503,8 +7665,15 @@ def masked_scatter_(ks, self, mask, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         return ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     check_inplace(self, 'masked_scatter_')
-    node = MaskedScatterBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(source._impl))
+    node = _new(MaskedScatterBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
     included, excluded = local_keys.masks
@@ -6525,8 +7694,12 @@ def masked_scatter_(ks, self, mask, source):
 def take(ks, self, index):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
-    node = TakeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TakeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -6556,8 +7729,12 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
         return ops._unique2.redispatch(
             ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
         )
-    node = Unique2Backward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Unique2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -6579,8 +7756,12 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
         return ops.unique_dim.redispatch(
             ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
         )
-    node = UniqueDimBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UniqueDimBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -6600,8 +7781,12 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
 def index_Tensor(ks, self, indices):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
-    node = IndexBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(IndexBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6629,8 +7814,15 @@ def index_Tensor(ks, self, indices):
 def index_put(ks, self, indices, values, accumulate):
     if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.index_put.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
-    node = IndexPutBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
+    node = _new(IndexPutBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
@@ -6662,8 +7854,15 @@ def index_put_(ks, self, indices, values, accumulate):
     if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.index_put_.redispatch(ks & BELOW_AUTOGRAD, self, indices, values, accumulate)
     check_inplace(self, 'index_put_')
-    node = IndexPutBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
+    node = _new(IndexPutBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
     included, excluded = local_keys.masks
@@ -6694,7 +7893,11 @@ def convolution(
             ks & BELOW_AUTOGRAD, input, weight, bias, stride, padding, dilation, transposed,
             output_padding, groups,
         )
-    node = ConvolutionBackward0()
+    node = _new(ConvolutionBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.stride_ = stride
     node.padding_ = padding
@@ -6744,9 +7947,15 @@ def convolution_backward(
             ks & BELOW_AUTOGRAD, grad_output, input, weight, bias_sizes, stride, padding, dilation,
             transposed, output_padding, groups, output_mask,
         )
-    node = ConvolutionBackwardBackward0()
+    node = _new(ConvolutionBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(grad_output._impl), impl_edge(input._impl), impl_edge(weight._impl),
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(input._impl) if input._impl.requires_grad else NO_EDGE,
+        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
     node.stride_ = stride
     node.padding_ = padding
@@ -6780,8 +7989,12 @@ def convolution_backward(
 def constant_pad_nd(ks, self, pad, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
-    node = ConstantPadNdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(ConstantPadNdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6808,8 +8021,12 @@ def constant_pad_nd(ks, self, pad, value):
 def _pad_nd(ks, self, pad, mode):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
-    node = PadNdBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(PadNdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
@@ -6841,8 +8058,14 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
         return ops._pad_nd_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
         )
-    node = PadNdBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl),)
+    node = _new(PadNdBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+    )
     node.pad_ = pad
     node.mode_ = mode
     included, excluded = local_keys.masks
@@ -6874,8 +8097,12 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
         return ops.max_pool2d_with_indices.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
         )
-    node = MaxPool2dWithIndicesBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(MaxPool2dWithIndicesBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -6909,8 +8136,15 @@ def max_pool2d_with_indices_backward(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, dilation,
             ceil_mode, indices,
         )
-    node = MaxPool2dWithIndicesBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(MaxPool2dWithIndicesBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -6951,8 +8185,12 @@ def avg_pool2d(
             ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
         )
-    node = AvgPool2dBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AvgPool2dBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -6996,8 +8234,15 @@ def avg_pool2d_backward(
             ks & BELOW_AUTOGRAD, grad_output, self, kernel_size, stride, padding, ceil_mode,
             count_include_pad, divisor_override,
         )
-    node = AvgPool2dBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(AvgPool2dBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -7035,8 +8280,12 @@ def avg_pool2d_backward(
 def adaptive_avg_pool2d(ks, self, output_size):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
-    node = AdaptiveAvgPool2dBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AdaptiveAvgPool2dBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7063,8 +8312,15 @@ def adaptive_avg_pool2d(ks, self, output_size):
 def adaptive_avg_pool2d_backward(ks, grad_output, self):
     if not ((grad_output._impl.requires_grad or self._impl.requires_grad) and grad_state.enabled):
         return ops.adaptive_avg_pool2d_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
-    node = AdaptiveAvgPool2dBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(AdaptiveAvgPool2dBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.grad_output_sizes = grad_output._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7093,8 +8349,12 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
 def adaptive_max_pool2d(ks, self, output_size):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
-    node = AdaptiveMaxPool2dBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(AdaptiveMaxPool2dBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7116,8 +8376,15 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
         return ops.adaptive_max_pool2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, self, indices,
         )
-    node = AdaptiveMaxPool2dBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(AdaptiveMaxPool2dBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7148,8 +8415,12 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
         return ops.upsample_nearest2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
         )
-    node = UpsampleNearest2dBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UpsampleNearest2dBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -7183,8 +8454,14 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
         return ops.upsample_nearest2d_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
         )
-    node = UpsampleNearest2dBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl),)
+    node = _new(UpsampleNearest2dBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+    )
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -7219,8 +8496,12 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
         return ops.upsample_bilinear2d.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
         )
-    node = UpsampleBilinear2dBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UpsampleBilinear2dBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -7260,8 +8541,14 @@ def upsample_bilinear2d_backward(
             ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, align_corners, scales_h,
             scales_w,
         )
-    node = UpsampleBilinear2dBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl),)
+    node = _new(UpsampleBilinear2dBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+    )
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -7298,8 +8585,12 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
         return ops.im2col.redispatch(
             ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
         )
-    node = Im2colBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Im2colBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -7334,8 +8625,12 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
         return ops.col2im.redispatch(
             ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
         )
-    node = Col2imBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(Col2imBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -7369,8 +8664,12 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
 def _softmax(ks, self, dim, half_to_float):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
-    node = SoftmaxBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SoftmaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -7399,8 +8698,12 @@ def _softmax(ks, self, dim, half_to_float):
 def _log_softmax(ks, self, dim, half_to_float):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
-    node = LogSoftmaxBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LogSoftmaxBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -7431,8 +8734,15 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
         return ops._softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
         )
-    node = SoftmaxBackwardDataBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
+    node = _new(SoftmaxBackwardDataBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
@@ -7469,8 +8779,15 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
         return ops._log_softmax_backward_data.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
         )
-    node = LogSoftmaxBackwardDataBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(log_probs._impl))
+    node = _new(LogSoftmaxBackwardDataBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(log_probs._impl) if log_probs._impl.requires_grad else NO_EDGE,
+    )
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
     included, excluded = local_keys.masks
@@ -7506,8 +8823,12 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
         return ops.nll_loss_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
-    node = NllLossForwardBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(NllLossForwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
@@ -7538,8 +8859,15 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
             ks & BELOW_AUTOGRAD, grad_output, self, target, weight, reduction, ignore_index,
             total_weight,
         )
-    node = NllLossBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(self._impl))
+    node = _new(NllLossBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
@@ -7574,8 +8902,15 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
 def mse_loss(ks, self, target, reduction):
     if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
-    node = MseLossBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node = _new(MseLossBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7604,8 +8939,15 @@ def mse_loss(ks, self, target, reduction):
 def smooth_l1_loss(ks, self, target, reduction, beta):
     if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.smooth_l1_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, beta)
-    node = SmoothL1LossBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node = _new(SmoothL1LossBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     node.beta_ = beta
     included, excluded = local_keys.masks
@@ -7637,8 +8979,15 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
 def huber_loss(ks, self, target, reduction, delta):
     if not ((self._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         return ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
-    node = HuberLossBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node = _new(HuberLossBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     node.delta_ = delta
     included, excluded = local_keys.masks
@@ -7670,8 +9019,15 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
         return ops.binary_cross_entropy.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction,
         )
-    node = BinaryCrossEntropyBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node = _new(BinaryCrossEntropyBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7705,8 +9061,15 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
         return ops.binary_cross_entropy_with_logits.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
         )
-    node = BinaryCrossEntropyWithLogitsBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(target._impl))
+    node = _new(BinaryCrossEntropyWithLogitsBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7747,7 +9110,11 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
             ks & BELOW_AUTOGRAD, input, weight, bias, running_mean, running_var, training, momentum,
             eps,
         )
-    node = NativeBatchNormBackward0()
+    node = _new(NativeBatchNormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
@@ -7785,7 +9152,11 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
         return ops.native_layer_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
         )
-    node = NativeLayerNormBackward0()
+    node = _new(NativeLayerNormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
@@ -7818,7 +9189,11 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
         return ops.native_group_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
         )
-    node = NativeGroupNormBackward0()
+    node = _new(NativeGroupNormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight, bias))
     node.N_ = N
     node.C_ = C
@@ -7853,7 +9228,11 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
         return ops._fused_rms_norm.redispatch(
             ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
         )
-    node = FusedRmsNormBackward0()
+    node = _new(FusedRmsNormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
@@ -7890,7 +9269,11 @@ def native_layer_norm_backward(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, mean, rstd, weight, bias,
             output_mask,
         )
-    node = NativeLayerNormBackwardBackward0()
+    node = _new(NativeLayerNormBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7920,7 +9303,11 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
         return ops._fused_rms_norm_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
         )
-    node = FusedRmsNormBackwardBackward0()
+    node = _new(FusedRmsNormBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7943,8 +9330,12 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
 def native_dropout(ks, input, p, train, generator):
     if not (input._impl.requires_grad and grad_state.enabled):
         return ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
-    node = NativeDropoutBackward0()
-    node.next_functions = (impl_edge(input._impl),)
+    node = _new(NativeDropoutBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(input._impl) if input._impl.requires_grad else NO_EDGE,)
     node.p_ = p
     node.train_ = train
     included, excluded = local_keys.masks
@@ -7967,8 +9358,12 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
         return ops.embedding.redispatch(
             ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
-    node = EmbeddingBackward0()
-    node.next_functions = (impl_edge(weight._impl),)
+    node = _new(EmbeddingBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
@@ -8006,8 +9401,14 @@ def embedding_dense_backward(
         return ops.embedding_dense_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
         )
-    node = EmbeddingDenseBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl),)
+    node = _new(EmbeddingDenseBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+    )
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     included, excluded = local_keys.masks
@@ -8043,8 +9444,12 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
         return ops._cross_entropy_forward.redispatch(
             ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
         )
-    node = CrossEntropyForwardBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(CrossEntropyForwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     node.self_dtype = self._impl.dtype
@@ -8078,8 +9483,15 @@ def _cross_entropy_backward(
             ks & BELOW_AUTOGRAD, grad_output, probs, target, weight, reduction, ignore_index,
             total_weight,
         )
-    node = CrossEntropyBackwardBackward0()
-    node.next_functions = (impl_edge(grad_output._impl), impl_edge(probs._impl))
+    node = _new(CrossEntropyBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
+    )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
@@ -8121,9 +9533,16 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
             or w_hh._impl.requires_grad)
             and grad_state.enabled):
         return ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
-    node = LstmSequenceBackward0()
+    node = _new(LstmSequenceBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(gi._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
+        impl_edge(gi._impl) if gi._impl.requires_grad else NO_EDGE,
+        impl_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
+        impl_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
+        impl_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8152,11 +9571,20 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
         return ops._lstm_sequence_backward.redispatch(
             ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
         )
-    node = LstmSequenceBackwardBackward0()
+    node = _new(LstmSequenceBackwardBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = (
-        impl_edge(grad_output._impl), impl_edge(grad_hn._impl), impl_edge(grad_cn._impl),
-        impl_edge(output._impl), impl_edge(h0._impl), impl_edge(c0._impl), impl_edge(w_hh._impl),
-        impl_edge(workspace._impl),
+        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        impl_edge(grad_hn._impl) if grad_hn._impl.requires_grad else NO_EDGE,
+        impl_edge(grad_cn._impl) if grad_cn._impl.requires_grad else NO_EDGE,
+        impl_edge(output._impl) if output._impl.requires_grad else NO_EDGE,
+        impl_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
+        impl_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
+        impl_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
+        impl_edge(workspace._impl) if workspace._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8191,7 +9619,11 @@ def _fused_adam_(
             weight_decay, eps, step, maximize, decoupled,
         )
     check_inplace(self, '_fused_adam_')
-    node = FusedAdamBackward0()
+    node = _new(FusedAdamBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8226,7 +9658,11 @@ def _fused_sgd_(
             nesterov, maximize, first_step,
         )
     check_inplace(self, '_fused_sgd_')
-    node = FusedSgdBackward0()
+    node = _new(FusedSgdBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8251,8 +9687,15 @@ def _fused_sgd_(
 def cdist(ks, x1, x2, p, compute_mode):
     if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
         return ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
-    node = CdistBackward0()
-    node.next_functions = (impl_edge(x1._impl), impl_edge(x2._impl))
+    node = _new(CdistBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(x1._impl) if x1._impl.requires_grad else NO_EDGE,
+        impl_edge(x2._impl) if x2._impl.requires_grad else NO_EDGE,
+    )
     node.p_ = p
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8284,8 +9727,12 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
         return ops.linalg_vector_norm.redispatch(
             ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
         )
-    node = LinalgVectorNormBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(LinalgVectorNormBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.ord_ = ord
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -8319,8 +9766,12 @@ def unsqueeze_(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'unsqueeze_')
-    node = UnsqueezeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(UnsqueezeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8340,8 +9791,12 @@ def squeeze_(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     check_inplace(self, 'squeeze_')
-    node = SqueezeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqueezeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8361,8 +9816,12 @@ def squeeze__dim(ks, self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     check_inplace(self, 'squeeze_.dim')
-    node = SqueezeBackward1()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SqueezeBackward1)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8382,8 +9841,12 @@ def transpose__int(ks, self, dim0, dim1):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     check_inplace(self, 'transpose_.int')
-    node = TransposeBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(TransposeBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
@@ -8403,8 +9866,15 @@ def transpose__int(ks, self, dim0, dim1):
 def logaddexp(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = LogaddexpBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(LogaddexpBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -8434,8 +9904,15 @@ def logaddexp(ks, self, other):
 def logaddexp2(ks, self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
-    node = Logaddexp2Backward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(Logaddexp2Backward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     included, excluded = local_keys.masks
@@ -8465,8 +9942,12 @@ def logaddexp2(ks, self, other):
 def sinc(ks, self):
     if not (self._impl.requires_grad and grad_state.enabled):
         return ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
-    node = SincBackward0()
-    node.next_functions = (impl_edge(self._impl),)
+    node = _new(SincBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -8493,8 +9974,15 @@ def sinc(ks, self):
 def heaviside(ks, self, values):
     if not ((self._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         return ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
-    node = HeavisideBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(values._impl))
+    node = _new(HeavisideBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -8520,8 +10008,15 @@ def heaviside(ks, self, values):
 def dist(ks, self, other, p):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         return ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
-    node = DistBackward0()
-    node.next_functions = (impl_edge(self._impl), impl_edge(other._impl))
+    node = _new(DistBackward0)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
+    node.next_functions = (
+        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    )
     node.p_ = p
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes

@@ -18,13 +18,14 @@ from __future__ import annotations
 import weakref
 
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.autograd.node import AccumulateGrad, _sequence, anomaly_state, forward_stack
 from tensorplay.errors import AutogradError
 
 __all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
            "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
 
 NO_EDGE = (None, 0)
+_new = object.__new__
 _weak_ref = weakref.ref      # bound once: a leaf's edge may make one per recorded op
 
 
@@ -49,7 +50,19 @@ def impl_edge(impl):
         ref = impl.grad_accumulator
         acc = ref() if ref is not None else None
         if acc is None:
-            acc = AccumulateGrad(impl)
+            # AccumulateGrad(impl), written out: a class call runs __init__ in a frame of
+            # its own, and a leaf's accumulator is made again for every graph (it dies
+            # with the last graph that uses it, as in PyTorch). The fields and values
+            # of AccumulateGrad.__init__; tests/test_fastpath_recorded2.py keeps them in
+            # step.
+            acc = _new(AccumulateGrad)
+            acc.next_functions = ()
+            acc._seq = next(_sequence)
+            acc._pre_hooks = acc._post_hooks = acc._tensor_pre_hooks = acc._retains_grad = None
+            acc._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+            acc.leaf = impl
+            acc._variable = None
+            acc._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
             impl.grad_accumulator = _weak_ref(acc)
         return (acc, 0)
     # A view with no history that requires grad only through its base (made in no_grad

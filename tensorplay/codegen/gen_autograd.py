@@ -313,12 +313,20 @@ WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "result", "resu
 # The op below autograd is `redispatch` written out: the route of the key set it would
 # compute (the header of autograd_wrappers.py says why it is the same), or, while
 # explain() or a profiler watches, the dispatcher's loop that reports each step.
+# The node is made as `$node()` would make it, written out: a class call runs
+# Node.__init__ in a frame of its own, which cost as much as the fields it sets (about
+# 0.13 us of a recorded add). These are exactly Node.__init__'s fields and values;
+# tests/test_fastpath_recorded2.py keeps the two in step.
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
         return $call
     $check_inplace
-    node = $node()
+    node = _new($node)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
+    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+    node._output_meta = ()
     node.next_functions = $edges
     $record
     included, excluded = local_keys.masks
@@ -418,7 +426,10 @@ def _edges_expr(spec: NodeSpec) -> str:
     names = [n for n, _, _ in spec.inputs]
     if any(is_list or optional for _, is_list, optional in spec.inputs):
         return f"tuple(collect_next_edges({', '.join(names)}))"
-    edges = ", ".join(f"impl_edge({n}._impl)" for n in names)
+    # An input that does not require grad has no edge (impl_edge's answer for it, as
+    # grad_fn is only ever set on a tensor that requires grad): tested here, no call.
+    edges = ", ".join(f"impl_edge({n}._impl) if {n}._impl.requires_grad else NO_EDGE"
+                      for n in names)
     return f"({edges},)" if len(names) == 1 else f"({edges})"
 
 
@@ -516,9 +527,10 @@ while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
-    any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
+    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
 )
+from tensorplay.autograd.node import _sequence, anomaly_state, forward_stack
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import local_keys
@@ -526,6 +538,7 @@ from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
 
 BELOW_AUTOGRAD = ~AUTOGRAD_MASK
+_new = object.__new__
 trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 

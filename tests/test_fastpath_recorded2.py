@@ -1,0 +1,111 @@
+"""Round 5 of the dispatch fast path (issue 13): a recorded op makes its node and a leaf's
+AccumulateGrad without a class call, and reads no edge for an input that does not require
+grad. Each shortcut against the general path it stands in for, and against PyTorch.
+
+- The generated autograd wrappers write Node.__init__'s fields themselves
+  (`gen_autograd.WRAPPER`): the same fields, the same values.
+- `impl_edge` writes AccumulateGrad.__init__'s fields itself: the same fields and values.
+- An input that does not require grad gets the edge (None, 0), impl_edge's answer for it,
+  without the call: views, batched (vmap) and subclass tensors included.
+"""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay.autograd.graph_edges import impl_edge
+from tensorplay.autograd.node import AccumulateGrad, Node
+
+# Fields whose values differ between two nodes by construction.
+PER_NODE = {"__weakref__", "_seq", "_output_meta", "next_functions"}
+
+
+def _slots(cls):
+    names = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return names
+
+
+def test_a_recorded_node_has_every_field_node_init_sets():
+    x = tp.ones(3, requires_grad=True)
+    node = (x + tp.ones(3)).grad_fn
+    plain = Node()
+    for slot in _slots(Node):
+        if slot in PER_NODE:
+            continue
+        assert getattr(node, slot) == getattr(plain, slot), slot
+    assert isinstance(node._seq, int) and plain._seq > node._seq
+    assert node._output_meta == (((3,), tp.float32, x.device),)
+
+
+def test_the_wrapper_template_writes_every_field_node_init_sets():
+    """The wrapper template's field list (gen_autograd.WRAPPER) is Node.__init__'s: a new
+    field in Node.__init__ must be written there too."""
+    import re
+    from tensorplay.codegen.gen_autograd import WRAPPER
+    plain = Node()
+    set_by_init = {s for s in _slots(Node) if s != "__weakref__" and hasattr(plain, s)}
+    written = set()
+    for line in WRAPPER.lines:
+        written |= set(re.findall(r"\bnode\.(\w+) =", line))
+    assert set_by_init <= written, set_by_init - written
+
+
+def test_a_fresh_accumulator_matches_accumulate_grad_init():
+    x = tp.ones(2, 2, requires_grad=True)
+    fresh = impl_edge(x._impl)[0]
+    made = AccumulateGrad(x._impl)
+    assert type(fresh) is AccumulateGrad
+    for slot in _slots(AccumulateGrad):
+        if slot in PER_NODE - {"_output_meta"} or slot == "__weakref__":
+            continue
+        assert getattr(fresh, slot) == getattr(made, slot), slot
+    assert fresh._seq < made._seq
+    assert x._impl.grad_accumulator() is fresh
+    assert impl_edge(x._impl) == (fresh, 0)
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection")
+def test_anomaly_mode_traces_recorded_nodes_and_accumulators():
+    x = tp.ones(2, requires_grad=True)
+    with tp.autograd.detect_anomaly():
+        y = x * 3
+        assert y.grad_fn._anomaly_trace is not None
+        assert y.grad_fn.next_functions[0][0]._anomaly_trace is not None
+    assert (x * 3).grad_fn._anomaly_trace is None
+
+
+def test_edges_of_inputs_that_do_not_require_grad():
+    x = tp.ones(2, 3, requires_grad=True)
+    w = tp.ones(2, 3)
+    xt = torch.ones(2, 3, requires_grad=True)
+    wt = torch.ones(2, 3)
+    for a, b, at, bt in [(x, w, xt, wt), (w, x, wt, xt), (x, w.t().t(), xt, wt.t().t()),
+                         (x, w[0], xt, wt[0])]:
+        ours = [fn is None for fn, _ in tp.mul(a, b).grad_fn.next_functions]
+        theirs = [fn is None for fn, _ in torch.mul(at, bt).grad_fn.next_functions]
+        assert ours == theirs
+    with tp.no_grad():
+        v = x[0]                    # a view made in no_grad: requires grad through its base
+    assert v._impl.requires_grad
+    assert (v * w[0]).grad_fn.next_functions[1] == (None, 0)
+
+
+def test_gradients_through_mixed_inputs_match_pytorch():
+    data = np.random.rand(3, 4).astype(np.float32)
+    x, xt = tp.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    c, ct = tp.tensor(data + 1), torch.tensor(data + 1)
+    for _ in range(2):      # the second pass reuses the live accumulator of the first
+        ((x * c + c) / (c + x.t().t())).sum().backward()
+        ((xt * ct + ct) / (ct + xt.t().t())).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_vmap_and_subclass_inputs_keep_their_edges():
+    x = tp.ones(4, 3, requires_grad=True)
+    w = tp.ones(3)
+    out = tp.func.vmap(lambda row: row * w)(x)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.ones((4, 3)))
