@@ -109,3 +109,41 @@ def test_vmap_and_subclass_inputs_keep_their_edges():
     out = tp.func.vmap(lambda row: row * w)(x)
     out.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.ones((4, 3)))
+
+
+# ---- an input no formula reads is not saved ----------------------------------------------------
+def test_an_unread_input_is_the_shared_not_saved_and_reads_as_none_like_pytorch():
+    from tensorplay.autograd.saved import NOT_SAVED
+    x, xt = tp.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True)
+    y, yt = x * 2, xt * 2
+    assert y.grad_fn.self_ is NOT_SAVED
+    assert y.grad_fn._saved_self is None and yt.grad_fn._saved_self is None
+    y.sum().backward()
+    yt.sum().backward()
+    # freed by backward: the saved `other` raises, the unsaved `self` still reads None
+    assert y.grad_fn._saved_self is None and yt.grad_fn._saved_self is None
+    with pytest.raises(tp.errors.AutogradError, match="second time"):
+        y.grad_fn._saved_other
+    with pytest.raises(RuntimeError, match="second time"):
+        yt.grad_fn._saved_other
+    with pytest.raises(tp.errors.AutogradError, match="second time"):
+        y.sum().backward()
+    assert NOT_SAVED.unpack() is None and repr(NOT_SAVED) == "<SavedVariable None>"
+
+
+def test_saved_when_read_gradients_match_pytorch():
+    data = np.array([1.5, -2.0, 3.0], np.float32)
+    for a_grad, b_grad in [(True, False), (False, True), (True, True)]:
+        a, at = tp.tensor(data, requires_grad=a_grad), torch.tensor(data, requires_grad=a_grad)
+        b, bt = tp.tensor(data + 1, requires_grad=b_grad), torch.tensor(data + 1,
+                                                                         requires_grad=b_grad)
+        node, node_t = (a * b).grad_fn, (at * bt).grad_fn
+        assert (node._saved_self is None) == (node_t._saved_self is None)
+        assert (node._saved_other is None) == (node_t._saved_other is None)
+        (a * b / (b + 1)).sum().backward()
+        (at * bt / (bt + 1)).sum().backward()
+        for ours, theirs in [(a, at), (b, bt)]:
+            if theirs.grad is None:
+                assert ours.grad is None
+            else:
+                np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)

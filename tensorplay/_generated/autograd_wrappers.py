@@ -13,7 +13,7 @@ thread's masks, the autograd keys now among the excluded, giving the key set
 does the same without the method call: the same route, the same arguments;
 while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
+from tensorplay.autograd.saved import NOT_SAVED, SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
@@ -231,8 +231,14 @@ def mul_Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
-        node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if self._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.mul_Tensor.routes[below](self, other)
         else:
@@ -271,7 +277,10 @@ def mul__Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.other_ = SavedVariable(other if self._impl.requires_grad else None, is_output=False)
+        if self._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.mul__Tensor.routes[below](self, other)
         else:
@@ -300,7 +309,10 @@ def div_Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
         node.other_ = SavedVariable(other, is_output=False)
         if trace_state.watch is None:
             result = ops.div_Tensor.routes[below](self, other)
@@ -1254,8 +1266,14 @@ def mm(ks, self, mat2):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
-        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
+        if mat2._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if self._impl.requires_grad:
+            node.mat2_ = SavedVariable(mat2, is_output=False)
+        else:
+            node.mat2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.mm.routes[below](self, mat2)
         else:
@@ -1290,8 +1308,14 @@ def bmm(ks, self, mat2):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if mat2._impl.requires_grad else None, is_output=False)
-        node.mat2_ = SavedVariable(mat2 if self._impl.requires_grad else None, is_output=False)
+        if mat2._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if self._impl.requires_grad:
+            node.mat2_ = SavedVariable(mat2, is_output=False)
+        else:
+            node.mat2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.bmm.routes[below](self, mat2)
         else:
@@ -3054,7 +3078,10 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
         node.other_ = SavedVariable(other, is_output=False)
         if trace_state.watch is None:
             result = ops.div_Tensor_mode.routes[below](self, other, rounding_mode)
@@ -3187,8 +3214,14 @@ def remainder_Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.remainder_Tensor.routes[below](self, other)
         else:
@@ -3227,7 +3260,10 @@ def remainder__Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.remainder__Tensor.routes[below](self, other)
         else:
@@ -3256,8 +3292,14 @@ def fmod_Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if other._impl.requires_grad else None, is_output=False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.fmod_Tensor.routes[below](self, other)
         else:
@@ -3296,7 +3338,10 @@ def fmod__Tensor(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.fmod__Tensor.routes[below](self, other)
         else:
@@ -3394,8 +3439,14 @@ def hypot(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if self._impl.requires_grad else None, is_output=False)
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if self._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.hypot.routes[below](self, other)
         else:
@@ -3435,7 +3486,10 @@ def hypot_(ks, self, other):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.other_ = SavedVariable(other if other._impl.requires_grad else None, is_output=False)
+        if other._impl.requires_grad:
+            node.other_ = SavedVariable(other, is_output=False)
+        else:
+            node.other_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.hypot_.routes[below](self, other)
         else:
@@ -3641,8 +3695,14 @@ def lerp_Tensor(ks, self, end, weight):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if weight._impl.requires_grad else None, is_output=False)
-        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
+        if weight._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if weight._impl.requires_grad:
+            node.end_ = SavedVariable(end, is_output=False)
+        else:
+            node.end_ = NOT_SAVED
         node.weight_ = SavedVariable(weight, is_output=False)
         if trace_state.watch is None:
             result = ops.lerp_Tensor.routes[below](self, end, weight)
@@ -3719,7 +3779,10 @@ def lerp__Tensor(ks, self, end, weight):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.end_ = SavedVariable(end if weight._impl.requires_grad else None, is_output=False)
+        if weight._impl.requires_grad:
+            node.end_ = SavedVariable(end, is_output=False)
+        else:
+            node.end_ = NOT_SAVED
         node.weight_ = SavedVariable(weight, is_output=False)
         if trace_state.watch is None:
             result = ops.lerp__Tensor.routes[below](self, end, weight)
@@ -3755,12 +3818,14 @@ def addcmul(ks, self, tensor1, tensor2, value):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensor1_ = SavedVariable(
-            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
-        )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad else None, is_output=False,
-        )
+        if tensor2._impl.requires_grad:
+            node.tensor1_ = SavedVariable(tensor1, is_output=False)
+        else:
+            node.tensor1_ = NOT_SAVED
+        if tensor1._impl.requires_grad:
+            node.tensor2_ = SavedVariable(tensor2, is_output=False)
+        else:
+            node.tensor2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addcmul.routes[below](self, tensor1, tensor2, value)
         else:
@@ -3804,12 +3869,14 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensor1_ = SavedVariable(
-            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
-        )
-        node.tensor2_ = SavedVariable(
-            tensor2 if tensor1._impl.requires_grad else None, is_output=False,
-        )
+        if tensor2._impl.requires_grad:
+            node.tensor1_ = SavedVariable(tensor1, is_output=False)
+        else:
+            node.tensor1_ = NOT_SAVED
+        if tensor1._impl.requires_grad:
+            node.tensor2_ = SavedVariable(tensor2, is_output=False)
+        else:
+            node.tensor2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addcmul_.routes[below](self, tensor1, tensor2, value)
         else:
@@ -3844,9 +3911,10 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensor1_ = SavedVariable(
-            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
-        )
+        if tensor2._impl.requires_grad:
+            node.tensor1_ = SavedVariable(tensor1, is_output=False)
+        else:
+            node.tensor1_ = NOT_SAVED
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
         if trace_state.watch is None:
             result = ops.addcdiv.routes[below](self, tensor1, tensor2, value)
@@ -3891,9 +3959,10 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.tensor1_ = SavedVariable(
-            tensor1 if tensor2._impl.requires_grad else None, is_output=False,
-        )
+        if tensor2._impl.requires_grad:
+            node.tensor1_ = SavedVariable(tensor1, is_output=False)
+        else:
+            node.tensor1_ = NOT_SAVED
         node.tensor2_ = SavedVariable(tensor2, is_output=False)
         if trace_state.watch is None:
             result = ops.addcdiv_.routes[below](self, tensor1, tensor2, value)
@@ -6018,8 +6087,14 @@ def mv(ks, self, vec):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if vec._impl.requires_grad else None, is_output=False)
-        node.vec_ = SavedVariable(vec if self._impl.requires_grad else None, is_output=False)
+        if vec._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if self._impl.requires_grad:
+            node.vec_ = SavedVariable(vec, is_output=False)
+        else:
+            node.vec_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.mv.routes[below](self, vec)
         else:
@@ -6054,8 +6129,14 @@ def dot(ks, self, tensor):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if tensor._impl.requires_grad else None, is_output=False)
-        node.tensor_ = SavedVariable(tensor if self._impl.requires_grad else None, is_output=False)
+        if tensor._impl.requires_grad:
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
+        if self._impl.requires_grad:
+            node.tensor_ = SavedVariable(tensor, is_output=False)
+        else:
+            node.tensor_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.dot.routes[below](self, tensor)
         else:
@@ -6097,8 +6178,14 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
-        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
+        if mat2._impl.requires_grad:
+            node.mat1_ = SavedVariable(mat1, is_output=False)
+        else:
+            node.mat1_ = NOT_SAVED
+        if mat1._impl.requires_grad:
+            node.mat2_ = SavedVariable(mat2, is_output=False)
+        else:
+            node.mat2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addmm.routes[below](self, mat1, mat2, beta, alpha)
         else:
@@ -6141,8 +6228,14 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.mat1_ = SavedVariable(mat1 if mat2._impl.requires_grad else None, is_output=False)
-        node.mat2_ = SavedVariable(mat2 if mat1._impl.requires_grad else None, is_output=False)
+        if mat2._impl.requires_grad:
+            node.mat1_ = SavedVariable(mat1, is_output=False)
+        else:
+            node.mat1_ = NOT_SAVED
+        if mat1._impl.requires_grad:
+            node.mat2_ = SavedVariable(mat2, is_output=False)
+        else:
+            node.mat2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addmm_.routes[below](self, mat1, mat2, beta, alpha)
         else:
@@ -6176,8 +6269,14 @@ def addmv(ks, self, mat, vec, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
-        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
+        if vec._impl.requires_grad:
+            node.mat_ = SavedVariable(mat, is_output=False)
+        else:
+            node.mat_ = NOT_SAVED
+        if mat._impl.requires_grad:
+            node.vec_ = SavedVariable(vec, is_output=False)
+        else:
+            node.vec_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addmv.routes[below](self, mat, vec, beta, alpha)
         else:
@@ -6220,8 +6319,14 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.mat_ = SavedVariable(mat if vec._impl.requires_grad else None, is_output=False)
-        node.vec_ = SavedVariable(vec if mat._impl.requires_grad else None, is_output=False)
+        if vec._impl.requires_grad:
+            node.mat_ = SavedVariable(mat, is_output=False)
+        else:
+            node.mat_ = NOT_SAVED
+        if mat._impl.requires_grad:
+            node.vec_ = SavedVariable(vec, is_output=False)
+        else:
+            node.vec_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.addmv_.routes[below](self, mat, vec, beta, alpha)
         else:
@@ -6255,12 +6360,14 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.batch1_ = SavedVariable(
-            batch1 if batch2._impl.requires_grad else None, is_output=False,
-        )
-        node.batch2_ = SavedVariable(
-            batch2 if batch1._impl.requires_grad else None, is_output=False,
-        )
+        if batch2._impl.requires_grad:
+            node.batch1_ = SavedVariable(batch1, is_output=False)
+        else:
+            node.batch1_ = NOT_SAVED
+        if batch1._impl.requires_grad:
+            node.batch2_ = SavedVariable(batch2, is_output=False)
+        else:
+            node.batch2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.baddbmm.routes[below](self, batch1, batch2, beta, alpha)
         else:
@@ -6303,12 +6410,14 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.batch1_ = SavedVariable(
-            batch1 if batch2._impl.requires_grad else None, is_output=False,
-        )
-        node.batch2_ = SavedVariable(
-            batch2 if batch1._impl.requires_grad else None, is_output=False,
-        )
+        if batch2._impl.requires_grad:
+            node.batch1_ = SavedVariable(batch1, is_output=False)
+        else:
+            node.batch1_ = NOT_SAVED
+        if batch1._impl.requires_grad:
+            node.batch2_ = SavedVariable(batch2, is_output=False)
+        else:
+            node.batch2_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.baddbmm_.routes[below](self, batch1, batch2, beta, alpha)
         else:
@@ -6336,8 +6445,14 @@ def linear(ks, input, weight, bias):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.input_ = SavedVariable(input if weight._impl.requires_grad else None, is_output=False)
-        node.weight_ = SavedVariable(weight if input._impl.requires_grad else None, is_output=False)
+        if weight._impl.requires_grad:
+            node.input_ = SavedVariable(input, is_output=False)
+        else:
+            node.input_ = NOT_SAVED
+        if input._impl.requires_grad:
+            node.weight_ = SavedVariable(weight, is_output=False)
+        else:
+            node.weight_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.linear.routes[below](input, weight, bias)
         else:
@@ -7021,7 +7136,10 @@ def scatter_add(ks, self, dim, index, src):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
+        if src._impl.requires_grad:
+            node.index_ = SavedVariable(index, is_output=False)
+        else:
+            node.index_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.scatter_add.routes[below](self, dim, index, src)
         else:
@@ -7059,7 +7177,10 @@ def scatter_add_(ks, self, dim, index, src):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.index_ = SavedVariable(index if src._impl.requires_grad else None, is_output=False)
+        if src._impl.requires_grad:
+            node.index_ = SavedVariable(index, is_output=False)
+        else:
+            node.index_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.scatter_add_.routes[below](self, dim, index, src)
         else:
@@ -7209,10 +7330,14 @@ def index_add(ks, self, dim, index, source, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
-        node.source_ = SavedVariable(
-            source if source._impl.requires_grad else None, is_output=False,
-        )
+        if source._impl.requires_grad:
+            node.index_ = SavedVariable(index, is_output=False)
+        else:
+            node.index_ = NOT_SAVED
+        if source._impl.requires_grad:
+            node.source_ = SavedVariable(source, is_output=False)
+        else:
+            node.source_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.index_add.routes[below](self, dim, index, source, alpha)
         else:
@@ -7250,10 +7375,14 @@ def index_add_(ks, self, dim, index, source, alpha):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.index_ = SavedVariable(index if source._impl.requires_grad else None, is_output=False)
-        node.source_ = SavedVariable(
-            source if source._impl.requires_grad else None, is_output=False,
-        )
+        if source._impl.requires_grad:
+            node.index_ = SavedVariable(index, is_output=False)
+        else:
+            node.index_ = NOT_SAVED
+        if source._impl.requires_grad:
+            node.source_ = SavedVariable(source, is_output=False)
+        else:
+            node.source_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.index_add_.routes[below](self, dim, index, source, alpha)
         else:
@@ -7282,9 +7411,10 @@ def index_copy(ks, self, dim, index, source):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        node.source_ = SavedVariable(
-            source if source._impl.requires_grad else None, is_output=False,
-        )
+        if source._impl.requires_grad:
+            node.source_ = SavedVariable(source, is_output=False)
+        else:
+            node.source_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.index_copy.routes[below](self, dim, index, source)
         else:
@@ -7322,9 +7452,10 @@ def index_copy_(ks, self, dim, index, source):
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
         node.index_ = SavedVariable(index, is_output=False)
-        node.source_ = SavedVariable(
-            source if source._impl.requires_grad else None, is_output=False,
-        )
+        if source._impl.requires_grad:
+            node.source_ = SavedVariable(source, is_output=False)
+        else:
+            node.source_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops.index_copy_.routes[below](self, dim, index, source)
         else:
@@ -8034,7 +8165,10 @@ def _pad_nd(ks, self, pad, mode):
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
     try:
-        node.self_ = SavedVariable(self if (mode != 'circular') else None, is_output=False)
+        if (mode != 'circular'):
+            node.self_ = SavedVariable(self, is_output=False)
+        else:
+            node.self_ = NOT_SAVED
         if trace_state.watch is None:
             result = ops._pad_nd.routes[below](self, pad, mode)
         else:

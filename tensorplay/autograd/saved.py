@@ -22,7 +22,7 @@ from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
 from tensorplay.errors import AutogradError, fmt_shape
 
-__all__ = ["SavedVariable", "SavedVariableList", "tensor_type_name"]
+__all__ = ["NOT_SAVED", "SavedVariable", "SavedVariableList", "tensor_type_name"]
 
 _LEGACY_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -146,6 +146,24 @@ class SavedVariable:
         if self._tensor is None and self._memory is None:
             return "<SavedVariable released>" if self._released else "<SavedVariable None>"
         return f"<SavedVariable {fmt_shape(self.sizes)} {self.dtype.name}>"
+
+
+class _NotSaved(SavedVariable):
+    """What a node keeps for an input none of its formulas will read in this call (mul's
+    `self` when `other` needs no gradient). Like PyTorch's empty SavedVariable it unpacks
+    as None, before and after backward frees the node's saved tensors; having nothing,
+    it needs no object of its own: every node shares `NOT_SAVED`."""
+
+    __slots__ = ()
+
+    def unpack(self, node=None):
+        return None
+
+    def release(self):
+        pass
+
+
+NOT_SAVED = _NotSaved(None, is_output=False)
 
 
 class SavedVariableList:

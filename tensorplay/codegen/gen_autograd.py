@@ -375,7 +375,6 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         if inplace and t == "self":
             continue
         cond = _save_condition(spec, t)
-        value = t if cond == "True" else f"{t} if {cond} else None"
         if t in lists and t not in spec.entry.non_differentiable:
             # A differentiable Tensor[] (einsum's operands): what each element saves is
             # the op's rule (saved.list_saves); decided while autograd still records, so
@@ -385,7 +384,13 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
                           f"list_saves({schema.name.base!r}, {t}, ({others},)))")
             continue
         saver = "SavedVariableList" if t in lists else "SavedVariable"
-        save_inputs.append(f"node.{t}_ = {saver}({value}, is_output=False)")
+        save = f"node.{t}_ = {saver}({t}, is_output=False)"
+        if cond == "True":
+            save_inputs.append(save)
+        else:
+            # Not read in this call: the shared NOT_SAVED (saved.py), no object made.
+            none = "NOT_SAVED" if saver == "SavedVariable" else f"{saver}(None, is_output=False)"
+            save_inputs += [f"if {cond}:", "    " + save, "else:", f"    node.{t}_ = {none}"]
     clash = sorted(set(names) & WRAPPER_LOCALS)
     if clash:
         raise CodegenError(e.loc, f"{schema.name.full}: argument {clash[0]!r} would be "
@@ -525,7 +530,7 @@ thread's masks, the autograd keys now among the excluded, giving the key set
 does the same without the method call: the same route, the same arguments;
 while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.saved import SavedVariable, SavedVariableList, list_saves
+from tensorplay.autograd.saved import NOT_SAVED, SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
     NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
     set_history,
