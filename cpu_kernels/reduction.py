@@ -7,7 +7,10 @@ from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import rules
 from cpu_kernels._common import accumulate_dtype, out
-from cpu_kernels._float_errors import Ignored, call_ignoring
+from cpu_kernels._float_errors import (
+    DEFAULT_ERROR_STATE, Ignored, call_ignoring, current_error_state, reset_error_state,
+    set_error_state,
+)
 
 _SUM_ERRORS = Ignored(invalid="ignore", over="ignore")    # inf + -inf is nan, as in PyTorch
 _MEAN_ERRORS = Ignored(invalid="ignore", divide="ignore")  # the mean of nothing is nan
@@ -34,8 +37,41 @@ def _sum_dtype(self, dtype):
     return d if d.is_floating_point else dt.int64
 
 
+# `x.sum()`'s result dtype and the dtype it adds in, by the input's dtype (no dtype
+# given): floating types keep theirs, bool and integers give int64 (`_sum_dtype`), and
+# half types add in float32 (`accumulate_dtype`).
+_FULL_SUM_TYPES = {}
+for _d in dt.ALL_DTYPES:
+    _result = _d if _d.is_floating_point else dt.int64
+    _FULL_SUM_TYPES[_d] = (_result, accumulate_dtype(_result))
+del _d, _result
+
+
 def sum(self, dtype):  # noqa: A001 - the op's name
-    return sum_dim(self, None, False, dtype)
+    """Every element added up: `sum_dim(self, None, False, dtype)` in one frame.
+
+    A training step's loss is made here, so `sum_dim`'s helpers are written out (the
+    dtypes come from a table made with them, the error state is set as `call_ignoring`
+    sets it). np.add.reduce with axis None reduces over every axis: the axes `_dims`
+    would give, in the same order."""
+    impl = self._impl
+    if dtype is None:
+        dtype, acc = _FULL_SUM_TYPES[impl.dtype]
+    else:
+        acc = accumulate_dtype(dtype)
+    a = impl._array
+    if a is None:
+        a = impl.array()
+    state = _SUM_ERRORS.state
+    if state is not None and current_error_state() is DEFAULT_ERROR_STATE:
+        token = set_error_state(state)
+        try:
+            r = np.add.reduce(a, None, acc, None, False)
+        finally:
+            reset_error_state(token)
+    else:
+        r = call_ignoring(_SUM_ERRORS, np.add.reduce, a, None, acc, None, False)
+    return out(r, dtype)
 
 
 def sum_dim(self, dim, keepdim, dtype):
