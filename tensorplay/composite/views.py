@@ -213,7 +213,10 @@ def expand(self, size, implicit):
             if target < 0:
                 break
         else:
-            return make_view(self, size, (0,) * len(size), impl.offset)
+            # One dim of stride 0 is contiguous when it holds at most one element
+            # (is_contiguous_layout's 1-d case); more dims are left to ViewImpl.
+            contiguous = size[0] < 2 if len(size) == 1 else None
+            return make_view(self, size, (0,) * len(size), impl.offset, contiguous)
     if len(size) < len(impl.sizes):
         raise ShapeError(f"expand(): the number of sizes provided in argument 'size' "
                          f"({len(size)}) must be greater or equal to the number of dimensions "
