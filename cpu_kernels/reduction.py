@@ -50,15 +50,16 @@ del _d, _result
 def sum(self, dtype):  # noqa: A001 - the op's name
     """Every element added up: `sum_dim(self, None, False, dtype)` in one frame.
 
-    A training step's loss is made here, so `sum_dim`'s helpers are written out (the
+    A training step's loss is made here, so `sum_dim`'s helpers are written out: the
     dtypes come from a table made with them, the error state is set as `call_ignoring`
-    sets it). np.add.reduce with axis None reduces over every axis: the axes `_dims`
-    would give, in the same order."""
+    sets it, `_add_up`'s two lines run in this frame. np.add.reduce with axis None
+    reduces over every axis: the axes `_dims` would give, in the same order."""
     impl = self._impl
     if dtype is None:
         dtype, acc = _FULL_SUM_TYPES[impl.dtype]
     else:
         acc = accumulate_dtype(dtype)
+    np_dtype = dtype.np
     a = impl._array
     if a is None:
         a = impl.array()
@@ -67,10 +68,12 @@ def sum(self, dtype):  # noqa: A001 - the op's name
         token = set_error_state(state)
         try:
             r = np.add.reduce(a, None, acc, None, False)
+            if acc is not np_dtype:
+                r = r.astype(np_dtype)
         finally:
             reset_error_state(token)
     else:
-        r = call_ignoring(_SUM_ERRORS, np.add.reduce, a, None, acc, None, False)
+        r = call_ignoring(_SUM_ERRORS, _add_up, a, None, acc, False, np_dtype)
     return out(r, dtype)
 
 
@@ -78,11 +81,22 @@ def sum_dim(self, dim, keepdim, dtype):
     dtype = _sum_dtype(self, dtype)
     a = self._impl.array()
     axes = _dims("sum", self, dim)
-    # np.add.reduce is what np.sum runs for an ndarray, without np.sum's Python layer
-    # (a third of a small sum's time); its arguments: array, axis, dtype, out, keepdims
-    r = call_ignoring(_SUM_ERRORS, np.add.reduce, a, axes, accumulate_dtype(dtype), None,
-                      keepdim)
+    r = call_ignoring(_SUM_ERRORS, _add_up, a, axes, accumulate_dtype(dtype), keepdim,
+                      dtype.np)
     return out(r, dtype)
+
+
+def _add_up(a, axes, acc, keepdim, np_dtype):
+    """The sum over `axes` in the accumulation dtype `acc`, rounded once to `np_dtype`.
+
+    np.add.reduce is what np.sum runs for an ndarray, without np.sum's Python layer (a
+    third of a small sum's time). The rounding happens here, under the caller's error
+    state: a half type's float32 total beyond its range becomes inf without NumPy's
+    overflow warning, as in PyTorch. `acc` is `np_dtype` itself unless they differ."""
+    r = np.add.reduce(a, axes, acc, None, keepdim)
+    if acc is not np_dtype:
+        r = r.astype(np_dtype)
+    return r
 
 
 def mean(self, dtype):
