@@ -305,3 +305,14 @@ def test_cpu_view_reads_every_layout_as_the_general_strides_say():
                                       torch.arange(60, dtype=torch.float64).as_strided(
                                           view._impl.sizes, view._impl.strides,
                                           view._impl.offset).numpy())
+
+
+def test_large_sums_add_in_the_general_path_s_order():
+    # NumPy's pairwise summation: axis None must visit the elements as the tuple of
+    # every axis does, bit for bit, whatever the layout.
+    a = np.random.default_rng(2).standard_normal((37, 50, 61)).astype(np.float32)
+    x = tp.from_numpy(a)
+    for v in (x, x.permute(2, 0, 1), x[:, ::3, 1:]):
+        assert v.sum().numpy().tobytes() == reduction.sum_dim(v, None, False, None).numpy().tobytes()
+        assert v.sum(dtype=tp.float64).numpy().tobytes() == \
+            reduction.sum_dim(v, None, False, tp.float64).numpy().tobytes()
