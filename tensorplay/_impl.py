@@ -180,8 +180,9 @@ def cpu_view(impl):
         byte_strides = (strides[0] * itemsize,) if strides else ()
     else:
         byte_strides = tuple([s * itemsize for s in strides])
-    return np.ndarray(sizes, dtype.np, buffer=data, offset=impl.offset * itemsize,
-                      strides=byte_strides)
+    # np.ndarray(shape, dtype, buffer, offset, strides), positional: NumPy parses keyword
+    # arguments to its constructor slowly (0.5 us of a 1.2 us view).
+    return np.ndarray(sizes, dtype.np, data, impl.offset * itemsize, byte_strides)
 
 
 _new = object.__new__
