@@ -30,30 +30,28 @@ def _dims(op, self, dim):
     return dims if ndim else ()
 
 
+def _full_sum_types(d):
+    """The result dtype of a sum of dtype `d` with no dtype given (floating types keep
+    theirs, bool and integers give int64, as in PyTorch) and the dtype it adds in."""
+    result = d if d.is_floating_point else dt.int64
+    return result, accumulate_dtype(result)
+
+
+# By the input's dtype: a lookup on every sum instead of the rule.
+_FULL_SUM_TYPES = {d: _full_sum_types(d) for d in dt.ALL_DTYPES}
+
+
 def _sum_dtype(self, dtype):
-    if dtype is not None:
-        return dtype
-    d = self._impl.dtype
-    return d if d.is_floating_point else dt.int64
-
-
-# `x.sum()`'s result dtype and the dtype it adds in, by the input's dtype (no dtype
-# given): floating types keep theirs, bool and integers give int64 (`_sum_dtype`), and
-# half types add in float32 (`accumulate_dtype`).
-_FULL_SUM_TYPES = {}
-for _d in dt.ALL_DTYPES:
-    _result = _d if _d.is_floating_point else dt.int64
-    _FULL_SUM_TYPES[_d] = (_result, accumulate_dtype(_result))
-del _d, _result
+    return dtype if dtype is not None else _FULL_SUM_TYPES[self._impl.dtype][0]
 
 
 def sum(self, dtype):  # noqa: A001 - the op's name
     """Every element added up: `sum_dim(self, None, False, dtype)` in one frame.
 
-    A training step's loss is made here, so `sum_dim`'s helpers are written out: the
-    dtypes come from a table made with them, the error state is set as `call_ignoring`
-    sets it, `_add_up`'s two lines run in this frame. np.add.reduce with axis None
-    reduces over every axis: the axes `_dims` would give, in the same order."""
+    A training step's loss is made here, so `sum_dim`'s helpers are written out: both
+    dtypes come from `_FULL_SUM_TYPES` (as `_sum_dtype`'s), the error state is set as
+    `call_ignoring` sets it, `_add_up`'s two lines run in this frame. np.add.reduce with
+    axis None reduces over every axis: the axes `_dims` would give, in the same order."""
     impl = self._impl
     if dtype is None:
         dtype, acc = _FULL_SUM_TYPES[impl.dtype]
