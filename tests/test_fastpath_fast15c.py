@@ -5,11 +5,13 @@ general code it stands in for.
 - `reduction.sum` (a full sum, `x.sum()`) runs in one frame: its result and accumulation
   dtypes come from a table (`_FULL_SUM_TYPES`), NumPy's error state is set in place as
   `call_ignoring` sets it, and np.add.reduce reduces with axis None. The general code is
-  `reduction.sum_dim(x, None, False, dtype)`.
+  `reduction.sum_dim(x, None, False, dtype)`. Both round a half type's float32 total
+  inside sum's error state (`_add_up`): an overflow is inf without a warning, as in torch.
 - `expand` of a 0-dim tensor (SumBackward0's gradient) makes its view without the loop
   over the sizes and without expand_strides: every stride is 0.
 - `cpu_view`, the NumPy view of an impl, builds a 0-d or 1-d impl's byte strides without a
-  generator and tests "no element" with `0 in sizes`.
+  generator, tests "no element" with `0 in sizes` and passes np.ndarray its arguments by
+  position.
 No timings here: benchmarks/bench_autograd.py and bench_add_overhead.py measure the speed.
 """
 import warnings
