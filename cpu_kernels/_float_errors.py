@@ -25,13 +25,19 @@ try:    # NumPy >= 2: the error state lives in a context variable of the ufunc m
 except ImportError:     # NumPy 1.x keeps it elsewhere: np.errstate for every call
     _extobj_contextvar = _make_extobj = None
 
+# The pieces of `call_ignoring`, public for a kernel that writes it out in its own frame
+# (reduction.sum): while `current_error_state()` is DEFAULT_ERROR_STATE, set an
+# `Ignored`'s state with `set_error_state` and put the old one back with
+# `reset_error_state(token)`. With NumPy 1.x every `Ignored.state` is None, so these
+# are never reached.
+DEFAULT_ERROR_STATE = current_error_state = set_error_state = reset_error_state = None
 if _extobj_contextvar is not None:
     # A fresh context holds only the variable's default: NumPy's own settings, whatever
     # state the importing thread happens to be in.
-    _DEFAULT_STATE = contextvars.Context().run(_extobj_contextvar.get)
-    _current_state = _extobj_contextvar.get
-    _set_state = _extobj_contextvar.set
-    _reset_state = _extobj_contextvar.reset
+    DEFAULT_ERROR_STATE = contextvars.Context().run(_extobj_contextvar.get)
+    current_error_state = _extobj_contextvar.get
+    set_error_state = _extobj_contextvar.set
+    reset_error_state = _extobj_contextvar.reset
 
 
 class Ignored:
@@ -50,11 +56,11 @@ class Ignored:
 def call_ignoring(errors, fn, *args):
     """`fn(*args)` under `np.errstate(**errors.settings)`."""
     state = errors.state
-    if state is not None and _current_state() is _DEFAULT_STATE:
-        token = _set_state(state)
+    if state is not None and current_error_state() is DEFAULT_ERROR_STATE:
+        token = set_error_state(state)
         try:
             return fn(*args)
         finally:
-            _reset_state(token)
+            reset_error_state(token)
     with np.errstate(**errors.settings):
         return fn(*args)

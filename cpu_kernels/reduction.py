@@ -7,7 +7,10 @@ from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import rules
 from cpu_kernels._common import accumulate_dtype, out
-from cpu_kernels._float_errors import Ignored, call_ignoring
+from cpu_kernels._float_errors import (
+    DEFAULT_ERROR_STATE, Ignored, call_ignoring, current_error_state, reset_error_state,
+    set_error_state,
+)
 
 _SUM_ERRORS = Ignored(invalid="ignore", over="ignore")    # inf + -inf is nan, as in PyTorch
 _MEAN_ERRORS = Ignored(invalid="ignore", divide="ignore")  # the mean of nothing is nan
@@ -27,26 +30,71 @@ def _dims(op, self, dim):
     return dims if ndim else ()
 
 
+def _full_sum_types(d):
+    """The result dtype of a sum of dtype `d` with no dtype given (floating types keep
+    theirs, bool and integers give int64, as in PyTorch) and the dtype it adds in."""
+    result = d if d.is_floating_point else dt.int64
+    return result, accumulate_dtype(result)
+
+
+# By the input's dtype: a lookup on every sum instead of the rule.
+_FULL_SUM_TYPES = {d: _full_sum_types(d) for d in dt.ALL_DTYPES}
+
+
 def _sum_dtype(self, dtype):
-    if dtype is not None:
-        return dtype
-    d = self._impl.dtype
-    return d if d.is_floating_point else dt.int64
+    return dtype if dtype is not None else _FULL_SUM_TYPES[self._impl.dtype][0]
 
 
 def sum(self, dtype):  # noqa: A001 - the op's name
-    return sum_dim(self, None, False, dtype)
+    """Every element added up: `sum_dim(self, None, False, dtype)` in one frame.
+
+    A training step's loss is made here, so `sum_dim`'s helpers are written out: both
+    dtypes come from `_FULL_SUM_TYPES` (as `_sum_dtype`'s), the error state is set as
+    `call_ignoring` sets it, `_add_up`'s two lines run in this frame. np.add.reduce with
+    axis None reduces over every axis: the axes `_dims` would give, in the same order."""
+    impl = self._impl
+    if dtype is None:
+        dtype, acc = _FULL_SUM_TYPES[impl.dtype]
+    else:
+        acc = accumulate_dtype(dtype)
+    np_dtype = dtype.np
+    a = impl._array
+    if a is None:
+        a = impl.array()
+    state = _SUM_ERRORS.state
+    if state is not None and current_error_state() is DEFAULT_ERROR_STATE:
+        token = set_error_state(state)
+        try:
+            r = np.add.reduce(a, None, acc, None, False)
+            if acc is not np_dtype:
+                r = r.astype(np_dtype)
+        finally:
+            reset_error_state(token)
+    else:
+        r = call_ignoring(_SUM_ERRORS, _add_up, a, None, acc, False, np_dtype)
+    return out(r, dtype)
 
 
 def sum_dim(self, dim, keepdim, dtype):
     dtype = _sum_dtype(self, dtype)
     a = self._impl.array()
     axes = _dims("sum", self, dim)
-    # np.add.reduce is what np.sum runs for an ndarray, without np.sum's Python layer
-    # (a third of a small sum's time); its arguments: array, axis, dtype, out, keepdims
-    r = call_ignoring(_SUM_ERRORS, np.add.reduce, a, axes, accumulate_dtype(dtype), None,
-                      keepdim)
+    r = call_ignoring(_SUM_ERRORS, _add_up, a, axes, accumulate_dtype(dtype), keepdim,
+                      dtype.np)
     return out(r, dtype)
+
+
+def _add_up(a, axes, acc, keepdim, np_dtype):
+    """The sum over `axes` in the accumulation dtype `acc`, rounded once to `np_dtype`.
+
+    np.add.reduce is what np.sum runs for an ndarray, without np.sum's Python layer (a
+    third of a small sum's time). The rounding happens here, under the caller's error
+    state: a half type's float32 total beyond its range becomes inf without NumPy's
+    overflow warning, as in PyTorch. `acc` is `np_dtype` itself unless they differ."""
+    r = np.add.reduce(a, axes, acc, None, keepdim)
+    if acc is not np_dtype:
+        r = r.astype(np_dtype)
+    return r
 
 
 def mean(self, dtype):

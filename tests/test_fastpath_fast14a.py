@@ -343,7 +343,7 @@ def test_call_ignoring_without_a_context_variable_uses_np_errstate(monkeypatch):
 def test_the_default_state_is_numpys_own():
     if _float_errors._extobj_contextvar is None:
         pytest.skip("NumPy 1.x: every call takes np.errstate")
-    assert _float_errors._current_state() is _float_errors._DEFAULT_STATE
+    assert _float_errors.current_error_state() is _float_errors.DEFAULT_ERROR_STATE
 
 
 def test_kernels_called_directly_still_work():

@@ -204,6 +204,19 @@ def permute(self, dims):
 
 def expand(self, size, implicit):
     impl = self._impl
+    if not impl.sizes:
+        # A 0-dim tensor (SumBackward0's gradient, `grad.expand(self.sizes())`): every dim
+        # of `size` is a new leading one. When none is negative the loop below accepts
+        # them all, and expand_strides gives each stride 0 (the last dim 0 as broadcast,
+        # each dim before it its next dim's size times that 0), so the view is made here.
+        for target in size:
+            if target < 0:
+                break
+        else:
+            # One dim of stride 0 is contiguous when it holds at most one element
+            # (is_contiguous_layout's 1-d case); more dims are left to ViewImpl.
+            contiguous = size[0] < 2 if len(size) == 1 else None
+            return make_view(self, size, (0,) * len(size), impl.offset, contiguous)
     if len(size) < len(impl.sizes):
         raise ShapeError(f"expand(): the number of sizes provided in argument 'size' "
                          f"({len(size)}) must be greater or equal to the number of dimensions "
