@@ -67,6 +67,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                  accumulate=True)
 
 
+def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
+    """`tensor.backward(gradient, retain_graph, create_graph, inputs)`.
+
+    Every training step calls it as `loss.backward()`: no argument, a 0-dim CPU loss
+    with a history. That call starts the pass here, with the seed `_ones_like` makes for
+    it and the one root edge `_root_edges` finds (its grad_fn and output_nr), without
+    the tuples and the checks of the general arguments. Anything else takes `backward`."""
+    impl = tensor._impl
+    if (gradient is None and retain_graph is None and create_graph is False and inputs is None
+            and type(impl) is TensorImpl and not impl.sizes and impl._device is CPU
+            and impl.requires_grad and impl.grad_fn is not None):
+        dtype = impl.dtype
+        seed = factory.wrap(impl_from_array(np.array(1, dtype.np), dtype, CPU,
+                                            grad_state.inference))
+        run_backward([(impl.grad_fn, impl.output_nr)], [seed], False, False, None, True)
+        return
+    backward((tensor,), None if gradient is None else (gradient,), retain_graph, create_graph,
+             inputs=inputs)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, materialize_grads=False):
     """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input."""
@@ -186,7 +206,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
             captures = {}
             for i, (fn, nr) in enumerate(targets):
                 captures.setdefault(fn, []).append((i, nr))
-    task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
+    if targets is None and accumulate and not retain_graph:
+        task = _PLAIN_TASK      # `loss.backward()`: nothing per pass to keep
+    else:
+        task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
     if len(roots) == 1 and roots[0][1] == 0 and len(roots[0][0]._output_meta) <= 1:
         # One root, output 0 of a one-output node (`loss.backward()`): the one-slot buffer
         # _add_to_buffer would make, without the call and the loop.
@@ -208,10 +231,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         heapq.heapify(ready)
         node = heappop(ready)[1] if len(ready) == 1 else None
     evaluate = task.evaluate
+    plain = task is _PLAIN_TASK
 
-    saved_state = (grad_state.enabled, exec_state.needed)
+    enabled = grad_state.enabled
     grad_state.enabled = create_graph
-    exec_state.needed = needed
+    # Almost always None on both sides (a grad() pass restricts it): thread-local
+    # writes only when it changes.
+    outer_needed = exec_state.needed
+    if outer_needed is not needed:
+        exec_state.needed = needed
     try:
         while True:
             if node is None:
@@ -219,6 +247,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                     break
                 node = heappop(ready)[1]
             grads = buffers.pop(node, None)
+            if (plain and type(node) is AccumulateGrad and grads is not None
+                    and len(grads) == 1 and grads[0] is not None and not node.leaf.hooks
+                    and node._tensor_pre_hooks is None and node._retains_grad is None
+                    and node._pre_hooks is None and node._post_hooks is None
+                    and not node.next_functions and trace_state.watch is None
+                    and not anomaly_state.enabled):
+                # A leaf of a plain pass with nothing hooked on it, the last node of every
+                # path: `evaluate` would only hand its buffer to apply_owned and check
+                # that it returned no gradient for no edge. It ends its path: the next
+                # node waits in the heap.
+                node.apply_owned(grads)
+                node = None
+                continue
             if trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, grads)
             else:
@@ -250,7 +291,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 heappush(ready, (-node._seq, node))
                 node = None
     finally:
-        grad_state.enabled, exec_state.needed = saved_state
+        grad_state.enabled = enabled
+        if outer_needed is not needed:
+            exec_state.needed = outer_needed
     return task.captured
 
 
@@ -259,7 +302,8 @@ def _discover(root_nodes, with_parents):
     pass, each node's parents, to search backwards from the targets)."""
     deps = {}
     parents = {} if with_parents else None
-    roots = set(root_nodes)
+    # (one root, the usual case: `in` a one-element list is one comparison, no set)
+    roots = root_nodes if len(root_nodes) == 1 else set(root_nodes)
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
@@ -391,6 +435,12 @@ class _Task:
         if not self.retain_graph and node.releases_saved:
             node.release_saved()
         return outs
+
+
+# The task of a pass with no targets, no retained graph, accumulating into `.grad` (every
+# `loss.backward()`): it holds nothing that changes during a pass (captures and targets
+# are None, so `captured` stays empty), so one is shared by all such passes, on any thread.
+_PLAIN_TASK = _Task(False, None, None, True, 0)
 
 
 def _call_pre_hooks(node, grads):
