@@ -247,20 +247,29 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                     break
                 node = heappop(ready)[1]
             grads = buffers.pop(node, None)
-            if (plain and type(node) is AccumulateGrad and grads is not None
-                    and len(grads) == 1 and grads[0] is not None and not node.leaf.hooks
+            if (plain and grads is not None and len(grads) == 1 and grads[0] is not None
                     and node._tensor_pre_hooks is None and node._retains_grad is None
                     and node._pre_hooks is None and node._post_hooks is None
-                    and not node.next_functions and trace_state.watch is None
-                    and not anomaly_state.enabled):
-                # A leaf of a plain pass with nothing hooked on it, the last node of every
-                # path: `evaluate` would only hand its buffer to apply_owned and check
-                # that it returned no gradient for no edge. It ends its path: the next
-                # node waits in the heap.
-                node.apply_owned(grads)
-                node = None
-                continue
-            if trace_state.watch is not None:   # explain() or a profiler: hops, time
+                    and trace_state.watch is None and not anomaly_state.enabled):
+                # The usual node: one output, its gradient in, nothing hooked, retained or
+                # watched, in a plain pass. `evaluate` would only run it and check what
+                # it returned: done here, without its call and its tests.
+                if type(node) is not AccumulateGrad:
+                    outs = node.apply((grads[0],))
+                    if type(outs) is not tuple:
+                        outs = tuple(outs)
+                    outs = validate_outputs(node, outs)
+                    if node.releases_saved:
+                        node.release_saved()
+                elif not node.leaf.hooks and not node.next_functions:
+                    # A leaf, the end of its path: its buffer is handed over (its gradient
+                    # may become .grad uncopied) and it returns no gradient, for no edge.
+                    node.apply_owned(grads)
+                    node = None
+                    continue
+                else:
+                    outs = evaluate(node, grads)
+            elif trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, grads)
             else:
                 outs = evaluate(node, grads)
