@@ -28,7 +28,7 @@ from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.graph_edges import gradient_edge
-from tensorplay.autograd.node import AccumulateGrad, exec_state
+from tensorplay.autograd.node import AccumulateGrad, count_restricted_pass, exec_state
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -238,6 +238,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
     # Almost always None on both sides (a grad() pass restricts it): thread-local
     # writes only when it changes.
     outer_needed = exec_state.needed
+    if needed is not None:
+        count_restricted_pass(1)     # before `needed` is set (node.restricted_passes)
     if outer_needed is not needed:
         exec_state.needed = needed
     try:
@@ -303,6 +305,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         grad_state.enabled = enabled
         if outer_needed is not needed:
             exec_state.needed = outer_needed
+        if needed is not None:
+            count_restricted_pass(-1)    # after `needed` is restored
     return task.captured
 
 

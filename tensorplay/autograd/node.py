@@ -57,6 +57,20 @@ class _ExecState(threading.local):
 
 exec_state = _ExecState()
 
+# How many restricted passes are running now, on all threads. While none is, every
+# thread's `exec_state.needed` is None, and `needs_input_grad` (called for each input of
+# each node) answers without reading the thread-local, which costs several times a
+# global's read. The engine counts a pass in before it sets `needed` and out after it
+# restores it, under a lock: two threads may start or end one at the same time.
+restricted_passes = 0
+_restricted_lock = threading.Lock()
+
+
+def count_restricted_pass(delta):
+    global restricted_passes
+    with _restricted_lock:
+        restricted_passes += delta
+
 
 class RemovableHandle:
     """What `register_hook` returns: `handle.remove()` unregisters the hook."""
@@ -139,6 +153,8 @@ class Node:
         fn = self.next_functions[i][0]
         if fn is None:
             return False
+        if not restricted_passes:
+            return True
         needed = exec_state.needed
         return needed is None or fn in needed
 
