@@ -424,3 +424,17 @@ def test_a_grad_set_by_the_user_is_added_into_in_place():
     (xt * 3).sum().backward()
     close(x.grad, xt.grad)
     assert kept is x.grad and kept.tolist() == [13.0, 23.0]
+
+
+def test_hooks_on_a_leafs_accumulate_grad_node_run_like_torch():
+    logs = []
+    for mod in (tp, torch):
+        log = []
+        x = mod.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        acc = y.grad_fn.next_functions[0][0]
+        acc.register_prehook(lambda grads: log.append(("pre", grads[0].tolist())))
+        acc.register_hook(lambda gi, go: log.append(("post", len(gi), go[0].tolist())))
+        y.sum().backward()
+        logs.append((log, x.grad.tolist()))
+    assert logs[0] == logs[1]

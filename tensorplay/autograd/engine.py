@@ -251,24 +251,41 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
             grads = buffers.pop(node, None)
             if (plain and grads is not None and len(grads) == 1 and grads[0] is not None
                     and node._tensor_pre_hooks is None and node._retains_grad is None
-                    and node._pre_hooks is None and node._post_hooks is None
-                    and trace_state.watch is None and not anomaly_state.enabled):
-                # The usual node: one output, its gradient in, nothing hooked, retained or
-                # watched, in a plain pass. `evaluate` would only run it and check what
-                # it returned: done here, without its call and its tests.
+                    and node._pre_hooks is None and trace_state.watch is None):
+                # The usual node: one output, its gradient in, no hook before it runs,
+                # nothing retained, captured or watched. `evaluate`'s tests before `apply`
+                # would all pass; what follows is the rest of `evaluate`, step for step,
+                # without its call (keep the two alike).
                 if type(node) is not AccumulateGrad:
-                    outs = node.apply((grads[0],))
+                    try:
+                        outs = node.apply((grads[0],))
+                    except Exception:
+                        if anomaly_state.enabled:
+                            report_forward_stack(node)
+                        raise
                     if type(outs) is not tuple:
                         outs = tuple(outs)
+                    if node._post_hooks:
+                        outs = _call_post_hooks(node, outs, grads)
                     outs = validate_outputs(node, outs)
-                    if node.releases_saved:
+                    if anomaly_state.enabled and anomaly_state.check_nan:
+                        _check_nan(node, outs)
+                    if node.releases_saved:         # (a plain pass keeps no graph)
                         node.release_saved()
-                elif not node.leaf.hooks and not node.next_functions:
+                elif not (node.leaf.hooks or node._post_hooks or node.next_functions):
                     # A leaf, the end of its path: its buffer is handed over (its gradient
-                    # may become .grad uncopied) and it returns no gradient, for no edge.
-                    node.apply_owned(grads)
-                    node = None
-                    continue
+                    # may become .grad uncopied) and it returns no gradient, for no edge,
+                    # so nothing is left to check or deliver.
+                    try:
+                        node.apply_owned(grads)
+                    except Exception:
+                        if anomaly_state.enabled:
+                            report_forward_stack(node)
+                        raise
+                    if not node._post_hooks:        # (unless a hook of the leaf added one)
+                        node = None
+                        continue
+                    outs = validate_outputs(node, _call_post_hooks(node, (), grads))
                 else:
                     outs = evaluate(node, grads)
             elif trace_state.watch is not None:   # explain() or a profiler: hops, time
@@ -388,7 +405,8 @@ class _Task:
 
         Most nodes have no hooks, nothing retained or captured, and every gradient: each
         of those features costs one test here when it is not in use, and its work is in
-        a helper below."""
+        a helper below. (`run_backward` runs such a node of a plain pass itself, with
+        this method's steps from `apply` on: a change here belongs there too.)"""
         if grads is None:
             grads = [None] * max(len(node._output_meta), 1)
         # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
