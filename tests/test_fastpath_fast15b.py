@@ -149,7 +149,7 @@ def test_retained_graph_then_plain_pass_then_freed():
         loss.backward()
 
 
-@pytest.mark.filterwarnings("ignore:Using backward\(\) with create_graph")
+@pytest.mark.filterwarnings(r"ignore:Using backward\(\) with create_graph")
 def test_create_graph_double_backward_follows_torch():
     x, xt = pair([0.5, 1.5])
     (gx,) = tp.autograd.grad((x ** 3).sum(), [x], create_graph=True)
