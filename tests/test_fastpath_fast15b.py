@@ -438,3 +438,27 @@ def test_hooks_on_a_leafs_accumulate_grad_node_run_like_torch():
         y.sum().backward()
         logs.append((log, x.grad.tolist()))
     assert logs[0] == logs[1]
+
+
+def test_a_dispatch_mode_and_a_tensor_subclass_see_the_same_backward_ops_either_way():
+    from tensorplay.utils.dispatch_mode import LoggingMode
+    from tensorplay.utils.logging_tensor import LoggingTensor
+
+    def run(hooked, subclass):
+        if subclass:    # its own leaf: the loss is a LoggingTensor (the general path)
+            x = LoggingTensor(tp.tensor([1.0, 2.0]), requires_grad=True)
+        else:           # a .grad to add into: the in-place add_ shows in the log
+            x = tp.tensor([1.0, 2.0], requires_grad=True)
+            x.grad = tp.zeros(2)
+        with LoggingMode() as mode:
+            loss = (x * 2 + 1).sum()
+            if hooked:
+                _hook_everything(loss)
+            loss.backward()
+        grad = x.grad.elem if subclass else x.grad
+        return mode.lines, grad.tolist()
+    for subclass in (False, True):
+        plain, general = run(False, subclass), run(True, subclass)
+        assert plain == general
+        assert plain[1] == [2.0, 2.0] and any("expand" in line for line in plain[0])
+    assert any("add_" in line for line in run(False, False)[0])
