@@ -7,8 +7,8 @@
 2. *Execute*: a node is ready when all its dependencies have delivered their
    gradients (summed in its input buffer). Ready nodes wait in a heap, newest first.
    Running a node = tensor hooks, pre-hooks, `apply`, post-hooks, a check of what it
-   returned, then each returned gradient goes into the buffer of the node its edge
-   points at. The loop is iterative: a 10,000-op chain needs no recursion.
+   returned (`gradient_checks.py`), then each returned gradient goes into the buffer of
+   the node its edge points at. The loop is iterative: a 10,000-op chain needs no recursion.
 3. `grad(outputs, inputs)` runs only the part of the graph that leads to `inputs`
    (the *needed* nodes) and *captures* the gradient arriving at each input instead of
    accumulating it into `.grad`.
@@ -27,12 +27,13 @@ from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.gradient_checks import check_nan, validate_outputs
 from tensorplay.autograd.graph_edges import gradient_edge
 from tensorplay.autograd.node import AccumulateGrad, count_restricted_pass, exec_state
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
-from tensorplay.errors import AutogradError, fmt_shape
+from tensorplay.errors import AutogradError
 
 __all__ = ["backward", "grad"]
 
@@ -269,7 +270,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                         outs = _call_post_hooks(node, outs, grads)
                     outs = validate_outputs(node, outs)
                     if anomaly_state.enabled and anomaly_state.check_nan:
-                        _check_nan(node, outs)
+                        check_nan(node, outs)
                     if node.releases_saved:         # (a plain pass keeps no graph)
                         node.release_saved()
                 elif not (node.leaf.hooks or node._post_hooks or node.next_functions):
@@ -462,7 +463,7 @@ class _Task:
             outs = _call_post_hooks(node, outs, grads)
         outs = validate_outputs(node, outs)
         if anomaly_state.enabled and anomaly_state.check_nan:
-            _check_nan(node, outs)
+            check_nan(node, outs)
         if not self.retain_graph and node.releases_saved:
             node.release_saved()
         return outs
@@ -520,90 +521,3 @@ def _materialize(node, grads):
         if g is None and i < len(meta) and meta[i] is not None:
             sizes, dtype, device = meta[i]
             grads[i] = factory.zeros(sizes, dtype=dtype, device=device)
-
-
-def validate_outputs(node, outs):
-    """Check each returned gradient against the tensor its edge leads to: the count,
-    the shape (a missing sum_to is caught here), the device; cast a wrong dtype.
-
-    A gradient that matches its input's (sizes, dtype, device), the usual case, costs
-    three comparisons; `_fix_gradient` does the rest (and raises the errors)."""
-    edges = node.next_functions
-    if len(outs) != len(edges):
-        raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
-                           f"(expected {len(edges)}, got {len(outs)})")
-    checked = None      # a copy of `outs` only when a gradient had to change
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        fn, nr = edges[i]
-        if fn is None:
-            continue
-        impl = getattr(g, "_impl", None)
-        if impl is None:
-            raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
-                            f" - expected a Tensor or None, got {type(g).__name__}")
-        meta = fn._output_meta
-        meta = meta[nr] if nr < len(meta) else None
-        if meta is None:
-            continue
-        sizes, dtype, device = meta
-        # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
-        if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
-            fixed = _fix_gradient(node, i, g, sizes, dtype, device)
-            if fixed is not g:
-                if checked is None:
-                    checked = list(outs)
-                checked[i] = fixed
-    return outs if checked is None else tuple(checked)
-
-
-def _fix_gradient(node, i, g, sizes, dtype, device):
-    """A gradient that differs from its input's metadata: sum a broadcast one down (or
-    raise), cast its dtype, refuse another device."""
-    impl = g._impl
-    if impl.sizes != sizes:
-        g = _fix_shape(node, i, g, sizes)
-    if impl.dtype is not dtype:
-        g = g.to(dtype)
-    if impl.device is not device and impl.device != device:
-        raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "
-                           f"{i} - expected device {device} but got {impl.device}")
-    return g
-
-
-def _fix_shape(node, i, g, sizes):
-    gsizes = g._impl.sizes
-    what = f"Function {node.name()}" + (f" (backward of {node.OP})" if node.OP else "")
-    if not _expandable(sizes, gsizes):
-        raise AutogradError(f"{what} returned an invalid gradient at index {i} - got "
-                           f"{fmt_shape(gsizes)} but expected shape compatible with "
-                           f"{fmt_shape(sizes)}")
-    if node.reduce_broadcast_grads:
-        from tensorplay.autograd.formulas import sum_to
-        return sum_to(g, sizes)
-    raise AutogradError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
-                       f" but input {i} has shape {fmt_shape(sizes)}: the formula must reduce "
-                       f"the broadcast gradient, e.g. sum_to(grad, self.sizes())")
-
-
-def _expandable(sizes, target):
-    if len(sizes) > len(target):
-        return False
-    for s, t in zip(reversed(sizes), reversed(target)):
-        if s != t and s != 1:
-            return False
-    return True
-
-
-def _check_nan(node, outs):
-    for i, g in enumerate(outs):
-        if g is None or not g._impl.dtype.is_floating_point:
-            continue
-        with ExcludeKeys(AUTOGRAD_MASK):
-            has_nan = (g != g).sum().item() > 0
-        if has_nan:
-            report_forward_stack(node)
-            op = f" (backward of {node.OP})" if node.OP else ""
-            raise AutogradError(f"Function '{node.name()}'{op} returned nan values in its "
-                               f"{i}th output.")
