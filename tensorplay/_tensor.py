@@ -334,9 +334,8 @@ class Tensor(TensorMethods, TensorBase):
         if _engine_backward is None:
             # Imported on first use (the engine imports this module) and kept: a
             # function-local import costs ~0.5 us, on every `loss.backward()`.
-            from tensorplay.autograd.engine import backward as _engine_backward
-        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph,
-                         create_graph, inputs=inputs)
+            from tensorplay.autograd.engine import tensor_backward as _engine_backward
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
         from tensorplay.autograd.api import register_hook
@@ -597,7 +596,7 @@ def _wrap_dim(op, dim, ndim):
 
 
 _new = object.__new__
-_engine_backward = None     # autograd.engine.backward, set by Tensor.backward's first call
+_engine_backward = None     # autograd.engine.tensor_backward, set by Tensor.backward's first call
 
 
 def wrap(impl):

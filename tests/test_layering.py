@@ -35,7 +35,7 @@ ALLOWED = {
     ("tensorplay._frontdoor", "tensorplay._creation"):
         "wrap_number makes the 0-dim tensor of a reflected operator (`2 - x`); the "
         "front doors load before the creation functions",
-    ("tensorplay.autograd.engine", "tensorplay.autograd.formulas"):
+    ("tensorplay.autograd.gradient_checks", "tensorplay.autograd.formulas"):
         "sum_to reduces broadcast gradients; the formulas are written with the "
         "operators and creation functions, which import the autograd package",
     ("tensorplay.autograd.graph_edges", "tensorplay.autograd.inplace_views"):

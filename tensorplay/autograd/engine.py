@@ -7,8 +7,8 @@
 2. *Execute*: a node is ready when all its dependencies have delivered their
    gradients (summed in its input buffer). Ready nodes wait in a heap, newest first.
    Running a node = tensor hooks, pre-hooks, `apply`, post-hooks, a check of what it
-   returned, then each returned gradient goes into the buffer of the node its edge
-   points at. The loop is iterative: a 10,000-op chain needs no recursion.
+   returned (`gradient_checks.py`), then each returned gradient goes into the buffer of
+   the node its edge points at. The loop is iterative: a 10,000-op chain needs no recursion.
 3. `grad(outputs, inputs)` runs only the part of the graph that leads to `inputs`
    (the *needed* nodes) and *captures* the gradient arriving at each input instead of
    accumulating it into `.grad`.
@@ -27,12 +27,13 @@ from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.autograd.gradient_checks import check_nan, validate_outputs
 from tensorplay.autograd.graph_edges import gradient_edge
-from tensorplay.autograd.node import AccumulateGrad, exec_state
+from tensorplay.autograd.node import AccumulateGrad, count_restricted_pass, exec_state
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
-from tensorplay.errors import AutogradError, fmt_shape
+from tensorplay.errors import AutogradError
 
 __all__ = ["backward", "grad"]
 
@@ -65,6 +66,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             targets.append(edge)
     run_backward(_root_edges(tensors), grads, retain_graph, create_graph, targets,
                  accumulate=True)
+
+
+def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
+    """`tensor.backward(gradient, retain_graph, create_graph, inputs)`.
+
+    Every training step calls it as `loss.backward()`: no argument, a 0-dim CPU loss
+    with a history. That call starts the pass here, with the seed `_ones_like` makes for
+    it and the one root edge `_root_edges` finds (its grad_fn and output_nr), without
+    the tuples and the checks of the general arguments. Anything else takes `backward`."""
+    impl = tensor._impl
+    if (gradient is None and retain_graph is None and create_graph is False and inputs is None
+            and type(impl) is TensorImpl and not impl.sizes and impl._device is CPU
+            and impl.requires_grad and impl.grad_fn is not None):
+        dtype = impl.dtype
+        seed = factory.wrap(impl_from_array(np.array(1, dtype.np), dtype, CPU,
+                                            grad_state.inference))
+        run_backward([(impl.grad_fn, impl.output_nr)], [seed], False, False, None, True)
+        return
+    backward((tensor,), None if gradient is None else (gradient,), retain_graph, create_graph,
+             inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -186,7 +207,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
             captures = {}
             for i, (fn, nr) in enumerate(targets):
                 captures.setdefault(fn, []).append((i, nr))
-    task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
+    if targets is None and accumulate and not retain_graph:
+        task = _PLAIN_TASK      # `loss.backward()`: nothing per pass to keep
+    else:
+        task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
     if len(roots) == 1 and roots[0][1] == 0 and len(roots[0][0]._output_meta) <= 1:
         # One root, output 0 of a one-output node (`loss.backward()`): the one-slot buffer
         # _add_to_buffer would make, without the call and the loop.
@@ -208,10 +232,17 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         heapq.heapify(ready)
         node = heappop(ready)[1] if len(ready) == 1 else None
     evaluate = task.evaluate
+    plain = task is _PLAIN_TASK
 
-    saved_state = (grad_state.enabled, exec_state.needed)
+    enabled = grad_state.enabled
     grad_state.enabled = create_graph
-    exec_state.needed = needed
+    # Almost always None on both sides (a grad() pass restricts it): thread-local
+    # writes only when it changes.
+    outer_needed = exec_state.needed
+    if needed is not None:
+        count_restricted_pass(1)     # before `needed` is set (node.restricted_passes)
+    if outer_needed is not needed:
+        exec_state.needed = needed
     try:
         while True:
             if node is None:
@@ -219,7 +250,46 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                     break
                 node = heappop(ready)[1]
             grads = buffers.pop(node, None)
-            if trace_state.watch is not None:   # explain() or a profiler: hops, time
+            if (plain and grads is not None and len(grads) == 1 and grads[0] is not None
+                    and node._tensor_pre_hooks is None and node._retains_grad is None
+                    and node._pre_hooks is None and trace_state.watch is None):
+                # The usual node: one output, its gradient in, no hook before it runs,
+                # nothing retained, captured or watched. `evaluate`'s tests before `apply`
+                # would all pass; what follows is the rest of `evaluate`, step for step,
+                # without its call (keep the two alike).
+                if type(node) is not AccumulateGrad:
+                    try:
+                        outs = node.apply((grads[0],))
+                    except Exception:
+                        if anomaly_state.enabled:
+                            report_forward_stack(node)
+                        raise
+                    if type(outs) is not tuple:
+                        outs = tuple(outs)
+                    if node._post_hooks:
+                        outs = _call_post_hooks(node, outs, grads)
+                    outs = validate_outputs(node, outs)
+                    if anomaly_state.enabled and anomaly_state.check_nan:
+                        check_nan(node, outs)
+                    if node.releases_saved:         # (a plain pass keeps no graph)
+                        node.release_saved()
+                elif not (node.leaf.hooks or node._post_hooks or node.next_functions):
+                    # A leaf, the end of its path: its buffer is handed over (its gradient
+                    # may become .grad uncopied) and it returns no gradient, for no edge,
+                    # so nothing is left to check or deliver.
+                    try:
+                        node.apply_owned(grads)
+                    except Exception:
+                        if anomaly_state.enabled:
+                            report_forward_stack(node)
+                        raise
+                    if not node._post_hooks:        # (unless a hook of the leaf added one)
+                        node = None
+                        continue
+                    outs = validate_outputs(node, _call_post_hooks(node, (), grads))
+                else:
+                    outs = evaluate(node, grads)
+            elif trace_state.watch is not None:   # explain() or a profiler: hops, time
                 outs = trace.backward_node(task, node, grads)
             else:
                 outs = evaluate(node, grads)
@@ -250,7 +320,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 heappush(ready, (-node._seq, node))
                 node = None
     finally:
-        grad_state.enabled, exec_state.needed = saved_state
+        grad_state.enabled = enabled
+        if outer_needed is not needed:
+            exec_state.needed = outer_needed
+        if needed is not None:
+            count_restricted_pass(-1)    # after `needed` is restored
     return task.captured
 
 
@@ -259,7 +333,8 @@ def _discover(root_nodes, with_parents):
     pass, each node's parents, to search backwards from the targets)."""
     deps = {}
     parents = {} if with_parents else None
-    roots = set(root_nodes)
+    # (one root, the usual case: `in` a one-element list is one comparison, no set)
+    roots = root_nodes if len(root_nodes) == 1 else set(root_nodes)
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
@@ -331,7 +406,8 @@ class _Task:
 
         Most nodes have no hooks, nothing retained or captured, and every gradient: each
         of those features costs one test here when it is not in use, and its work is in
-        a helper below."""
+        a helper below. (`run_backward` runs such a node of a plain pass itself, with
+        this method's steps from `apply` on: a change here belongs there too.)"""
         if grads is None:
             grads = [None] * max(len(node._output_meta), 1)
         # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
@@ -387,10 +463,16 @@ class _Task:
             outs = _call_post_hooks(node, outs, grads)
         outs = validate_outputs(node, outs)
         if anomaly_state.enabled and anomaly_state.check_nan:
-            _check_nan(node, outs)
+            check_nan(node, outs)
         if not self.retain_graph and node.releases_saved:
             node.release_saved()
         return outs
+
+
+# The task of a pass with no targets, no retained graph, accumulating into `.grad` (every
+# `loss.backward()`): it holds nothing that changes during a pass (captures and targets
+# are None, so `captured` stays empty), so one is shared by all such passes, on any thread.
+_PLAIN_TASK = _Task(False, None, None, True, 0)
 
 
 def _call_pre_hooks(node, grads):
@@ -439,90 +521,3 @@ def _materialize(node, grads):
         if g is None and i < len(meta) and meta[i] is not None:
             sizes, dtype, device = meta[i]
             grads[i] = factory.zeros(sizes, dtype=dtype, device=device)
-
-
-def validate_outputs(node, outs):
-    """Check each returned gradient against the tensor its edge leads to: the count,
-    the shape (a missing sum_to is caught here), the device; cast a wrong dtype.
-
-    A gradient that matches its input's (sizes, dtype, device), the usual case, costs
-    three comparisons; `_fix_gradient` does the rest (and raises the errors)."""
-    edges = node.next_functions
-    if len(outs) != len(edges):
-        raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
-                           f"(expected {len(edges)}, got {len(outs)})")
-    checked = None      # a copy of `outs` only when a gradient had to change
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        fn, nr = edges[i]
-        if fn is None:
-            continue
-        impl = getattr(g, "_impl", None)
-        if impl is None:
-            raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i}"
-                            f" - expected a Tensor or None, got {type(g).__name__}")
-        meta = fn._output_meta
-        meta = meta[nr] if nr < len(meta) else None
-        if meta is None:
-            continue
-        sizes, dtype, device = meta
-        # `is`: dtypes and devices are interned (`_device`: the `device` property's field)
-        if impl.sizes != sizes or impl.dtype is not dtype or impl._device is not device:
-            fixed = _fix_gradient(node, i, g, sizes, dtype, device)
-            if fixed is not g:
-                if checked is None:
-                    checked = list(outs)
-                checked[i] = fixed
-    return outs if checked is None else tuple(checked)
-
-
-def _fix_gradient(node, i, g, sizes, dtype, device):
-    """A gradient that differs from its input's metadata: sum a broadcast one down (or
-    raise), cast its dtype, refuse another device."""
-    impl = g._impl
-    if impl.sizes != sizes:
-        g = _fix_shape(node, i, g, sizes)
-    if impl.dtype is not dtype:
-        g = g.to(dtype)
-    if impl.device is not device and impl.device != device:
-        raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "
-                           f"{i} - expected device {device} but got {impl.device}")
-    return g
-
-
-def _fix_shape(node, i, g, sizes):
-    gsizes = g._impl.sizes
-    what = f"Function {node.name()}" + (f" (backward of {node.OP})" if node.OP else "")
-    if not _expandable(sizes, gsizes):
-        raise AutogradError(f"{what} returned an invalid gradient at index {i} - got "
-                           f"{fmt_shape(gsizes)} but expected shape compatible with "
-                           f"{fmt_shape(sizes)}")
-    if node.reduce_broadcast_grads:
-        from tensorplay.autograd.formulas import sum_to
-        return sum_to(g, sizes)
-    raise AutogradError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
-                       f" but input {i} has shape {fmt_shape(sizes)}: the formula must reduce "
-                       f"the broadcast gradient, e.g. sum_to(grad, self.sizes())")
-
-
-def _expandable(sizes, target):
-    if len(sizes) > len(target):
-        return False
-    for s, t in zip(reversed(sizes), reversed(target)):
-        if s != t and s != 1:
-            return False
-    return True
-
-
-def _check_nan(node, outs):
-    for i, g in enumerate(outs):
-        if g is None or not g._impl.dtype.is_floating_point:
-            continue
-        with ExcludeKeys(AUTOGRAD_MASK):
-            has_nan = (g != g).sum().item() > 0
-        if has_nan:
-            report_forward_stack(node)
-            op = f" (backward of {node.OP})" if node.OP else ""
-            raise AutogradError(f"Function '{node.name()}'{op} returned nan values in its "
-                               f"{i}th output.")

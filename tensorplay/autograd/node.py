@@ -57,6 +57,20 @@ class _ExecState(threading.local):
 
 exec_state = _ExecState()
 
+# How many restricted passes are running now, on all threads. While none is, every
+# thread's `exec_state.needed` is None, and `needs_input_grad` (called for each input of
+# each node) answers without reading the thread-local, which costs several times a
+# global's read. The engine counts a pass in before it sets `needed` and out after it
+# restores it, under a lock: two threads may start or end one at the same time.
+restricted_passes = 0
+_restricted_lock = threading.Lock()
+
+
+def count_restricted_pass(delta):
+    global restricted_passes
+    with _restricted_lock:
+        restricted_passes += delta
+
 
 class RemovableHandle:
     """What `register_hook` returns: `handle.remove()` unregisters the hook."""
@@ -139,6 +153,8 @@ class Node:
         fn = self.next_functions[i][0]
         if fn is None:
             return False
+        if not restricted_passes:
+            return True
         needed = exec_state.needed
         return needed is None or fn in needed
 
@@ -291,16 +307,39 @@ class AccumulateGrad(Node):
         return self._accumulate(grad, True)
 
     def _accumulate(self, grad, owned):
+        """`.grad += grad` with PyTorch's semantics.
+
+        The first gradient is cloned (it may be shared: AddBackward hands the same
+        tensor to both inputs), unless it can be *stolen*: `owned` (the engine handed
+        it over) and `_stealable` proves nothing else can reach it. Later ones are
+        added in place, except when grad mode is on (create_graph=True): then `.grad`
+        becomes a new tensor with a history of its own, so the old one, maybe part of
+        a graph, is never modified. (One function, no helper call: every step of every
+        parameter runs it.)"""
         impl = self.leaf
         # A leaf detached in place (detach_, requires_grad_(False)) after the graph was
         # built takes no gradient, as in PyTorch's AccumulateGrad.
-        if grad is not None and impl.requires_grad:
-            accumulate_into(impl, grad, owned)
-            if impl.post_accumulate_hooks:
-                # After the sum, so a hook sees the whole .grad (DistributedDataParallel
-                # starts reducing a parameter's gradient from here).
-                for hook in list(impl.post_accumulate_hooks.values()):
-                    hook(self.variable)
+        if grad is None or not impl.requires_grad:
+            return ()
+        with _accumulate_lock:
+            old = impl.grad
+            if old is None:
+                layout = _layout_of(impl, grad)
+                if owned and layout is not mf.channels_last and _stealable(grad):
+                    impl.grad = grad
+                elif layout is None:
+                    impl.grad = grad.clone()
+                else:
+                    impl.grad = grad.clone(memory_format=layout)
+            elif grad_state.enabled:
+                impl.grad = old + grad
+            else:
+                old.add_(grad)
+        if impl.post_accumulate_hooks:
+            # After the sum, so a hook sees the whole .grad (DistributedDataParallel
+            # starts reducing a parameter's gradient from here).
+            for hook in list(impl.post_accumulate_hooks.values()):
+                hook(self.variable)
         return ()
 
 
@@ -318,31 +357,9 @@ def _layout_of(impl, grad):
     return None
 
 
-def accumulate_into(impl, grad, owned=False):
-    """`.grad += grad` with PyTorch's semantics.
-
-    The first gradient is cloned (it may be shared: AddBackward hands the same tensor
-    to both inputs), unless it can be *stolen*: `owned` (the engine handed it over) and
-    `_stealable` proves nothing else can reach it. Later ones are added in place, except
-    when grad mode is on (create_graph=True): then `.grad` becomes a new tensor with a
-    history of its own, so the old one, maybe part of a graph, is never modified."""
-    with _accumulate_lock:
-        old = impl.grad
-        if old is None:
-            layout = _layout_of(impl, grad)
-            if owned and layout is not mf.channels_last and _stealable(grad):
-                impl.grad = grad
-                return
-            impl.grad = grad.clone() if layout is None else grad.clone(memory_format=layout)
-        elif grad_state.enabled:
-            impl.grad = old + grad
-        else:
-            old.add_(grad)
-
-
 # References to the gradient while `_stealable` looks at it: apply_owned's `grad`,
-# _accumulate's, accumulate_into's, _stealable's own, and getrefcount's argument.
-_OWNED_REFS = 5
+# _accumulate's, _stealable's own, and getrefcount's argument.
+_OWNED_REFS = 4
 # The counts above hold where every frame keeps a strong reference to its arguments and
 # locals: CPython up to 3.13. CPython 3.14 may borrow references on the stack, so a count
 # could equal them while someone else holds the tensor: there (and on other Pythons) a
