@@ -7,6 +7,10 @@ grad. Each shortcut against the general path it stands in for, and against PyTor
 - `impl_edge` writes AccumulateGrad.__init__'s fields itself: the same fields and values.
 - An input that does not require grad gets the edge (None, 0), impl_edge's answer for it,
   without the call: views, batched (vmap) and subclass tensors included.
+- A plain leaf with no AccumulateGrad alive is stored in the edge as its impl; the
+  AccumulateGrad is made when the edge is first read (`next_functions`) or when backward
+  starts (engine._discover), by the rule the record-time edge used: the live one, else new.
+- An input no formula reads in this call is the shared NOT_SAVED.
 """
 import numpy as np
 import pytest
@@ -17,7 +21,7 @@ from tensorplay.autograd.graph_edges import impl_edge
 from tensorplay.autograd.node import AccumulateGrad, Node
 
 # Fields whose values differ between two nodes by construction.
-PER_NODE = {"__weakref__", "_seq", "_output_meta", "next_functions"}
+PER_NODE = {"__weakref__", "_seq", "_output_meta", "_edges"}
 
 
 def _slots(cls):
@@ -147,3 +151,99 @@ def test_saved_when_read_gradients_match_pytorch():
                 assert ours.grad is None
             else:
                 np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+
+
+# ---- a leaf's AccumulateGrad made when its edge is first read ---------------------------------
+def test_a_leaf_edge_is_the_leaf_until_read_then_its_accumulator():
+    from tensorplay._impl import TensorImpl
+    x = tp.ones(3, requires_grad=True)
+    y = x * 2
+    node = y.grad_fn
+    assert type(node._edges[0][0]) is TensorImpl and node._edges[0][0] is x._impl
+    acc = node.next_functions[0][0]
+    assert type(acc) is AccumulateGrad and acc.leaf is x._impl
+    assert node._edges[0][0] is acc and node.next_functions[0][0] is acc     # kept
+    assert x._impl.grad_accumulator() is acc
+    z = x + 1           # the accumulator is alive: the edge is it, as impl_edge gives
+    assert z.grad_fn._edges[0][0] is acc
+
+
+def test_graphs_built_before_a_read_share_one_accumulator():
+    x = tp.ones(3, requires_grad=True)
+    a, b = x * 2, x * 3
+    assert a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
+
+
+def test_views_subclasses_and_non_plain_leaves_get_their_accumulator_at_once():
+    from tensorplay._impl import TensorImpl
+    base = tp.ones(2, 3)
+    v = base[0]
+    v.requires_grad_()
+    assert type(v._impl) is not TensorImpl
+    assert type((v * 2).grad_fn._edges[0][0]) is AccumulateGrad
+
+
+def _pair(data, requires_grad=True):
+    return (tp.tensor(data, requires_grad=requires_grad),
+            torch.tensor(data, requires_grad=requires_grad))
+
+
+def test_backward_through_deferred_accumulators_matches_pytorch():
+    data = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    x, xt = _pair(data)
+    w, wt = _pair(data[0] + 1)
+    out = (x * w + x).sum() + (w * w).sum()            # x used twice, w three times
+    out_t = (xt * wt + xt).sum() + (wt * wt).sum()
+    out.backward(retain_graph=True)
+    out_t.backward(retain_graph=True)
+    out.backward()
+    out_t.backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-6)
+
+
+def test_grad_with_inputs_and_create_graph_through_deferred_accumulators():
+    data = np.array([0.5, -1.5, 2.0], np.float64)
+    x, xt = _pair(data)
+    w, wt = _pair(data * 2)
+    y, yt = (x * w * x).sum(), (xt * wt * xt).sum()
+    (gx,) = tp.autograd.grad(y, [x], create_graph=True)
+    (gxt,) = torch.autograd.grad(yt, [xt], create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), gxt.detach().numpy())
+    gx.sum().backward()
+    gxt.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy())
+    assert x.grad is not None and xt.grad is not None
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    gw = tp.autograd.grad((x * w).sum(), w)
+    gwt = torch.autograd.grad((xt * wt).sum(), wt)
+    np.testing.assert_allclose(gw[0].detach().numpy(), gwt[0].detach().numpy())
+
+
+def test_hooks_of_leaves_with_deferred_accumulators_run_like_pytorch():
+    data = np.array([1.0, 2.0], np.float32)
+    x, xt = _pair(data)
+    w, wt = _pair(data + 1)
+    order, order_t = [], []
+    for name, t, log in [("x", x, order), ("w", w, order), ("x", xt, order_t),
+                         ("w", wt, order_t)]:
+        t.register_hook(lambda g, name=name, log=log: log.append("hook " + name))
+        t.register_post_accumulate_grad_hook(lambda p, name=name, log=log:
+                                             log.append("post " + name))
+    (x * w).sum().backward()
+    (xt * wt).sum().backward()
+    assert sorted(order) == sorted(order_t)
+    for log in (order, order_t):      # each leaf's hook before its own accumulation
+        for name in "xw":
+            assert log.index("hook " + name) < log.index("post " + name)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_explain_shows_the_accumulators_of_deferred_leaves():
+    x = tp.ones(2, requires_grad=True)
+    loss = (x * 2).sum()
+    with tp.dispatch.explain(records=True) as ex:
+        loss.backward()
+    nodes = [h.text for h in ex.records if h.kind == "node"]
+    assert nodes == ["SumBackward0 (backward of sum)", "MulBackward0 (backward of mul.Tensor)",
+                     "AccumulateGrad"]

@@ -15,8 +15,8 @@ while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import NOT_SAVED, SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
-    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
-    set_history,
+    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, input_edge,
+    rebase_history, set_history,
 )
 from tensorplay.autograd.node import _sequence, anomaly_state, forward_stack
 from tensorplay.dispatch import trace
@@ -87,9 +87,9 @@ def add_Tensor(ks, self, other, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -125,9 +125,9 @@ def add__Tensor(ks, self, other, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -154,9 +154,9 @@ def sub_Tensor(ks, self, other, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -192,9 +192,9 @@ def sub__Tensor(ks, self, other, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
@@ -221,9 +221,9 @@ def mul_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -266,9 +266,9 @@ def mul__Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -299,9 +299,9 @@ def div_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -341,9 +341,9 @@ def div__Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -371,9 +371,9 @@ def pow_Tensor_Tensor(ks, self, exponent):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(exponent._impl) if exponent._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(exponent._impl) if exponent._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
@@ -410,7 +410,7 @@ def pow_Tensor_Scalar(ks, self, exponent):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.exponent_ = exponent
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -443,9 +443,9 @@ def maximum(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -481,9 +481,9 @@ def minimum(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -519,9 +519,9 @@ def xlogy_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -557,9 +557,9 @@ def xlog1py_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -593,9 +593,9 @@ def where_self(ks, condition, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -630,7 +630,7 @@ def neg(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -661,7 +661,7 @@ def abs(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -693,7 +693,7 @@ def sign(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -724,7 +724,7 @@ def exp(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -756,7 +756,7 @@ def log(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -788,7 +788,7 @@ def sqrt(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -820,7 +820,7 @@ def sin(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -852,7 +852,7 @@ def cos(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -884,7 +884,7 @@ def tanh(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -916,7 +916,7 @@ def sigmoid(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -948,7 +948,7 @@ def relu(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -981,7 +981,7 @@ def relu_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1005,7 +1005,7 @@ def sum(ks, self, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1037,7 +1037,7 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1071,7 +1071,7 @@ def mean(ks, self, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -1104,7 +1104,7 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1138,7 +1138,7 @@ def max(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1171,7 +1171,7 @@ def max_dim(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1198,7 +1198,7 @@ def min(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1231,7 +1231,7 @@ def min_dim(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -1258,9 +1258,9 @@ def mm(ks, self, mat2):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1300,9 +1300,9 @@ def bmm(ks, self, mat2):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1343,9 +1343,9 @@ def copy_(ks, self, src, non_blocking):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
@@ -1372,7 +1372,7 @@ def fill__Scalar(ks, self, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1395,7 +1395,7 @@ def clone(ks, self, memory_format):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1426,7 +1426,7 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -1459,7 +1459,7 @@ def view(ks, self, size):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1491,7 +1491,7 @@ def _unsafe_view(ks, self, size):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1523,7 +1523,7 @@ def as_strided(ks, self, size, stride, storage_offset):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
@@ -1560,7 +1560,7 @@ def transpose_int(ks, self, dim0, dim1):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
@@ -1593,7 +1593,7 @@ def permute(ks, self, dims):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1625,7 +1625,7 @@ def expand(ks, self, size, implicit):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1657,7 +1657,7 @@ def squeeze(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1689,7 +1689,7 @@ def squeeze_dim(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1721,7 +1721,7 @@ def unsqueeze(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -1753,7 +1753,7 @@ def select_int(ks, self, dim, index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
@@ -1787,7 +1787,7 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.start_ = start
     node.end_ = end
@@ -1823,7 +1823,7 @@ def reciprocal(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1856,7 +1856,7 @@ def reciprocal_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1880,7 +1880,7 @@ def rsqrt(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1913,7 +1913,7 @@ def rsqrt_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1937,7 +1937,7 @@ def exp2(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1970,7 +1970,7 @@ def exp2_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -1994,7 +1994,7 @@ def expm1(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2027,7 +2027,7 @@ def expm1_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2051,7 +2051,7 @@ def log2(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2084,7 +2084,7 @@ def log2_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2108,7 +2108,7 @@ def log10(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2141,7 +2141,7 @@ def log10_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2165,7 +2165,7 @@ def log1p(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2198,7 +2198,7 @@ def log1p_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2222,7 +2222,7 @@ def tan(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2255,7 +2255,7 @@ def tan_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2279,7 +2279,7 @@ def asin(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2312,7 +2312,7 @@ def asin_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2336,7 +2336,7 @@ def acos(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2369,7 +2369,7 @@ def acos_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2393,7 +2393,7 @@ def atan(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2426,7 +2426,7 @@ def atan_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2450,7 +2450,7 @@ def sinh(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2483,7 +2483,7 @@ def sinh_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2507,7 +2507,7 @@ def cosh(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2540,7 +2540,7 @@ def cosh_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2564,7 +2564,7 @@ def erf(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2597,7 +2597,7 @@ def erf_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2621,7 +2621,7 @@ def erfc(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2654,7 +2654,7 @@ def erfc_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2678,7 +2678,7 @@ def logit(ks, self, eps):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -2712,7 +2712,7 @@ def logit_(ks, self, eps):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -2737,7 +2737,7 @@ def floor(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2769,7 +2769,7 @@ def floor_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2792,7 +2792,7 @@ def ceil(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2824,7 +2824,7 @@ def ceil_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2847,7 +2847,7 @@ def trunc(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2879,7 +2879,7 @@ def trunc_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2902,7 +2902,7 @@ def round(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2933,7 +2933,7 @@ def round_decimals(ks, self, decimals):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2965,7 +2965,7 @@ def round_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -2989,7 +2989,7 @@ def round__decimals(ks, self, decimals):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3012,7 +3012,7 @@ def frac(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3044,7 +3044,7 @@ def frac_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -3067,9 +3067,9 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
@@ -3110,9 +3110,9 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
@@ -3143,9 +3143,9 @@ def floor_divide(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3178,9 +3178,9 @@ def floor_divide__Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -3204,9 +3204,9 @@ def remainder_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3249,9 +3249,9 @@ def remainder__Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3282,9 +3282,9 @@ def fmod_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3327,9 +3327,9 @@ def fmod__Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3360,9 +3360,9 @@ def atan2(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3399,9 +3399,9 @@ def atan2_(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3429,9 +3429,9 @@ def hypot(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3475,9 +3475,9 @@ def hypot_(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -3509,7 +3509,7 @@ def clamp(ks, self, min, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_ = min
     node.max_ = max
     included, excluded = local_keys.masks
@@ -3546,7 +3546,7 @@ def clamp_Tensor(ks, self, min, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(self, min, max))
+    node._edges = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -3584,7 +3584,7 @@ def clamp_(ks, self, min, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -3614,7 +3614,7 @@ def clamp__Tensor(ks, self, min, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(self, min, max))
+    node._edges = tuple(collect_next_edges(self, min, max))
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
@@ -3643,9 +3643,9 @@ def lerp_Scalar(ks, self, end, weight):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
     )
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
@@ -3683,10 +3683,10 @@ def lerp_Tensor(ks, self, end, weight):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
-        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+        input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -3731,9 +3731,9 @@ def lerp__Scalar(ks, self, end, weight):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
     )
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
@@ -3764,10 +3764,10 @@ def lerp__Tensor(ks, self, end, weight):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
-        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(end._impl) if end._impl.requires_grad else NO_EDGE,
+        input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
@@ -3805,10 +3805,10 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        input_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3856,10 +3856,10 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        input_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3898,10 +3898,10 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        input_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3946,10 +3946,10 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(tensor1._impl) if tensor1._impl.requires_grad else NO_EDGE,
+        input_edge(tensor2._impl) if tensor2._impl.requires_grad else NO_EDGE,
     )
     node.value_ = value
     node.self_sizes = self._impl.sizes
@@ -3982,7 +3982,7 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4015,7 +4015,7 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4040,7 +4040,7 @@ def exp_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4065,7 +4065,7 @@ def log_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4090,7 +4090,7 @@ def sqrt_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4115,7 +4115,7 @@ def sin_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4140,7 +4140,7 @@ def cos_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4165,7 +4165,7 @@ def tanh_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4190,7 +4190,7 @@ def sigmoid_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4215,7 +4215,7 @@ def neg_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4239,7 +4239,7 @@ def abs_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4263,7 +4263,7 @@ def leaky_relu(ks, self, negative_slope):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4297,7 +4297,7 @@ def leaky_relu_(ks, self, negative_slope):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4322,7 +4322,7 @@ def elu(ks, self, alpha, scale, input_scale):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -4358,7 +4358,7 @@ def elu_(ks, self, alpha, scale, input_scale):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
@@ -4385,7 +4385,7 @@ def gelu(ks, self, approximate):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4419,7 +4419,7 @@ def gelu_(ks, self, approximate):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -4444,7 +4444,7 @@ def silu(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4477,7 +4477,7 @@ def silu_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4501,9 +4501,9 @@ def gelu_backward(ks, grad_output, self, approximate):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
@@ -4542,9 +4542,9 @@ def silu_backward(ks, grad_output, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
@@ -4580,7 +4580,7 @@ def mish(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4613,7 +4613,7 @@ def mish_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4637,7 +4637,7 @@ def softplus(ks, self, beta, threshold):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.beta_ = beta
     node.threshold_ = threshold
     included, excluded = local_keys.masks
@@ -4671,7 +4671,7 @@ def hardtanh(ks, self, min_val, max_val):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_val_ = min_val
     node.max_val_ = max_val
     included, excluded = local_keys.masks
@@ -4706,7 +4706,7 @@ def hardtanh_(ks, self, min_val, max_val):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -4732,7 +4732,7 @@ def hardsigmoid(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4765,7 +4765,7 @@ def hardsigmoid_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4789,7 +4789,7 @@ def hardswish(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -4822,7 +4822,7 @@ def hardswish_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4846,7 +4846,7 @@ def threshold(ks, self, threshold, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4879,9 +4879,9 @@ def threshold_backward(ks, grad_output, self, threshold):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.threshold_ = threshold
     included, excluded = local_keys.masks
@@ -4918,7 +4918,7 @@ def threshold_(ks, self, threshold, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
     included, excluded = local_keys.masks
@@ -4943,9 +4943,9 @@ def prelu(ks, self, weight):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -4980,7 +4980,7 @@ def normal_(ks, self, mean, std, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5004,7 +5004,7 @@ def uniform_(ks, self, from_, to, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5028,7 +5028,7 @@ def exponential_(ks, self, lambd, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5051,7 +5051,7 @@ def bernoulli(ks, self, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5082,7 +5082,7 @@ def bernoulli_p(ks, self, p, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5114,7 +5114,7 @@ def bernoulli__float(ks, self, p, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5138,7 +5138,7 @@ def bernoulli__Tensor(ks, self, p, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5161,9 +5161,9 @@ def clamp_max_Tensor(ks, self, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
@@ -5200,9 +5200,9 @@ def clamp_max__Tensor(ks, self, max):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(max._impl) if max._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
@@ -5230,7 +5230,7 @@ def remainder_Scalar_Tensor(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5261,7 +5261,7 @@ def prod(ks, self, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5295,7 +5295,7 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
@@ -5331,7 +5331,7 @@ def amax(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -5366,7 +5366,7 @@ def amin(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -5401,7 +5401,7 @@ def var_correction(ks, self, dim, correction, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -5438,7 +5438,7 @@ def std_correction(ks, self, dim, correction, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -5478,7 +5478,7 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -5509,7 +5509,7 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
@@ -5539,7 +5539,7 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -5577,7 +5577,7 @@ def logsumexp(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     included, excluded = local_keys.masks
@@ -5612,7 +5612,7 @@ def cumsum(ks, self, dim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
@@ -5647,7 +5647,7 @@ def cumsum_(ks, self, dim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
@@ -5673,7 +5673,7 @@ def cumprod(ks, self, dim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -5709,7 +5709,7 @@ def cumprod_(ks, self, dim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
@@ -5736,7 +5736,7 @@ def cummax(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5762,7 +5762,7 @@ def cummin(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -5788,7 +5788,7 @@ def median(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -5821,7 +5821,7 @@ def median_dim(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -5848,7 +5848,7 @@ def mode(ks, self, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -5875,7 +5875,7 @@ def kthvalue(ks, self, k, dim, keepdim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
@@ -5902,7 +5902,7 @@ def topk(ks, self, k, dim, largest, sorted):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5928,7 +5928,7 @@ def sort(ks, self, dim, descending):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5954,7 +5954,7 @@ def sort_stable(ks, self, stable, dim, descending):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -5980,7 +5980,7 @@ def _gather_along(ks, self, dim, index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6014,7 +6014,7 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6047,7 +6047,7 @@ def flip(ks, self, dims):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6079,9 +6079,9 @@ def mv(ks, self, vec):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6121,9 +6121,9 @@ def dot(ks, self, tensor):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(tensor._impl) if tensor._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(tensor._impl) if tensor._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6166,10 +6166,10 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
-        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
+        input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6216,10 +6216,10 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
-        impl_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat1._impl) if mat1._impl.requires_grad else NO_EDGE,
+        input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6257,10 +6257,10 @@ def addmv(ks, self, mat, vec, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
-        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
+        input_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6307,10 +6307,10 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
-        impl_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(mat._impl) if mat._impl.requires_grad else NO_EDGE,
+        input_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6348,10 +6348,10 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
-        impl_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
+        input_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6398,10 +6398,10 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
-        impl_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(batch1._impl) if batch1._impl.requires_grad else NO_EDGE,
+        input_edge(batch2._impl) if batch2._impl.requires_grad else NO_EDGE,
     )
     node.beta_ = beta
     node.alpha_ = alpha
@@ -6439,7 +6439,7 @@ def linear(ks, input, weight, bias):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight, bias))
+    node._edges = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6479,7 +6479,7 @@ def einsum(ks, equation, tensors):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(tensors))
+    node._edges = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.equation_ = equation
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
@@ -6517,7 +6517,7 @@ def tril(ks, self, diagonal):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6550,7 +6550,7 @@ def tril_(ks, self, diagonal):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6574,7 +6574,7 @@ def triu(ks, self, diagonal):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6607,7 +6607,7 @@ def triu_(ks, self, diagonal):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6631,7 +6631,7 @@ def diag(ks, self, diagonal):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -6664,7 +6664,7 @@ def diagonal(ks, self, offset, dim1, dim2):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.offset_ = offset
     node.dim1_ = dim1
     node.dim2_ = dim2
@@ -6699,7 +6699,7 @@ def cat(ks, tensors, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(tensors))
+    node._edges = tuple(collect_next_edges(tensors))
     node.tensors_len = len(tensors)
     node.dim_ = dim
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
@@ -6734,7 +6734,7 @@ def roll(ks, self, shifts, dims):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.shifts_ = shifts
     node.dims_ = dims
     included, excluded = local_keys.masks
@@ -6767,7 +6767,7 @@ def repeat(ks, self, repeats):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -6802,7 +6802,7 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.repeats_ = repeats
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
@@ -6838,7 +6838,7 @@ def gather(ks, self, dim, index, sparse_grad):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6872,9 +6872,9 @@ def scatter_src(ks, self, dim, index, src):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
@@ -6909,7 +6909,7 @@ def scatter_value(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6942,9 +6942,9 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -6980,7 +6980,7 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7014,9 +7014,9 @@ def scatter__src(ks, self, dim, index, src):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
@@ -7044,7 +7044,7 @@ def scatter__value(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7070,9 +7070,9 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7101,7 +7101,7 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7126,9 +7126,9 @@ def scatter_add(ks, self, dim, index, src):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
@@ -7167,9 +7167,9 @@ def scatter_add_(ks, self, dim, index, src):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
@@ -7201,9 +7201,9 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.reduce_ = reduce
@@ -7249,9 +7249,9 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.reduce_ = reduce
@@ -7286,7 +7286,7 @@ def index_select(ks, self, dim, index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -7320,9 +7320,9 @@ def index_add(ks, self, dim, index, source, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.alpha_ = alpha
@@ -7365,9 +7365,9 @@ def index_add_(ks, self, dim, index, source, alpha):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.alpha_ = alpha
@@ -7401,9 +7401,9 @@ def index_copy(ks, self, dim, index, source):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     included, excluded = local_keys.masks
@@ -7442,9 +7442,9 @@ def index_copy_(ks, self, dim, index, source):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     included, excluded = local_keys.masks
@@ -7474,7 +7474,7 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7509,9 +7509,9 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     included, excluded = local_keys.masks
@@ -7548,7 +7548,7 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7576,9 +7576,9 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     included, excluded = local_keys.masks
@@ -7606,7 +7606,7 @@ def masked_fill_Scalar(ks, self, mask, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7639,9 +7639,9 @@ def masked_fill_Tensor(ks, self, mask, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -7676,7 +7676,7 @@ def masked_fill__Scalar(ks, self, mask, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7702,9 +7702,9 @@ def masked_fill__Tensor(ks, self, mask, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
@@ -7730,7 +7730,7 @@ def masked_select(ks, self, mask):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7763,9 +7763,9 @@ def masked_scatter(ks, self, mask, source):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
@@ -7801,9 +7801,9 @@ def masked_scatter_(ks, self, mask, source):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
@@ -7830,7 +7830,7 @@ def take(ks, self, index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7865,7 +7865,7 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7892,7 +7892,7 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -7917,7 +7917,7 @@ def index_Tensor(ks, self, indices):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -7950,9 +7950,9 @@ def index_put(ks, self, indices, values, accumulate):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
     )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
@@ -7990,9 +7990,9 @@ def index_put_(ks, self, indices, values, accumulate):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
     )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
@@ -8029,7 +8029,7 @@ def convolution(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight, bias))
+    node._edges = tuple(collect_next_edges(input, weight, bias))
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
@@ -8083,10 +8083,10 @@ def convolution_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(input._impl) if input._impl.requires_grad else NO_EDGE,
-        impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(input._impl) if input._impl.requires_grad else NO_EDGE,
+        input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
     node.stride_ = stride
     node.padding_ = padding
@@ -8125,7 +8125,7 @@ def constant_pad_nd(ks, self, pad, value):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8157,7 +8157,7 @@ def _pad_nd(ks, self, pad, mode):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
@@ -8197,9 +8197,7 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-    )
+    node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     node.mode_ = mode
     included, excluded = local_keys.masks
@@ -8236,7 +8234,7 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -8275,9 +8273,9 @@ def max_pool2d_with_indices_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.kernel_size_ = kernel_size
     node.stride_ = stride
@@ -8324,7 +8322,7 @@ def avg_pool2d(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.stride_ = stride
     node.padding_ = padding
@@ -8373,9 +8371,9 @@ def avg_pool2d_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.kernel_size_ = kernel_size
     node.stride_ = stride
@@ -8419,7 +8417,7 @@ def adaptive_avg_pool2d(ks, self, output_size):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -8451,9 +8449,9 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.grad_output_sizes = grad_output._impl.sizes
     included, excluded = local_keys.masks
@@ -8488,7 +8486,7 @@ def adaptive_max_pool2d(ks, self, output_size):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -8515,9 +8513,9 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -8554,7 +8552,7 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -8593,9 +8591,7 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-    )
+    node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
@@ -8635,7 +8631,7 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -8680,9 +8676,7 @@ def upsample_bilinear2d_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-    )
+    node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.output_size_ = output_size
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
@@ -8724,7 +8718,7 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -8764,7 +8758,7 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.kernel_size_ = kernel_size
     node.dilation_ = dilation
     node.padding_ = padding
@@ -8803,7 +8797,7 @@ def _softmax(ks, self, dim, half_to_float):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -8837,7 +8831,7 @@ def _log_softmax(ks, self, dim, half_to_float):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     included, excluded = local_keys.masks
@@ -8873,9 +8867,9 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.input_dtype_ = input_dtype
@@ -8918,9 +8912,9 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(log_probs._impl) if log_probs._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(log_probs._impl) if log_probs._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
@@ -8962,7 +8956,7 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     included, excluded = local_keys.masks
@@ -8998,9 +8992,9 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
@@ -9041,9 +9035,9 @@ def mse_loss(ks, self, target, reduction):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
@@ -9078,9 +9072,9 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     node.beta_ = beta
@@ -9118,9 +9112,9 @@ def huber_loss(ks, self, target, reduction, delta):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     node.delta_ = delta
@@ -9158,9 +9152,9 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
@@ -9200,9 +9194,9 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     included, excluded = local_keys.masks
@@ -9249,7 +9243,7 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight, bias))
+    node._edges = tuple(collect_next_edges(input, weight, bias))
     node.training_ = training
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
@@ -9291,7 +9285,7 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight, bias))
+    node._edges = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
@@ -9328,7 +9322,7 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight, bias))
+    node._edges = tuple(collect_next_edges(input, weight, bias))
     node.N_ = N
     node.C_ = C
     node.HxW_ = HxW
@@ -9367,7 +9361,7 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(input, weight))
+    node._edges = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
     included, excluded = local_keys.masks
@@ -9408,7 +9402,7 @@ def native_layer_norm_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
+    node._edges = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -9442,7 +9436,7 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(grad_out, input, rstd, weight))
+    node._edges = tuple(collect_next_edges(grad_out, input, rstd, weight))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -9469,7 +9463,7 @@ def native_dropout(ks, input, p, train, generator):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(input._impl) if input._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(input._impl) if input._impl.requires_grad else NO_EDGE,)
     node.p_ = p
     node.train_ = train
     included, excluded = local_keys.masks
@@ -9497,7 +9491,7 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
@@ -9540,9 +9534,7 @@ def embedding_dense_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-    )
+    node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     included, excluded = local_keys.masks
@@ -9583,7 +9575,7 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     node.self_dtype = self._impl.dtype
@@ -9622,9 +9614,9 @@ def _cross_entropy_backward(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(probs._impl) if probs._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
@@ -9672,11 +9664,11 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(gi._impl) if gi._impl.requires_grad else NO_EDGE,
-        impl_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
-        impl_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
-        impl_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(gi._impl) if gi._impl.requires_grad else NO_EDGE,
+        input_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
+        input_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
+        input_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -9710,15 +9702,15 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
-        impl_edge(grad_hn._impl) if grad_hn._impl.requires_grad else NO_EDGE,
-        impl_edge(grad_cn._impl) if grad_cn._impl.requires_grad else NO_EDGE,
-        impl_edge(output._impl) if output._impl.requires_grad else NO_EDGE,
-        impl_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
-        impl_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
-        impl_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
-        impl_edge(workspace._impl) if workspace._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
+        input_edge(grad_hn._impl) if grad_hn._impl.requires_grad else NO_EDGE,
+        input_edge(grad_cn._impl) if grad_cn._impl.requires_grad else NO_EDGE,
+        input_edge(output._impl) if output._impl.requires_grad else NO_EDGE,
+        input_edge(h0._impl) if h0._impl.requires_grad else NO_EDGE,
+        input_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
+        input_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
+        input_edge(workspace._impl) if workspace._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -9758,7 +9750,7 @@ def _fused_adam_(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    node._edges = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -9797,7 +9789,7 @@ def _fused_sgd_(
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = tuple(collect_next_edges(self, grad, momentum_buffer))
+    node._edges = tuple(collect_next_edges(self, grad, momentum_buffer))
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -9826,9 +9818,9 @@ def cdist(ks, x1, x2, p, compute_mode):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(x1._impl) if x1._impl.requires_grad else NO_EDGE,
-        impl_edge(x2._impl) if x2._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(x1._impl) if x1._impl.requires_grad else NO_EDGE,
+        input_edge(x2._impl) if x2._impl.requires_grad else NO_EDGE,
     )
     node.p_ = p
     included, excluded = local_keys.masks
@@ -9866,7 +9858,7 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.ord_ = ord
     node.dim_ = dim
     node.keepdim_ = keepdim
@@ -9905,7 +9897,7 @@ def unsqueeze_(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -9930,7 +9922,7 @@ def squeeze_(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -9955,7 +9947,7 @@ def squeeze__dim(ks, self, dim):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -9980,7 +9972,7 @@ def transpose__int(ks, self, dim0, dim1):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
     included, excluded = local_keys.masks
@@ -10005,9 +9997,9 @@ def logaddexp(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -10043,9 +10035,9 @@ def logaddexp2(ks, self, other):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
@@ -10081,7 +10073,7 @@ def sinc(ks, self):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
+    node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
     local_keys.masks = (included, excluded | AUTOGRAD_MASK)
@@ -10113,9 +10105,9 @@ def heaviside(ks, self, values):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
     )
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -10147,9 +10139,9 @@ def dist(ks, self, other, p):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = (
-        impl_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
-        impl_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
+    node._edges = (
+        input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
+        input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.p_ = p
     included, excluded = local_keys.masks

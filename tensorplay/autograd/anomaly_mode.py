@@ -19,8 +19,12 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 
 
 class _AnomalyState:
-    enabled = False
-    check_nan = True
+    def __init__(self):
+        # Instance attributes, not class ones: every recorded op reads `enabled`, and
+        # CPython reads an instance's own value with a specialized instruction, a class
+        # attribute through the type each time (dispatch/trace.py's `observers` too).
+        self.enabled = False
+        self.check_nan = True
 
 
 anomaly_state = _AnomalyState()

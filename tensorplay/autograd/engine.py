@@ -29,7 +29,9 @@ from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.gradient_checks import check_nan, validate_outputs
 from tensorplay.autograd.graph_edges import gradient_edge
-from tensorplay.autograd.node import AccumulateGrad, count_restricted_pass, exec_state
+from tensorplay.autograd.node import (
+    AccumulateGrad, count_restricted_pass, exec_state, grad_accumulator, materialize_edges,
+)
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -273,7 +275,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                         check_nan(node, outs)
                     if node.releases_saved:         # (a plain pass keeps no graph)
                         node.release_saved()
-                elif not (node.leaf.hooks or node._post_hooks or node.next_functions):
+                elif not (node.leaf.hooks or node._post_hooks or node._edges):
                     # A leaf, the end of its path: its buffer is handed over (its gradient
                     # may become .grad uncopied) and it returns no gradient, for no edge,
                     # so nothing is left to check or deliver.
@@ -293,7 +295,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
                 outs = trace.backward_node(task, node, grads)
             else:
                 outs = evaluate(node, grads)
-            edges = node.next_functions
+            edges = node._edges      # made whole by _discover (materialize_edges)
             node = None         # the next one: set below if it is the only one ready
             for i, (child, nr) in enumerate(edges):
                 if child is None or (needed is not None and child not in needed):
@@ -338,9 +340,15 @@ def _discover(root_nodes, with_parents):
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, _ in node._edges:
             if child is None:
                 continue
+            if type(child) is TensorImpl:
+                # A leaf in the edge (graph_edges.input_edge): the node gets its
+                # AccumulateGrad now, before anything reads its edges (every node of the
+                # pass is walked here first), and the walk goes on with it.
+                materialize_edges(node)
+                child = grad_accumulator(child)     # the one just made (or kept) alive
             if with_parents:
                 parents.setdefault(child, []).append(node)
             if child in deps:
@@ -396,7 +404,7 @@ class _Task:
             return True
         if self.accumulate and type(node) is AccumulateGrad and node in needed:
             return True
-        for child, _ in node.next_functions:
+        for child, _ in node._edges:
             if child is not None and child in needed:
                 return True
         return False

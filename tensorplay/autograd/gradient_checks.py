@@ -22,7 +22,7 @@ def validate_outputs(node, outs):
 
     A gradient that matches its input's (sizes, dtype, device), the usual case, costs
     three comparisons; `_fix_gradient` does the rest (and raises the errors)."""
-    edges = node.next_functions
+    edges = node._edges     # made whole by engine._discover before any node runs
     if len(outs) != len(edges):
         raise AutogradError(f"Function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outs)})")

@@ -2,7 +2,8 @@
 
 A wrapper calls, in this order:
 
-    node.set_next_edges(collect_next_edges(self, other))   # where the grads go
+    node._edges = (input_edge(self._impl), ...)    # where the grads go (or, for list and
+                                                   # optional inputs, collect_next_edges)
     ...run the op...
     set_history(result, node)          # result.grad_fn = node
     # or, for an in-place op on `self`:
@@ -11,33 +12,24 @@ A wrapper calls, in this order:
 
 An *edge* is `(node, input_nr)`: where a gradient goes. For a tensor made by an op it
 is `(its grad_fn, its output_nr)`; for a leaf that requires grad it is
-`(its AccumulateGrad, 0)`; for anything else `(None, 0)` (no gradient needed).
+`(its AccumulateGrad, 0)`; for anything else `(None, 0)` (no gradient needed). A
+recorded op may store a plain leaf as `(its impl, 0)` until the edge is read
+(`input_edge`).
 """
 from __future__ import annotations
 
 import weakref
 
+from tensorplay._impl import TensorImpl
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.node import AccumulateGrad, _sequence, anomaly_state, forward_stack
+from tensorplay.autograd.node import grad_accumulator
 from tensorplay.errors import AutogradError
 
-__all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "any_requires_grad",
-           "set_history", "check_inplace", "rebase_history", "grad_accumulator"]
+__all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "input_edge",
+           "any_requires_grad", "set_history", "check_inplace", "rebase_history",
+           "grad_accumulator"]
 
 NO_EDGE = (None, 0)
-_new = object.__new__
-_weak_ref = weakref.ref      # bound once: a leaf's edge may make one per recorded op
-
-
-def grad_accumulator(impl):
-    """The leaf's AccumulateGrad: made once and cached weakly on the impl, so all graphs
-    built from this leaf share it, and it dies with the last graph that uses it."""
-    ref = impl.grad_accumulator
-    acc = ref() if ref is not None else None
-    if acc is None:
-        acc = AccumulateGrad(impl)
-        impl.grad_accumulator = weakref.ref(acc)
-    return acc
 
 
 def impl_edge(impl):
@@ -45,28 +37,32 @@ def impl_edge(impl):
     if fn is not None:
         return (fn, impl.output_nr)
     if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
-        # grad_accumulator(impl), inlined: a leaf's edge is made on every recorded op
-        # that reads it, and the call was a tenth of a recorded add.
-        ref = impl.grad_accumulator
-        acc = ref() if ref is not None else None
-        if acc is None:
-            # AccumulateGrad(impl), written out: a class call runs __init__ in a frame of
-            # its own, and a leaf's accumulator is made again for every graph (it dies
-            # with the last graph that uses it, as in PyTorch). The fields and values
-            # of AccumulateGrad.__init__; tests/test_fastpath_recorded2.py keeps them in
-            # step.
-            acc = _new(AccumulateGrad)
-            acc.next_functions = ()
-            acc._seq = next(_sequence)
-            acc._pre_hooks = acc._post_hooks = acc._tensor_pre_hooks = acc._retains_grad = None
-            acc._anomaly_trace = forward_stack() if anomaly_state.enabled else None
-            acc.leaf = impl
-            acc._variable = None
-            acc._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
-            impl.grad_accumulator = _weak_ref(acc)
-        return (acc, 0)
+        return (grad_accumulator(impl), 0)
     # A view with no history that requires grad only through its base (made in no_grad
     # mode): no gradient flows from it, as in PyTorch.
+    return NO_EDGE
+
+
+def input_edge(impl):
+    """The edge a recorded op stores for an input that requires grad (the generated
+    autograd wrappers): `impl_edge`'s, except for a plain leaf (its impl a TensorImpl:
+    not a view's, a subclass's or vmap's) with no AccumulateGrad alive, which is pointed
+    at by its own impl, `(impl, 0)`. Its AccumulateGrad is made when the edge is first
+    read (Node.next_functions) or when backward starts (engine._discover), by the rule
+    impl_edge would have applied here: the one alive then, else a new one. Exact but
+    for the identity of an AccumulateGrad that a since-dropped graph kept alive in
+    between (a hook put on that one does not carry over), and the order it runs in
+    among ready nodes: made later, it runs earlier (PyTorch runs every AccumulateGrad
+    first)."""
+    fn = impl.grad_fn
+    if fn is not None:
+        return (fn, impl.output_nr)
+    if type(impl) is not TensorImpl:
+        return impl_edge(impl)
+    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
+        ref = impl.grad_accumulator
+        acc = ref() if ref is not None else None
+        return (impl, 0) if acc is None else (acc, 0)
     return NO_EDGE
 
 

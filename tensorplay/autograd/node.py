@@ -108,7 +108,7 @@ class Node:
     """
 
     __slots__ = (
-        "next_functions",      # tuple of edges (node or None, input_nr), one per input
+        "_edges",              # next_functions as stored: a leaf may be in it (see there)
         "_output_meta",        # per forward output: (sizes, dtype, device) or None
         "_seq",                # creation order; the engine runs newer nodes first
         "_pre_hooks",          # dict id -> fn(grad_outputs)
@@ -135,7 +135,7 @@ class Node:
         _add_saved_accessors(cls)
 
     def __init__(self):
-        self.next_functions = ()
+        self._edges = ()
         self._output_meta = ()
         self._seq = next(_sequence)
         self._pre_hooks = None
@@ -145,12 +145,34 @@ class Node:
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
 
     # ---- graph structure ----------------------------------------------------------
+    @property
+    def next_functions(self):
+        """The edges `(node or None, input_nr)`, one per input.
+
+        A recorded op whose input is a plain leaf (a TensorImpl: no node is one) with no
+        AccumulateGrad alive stores the leaf's impl in its edge instead
+        (graph_edges.input_edge): most such graphs are
+        dropped without a backward pass (a model with requires-grad parameters run for
+        its outputs), and a new AccumulateGrad for each was a sixth of a recorded add.
+        The AccumulateGrad is made when the edge is first read, here or by the engine
+        (`materialize_edges`), by the rule that made it at record time before: the
+        leaf's live one, else a new one."""
+        edges = self._edges
+        for fn, _ in edges:
+            if type(fn) is TensorImpl:
+                return materialize_edges(self)
+        return edges
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._edges = tuple(edges)
+
     def set_next_edges(self, edges):
-        self.next_functions = tuple(edges)
+        self._edges = tuple(edges)
 
     def needs_input_grad(self, i):
         """Whether the gradient for input edge `i` is wanted by this backward pass."""
-        fn = self.next_functions[i][0]
+        fn = self._edges[i][0]
         if fn is None:
             return False
         if not restricted_passes:
@@ -270,7 +292,7 @@ class AccumulateGrad(Node):
         # Node.__init__ inlined (a leaf's AccumulateGrad is made again on each recorded op
         # whose graph was dropped since: only a weak reference on the leaf keeps it, as
         # in PyTorch): the same fields, the same values.
-        self.next_functions = ()
+        self._edges = ()
         self._seq = next(_sequence)
         self._pre_hooks = None
         self._post_hooks = None
@@ -413,3 +435,43 @@ def _stealable(grad):
             and sys.getrefcount(g.version) == 2
             and not weakref.getweakrefcount(grad) and not weakref.getweakrefcount(g)
             and not weakref.getweakrefcount(storage))
+
+
+# ---- a leaf's AccumulateGrad, made when its edge is first read ----------------------------
+_new = object.__new__
+
+
+def grad_accumulator(impl):
+    """The leaf's AccumulateGrad: the live one if any graph still holds it (cached weakly
+    on the impl), else a new one, which dies with the last graph that uses it.
+
+    The new one is `AccumulateGrad(impl)` written out: a class call runs __init__ in a
+    frame of its own, and a leaf's AccumulateGrad is made again for every graph. These
+    are exactly __init__'s fields and values; tests/test_fastpath_recorded2.py keeps the
+    two in step."""
+    ref = impl.grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = _new(AccumulateGrad)
+        acc._edges = ()
+        acc._seq = next(_sequence)
+        acc._pre_hooks = acc._post_hooks = acc._tensor_pre_hooks = acc._retains_grad = None
+        acc._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+        acc.leaf = impl
+        acc._variable = None
+        acc._output_meta = ((impl.sizes, impl.dtype, impl._device),)   # `device`'s field
+        impl.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def materialize_edges(node):
+    """Replace the leaves in `node`'s edges (graph_edges.input_edge) by their
+    AccumulateGrad; returns the new edges. Every public read of the edges, and the
+    engine before it walks a node, goes through this first."""
+    edges = []
+    for fn, nr in node._edges:
+        if type(fn) is TensorImpl:
+            fn = grad_accumulator(fn)
+        edges.append((fn, nr))
+    edges = node._edges = tuple(edges)
+    return edges

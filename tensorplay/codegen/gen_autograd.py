@@ -327,7 +327,7 @@ def $name(ks, $args):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
-    node.next_functions = $edges
+    node._edges = $edges
     $record
     included, excluded = local_keys.masks
     below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
@@ -433,7 +433,7 @@ def _edges_expr(spec: NodeSpec) -> str:
         return f"tuple(collect_next_edges({', '.join(names)}))"
     # An input that does not require grad has no edge (impl_edge's answer for it, as
     # grad_fn is only ever set on a tensor that requires grad): tested here, no call.
-    edges = ", ".join(f"impl_edge({n}._impl) if {n}._impl.requires_grad else NO_EDGE"
+    edges = ", ".join(f"input_edge({n}._impl) if {n}._impl.requires_grad else NO_EDGE"
                       for n in names)
     return f"({edges},)" if len(names) == 1 else f"({edges})"
 
@@ -532,8 +532,8 @@ while something watches it calls `redispatch`, whose loop reports each hop."""
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.saved import NOT_SAVED, SavedVariable, SavedVariableList, list_saves
 from tensorplay.autograd.graph_edges import (
-    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, rebase_history,
-    set_history,
+    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, input_edge,
+    rebase_history, set_history,
 )
 from tensorplay.autograd.node import _sequence, anomaly_state, forward_stack
 from tensorplay.dispatch import trace
