@@ -80,8 +80,13 @@ def out_like(result, dtype, *inputs):
             break
     else:
         return out(result, dtype)
-    impls = [t._impl for t in inputs if hasattr(t, "_impl")]
     result = np.asarray(result)
+    if result.ndim < 2:
+        # A 0-d or 1-d result has one dense layout, row-major, whatever its inputs'
+        # strides (pointwise_strides answers contiguous_strides without reading them):
+        # MulBackward0's `grad * other` with sum's stride-0 gradient comes here.
+        return out(result, dtype)
+    impls = [t._impl for t in inputs if hasattr(t, "_impl")]
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 TENSOR = ("Tensor", "wrap")
 CREATION = ("empty", "empty_strided", "from_numpy", "full", "ones", "ones_like",
-            "scalar_tensor", "tensor", "zeros", "zeros_like")
+            "scalar_tensor", "tensor", "zeros", "zeros_like",
+            "wrapped_scalar")
 
 
 def __getattr__(name):

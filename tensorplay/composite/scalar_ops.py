@@ -4,12 +4,36 @@ number wrapped in a 0-dim tensor. A wrapped number promotes like a Python scalar
 per op serves both overloads, and autograd sees only the Tensor overload."""
 from __future__ import annotations
 
-from tensorplay._frontdoor import wrap_number
+from tensorplay import _tensor_factory as factory   # _creation: it imports this module
+from tensorplay._frontdoor import SCALAR_TYPES, observers, wrap_number
 from tensorplay._generated import functional as F
+from tensorplay._generated import ops
+from tensorplay._tensor_base import TensorBase
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.dispatch.tls import local_keys
 from tensorplay.errors import ShapeError, fmt_shape
+
+# add, sub, mul and div with a Python int, float or bool (`x * 2`, `y + 1`) call their
+# Tensor overload's route themselves: it is what the front door `F.mul(self, number)`
+# does for a Tensor `self` and a fresh wrapped number when nothing observes the call.
+# That door checks that `self` is a Tensor and `alpha` a number (tested here: anything
+# else goes through it, and its errors); its key set is the two impls' keys; the
+# number never requires grad, so only `self` decides whether the autograd hop runs;
+# then the thread's masks and the route. While explain() or a profiler listens
+# (`observers.active`) the door itself runs, so they show the same hops as before:
+# mul.Scalar -> CompositeImplicit -> mul.Tensor -> ...
 
 
 def add_scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase) and not observers.active:
+        impl = self._impl
+        number = factory.wrapped_scalar(other, impl._device)
+        ks = impl.keys | number._impl.keys
+        if not (impl.requires_grad and grad_state.enabled):
+            ks &= ops.add_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        return ops.add_Tensor.routes[(ks | included) & ~excluded](self, number, alpha)
     return F.add(self, wrap_number(other, self), alpha=alpha)
 
 
@@ -18,6 +42,15 @@ def add__scalar(self, other, alpha):
 
 
 def sub_scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase) and not observers.active:
+        impl = self._impl
+        number = factory.wrapped_scalar(other, impl._device)
+        ks = impl.keys | number._impl.keys
+        if not (impl.requires_grad and grad_state.enabled):
+            ks &= ops.sub_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        return ops.sub_Tensor.routes[(ks | included) & ~excluded](self, number, alpha)
     return F.sub(self, wrap_number(other, self), alpha=alpha)
 
 
@@ -26,6 +59,14 @@ def sub__scalar(self, other, alpha):
 
 
 def mul_scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
+        impl = self._impl
+        number = factory.wrapped_scalar(other, impl._device)
+        ks = impl.keys | number._impl.keys
+        if not (impl.requires_grad and grad_state.enabled):
+            ks &= ops.mul_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        return ops.mul_Tensor.routes[(ks | included) & ~excluded](self, number)
     return F.mul(self, wrap_number(other, self))
 
 
@@ -34,6 +75,14 @@ def mul__scalar(self, other):
 
 
 def div_scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
+        impl = self._impl
+        number = factory.wrapped_scalar(other, impl._device)
+        ks = impl.keys | number._impl.keys
+        if not (impl.requires_grad and grad_state.enabled):
+            ks &= ops.div_Tensor.no_grad_keys
+        included, excluded = local_keys.masks
+        return ops.div_Tensor.routes[(ks | included) & ~excluded](self, number)
     return F.div(self, wrap_number(other, self))
 
 
