@@ -282,3 +282,39 @@ def test_a_dispatch_mode_sees_the_tensor_overload():
     with LoggingMode() as general:
         tp.mul(x, wrap_number(2, x))
     assert log.lines == general.lines and "mul.Tensor" in log.lines[0]
+
+
+INPLACE = {
+    "add_": (lambda a, n: a.add_(n), lambda a, n: a.add_(n)),
+    "sub_ alpha": (lambda a, n: a.sub_(n, alpha=2), lambda a, n: a.sub_(n, alpha=2)),
+    "mul_": (lambda a, n: a.mul_(n), lambda a, n: a.mul_(n)),
+    "div_": (lambda a, n: a.div_(n), lambda a, n: a.div_(n)),
+    "+=": (lambda a, n: a.__iadd__(n), lambda a, n: a.__iadd__(n)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
+def test_inplace_with_a_number_matches_torch_and_explain(dtype):
+    for op, (fn, torch_fn) in INPLACE.items():
+        for n in (2, 2.5, True):
+            a, at = _pair(VALUES, dtype)
+            b, _ = _pair(VALUES, dtype)
+            fast = _outcome(fn, a, n)
+            with tp.dispatch.explain(records=True):
+                slow = _outcome(fn, b, n)
+            expected = _outcome(torch_fn, at, n)
+            if isinstance(fast, type):
+                assert fast is slow and isinstance(expected, type), (op, n, fast)
+                continue
+            assert fast is a and _bits(a) == _bits(b)
+            assert a._version == b._version == at._version == 1
+            _same_as_torch(a, at)
+
+
+def test_inplace_on_a_leaf_that_requires_grad_still_raises():
+    x = tp.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.mul_(2)
+    y = x * 1
+    y.add_(1)
+    assert type(y.grad_fn).__name__ == "AddBackward0"
