@@ -318,3 +318,39 @@ def test_inplace_on_a_leaf_that_requires_grad_still_raises():
     y = x * 1
     y.add_(1)
     assert type(y.grad_fn).__name__ == "AddBackward0"
+
+
+def test_stride_0_inputs_are_row_major_as_pointwise_strides_says():
+    import itertools
+    from tensorplay._impl import contiguous_strides
+    from tensorplay.meta.layout import pointwise_strides
+
+    class Impl:
+        def __init__(self, sizes, strides):
+            self.sizes, self.strides = sizes, strides
+
+    for ndim in (2, 3, 4):
+        for sizes in itertools.product((1, 2, 3), repeat=ndim):
+            zeros = (0,) * ndim
+            for extra in ([], [((), ())], [(sizes[1:], zeros[1:])], [(sizes, zeros)]):
+                inputs = [(sizes, zeros)] + extra
+                assert _common._all_strides_zero([Impl(*i) for i in inputs])
+                assert pointwise_strides(sizes, inputs) == contiguous_strides(sizes), inputs
+            # a size-1 dim's own stride is read by pointwise_strides: not taken
+            assert not _common._all_strides_zero([Impl(sizes, (0,) * (ndim - 1) + (1,))])
+
+
+def test_a_2d_stride_0_gradient_times_a_number(monkeypatch):
+    x, xt = _pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "float32", requires_grad=True)
+    for _ in range(2):
+        (x * 2 + 1).sum().backward()
+        (xt * 2 + 1).sum().backward()
+    _same_as_torch(x.grad, xt.grad)
+    g, gt = tp.ones(()).expand(2, 3), torch.ones(()).expand(2, 3)
+    _same_as_torch(g * 3, gt * 3)
+    _same_as_torch(g.unsqueeze(0) * g, gt.unsqueeze(0) * gt)
+    def refuse(*args):
+        raise AssertionError("pointwise_strides read for stride-0 inputs")
+    monkeypatch.setattr(_common, "pointwise_strides", refuse)
+    assert (g * 3)._impl.strides == (3, 1)
+    assert (tp.ones(1, 1).expand(3, 4) * 2)._impl.strides == (4, 1)
