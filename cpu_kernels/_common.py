@@ -80,10 +80,30 @@ def out_like(result, dtype, *inputs):
             break
     else:
         return out(result, dtype)
-    impls = [t._impl for t in inputs if hasattr(t, "_impl")]
     result = np.asarray(result)
+    if result.ndim < 2:
+        # A 0-d or 1-d result has one dense layout, row-major, whatever its inputs'
+        # strides (pointwise_strides answers contiguous_strides without reading them):
+        # MulBackward0's `grad * other` with sum's stride-0 gradient comes here.
+        return out(result, dtype)
+    impls = [t._impl for t in inputs if hasattr(t, "_impl")]
+    if result.size and _all_strides_zero(impls):
+        # Inputs that repeat one element along every dim (`grad * 2` where grad is sum's
+        # expand of a 0-d tensor to a matrix) give pointwise_strides no order to follow:
+        # it keeps the row-major order, whose strides are contiguous_strides' when no
+        # size is 0 (tests/test_fastpath_fast15a.py compares the two on many layouts). A
+        # size-1 dim's own stride is not enough: pointwise_strides orders by it too.
+        return out(result, dtype)
     strides = pointwise_strides(tuple(result.shape), [(i.sizes, i.strides) for i in impls])
     return out_strided(result, dtype, strides)
+
+
+def _all_strides_zero(impls):
+    for impl in impls:
+        for stride in impl.strides:
+            if stride:
+                return False
+    return True
 
 
 def out_like1(result, dtype, t):

@@ -46,6 +46,49 @@ def _binary(self, other):
     return array_as(self, dtype), array_as(other, dtype), dtype
 
 
+def _with_number(ufunc, self, other):
+    """`ufunc` of a float32 or float64 tensor and a wrapped number (`x * 2`, `2 - x`,
+    `grad * other` in MulBackward0), in either order, as a new tensor; None for anything
+    else, which the caller's general path computes.
+
+    Exact: result_type2 gives the tensor's dtype for these (a number's class is lower and
+    its category never above float), `array_as` would return the tensor's array as it is
+    and the number's 0-d array converted to that dtype, and out_like2's layout depends
+    only on the tensor (the number is 0-d, hence row-major). The half types, whose 0-d
+    operand has a rule of its own in mul and div (`_arithmetic`), are not taken, nor is
+    a bool number (sub refuses it)."""
+    ia, ib = self._impl, other._impl
+    if ib.wrapped_number:
+        if ia.wrapped_number:
+            return None
+        tensor, number = ia, ib
+    elif ia.wrapped_number:
+        tensor, number = ib, ia
+    else:
+        return None
+    dtype = tensor.dtype
+    if dtype not in _FULL_FLOATS or number.dtype is dt.bool:
+        return None
+    t, n = tensor._array, number._array
+    if n is None:
+        return None
+    if t is None:
+        t = tensor.array()
+    if number.dtype is not dtype:
+        n = n.astype(dtype.np)
+    result = ufunc(t, n) if tensor is ia else ufunc(n, t)
+    if tensor.is_contiguous or len(tensor.sizes) < 2:
+        # The result has the tensor's shape; a 0-d or 1-d one is row-major whatever the
+        # tensor's strides (out_like), e.g. MulBackward0's `grad * other` on sum's
+        # stride-0 gradient.
+        return out(result, dtype)
+    return out_like(result, dtype, self, other)
+
+
+# The float dtypes a wrapped number never changes the computation of (see _with_number).
+_FULL_FLOATS = frozenset({dt.float32, dt.float64})
+
+
 def _arithmetic(self, other, dtype):
     """The operands of mul and div for a result of `dtype`.
 
@@ -80,6 +123,10 @@ def add(self, other, alpha):
     if dtype is ib.dtype and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
             and ib._array is not None and not (alpha != 1 or type(alpha) is float):
         return out(np.add(ia._array, ib._array), dtype)
+    if alpha == 1 and type(alpha) is not float:
+        result = _with_number(np.add, self, other)
+        if result is not None:
+            return result
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
         b = _scaled("add", self, other, alpha, dtype, b)
@@ -99,6 +146,10 @@ def sub(self, other, alpha):
             and ia._array is not None and ib._array is not None \
             and not (alpha != 1 or type(alpha) is float):
         return out(np.subtract(ia._array, ib._array), dtype)
+    if alpha == 1 and type(alpha) is not float:
+        result = _with_number(np.subtract, self, other)
+        if result is not None:
+            return result
     _check_no_bool("sub", self, other)
     a, b, dtype = _binary(self, other)
     if alpha != 1 or type(alpha) is float:
@@ -113,6 +164,9 @@ def mul(self, other):
             and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
             and ib._array is not None:
         return out(np.multiply(ia._array, ib._array), dtype)
+    result = _with_number(np.multiply, self, other)
+    if result is not None:
+        return result
     a, b, dtype = _binary(self, other)
     if dtype.itemsize == 2 and dtype.is_floating_point:
         a, b = _arithmetic(self, other, dtype)     # a half type: its 0-d operand's rule
@@ -127,6 +181,9 @@ def div(self, other):
             and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
             and ib._array is not None:
         return out(call_ignoring(_DIVIDE_ERRORS, np.true_divide, ia._array, ib._array), dtype)
+    result = _with_number(_true_divide, self, other)
+    if result is not None:
+        return result
     a, b, dtype = _binary(self, other)
     if not dtype.is_floating_point or dtype.itemsize == 2:
         # Integers and bool divide in the default float; a half type takes _arithmetic's
@@ -137,6 +194,10 @@ def div(self, other):
     # Wrapping the result needs no errstate: it can only cast a float result to a float
     # dtype (half types), which can overflow but never divides or makes a nan.
     return out_like2(call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b), dtype, self, other)
+
+
+def _true_divide(a, b):
+    return call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name

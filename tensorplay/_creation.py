@@ -16,7 +16,10 @@ import numpy as np
 from tensorplay import _alloc_limit, _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
-from tensorplay._impl import Storage, TensorImpl, contiguous_strides, impl_from_array, numel_of
+from tensorplay._impl import (
+    PLAIN_KEYS, Storage, TensorImpl, VersionCounter, contiguous_strides, impl_from_array,
+    numel_of,
+)
 from tensorplay import _random, _random_draws as draws
 from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay.autograd.function import Function
@@ -238,18 +241,53 @@ def wrapped_scalar(value, device=None):
     as a wrapped number. Every `x * 2` makes one, so the CPU case skips scalar_tensor's
     layers: `np.array(value, np_type)` is the array `np.array(value).astype(np_type)`
     gives for these types (an int inside int64's range: outside it NumPy makes a uint64
-    or object array first, so those take the general path and its errors), and
-    `_from_array` on the CPU wraps a fresh array exactly as done here."""
+    or object array first, so those take the general path and its errors). Its impl is
+    `impl_from_array(arr, dtype, CPU, inference)` with `wrapped_number` set, written out:
+    for a fresh 0-d array every field but the array, the dtype, the counter and the
+    inference flag is a constant, so there is no frame and no contiguity or strides test
+    to run. tests/test_fastpath_fast15a.py compares every field with the general path's."""
     kind = _WRAPPED_TYPES.get(type(value))
-    if (kind is not None and (device is None or device is CPU)
-            and (type(value) is not int or -2 ** 63 <= value < 2 ** 63)):
-        t = _new(Tensor)        # wrap(), without its call
-        t._impl = impl_from_array(np.array(value, kind[1]), kind[0], CPU, grad_state.inference)
-    else:
+    if (kind is None or (device is not None and device is not CPU)
+            or (type(value) is int and not -2 ** 63 <= value < 2 ** 63)):
         t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None,
                           device=device)
-    t._impl.wrapped_number = True
+        t._impl.wrapped_number = True
+        return t
+    arr = np.array(value, kind[1])
+    inference = grad_state.inference
+    storage = _new(Storage)
+    storage.data = arr
+    storage.nbytes = arr.nbytes
+    storage.device = CPU
+    impl = _new(TensorImpl)
+    impl.storage = storage
+    impl.sizes = ()
+    impl.strides = ()
+    impl.offset = 0
+    impl.dtype = kind[0]
+    impl._device = CPU
+    impl.version = VersionCounter()
+    impl.is_contiguous = True
+    impl._inference = inference
+    impl.keys = _CPU_KEYS[inference]
+    impl.wrapped_number = True
+    impl._array = arr
+    impl.requires_grad = False
+    impl.grad = None
+    impl.grad_fn = None
+    impl.output_nr = 0
+    impl.hooks = None
+    impl.retains_grad = False
+    impl.grad_accumulator = None
+    impl.base = None
+    impl.name = None
+    impl.post_accumulate_hooks = None
+    t = _new(Tensor)        # wrap(), without its call
+    t._impl = impl
     return t
+
+
+_CPU_KEYS = (PLAIN_KEYS[False][CPU.key], PLAIN_KEYS[True][CPU.key])
 
 
 # ---- filled ---------------------------------------------------------------------------

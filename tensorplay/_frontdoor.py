@@ -246,9 +246,9 @@ def _write_out(op, out, result):
 def wrap_number(value, like=None):
     """A Python number as a 0-dim 'wrapped number' tensor (it promotes like a scalar).
     Used by reflected operators: `2 - x` is `sub(wrap_number(2), x)`."""
-    if getattr(value, "_impl", None) is not None:
-        return value
-    if type(value) not in SCALAR_TYPES:
+    if type(value) not in SCALAR_TYPES:     # (a plain number, the common case, has no _impl)
+        if getattr(value, "_impl", None) is not None:
+            return value
         value = as_scalar("operator", "other", value)
     # Like PyTorch, a wrapped float is kept in double precision; it still *promotes*
     # as the default dtype (see _promotion.result_type), so x32 * 1.0001 stays float32

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 TENSOR = ("Tensor", "wrap")
 CREATION = ("empty", "empty_strided", "from_numpy", "full", "ones", "ones_like",
-            "scalar_tensor", "tensor", "zeros", "zeros_like")
+            "scalar_tensor", "tensor", "wrapped_scalar", "zeros", "zeros_like")
 
 
 def __getattr__(name):

@@ -47,7 +47,7 @@ def add(input, other, *, alpha=1, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.add_Tensor.routes[ks](input, other, alpha)
-    if is_number(other):  # add.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
         ks = input._impl.keys
@@ -63,7 +63,8 @@ def add(input, other, *, alpha=1, out=None):
 
 def add_operator(input, other, *, alpha=1):
     """`__add__`: add's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return add(input, other, alpha=alpha)
@@ -79,7 +80,7 @@ def add_operator(input, other, *, alpha=1):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.add_Tensor.routes[ks](input, other, alpha)
-    if is_number(other):  # add.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
         ks = input._impl.keys
@@ -109,7 +110,7 @@ def add_(self, other, *, alpha=1):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.add__Tensor.routes[ks](self, other, alpha)
-    if is_number(other):  # add_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add_', 'other', other)
         ks = self._impl.keys
@@ -145,7 +146,7 @@ def sub(input, other, *, alpha=1, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.sub_Tensor.routes[ks](input, other, alpha)
-    if is_number(other):  # sub.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
         ks = input._impl.keys
@@ -161,7 +162,8 @@ def sub(input, other, *, alpha=1, out=None):
 
 def sub_operator(input, other, *, alpha=1):
     """`__sub__`: sub's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return sub(input, other, alpha=alpha)
@@ -177,7 +179,7 @@ def sub_operator(input, other, *, alpha=1):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.sub_Tensor.routes[ks](input, other, alpha)
-    if is_number(other):  # sub.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
         ks = input._impl.keys
@@ -207,7 +209,7 @@ def sub_(self, other, *, alpha=1):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.sub__Tensor.routes[ks](self, other, alpha)
-    if is_number(other):  # sub_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub_', 'other', other)
         ks = self._impl.keys
@@ -241,7 +243,7 @@ def mul(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.mul_Tensor.routes[ks](input, other)
-    if is_number(other):  # mul.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
         ks = input._impl.keys
@@ -257,7 +259,8 @@ def mul(input, other, *, out=None):
 
 def mul_operator(input, other):
     """`__mul__`: mul's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return mul(input, other)
@@ -271,7 +274,7 @@ def mul_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.mul_Tensor.routes[ks](input, other)
-    if is_number(other):  # mul.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
         ks = input._impl.keys
@@ -299,7 +302,7 @@ def mul_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.mul__Tensor.routes[ks](self, other)
-    if is_number(other):  # mul_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul_', 'other', other)
         ks = self._impl.keys
@@ -537,7 +540,7 @@ def pow(input, exponent, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
-    if is_number(exponent):  # pow.Tensor_Scalar
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
         ks = input._impl.keys
@@ -556,7 +559,8 @@ def pow(input, exponent, *, out=None):
 
 def pow_operator(input, exponent):
     """`__pow__`: pow's front door, or NotImplemented for what it cannot take."""
-    if type(exponent) is not type(input) and not is_operand(exponent):
+    if type(exponent) is not type(input) and type(exponent) not in SCALAR_TYPES \
+            and not is_operand(exponent):
         return NotImplemented
     if observers.active:
         return pow(input, exponent)
@@ -570,7 +574,7 @@ def pow_operator(input, exponent):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
-    if is_number(exponent):  # pow.Tensor_Scalar
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
         ks = input._impl.keys
@@ -647,7 +651,7 @@ def xlogy(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.xlogy_Tensor.routes[ks](input, other)
-    if is_number(other):  # xlogy.Scalar_Other
+    if type(other) in SCALAR_TYPES or is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('xlogy', 'other', other)
         ks = input._impl.keys
@@ -793,7 +797,7 @@ def eq(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.eq_Tensor.routes[ks](input, other)
-    if is_number(other):  # eq.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
         ks = input._impl.keys
@@ -809,7 +813,8 @@ def eq(input, other, *, out=None):
 
 def eq_operator(input, other):
     """`__eq__`: eq's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return eq(input, other)
@@ -820,7 +825,7 @@ def eq_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.eq_Tensor.routes[ks](input, other)
-    if is_number(other):  # eq.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
         ks = input._impl.keys
@@ -847,7 +852,7 @@ def ne(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ne_Tensor.routes[ks](input, other)
-    if is_number(other):  # ne.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
         ks = input._impl.keys
@@ -863,7 +868,8 @@ def ne(input, other, *, out=None):
 
 def ne_operator(input, other):
     """`__ne__`: ne's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return ne(input, other)
@@ -874,7 +880,7 @@ def ne_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ne_Tensor.routes[ks](input, other)
-    if is_number(other):  # ne.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
         ks = input._impl.keys
@@ -901,7 +907,7 @@ def lt(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.lt_Tensor.routes[ks](input, other)
-    if is_number(other):  # lt.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
         ks = input._impl.keys
@@ -917,7 +923,8 @@ def lt(input, other, *, out=None):
 
 def lt_operator(input, other):
     """`__lt__`: lt's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return lt(input, other)
@@ -928,7 +935,7 @@ def lt_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.lt_Tensor.routes[ks](input, other)
-    if is_number(other):  # lt.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
         ks = input._impl.keys
@@ -955,7 +962,7 @@ def le(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.le_Tensor.routes[ks](input, other)
-    if is_number(other):  # le.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
         ks = input._impl.keys
@@ -971,7 +978,8 @@ def le(input, other, *, out=None):
 
 def le_operator(input, other):
     """`__le__`: le's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return le(input, other)
@@ -982,7 +990,7 @@ def le_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.le_Tensor.routes[ks](input, other)
-    if is_number(other):  # le.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
         ks = input._impl.keys
@@ -1009,7 +1017,7 @@ def gt(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.gt_Tensor.routes[ks](input, other)
-    if is_number(other):  # gt.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
         ks = input._impl.keys
@@ -1025,7 +1033,8 @@ def gt(input, other, *, out=None):
 
 def gt_operator(input, other):
     """`__gt__`: gt's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return gt(input, other)
@@ -1036,7 +1045,7 @@ def gt_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.gt_Tensor.routes[ks](input, other)
-    if is_number(other):  # gt.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
         ks = input._impl.keys
@@ -1063,7 +1072,7 @@ def ge(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ge_Tensor.routes[ks](input, other)
-    if is_number(other):  # ge.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
         ks = input._impl.keys
@@ -1079,7 +1088,8 @@ def ge(input, other, *, out=None):
 
 def ge_operator(input, other):
     """`__ge__`: ge's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return ge(input, other)
@@ -1090,7 +1100,7 @@ def ge_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.ge_Tensor.routes[ks](input, other)
-    if is_number(other):  # ge.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
         ks = input._impl.keys
@@ -1705,7 +1715,8 @@ def matmul(input, other, *, out=None):
 
 def matmul_operator(input, other):
     """`__matmul__`: matmul's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return matmul(input, other)
@@ -1792,7 +1803,7 @@ def fill_(input, value):
     """
     if not isinstance(input, Tensor):
         bad_arg('fill_', 'input', 'Tensor', input)
-    if is_number(value):  # fill_.Scalar
+    if type(value) in SCALAR_TYPES or is_number(value):  # fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('fill_', 'value', value)
         ks = input._impl.keys
@@ -3478,7 +3489,7 @@ def true_divide(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.true_divide_Tensor.routes[ks](input, other)
-    if is_number(other):  # true_divide.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # true_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide', 'other', other)
         ks = input._impl.keys
@@ -3514,7 +3525,7 @@ def floor_divide(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.floor_divide.routes[ks](input, other)
-    if is_number(other):  # floor_divide.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
         ks = input._impl.keys
@@ -3530,7 +3541,8 @@ def floor_divide(input, other, *, out=None):
 
 def floor_divide_operator(input, other):
     """`__floordiv__`: floor_divide's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return floor_divide(input, other)
@@ -3544,7 +3556,7 @@ def floor_divide_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.floor_divide.routes[ks](input, other)
-    if is_number(other):  # floor_divide.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
         ks = input._impl.keys
@@ -3572,7 +3584,7 @@ def floor_divide_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.floor_divide__Tensor.routes[ks](self, other)
-    if is_number(other):  # floor_divide_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide_', 'other', other)
         ks = self._impl.keys
@@ -3607,7 +3619,9 @@ def remainder(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.remainder_Tensor.routes[ks](input, other)
-    if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
         ks = input._impl.keys
@@ -3616,7 +3630,9 @@ def remainder(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.remainder_Scalar.routes[ks](input, other)
-    if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # remainder.Scalar_Tensor
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('remainder', 'input', input)
         ks = other._impl.keys
@@ -3638,7 +3654,8 @@ def remainder(input, other, *, out=None):
 
 def remainder_operator(input, other):
     """`__mod__`: remainder's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return remainder(input, other)
@@ -3650,14 +3667,18 @@ def remainder_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.remainder_Tensor.routes[ks](input, other)
-    if isinstance(input, Tensor) and is_number(other):  # remainder.Scalar
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
         ks = input._impl.keys
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.remainder_Scalar.routes[ks](input, other)
-    if is_number(input) and isinstance(other, Tensor):  # remainder.Scalar_Tensor
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # remainder.Scalar_Tensor
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('remainder', 'input', input)
         ks = other._impl.keys
@@ -3691,7 +3712,7 @@ def remainder_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.remainder__Tensor.routes[ks](self, other)
-    if is_number(other):  # remainder_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder_', 'other', other)
         ks = self._impl.keys
@@ -3725,7 +3746,7 @@ def fmod(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.fmod_Tensor.routes[ks](input, other)
-    if is_number(other):  # fmod.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod', 'other', other)
         ks = input._impl.keys
@@ -3755,7 +3776,7 @@ def fmod_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.fmod__Tensor.routes[ks](self, other)
-    if is_number(other):  # fmod_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod_', 'other', other)
         ks = self._impl.keys
@@ -4113,7 +4134,7 @@ def lerp(input, end, weight, *, out=None):
         bad_arg('lerp', 'input', 'Tensor', input)
     if not isinstance(end, Tensor):
         bad_arg('lerp', 'end', 'Tensor', end)
-    if is_number(weight):  # lerp.Scalar
+    if type(weight) in SCALAR_TYPES or is_number(weight):  # lerp.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp', 'weight', weight)
         ks = input._impl.keys | end._impl.keys
@@ -4151,7 +4172,7 @@ def lerp_(self, end, weight):
         bad_arg('lerp_', 'self', 'Tensor', self)
     if not isinstance(end, Tensor):
         bad_arg('lerp_', 'end', 'Tensor', end)
-    if is_number(weight):  # lerp_.Scalar
+    if type(weight) in SCALAR_TYPES or is_number(weight):  # lerp_.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp_', 'weight', weight)
         ks = self._impl.keys | end._impl.keys
@@ -4746,7 +4767,7 @@ def bitwise_and(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_and_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_and.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
         ks = input._impl.keys
@@ -4764,7 +4785,8 @@ def bitwise_and(input, other, *, out=None):
 
 def bitwise_and_operator(input, other):
     """`__and__`: bitwise_and's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return bitwise_and(input, other)
@@ -4775,7 +4797,7 @@ def bitwise_and_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_and_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_and.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
         ks = input._impl.keys
@@ -4802,7 +4824,7 @@ def bitwise_and_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_and__Tensor.routes[ks](self, other)
-    if is_number(other):  # bitwise_and_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and_', 'other', other)
         ks = self._impl.keys
@@ -4833,7 +4855,7 @@ def bitwise_or(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_or_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_or.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
         ks = input._impl.keys
@@ -4849,7 +4871,8 @@ def bitwise_or(input, other, *, out=None):
 
 def bitwise_or_operator(input, other):
     """`__or__`: bitwise_or's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return bitwise_or(input, other)
@@ -4860,7 +4883,7 @@ def bitwise_or_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_or_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_or.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
         ks = input._impl.keys
@@ -4885,7 +4908,7 @@ def bitwise_or_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_or__Tensor.routes[ks](self, other)
-    if is_number(other):  # bitwise_or_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or_', 'other', other)
         ks = self._impl.keys
@@ -4914,7 +4937,7 @@ def bitwise_xor(input, other, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_xor_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_xor.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
         ks = input._impl.keys
@@ -4932,7 +4955,8 @@ def bitwise_xor(input, other, *, out=None):
 
 def bitwise_xor_operator(input, other):
     """`__xor__`: bitwise_xor's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and not is_operand(other):
+    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
+            and not is_operand(other):
         return NotImplemented
     if observers.active:
         return bitwise_xor(input, other)
@@ -4943,7 +4967,7 @@ def bitwise_xor_operator(input, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_xor_Tensor.routes[ks](input, other)
-    if is_number(other):  # bitwise_xor.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
         ks = input._impl.keys
@@ -4970,7 +4994,7 @@ def bitwise_xor_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bitwise_xor__Tensor.routes[ks](self, other)
-    if is_number(other):  # bitwise_xor_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor_', 'other', other)
         ks = self._impl.keys
@@ -5866,7 +5890,7 @@ def clamp_min(input, min, *, out=None):
         return into_out('clamp_min', out, clamp_min(input, min))
     if not isinstance(input, Tensor):
         bad_arg('clamp_min', 'input', 'Tensor', input)
-    if is_number(min):  # clamp_min
+    if type(min) in SCALAR_TYPES or is_number(min):  # clamp_min
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min', 'min', min)
         ks = input._impl.keys
@@ -5893,7 +5917,7 @@ def clamp_min_(input, min):
     """
     if not isinstance(input, Tensor):
         bad_arg('clamp_min_', 'input', 'Tensor', input)
-    if is_number(min):  # clamp_min_
+    if type(min) in SCALAR_TYPES or is_number(min):  # clamp_min_
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min_', 'min', min)
         ks = input._impl.keys
@@ -5924,7 +5948,7 @@ def clamp_max(input, max, *, out=None):
         return into_out('clamp_max', out, clamp_max(input, max))
     if not isinstance(input, Tensor):
         bad_arg('clamp_max', 'input', 'Tensor', input)
-    if is_number(max):  # clamp_max
+    if type(max) in SCALAR_TYPES or is_number(max):  # clamp_max
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max', 'max', max)
         ks = input._impl.keys
@@ -5954,7 +5978,7 @@ def clamp_max_(input, max):
     """
     if not isinstance(input, Tensor):
         bad_arg('clamp_max_', 'input', 'Tensor', input)
-    if is_number(max):  # clamp_max_
+    if type(max) in SCALAR_TYPES or is_number(max):  # clamp_max_
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max_', 'max', max)
         ks = input._impl.keys
@@ -6053,7 +6077,7 @@ def true_divide_(self, other):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.true_divide__Tensor.routes[ks](self, other)
-    if is_number(other):  # true_divide_.Scalar
+    if type(other) in SCALAR_TYPES or is_number(other):  # true_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide_', 'other', other)
         ks = self._impl.keys
@@ -9053,7 +9077,7 @@ def index_fill_(self, dim, index, value):
         dim = as_int('index_fill_', 'dim', dim)
     if not isinstance(index, Tensor):
         bad_arg('index_fill_', 'index', 'Tensor', index)
-    if is_number(value):  # index_fill_.int_Scalar
+    if type(value) in SCALAR_TYPES or is_number(value):  # index_fill_.int_Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('index_fill_', 'value', value)
         ks = self._impl.keys | index._impl.keys
@@ -9095,7 +9119,7 @@ def masked_fill(input, mask, value, *, out=None):
         bad_arg('masked_fill', 'input', 'Tensor', input)
     if not isinstance(mask, Tensor):
         bad_arg('masked_fill', 'mask', 'Tensor', mask)
-    if is_number(value):  # masked_fill.Scalar
+    if type(value) in SCALAR_TYPES or is_number(value):  # masked_fill.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill', 'value', value)
         ks = input._impl.keys | mask._impl.keys
@@ -9132,7 +9156,7 @@ def masked_fill_(self, mask, value):
         bad_arg('masked_fill_', 'self', 'Tensor', self)
     if not isinstance(mask, Tensor):
         bad_arg('masked_fill_', 'mask', 'Tensor', mask)
-    if is_number(value):  # masked_fill_.Scalar
+    if type(value) in SCALAR_TYPES or is_number(value):  # masked_fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill_', 'value', value)
         ks = self._impl.keys | mask._impl.keys
@@ -12631,7 +12655,7 @@ def searchsorted(
         return ops.searchsorted_Tensor.routes[ks](
             sorted_sequence, input, out_int32, right, side, sorter,
         )
-    if is_number(input):  # searchsorted.Scalar
+    if type(input) in SCALAR_TYPES or is_number(input):  # searchsorted.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('searchsorted', 'input', input)
         ks = sorted_sequence._impl.keys | (sorter._impl.keys if sorter is not None else 0)
@@ -12678,7 +12702,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.bucketize_Tensor.routes[ks](input, boundaries, out_int32, right)
-    if is_number(input):  # bucketize.Scalar
+    if type(input) in SCALAR_TYPES or is_number(input):  # bucketize.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('bucketize', 'input', input)
         ks = boundaries._impl.keys
@@ -13215,7 +13239,7 @@ def float_power(input, exponent, *, out=None):
         included, excluded = local_keys.masks
         ks = (ks | included) & ~excluded
         return ops.float_power_Tensor_Tensor.routes[ks](input, exponent)
-    if is_number(exponent):  # float_power.Tensor_Scalar
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # float_power.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('float_power', 'exponent', exponent)
         ks = input._impl.keys

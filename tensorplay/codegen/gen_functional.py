@@ -157,6 +157,14 @@ def _ret_type(e: OpEntry) -> str:
     return f"_returns_{e.schema.name.unambiguous_name}"
 
 
+def _branch_test(p) -> str:
+    """The test that picks a branch for parameter `p`. A Scalar one is most often a plain
+    int, float or bool (`x * 2`): that is tested first, without is_number's frame."""
+    if pyargs.type_key(p.type) == "Scalar":
+        return f"type({p.name}) in SCALAR_TYPES or {pyargs.match_expr(p)}"
+    return pyargs.match_expr(p)
+
+
 def _unchecked(params, tested) -> list:
     """The parameters a branch still has to check: not those its test already decided."""
     return [p for p in params if not (p.name in tested and pyargs.checked_by_match(p))]
@@ -279,7 +287,10 @@ def _front_door(name, entries, params, out, grad_inputs, operator=None) -> list[
         checks = pyargs.check_lines(name, [p for p in ps if p.name not in tested])
         branches = []
         for e, eps in zip(entries, params):
-            test = conjunction([pyargs.match_expr(eps[i]) for i in differing], indent=4)
+            tests = [_branch_test(eps[i]) for i in differing]
+            if len(tests) > 1:
+                tests = [f"({t})" if " or " in t else t for t in tests]
+            test = conjunction(tests, indent=4)
             own = [p for p in _unchecked(eps, tested) if p.name in tested]
             body = pyargs.check_lines(name, own) + call_lines(e, function, grad_inputs,
                                                               observe)
@@ -341,7 +352,8 @@ def binary_operator(entries, handwritten=()) -> str | None:
 OPERATOR_DOC = '"""`{dunder}`: {name}\'s front door, or NotImplemented for what it cannot take."""'
 
 OPERATOR_PROLOGUE = CodeTemplate("""\
-if type($other) is not type($first) and not is_operand($other):
+if type($other) is not type($first) and type($other) not in SCALAR_TYPES \\
+        and not is_operand($other):
     return NotImplemented
 if observers.active:
     return $reentry""")

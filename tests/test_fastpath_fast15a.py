@@ -1,0 +1,356 @@
+"""Round 5 of the dispatch fast path (issue 13): the Python-number operand (`x * 2`,
+`y + 1`, MulBackward0's `grad * other`), each shortcut against PyTorch and against the
+general path it stands for.
+
+- `add`, `sub`, `mul`, `div` with a Python number (composite/scalar_ops.py) call the
+  Tensor overload's route themselves instead of its front door; while explain() listens
+  the front door runs, so the results must be the same with explain() on and off.
+- `_creation.wrapped_scalar` builds the wrapped number's impl in one step: the same
+  fields as scalar_tensor's impl with the flag set.
+- The CPU add/sub/mul/div compute a float32/float64 tensor with a wrapped number
+  directly (`pointwise._with_number`); with it turned off the general path must give
+  the same tensor, bit for bit, with the same strides.
+- `out_like` answers row-major for a 0-d or 1-d result without pointwise_strides.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay._creation import scalar_tensor, wrapped_scalar
+from tensorplay._frontdoor import wrap_number
+from tensorplay._impl import TensorImpl
+from cpu_kernels import _common, pointwise
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64"]
+NUMBERS = [2, -3, 0, 2.5, 0.1, -0.0, 1e300, True, False, 1000, 2 ** 40]
+VALUES = [[1.0, -2.0, 0.0], [3.0, 100.0, -7.0]]
+
+
+
+def _overflows(dtype, n):
+    """A number outside the tensor's dtype (1e300 in float32, 1000 in int8, -3 in uint8):
+    its overflow and wrap-around are the general path's, which these shortcuts do not
+    change, so those results are compared with the general path only. (So is `n / x` on
+    integers and halves, which PyTorch rounds through a reciprocal.)"""
+    if dtype == "float64":
+        return False
+    return abs(n) in (1e300, 2 ** 40) or (dtype in ("uint8", "int8", "int16") and n in (1000, -3))
+
+
+def _pair(values, dtype, requires_grad=False):
+    base = np.asarray(values, np.float64)
+    t = tp.from_numpy(base.copy()).to(getattr(tp, dtype))
+    u = torch.from_numpy(base.copy()).to(getattr(torch, dtype))
+    if requires_grad:
+        t.requires_grad_(True)
+        u.requires_grad_(True)
+    return t, u
+
+
+def _bits(t):
+    """dtype, shape, strides and the exact bytes of the values."""
+    a = np.ascontiguousarray(t.detach()._impl.array())
+    return t.dtype, tuple(t.shape), t._impl.strides, a.tobytes()
+
+
+RTOL = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 1e-6, "float64": 1e-15}
+
+
+def _same_as_torch(t, u, strides=True):
+    assert t.dtype.name == str(u.dtype).replace("torch.", ""), (t.dtype, u.dtype)
+    assert tuple(t.shape) == tuple(u.shape)
+    if strides:
+        assert t._impl.strides == u.stride(), (t._impl.strides, u.stride())
+    mine = np.asarray(t.detach().to(tp.float64).numpy(), np.float64)
+    theirs = u.detach().to(torch.float64).numpy()
+    if t.dtype.name in RTOL:
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL[t.dtype.name], atol=0)
+    else:
+        np.testing.assert_array_equal(mine, theirs)
+
+
+OPS = {
+    "add": (lambda a, n: a + n, lambda a, n: a + n),
+    "sub": (lambda a, n: a - n, lambda a, n: a - n),
+    "mul": (lambda a, n: a * n, lambda a, n: a * n),
+    "div": (lambda a, n: a / n, lambda a, n: a / n),
+    "radd": (lambda a, n: n + a, lambda a, n: n + a),
+    "rsub": (lambda a, n: n - a, lambda a, n: n - a),
+    "rmul": (lambda a, n: n * a, lambda a, n: n * a),
+    "rdiv": (lambda a, n: n / a, lambda a, n: n / a),
+    "tp.add alpha": (lambda a, n: tp.add(a, n, alpha=2), lambda a, n: torch.add(a, n, alpha=2)),
+    "tp.sub alpha": (lambda a, n: tp.sub(a, n, alpha=3), lambda a, n: torch.sub(a, n, alpha=3)),
+    "tp.mul": (lambda a, n: tp.mul(a, n), lambda a, n: torch.mul(a, n)),
+    "method div": (lambda a, n: a.div(n), lambda a, n: a.div(n)),
+}
+
+
+def _outcome(fn, *args):
+    """The result, or the type of the error raised."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args)
+        except Exception as e:     # noqa: BLE001 - the type is the outcome compared
+            return type(e)
+
+
+def _general_path(monkeypatch_ctx, fn, *args):
+    """`fn(*args)` with the kernel's wrapped-number shortcut turned off."""
+    with monkeypatch_ctx() as mp:
+        mp.setattr(pointwise, "_with_number", lambda *a: None)
+        return _outcome(fn, *args)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_and_number_matches_the_general_path_and_torch(dtype):
+    a, at = _pair(VALUES, dtype)
+    for op, (fn, torch_fn) in OPS.items():
+        for n in NUMBERS:
+            fast = _outcome(fn, a, n)
+            slow = _general_path(pytest.MonkeyPatch.context, fn, a, n)
+            if isinstance(fast, type):
+                assert fast is slow, (op, n, fast, slow)
+                continue
+            assert _bits(fast) == _bits(slow), (op, n)
+            if _overflows(dtype, n) or (op == "rdiv" and dtype not in ("float32", "float64")):
+                continue      # compared with the general path only, above
+            expected = _outcome(torch_fn, at, n)
+            if isinstance(expected, type):
+                continue
+            _same_as_torch(fast, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layouts_match_torch(dtype):
+    base, based = _pair(np.arange(12.0).reshape(3, 4) - 5, dtype)
+    cases = [
+        (base, based),
+        (base.t(), based.t()),                                   # transposed
+        (base[:, ::2], based[:, ::2]),                           # a step slice
+        (base[0, 0].expand(3, 4), based[0, 0].expand(3, 4)),     # stride 0, 2-d
+        (base[0, 1].expand(5), based[0, 1].expand(5)),           # stride 0, 1-d
+        (base[1], based[1]),                                     # a row view
+        (base[1, 2], based[1, 2]),                               # 0-dim
+        (base[:0], based[:0]),                                   # empty
+    ]
+    for t, u in cases:
+        for op in ("mul", "rsub", "div", "add", "rdiv"):
+            fn, torch_fn = OPS[op]
+            fast = fn(t, 3)
+            assert _bits(fast) == _bits(_general_path(pytest.MonkeyPatch.context, fn, t, 3))
+            _same_as_torch(fast, torch_fn(u, 3))
+
+
+def test_a_1d_result_is_row_major_without_pointwise_strides(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("pointwise_strides read for a 1-d result")
+    monkeypatch.setattr(_common, "pointwise_strides", refuse)
+    g = tp.ones(()).expand(8)
+    assert (g * tp.ones(8))._impl.strides == (1,)
+    assert (g * 2)._impl.strides == (1,)
+    assert (tp.ones(4, 3).t()[0] + tp.ones(4))._impl.strides == (1,)      # stride 3
+
+
+def test_explain_on_and_off_give_the_same_results():
+    x, xt = _pair([1.5, -2.0, 4.0], "float32", requires_grad=True)
+    for op in ("mul", "add", "sub", "div", "rsub", "tp.add alpha"):
+        fn, torch_fn = OPS[op]
+        off = fn(x, 2)
+        with tp.dispatch.explain(records=True) as ex:
+            on = fn(x, 2)
+        assert _bits(on) == _bits(off)
+        assert type(on.grad_fn) is type(off.grad_fn)
+        assert [type(f).__name__ for f, _ in on.grad_fn.next_functions] == \
+            [type(f).__name__ for f, _ in off.grad_fn.next_functions]
+        assert ex.records    # the full path ran
+        _same_as_torch(off, torch_fn(xt, 2))
+
+
+def test_explain_still_shows_the_scalar_overload_and_its_decomposition():
+    x = tp.ones(3, requires_grad=True)
+    x * 2
+    with tp.dispatch.explain(records=True) as ex:
+        x * 2
+    calls = [h.text for h in ex.records if h.kind == "call"]
+    assert calls[0].startswith("mul.Scalar(") and calls[1].startswith("mul.Tensor(")
+    dispatches = [h.text for h in ex.records if h.kind == "dispatch"]
+    assert "Composite (implicit autograd)" in dispatches[0] and "mul_scalar" in dispatches[0]
+    assert "mul_Tensor" in dispatches[1]
+
+
+@pytest.mark.parametrize("number", [2, 2.5, True])
+def test_saved_other_is_the_wrapped_number(number):
+    x, xt = _pair([1.5, -2.0, 4.0], "float32", requires_grad=True)
+    y, yt = x * number, xt * number
+    assert type(y.grad_fn).__name__ == type(yt.grad_fn).__name__ == "MulBackward0"
+    saved, saved_t = y.grad_fn._saved_other, yt.grad_fn._saved_other
+    assert saved.dtype.name == str(saved_t.dtype).replace("torch.", "")
+    assert saved.shape == () and saved._impl.wrapped_number
+    assert saved.item() == saved_t.item()
+    assert y.grad_fn._saved_self is None and yt.grad_fn._saved_self is None
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+    assert y.grad_fn.next_functions[1][0] is None
+
+
+def test_wrapped_numbers_are_fresh_per_call():
+    x = tp.ones(2, requires_grad=True)
+    a, b = x * 2, x * 2
+    assert a.grad_fn._saved_other is not b.grad_fn._saved_other
+    a.grad_fn._saved_other.add_(1)          # reachable, so it must not be shared
+    assert b.grad_fn._saved_other.item() == 2
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradients_match_torch(dtype):
+    x, xt = _pair([1.5, -2.0, 4.0, 0.25], dtype, requires_grad=True)
+    for _ in range(2):      # .grad accumulates across steps
+        ((x * 2 + 1) / 4 - 3 * x).sum().backward()
+        ((xt * 2 + 1) / 4 - 3 * xt).sum().backward()
+    _same_as_torch(x.grad, xt.grad)
+    y, yt = _pair([[1.0, 2.0], [3.0, 4.0]], dtype, requires_grad=True)
+    (2.5 - y.t() * 3).sum().backward()
+    (2.5 - yt.t() * 3).sum().backward()
+    # NOTE: the values only: PyTorch's AccumulateGrad lays this gradient out row-major,
+    # TensorPlay keeps the transposed layout the backward made (so does main: the
+    # accumulator is not this layer's).
+    _same_as_torch(y.grad, yt.grad, strides=False)
+
+
+@pytest.mark.parametrize("value", [2, 2.5, True, False, -7, 2 ** 62, -2 ** 63, 1e-300])
+@pytest.mark.parametrize("mode", ["grad", "inference"])
+def test_wrapped_impl_has_the_general_paths_fields(value, mode):
+    ctx = tp.inference_mode() if mode == "inference" else tp.enable_grad()
+    with ctx:
+        fast = wrapped_scalar(value)
+        slow = scalar_tensor(value, dtype=tp.float64 if type(value) is float else None)
+        slow._impl.wrapped_number = True
+    for field in TensorImpl.__slots__:
+        if field in ("__weakref__", "storage", "version", "_array"):
+            continue
+        assert getattr(fast._impl, field) == getattr(slow._impl, field), field
+    for field in ("nbytes", "device"):
+        assert getattr(fast._impl.storage, field) == getattr(slow._impl.storage, field)
+    assert fast._impl.storage.data is fast._impl._array
+    assert fast._impl._array.dtype == slow._impl._array.dtype
+    assert fast._impl._array.tobytes() == slow._impl._array.tobytes()
+    assert fast._impl.version.value == 0 and fast._impl.version is not slow._impl.version
+    assert type(fast) is type(slow)
+
+
+def test_numbers_the_shortcut_does_not_take():
+    x, xt = _pair([1.0, 2.0], "float32")
+    with pytest.raises(OverflowError):
+        x * 2 ** 70                         # outside int64: the general path and its error
+    with pytest.raises(TypeError):
+        x * 2j                              # complex: not an operand
+    with pytest.raises(tp.errors.ArgumentError):
+        tp.mul(x, 2j)
+    _same_as_torch(x * np.float32(2.5), xt * 2.5)   # a NumPy number: as_scalar first
+    with pytest.raises(tp.errors.TensorPlayError):
+        tp.add(tp.ones(2, dtype=tp.int32), 2, alpha=0.5)   # a float alpha on ints
+    h, ht = _pair([1.0, 3.0, 1000.0], "float16")
+    _same_as_torch(h * 0.1, ht * 0.1)       # a half type's 0-d rule (_arithmetic)
+    _same_as_torch(h / 3, ht / 3)
+    assert wrap_number(x) is x
+
+
+def test_no_grad_inference_and_vmap():
+    x, xt = _pair([1.0, -2.0, 3.0], "float32", requires_grad=True)
+    with tp.no_grad():
+        y = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+    with tp.inference_mode():
+        z = x + 1
+    with torch.inference_mode():
+        zt = xt + 1
+    assert z.is_inference() and zt.is_inference()
+    _same_as_torch(z, zt)
+    b, bt = _pair(VALUES, "float32")
+    _same_as_torch(tp.vmap(lambda r: r * 2 - 1)(b), torch.vmap(lambda r: r * 2 - 1)(bt))
+
+
+def test_a_dispatch_mode_sees_the_tensor_overload():
+    from tensorplay.utils.dispatch_mode import LoggingMode
+    x = tp.ones(3, requires_grad=True)
+    with LoggingMode() as log:
+        x * 2
+    with LoggingMode() as general:
+        tp.mul(x, wrap_number(2, x))
+    assert log.lines == general.lines and "mul.Tensor" in log.lines[0]
+
+
+INPLACE = {
+    "add_": (lambda a, n: a.add_(n), lambda a, n: a.add_(n)),
+    "sub_ alpha": (lambda a, n: a.sub_(n, alpha=2), lambda a, n: a.sub_(n, alpha=2)),
+    "mul_": (lambda a, n: a.mul_(n), lambda a, n: a.mul_(n)),
+    "div_": (lambda a, n: a.div_(n), lambda a, n: a.div_(n)),
+    "+=": (lambda a, n: a.__iadd__(n), lambda a, n: a.__iadd__(n)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
+def test_inplace_with_a_number_matches_torch_and_explain(dtype):
+    for op, (fn, torch_fn) in INPLACE.items():
+        for n in (2, 2.5, True):
+            a, at = _pair(VALUES, dtype)
+            b, _ = _pair(VALUES, dtype)
+            fast = _outcome(fn, a, n)
+            with tp.dispatch.explain(records=True):
+                slow = _outcome(fn, b, n)
+            expected = _outcome(torch_fn, at, n)
+            if isinstance(fast, type):
+                assert fast is slow and isinstance(expected, type), (op, n, fast)
+                continue
+            assert fast is a and _bits(a) == _bits(b)
+            assert a._version == b._version == at._version == 1
+            _same_as_torch(a, at)
+
+
+def test_inplace_on_a_leaf_that_requires_grad_still_raises():
+    x = tp.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.mul_(2)
+    y = x * 1
+    y.add_(1)
+    assert type(y.grad_fn).__name__ == "AddBackward0"
+
+
+def test_stride_0_inputs_are_row_major_as_pointwise_strides_says():
+    import itertools
+    from tensorplay._impl import contiguous_strides
+    from tensorplay.meta.layout import pointwise_strides
+
+    class Impl:
+        def __init__(self, sizes, strides):
+            self.sizes, self.strides = sizes, strides
+
+    for ndim in (2, 3, 4):
+        for sizes in itertools.product((1, 2, 3), repeat=ndim):
+            zeros = (0,) * ndim
+            for extra in ([], [((), ())], [(sizes[1:], zeros[1:])], [(sizes, zeros)]):
+                inputs = [(sizes, zeros)] + extra
+                assert _common._all_strides_zero([Impl(*i) for i in inputs])
+                assert pointwise_strides(sizes, inputs) == contiguous_strides(sizes), inputs
+            # a size-1 dim's own stride is read by pointwise_strides: not taken
+            assert not _common._all_strides_zero([Impl(sizes, (0,) * (ndim - 1) + (1,))])
+
+
+def test_a_2d_stride_0_gradient_times_a_number(monkeypatch):
+    x, xt = _pair([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "float32", requires_grad=True)
+    for _ in range(2):
+        (x * 2 + 1).sum().backward()
+        (xt * 2 + 1).sum().backward()
+    _same_as_torch(x.grad, xt.grad)
+    g, gt = tp.ones(()).expand(2, 3), torch.ones(()).expand(2, 3)
+    _same_as_torch(g * 3, gt * 3)
+    _same_as_torch(g.unsqueeze(0) * g, gt.unsqueeze(0) * gt)
+    def refuse(*args):
+        raise AssertionError("pointwise_strides read for stride-0 inputs")
+    monkeypatch.setattr(_common, "pointwise_strides", refuse)
+    assert (g * 3)._impl.strides == (3, 1)
+    assert (tp.ones(1, 1).expand(3, 4) * 2)._impl.strides == (4, 1)
