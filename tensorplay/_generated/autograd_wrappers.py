@@ -94,16 +94,17 @@ def add_Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.add_Tensor.routes[below](self, other, alpha)
         else:
             result = ops.add_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -132,16 +133,17 @@ def add__Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.add__Tensor.routes[below](self, other, alpha)
         else:
             result = ops.add__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -161,16 +163,17 @@ def sub_Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sub_Tensor.routes[below](self, other, alpha)
         else:
             result = ops.sub_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -199,16 +202,17 @@ def sub__Tensor(ks, self, other, alpha):
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sub__Tensor.routes[below](self, other, alpha)
         else:
             result = ops.sub__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -227,9 +231,10 @@ def mul_Tensor(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -244,7 +249,7 @@ def mul_Tensor(ks, self, other):
         else:
             result = ops.mul_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -273,9 +278,10 @@ def mul__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if self._impl.requires_grad:
             node.other_ = SavedVariable(other, is_output=False)
@@ -286,7 +292,7 @@ def mul__Tensor(ks, self, other):
         else:
             result = ops.mul__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -305,9 +311,10 @@ def div_Tensor(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -319,7 +326,7 @@ def div_Tensor(ks, self, other):
         else:
             result = ops.div_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -348,9 +355,10 @@ def div__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.other_ = SavedVariable(other, is_output=False)
         if trace_state.watch is None:
@@ -358,7 +366,7 @@ def div__Tensor(ks, self, other):
         else:
             result = ops.div__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -377,9 +385,10 @@ def pow_Tensor_Tensor(ks, self, exponent):
     )
     node.self_sizes = self._impl.sizes
     node.exponent_sizes = exponent._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.exponent_ = SavedVariable(exponent, is_output=False)
@@ -388,7 +397,7 @@ def pow_Tensor_Tensor(ks, self, exponent):
         else:
             result = ops.pow_Tensor_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -412,9 +421,10 @@ def pow_Tensor_Scalar(ks, self, exponent):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.exponent_ = exponent
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -422,7 +432,7 @@ def pow_Tensor_Scalar(ks, self, exponent):
         else:
             result = ops.pow_Tensor_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, exponent)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -449,9 +459,10 @@ def maximum(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -460,7 +471,7 @@ def maximum(ks, self, other):
         else:
             result = ops.maximum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -487,9 +498,10 @@ def minimum(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -498,7 +510,7 @@ def minimum(ks, self, other):
         else:
             result = ops.minimum.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -525,9 +537,10 @@ def xlogy_Tensor(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -536,7 +549,7 @@ def xlogy_Tensor(ks, self, other):
         else:
             result = ops.xlogy_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -561,9 +574,10 @@ def xlog1py_Tensor(ks, self, other):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -572,7 +586,7 @@ def xlog1py_Tensor(ks, self, other):
         else:
             result = ops.xlog1py_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -599,9 +613,10 @@ def where_self(ks, condition, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.condition_ = SavedVariable(condition, is_output=False)
         if trace_state.watch is None:
@@ -609,7 +624,7 @@ def where_self(ks, condition, self, other):
         else:
             result = ops.where_self.redispatch(ks & BELOW_AUTOGRAD, condition, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -631,16 +646,17 @@ def neg(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.neg.routes[below](self)
         else:
             result = ops.neg.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -662,9 +678,10 @@ def abs(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -672,7 +689,7 @@ def abs(ks, self):
         else:
             result = ops.abs.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -694,16 +711,17 @@ def sign(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sign.routes[below](self)
         else:
             result = ops.sign.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -725,16 +743,17 @@ def exp(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.exp.routes[below](self)
         else:
             result = ops.exp.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -757,9 +776,10 @@ def log(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -767,7 +787,7 @@ def log(ks, self):
         else:
             result = ops.log.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -789,16 +809,17 @@ def sqrt(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sqrt.routes[below](self)
         else:
             result = ops.sqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -821,9 +842,10 @@ def sin(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -831,7 +853,7 @@ def sin(ks, self):
         else:
             result = ops.sin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -853,9 +875,10 @@ def cos(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -863,7 +886,7 @@ def cos(ks, self):
         else:
             result = ops.cos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -885,16 +908,17 @@ def tanh(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tanh.routes[below](self)
         else:
             result = ops.tanh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -917,16 +941,17 @@ def sigmoid(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sigmoid.routes[below](self)
         else:
             result = ops.sigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -949,16 +974,17 @@ def relu(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.relu.routes[below](self)
         else:
             result = ops.relu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -982,16 +1008,17 @@ def relu_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.relu_.routes[below](self)
         else:
             result = ops.relu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1007,16 +1034,17 @@ def sum(ks, self, dtype):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sum.routes[below](self, dtype)
         else:
             result = ops.sum.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1041,16 +1069,17 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sum_dim_IntList.routes[below](self, dim, keepdim, dtype)
         else:
             result = ops.sum_dim_IntList.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1074,16 +1103,17 @@ def mean(ks, self, dtype):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_numel = self.numel()
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.mean.routes[below](self, dtype)
         else:
             result = ops.mean.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1108,16 +1138,17 @@ def mean_dim(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.mean_dim.routes[below](self, dim, keepdim, dtype)
         else:
             result = ops.mean_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1139,9 +1170,10 @@ def max(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -1149,7 +1181,7 @@ def max(ks, self):
         else:
             result = ops.max.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1175,16 +1207,17 @@ def max_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.max_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.max_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -1199,9 +1232,10 @@ def min(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -1209,7 +1243,7 @@ def min(ks, self):
         else:
             result = ops.min.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1235,16 +1269,17 @@ def min_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.min_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.min_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -1262,9 +1297,10 @@ def mm(ks, self, mat2):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if mat2._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -1279,7 +1315,7 @@ def mm(ks, self, mat2):
         else:
             result = ops.mm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1304,9 +1340,10 @@ def bmm(ks, self, mat2):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(mat2._impl) if mat2._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if mat2._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -1321,7 +1358,7 @@ def bmm(ks, self, mat2):
         else:
             result = ops.bmm.redispatch(ks & BELOW_AUTOGRAD, self, mat2)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1349,16 +1386,17 @@ def copy_(ks, self, src, non_blocking):
     )
     node.src_dtype = src._impl.dtype
     node.src_sizes = src._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.copy_.routes[below](self, src, non_blocking)
         else:
             result = ops.copy_.redispatch(ks & BELOW_AUTOGRAD, self, src, non_blocking)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -1373,16 +1411,17 @@ def fill__Scalar(ks, self, value):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.fill__Scalar.routes[below](self, value)
         else:
             result = ops.fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -1396,16 +1435,17 @@ def clone(ks, self, memory_format):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.clone.routes[below](self, memory_format)
         else:
             result = ops.clone.redispatch(ks & BELOW_AUTOGRAD, self, memory_format)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1429,16 +1469,17 @@ def _to_copy(ks, self, dtype, device, non_blocking):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_device = self._impl.device
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._to_copy.routes[below](self, dtype, device, non_blocking)
         else:
             result = ops._to_copy.redispatch(ks & BELOW_AUTOGRAD, self, dtype, device, non_blocking)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1461,16 +1502,17 @@ def view(ks, self, size):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.view.routes[below](self, size)
         else:
             result = ops.view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1493,16 +1535,17 @@ def _unsafe_view(ks, self, size):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._unsafe_view.routes[below](self, size)
         else:
             result = ops._unsafe_view.redispatch(ks & BELOW_AUTOGRAD, self, size)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1527,9 +1570,10 @@ def as_strided(ks, self, size, stride, storage_offset):
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -1539,7 +1583,7 @@ def as_strided(ks, self, size, stride, storage_offset):
                 ks & BELOW_AUTOGRAD, self, size, stride, storage_offset,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1563,16 +1607,17 @@ def transpose_int(ks, self, dim0, dim1):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.transpose_int.routes[below](self, dim0, dim1)
         else:
             result = ops.transpose_int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1595,16 +1640,17 @@ def permute(ks, self, dims):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.permute.routes[below](self, dims)
         else:
             result = ops.permute.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1627,16 +1673,17 @@ def expand(ks, self, size, implicit):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.expand.routes[below](self, size, implicit)
         else:
             result = ops.expand.redispatch(ks & BELOW_AUTOGRAD, self, size, implicit)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1659,16 +1706,17 @@ def squeeze(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.squeeze.routes[below](self)
         else:
             result = ops.squeeze.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1691,16 +1739,17 @@ def squeeze_dim(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.squeeze_dim.routes[below](self, dim)
         else:
             result = ops.squeeze_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1723,16 +1772,17 @@ def unsqueeze(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.unsqueeze.routes[below](self, dim)
         else:
             result = ops.unsqueeze.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1757,16 +1807,17 @@ def select_int(ks, self, dim, index):
     node.dim_ = dim
     node.index_ = index
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.select_int.routes[below](self, dim, index)
         else:
             result = ops.select_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1793,16 +1844,17 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.end_ = end
     node.step_ = step
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.slice_Tensor.routes[below](self, dim, start, end, step)
         else:
             result = ops.slice_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, dim, start, end, step)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1824,16 +1876,17 @@ def reciprocal(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.reciprocal.routes[below](self)
         else:
             result = ops.reciprocal.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1857,16 +1910,17 @@ def reciprocal_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.reciprocal_.routes[below](self)
         else:
             result = ops.reciprocal_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1881,16 +1935,17 @@ def rsqrt(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.rsqrt.routes[below](self)
         else:
             result = ops.rsqrt.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1914,16 +1969,17 @@ def rsqrt_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.rsqrt_.routes[below](self)
         else:
             result = ops.rsqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1938,16 +1994,17 @@ def exp2(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.exp2.routes[below](self)
         else:
             result = ops.exp2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -1971,16 +2028,17 @@ def exp2_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.exp2_.routes[below](self)
         else:
             result = ops.exp2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -1995,16 +2053,17 @@ def expm1(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.expm1.routes[below](self)
         else:
             result = ops.expm1.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2028,16 +2087,17 @@ def expm1_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.expm1_.routes[below](self)
         else:
             result = ops.expm1_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2052,9 +2112,10 @@ def log2(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2062,7 +2123,7 @@ def log2(ks, self):
         else:
             result = ops.log2.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2086,16 +2147,17 @@ def log2_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.log2_.routes[below](self)
         else:
             result = ops.log2_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2109,9 +2171,10 @@ def log10(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2119,7 +2182,7 @@ def log10(ks, self):
         else:
             result = ops.log10.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2143,16 +2206,17 @@ def log10_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.log10_.routes[below](self)
         else:
             result = ops.log10_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2166,9 +2230,10 @@ def log1p(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2176,7 +2241,7 @@ def log1p(ks, self):
         else:
             result = ops.log1p.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2200,16 +2265,17 @@ def log1p_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.log1p_.routes[below](self)
         else:
             result = ops.log1p_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2223,16 +2289,17 @@ def tan(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tan.routes[below](self)
         else:
             result = ops.tan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2256,16 +2323,17 @@ def tan_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tan_.routes[below](self)
         else:
             result = ops.tan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -2280,9 +2348,10 @@ def asin(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2290,7 +2359,7 @@ def asin(ks, self):
         else:
             result = ops.asin.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2314,16 +2383,17 @@ def asin_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.asin_.routes[below](self)
         else:
             result = ops.asin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2337,9 +2407,10 @@ def acos(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2347,7 +2418,7 @@ def acos(ks, self):
         else:
             result = ops.acos.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2371,16 +2442,17 @@ def acos_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.acos_.routes[below](self)
         else:
             result = ops.acos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2394,9 +2466,10 @@ def atan(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2404,7 +2477,7 @@ def atan(ks, self):
         else:
             result = ops.atan.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2428,16 +2501,17 @@ def atan_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.atan_.routes[below](self)
         else:
             result = ops.atan_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2451,9 +2525,10 @@ def sinh(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2461,7 +2536,7 @@ def sinh(ks, self):
         else:
             result = ops.sinh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2485,16 +2560,17 @@ def sinh_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sinh_.routes[below](self)
         else:
             result = ops.sinh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2508,9 +2584,10 @@ def cosh(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2518,7 +2595,7 @@ def cosh(ks, self):
         else:
             result = ops.cosh.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2542,16 +2619,17 @@ def cosh_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cosh_.routes[below](self)
         else:
             result = ops.cosh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2565,9 +2643,10 @@ def erf(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2575,7 +2654,7 @@ def erf(ks, self):
         else:
             result = ops.erf.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2599,16 +2678,17 @@ def erf_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.erf_.routes[below](self)
         else:
             result = ops.erf_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2622,9 +2702,10 @@ def erfc(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2632,7 +2713,7 @@ def erfc(ks, self):
         else:
             result = ops.erfc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2656,16 +2737,17 @@ def erfc_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.erfc_.routes[below](self)
         else:
             result = ops.erfc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2680,9 +2762,10 @@ def logit(ks, self, eps):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -2690,7 +2773,7 @@ def logit(ks, self, eps):
         else:
             result = ops.logit.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2715,16 +2798,17 @@ def logit_(ks, self, eps):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.eps_ = eps
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.logit_.routes[below](self, eps)
         else:
             result = ops.logit_.redispatch(ks & BELOW_AUTOGRAD, self, eps)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2738,16 +2822,17 @@ def floor(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.floor.routes[below](self)
         else:
             result = ops.floor.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2770,16 +2855,17 @@ def floor_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.floor_.routes[below](self)
         else:
             result = ops.floor_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2793,16 +2879,17 @@ def ceil(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.ceil.routes[below](self)
         else:
             result = ops.ceil.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2825,16 +2912,17 @@ def ceil_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.ceil_.routes[below](self)
         else:
             result = ops.ceil_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2848,16 +2936,17 @@ def trunc(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.trunc.routes[below](self)
         else:
             result = ops.trunc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2880,16 +2969,17 @@ def trunc_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.trunc_.routes[below](self)
         else:
             result = ops.trunc_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2903,16 +2993,17 @@ def round(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.round.routes[below](self)
         else:
             result = ops.round.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2934,16 +3025,17 @@ def round_decimals(ks, self, decimals):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.round_decimals.routes[below](self, decimals)
         else:
             result = ops.round_decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -2966,16 +3058,17 @@ def round_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.round_.routes[below](self)
         else:
             result = ops.round_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -2990,16 +3083,17 @@ def round__decimals(ks, self, decimals):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.round__decimals.routes[below](self, decimals)
         else:
             result = ops.round__decimals.redispatch(ks & BELOW_AUTOGRAD, self, decimals)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3013,16 +3107,17 @@ def frac(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.frac.routes[below](self)
         else:
             result = ops.frac.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3045,16 +3140,17 @@ def frac_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.frac_.routes[below](self)
         else:
             result = ops.frac_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3074,9 +3170,10 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
     node.rounding_mode_ = rounding_mode
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -3088,7 +3185,7 @@ def div_Tensor_mode(ks, self, other, rounding_mode):
         else:
             result = ops.div_Tensor_mode.redispatch(ks & BELOW_AUTOGRAD, self, other, rounding_mode)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3118,9 +3215,10 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.other_ = SavedVariable(other, is_output=False)
         if trace_state.watch is None:
@@ -3130,7 +3228,7 @@ def div__Tensor_mode(ks, self, other, rounding_mode):
                 ks & BELOW_AUTOGRAD, self, other, rounding_mode,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3147,16 +3245,17 @@ def floor_divide(ks, self, other):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.floor_divide.routes[below](self, other)
         else:
             result = ops.floor_divide.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3182,16 +3281,17 @@ def floor_divide__Tensor(ks, self, other):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.floor_divide__Tensor.routes[below](self, other)
         else:
             result = ops.floor_divide__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3210,9 +3310,10 @@ def remainder_Tensor(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -3227,7 +3328,7 @@ def remainder_Tensor(ks, self, other):
         else:
             result = ops.remainder_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3256,9 +3357,10 @@ def remainder__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.other_ = SavedVariable(other, is_output=False)
@@ -3269,7 +3371,7 @@ def remainder__Tensor(ks, self, other):
         else:
             result = ops.remainder__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3288,9 +3390,10 @@ def fmod_Tensor(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -3305,7 +3408,7 @@ def fmod_Tensor(ks, self, other):
         else:
             result = ops.fmod_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3334,9 +3437,10 @@ def fmod__Tensor(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.other_ = SavedVariable(other, is_output=False)
@@ -3347,7 +3451,7 @@ def fmod__Tensor(ks, self, other):
         else:
             result = ops.fmod__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3366,9 +3470,10 @@ def atan2(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -3377,7 +3482,7 @@ def atan2(ks, self, other):
         else:
             result = ops.atan2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3406,9 +3511,10 @@ def atan2_(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.other_ = SavedVariable(other, is_output=False)
         if trace_state.watch is None:
@@ -3416,7 +3522,7 @@ def atan2_(ks, self, other):
         else:
             result = ops.atan2_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3435,9 +3541,10 @@ def hypot(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if self._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -3452,7 +3559,7 @@ def hypot(ks, self, other):
         else:
             result = ops.hypot.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3482,9 +3589,10 @@ def hypot_(ks, self, other):
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if other._impl.requires_grad:
             node.other_ = SavedVariable(other, is_output=False)
@@ -3495,7 +3603,7 @@ def hypot_(ks, self, other):
         else:
             result = ops.hypot_.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -3512,9 +3620,10 @@ def clamp(ks, self, min, max):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_ = min
     node.max_ = max
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -3522,7 +3631,7 @@ def clamp(ks, self, min, max):
         else:
             result = ops.clamp.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3550,9 +3659,10 @@ def clamp_Tensor(ks, self, min, max):
     node.self_sizes = self._impl.sizes
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.min_ = SavedVariable(min, is_output=False)
@@ -3562,7 +3672,7 @@ def clamp_Tensor(ks, self, min, max):
         else:
             result = ops.clamp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3588,16 +3698,17 @@ def clamp_(ks, self, min, max):
     node.min_ = min
     node.max_ = max
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.clamp_.routes[below](self, min, max)
         else:
             result = ops.clamp_.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3619,9 +3730,10 @@ def clamp__Tensor(ks, self, min, max):
     node.min_sizes = min._impl.sizes
     node.max_sizes = None if max is None else max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.min_ = SavedVariable(min, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
@@ -3630,7 +3742,7 @@ def clamp__Tensor(ks, self, min, max):
         else:
             result = ops.clamp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, min, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3650,16 +3762,17 @@ def lerp_Scalar(ks, self, end, weight):
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.lerp_Scalar.routes[below](self, end, weight)
         else:
             result = ops.lerp_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3691,9 +3804,10 @@ def lerp_Tensor(ks, self, end, weight):
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
     node.weight_sizes = weight._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if weight._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -3709,7 +3823,7 @@ def lerp_Tensor(ks, self, end, weight):
         else:
             result = ops.lerp_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3738,16 +3852,17 @@ def lerp__Scalar(ks, self, end, weight):
     node.weight_ = weight
     node.self_sizes = self._impl.sizes
     node.end_sizes = end._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.lerp__Scalar.routes[below](self, end, weight)
         else:
             result = ops.lerp__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3775,9 +3890,10 @@ def lerp__Tensor(ks, self, end, weight):
     node.self_ = SavedVariable(
         self.clone() if weight._impl.requires_grad else None, is_output=False,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if weight._impl.requires_grad:
             node.end_ = SavedVariable(end, is_output=False)
@@ -3789,7 +3905,7 @@ def lerp__Tensor(ks, self, end, weight):
         else:
             result = ops.lerp__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, end, weight)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3814,9 +3930,10 @@ def addcmul(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if tensor2._impl.requires_grad:
             node.tensor1_ = SavedVariable(tensor1, is_output=False)
@@ -3831,7 +3948,7 @@ def addcmul(ks, self, tensor1, tensor2, value):
         else:
             result = ops.addcmul.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3865,9 +3982,10 @@ def addcmul_(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if tensor2._impl.requires_grad:
             node.tensor1_ = SavedVariable(tensor1, is_output=False)
@@ -3882,7 +4000,7 @@ def addcmul_(ks, self, tensor1, tensor2, value):
         else:
             result = ops.addcmul_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3907,9 +4025,10 @@ def addcdiv(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if tensor2._impl.requires_grad:
             node.tensor1_ = SavedVariable(tensor1, is_output=False)
@@ -3921,7 +4040,7 @@ def addcdiv(ks, self, tensor1, tensor2, value):
         else:
             result = ops.addcdiv.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -3955,9 +4074,10 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
     node.self_sizes = self._impl.sizes
     node.tensor1_sizes = tensor1._impl.sizes
     node.tensor2_sizes = tensor2._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if tensor2._impl.requires_grad:
             node.tensor1_ = SavedVariable(tensor1, is_output=False)
@@ -3969,7 +4089,7 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
         else:
             result = ops.addcdiv_.redispatch(ks & BELOW_AUTOGRAD, self, tensor1, tensor2, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -3983,9 +4103,10 @@ def nan_to_num(ks, self, nan, posinf, neginf):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -3993,7 +4114,7 @@ def nan_to_num(ks, self, nan, posinf, neginf):
         else:
             result = ops.nan_to_num.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4017,16 +4138,17 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.nan_to_num_.routes[below](self, nan, posinf, neginf)
         else:
             result = ops.nan_to_num_.redispatch(ks & BELOW_AUTOGRAD, self, nan, posinf, neginf)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4041,16 +4163,17 @@ def exp_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.exp_.routes[below](self)
         else:
             result = ops.exp_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4067,16 +4190,17 @@ def log_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.log_.routes[below](self)
         else:
             result = ops.log_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4091,16 +4215,17 @@ def sqrt_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sqrt_.routes[below](self)
         else:
             result = ops.sqrt_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4117,16 +4242,17 @@ def sin_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sin_.routes[below](self)
         else:
             result = ops.sin_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4142,16 +4268,17 @@ def cos_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cos_.routes[below](self)
         else:
             result = ops.cos_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4166,16 +4293,17 @@ def tanh_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tanh_.routes[below](self)
         else:
             result = ops.tanh_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4191,16 +4319,17 @@ def sigmoid_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sigmoid_.routes[below](self)
         else:
             result = ops.sigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4216,16 +4345,17 @@ def neg_(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.neg_.routes[below](self)
         else:
             result = ops.neg_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4241,16 +4371,17 @@ def abs_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.abs_.routes[below](self)
         else:
             result = ops.abs_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4265,9 +4396,10 @@ def leaky_relu(ks, self, negative_slope):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4275,7 +4407,7 @@ def leaky_relu(ks, self, negative_slope):
         else:
             result = ops.leaky_relu.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4299,16 +4431,17 @@ def leaky_relu_(ks, self, negative_slope):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.negative_slope_ = negative_slope
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.leaky_relu_.routes[below](self, negative_slope)
         else:
             result = ops.leaky_relu_.redispatch(ks & BELOW_AUTOGRAD, self, negative_slope)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4326,9 +4459,10 @@ def elu(ks, self, alpha, scale, input_scale):
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4336,7 +4470,7 @@ def elu(ks, self, alpha, scale, input_scale):
         else:
             result = ops.elu.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4362,16 +4496,17 @@ def elu_(ks, self, alpha, scale, input_scale):
     node.alpha_ = alpha
     node.scale_ = scale
     node.input_scale_ = input_scale
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.elu_.routes[below](self, alpha, scale, input_scale)
         else:
             result = ops.elu_.redispatch(ks & BELOW_AUTOGRAD, self, alpha, scale, input_scale)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -4387,9 +4522,10 @@ def gelu(ks, self, approximate):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4397,7 +4533,7 @@ def gelu(ks, self, approximate):
         else:
             result = ops.gelu.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4422,16 +4558,17 @@ def gelu_(ks, self, approximate):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.approximate_ = approximate
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.gelu_.routes[below](self, approximate)
         else:
             result = ops.gelu_.redispatch(ks & BELOW_AUTOGRAD, self, approximate)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4445,9 +4582,10 @@ def silu(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4455,7 +4593,7 @@ def silu(ks, self):
         else:
             result = ops.silu.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4479,16 +4617,17 @@ def silu_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.silu_.routes[below](self)
         else:
             result = ops.silu_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4508,9 +4647,10 @@ def gelu_backward(ks, grad_output, self, approximate):
     node.approximate_ = approximate
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
@@ -4521,7 +4661,7 @@ def gelu_backward(ks, grad_output, self, approximate):
                 ks & BELOW_AUTOGRAD, grad_output, self, approximate,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4548,9 +4688,10 @@ def silu_backward(ks, grad_output, self):
     )
     node.grad_output_sizes = grad_output._impl.sizes
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.self_ = SavedVariable(self, is_output=False)
@@ -4559,7 +4700,7 @@ def silu_backward(ks, grad_output, self):
         else:
             result = ops.silu_backward.redispatch(ks & BELOW_AUTOGRAD, grad_output, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4581,9 +4722,10 @@ def mish(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4591,7 +4733,7 @@ def mish(ks, self):
         else:
             result = ops.mish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4615,16 +4757,17 @@ def mish_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.mish_.routes[below](self)
         else:
             result = ops.mish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4640,9 +4783,10 @@ def softplus(ks, self, beta, threshold):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.beta_ = beta
     node.threshold_ = threshold
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4650,7 +4794,7 @@ def softplus(ks, self, beta, threshold):
         else:
             result = ops.softplus.redispatch(ks & BELOW_AUTOGRAD, self, beta, threshold)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4674,9 +4818,10 @@ def hardtanh(ks, self, min_val, max_val):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.min_val_ = min_val
     node.max_val_ = max_val
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4684,7 +4829,7 @@ def hardtanh(ks, self, min_val, max_val):
         else:
             result = ops.hardtanh.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4710,16 +4855,17 @@ def hardtanh_(ks, self, min_val, max_val):
     node.min_val_ = min_val
     node.max_val_ = max_val
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.hardtanh_.routes[below](self, min_val, max_val)
         else:
             result = ops.hardtanh_.redispatch(ks & BELOW_AUTOGRAD, self, min_val, max_val)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4733,9 +4879,10 @@ def hardsigmoid(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4743,7 +4890,7 @@ def hardsigmoid(ks, self):
         else:
             result = ops.hardsigmoid.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4767,16 +4914,17 @@ def hardsigmoid_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.hardsigmoid_.routes[below](self)
         else:
             result = ops.hardsigmoid_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4790,9 +4938,10 @@ def hardswish(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4800,7 +4949,7 @@ def hardswish(ks, self):
         else:
             result = ops.hardswish.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4824,16 +4973,17 @@ def hardswish_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.hardswish_.routes[below](self)
         else:
             result = ops.hardswish_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4848,9 +4998,10 @@ def threshold(ks, self, threshold, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4858,7 +5009,7 @@ def threshold(ks, self, threshold, value):
         else:
             result = ops.threshold.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4884,9 +5035,10 @@ def threshold_backward(ks, grad_output, self, threshold):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.threshold_ = threshold
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -4896,7 +5048,7 @@ def threshold_backward(ks, grad_output, self, threshold):
                 ks & BELOW_AUTOGRAD, grad_output, self, threshold,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4921,16 +5073,17 @@ def threshold_(ks, self, threshold, value):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.threshold_ = threshold
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.threshold_.routes[below](self, threshold, value)
         else:
             result = ops.threshold_.redispatch(ks & BELOW_AUTOGRAD, self, threshold, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -4947,9 +5100,10 @@ def prelu(ks, self, weight):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(weight._impl) if weight._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -4958,7 +5112,7 @@ def prelu(ks, self, weight):
         else:
             result = ops.prelu.redispatch(ks & BELOW_AUTOGRAD, self, weight)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -4981,16 +5135,17 @@ def normal_(ks, self, mean, std, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.normal_.routes[below](self, mean, std, generator)
         else:
             result = ops.normal_.redispatch(ks & BELOW_AUTOGRAD, self, mean, std, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5005,16 +5160,17 @@ def uniform_(ks, self, from_, to, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.uniform_.routes[below](self, from_, to, generator)
         else:
             result = ops.uniform_.redispatch(ks & BELOW_AUTOGRAD, self, from_, to, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5029,16 +5185,17 @@ def exponential_(ks, self, lambd, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.exponential_.routes[below](self, lambd, generator)
         else:
             result = ops.exponential_.redispatch(ks & BELOW_AUTOGRAD, self, lambd, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5052,16 +5209,17 @@ def bernoulli(ks, self, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.bernoulli.routes[below](self, generator)
         else:
             result = ops.bernoulli.redispatch(ks & BELOW_AUTOGRAD, self, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5083,16 +5241,17 @@ def bernoulli_p(ks, self, p, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.bernoulli_p.routes[below](self, p, generator)
         else:
             result = ops.bernoulli_p.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5115,16 +5274,17 @@ def bernoulli__float(ks, self, p, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.bernoulli__float.routes[below](self, p, generator)
         else:
             result = ops.bernoulli__float.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5139,16 +5299,17 @@ def bernoulli__Tensor(ks, self, p, generator):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.bernoulli__Tensor.routes[below](self, p, generator)
         else:
             result = ops.bernoulli__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, p, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5167,9 +5328,10 @@ def clamp_max_Tensor(ks, self, max):
     )
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.max_ = SavedVariable(max, is_output=False)
@@ -5178,7 +5340,7 @@ def clamp_max_Tensor(ks, self, max):
         else:
             result = ops.clamp_max_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5207,9 +5369,10 @@ def clamp_max__Tensor(ks, self, max):
     node.self_sizes = self._impl.sizes
     node.max_sizes = max._impl.sizes
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.max_ = SavedVariable(max, is_output=False)
         if trace_state.watch is None:
@@ -5217,7 +5380,7 @@ def clamp_max__Tensor(ks, self, max):
         else:
             result = ops.clamp_max__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, max)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5231,16 +5394,17 @@ def remainder_Scalar_Tensor(ks, self, other):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.remainder_Scalar_Tensor.routes[below](self, other)
         else:
             result = ops.remainder_Scalar_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5263,9 +5427,10 @@ def prod(ks, self, dtype):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5273,7 +5438,7 @@ def prod(ks, self, dtype):
         else:
             result = ops.prod.redispatch(ks & BELOW_AUTOGRAD, self, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5299,9 +5464,10 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5309,7 +5475,7 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
         else:
             result = ops.prod_dim_int.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5334,9 +5500,10 @@ def amax(ks, self, dim, keepdim):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5344,7 +5511,7 @@ def amax(ks, self, dim, keepdim):
         else:
             result = ops.amax.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5369,9 +5536,10 @@ def amin(ks, self, dim, keepdim):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5379,7 +5547,7 @@ def amin(ks, self, dim, keepdim):
         else:
             result = ops.amin.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5405,9 +5573,10 @@ def var_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5417,7 +5586,7 @@ def var_correction(ks, self, dim, correction, keepdim):
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5442,9 +5611,10 @@ def std_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5454,7 +5624,7 @@ def std_correction(ks, self, dim, correction, keepdim):
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5482,9 +5652,10 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5494,7 +5665,7 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -5513,9 +5684,10 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
     node.dim_ = dim
     node.correction_ = correction
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5525,7 +5697,7 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
                 ks & BELOW_AUTOGRAD, self, dim, correction, keepdim,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     node.result0_ = SavedVariable(result[0], is_output=True)
     return result
@@ -5543,9 +5715,10 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
     node.p_ = p
     node.dim_ = dim
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5555,7 +5728,7 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
                 ks & BELOW_AUTOGRAD, self, p, dim, keepdim, dtype,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5580,9 +5753,10 @@ def logsumexp(ks, self, dim, keepdim):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5590,7 +5764,7 @@ def logsumexp(ks, self, dim, keepdim):
         else:
             result = ops.logsumexp.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5616,16 +5790,17 @@ def cumsum(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cumsum.routes[below](self, dim, dtype)
         else:
             result = ops.cumsum.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5651,16 +5826,17 @@ def cumsum_(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cumsum_.routes[below](self, dim, dtype)
         else:
             result = ops.cumsum_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -5676,9 +5852,10 @@ def cumprod(ks, self, dim, dtype):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5686,7 +5863,7 @@ def cumprod(ks, self, dim, dtype):
         else:
             result = ops.cumprod.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5713,16 +5890,17 @@ def cumprod_(ks, self, dim, dtype):
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cumprod_.routes[below](self, dim, dtype)
         else:
             result = ops.cumprod_.redispatch(ks & BELOW_AUTOGRAD, self, dim, dtype)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -5738,9 +5916,10 @@ def cummax(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5748,7 +5927,7 @@ def cummax(ks, self, dim):
         else:
             result = ops.cummax.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5764,9 +5943,10 @@ def cummin(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5774,7 +5954,7 @@ def cummin(ks, self, dim):
         else:
             result = ops.cummin.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5789,9 +5969,10 @@ def median(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -5799,7 +5980,7 @@ def median(ks, self):
         else:
             result = ops.median.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -5825,16 +6006,17 @@ def median_dim(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.median_dim.routes[below](self, dim, keepdim)
         else:
             result = ops.median_dim.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5852,16 +6034,17 @@ def mode(ks, self, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.mode.routes[below](self, dim, keepdim)
         else:
             result = ops.mode.redispatch(ks & BELOW_AUTOGRAD, self, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5879,16 +6062,17 @@ def kthvalue(ks, self, k, dim, keepdim):
     node.dim_ = dim
     node.keepdim_ = keepdim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.kthvalue.routes[below](self, k, dim, keepdim)
         else:
             result = ops.kthvalue.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, keepdim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5905,16 +6089,17 @@ def topk(ks, self, k, dim, largest, sorted):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.topk.routes[below](self, k, dim, largest, sorted)
         else:
             result = ops.topk.redispatch(ks & BELOW_AUTOGRAD, self, k, dim, largest, sorted)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5931,16 +6116,17 @@ def sort(ks, self, dim, descending):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sort.routes[below](self, dim, descending)
         else:
             result = ops.sort.redispatch(ks & BELOW_AUTOGRAD, self, dim, descending)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5957,16 +6143,17 @@ def sort_stable(ks, self, stable, dim, descending):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.sort_stable.routes[below](self, stable, dim, descending)
         else:
             result = ops.sort_stable.redispatch(ks & BELOW_AUTOGRAD, self, stable, dim, descending)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.indices_ = SavedVariable(result[1], is_output=True)
     return result
@@ -5982,9 +6169,10 @@ def _gather_along(ks, self, dim, index):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
@@ -5993,7 +6181,7 @@ def _gather_along(ks, self, dim, index):
         else:
             result = ops._gather_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6016,9 +6204,10 @@ def _scatter_add_along(ks, self, dim, index, sizes):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -6026,7 +6215,7 @@ def _scatter_add_along(ks, self, dim, index, sizes):
         else:
             result = ops._scatter_add_along.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sizes)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6049,16 +6238,17 @@ def flip(ks, self, dims):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dims_ = dims
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.flip.routes[below](self, dims)
         else:
             result = ops.flip.redispatch(ks & BELOW_AUTOGRAD, self, dims)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6083,9 +6273,10 @@ def mv(ks, self, vec):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(vec._impl) if vec._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if vec._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -6100,7 +6291,7 @@ def mv(ks, self, vec):
         else:
             result = ops.mv.redispatch(ks & BELOW_AUTOGRAD, self, vec)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6125,9 +6316,10 @@ def dot(ks, self, tensor):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(tensor._impl) if tensor._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if tensor._impl.requires_grad:
             node.self_ = SavedVariable(self, is_output=False)
@@ -6142,7 +6334,7 @@ def dot(ks, self, tensor):
         else:
             result = ops.dot.redispatch(ks & BELOW_AUTOGRAD, self, tensor)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6174,9 +6366,10 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if mat2._impl.requires_grad:
             node.mat1_ = SavedVariable(mat1, is_output=False)
@@ -6191,7 +6384,7 @@ def addmm(ks, self, mat1, mat2, beta, alpha):
         else:
             result = ops.addmm.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6224,9 +6417,10 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if mat2._impl.requires_grad:
             node.mat1_ = SavedVariable(mat1, is_output=False)
@@ -6241,7 +6435,7 @@ def addmm_(ks, self, mat1, mat2, beta, alpha):
         else:
             result = ops.addmm_.redispatch(ks & BELOW_AUTOGRAD, self, mat1, mat2, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -6265,9 +6459,10 @@ def addmv(ks, self, mat, vec, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if vec._impl.requires_grad:
             node.mat_ = SavedVariable(mat, is_output=False)
@@ -6282,7 +6477,7 @@ def addmv(ks, self, mat, vec, beta, alpha):
         else:
             result = ops.addmv.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6315,9 +6510,10 @@ def addmv_(ks, self, mat, vec, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if vec._impl.requires_grad:
             node.mat_ = SavedVariable(mat, is_output=False)
@@ -6332,7 +6528,7 @@ def addmv_(ks, self, mat, vec, beta, alpha):
         else:
             result = ops.addmv_.redispatch(ks & BELOW_AUTOGRAD, self, mat, vec, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -6356,9 +6552,10 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if batch2._impl.requires_grad:
             node.batch1_ = SavedVariable(batch1, is_output=False)
@@ -6373,7 +6570,7 @@ def baddbmm(ks, self, batch1, batch2, beta, alpha):
         else:
             result = ops.baddbmm.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6406,9 +6603,10 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
     node.beta_ = beta
     node.alpha_ = alpha
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if batch2._impl.requires_grad:
             node.batch1_ = SavedVariable(batch1, is_output=False)
@@ -6423,7 +6621,7 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
         else:
             result = ops.baddbmm_.redispatch(ks & BELOW_AUTOGRAD, self, batch1, batch2, beta, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -6441,9 +6639,10 @@ def linear(ks, input, weight, bias):
     node._output_meta = ()
     node._edges = tuple(collect_next_edges(input, weight, bias))
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if weight._impl.requires_grad:
             node.input_ = SavedVariable(input, is_output=False)
@@ -6458,7 +6657,7 @@ def linear(ks, input, weight, bias):
         else:
             result = ops.linear.redispatch(ks & BELOW_AUTOGRAD, input, weight, bias)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6487,16 +6686,17 @@ def einsum(ks, equation, tensors):
     node.tensors_ = SavedVariableList(
         tensors, is_output=False, saves=list_saves('einsum', tensors, (equation,)),
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.einsum.routes[below](equation, tensors)
         else:
             result = ops.einsum.redispatch(ks & BELOW_AUTOGRAD, equation, tensors)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6519,16 +6719,17 @@ def tril(ks, self, diagonal):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tril.routes[below](self, diagonal)
         else:
             result = ops.tril.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6552,16 +6753,17 @@ def tril_(ks, self, diagonal):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.tril_.routes[below](self, diagonal)
         else:
             result = ops.tril_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -6576,16 +6778,17 @@ def triu(ks, self, diagonal):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.triu.routes[below](self, diagonal)
         else:
             result = ops.triu.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6609,16 +6812,17 @@ def triu_(ks, self, diagonal):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.triu_.routes[below](self, diagonal)
         else:
             result = ops.triu_.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -6634,16 +6838,17 @@ def diag(ks, self, diagonal):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.diagonal_ = diagonal
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.diag.routes[below](self, diagonal)
         else:
             result = ops.diag.redispatch(ks & BELOW_AUTOGRAD, self, diagonal)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6669,16 +6874,17 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim1_ = dim1
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.diagonal.routes[below](self, offset, dim1, dim2)
         else:
             result = ops.diagonal.redispatch(ks & BELOW_AUTOGRAD, self, offset, dim1, dim2)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6704,16 +6910,17 @@ def cat(ks, tensors, dim):
     node.dim_ = dim
     node.tensors_dtype = tuple(t._impl.dtype for t in tensors)
     node.tensors_sizes = tuple(t._impl.sizes for t in tensors)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.cat.routes[below](tensors, dim)
         else:
             result = ops.cat.redispatch(ks & BELOW_AUTOGRAD, tensors, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6737,16 +6944,17 @@ def roll(ks, self, shifts, dims):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.shifts_ = shifts
     node.dims_ = dims
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.roll.routes[below](self, shifts, dims)
         else:
             result = ops.roll.redispatch(ks & BELOW_AUTOGRAD, self, shifts, dims)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6770,16 +6978,17 @@ def repeat(ks, self, repeats):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.repeats_ = repeats
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.repeat.routes[below](self, repeats)
         else:
             result = ops.repeat.redispatch(ks & BELOW_AUTOGRAD, self, repeats)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6806,9 +7015,10 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
     node.repeats_ = repeats
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.repeat_interleave_self_int.routes[below](self, repeats, dim, output_size)
@@ -6817,7 +7027,7 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
                 ks & BELOW_AUTOGRAD, self, repeats, dim, output_size,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6840,9 +7050,10 @@ def gather(ks, self, dim, index, sparse_grad):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
@@ -6851,7 +7062,7 @@ def gather(ks, self, dim, index, sparse_grad):
         else:
             result = ops.gather.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, sparse_grad)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6878,9 +7089,10 @@ def scatter_src(ks, self, dim, index, src):
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -6888,7 +7100,7 @@ def scatter_src(ks, self, dim, index, src):
         else:
             result = ops.scatter_src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6911,9 +7123,10 @@ def scatter_value(ks, self, dim, index, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -6921,7 +7134,7 @@ def scatter_value(ks, self, dim, index, value):
         else:
             result = ops.scatter_value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6946,9 +7159,10 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.scatter_reduce.routes[below](self, dim, index, src, reduce)
@@ -6957,7 +7171,7 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -6981,9 +7195,10 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.scatter_value_reduce.routes[below](self, dim, index, value, reduce)
@@ -6992,7 +7207,7 @@ def scatter_value_reduce(ks, self, dim, index, value, reduce):
                 ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7020,9 +7235,10 @@ def scatter__src(ks, self, dim, index, src):
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7030,7 +7246,7 @@ def scatter__src(ks, self, dim, index, src):
         else:
             result = ops.scatter__src.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7046,9 +7262,10 @@ def scatter__value(ks, self, dim, index, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7056,7 +7273,7 @@ def scatter__value(ks, self, dim, index, value):
         else:
             result = ops.scatter__value.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7074,9 +7291,10 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(src._impl) if src._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.scatter__reduce.routes[below](self, dim, index, src, reduce)
@@ -7085,7 +7303,7 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7102,9 +7320,10 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.scatter__value_reduce.routes[below](self, dim, index, value, reduce)
@@ -7113,7 +7332,7 @@ def scatter__value_reduce(ks, self, dim, index, value, reduce):
                 ks & BELOW_AUTOGRAD, self, dim, index, value, reduce,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7132,9 +7351,10 @@ def scatter_add(ks, self, dim, index, src):
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if src._impl.requires_grad:
             node.index_ = SavedVariable(index, is_output=False)
@@ -7145,7 +7365,7 @@ def scatter_add(ks, self, dim, index, src):
         else:
             result = ops.scatter_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7173,9 +7393,10 @@ def scatter_add_(ks, self, dim, index, src):
     )
     node.dim_ = dim
     node.src_sizes = src._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if src._impl.requires_grad:
             node.index_ = SavedVariable(index, is_output=False)
@@ -7186,7 +7407,7 @@ def scatter_add_(ks, self, dim, index, src):
         else:
             result = ops.scatter_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, src)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7208,9 +7429,10 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
     node.dim_ = dim
     node.reduce_ = reduce
     node.include_self_ = include_self
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
@@ -7224,7 +7446,7 @@ def scatter_reduce_two(ks, self, dim, index, src, reduce, include_self):
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7257,9 +7479,10 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
     node.reduce_ = reduce
     node.include_self_ = include_self
     node.self_ = SavedVariable(self.clone(), is_output=False)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         node.src_ = SavedVariable(src, is_output=False)
@@ -7272,7 +7495,7 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
                 ks & BELOW_AUTOGRAD, self, dim, index, src, reduce, include_self,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
     return result
@@ -7289,9 +7512,10 @@ def index_select(ks, self, dim, index):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7299,7 +7523,7 @@ def index_select(ks, self, dim, index):
         else:
             result = ops.index_select.redispatch(ks & BELOW_AUTOGRAD, self, dim, index)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7326,9 +7550,10 @@ def index_add(ks, self, dim, index, source, alpha):
     )
     node.dim_ = dim
     node.alpha_ = alpha
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if source._impl.requires_grad:
             node.index_ = SavedVariable(index, is_output=False)
@@ -7343,7 +7568,7 @@ def index_add(ks, self, dim, index, source, alpha):
         else:
             result = ops.index_add.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7371,9 +7596,10 @@ def index_add_(ks, self, dim, index, source, alpha):
     )
     node.dim_ = dim
     node.alpha_ = alpha
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if source._impl.requires_grad:
             node.index_ = SavedVariable(index, is_output=False)
@@ -7388,7 +7614,7 @@ def index_add_(ks, self, dim, index, source, alpha):
         else:
             result = ops.index_add_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source, alpha)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7406,9 +7632,10 @@ def index_copy(ks, self, dim, index, source):
         input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if source._impl.requires_grad:
@@ -7420,7 +7647,7 @@ def index_copy(ks, self, dim, index, source):
         else:
             result = ops.index_copy.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7447,9 +7674,10 @@ def index_copy_(ks, self, dim, index, source):
         input_edge(source._impl) if source._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if source._impl.requires_grad:
@@ -7461,7 +7689,7 @@ def index_copy_(ks, self, dim, index, source):
         else:
             result = ops.index_copy_.redispatch(ks & BELOW_AUTOGRAD, self, dim, index, source)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7476,9 +7704,10 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7488,7 +7717,7 @@ def index_fill_int_Scalar(ks, self, dim, index, value):
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7514,9 +7743,10 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
         input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7526,7 +7756,7 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7550,9 +7780,10 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7562,7 +7793,7 @@ def index_fill__int_Scalar(ks, self, dim, index, value):
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7581,9 +7812,10 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
         input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.index_ = SavedVariable(index, is_output=False)
         if trace_state.watch is None:
@@ -7593,7 +7825,7 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
                 ks & BELOW_AUTOGRAD, self, dim, index, value,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7608,9 +7840,10 @@ def masked_fill_Scalar(ks, self, mask, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7618,7 +7851,7 @@ def masked_fill_Scalar(ks, self, mask, value):
         else:
             result = ops.masked_fill_Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7644,9 +7877,10 @@ def masked_fill_Tensor(ks, self, mask, value):
         input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7654,7 +7888,7 @@ def masked_fill_Tensor(ks, self, mask, value):
         else:
             result = ops.masked_fill_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7678,9 +7912,10 @@ def masked_fill__Scalar(ks, self, mask, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7688,7 +7923,7 @@ def masked_fill__Scalar(ks, self, mask, value):
         else:
             result = ops.masked_fill__Scalar.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7707,9 +7942,10 @@ def masked_fill__Tensor(ks, self, mask, value):
         input_edge(value._impl) if value._impl.requires_grad else NO_EDGE,
     )
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7717,7 +7953,7 @@ def masked_fill__Tensor(ks, self, mask, value):
         else:
             result = ops.masked_fill__Tensor.redispatch(ks & BELOW_AUTOGRAD, self, mask, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7731,9 +7967,10 @@ def masked_select(ks, self, mask):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.mask_ = SavedVariable(mask, is_output=False)
@@ -7742,7 +7979,7 @@ def masked_select(ks, self, mask):
         else:
             result = ops.masked_select.redispatch(ks & BELOW_AUTOGRAD, self, mask)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7769,9 +8006,10 @@ def masked_scatter(ks, self, mask, source):
     )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7779,7 +8017,7 @@ def masked_scatter(ks, self, mask, source):
         else:
             result = ops.masked_scatter.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7807,9 +8045,10 @@ def masked_scatter_(ks, self, mask, source):
     )
     node.self_sizes = self._impl.sizes
     node.source_sizes = source._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.mask_ = SavedVariable(mask, is_output=False)
         if trace_state.watch is None:
@@ -7817,7 +8056,7 @@ def masked_scatter_(ks, self, mask, source):
         else:
             result = ops.masked_scatter_.redispatch(ks & BELOW_AUTOGRAD, self, mask, source)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -7831,9 +8070,10 @@ def take(ks, self, index):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.index_ = SavedVariable(index, is_output=False)
@@ -7842,7 +8082,7 @@ def take(ks, self, index):
         else:
             result = ops.take.redispatch(ks & BELOW_AUTOGRAD, self, index)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7866,9 +8106,10 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._unique2.routes[below](self, sorted, return_inverse, return_counts)
@@ -7877,7 +8118,7 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
                 ks & BELOW_AUTOGRAD, self, sorted, return_inverse, return_counts,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False, False))
     return result
 
@@ -7893,9 +8134,10 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.unique_dim.routes[below](self, dim, sorted, return_inverse, return_counts)
@@ -7904,7 +8146,7 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
                 ks & BELOW_AUTOGRAD, self, dim, sorted, return_inverse, return_counts,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False, False))
     return result
 
@@ -7919,9 +8161,10 @@ def index_Tensor(ks, self, indices):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         if trace_state.watch is None:
@@ -7929,7 +8172,7 @@ def index_Tensor(ks, self, indices):
         else:
             result = ops.index_Tensor.redispatch(ks & BELOW_AUTOGRAD, self, indices)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7956,9 +8199,10 @@ def index_put(ks, self, indices, values, accumulate):
     )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         if trace_state.watch is None:
@@ -7968,7 +8212,7 @@ def index_put(ks, self, indices, values, accumulate):
                 ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -7996,9 +8240,10 @@ def index_put_(ks, self, indices, values, accumulate):
     )
     node.accumulate_ = accumulate
     node.values_sizes = values._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariableList(indices, is_output=False)
         if trace_state.watch is None:
@@ -8008,7 +8253,7 @@ def index_put_(ks, self, indices, values, accumulate):
                 ks & BELOW_AUTOGRAD, self, indices, values, accumulate,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -8037,9 +8282,10 @@ def convolution(
     node.output_padding_ = output_padding
     node.groups_ = groups
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -8053,7 +8299,7 @@ def convolution(
                 output_padding, groups,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8094,9 +8340,10 @@ def convolution_backward(
     node.transposed_ = transposed
     node.output_padding_ = output_padding
     node.groups_ = groups
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.input_ = SavedVariable(input, is_output=False)
@@ -8112,7 +8359,7 @@ def convolution_backward(
                 dilation, transposed, output_padding, groups, output_mask,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -8127,16 +8374,17 @@ def constant_pad_nd(ks, self, pad, value):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.constant_pad_nd.routes[below](self, pad, value)
         else:
             result = ops.constant_pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, value)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8161,9 +8409,10 @@ def _pad_nd(ks, self, pad, mode):
     node.pad_ = pad
     node.mode_ = mode
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if (mode != 'circular'):
             node.self_ = SavedVariable(self, is_output=False)
@@ -8174,7 +8423,7 @@ def _pad_nd(ks, self, pad, mode):
         else:
             result = ops._pad_nd.redispatch(ks & BELOW_AUTOGRAD, self, pad, mode)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8200,9 +8449,10 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
     node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.pad_ = pad
     node.mode_ = mode
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._pad_nd_backward.routes[below](grad_output, input_sizes, pad, mode)
@@ -8211,7 +8461,7 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
                 ks & BELOW_AUTOGRAD, grad_output, input_sizes, pad, mode,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8240,9 +8490,10 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
     node.padding_ = padding
     node.dilation_ = dilation
     node.ceil_mode_ = ceil_mode
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -8254,7 +8505,7 @@ def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ce
                 ks & BELOW_AUTOGRAD, self, kernel_size, stride, padding, dilation, ceil_mode,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -8281,9 +8532,10 @@ def max_pool2d_with_indices_backward(
     node.stride_ = stride
     node.padding_ = padding
     node.dilation_ = dilation
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
         if trace_state.watch is None:
@@ -8296,7 +8548,7 @@ def max_pool2d_with_indices_backward(
                 ceil_mode, indices,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8329,9 +8581,10 @@ def avg_pool2d(
     node.ceil_mode_ = ceil_mode
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -8344,7 +8597,7 @@ def avg_pool2d(
                 count_include_pad, divisor_override,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8381,9 +8634,10 @@ def avg_pool2d_backward(
     node.ceil_mode_ = ceil_mode
     node.count_include_pad_ = count_include_pad
     node.divisor_override_ = divisor_override
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.avg_pool2d_backward.routes[below](
@@ -8396,7 +8650,7 @@ def avg_pool2d_backward(
                 count_include_pad, divisor_override,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8418,9 +8672,10 @@ def adaptive_avg_pool2d(ks, self, output_size):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -8428,7 +8683,7 @@ def adaptive_avg_pool2d(ks, self, output_size):
         else:
             result = ops.adaptive_avg_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8454,9 +8709,10 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
     node.grad_output_sizes = grad_output._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.adaptive_avg_pool2d_backward.routes[below](grad_output, self)
@@ -8465,7 +8721,7 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
                 ks & BELOW_AUTOGRAD, grad_output, self,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8487,9 +8743,10 @@ def adaptive_max_pool2d(ks, self, output_size):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -8497,7 +8754,7 @@ def adaptive_max_pool2d(ks, self, output_size):
         else:
             result = ops.adaptive_max_pool2d.redispatch(ks & BELOW_AUTOGRAD, self, output_size)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -8517,9 +8774,10 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
         input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
         if trace_state.watch is None:
@@ -8529,7 +8787,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
                 ks & BELOW_AUTOGRAD, grad_output, self, indices,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8557,9 +8815,10 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.upsample_nearest2d.routes[below](self, output_size, scales_h, scales_w)
@@ -8568,7 +8827,7 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
                 ks & BELOW_AUTOGRAD, self, output_size, scales_h, scales_w,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8595,9 +8854,10 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
     node.output_size_ = output_size
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.upsample_nearest2d_backward.routes[below](
@@ -8608,7 +8868,7 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
                 ks & BELOW_AUTOGRAD, grad_output, output_size, input_size, scales_h, scales_w,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8637,9 +8897,10 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.upsample_bilinear2d.routes[below](
@@ -8650,7 +8911,7 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
                 ks & BELOW_AUTOGRAD, self, output_size, align_corners, scales_h, scales_w,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8681,9 +8942,10 @@ def upsample_bilinear2d_backward(
     node.align_corners_ = align_corners
     node.scales_h_ = scales_h
     node.scales_w_ = scales_w
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.upsample_bilinear2d_backward.routes[below](
@@ -8695,7 +8957,7 @@ def upsample_bilinear2d_backward(
                 scales_w,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8724,9 +8986,10 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
     node.padding_ = padding
     node.stride_ = stride
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.im2col.routes[below](self, kernel_size, dilation, padding, stride)
@@ -8735,7 +8998,7 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
                 ks & BELOW_AUTOGRAD, self, kernel_size, dilation, padding, stride,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8763,9 +9026,10 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
     node.dilation_ = dilation
     node.padding_ = padding
     node.stride_ = stride
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.col2im.routes[below](
@@ -8776,7 +9040,7 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
                 ks & BELOW_AUTOGRAD, self, output_size, kernel_size, dilation, padding, stride,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8800,16 +9064,17 @@ def _softmax(ks, self, dim, half_to_float):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._softmax.routes[below](self, dim, half_to_float)
         else:
             result = ops._softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8834,16 +9099,17 @@ def _log_softmax(ks, self, dim, half_to_float):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._log_softmax.routes[below](self, dim, half_to_float)
         else:
             result = ops._log_softmax.redispatch(ks & BELOW_AUTOGRAD, self, dim, half_to_float)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8874,9 +9140,10 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
     node.dim_ = dim
     node.input_dtype_ = input_dtype
     node.probs_dtype = probs._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
@@ -8887,7 +9154,7 @@ def _softmax_backward_data(ks, grad_output, probs, dim, input_dtype):
                 ks & BELOW_AUTOGRAD, grad_output, probs, dim, input_dtype,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8918,9 +9185,10 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
     )
     node.dim_ = dim
     node.log_probs_dtype = log_probs._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.log_probs_ = SavedVariable(log_probs, is_output=False)
@@ -8933,7 +9201,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
                 ks & BELOW_AUTOGRAD, grad_output, log_probs, dim, input_dtype,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -8959,9 +9227,10 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -8975,7 +9244,7 @@ def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.total_weight_ = SavedVariable(result[1], is_output=True)
     return result
@@ -8998,9 +9267,10 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
     )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9014,7 +9284,7 @@ def nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_i
                 total_weight,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9040,9 +9310,10 @@ def mse_loss(ks, self, target, reduction):
         input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -9051,7 +9322,7 @@ def mse_loss(ks, self, target, reduction):
         else:
             result = ops.mse_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9078,9 +9349,10 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
     )
     node.reduction_ = reduction
     node.beta_ = beta
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -9091,7 +9363,7 @@ def smooth_l1_loss(ks, self, target, reduction, beta):
                 ks & BELOW_AUTOGRAD, self, target, reduction, beta,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9118,9 +9390,10 @@ def huber_loss(ks, self, target, reduction, delta):
     )
     node.reduction_ = reduction
     node.delta_ = delta
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -9129,7 +9402,7 @@ def huber_loss(ks, self, target, reduction, delta):
         else:
             result = ops.huber_loss.redispatch(ks & BELOW_AUTOGRAD, self, target, reduction, delta)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9157,9 +9430,10 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
         input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -9171,7 +9445,7 @@ def binary_cross_entropy(ks, self, target, weight, reduction):
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9199,9 +9473,10 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
         input_edge(target._impl) if target._impl.requires_grad else NO_EDGE,
     )
     node.reduction_ = reduction
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.target_ = SavedVariable(target, is_output=False)
@@ -9216,7 +9491,7 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
                 ks & BELOW_AUTOGRAD, self, target, weight, pos_weight, reduction,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9247,9 +9522,10 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
     node.training_ = training
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9265,7 +9541,7 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
                 momentum, eps,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -9288,9 +9564,10 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
     node._edges = tuple(collect_next_edges(input, weight, bias))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9302,7 +9579,7 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
                 ks & BELOW_AUTOGRAD, input, normalized_shape, weight, bias, eps,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -9329,9 +9606,10 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
     node.group_ = group
     node.eps_ = eps
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9342,7 +9620,7 @@ def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
                 ks & BELOW_AUTOGRAD, input, weight, bias, N, C, HxW, group, eps,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     node.result2_ = SavedVariable(result[2], is_output=True)
@@ -9364,9 +9642,10 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
     node._edges = tuple(collect_next_edges(input, weight))
     node.normalized_shape_ = normalized_shape
     node.eps_ = eps
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.input_ = SavedVariable(input, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9377,7 +9656,7 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
                 ks & BELOW_AUTOGRAD, input, normalized_shape, weight, eps,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -9403,9 +9682,10 @@ def native_layer_norm_backward(
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = tuple(collect_next_edges(grad_out, input, mean, rstd, weight, bias))
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.native_layer_norm_backward.routes[below](
@@ -9417,7 +9697,7 @@ def native_layer_norm_backward(
                 output_mask,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -9437,9 +9717,10 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = tuple(collect_next_edges(grad_out, input, rstd, weight))
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._fused_rms_norm_backward.routes[below](
@@ -9450,7 +9731,7 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
                 ks & BELOW_AUTOGRAD, grad_out, input, normalized_shape, rstd, weight, output_mask,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -9466,16 +9747,17 @@ def native_dropout(ks, input, p, train, generator):
     node._edges = (input_edge(input._impl) if input._impl.requires_grad else NO_EDGE,)
     node.p_ = p
     node.train_ = train
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.native_dropout.routes[below](input, p, train, generator)
         else:
             result = ops.native_dropout.redispatch(ks & BELOW_AUTOGRAD, input, p, train, generator)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, False))
     node.result1_ = SavedVariable(result[1], is_output=True)
     return result
@@ -9495,9 +9777,10 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
     node.weight_sizes = weight._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
         if trace_state.watch is None:
@@ -9509,7 +9792,7 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
                 ks & BELOW_AUTOGRAD, weight, indices, padding_idx, scale_grad_by_freq, sparse,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9537,9 +9820,10 @@ def embedding_dense_backward(
     node._edges = (input_edge(grad_output._impl) if grad_output._impl.requires_grad else NO_EDGE,)
     node.padding_idx_ = padding_idx
     node.scale_grad_by_freq_ = scale_grad_by_freq
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.indices_ = SavedVariable(indices, is_output=False)
         if trace_state.watch is None:
@@ -9552,7 +9836,7 @@ def embedding_dense_backward(
                 scale_grad_by_freq,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9579,9 +9863,10 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
     node.self_dtype = self._impl.dtype
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.target_ = SavedVariable(target, is_output=False)
         node.weight_ = SavedVariable(weight, is_output=False)
@@ -9594,7 +9879,7 @@ def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
                 ks & BELOW_AUTOGRAD, self, target, weight, reduction, ignore_index,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node, (True, True, False))
     node.probs_ = SavedVariable(result[1], is_output=True)
     node.total_weight_ = SavedVariable(result[2], is_output=True)
@@ -9620,9 +9905,10 @@ def _cross_entropy_backward(
     )
     node.reduction_ = reduction
     node.ignore_index_ = ignore_index
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.grad_output_ = SavedVariable(grad_output, is_output=False)
         node.probs_ = SavedVariable(probs, is_output=False)
@@ -9639,7 +9925,7 @@ def _cross_entropy_backward(
                 total_weight,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9670,16 +9956,17 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
         input_edge(c0._impl) if c0._impl.requires_grad else NO_EDGE,
         input_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._lstm_sequence.routes[below](gi, h0, c0, w_hh)
         else:
             result = ops._lstm_sequence.redispatch(ks & BELOW_AUTOGRAD, gi, h0, c0, w_hh)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -9712,9 +9999,10 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
         input_edge(w_hh._impl) if w_hh._impl.requires_grad else NO_EDGE,
         input_edge(workspace._impl) if workspace._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._lstm_sequence_backward.routes[below](
@@ -9725,7 +10013,7 @@ def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w
                 ks & BELOW_AUTOGRAD, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     set_history(result, node)
     return result
 
@@ -9751,9 +10039,10 @@ def _fused_adam_(
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = tuple(collect_next_edges(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._fused_adam_.routes[below](
@@ -9766,7 +10055,7 @@ def _fused_adam_(
                 beta2, weight_decay, eps, step, maximize, decoupled,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -9790,9 +10079,10 @@ def _fused_sgd_(
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = tuple(collect_next_edges(self, grad, momentum_buffer))
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops._fused_sgd_.routes[below](
@@ -9805,7 +10095,7 @@ def _fused_sgd_(
                 dampening, nesterov, maximize, first_step,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -9823,9 +10113,10 @@ def cdist(ks, x1, x2, p, compute_mode):
         input_edge(x2._impl) if x2._impl.requires_grad else NO_EDGE,
     )
     node.p_ = p
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.x1_ = SavedVariable(x1, is_output=False)
         node.x2_ = SavedVariable(x2, is_output=False)
@@ -9834,7 +10125,7 @@ def cdist(ks, x1, x2, p, compute_mode):
         else:
             result = ops.cdist.redispatch(ks & BELOW_AUTOGRAD, x1, x2, p, compute_mode)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9862,9 +10153,10 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     node.ord_ = ord
     node.dim_ = dim
     node.keepdim_ = keepdim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -9874,7 +10166,7 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
                 ks & BELOW_AUTOGRAD, self, ord, dim, keepdim, dtype,
             )
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -9899,16 +10191,17 @@ def unsqueeze_(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim_ = dim
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.unsqueeze_.routes[below](self, dim)
         else:
             result = ops.unsqueeze_.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -9924,16 +10217,17 @@ def squeeze_(ks, self):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.squeeze_.routes[below](self)
         else:
             result = ops.squeeze_.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -9949,16 +10243,17 @@ def squeeze__dim(ks, self, dim):
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.self_sizes = self._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.squeeze__dim.routes[below](self, dim)
         else:
             result = ops.squeeze__dim.redispatch(ks & BELOW_AUTOGRAD, self, dim)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -9975,16 +10270,17 @@ def transpose__int(ks, self, dim0, dim1):
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
     node.dim0_ = dim0
     node.dim1_ = dim1
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.transpose__int.routes[below](self, dim0, dim1)
         else:
             result = ops.transpose__int.redispatch(ks & BELOW_AUTOGRAD, self, dim0, dim1)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     rebase_history(self, node)
     return result
 
@@ -10003,9 +10299,10 @@ def logaddexp(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -10014,7 +10311,7 @@ def logaddexp(ks, self, other):
         else:
             result = ops.logaddexp.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -10041,9 +10338,10 @@ def logaddexp2(ks, self, other):
     )
     node.self_sizes = self._impl.sizes
     node.other_sizes = other._impl.sizes
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -10052,7 +10350,7 @@ def logaddexp2(ks, self, other):
         else:
             result = ops.logaddexp2.redispatch(ks & BELOW_AUTOGRAD, self, other)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -10074,9 +10372,10 @@ def sinc(ks, self):
     node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
     node._output_meta = ()
     node._edges = (input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,)
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         if trace_state.watch is None:
@@ -10084,7 +10383,7 @@ def sinc(ks, self):
         else:
             result = ops.sinc.redispatch(ks & BELOW_AUTOGRAD, self)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -10109,16 +10408,17 @@ def heaviside(ks, self, values):
         input_edge(self._impl) if self._impl.requires_grad else NO_EDGE,
         input_edge(values._impl) if values._impl.requires_grad else NO_EDGE,
     )
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         if trace_state.watch is None:
             result = ops.heaviside.routes[below](self, values)
         else:
             result = ops.heaviside.redispatch(ks & BELOW_AUTOGRAD, self, values)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):
@@ -10144,9 +10444,10 @@ def dist(ks, self, other, p):
         input_edge(other._impl) if other._impl.requires_grad else NO_EDGE,
     )
     node.p_ = p
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         node.self_ = SavedVariable(self, is_output=False)
         node.other_ = SavedVariable(other, is_output=False)
@@ -10155,7 +10456,7 @@ def dist(ks, self, other, p):
         else:
             result = ops.dist.redispatch(ks & BELOW_AUTOGRAD, self, other, p)
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     result_impl = getattr(result, "_impl", None)
     if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
             and result_impl.dtype.is_floating_point):

@@ -44,8 +44,8 @@ def add(input, other, *, alpha=1, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.add_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add_Tensor.routes[ks](input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -53,8 +53,8 @@ def add(input, other, *, alpha=1, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.add_Scalar, ks, (input, other, alpha))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add_Scalar.routes[ks](input, other, alpha)
     no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
 
@@ -77,15 +77,15 @@ def add_operator(input, other, *, alpha=1):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.add_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add_Tensor.routes[ks](input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add_Scalar.routes[ks](input, other, alpha)
     no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
 
@@ -107,8 +107,8 @@ def add_(self, other, *, alpha=1):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.add__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add__Tensor.routes[ks](self, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -116,8 +116,8 @@ def add_(self, other, *, alpha=1):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.add__Scalar, ks, (self, other, alpha))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.add__Scalar.routes[ks](self, other, alpha)
     no_overload('add_', (ops.add__Tensor, ops.add__Scalar), (self, other, alpha,), {})
 
@@ -143,8 +143,8 @@ def sub(input, other, *, alpha=1, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.sub_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub_Tensor.routes[ks](input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -152,8 +152,8 @@ def sub(input, other, *, alpha=1, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.sub_Scalar, ks, (input, other, alpha))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub_Scalar.routes[ks](input, other, alpha)
     no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
 
@@ -176,15 +176,15 @@ def sub_operator(input, other, *, alpha=1):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.sub_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub_Tensor.routes[ks](input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub_Scalar.routes[ks](input, other, alpha)
     no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
 
@@ -206,8 +206,8 @@ def sub_(self, other, *, alpha=1):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.sub__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub__Tensor.routes[ks](self, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -215,8 +215,8 @@ def sub_(self, other, *, alpha=1):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.sub__Scalar, ks, (self, other, alpha))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.sub__Scalar.routes[ks](self, other, alpha)
     no_overload('sub_', (ops.sub__Tensor, ops.sub__Scalar), (self, other, alpha,), {})
 
@@ -240,8 +240,8 @@ def mul(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.mul_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -249,8 +249,8 @@ def mul(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.mul_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul_Scalar.routes[ks](input, other)
     no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
 
@@ -271,15 +271,15 @@ def mul_operator(input, other):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.mul_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul_Scalar.routes[ks](input, other)
     no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
 
@@ -299,8 +299,8 @@ def mul_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.mul__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -308,8 +308,8 @@ def mul_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.mul__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.mul__Scalar.routes[ks](self, other)
     no_overload('mul_', (ops.mul__Tensor, ops.mul__Scalar), (self, other,), {})
 
@@ -329,8 +329,8 @@ def _run_div_Tensor(input, other):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div_Tensor.routes[ks](input, other)
 
 
@@ -346,8 +346,8 @@ def _run_div_Scalar(input, other):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div_Scalar.routes[ks](input, other)
 
 
@@ -366,8 +366,8 @@ def _run_div_Tensor_mode(input, other, rounding_mode):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div_Tensor_mode.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div_Tensor_mode.routes[ks](input, other, rounding_mode)
 
 
@@ -385,8 +385,8 @@ def _run_div_Scalar_mode(input, other, rounding_mode):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.div_Scalar_mode, ks, (input, other, rounding_mode))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div_Scalar_mode.routes[ks](input, other, rounding_mode)
 
 
@@ -434,8 +434,8 @@ def _run_div__Tensor(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div__Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div__Tensor.routes[ks](self, other)
 
 
@@ -451,8 +451,8 @@ def _run_div__Scalar(self, other):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div__Scalar.routes[ks](self, other)
 
 
@@ -471,8 +471,8 @@ def _run_div__Tensor_mode(self, other, rounding_mode):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.div__Tensor_mode.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div__Tensor_mode.routes[ks](self, other, rounding_mode)
 
 
@@ -490,8 +490,8 @@ def _run_div__Scalar_mode(self, other, rounding_mode):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.div__Scalar_mode, ks, (self, other, rounding_mode))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.div__Scalar_mode.routes[ks](self, other, rounding_mode)
 
 
@@ -537,8 +537,8 @@ def pow(input, exponent, *, out=None):
         if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
     if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
@@ -549,8 +549,8 @@ def pow(input, exponent, *, out=None):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
@@ -571,8 +571,8 @@ def pow_operator(input, exponent):
         if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
     if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
@@ -581,8 +581,8 @@ def pow_operator(input, exponent):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.pow_Tensor_Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
@@ -603,8 +603,8 @@ def maximum(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.maximum.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.maximum.routes[ks](input, other)
 
 
@@ -624,8 +624,8 @@ def minimum(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.minimum.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.minimum.routes[ks](input, other)
 
 
@@ -648,8 +648,8 @@ def xlogy(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.xlogy_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.xlogy_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
@@ -657,8 +657,8 @@ def xlogy(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.xlogy_Scalar_Other, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.xlogy_Scalar_Other.routes[ks](input, other)
     no_overload('xlogy', (ops.xlogy_Tensor, ops.xlogy_Scalar_Other), (input, other,), {})
 
@@ -682,8 +682,8 @@ def xlog1py(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.xlog1py_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.xlog1py_Tensor.routes[ks](input, other)
 
 
@@ -702,8 +702,8 @@ def _run_where_self(condition, input, other):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.where_self.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.where_self.routes[ks](condition, input, other)
 
 
@@ -719,8 +719,8 @@ def _run_where_ScalarOther(condition, input, other):
     ks = condition._impl.keys | input._impl.keys
     if observers.active:
         return observed(ops.where_ScalarOther, ks, (condition, input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.where_ScalarOther.routes[ks](condition, input, other)
 
 
@@ -736,8 +736,8 @@ def _run_where_ScalarSelf(condition, input, other):
     ks = condition._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.where_ScalarSelf, ks, (condition, input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.where_ScalarSelf.routes[ks](condition, input, other)
 
 
@@ -751,8 +751,8 @@ def _run_where(condition):
     ks = condition._impl.keys
     if observers.active:
         return observed(ops.where, ks, (condition,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.where.routes[ks](condition)
 
 
@@ -794,8 +794,8 @@ def eq(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.eq_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.eq_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -803,8 +803,8 @@ def eq(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.eq_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.eq_Scalar.routes[ks](input, other)
     no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
 
@@ -822,15 +822,15 @@ def eq_operator(input, other):
         bad_arg('eq', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # eq.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.eq_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.eq_Scalar.routes[ks](input, other)
     no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
 
@@ -849,8 +849,8 @@ def ne(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ne_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ne_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -858,8 +858,8 @@ def ne(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ne_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ne_Scalar.routes[ks](input, other)
     no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
 
@@ -877,15 +877,15 @@ def ne_operator(input, other):
         bad_arg('ne', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ne.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ne_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ne_Scalar.routes[ks](input, other)
     no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
 
@@ -904,8 +904,8 @@ def lt(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.lt_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lt_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -913,8 +913,8 @@ def lt(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.lt_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lt_Scalar.routes[ks](input, other)
     no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
 
@@ -932,15 +932,15 @@ def lt_operator(input, other):
         bad_arg('lt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # lt.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lt_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lt_Scalar.routes[ks](input, other)
     no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
 
@@ -959,8 +959,8 @@ def le(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.le_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.le_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -968,8 +968,8 @@ def le(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.le_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.le_Scalar.routes[ks](input, other)
     no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
 
@@ -987,15 +987,15 @@ def le_operator(input, other):
         bad_arg('le', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # le.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.le_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.le_Scalar.routes[ks](input, other)
     no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
 
@@ -1014,8 +1014,8 @@ def gt(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.gt_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.gt_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -1023,8 +1023,8 @@ def gt(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.gt_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.gt_Scalar.routes[ks](input, other)
     no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
 
@@ -1042,15 +1042,15 @@ def gt_operator(input, other):
         bad_arg('gt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # gt.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.gt_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.gt_Scalar.routes[ks](input, other)
     no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
 
@@ -1069,8 +1069,8 @@ def ge(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.ge_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ge_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -1078,8 +1078,8 @@ def ge(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.ge_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ge_Scalar.routes[ks](input, other)
     no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
 
@@ -1097,15 +1097,15 @@ def ge_operator(input, other):
         bad_arg('ge', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ge.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ge_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.ge_Scalar.routes[ks](input, other)
     no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
 
@@ -1124,8 +1124,8 @@ def neg(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.neg.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.neg.routes[ks](input)
 
 
@@ -1143,8 +1143,8 @@ def abs(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.abs.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.abs.routes[ks](input)
 
 
@@ -1162,8 +1162,8 @@ def sign(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sign.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sign.routes[ks](input)
 
 
@@ -1181,8 +1181,8 @@ def exp(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.exp.routes[ks](input)
 
 
@@ -1200,8 +1200,8 @@ def log(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log.routes[ks](input)
 
 
@@ -1219,8 +1219,8 @@ def sqrt(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sqrt.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sqrt.routes[ks](input)
 
 
@@ -1238,8 +1238,8 @@ def sin(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sin.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sin.routes[ks](input)
 
 
@@ -1257,8 +1257,8 @@ def cos(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cos.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cos.routes[ks](input)
 
 
@@ -1276,8 +1276,8 @@ def tanh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tanh.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tanh.routes[ks](input)
 
 
@@ -1298,8 +1298,8 @@ def sigmoid(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sigmoid.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sigmoid.routes[ks](input)
 
 
@@ -1317,8 +1317,8 @@ def relu(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.relu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.relu.routes[ks](input)
 
 
@@ -1334,8 +1334,8 @@ def relu_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.relu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.relu_.routes[ks](input)
 
 
@@ -1356,8 +1356,8 @@ def _run_sum(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sum.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sum.routes[ks](input, dtype)
 
 
@@ -1383,8 +1383,8 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sum_dim_IntList.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sum_dim_IntList.routes[ks](input, dim, keepdim, dtype)
 
 
@@ -1425,8 +1425,8 @@ def _run_mean(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mean.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mean.routes[ks](input, dtype)
 
 
@@ -1452,8 +1452,8 @@ def _run_mean_dim(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mean_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mean_dim.routes[ks](input, dim, keepdim, dtype)
 
 
@@ -1493,8 +1493,8 @@ def _run_max(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.max.routes[ks](input)
 
 
@@ -1515,8 +1515,8 @@ def _run_max_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_max_dim(*ops.max_dim.routes[ks](input, dim, keepdim))
 
 
@@ -1530,8 +1530,8 @@ def _run_max_other(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.max_other, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.max_other.routes[ks](input, other)
 
 
@@ -1574,8 +1574,8 @@ def _run_min(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.min.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.min.routes[ks](input)
 
 
@@ -1596,8 +1596,8 @@ def _run_min_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.min_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_min_dim(*ops.min_dim.routes[ks](input, dim, keepdim))
 
 
@@ -1611,8 +1611,8 @@ def _run_min_other(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.min_other, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.min_other.routes[ks](input, other)
 
 
@@ -1659,8 +1659,8 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argmax, ks, (input, dim, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.argmax.routes[ks](input, dim, keepdim)
 
 
@@ -1685,8 +1685,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argmin, ks, (input, dim, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.argmin.routes[ks](input, dim, keepdim)
 
 
@@ -1706,8 +1706,8 @@ def matmul(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.matmul, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.matmul.routes[ks](input, other)
 
 
@@ -1725,8 +1725,8 @@ def matmul_operator(input, other):
     if not isinstance(other, Tensor):
         bad_arg('matmul', 'other', 'Tensor', other)
     ks = input._impl.keys | other._impl.keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.matmul.routes[ks](input, other)
 
 
@@ -1746,8 +1746,8 @@ def mm(input, mat2, *, out=None):
     if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mm.routes[ks](input, mat2)
 
 
@@ -1767,8 +1767,8 @@ def bmm(input, mat2, *, out=None):
     if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bmm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bmm.routes[ks](input, mat2)
 
 
@@ -1788,8 +1788,8 @@ def copy_(self, src, non_blocking=False):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.copy_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.copy_.routes[ks](self, src, non_blocking)
 
 
@@ -1812,15 +1812,15 @@ def fill_(input, value):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fill__Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fill__Scalar.routes[ks](input, value)
     if isinstance(value, Tensor):  # fill_.Tensor
         ks = input._impl.keys | value._impl.keys
         if observers.active:
             return observed(ops.fill__Tensor, ks, (input, value))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fill__Tensor.routes[ks](input, value)
     no_overload('fill_', (ops.fill__Scalar, ops.fill__Tensor), (input, value,), {})
 
@@ -1834,8 +1834,8 @@ def zero_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.zero_, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.zero_.routes[ks](input)
 
 
@@ -1853,8 +1853,8 @@ def clone(input, *, memory_format=None, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clone.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clone.routes[ks](input, memory_format)
 
 
@@ -1884,8 +1884,8 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._to_copy.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._to_copy.routes[ks](input, dtype, device, non_blocking)
 
 
@@ -1907,8 +1907,8 @@ def _run_to_dtype(self, dtype, non_blocking, copy):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.to_dtype, ks, (self, dtype, non_blocking, copy))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.to_dtype.routes[ks](self, dtype, non_blocking, copy)
 
 
@@ -1934,8 +1934,8 @@ def _run_to_device(self, device, dtype, non_blocking, copy):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.to_device, ks, (self, device, dtype, non_blocking, copy))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.to_device.routes[ks](self, device, dtype, non_blocking, copy)
 
 
@@ -1956,8 +1956,8 @@ def _run_to_other(self, other, non_blocking, copy):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.to_other, ks, (self, other, non_blocking, copy))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.to_other.routes[ks](self, other, non_blocking, copy)
 
 
@@ -1988,8 +1988,8 @@ def _run_to_memory_format(self, memory_format, dtype, device, non_blocking, copy
         return observed(
             ops.to_memory_format, ks, (self, memory_format, dtype, device, non_blocking, copy),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.to_memory_format.routes[ks](self, memory_format, dtype, device, non_blocking, copy)
 
 
@@ -2028,8 +2028,8 @@ def float(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.float, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.float.routes[ks](self)
 
 
@@ -2042,8 +2042,8 @@ def double(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.double, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.double.routes[ks](self)
 
 
@@ -2056,8 +2056,8 @@ def long(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.long, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.long.routes[ks](self)
 
 
@@ -2070,8 +2070,8 @@ def int(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.int, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.int.routes[ks](self)
 
 
@@ -2084,8 +2084,8 @@ def bool(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bool, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bool.routes[ks](self)
 
 
@@ -2098,8 +2098,8 @@ def half(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.half, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.half.routes[ks](self)
 
 
@@ -2112,8 +2112,8 @@ def bfloat16(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bfloat16, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bfloat16.routes[ks](self)
 
 
@@ -2134,8 +2134,8 @@ def view(self, *size, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.view.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.view.routes[ks](self, size)
 
 
@@ -2150,8 +2150,8 @@ def view_as(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.view_as, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.view_as.routes[ks](self, other)
 
 
@@ -2172,8 +2172,8 @@ def reshape(input, *shape, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.reshape, ks, (input, shape))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.reshape.routes[ks](input, shape)
 
 
@@ -2200,8 +2200,8 @@ def _unsafe_view(input, *size, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._unsafe_view.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._unsafe_view.routes[ks](input, size)
 
 
@@ -2222,8 +2222,8 @@ def as_strided(input, size, stride, storage_offset=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.as_strided.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.as_strided.routes[ks](input, size, stride, storage_offset)
 
 
@@ -2243,8 +2243,8 @@ def transpose(input, dim0, dim1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.transpose_int.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.transpose_int.routes[ks](input, dim0, dim1)
 
 
@@ -2257,8 +2257,8 @@ def t(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.t, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.t.routes[ks](input)
 
 
@@ -2279,8 +2279,8 @@ def permute(input, *dims, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.permute.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.permute.routes[ks](input, dims)
 
 
@@ -2303,8 +2303,8 @@ def expand(self, *size, implicit=False, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expand.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.expand.routes[ks](self, size, implicit)
 
 
@@ -2319,8 +2319,8 @@ def expand_as(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.expand_as, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.expand_as.routes[ks](self, other)
 
 
@@ -2339,8 +2339,8 @@ def _run_squeeze(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.squeeze.routes[ks](input)
 
 
@@ -2359,8 +2359,8 @@ def _run_squeeze_dim(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.squeeze_dim.routes[ks](input, dim)
 
 
@@ -2397,8 +2397,8 @@ def _run_unsqueeze(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unsqueeze.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unsqueeze.routes[ks](input, dim)
 
 
@@ -2429,8 +2429,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.flatten_using_ints, ks, (input, start_dim, end_dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.flatten_using_ints.routes[ks](input, start_dim, end_dim)
 
 
@@ -2452,8 +2452,8 @@ def _run_narrow(input, dim, start, length):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.narrow, ks, (input, dim, start, length))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.narrow.routes[ks](input, dim, start, length)
 
 
@@ -2490,8 +2490,8 @@ def _run_select_int(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.select_int.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.select_int.routes[ks](input, dim, index)
 
 
@@ -2537,8 +2537,8 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.slice_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.slice_Tensor.routes[ks](input, dim, start, end, step)
 
 
@@ -2556,8 +2556,8 @@ def unbind(input, dim=0, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unbind_int, ks, (input, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unbind_int.routes[ks](input, dim)
 
 
@@ -2570,8 +2570,8 @@ def contiguous(self, *, memory_format=None):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.contiguous, ks, (self, memory_format))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.contiguous.routes[ks](self, memory_format)
 
 
@@ -2584,8 +2584,8 @@ def detach(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.detach, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.detach.routes[ks](input)
 
 
@@ -2598,8 +2598,8 @@ def detach_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.detach_, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.detach_.routes[ks](input)
 
 
@@ -2620,8 +2620,8 @@ def reciprocal(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.reciprocal.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.reciprocal.routes[ks](input)
 
 
@@ -2637,8 +2637,8 @@ def reciprocal_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.reciprocal_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.reciprocal_.routes[ks](input)
 
 
@@ -2659,8 +2659,8 @@ def rsqrt(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.rsqrt.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.rsqrt.routes[ks](input)
 
 
@@ -2676,8 +2676,8 @@ def rsqrt_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.rsqrt_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.rsqrt_.routes[ks](input)
 
 
@@ -2698,8 +2698,8 @@ def exp2(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp2.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.exp2.routes[ks](input)
 
 
@@ -2715,8 +2715,8 @@ def exp2_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp2_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.exp2_.routes[ks](input)
 
 
@@ -2737,8 +2737,8 @@ def expm1(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expm1.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.expm1.routes[ks](input)
 
 
@@ -2754,8 +2754,8 @@ def expm1_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.expm1_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.expm1_.routes[ks](input)
 
 
@@ -2773,8 +2773,8 @@ def log2(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log2.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log2.routes[ks](input)
 
 
@@ -2790,8 +2790,8 @@ def log2_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log2_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log2_.routes[ks](input)
 
 
@@ -2809,8 +2809,8 @@ def log10(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log10.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log10.routes[ks](input)
 
 
@@ -2826,8 +2826,8 @@ def log10_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log10_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log10_.routes[ks](input)
 
 
@@ -2848,8 +2848,8 @@ def log1p(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log1p.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log1p.routes[ks](input)
 
 
@@ -2865,8 +2865,8 @@ def log1p_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log1p_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log1p_.routes[ks](input)
 
 
@@ -2884,8 +2884,8 @@ def tan(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tan.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tan.routes[ks](input)
 
 
@@ -2901,8 +2901,8 @@ def tan_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tan_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tan_.routes[ks](input)
 
 
@@ -2920,8 +2920,8 @@ def asin(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.asin.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.asin.routes[ks](input)
 
 
@@ -2937,8 +2937,8 @@ def asin_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.asin_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.asin_.routes[ks](input)
 
 
@@ -2956,8 +2956,8 @@ def acos(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.acos.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.acos.routes[ks](input)
 
 
@@ -2973,8 +2973,8 @@ def acos_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.acos_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.acos_.routes[ks](input)
 
 
@@ -2992,8 +2992,8 @@ def atan(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atan.routes[ks](input)
 
 
@@ -3009,8 +3009,8 @@ def atan_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atan_.routes[ks](input)
 
 
@@ -3028,8 +3028,8 @@ def sinh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinh.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sinh.routes[ks](input)
 
 
@@ -3045,8 +3045,8 @@ def sinh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinh_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sinh_.routes[ks](input)
 
 
@@ -3064,8 +3064,8 @@ def cosh(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cosh.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cosh.routes[ks](input)
 
 
@@ -3081,8 +3081,8 @@ def cosh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cosh_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cosh_.routes[ks](input)
 
 
@@ -3103,8 +3103,8 @@ def erf(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erf.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.erf.routes[ks](input)
 
 
@@ -3120,8 +3120,8 @@ def erf_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erf_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.erf_.routes[ks](input)
 
 
@@ -3142,8 +3142,8 @@ def erfc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erfc.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.erfc.routes[ks](input)
 
 
@@ -3159,8 +3159,8 @@ def erfc_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.erfc_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.erfc_.routes[ks](input)
 
 
@@ -3183,8 +3183,8 @@ def logit(input, eps=None, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logit.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logit.routes[ks](input, eps)
 
 
@@ -3202,8 +3202,8 @@ def logit_(input, eps=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logit_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logit_.routes[ks](input, eps)
 
 
@@ -3221,8 +3221,8 @@ def floor(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.floor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.floor.routes[ks](input)
 
 
@@ -3238,8 +3238,8 @@ def floor_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.floor_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.floor_.routes[ks](input)
 
 
@@ -3257,8 +3257,8 @@ def ceil(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.ceil.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.ceil.routes[ks](input)
 
 
@@ -3274,8 +3274,8 @@ def ceil_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.ceil_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.ceil_.routes[ks](input)
 
 
@@ -3293,8 +3293,8 @@ def trunc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.trunc.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.trunc.routes[ks](input)
 
 
@@ -3310,8 +3310,8 @@ def trunc_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.trunc_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.trunc_.routes[ks](input)
 
 
@@ -3330,8 +3330,8 @@ def _run_round(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.round.routes[ks](input)
 
 
@@ -3350,8 +3350,8 @@ def _run_round_decimals(input, decimals):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round_decimals.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.round_decimals.routes[ks](input, decimals)
 
 
@@ -3390,8 +3390,8 @@ def _run_round_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.round_.routes[ks](input)
 
 
@@ -3410,8 +3410,8 @@ def _run_round__decimals(input, decimals):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.round__decimals.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.round__decimals.routes[ks](input, decimals)
 
 
@@ -3448,8 +3448,8 @@ def frac(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.frac.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.frac.routes[ks](input)
 
 
@@ -3465,8 +3465,8 @@ def frac_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.frac_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.frac_.routes[ks](input)
 
 
@@ -3486,8 +3486,8 @@ def true_divide(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.true_divide_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # true_divide.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3495,8 +3495,8 @@ def true_divide(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.true_divide_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.true_divide_Scalar.routes[ks](input, other)
     no_overload(
         'true_divide', (ops.true_divide_Tensor, ops.true_divide_Scalar), (input, other,), {},
@@ -3522,8 +3522,8 @@ def floor_divide(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.floor_divide.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3531,8 +3531,8 @@ def floor_divide(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.floor_divide_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide_Scalar.routes[ks](input, other)
     no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
 
@@ -3553,15 +3553,15 @@ def floor_divide_operator(input, other):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.floor_divide.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide_Scalar.routes[ks](input, other)
     no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
 
@@ -3581,8 +3581,8 @@ def floor_divide_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.floor_divide__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3590,8 +3590,8 @@ def floor_divide_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.floor_divide__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.floor_divide__Scalar.routes[ks](self, other)
     no_overload(
         'floor_divide_', (ops.floor_divide__Tensor, ops.floor_divide__Scalar), (self, other,), {},
@@ -3616,8 +3616,8 @@ def remainder(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Tensor.routes[ks](input, other)
     if isinstance(
         input, Tensor,
@@ -3627,8 +3627,8 @@ def remainder(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.remainder_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Scalar.routes[ks](input, other)
     if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
         other, Tensor,
@@ -3641,8 +3641,8 @@ def remainder(input, other, *, out=None):
         if not (other._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Scalar_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Scalar_Tensor.routes[ks](input, other)
     no_overload(
         'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
@@ -3664,8 +3664,8 @@ def remainder_operator(input, other):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Tensor.routes[ks](input, other)
     if isinstance(
         input, Tensor,
@@ -3673,8 +3673,8 @@ def remainder_operator(input, other):
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Scalar.routes[ks](input, other)
     if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
         other, Tensor,
@@ -3685,8 +3685,8 @@ def remainder_operator(input, other):
         if not (other._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder_Scalar_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder_Scalar_Tensor.routes[ks](input, other)
     no_overload(
         'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
@@ -3709,8 +3709,8 @@ def remainder_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.remainder__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3718,8 +3718,8 @@ def remainder_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.remainder__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.remainder__Scalar.routes[ks](self, other)
     no_overload('remainder_', (ops.remainder__Tensor, ops.remainder__Scalar), (self, other,), {})
 
@@ -3743,8 +3743,8 @@ def fmod(input, other, *, out=None):
         if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fmod_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fmod_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3752,8 +3752,8 @@ def fmod(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.fmod_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fmod_Scalar.routes[ks](input, other)
     no_overload('fmod', (ops.fmod_Tensor, ops.fmod_Scalar), (input, other,), {})
 
@@ -3773,8 +3773,8 @@ def fmod_(self, other):
         if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.fmod__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fmod__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -3782,8 +3782,8 @@ def fmod_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.fmod__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.fmod__Scalar.routes[ks](self, other)
     no_overload('fmod_', (ops.fmod__Tensor, ops.fmod__Scalar), (self, other,), {})
 
@@ -3807,8 +3807,8 @@ def atan2(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan2.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atan2.routes[ks](input, other)
 
 
@@ -3826,8 +3826,8 @@ def atan2_(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.atan2_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atan2_.routes[ks](self, other)
 
 
@@ -3850,8 +3850,8 @@ def hypot(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hypot.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hypot.routes[ks](input, other)
 
 
@@ -3869,8 +3869,8 @@ def hypot_(self, other):
     if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hypot_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hypot_.routes[ks](self, other)
 
 
@@ -3895,8 +3895,8 @@ def _run_clamp(input, min, max):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clamp.routes[ks](input, min, max)
 
 
@@ -3918,8 +3918,8 @@ def _run_clamp_Tensor(input, min, max):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clamp_Tensor.routes[ks](input, min, max)
 
 
@@ -3964,8 +3964,8 @@ def _run_clamp_(input, min, max):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clamp_.routes[ks](input, min, max)
 
 
@@ -3987,8 +3987,8 @@ def _run_clamp__Tensor(input, min, max):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.clamp__Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clamp__Tensor.routes[ks](input, min, max)
 
 
@@ -4024,8 +4024,8 @@ def _run_clip(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clip, ks, (input, min, max))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clip.routes[ks](input, min, max)
 
 
@@ -4041,8 +4041,8 @@ def _run_clip_Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip_Tensor, ks, (input, min, max))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clip_Tensor.routes[ks](input, min, max)
 
 
@@ -4084,8 +4084,8 @@ def _run_clip_(input, min, max):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.clip_, ks, (input, min, max))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clip_.routes[ks](input, min, max)
 
 
@@ -4101,8 +4101,8 @@ def _run_clip__Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
     if observers.active:
         return observed(ops.clip__Tensor, ks, (input, min, max))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.clip__Tensor.routes[ks](input, min, max)
 
 
@@ -4143,8 +4143,8 @@ def lerp(input, end, weight, *, out=None):
         if not ((input._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp_Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lerp_Scalar.routes[ks](input, end, weight)
     if isinstance(weight, Tensor):  # lerp.Tensor
         ks = input._impl.keys | end._impl.keys | weight._impl.keys
@@ -4156,8 +4156,8 @@ def lerp(input, end, weight, *, out=None):
                 and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lerp_Tensor.routes[ks](input, end, weight)
     no_overload('lerp', (ops.lerp_Scalar, ops.lerp_Tensor), (input, end, weight,), {})
 
@@ -4181,8 +4181,8 @@ def lerp_(self, end, weight):
         if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp__Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lerp__Scalar.routes[ks](self, end, weight)
     if isinstance(weight, Tensor):  # lerp_.Tensor
         ks = self._impl.keys | end._impl.keys | weight._impl.keys
@@ -4194,8 +4194,8 @@ def lerp_(self, end, weight):
                 and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.lerp__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.lerp__Tensor.routes[ks](self, end, weight)
     no_overload('lerp_', (ops.lerp__Scalar, ops.lerp__Tensor), (self, end, weight,), {})
 
@@ -4226,8 +4226,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcmul.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addcmul.routes[ks](input, tensor1, tensor2, value)
 
 
@@ -4252,8 +4252,8 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcmul_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addcmul_.routes[ks](self, tensor1, tensor2, value)
 
 
@@ -4283,8 +4283,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcdiv.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addcdiv.routes[ks](input, tensor1, tensor2, value)
 
 
@@ -4309,8 +4309,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addcdiv_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addcdiv_.routes[ks](self, tensor1, tensor2, value)
 
 
@@ -4337,8 +4337,8 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nan_to_num.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nan_to_num.routes[ks](input, nan, posinf, neginf)
 
 
@@ -4362,8 +4362,8 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nan_to_num_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nan_to_num_.routes[ks](input, nan, posinf, neginf)
 
 
@@ -4379,8 +4379,8 @@ def exp_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exp_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.exp_.routes[ks](input)
 
 
@@ -4396,8 +4396,8 @@ def log_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.log_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log_.routes[ks](input)
 
 
@@ -4413,8 +4413,8 @@ def sqrt_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sqrt_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sqrt_.routes[ks](input)
 
 
@@ -4430,8 +4430,8 @@ def sin_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sin_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sin_.routes[ks](input)
 
 
@@ -4447,8 +4447,8 @@ def cos_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cos_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cos_.routes[ks](input)
 
 
@@ -4464,8 +4464,8 @@ def tanh_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tanh_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tanh_.routes[ks](input)
 
 
@@ -4481,8 +4481,8 @@ def sigmoid_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sigmoid_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sigmoid_.routes[ks](input)
 
 
@@ -4498,8 +4498,8 @@ def neg_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.neg_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.neg_.routes[ks](input)
 
 
@@ -4515,8 +4515,8 @@ def abs_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.abs_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.abs_.routes[ks](input)
 
 
@@ -4534,8 +4534,8 @@ def isnan(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isnan, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isnan.routes[ks](input)
 
 
@@ -4553,8 +4553,8 @@ def isinf(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isinf, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isinf.routes[ks](input)
 
 
@@ -4572,8 +4572,8 @@ def isfinite(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.isfinite, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isfinite.routes[ks](input)
 
 
@@ -4600,8 +4600,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.isclose, ks, (input, other, rtol, atol, equal_nan))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isclose.routes[ks](input, other, rtol, atol, equal_nan)
 
 
@@ -4626,8 +4626,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.allclose, ks, (input, other, rtol, atol, equal_nan))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.allclose.routes[ks](input, other, rtol, atol, equal_nan)
 
 
@@ -4645,8 +4645,8 @@ def equal(input, other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.equal, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.equal.routes[ks](input, other)
 
 
@@ -4661,8 +4661,8 @@ def logical_not(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.logical_not, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_not.routes[ks](input)
 
 
@@ -4679,8 +4679,8 @@ def logical_and(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_and.routes[ks](input, other)
 
 
@@ -4697,8 +4697,8 @@ def logical_or(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_or.routes[ks](input, other)
 
 
@@ -4715,8 +4715,8 @@ def logical_xor(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_xor.routes[ks](input, other)
 
 
@@ -4731,8 +4731,8 @@ def bitwise_not(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.bitwise_not, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bitwise_not.routes[ks](input)
 
 
@@ -4745,8 +4745,8 @@ def bitwise_not_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.bitwise_not_, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bitwise_not_.routes[ks](self)
 
 
@@ -4764,8 +4764,8 @@ def bitwise_and(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -4773,8 +4773,8 @@ def bitwise_and(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_and_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
@@ -4794,15 +4794,15 @@ def bitwise_and_operator(input, other):
         bad_arg('bitwise_and', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_and.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
@@ -4821,8 +4821,8 @@ def bitwise_and_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Tensor, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -4830,8 +4830,8 @@ def bitwise_and_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_and__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_and__Scalar.routes[ks](self, other)
     no_overload(
         'bitwise_and_', (ops.bitwise_and__Tensor, ops.bitwise_and__Scalar), (self, other,), {},
@@ -4852,8 +4852,8 @@ def bitwise_or(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -4861,8 +4861,8 @@ def bitwise_or(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_or_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or_Scalar.routes[ks](input, other)
     no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
 
@@ -4880,15 +4880,15 @@ def bitwise_or_operator(input, other):
         bad_arg('bitwise_or', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_or.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or_Scalar.routes[ks](input, other)
     no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
 
@@ -4905,8 +4905,8 @@ def bitwise_or_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Tensor, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -4914,8 +4914,8 @@ def bitwise_or_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_or__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_or__Scalar.routes[ks](self, other)
     no_overload('bitwise_or_', (ops.bitwise_or__Tensor, ops.bitwise_or__Scalar), (self, other,), {})
 
@@ -4934,8 +4934,8 @@ def bitwise_xor(input, other, *, out=None):
         ks = input._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Tensor, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -4943,8 +4943,8 @@ def bitwise_xor(input, other, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor_Scalar, ks, (input, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
@@ -4964,15 +4964,15 @@ def bitwise_xor_operator(input, other):
         bad_arg('bitwise_xor', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_xor.Tensor
         ks = input._impl.keys | other._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor_Tensor.routes[ks](input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
         ks = input._impl.keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor_Scalar.routes[ks](input, other)
     no_overload(
         'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
@@ -4991,8 +4991,8 @@ def bitwise_xor_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Tensor, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -5000,8 +5000,8 @@ def bitwise_xor_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.bitwise_xor__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bitwise_xor__Scalar.routes[ks](self, other)
     no_overload(
         'bitwise_xor_', (ops.bitwise_xor__Tensor, ops.bitwise_xor__Scalar), (self, other,), {},
@@ -5022,8 +5022,8 @@ def relu6(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.relu6, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.relu6.routes[ks](input)
 
 
@@ -5046,8 +5046,8 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.leaky_relu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.leaky_relu.routes[ks](input, negative_slope)
 
 
@@ -5065,8 +5065,8 @@ def leaky_relu_(input, negative_slope=0.01):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.leaky_relu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.leaky_relu_.routes[ks](input, negative_slope)
 
 
@@ -5093,8 +5093,8 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.elu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.elu.routes[ks](input, alpha, scale, input_scale)
 
 
@@ -5116,8 +5116,8 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.elu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.elu_.routes[ks](input, alpha, scale, input_scale)
 
 
@@ -5135,8 +5135,8 @@ def selu(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.selu, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.selu.routes[ks](input)
 
 
@@ -5149,8 +5149,8 @@ def selu_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.selu_, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.selu_.routes[ks](input)
 
 
@@ -5170,8 +5170,8 @@ def celu(input, alpha=1.0, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.celu, ks, (input, alpha))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.celu.routes[ks](input, alpha)
 
 
@@ -5186,8 +5186,8 @@ def celu_(input, alpha=1.0):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.celu_, ks, (input, alpha))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.celu_.routes[ks](input, alpha)
 
 
@@ -5210,8 +5210,8 @@ def gelu(input, *, approximate='none', out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.gelu.routes[ks](input, approximate)
 
 
@@ -5229,8 +5229,8 @@ def gelu_(input, *, approximate='none'):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.gelu_.routes[ks](input, approximate)
 
 
@@ -5251,8 +5251,8 @@ def silu(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.silu.routes[ks](input)
 
 
@@ -5268,8 +5268,8 @@ def silu_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.silu_.routes[ks](input)
 
 
@@ -5298,8 +5298,8 @@ def gelu_backward(grad_output, input, *, approximate='none', out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gelu_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.gelu_backward.routes[ks](grad_output, input, approximate)
 
 
@@ -5324,8 +5324,8 @@ def silu_backward(grad_output, input, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.silu_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.silu_backward.routes[ks](grad_output, input)
 
 
@@ -5346,8 +5346,8 @@ def mish(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mish.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mish.routes[ks](input)
 
 
@@ -5363,8 +5363,8 @@ def mish_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mish_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mish_.routes[ks](input)
 
 
@@ -5389,8 +5389,8 @@ def softplus(input, beta=1, threshold=20, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.softplus.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.softplus.routes[ks](input, beta, threshold)
 
 
@@ -5408,8 +5408,8 @@ def softsign(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.softsign, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.softsign.routes[ks](input)
 
 
@@ -5434,8 +5434,8 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardtanh.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardtanh.routes[ks](input, min_val, max_val)
 
 
@@ -5455,8 +5455,8 @@ def hardtanh_(input, min_val=-1, max_val=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardtanh_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardtanh_.routes[ks](input, min_val, max_val)
 
 
@@ -5477,8 +5477,8 @@ def hardsigmoid(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardsigmoid.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardsigmoid.routes[ks](input)
 
 
@@ -5494,8 +5494,8 @@ def hardsigmoid_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardsigmoid_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardsigmoid_.routes[ks](input)
 
 
@@ -5516,8 +5516,8 @@ def hardswish(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardswish.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardswish.routes[ks](input)
 
 
@@ -5533,8 +5533,8 @@ def hardswish_(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.hardswish_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hardswish_.routes[ks](input)
 
 
@@ -5559,8 +5559,8 @@ def threshold(input, threshold, value, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.threshold.routes[ks](input, threshold, value)
 
 
@@ -5589,8 +5589,8 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.threshold_backward.routes[ks](grad_output, input, threshold)
 
 
@@ -5610,8 +5610,8 @@ def threshold_(input, threshold, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.threshold_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.threshold_.routes[ks](input, threshold, value)
 
 
@@ -5634,8 +5634,8 @@ def glu(input, dim=-1, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.glu, ks, (input, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.glu.routes[ks](input, dim)
 
 
@@ -5658,8 +5658,8 @@ def prelu(input, weight, *, out=None):
     if not ((input._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prelu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.prelu.routes[ks](input, weight)
 
 
@@ -5683,8 +5683,8 @@ def normal_(self, mean=0, std=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.normal_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.normal_.routes[ks](self, mean, std, generator)
 
 
@@ -5708,8 +5708,8 @@ def uniform_(self, from_=0, to=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.uniform_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.uniform_.routes[ks](self, from_, to, generator)
 
 
@@ -5730,8 +5730,8 @@ def exponential_(self, lambd=1, *, generator=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.exponential_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.exponential_.routes[ks](self, lambd, generator)
 
 
@@ -5750,8 +5750,8 @@ def _run_bernoulli(input, generator):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bernoulli.routes[ks](input, generator)
 
 
@@ -5770,8 +5770,8 @@ def _run_bernoulli_p(input, p, generator):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli_p.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bernoulli_p.routes[ks](input, p, generator)
 
 
@@ -5812,8 +5812,8 @@ def _run_bernoulli__float(self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli__float.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bernoulli__float.routes[ks](self, p, generator)
 
 
@@ -5830,8 +5830,8 @@ def _run_bernoulli__Tensor(self, p, generator):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.bernoulli__Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.bernoulli__Tensor.routes[ks](self, p, generator)
 
 
@@ -5873,8 +5873,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     ks = input._impl.keys
     if observers.active:
         return observed(ops.multinomial, ks, (input, num_samples, replacement, generator))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.multinomial.routes[ks](input, num_samples, replacement, generator)
 
 
@@ -5896,15 +5896,15 @@ def clamp_min(input, min, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min, ks, (input, min))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_min.routes[ks](input, min)
     if isinstance(min, Tensor):  # clamp_min.Tensor
         ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min_Tensor, ks, (input, min))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_min_Tensor.routes[ks](input, min)
     no_overload('clamp_min', (ops.clamp_min, ops.clamp_min_Tensor), (input, min,), {})
 
@@ -5923,15 +5923,15 @@ def clamp_min_(input, min):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_min_, ks, (input, min))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_min_.routes[ks](input, min)
     if isinstance(min, Tensor):  # clamp_min_.Tensor
         ks = input._impl.keys | min._impl.keys
         if observers.active:
             return observed(ops.clamp_min__Tensor, ks, (input, min))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_min__Tensor.routes[ks](input, min)
     no_overload('clamp_min_', (ops.clamp_min_, ops.clamp_min__Tensor), (input, min,), {})
 
@@ -5954,8 +5954,8 @@ def clamp_max(input, max, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max, ks, (input, max))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_max.routes[ks](input, max)
     if isinstance(max, Tensor):  # clamp_max.Tensor
         ks = input._impl.keys | max._impl.keys
@@ -5964,8 +5964,8 @@ def clamp_max(input, max, *, out=None):
         if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.clamp_max_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_max_Tensor.routes[ks](input, max)
     no_overload('clamp_max', (ops.clamp_max, ops.clamp_max_Tensor), (input, max,), {})
 
@@ -5984,8 +5984,8 @@ def clamp_max_(input, max):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.clamp_max_, ks, (input, max))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_max_.routes[ks](input, max)
     if isinstance(max, Tensor):  # clamp_max_.Tensor
         ks = input._impl.keys | max._impl.keys
@@ -5994,8 +5994,8 @@ def clamp_max_(input, max):
         if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.clamp_max__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.clamp_max__Tensor.routes[ks](input, max)
     no_overload('clamp_max_', (ops.clamp_max_, ops.clamp_max__Tensor), (input, max,), {})
 
@@ -6009,8 +6009,8 @@ def logical_not_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.logical_not_, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_not_.routes[ks](self)
 
 
@@ -6025,8 +6025,8 @@ def logical_and_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_and_, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_and_.routes[ks](self, other)
 
 
@@ -6041,8 +6041,8 @@ def logical_or_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_or_, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_or_.routes[ks](self, other)
 
 
@@ -6057,8 +6057,8 @@ def logical_xor_(self, other):
     ks = self._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.logical_xor_, ks, (self, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logical_xor_.routes[ks](self, other)
 
 
@@ -6074,8 +6074,8 @@ def true_divide_(self, other):
         ks = self._impl.keys | other._impl.keys
         if observers.active:
             return observed(ops.true_divide__Tensor, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.true_divide__Tensor.routes[ks](self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # true_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
@@ -6083,8 +6083,8 @@ def true_divide_(self, other):
         ks = self._impl.keys
         if observers.active:
             return observed(ops.true_divide__Scalar, ks, (self, other))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.true_divide__Scalar.routes[ks](self, other)
     no_overload(
         'true_divide_', (ops.true_divide__Tensor, ops.true_divide__Scalar), (self, other,), {},
@@ -6108,8 +6108,8 @@ def _run_prod(input, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prod.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.prod.routes[ks](input, dtype)
 
 
@@ -6135,8 +6135,8 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.prod_dim_int.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.prod_dim_int.routes[ks](input, dim, keepdim, dtype)
 
 
@@ -6185,8 +6185,8 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.amax.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.amax.routes[ks](input, dim, keepdim)
 
 
@@ -6213,8 +6213,8 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.amin.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.amin.routes[ks](input, dim, keepdim)
 
 
@@ -6242,8 +6242,8 @@ def _run_var_correction(input, dim, correction, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.var_correction.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.var_correction.routes[ks](input, dim, correction, keepdim)
 
 
@@ -6266,8 +6266,8 @@ def _run_var_dim(input, dim, unbiased, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.var_dim, ks, (input, dim, unbiased, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.var_dim.routes[ks](input, dim, unbiased, keepdim)
 
 
@@ -6319,8 +6319,8 @@ def _run_std_correction(input, dim, correction, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.std_correction.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.std_correction.routes[ks](input, dim, correction, keepdim)
 
 
@@ -6343,8 +6343,8 @@ def _run_std_dim(input, dim, unbiased, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.std_dim, ks, (input, dim, unbiased, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.std_dim.routes[ks](input, dim, unbiased, keepdim)
 
 
@@ -6400,8 +6400,8 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.var_mean_correction.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.var_mean_correction.routes[ks](input, dim, correction, keepdim)
 
 
@@ -6435,8 +6435,8 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.std_mean_correction.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.std_mean_correction.routes[ks](input, dim, correction, keepdim)
 
 
@@ -6467,8 +6467,8 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.norm_ScalarOpt_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.norm_ScalarOpt_dim.routes[ks](input, p, dim, keepdim, dtype)
 
 
@@ -6492,8 +6492,8 @@ def _run_norm_str(input, p, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.norm_str, ks, (input, p, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.norm_str.routes[ks](input, p, dim, keepdim, dtype)
 
 
@@ -6540,8 +6540,8 @@ def _run_logsumexp(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logsumexp.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logsumexp.routes[ks](input, dim, keepdim)
 
 
@@ -6577,8 +6577,8 @@ def _run_all(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.all, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.all.routes[ks](input)
 
 
@@ -6596,8 +6596,8 @@ def _run_all_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.all_dim, ks, (input, dim, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.all_dim.routes[ks](input, dim, keepdim)
 
 
@@ -6632,8 +6632,8 @@ def _run_any(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.any, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.any.routes[ks](input)
 
 
@@ -6651,8 +6651,8 @@ def _run_any_dim(input, dim, keepdim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.any_dim, ks, (input, dim, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.any_dim.routes[ks](input, dim, keepdim)
 
 
@@ -6693,8 +6693,8 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.count_nonzero, ks, (input, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.count_nonzero.routes[ks](input, dim)
 
 
@@ -6717,8 +6717,8 @@ def _run_cumsum(input, dim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumsum.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumsum.routes[ks](input, dim, dtype)
 
 
@@ -6755,8 +6755,8 @@ def cumsum_(self, dim, *, dtype=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumsum_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumsum_.routes[ks](self, dim, dtype)
 
 
@@ -6779,8 +6779,8 @@ def _run_cumprod(input, dim, dtype):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumprod.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumprod.routes[ks](input, dim, dtype)
 
 
@@ -6820,8 +6820,8 @@ def cumprod_(self, dim, *, dtype=None):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cumprod_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumprod_.routes[ks](self, dim, dtype)
 
 
@@ -6844,8 +6844,8 @@ def _run_cummax(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cummax.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_cummax(*ops.cummax.routes[ks](input, dim))
 
 
@@ -6885,8 +6885,8 @@ def _run_cummin(input, dim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cummin.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_cummin(*ops.cummin.routes[ks](input, dim))
 
 
@@ -6924,8 +6924,8 @@ def _run_median(input):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.median.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.median.routes[ks](input)
 
 
@@ -6946,8 +6946,8 @@ def _run_median_dim(input, dim, keepdim):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.median_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_median_dim(*ops.median_dim.routes[ks](input, dim, keepdim))
 
 
@@ -7001,8 +7001,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mode.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_mode(*ops.mode.routes[ks](input, dim, keepdim))
 
 
@@ -7036,8 +7036,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.kthvalue.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_kthvalue(*ops.kthvalue.routes[ks](input, k, dim, keepdim))
 
 
@@ -7076,8 +7076,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.topk.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_topk(*ops.topk.routes[ks](input, k, dim, largest, sorted))
 
 
@@ -7103,8 +7103,8 @@ def _run_sort(input, dim, descending):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sort.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_sort(*ops.sort.routes[ks](input, dim, descending))
 
 
@@ -7132,8 +7132,8 @@ def _run_sort_stable(input, stable, dim, descending):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sort_stable.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_sort_stable(*ops.sort_stable.routes[ks](input, stable, dim, descending))
 
 
@@ -7175,8 +7175,8 @@ def _run_argsort(input, dim, descending):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort, ks, (input, dim, descending))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.argsort.routes[ks](input, dim, descending)
 
 
@@ -7196,8 +7196,8 @@ def _run_argsort_stable(input, stable, dim, descending):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argsort_stable, ks, (input, stable, dim, descending))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.argsort_stable.routes[ks](input, stable, dim, descending)
 
 
@@ -7239,8 +7239,8 @@ def _run__gather_along(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._gather_along.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._gather_along.routes[ks](input, dim, index)
 
 
@@ -7285,8 +7285,8 @@ def _run__scatter_add_along(input, dim, index, sizes):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._scatter_add_along.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._scatter_add_along.routes[ks](input, dim, index, sizes)
 
 
@@ -7332,8 +7332,8 @@ def flip(input, *dims, out=None, **kwargs):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.flip.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.flip.routes[ks](input, dims)
 
 
@@ -7353,8 +7353,8 @@ def mv(input, vec, *, out=None):
     if not ((input._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mv.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mv.routes[ks](input, vec)
 
 
@@ -7374,8 +7374,8 @@ def dot(input, tensor, *, out=None):
     if not ((input._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.dot.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.dot.routes[ks](input, tensor)
 
 
@@ -7392,8 +7392,8 @@ def outer(input, vec2, *, out=None):
     ks = input._impl.keys | vec2._impl.keys
     if observers.active:
         return observed(ops.outer, ks, (input, vec2))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.outer.routes[ks](input, vec2)
 
 
@@ -7425,8 +7425,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addmm.routes[ks](input, mat1, mat2, beta, alpha)
 
 
@@ -7455,8 +7455,8 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmm_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addmm_.routes[ks](self, mat1, mat2, beta, alpha)
 
 
@@ -7485,8 +7485,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmv.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addmv.routes[ks](input, mat, vec, beta, alpha)
 
 
@@ -7515,8 +7515,8 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.addmv_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.addmv_.routes[ks](self, mat, vec, beta, alpha)
 
 
@@ -7547,8 +7547,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.baddbmm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.baddbmm.routes[ks](input, batch1, batch2, beta, alpha)
 
 
@@ -7577,8 +7577,8 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.baddbmm_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.baddbmm_.routes[ks](self, batch1, batch2, beta, alpha)
 
 
@@ -7606,8 +7606,8 @@ def linear(input, weight, bias=None, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.linear.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linear.routes[ks](input, weight, bias)
 
 
@@ -7630,8 +7630,8 @@ def einsum(equation, *tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.einsum, ks, (equation, tensors))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.einsum.routes[ks](equation, tensors)
 
 
@@ -7652,8 +7652,8 @@ def _run_tensordot(input, other, dims_self, dims_other):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot, ks, (input, other, dims_self, dims_other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tensordot.routes[ks](input, other, dims_self, dims_other)
 
 
@@ -7669,8 +7669,8 @@ def _run_tensordot_dims(input, other, dims):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.tensordot_dims, ks, (input, other, dims))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tensordot_dims.routes[ks](input, other, dims)
 
 
@@ -7712,8 +7712,8 @@ def tril(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tril.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tril.routes[ks](input, diagonal)
 
 
@@ -7731,8 +7731,8 @@ def tril_(self, diagonal=0):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.tril_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tril_.routes[ks](self, diagonal)
 
 
@@ -7752,8 +7752,8 @@ def triu(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.triu.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.triu.routes[ks](input, diagonal)
 
 
@@ -7771,8 +7771,8 @@ def triu_(self, diagonal=0):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.triu_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.triu_.routes[ks](self, diagonal)
 
 
@@ -7792,8 +7792,8 @@ def diag(input, diagonal=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.diag.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.diag.routes[ks](input, diagonal)
 
 
@@ -7815,8 +7815,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.diagonal.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.diagonal.routes[ks](input, offset, dim1, dim2)
 
 
@@ -7831,8 +7831,8 @@ def trace(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.trace, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.trace.routes[ks](input)
 
 
@@ -7849,8 +7849,8 @@ def kron(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.kron, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.kron.routes[ks](input, other)
 
 
@@ -7874,8 +7874,8 @@ def cat(tensors, dim=0, *, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.cat, ks, (tensors, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cat.routes[ks](tensors, dim)
 
 
@@ -7896,8 +7896,8 @@ def stack(tensors, dim=0, *, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.stack, ks, (tensors, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.stack.routes[ks](tensors, dim)
 
 
@@ -7915,8 +7915,8 @@ def hstack(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.hstack, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.hstack.routes[ks](tensors)
 
 
@@ -7934,8 +7934,8 @@ def vstack(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.vstack, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.vstack.routes[ks](tensors)
 
 
@@ -7963,16 +7963,16 @@ def split(input, split_size, dim=0, **kwargs):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.split_Tensor, ks, (input, split_size, dim))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.split_Tensor.routes[ks](input, split_size, dim)
     if is_int_list(split_size):  # split.sizes
         split_size = as_int_list('split', 'split_size', split_size)
         ks = input._impl.keys
         if observers.active:
             return observed(ops.split_sizes, ks, (input, split_size, dim))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.split_sizes.routes[ks](input, split_size, dim)
     no_overload('split', (ops.split_Tensor, ops.split_sizes), (input, split_size, dim,), {})
 
@@ -7995,8 +7995,8 @@ def chunk(input, chunks, dim=0, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.chunk, ks, (input, chunks, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.chunk.routes[ks](input, chunks, dim)
 
 
@@ -8016,8 +8016,8 @@ def _run_tensor_split_sections(input, sections, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_sections, ks, (input, sections, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tensor_split_sections.routes[ks](input, sections, dim)
 
 
@@ -8034,8 +8034,8 @@ def _run_tensor_split_indices(input, indices, dim):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tensor_split_indices, ks, (input, indices, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tensor_split_indices.routes[ks](input, indices, dim)
 
 
@@ -8074,8 +8074,8 @@ def roll(input, shifts, dims=(), *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.roll.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.roll.routes[ks](input, shifts, dims)
 
 
@@ -8099,8 +8099,8 @@ def repeat(self, *repeats, **kwargs):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.repeat.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.repeat.routes[ks](self, repeats)
 
 
@@ -8120,8 +8120,8 @@ def tile(input, *dims, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.tile, ks, (input, dims))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.tile.routes[ks](input, dims)
 
 
@@ -8149,8 +8149,8 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.repeat_interleave_self_int.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.repeat_interleave_self_int.routes[ks](input, repeats, dim, output_size)
 
 
@@ -8171,8 +8171,8 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     ks = input._impl.keys | repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.repeat_interleave_self_Tensor.routes[ks](input, repeats, dim, output_size)
 
 
@@ -8188,8 +8188,8 @@ def _run_repeat_interleave_Tensor(repeats, output_size):
     ks = repeats._impl.keys
     if observers.active:
         return observed(ops.repeat_interleave_Tensor, ks, (repeats, output_size))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.repeat_interleave_Tensor.routes[ks](repeats, output_size)
 
 
@@ -8244,8 +8244,8 @@ def movedim(input, source, destination):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_int, ks, (input, source, destination))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.movedim_int.routes[ks](input, source, destination)
     if is_int_list(source) and is_int_list(destination):  # movedim.intlist
         source = as_int_list('movedim', 'source', source)
@@ -8253,8 +8253,8 @@ def movedim(input, source, destination):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.movedim_intlist, ks, (input, source, destination))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.movedim_intlist.routes[ks](input, source, destination)
     no_overload(
         'movedim', (ops.movedim_int, ops.movedim_intlist), (input, source, destination,), {},
@@ -8274,8 +8274,8 @@ def swapaxes(input, axis0, axis1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.swapaxes, ks, (input, axis0, axis1))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.swapaxes.routes[ks](input, axis0, axis1)
 
 
@@ -8292,8 +8292,8 @@ def swapdims(input, dim0, dim1):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.swapdims, ks, (input, dim0, dim1))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.swapdims.routes[ks](input, dim0, dim1)
 
 
@@ -8312,8 +8312,8 @@ def _run_unflatten_int(input, dim, sizes):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unflatten_int, ks, (input, dim, sizes))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unflatten_int.routes[ks](input, dim, sizes)
 
 
@@ -8345,8 +8345,8 @@ def broadcast_to(input, *size, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.broadcast_to, ks, (input, size))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.broadcast_to.routes[ks](input, size)
 
 
@@ -8362,8 +8362,8 @@ def broadcast_tensors(*tensors, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.broadcast_tensors, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.broadcast_tensors.routes[ks](tensors)
 
 
@@ -8389,8 +8389,8 @@ def _run_gather(input, dim, index, sparse_grad):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.gather.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.gather.routes[ks](input, dim, index, sparse_grad)
 
 
@@ -8434,8 +8434,8 @@ def _run_scatter_src(input, dim, index, src):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_src.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_src.routes[ks](input, dim, index, src)
 
 
@@ -8456,8 +8456,8 @@ def _run_scatter_value(input, dim, index, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_value.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_value.routes[ks](input, dim, index, value)
 
 
@@ -8480,8 +8480,8 @@ def _run_scatter_reduce(input, dim, index, src, reduce):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_reduce.routes[ks](input, dim, index, src, reduce)
 
 
@@ -8506,8 +8506,8 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_value_reduce.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_value_reduce.routes[ks](input, dim, index, value, reduce)
 
 
@@ -8563,8 +8563,8 @@ def _run_scatter__src(self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__src.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter__src.routes[ks](self, dim, index, src)
 
 
@@ -8585,8 +8585,8 @@ def _run_scatter__value(self, dim, index, value):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__value.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter__value.routes[ks](self, dim, index, value)
 
 
@@ -8609,8 +8609,8 @@ def _run_scatter__reduce(self, dim, index, src, reduce):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__reduce.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter__reduce.routes[ks](self, dim, index, src, reduce)
 
 
@@ -8635,8 +8635,8 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter__value_reduce.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter__value_reduce.routes[ks](self, dim, index, value, reduce)
 
 
@@ -8686,8 +8686,8 @@ def _run_scatter_add(input, dim, index, src):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_add.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_add.routes[ks](input, dim, index, src)
 
 
@@ -8729,8 +8729,8 @@ def scatter_add_(self, dim, index, src):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_add_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_add_.routes[ks](self, dim, index, src)
 
 
@@ -8758,8 +8758,8 @@ def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
     if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce_two.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_reduce_two.routes[ks](input, dim, index, src, reduce, include_self)
 
 
@@ -8809,8 +8809,8 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.scatter_reduce__two.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scatter_reduce__two.routes[ks](self, dim, index, src, reduce, include_self)
 
 
@@ -8831,8 +8831,8 @@ def _run_index_select(input, dim, index):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_select.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_select.routes[ks](input, dim, index)
 
 
@@ -8879,8 +8879,8 @@ def _run_index_add(input, dim, index, source, alpha):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_add.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_add.routes[ks](input, dim, index, source, alpha)
 
 
@@ -8926,8 +8926,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_add_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_add_.routes[ks](self, dim, index, source, alpha)
 
 
@@ -8951,8 +8951,8 @@ def _run_index_copy(input, dim, index, source):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_copy.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_copy.routes[ks](input, dim, index, source)
 
 
@@ -8991,8 +8991,8 @@ def index_copy_(self, dim, index, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_copy_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_copy_.routes[ks](self, dim, index, source)
 
 
@@ -9015,8 +9015,8 @@ def _run_index_fill_int_Scalar(input, dim, index, value):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_fill_int_Scalar.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_fill_int_Scalar.routes[ks](input, dim, index, value)
 
 
@@ -9038,8 +9038,8 @@ def _run_index_fill_int_Tensor(input, dim, index, value):
     if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_fill_int_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_fill_int_Tensor.routes[ks](input, dim, index, value)
 
 
@@ -9086,8 +9086,8 @@ def index_fill_(self, dim, index, value):
         if not (self._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.index_fill__int_Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.index_fill__int_Scalar.routes[ks](self, dim, index, value)
     if isinstance(value, Tensor):  # index_fill_.int_Tensor
         ks = self._impl.keys | index._impl.keys | value._impl.keys
@@ -9096,8 +9096,8 @@ def index_fill_(self, dim, index, value):
         if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.index_fill__int_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.index_fill__int_Tensor.routes[ks](self, dim, index, value)
     no_overload(
         'index_fill_', (ops.index_fill__int_Scalar, ops.index_fill__int_Tensor),
@@ -9128,8 +9128,8 @@ def masked_fill(input, mask, value, *, out=None):
         if not (input._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill_Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.masked_fill_Scalar.routes[ks](input, mask, value)
     if isinstance(value, Tensor):  # masked_fill.Tensor
         ks = input._impl.keys | mask._impl.keys | value._impl.keys
@@ -9138,8 +9138,8 @@ def masked_fill(input, mask, value, *, out=None):
         if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill_Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.masked_fill_Tensor.routes[ks](input, mask, value)
     no_overload(
         'masked_fill', (ops.masked_fill_Scalar, ops.masked_fill_Tensor), (input, mask, value,), {},
@@ -9165,8 +9165,8 @@ def masked_fill_(self, mask, value):
         if not (self._impl.requires_grad and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill__Scalar.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.masked_fill__Scalar.routes[ks](self, mask, value)
     if isinstance(value, Tensor):  # masked_fill_.Tensor
         ks = self._impl.keys | mask._impl.keys | value._impl.keys
@@ -9175,8 +9175,8 @@ def masked_fill_(self, mask, value):
         if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
             # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
             ks &= ops.masked_fill__Tensor.no_grad_keys
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.masked_fill__Tensor.routes[ks](self, mask, value)
     no_overload(
         'masked_fill_', (ops.masked_fill__Scalar, ops.masked_fill__Tensor), (self, mask, value,),
@@ -9204,8 +9204,8 @@ def masked_select(input, mask, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_select.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.masked_select.routes[ks](input, mask)
 
 
@@ -9230,8 +9230,8 @@ def masked_scatter(input, mask, source, *, out=None):
     if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_scatter.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.masked_scatter.routes[ks](input, mask, source)
 
 
@@ -9251,8 +9251,8 @@ def masked_scatter_(self, mask, source):
     if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.masked_scatter_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.masked_scatter_.routes[ks](self, mask, source)
 
 
@@ -9275,8 +9275,8 @@ def take(input, index, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.take.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.take.routes[ks](input, index)
 
 
@@ -9304,8 +9304,8 @@ def take_along_dim(input, indices, dim=None, *, out=None, **kwargs):
     ks = input._impl.keys | indices._impl.keys
     if observers.active:
         return observed(ops.take_along_dim, ks, (input, indices, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.take_along_dim.routes[ks](input, indices, dim)
 
 
@@ -9321,8 +9321,8 @@ def _run_nonzero(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nonzero.routes[ks](input)
 
 
@@ -9338,8 +9338,8 @@ def _run_nonzero_as_tuple(input, as_tuple):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nonzero_as_tuple, ks, (input, as_tuple))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nonzero_as_tuple.routes[ks](input, as_tuple)
 
 
@@ -9385,8 +9385,8 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._unique2.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._unique2.routes[ks](input, sorted, return_inverse, return_counts)
 
 
@@ -9417,8 +9417,8 @@ def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unique_dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unique_dim.routes[ks](input, dim, sorted, return_inverse, return_counts)
 
 
@@ -9480,8 +9480,8 @@ def unique(
     ks = input._impl.keys
     if observers.active:
         return observed(ops.unique, ks, (input, sorted, return_inverse, return_counts, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unique.routes[ks](input, sorted, return_inverse, return_counts, dim)
 
 
@@ -9503,8 +9503,8 @@ def index(input, indices, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_Tensor.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_Tensor.routes[ks](input, indices)
 
 
@@ -9530,8 +9530,8 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_put.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_put.routes[ks](input, indices, values, accumulate)
 
 
@@ -9556,8 +9556,8 @@ def index_put_(input, indices, values, accumulate=False):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.index_put_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.index_put_.routes[ks](input, indices, values, accumulate)
 
 
@@ -9605,8 +9605,8 @@ def convolution(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.convolution.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.convolution.routes[ks](
         input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
     )
@@ -9664,8 +9664,8 @@ def convolution_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.convolution_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.convolution_backward.routes[ks](
         grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
         output_padding, groups, output_mask,
@@ -9693,8 +9693,8 @@ def constant_pad_nd(input, pad, value=0, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.constant_pad_nd.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.constant_pad_nd.routes[ks](input, pad, value)
 
 
@@ -9719,8 +9719,8 @@ def _pad_nd(input, pad, mode, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._pad_nd.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._pad_nd.routes[ks](input, pad, mode)
 
 
@@ -9748,8 +9748,8 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode, *, out=None):
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._pad_nd_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._pad_nd_backward.routes[ks](grad_output, input_sizes, pad, mode)
 
 
@@ -9772,8 +9772,8 @@ def pad(input, pad, mode="constant", value=None, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pad, ks, (input, pad, mode, value))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.pad.routes[ks](input, pad, mode, value)
 
 
@@ -9793,8 +9793,8 @@ def pixel_shuffle(input, upscale_factor, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_shuffle, ks, (input, upscale_factor))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.pixel_shuffle.routes[ks](input, upscale_factor)
 
 
@@ -9814,8 +9814,8 @@ def pixel_unshuffle(input, downscale_factor, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.pixel_unshuffle, ks, (input, downscale_factor))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.pixel_unshuffle.routes[ks](input, downscale_factor)
 
 
@@ -9852,8 +9852,8 @@ def max_pool2d_with_indices(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_pool2d_with_indices.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.max_pool2d_with_indices.routes[ks](
         input, kernel_size, stride, padding, dilation, ceil_mode,
     )
@@ -9900,8 +9900,8 @@ def max_pool2d_with_indices_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.max_pool2d_with_indices_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.max_pool2d_with_indices_backward.routes[ks](
         grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
@@ -9946,8 +9946,8 @@ def avg_pool2d(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.avg_pool2d.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.avg_pool2d.routes[ks](
         input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
     )
@@ -9999,8 +9999,8 @@ def avg_pool2d_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.avg_pool2d_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.avg_pool2d_backward.routes[ks](
         grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
@@ -10025,8 +10025,8 @@ def adaptive_avg_pool2d(input, output_size, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_avg_pool2d.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.adaptive_avg_pool2d.routes[ks](input, output_size)
 
 
@@ -10050,8 +10050,8 @@ def adaptive_avg_pool2d_backward(grad_output, input, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_avg_pool2d_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.adaptive_avg_pool2d_backward.routes[ks](grad_output, input)
 
 
@@ -10073,8 +10073,8 @@ def adaptive_max_pool2d(input, output_size, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_max_pool2d.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.adaptive_max_pool2d.routes[ks](input, output_size)
 
 
@@ -10101,8 +10101,8 @@ def adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.adaptive_max_pool2d_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.adaptive_max_pool2d_backward.routes[ks](grad_output, input, indices)
 
 
@@ -10131,8 +10131,8 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_nearest2d.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.upsample_nearest2d.routes[ks](input, output_size, scales_h, scales_w)
 
 
@@ -10166,8 +10166,8 @@ def upsample_nearest2d_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_nearest2d_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.upsample_nearest2d_backward.routes[ks](
         grad_output, output_size, input_size, scales_h, scales_w,
     )
@@ -10205,8 +10205,8 @@ def upsample_bilinear2d(
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_bilinear2d.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.upsample_bilinear2d.routes[ks](input, output_size, align_corners, scales_h, scales_w)
 
 
@@ -10244,8 +10244,8 @@ def upsample_bilinear2d_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.upsample_bilinear2d_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.upsample_bilinear2d_backward.routes[ks](
         grad_output, output_size, input_size, align_corners, scales_h, scales_w,
     )
@@ -10273,8 +10273,8 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.im2col.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.im2col.routes[ks](input, kernel_size, dilation, padding, stride)
 
 
@@ -10305,8 +10305,8 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.col2im.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.col2im.routes[ks](input, output_size, kernel_size, dilation, padding, stride)
 
 
@@ -10329,8 +10329,8 @@ def _run__softmax(input, dim, half_to_float):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._softmax.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._softmax.routes[ks](input, dim, half_to_float)
 
 
@@ -10374,8 +10374,8 @@ def _run__log_softmax(input, dim, half_to_float):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._log_softmax.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._log_softmax.routes[ks](input, dim, half_to_float)
 
 
@@ -10423,8 +10423,8 @@ def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._softmax_backward_data.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._softmax_backward_data.routes[ks](grad_output, probs, dim, input_dtype)
 
 
@@ -10475,8 +10475,8 @@ def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._log_softmax_backward_data.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._log_softmax_backward_data.routes[ks](grad_output, log_probs, dim, input_dtype)
 
 
@@ -10519,8 +10519,8 @@ def _run_softmax_int(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.softmax_int, ks, (input, dim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.softmax_int.routes[ks](input, dim, dtype)
 
 
@@ -10560,8 +10560,8 @@ def _run_log_softmax_int(input, dim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.log_softmax_int, ks, (input, dim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.log_softmax_int.routes[ks](input, dim, dtype)
 
 
@@ -10618,8 +10618,8 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nll_loss_forward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns_nll_loss_forward(
         *ops.nll_loss_forward.routes[ks](input, target, weight, reduction, ignore_index),
     )
@@ -10671,8 +10671,8 @@ def nll_loss_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.nll_loss_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nll_loss_backward.routes[ks](
         grad_output, input, target, weight, reduction, ignore_index, total_weight,
     )
@@ -10702,8 +10702,8 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100, *,
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.nll_loss, ks, (input, target, weight, reduction, ignore_index))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nll_loss.routes[ks](input, target, weight, reduction, ignore_index)
 
 
@@ -10742,8 +10742,8 @@ def cross_entropy_loss(
             ops.cross_entropy_loss, ks,
             (input, target, weight, reduction, ignore_index, label_smoothing),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cross_entropy_loss.routes[ks](
         input, target, weight, reduction, ignore_index, label_smoothing,
     )
@@ -10767,8 +10767,8 @@ def mse_loss(input, target, reduction="mean", *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.mse_loss.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.mse_loss.routes[ks](input, target, reduction)
 
 
@@ -10787,8 +10787,8 @@ def l1_loss(input, target, reduction="mean", *, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.l1_loss, ks, (input, target, reduction))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.l1_loss.routes[ks](input, target, reduction)
 
 
@@ -10812,8 +10812,8 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0, *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.smooth_l1_loss.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.smooth_l1_loss.routes[ks](input, target, reduction, beta)
 
 
@@ -10837,8 +10837,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, *, out=None):
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.huber_loss.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.huber_loss.routes[ks](input, target, reduction, delta)
 
 
@@ -10868,8 +10868,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean", *, out=No
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.binary_cross_entropy.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.binary_cross_entropy.routes[ks](input, target, weight, reduction)
 
 
@@ -10910,8 +10910,8 @@ def binary_cross_entropy_with_logits(
     if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.binary_cross_entropy_with_logits.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.binary_cross_entropy_with_logits.routes[ks](
         input, target, weight, pos_weight, reduction,
     )
@@ -10935,8 +10935,8 @@ def kl_div(input, target, reduction="mean", *, log_target=False, out=None):
     ks = input._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.kl_div, ks, (input, target, reduction, log_target))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.kl_div.routes[ks](input, target, reduction, log_target)
 
 
@@ -10964,8 +10964,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean", *,
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.margin_ranking_loss.routes[ks](input1, input2, target, margin, reduction)
 
 
@@ -10993,8 +10993,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean", 
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
     if observers.active:
         return observed(ops.cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cosine_embedding_loss.routes[ks](input1, input2, target, margin, reduction)
 
 
@@ -11049,8 +11049,8 @@ def native_batch_norm(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_batch_norm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_batch_norm.routes[ks](
         input, weight, bias, running_mean, running_var, training, momentum, eps,
     )
@@ -11088,8 +11088,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_layer_norm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_layer_norm.routes[ks](input, normalized_shape, weight, bias, eps)
 
 
@@ -11133,8 +11133,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_group_norm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_group_norm.routes[ks](input, weight, bias, N, C, HxW, group, eps)
 
 
@@ -11165,8 +11165,8 @@ def _fused_rms_norm(input, normalized_shape, weight, eps, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_rms_norm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._fused_rms_norm.routes[ks](input, normalized_shape, weight, eps)
 
 
@@ -11224,8 +11224,8 @@ def native_layer_norm_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_layer_norm_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_layer_norm_backward.routes[ks](
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
     )
@@ -11285,8 +11285,8 @@ def native_batch_norm_backward(
                 eps, output_mask,
             ),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_batch_norm_backward.routes[ks](
         grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask,
@@ -11334,8 +11334,8 @@ def _fused_rms_norm_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_rms_norm_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._fused_rms_norm_backward.routes[ks](
         grad_out, input, normalized_shape, rstd, weight, output_mask,
     )
@@ -11390,8 +11390,8 @@ def batch_norm(
                 cudnn_enabled,
             ),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.batch_norm.routes[ks](
         input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,
     )
@@ -11427,8 +11427,8 @@ def layer_norm(
         return observed(
             ops.layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.layer_norm.routes[ks](input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
@@ -11461,8 +11461,8 @@ def group_norm(
                 | (bias._impl.keys if bias is not None else 0))
     if observers.active:
         return observed(ops.group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.group_norm.routes[ks](input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
@@ -11515,8 +11515,8 @@ def instance_norm(
                 cudnn_enabled,
             ),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.instance_norm.routes[ks](
         input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
         cudnn_enabled,
@@ -11541,8 +11541,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
     ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
     if observers.active:
         return observed(ops.rms_norm, ks, (input, normalized_shape, weight, eps))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.rms_norm.routes[ks](input, normalized_shape, weight, eps)
 
 
@@ -11569,8 +11569,8 @@ def native_dropout(input, p, train, *, generator=None, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.native_dropout.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.native_dropout.routes[ks](input, p, train, generator)
 
 
@@ -11592,8 +11592,8 @@ def dropout(input, p, train, *, generator=None, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.dropout, ks, (input, p, train, generator))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.dropout.routes[ks](input, p, train, generator)
 
 
@@ -11627,8 +11627,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if not (weight._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.embedding.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.embedding.routes[ks](weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
@@ -11670,8 +11670,8 @@ def embedding_dense_backward(
     if not (grad_output._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.embedding_dense_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.embedding_dense_backward.routes[ks](
         grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
     )
@@ -11693,8 +11693,8 @@ def one_hot(input, num_classes=-1, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.one_hot, ks, (input, num_classes))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.one_hot.routes[ks](input, num_classes)
 
 
@@ -11721,8 +11721,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None, **kwargs):
     ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.cosine_similarity, ks, (x1, x2, dim, eps))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cosine_similarity.routes[ks](x1, x2, dim, eps)
 
 
@@ -11755,8 +11755,8 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None, **kwar
     ks = x1._impl.keys | x2._impl.keys
     if observers.active:
         return observed(ops.pairwise_distance, ks, (x1, x2, p, eps, keepdim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.pairwise_distance.routes[ks](x1, x2, p, eps, keepdim)
 
 
@@ -11805,8 +11805,8 @@ def scaled_dot_product_attention(
             ops.scaled_dot_product_attention, ks,
             (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.scaled_dot_product_attention.routes[ks](
         query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     )
@@ -11850,8 +11850,8 @@ def _cross_entropy_forward(input, target, weight, reduction, ignore_index, *, ou
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._cross_entropy_forward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return _returns__cross_entropy_forward(
         *ops._cross_entropy_forward.routes[ks](input, target, weight, reduction, ignore_index),
     )
@@ -11903,8 +11903,8 @@ def _cross_entropy_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._cross_entropy_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._cross_entropy_backward.routes[ks](
         grad_output, probs, target, weight, reduction, ignore_index, total_weight,
     )
@@ -11939,8 +11939,8 @@ def _lstm_sequence(gi, h0, c0, w_hh, *, out=None):
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._lstm_sequence.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._lstm_sequence.routes[ks](gi, h0, c0, w_hh)
 
 
@@ -11999,8 +11999,8 @@ def _lstm_sequence_backward(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._lstm_sequence_backward.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._lstm_sequence_backward.routes[ks](
         grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
     )
@@ -12067,8 +12067,8 @@ def _fused_adam_(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_adam_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._fused_adam_.routes[ks](
         input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
         maximize, decoupled,
@@ -12125,8 +12125,8 @@ def _fused_sgd_(
             and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops._fused_sgd_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops._fused_sgd_.routes[ks](
         input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
         first_step,
@@ -12147,8 +12147,8 @@ def square(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.square, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.square.routes[ks](input)
 
 
@@ -12161,8 +12161,8 @@ def square_(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.square_, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.square_.routes[ks](input)
 
 
@@ -12193,8 +12193,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nansum, ks, (input, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nansum.routes[ks](input, dim, keepdim, dtype)
 
 
@@ -12225,8 +12225,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.nanmean, ks, (input, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.nanmean.routes[ks](input, dim, keepdim, dtype)
 
 
@@ -12260,8 +12260,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None, **kwargs):
                 | (append._impl.keys if append is not None else 0))
     if observers.active:
         return observed(ops.diff, ks, (input, n, dim, prepend, append))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.diff.routes[ks](input, n, dim, prepend, append)
 
 
@@ -12279,8 +12279,8 @@ def _run_trapezoid_x(y, x, dim):
     ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.trapezoid_x, ks, (y, x, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.trapezoid_x.routes[ks](y, x, dim)
 
 
@@ -12298,8 +12298,8 @@ def _run_trapezoid_dx(y, dx, dim):
     ks = y._impl.keys
     if observers.active:
         return observed(ops.trapezoid_dx, ks, (y, dx, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.trapezoid_dx.routes[ks](y, dx, dim)
 
 
@@ -12340,8 +12340,8 @@ def _run_cumulative_trapezoid_x(y, x, dim):
     ks = y._impl.keys | x._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_x, ks, (y, x, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumulative_trapezoid_x.routes[ks](y, x, dim)
 
 
@@ -12359,8 +12359,8 @@ def _run_cumulative_trapezoid_dx(y, dx, dim):
     ks = y._impl.keys
     if observers.active:
         return observed(ops.cumulative_trapezoid_dx, ks, (y, dx, dim))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cumulative_trapezoid_dx.routes[ks](y, dx, dim)
 
 
@@ -12401,8 +12401,8 @@ def _run_atleast_1d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_1d, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_1d.routes[ks](input)
 
 
@@ -12421,8 +12421,8 @@ def _run_atleast_1d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_1d_Sequence, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_1d_Sequence.routes[ks](tensors)
 
 
@@ -12455,8 +12455,8 @@ def _run_atleast_2d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_2d, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_2d.routes[ks](input)
 
 
@@ -12475,8 +12475,8 @@ def _run_atleast_2d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_2d_Sequence, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_2d_Sequence.routes[ks](tensors)
 
 
@@ -12509,8 +12509,8 @@ def _run_atleast_3d(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.atleast_3d, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_3d.routes[ks](input)
 
 
@@ -12529,8 +12529,8 @@ def _run_atleast_3d_Sequence(tensors):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.atleast_3d_Sequence, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.atleast_3d_Sequence.routes[ks](tensors)
 
 
@@ -12568,8 +12568,8 @@ def meshgrid(*tensors, indexing=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.meshgrid, ks, (tensors, indexing))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.meshgrid.routes[ks](tensors, indexing)
 
 
@@ -12590,8 +12590,8 @@ def sum_to_size(self, *size, **kwargs):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.sum_to_size, ks, (self, size))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sum_to_size.routes[ks](self, size)
 
 
@@ -12606,8 +12606,8 @@ def argwhere(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.argwhere, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.argwhere.routes[ks](input)
 
 
@@ -12650,8 +12650,8 @@ def searchsorted(
                 ops.searchsorted_Tensor, ks,
                 (sorted_sequence, input, out_int32, right, side, sorter),
             )
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.searchsorted_Tensor.routes[ks](
             sorted_sequence, input, out_int32, right, side, sorter,
         )
@@ -12664,8 +12664,8 @@ def searchsorted(
                 ops.searchsorted_Scalar, ks,
                 (sorted_sequence, input, out_int32, right, side, sorter),
             )
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.searchsorted_Scalar.routes[ks](
             sorted_sequence, input, out_int32, right, side, sorter,
         )
@@ -12699,8 +12699,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         ks = input._impl.keys | boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Tensor, ks, (input, boundaries, out_int32, right))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bucketize_Tensor.routes[ks](input, boundaries, out_int32, right)
     if type(input) in SCALAR_TYPES or is_number(input):  # bucketize.Scalar
         if type(input) not in SCALAR_TYPES:
@@ -12708,8 +12708,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         ks = boundaries._impl.keys
         if observers.active:
             return observed(ops.bucketize_Scalar, ks, (input, boundaries, out_int32, right))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.bucketize_Scalar.routes[ks](input, boundaries, out_int32, right)
     no_overload(
         'bucketize', (ops.bucketize_Tensor, ops.bucketize_Scalar),
@@ -12740,8 +12740,8 @@ def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
     if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.cdist.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cdist.routes[ks](x1, x2, p, compute_mode)
 
 
@@ -12778,8 +12778,8 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.linalg_vector_norm.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linalg_vector_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
@@ -12806,8 +12806,8 @@ def _run_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm, ks, (input, ord, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linalg_matrix_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
@@ -12830,8 +12830,8 @@ def _run_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_matrix_norm_str_ord, ks, (input, ord, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linalg_matrix_norm_str_ord.routes[ks](input, ord, dim, keepdim, dtype)
 
 
@@ -12886,8 +12886,8 @@ def _run_linalg_norm(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm, ks, (input, ord, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linalg_norm.routes[ks](input, ord, dim, keepdim, dtype)
 
 
@@ -12911,8 +12911,8 @@ def _run_linalg_norm_ord_str(input, ord, dim, keepdim, dtype):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.linalg_norm_ord_str, ks, (input, ord, dim, keepdim, dtype))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.linalg_norm_ord_str.routes[ks](input, ord, dim, keepdim, dtype)
 
 
@@ -12954,8 +12954,8 @@ def unsqueeze_(self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.unsqueeze_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unsqueeze_.routes[ks](self, dim)
 
 
@@ -12974,8 +12974,8 @@ def _run_squeeze_(self):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze_.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.squeeze_.routes[ks](self)
 
 
@@ -12994,8 +12994,8 @@ def _run_squeeze__dim(self, dim):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.squeeze__dim.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.squeeze__dim.routes[ks](self, dim)
 
 
@@ -13022,8 +13022,8 @@ def t_(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.t_, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.t_.routes[ks](self)
 
 
@@ -13043,8 +13043,8 @@ def transpose_(self, dim0, dim1):
     if not (self._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.transpose__int.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.transpose__int.routes[ks](self, dim0, dim1)
 
 
@@ -13061,8 +13061,8 @@ def swapaxes_(self, axis0, axis1):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.swapaxes_, ks, (self, axis0, axis1))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.swapaxes_.routes[ks](self, axis0, axis1)
 
 
@@ -13079,8 +13079,8 @@ def swapdims_(self, dim0, dim1):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.swapdims_, ks, (self, dim0, dim1))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.swapdims_.routes[ks](self, dim0, dim1)
 
 
@@ -13095,8 +13095,8 @@ def deg2rad(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.deg2rad, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.deg2rad.routes[ks](input)
 
 
@@ -13111,8 +13111,8 @@ def rad2deg(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rad2deg, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.rad2deg.routes[ks](input)
 
 
@@ -13135,8 +13135,8 @@ def logaddexp(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logaddexp.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logaddexp.routes[ks](input, other)
 
 
@@ -13156,8 +13156,8 @@ def logaddexp2(input, other, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.logaddexp2.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.logaddexp2.routes[ks](input, other)
 
 
@@ -13177,8 +13177,8 @@ def fmax(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmax, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.fmax.routes[ks](input, other)
 
 
@@ -13195,8 +13195,8 @@ def fmin(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.fmin, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.fmin.routes[ks](input, other)
 
 
@@ -13217,8 +13217,8 @@ def sinc(input, *, out=None):
     if not (input._impl.requires_grad and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.sinc.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.sinc.routes[ks](input)
 
 
@@ -13236,8 +13236,8 @@ def float_power(input, exponent, *, out=None):
         ks = input._impl.keys | exponent._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Tensor, ks, (input, exponent))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.float_power_Tensor_Tensor.routes[ks](input, exponent)
     if type(exponent) in SCALAR_TYPES or is_number(exponent):  # float_power.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
@@ -13245,8 +13245,8 @@ def float_power(input, exponent, *, out=None):
         ks = input._impl.keys
         if observers.active:
             return observed(ops.float_power_Tensor_Scalar, ks, (input, exponent))
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+        ks = (ks | masks[0]) & ~masks[1]
         return ops.float_power_Tensor_Scalar.routes[ks](input, exponent)
     no_overload(
         'float_power', (ops.float_power_Tensor_Tensor, ops.float_power_Tensor_Scalar),
@@ -13270,8 +13270,8 @@ def heaviside(input, values, *, out=None):
     if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.heaviside.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.heaviside.routes[ks](input, values)
 
 
@@ -13300,8 +13300,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
                 | (aweights._impl.keys if aweights is not None else 0))
     if observers.active:
         return observed(ops.cov, ks, (input, correction, fweights, aweights))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cov.routes[ks](input, correction, fweights, aweights)
 
 
@@ -13316,8 +13316,8 @@ def corrcoef(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.corrcoef, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.corrcoef.routes[ks](input)
 
 
@@ -13330,8 +13330,8 @@ def ravel(input):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.ravel, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.ravel.routes[ks](input)
 
 
@@ -13346,8 +13346,8 @@ def fliplr(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.fliplr, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.fliplr.routes[ks](input)
 
 
@@ -13362,8 +13362,8 @@ def flipud(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.flipud, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.flipud.routes[ks](input)
 
 
@@ -13381,8 +13381,8 @@ def rot90(input, k=1, dims=(0, 1), *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.rot90, ks, (input, k, dims))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.rot90.routes[ks](input, k, dims)
 
 
@@ -13400,8 +13400,8 @@ def block_diag(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.block_diag, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.block_diag.routes[ks](tensors)
 
 
@@ -13419,8 +13419,8 @@ def cartesian_prod(*tensors, out=None, **kwargs):
     ks = keyset_list(tensors)
     if observers.active:
         return observed(ops.cartesian_prod, ks, (tensors,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.cartesian_prod.routes[ks](tensors)
 
 
@@ -13439,8 +13439,8 @@ def vander(x, N=None, increasing=False, *, out=None):
     ks = x._impl.keys
     if observers.active:
         return observed(ops.vander, ks, (x, N, increasing))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.vander.routes[ks](x, N, increasing)
 
 
@@ -13458,8 +13458,8 @@ def unravel_index(indices, *shape, **kwargs):
     ks = indices._impl.keys
     if observers.active:
         return observed(ops.unravel_index, ks, (indices, shape))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unravel_index.routes[ks](indices, shape)
 
 
@@ -13481,8 +13481,8 @@ def unfold(self, dimension, size, step):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.unfold, ks, (self, dimension, size, step))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.unfold.routes[ks](self, dimension, size, step)
 
 
@@ -13507,8 +13507,8 @@ def _run_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
         return observed(
             ops.isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert),
         )
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isin_Tensor_Tensor.routes[ks](elements, test_elements, assume_unique, invert)
 
 
@@ -13531,8 +13531,8 @@ def _run_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
     ks = elements._impl.keys
     if observers.active:
         return observed(ops.isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isin_Tensor_Scalar.routes[ks](elements, test_element, assume_unique, invert)
 
 
@@ -13555,8 +13555,8 @@ def _run_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
     ks = test_elements._impl.keys
     if observers.active:
         return observed(ops.isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.isin_Scalar_Tensor.routes[ks](element, test_elements, assume_unique, invert)
 
 
@@ -13600,8 +13600,8 @@ def msort(input, *, out=None):
     ks = input._impl.keys
     if observers.active:
         return observed(ops.msort, ks, (input,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.msort.routes[ks](input)
 
 
@@ -13623,8 +13623,8 @@ def dist(input, other, p=2, *, out=None):
     if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
         # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
         ks &= ops.dist.no_grad_keys
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.dist.routes[ks](input, other, p)
 
 
@@ -13641,8 +13641,8 @@ def inner(input, other, *, out=None):
     ks = input._impl.keys | other._impl.keys
     if observers.active:
         return observed(ops.inner, ks, (input, other))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.inner.routes[ks](input, other)
 
 
@@ -13655,8 +13655,8 @@ def byte(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.byte, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.byte.routes[ks](self)
 
 
@@ -13669,8 +13669,8 @@ def char(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.char, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.char.routes[ks](self)
 
 
@@ -13683,8 +13683,8 @@ def short(self):
     ks = self._impl.keys
     if observers.active:
         return observed(ops.short, ks, (self,))
-    included, excluded = local_keys.masks
-    ks = (ks | included) & ~excluded
+    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+    ks = (ks | masks[0]) & ~masks[1]
     return ops.short.routes[ks](self)
 
 FUNCTIONS = (

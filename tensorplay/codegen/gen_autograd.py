@@ -302,7 +302,7 @@ else:
     set_history(result, node)""")
 
 # The names the wrapper's body binds; no argument may have one of them.
-WRAPPER_LOCALS = {"ks", "node", "included", "excluded", "below", "result", "result_impl"}
+WRAPPER_LOCALS = {"ks", "node", "masks", "excluded", "below", "result", "result_impl"}
 
 # The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
 # while grad_state is thread-local (a slower read), and most calls need no graph.
@@ -329,9 +329,10 @@ def $name(ks, $args):
     node._output_meta = ()
     node._edges = $edges
     $record
-    included, excluded = local_keys.masks
-    below = (ks | included) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    local_keys.masks = (included, excluded | AUTOGRAD_MASK)
+    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
+    excluded = masks[1]
+    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
+    masks[1] = excluded | AUTOGRAD_MASK
     try:
         $save_inputs
         if trace_state.watch is None:
@@ -339,7 +340,7 @@ def $name(ks, $args):
         else:
             result = $call
     finally:
-        local_keys.masks = (local_keys.masks[0], excluded)
+        masks[1] = excluded
     $history
     $save_outputs
     return result

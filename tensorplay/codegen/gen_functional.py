@@ -13,8 +13,8 @@ One op reads on one screen. For `add` (overloads `add.Tensor`, `add.Scalar`) it 
                 return observed(ops.add_Tensor, ks, (input, other, alpha))   # loop, `call`
             if not ((input._impl.requires_grad or ...) and grad_state.enabled):
                 ks &= ops.add_Tensor.no_grad_keys        # nothing to record
-            included, excluded = local_keys.masks        # the thread's keys, read once
-            ks = (ks | included) & ~excluded
+            masks = local_keys.mask_pair                 # the thread's [included, excluded]
+            ks = (ks | masks[0]) & ~masks[1]
             return ops.add_Tensor.routes[ks](input, other, alpha)   # where the loop ends
         ...
 
@@ -103,8 +103,8 @@ def needs_grad_test(inputs, indent: int, rename=None, relative: bool = False) ->
 CALL = CodeTemplate("""\
 ks = $keyset
 $observe
-included, excluded = local_keys.masks
-ks = (ks | included) & ~excluded
+masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+ks = (ks | masks[0]) & ~masks[1]
 return $call""")
 
 
@@ -119,8 +119,8 @@ $observe
 if not ($needs):
     # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
     ks &= $handle.no_grad_keys
-included, excluded = local_keys.masks
-ks = (ks | included) & ~excluded
+masks = local_keys.mask_pair     # the thread's [included, excluded], read once
+ks = (ks | masks[0]) & ~masks[1]
 return $call""")
 
 

@@ -29,8 +29,8 @@ def _tensor_route(handle, impl, number):
     ks = impl.keys | number._impl.keys
     if not (impl.requires_grad and grad_state.enabled):
         ks &= handle.no_grad_keys
-    included, excluded = local_keys.masks
-    return handle.routes[(ks | included) & ~excluded]
+    masks = local_keys.mask_pair
+    return handle.routes[(ks | masks[0]) & ~masks[1]]
 
 
 def add_scalar(self, other, alpha):

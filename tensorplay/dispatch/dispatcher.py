@@ -228,8 +228,8 @@ class OperatorHandle:
         watch = trace_state.watch
         if watch is not None:
             watch.enter(self, ks, args)
-        included, excluded = local_keys.masks
-        ks = (ks | included) & ~excluded
+        masks = local_keys.mask_pair        # this thread's [included, excluded]
+        ks = (ks | masks[0]) & ~masks[1]
         resolved = self.resolved
         while True:
             key = ks.bit_length() - 1
@@ -278,8 +278,8 @@ class OperatorHandle:
         loop of `call` while explain() or a profiler listens, otherwise the cached route."""
         if trace_state.watch is not None:
             return self.call(ks, *args)
-        included, excluded = local_keys.masks
-        return self.routes[(ks | included) & ~excluded](*args)
+        masks = local_keys.mask_pair
+        return self.routes[(ks | masks[0]) & ~masks[1]](*args)
 
     def registered_keys(self):
         """Names of the keys something was registered at, on the backends shown."""
