@@ -1398,6 +1398,8 @@ def sum(*args, **kwargs):
         if out is not None:
             return into_out('sum', out, sum(*args, **kwargs))
         kwargs = numpy_aliases('sum', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # sum(x)
+        return _run_sum(args[0], None)
     for match, run in ((_match_sum, _run_sum), (_match_sum_dim_IntList, _run_sum_dim_IntList)):
         try:
             bound = match(*args, **kwargs)
@@ -1466,6 +1468,8 @@ def mean(*args, **kwargs):
         if out is not None:
             return into_out('mean', out, mean(*args, **kwargs))
         kwargs = numpy_aliases('mean', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # mean(x)
+        return _run_mean(args[0], None)
     for match, run in ((_match_mean, _run_mean), (_match_mean_dim, _run_mean_dim)):
         try:
             bound = match(*args, **kwargs)
@@ -3933,6 +3937,8 @@ def clamp(*args, **kwargs):
         out = kwargs.pop("out", None)
         if out is not None:
             return into_out('clamp', out, clamp(*args, **kwargs))
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # clamp(x)
+        return _run_clamp(args[0], None, None)
     for match, run in ((_match_clamp, _run_clamp), (_match_clamp_Tensor, _run_clamp_Tensor)):
         try:
             bound = match(*args, **kwargs)
@@ -3996,6 +4002,8 @@ def clamp_(*args, **kwargs):
     """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
     clamp_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
     """
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # clamp_(x)
+        return _run_clamp_(args[0], None, None)
     for match, run in ((_match_clamp_, _run_clamp_), (_match_clamp__Tensor, _run_clamp__Tensor)):
         try:
             bound = match(*args, **kwargs)
@@ -4056,6 +4064,8 @@ def clip(*args, **kwargs):
         out = kwargs.pop("out", None)
         if out is not None:
             return into_out('clip', out, clip(*args, **kwargs))
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # clip(x)
+        return _run_clip(args[0], None, None)
     for match, run in ((_match_clip, _run_clip), (_match_clip_Tensor, _run_clip_Tensor)):
         try:
             bound = match(*args, **kwargs)
@@ -4110,6 +4120,8 @@ def clip_(*args, **kwargs):
     """clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
     clip_.Tensor(Tensor(a!) self, Tensor min, Tensor? max=None) -> Tensor(a!)
     """
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # clip_(x)
+        return _run_clip_(args[0], None, None)
     for match, run in ((_match_clip_, _run_clip_), (_match_clip__Tensor, _run_clip__Tensor)):
         try:
             bound = match(*args, **kwargs)
@@ -5785,6 +5797,8 @@ def bernoulli(*args, **kwargs):
         out = kwargs.pop("out", None)
         if out is not None:
             return into_out('bernoulli', out, bernoulli(*args, **kwargs))
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # bernoulli(x)
+        return _run_bernoulli(args[0], None)
     for match, run in ((_match_bernoulli, _run_bernoulli), (_match_bernoulli_p, _run_bernoulli_p)):
         try:
             bound = match(*args, **kwargs)
@@ -5839,6 +5853,8 @@ def bernoulli_(*args, **kwargs):
     """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
     bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
     """
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # bernoulli_(x)
+        return _run_bernoulli__float(args[0], 0.5, None)
     for match, run in (
         (_match_bernoulli__float, _run_bernoulli__float),
         (_match_bernoulli__Tensor, _run_bernoulli__Tensor),
@@ -6149,6 +6165,8 @@ def prod(*args, **kwargs):
         if out is not None:
             return into_out('prod', out, prod(*args, **kwargs))
         kwargs = numpy_aliases('prod', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # prod(x)
+        return _run_prod(args[0], None)
     for match, run in ((_match_prod, _run_prod), (_match_prod_dim_int, _run_prod_dim_int)):
         try:
             bound = match(*args, **kwargs)
@@ -6283,6 +6301,8 @@ def var(*args, **kwargs):
         if out is not None:
             return into_out('var', out, var(*args, **kwargs))
         kwargs = numpy_aliases('var', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # var(x)
+        return _run_var_correction(args[0], None, None, False)
     for match, run in (
         (_match_var_correction, _run_var_correction), (_match_var_dim, _run_var_dim),
     ):
@@ -6358,6 +6378,8 @@ def std(*args, **kwargs):
         if out is not None:
             return into_out('std', out, std(*args, **kwargs))
         kwargs = numpy_aliases('std', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # std(x)
+        return _run_std_correction(args[0], None, None, False)
     for match, run in (
         (_match_std_correction, _run_std_correction), (_match_std_dim, _run_std_dim),
     ):
@@ -6510,6 +6532,8 @@ def norm(*args, **kwargs):
         if out is not None:
             return into_out('norm', out, norm(*args, **kwargs))
         kwargs = numpy_aliases('norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # norm(x)
+        return _run_norm_ScalarOpt_dim(args[0], 2, None, False, None)
     for match, run in (
         (_match_norm_ScalarOpt_dim, _run_norm_ScalarOpt_dim), (_match_norm_str, _run_norm_str),
     ):
@@ -7149,6 +7173,8 @@ def sort(*args, **kwargs):
         if out is not None:
             return into_out('sort', out, sort(*args, **kwargs))
         kwargs = numpy_aliases('sort', {'axis': 'dim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # sort(x)
+        return _run_sort(args[0], -1, False)
     for match, run in ((_match_sort, _run_sort), (_match_sort_stable, _run_sort_stable)):
         try:
             bound = match(*args, **kwargs)
@@ -7210,6 +7236,8 @@ def argsort(*args, **kwargs):
         if out is not None:
             return into_out('argsort', out, argsort(*args, **kwargs))
         kwargs = numpy_aliases('argsort', {'axis': 'dim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # argsort(x)
+        return _run_argsort(args[0], -1, False)
     for match, run in (
         (_match_argsort, _run_argsort), (_match_argsort_stable, _run_argsort_stable),
     ):
@@ -12927,6 +12955,8 @@ def linalg_norm(*args, **kwargs):
         if out is not None:
             return into_out('linalg_norm', out, linalg_norm(*args, **kwargs))
         kwargs = numpy_aliases('linalg_norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # linalg_norm(x)
+        return _run_linalg_norm(args[0], None, None, False, None)
     for match, run in (
         (_match_linalg_norm, _run_linalg_norm),
         (_match_linalg_norm_ord_str, _run_linalg_norm_ord_str),

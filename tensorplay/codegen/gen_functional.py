@@ -384,6 +384,7 @@ MATCHED_FRONT_DOOR = CodeTemplate("""\
 def $name(*args, **kwargs):
     $docstring
     $prologue
+    $first
     for match, run in ($pairs):
         try:
             bound = match(*args, **kwargs)
@@ -396,6 +397,26 @@ def $name(*args, **kwargs):
 MATCHED_PROLOGUE = CodeTemplate("""\
 if kwargs:
     $body""")
+
+# `x.sum()`, `x.mean()`: one tensor and nothing else is the first overload with its
+# defaults when that overload takes a tensor and defaults for the rest. Its matcher would
+# return exactly `(x, defaults...)` (each default passes its own test;
+# tests/test_fastpath_recorded2.py checks every such door against its matcher), so the
+# loop, its try and the matcher's frame are skipped.
+MATCHED_FIRST = CodeTemplate("""\
+if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # $name(x)
+    return $run(args[0], $defaults)""")
+
+
+def _first_overload_defaults(ps) -> list[str] | None:
+    """The defaults the first overload binds for a lone tensor argument, or None when a
+    lone tensor is not a call of it with its defaults."""
+    first, rest = ps[0], ps[1:]
+    if (first.vararg or first.kwonly or first.default is not None
+            or pyargs.type_key(first.type) != "Tensor" or not rest
+            or any(p.vararg or p.default is None for p in rest)):
+        return None
+    return [p.default for p in rest]
 
 
 def _matched_front_door(name, entries, params, out, grad_inputs=None) -> list[str]:
@@ -426,9 +447,14 @@ def _matched_front_door(name, entries, params, out, grad_inputs=None) -> list[st
         prologue = ['out = kwargs.pop("out", None)'] + prologue
     if aliases:
         prologue += [f"kwargs = numpy_aliases({name!r}, {aliases!r}, kwargs)"]
+    defaults = _first_overload_defaults(params[0])
+    first = [] if defaults is None else MATCHED_FIRST.substitute(
+        name=name, run=f"_run_{entries[0].schema.name.unambiguous_name}",
+        defaults=", ".join(defaults))
     return lines + MATCHED_FRONT_DOOR.substitute(
         name=name, docstring=_docstring(entries),
         prologue=MATCHED_PROLOGUE.substitute(body=prologue) if prologue else [],
+        first=first,
         pairs=_tuple(pairs), op=repr(name), overloads=_tuple([handle(e) for e in entries])) + [""]
 
 
