@@ -81,10 +81,8 @@ def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
     if (gradient is None and retain_graph is None and create_graph is False and inputs is None
             and type(impl) is TensorImpl and not impl.sizes and impl._device is CPU
             and impl.requires_grad and impl.grad_fn is not None):
-        dtype = impl.dtype
-        seed = factory.wrap(impl_from_array(np.array(1, dtype.np), dtype, CPU,
-                                            grad_state.inference))
-        run_backward([(impl.grad_fn, impl.output_nr)], [seed], False, False, None, True)
+        run_backward([(impl.grad_fn, impl.output_nr)], [_ones_like(tensor)], False, False,
+                     None, True)
         return
     backward((tensor,), None if gradient is None else (gradient,), retain_graph, create_graph,
              inputs=inputs)

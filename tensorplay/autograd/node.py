@@ -151,9 +151,9 @@ class Node:
 
         A recorded op whose input is a plain leaf (a TensorImpl: no node is one) with no
         AccumulateGrad alive stores the leaf's impl in its edge instead
-        (graph_edges.input_edge): most such graphs are
-        dropped without a backward pass (a model with requires-grad parameters run for
-        its outputs), and a new AccumulateGrad for each was a sixth of a recorded add.
+        (graph_edges.input_edge): most such graphs are dropped without a backward pass (a
+        model with requires-grad parameters run for its outputs), and a new
+        AccumulateGrad for each was a sixth of a recorded add.
         The AccumulateGrad is made when the edge is first read, here or by the engine
         (`materialize_edges`), by the rule that made it at record time before: the
         leaf's live one, else a new one."""
@@ -289,16 +289,8 @@ class AccumulateGrad(Node):
     )
 
     def __init__(self, impl):
-        # Node.__init__ inlined (a leaf's AccumulateGrad is made again on each recorded op
-        # whose graph was dropped since: only a weak reference on the leaf keeps it, as
-        # in PyTorch): the same fields, the same values.
-        self._edges = ()
-        self._seq = next(_sequence)
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retains_grad = None
-        self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
+        # (graphs make theirs with `grad_accumulator`, which writes these fields itself)
+        Node.__init__(self)
         self.leaf = impl
         self._variable = None
         self._output_meta = ((impl.sizes, impl.dtype, impl._device),)  # `device`'s field
